@@ -1,0 +1,127 @@
+// swift-tools-version:6.2
+import PackageDescription
+
+let swiftSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+]
+
+let package = Package(
+    name: "iap-pipeline",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "iap-intake", targets: ["iap-intake"]),
+        .executable(name: "iap-verifier", targets: ["iap-verifier"]),
+        .executable(name: "iap-deduper", targets: ["iap-deduper"]),
+        .executable(name: "iap-granter", targets: ["iap-granter"]),
+        .executable(name: "iapctl", targets: ["iapctl"]),
+        .executable(name: "apple-sim", targets: ["apple-sim"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.0"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.0"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.0"),
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CHiredis",
+            // hiredis installs into the default include path; its pkg-config file only adds a
+            // -D flag that SwiftPM refuses with a warning, so the module map links it directly.
+            providers: [.apt(["libhiredis-dev"])]
+        ),
+        .target(
+            name: "RedisClient",
+            dependencies: [
+                "CHiredis",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "AppleReceipt",
+            dependencies: [
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "IAPPipeline",
+            dependencies: [
+                "RedisClient",
+                "AppleReceipt",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "IAPIntake",
+            dependencies: [
+                "IAPPipeline",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "AppleSimulator",
+            dependencies: [
+                "AppleReceipt",
+                .product(name: "Hummingbird", package: "hummingbird"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "IAPCLI",
+            dependencies: [
+                "IAPPipeline",
+                "IAPIntake",
+                "AppleSimulator",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(name: "iap-intake", dependencies: ["IAPCLI"], swiftSettings: swiftSettings),
+        .executableTarget(name: "iap-verifier", dependencies: ["IAPCLI"], swiftSettings: swiftSettings),
+        .executableTarget(name: "iap-deduper", dependencies: ["IAPCLI"], swiftSettings: swiftSettings),
+        .executableTarget(name: "iap-granter", dependencies: ["IAPCLI"], swiftSettings: swiftSettings),
+        .executableTarget(name: "iapctl", dependencies: ["IAPCLI"], swiftSettings: swiftSettings),
+        .executableTarget(name: "apple-sim", dependencies: ["IAPCLI"], swiftSettings: swiftSettings),
+        .target(
+            name: "TestSupport",
+            dependencies: ["RedisClient"],
+            path: "Tests/TestSupport",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "RedisClientTests",
+            dependencies: ["RedisClient", "TestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "AppleReceiptTests",
+            dependencies: ["AppleReceipt"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "IAPPipelineTests",
+            dependencies: [
+                "IAPPipeline", "IAPIntake", "AppleSimulator", "TestSupport",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+    ]
+)

@@ -1,0 +1,30 @@
+/// Where Apple's verifyReceipt lives and how to call it.
+public struct AppleVerifierConfiguration: Sendable {
+    public static let productionURL = "https://buy.itunes.apple.com/verifyReceipt"
+    public static let sandboxURL = "https://sandbox.itunes.apple.com/verifyReceipt"
+
+    public var productionURL: String
+    public var sandboxURL: String
+    /// The app's shared secret; sent as `password`, never logged.
+    public var sharedSecret: String?
+    public var excludeOldTransactions: Bool
+    public var timeoutMs: Int
+    /// How many requests may be open to Apple at once (one process).
+    public var maxConnections: Int
+
+    public init(
+        productionURL: String = Self.productionURL,
+        sandboxURL: String = Self.sandboxURL,
+        sharedSecret: String? = nil,
+        excludeOldTransactions: Bool = false,
+        timeoutMs: Int = 15000,
+        maxConnections: Int = 64
+    ) {
+        self.productionURL = productionURL
+        self.sandboxURL = sandboxURL
+        self.sharedSecret = sharedSecret
+        self.excludeOldTransactions = excludeOldTransactions
+        self.timeoutMs = timeoutMs
+        self.maxConnections = maxConnections
+    }
+}

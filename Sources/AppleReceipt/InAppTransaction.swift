@@ -1,0 +1,84 @@
+/// One purchase as Apple lists it in `in_app` or `latest_receipt_info`.
+/// Apple sends ids as strings but has been seen sending numbers: both decode.
+public struct InAppTransaction: Codable, Sendable, Equatable {
+    public var transactionID: String
+    public var originalTransactionID: String
+    public var productID: String
+    public var quantity: Int
+    public var webOrderLineItemID: String?
+    public var purchaseDateMs: String?
+    public var cancellationDateMs: String?
+
+    public init(
+        transactionID: String,
+        originalTransactionID: String? = nil,
+        productID: String,
+        quantity: Int = 1,
+        webOrderLineItemID: String? = nil,
+        purchaseDateMs: String? = nil,
+        cancellationDateMs: String? = nil
+    ) {
+        self.transactionID = transactionID
+        self.originalTransactionID = originalTransactionID ?? transactionID
+        self.productID = productID
+        self.quantity = quantity
+        self.webOrderLineItemID = webOrderLineItemID
+        self.purchaseDateMs = purchaseDateMs
+        self.cancellationDateMs = cancellationDateMs
+    }
+
+    /// `cancellation_date_ms` means Apple refunded or revoked it.
+    public var isRefunded: Bool { cancellationDateMs.map { !$0.isEmpty } ?? false }
+
+    enum CodingKeys: String, CodingKey {
+        case transactionID = "transaction_id"
+        case originalTransactionID = "original_transaction_id"
+        case productID = "product_id"
+        case quantity
+        case webOrderLineItemID = "web_order_line_item_id"
+        case purchaseDateMs = "purchase_date_ms"
+        case cancellationDateMs = "cancellation_date_ms"
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        transactionID = try container.decodeLenientString(.transactionID)
+        originalTransactionID = try container.decodeLenientStringIfPresent(.originalTransactionID) ?? transactionID
+        productID = try container.decodeLenientString(.productID)
+        quantity = try container.decodeLenientStringIfPresent(.quantity).flatMap { Int($0) } ?? 1
+        webOrderLineItemID = try container.decodeLenientStringIfPresent(.webOrderLineItemID)
+        purchaseDateMs = try container.decodeLenientStringIfPresent(.purchaseDateMs)
+        cancellationDateMs = try container.decodeLenientStringIfPresent(.cancellationDateMs)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(transactionID, forKey: .transactionID)
+        try container.encode(originalTransactionID, forKey: .originalTransactionID)
+        try container.encode(productID, forKey: .productID)
+        try container.encode(String(quantity), forKey: .quantity)
+        try container.encodeIfPresent(webOrderLineItemID, forKey: .webOrderLineItemID)
+        try container.encodeIfPresent(purchaseDateMs, forKey: .purchaseDateMs)
+        try container.encodeIfPresent(cancellationDateMs, forKey: .cancellationDateMs)
+    }
+}
+
+extension KeyedDecodingContainer {
+    /// A value Apple may send as a string or as a number, read as a string.
+    func decodeLenientStringIfPresent(_ key: Key) throws -> String? {
+        if try !contains(key) || decodeNil(forKey: key) { return nil }
+        if let text = try? decode(String.self, forKey: key) { return text }
+        if let number = try? decode(Int64.self, forKey: key) { return String(number) }
+        if let number = try? decode(UInt64.self, forKey: key) { return String(number) }
+        if let flag = try? decode(Bool.self, forKey: key) { return flag ? "1" : "0" }
+        throw DecodingError.typeMismatch(
+            String.self, .init(codingPath: codingPath + [key], debugDescription: "expected a string or a number"))
+    }
+
+    func decodeLenientString(_ key: Key) throws -> String {
+        guard let value = try decodeLenientStringIfPresent(key) else {
+            throw DecodingError.keyNotFound(key, .init(codingPath: codingPath, debugDescription: "missing \(key.stringValue)"))
+        }
+        return value
+    }
+}

@@ -1,0 +1,30 @@
+/// How one verification attempt ended.
+public enum VerificationOutcome: Sendable, Equatable {
+    /// Apple accepted the receipt.
+    case valid(VerifiedReceipt)
+    /// Apple rejected the receipt; `reason` is a stable code such as `apple_status_21003`.
+    case rejected(reason: String)
+    /// Our configuration is wrong: dead-letter and alert, do not reject the user's purchase.
+    case misconfigured(reason: String, detail: String)
+    /// Try again later, no sooner than `retryAfterMs` when Apple said so.
+    case transient(reason: String, detail: String, retryAfterMs: Int?)
+}
+
+/// A receipt Apple accepted, reduced to what the pipeline grants from.
+public struct VerifiedReceipt: Codable, Sendable, Equatable {
+    public var environment: String
+    public var bundleID: String
+    public var transactions: [InAppTransaction]
+
+    public init(environment: String, bundleID: String, transactions: [InAppTransaction]) {
+        self.environment = environment
+        self.bundleID = bundleID
+        self.transactions = transactions
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case environment
+        case bundleID = "bundle_id"
+        case transactions
+    }
+}

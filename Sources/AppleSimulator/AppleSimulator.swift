@@ -1,0 +1,124 @@
+import Foundation
+import Hummingbird
+import Logging
+import NIOConcurrencyHelpers
+
+/// Plays Apple's verifyReceipt for local runs, tests and benchmarks: production at
+/// `/verifyReceipt`, sandbox at `/sandbox/verifyReceipt`, answers decided by the receipt's content.
+public final class AppleSimulator: Sendable {
+    public static let productionPath = "/verifyReceipt"
+    public static let sandboxPath = "/sandbox/verifyReceipt"
+
+    public let settings: AppleSimulatorSettings
+    /// Failures served so far per receipt, for `transient_failures`.
+    private let failuresServed = NIOLockedValueBox<[String: Int]>([:])
+    private let requests = NIOLockedValueBox(0)
+
+    public init(settings: AppleSimulatorSettings) {
+        self.settings = settings
+    }
+
+    /// How many verification requests it has answered.
+    public var requestCount: Int { requests.withLockedValue { $0 } }
+
+    public func makeApplication(logger: Logger, onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in })
+        -> some ApplicationProtocol
+    {
+        let router = Router()
+        router.post(RouterPath(stringLiteral: Self.productionPath)) { request, _ in
+            try await self.answer(request, sandbox: false)
+        }
+        router.post(RouterPath(stringLiteral: Self.sandboxPath)) { request, _ in
+            try await self.answer(request, sandbox: true)
+        }
+        router.get("/healthz") { _, _ in "ok" }
+        return Application(
+            router: router,
+            configuration: .init(address: .hostname(settings.host, port: settings.port), serverName: "apple-sim"),
+            onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? 0) },
+            logger: logger
+        )
+    }
+
+    func answer(_ request: Request, sandbox: Bool) async throws -> Response {
+        requests.withLockedValue { $0 += 1 }
+        if settings.latencyMs > 0 { try await Task.sleep(for: .milliseconds(settings.latencyMs)) }
+        if settings.errorRate > 0, Double.random(in: 0..<1) < settings.errorRate {
+            return Response(status: .serviceUnavailable)
+        }
+        let body = try await request.body.collect(upTo: 16 << 20)
+        let (status, payload) = respond(to: Data(buffer: body), sandbox: sandbox)
+        return Response(
+            status: status, headers: [.contentType: "application/json"],
+            body: .init(byteBuffer: ByteBuffer(bytes: payload)))
+    }
+
+    /// The whole decision, apart from HTTP: what Apple would answer to this request body.
+    public func respond(to body: Data, sandbox: Bool) -> (HTTPResponse.Status, Data) {
+        guard let request = try? JSONSerialization.jsonObject(with: body) as? [String: Any],
+              let receiptData = request["receipt-data"] as? String
+        else { return (.ok, Self.status(21000)) }
+        if let secret = settings.sharedSecret, (request["password"] as? String) != secret {
+            return (.ok, Self.status(21004))
+        }
+        guard let bytes = Data(base64Encoded: receiptData),
+              let receipt = try? JSONDecoder().decode(SimulatedReceipt.self, from: bytes)
+        else { return (.ok, Self.status(21002)) }
+        let isSandboxReceipt = receipt.environment.lowercased() == "sandbox"
+        if isSandboxReceipt && !sandbox { return (.ok, Self.status(21007)) }
+        if !isSandboxReceipt && sandbox { return (.ok, Self.status(21008)) }
+        if let failures = receipt.transientFailures, failures != 0 {
+            let fail = failuresServed.withLockedValue { served in
+                let count = served[receiptData, default: 0]
+                guard failures < 0 || count < failures else { return false }
+                served[receiptData] = count + 1
+                return true
+            }
+            if fail {
+                if let code = receipt.failureHTTPStatus { return (HTTPResponse.Status(code: code), Data()) }
+                return (.ok, Self.status(21005))
+            }
+        }
+        if let forced = receipt.status, forced != 0 {
+            var answer: [String: Any] = ["status": forced]
+            if let retryable = receipt.retryable { answer["is-retryable"] = retryable }
+            return (.ok, Self.json(answer))
+        }
+        return (.ok, Self.json(Self.validAnswer(receipt, sandbox: sandbox)))
+    }
+
+    static func validAnswer(_ receipt: SimulatedReceipt, sandbox: Bool) -> [String: Any] {
+        let now = String(Int64(Date().timeIntervalSince1970 * 1000))
+        let inApp: [[String: Any]] = receipt.transactions.map { transaction in
+            var entry: [String: Any] = [
+                "transaction_id": transaction.transactionID,
+                "original_transaction_id": transaction.originalTransactionID ?? transaction.transactionID,
+                "product_id": transaction.productID,
+                "quantity": String(transaction.quantity ?? 1),
+                "purchase_date_ms": now,
+                "original_purchase_date_ms": now,
+                "is_trial_period": "false",
+            ]
+            if let period = transaction.webOrderLineItemID { entry["web_order_line_item_id"] = period }
+            if let cancelled = transaction.cancellationDateMs { entry["cancellation_date_ms"] = cancelled }
+            return entry
+        }
+        return [
+            "status": 0,
+            "environment": sandbox ? "Sandbox" : "Production",
+            "receipt": [
+                "receipt_type": sandbox ? "ProductionSandbox" : "Production",
+                "bundle_id": receipt.bundleID,
+                "application_version": "1",
+                "request_date_ms": now,
+                "in_app": inApp,
+            ] as [String: Any],
+        ]
+    }
+
+    static func status(_ code: Int) -> Data { json(["status": code]) }
+
+    static func json(_ object: [String: Any]) -> Data {
+        (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
+    }
+}

@@ -1,0 +1,11 @@
+import ArgumentParser
+
+/// The executables' mains: each `main.swift` is one call to these.
+public enum Entry {
+    public static func intake() async { await IntakeCommand.main() }
+    public static func verifier() async { await VerifierCommand.main() }
+    public static func deduper() async { await DeduperCommand.main() }
+    public static func granter() async { await GranterCommand.main() }
+    public static func control() async { await ControlCommand.main() }
+    public static func appleSim() async { await AppleSimCommand.main() }
+}

@@ -1,0 +1,25 @@
+import ArgumentParser
+import Hummingbird
+import IAPIntake
+import IAPPipeline
+import RedisClient
+import ServiceLifecycle
+
+public struct IntakeCommand: AsyncParsableCommand {
+    public static let configuration = CommandConfiguration(
+        commandName: "iap-intake", abstract: "HTTP intake: accepts receipts, answers with tickets.")
+    @OptionGroup var settings: SettingsOptions
+    public init() {}
+
+    public func run() async throws {
+        let configuration = settings.load()
+        let logger = bootstrapLogging(label: "iap-intake")
+        let redis = RedisClient(configuration: configuration.redis, poolSize: configuration.redisPoolSize)
+        let store = PipelineStore(redis: redis, keys: configuration.keys)
+        let app = IntakeApplication.make(store: store, configuration: configuration, logger: logger) { port in
+            logger.info("intake listening", metadata: ["host": "\(configuration.httpHost)", "port": "\(port)"])
+        }
+        try await app.runService(gracefulShutdownSignals: [.sigterm, .sigint])
+        await redis.close()
+    }
+}

@@ -1,0 +1,76 @@
+import AppleReceipt
+import ArgumentParser
+import IAPPipeline
+import Logging
+import RedisClient
+import ServiceLifecycle
+
+/// Runs one stage's worker until SIGTERM/SIGINT, then stops it gracefully.
+func runWorker(
+    label: String, configuration: PipelineConfiguration, logger: Logger,
+    makeHandler: () throws(ConfigurationError) -> any JobHandler, cleanup: @Sendable () async -> Void = {}
+) async throws {
+    let handler: any JobHandler
+    do {
+        handler = try makeHandler()
+    } catch {
+        SettingsOptions.fail(error)
+    }
+    let redis = RedisClient(configuration: configuration.redis, poolSize: configuration.redisPoolSize)
+    let store = PipelineStore(redis: redis, keys: configuration.keys)
+    let worker = StageWorker(handler: handler, store: store, settings: WorkerSettings(configuration), logger: logger)
+    let group = ServiceGroup(
+        configuration: .init(
+            services: [.init(service: worker)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+    try await group.run()
+    await cleanup()
+    await redis.close()
+}
+
+public struct VerifierCommand: AsyncParsableCommand {
+    public static let configuration = CommandConfiguration(
+        commandName: "iap-verifier", abstract: "Verify stage: asks Apple about each receipt, in parallel.")
+    @OptionGroup var settings: SettingsOptions
+    public init() {}
+
+    public func run() async throws {
+        let configuration = settings.load()
+        let logger = bootstrapLogging(label: "iap-verifier")
+        let apple = AppleVerifier(configuration: configuration.apple)
+        try await runWorker(label: "iap-verifier", configuration: configuration, logger: logger, makeHandler: {
+            () throws(ConfigurationError) -> any JobHandler in
+            VerifyHandler(verifier: apple, bundleIDs: try configuration.requireBundleIDs(), retryPolicy: configuration.retryPolicy)
+        }, cleanup: { await apple.shutdown() })
+    }
+}
+
+public struct DeduperCommand: AsyncParsableCommand {
+    public static let configuration = CommandConfiguration(
+        commandName: "iap-deduper", abstract: "Dedupe stage: claims each purchase once, ever.")
+    @OptionGroup var settings: SettingsOptions
+    public init() {}
+
+    public func run() async throws {
+        let configuration = settings.load()
+        let logger = bootstrapLogging(label: "iap-deduper")
+        try await runWorker(label: "iap-deduper", configuration: configuration, logger: logger, makeHandler: {
+            () throws(ConfigurationError) -> any JobHandler in
+            DedupeHandler(catalog: try configuration.requireCatalog())
+        })
+    }
+}
+
+public struct GranterCommand: AsyncParsableCommand {
+    public static let configuration = CommandConfiguration(
+        commandName: "iap-granter", abstract: "Grant stage: records fulfilments and finishes tickets.")
+    @OptionGroup var settings: SettingsOptions
+    public init() {}
+
+    public func run() async throws {
+        let configuration = settings.load()
+        let logger = bootstrapLogging(label: "iap-granter")
+        try await runWorker(label: "iap-granter", configuration: configuration, logger: logger, makeHandler: {
+            () throws(ConfigurationError) -> any JobHandler in GrantHandler()
+        })
+    }
+}

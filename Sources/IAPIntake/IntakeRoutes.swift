@@ -1,0 +1,111 @@
+import Crypto
+import Foundation
+import Hummingbird
+import IAPPipeline
+import Logging
+import NIOCore
+import RedisClient
+
+/// The intake's HTTP API: accept a receipt and answer at once with a ticket; read a ticket.
+/// It never calls Apple: the job goes to Redis and the workers do the rest.
+public struct IntakeRoutes: Sendable {
+    public let store: PipelineStore
+    public let maxBodyBytes: Int
+    public let ticketTTLSeconds: Int
+
+    public init(store: PipelineStore, maxBodyBytes: Int, ticketTTLSeconds: Int) {
+        self.store = store
+        self.maxBodyBytes = maxBodyBytes
+        self.ticketTTLSeconds = ticketTTLSeconds
+    }
+
+    public func register(on router: Router<some RequestContext>) {
+        router.post("/v1/receipts") { request, context in try await submit(request, context: context) }
+        router.get("/v1/receipts/{ticket}") { request, context in try await ticket(request, context: context) }
+        router.get("/healthz") { _, _ in json(.ok, ["status": "ok"]) }
+        router.get("/readyz") { _, _ in
+            do {
+                try await store.redis.send("PING")
+                return json(.ok, ["status": "ready"])
+            } catch {
+                throw IntakeError(.serviceUnavailable, "redis_unavailable", "Redis does not answer")
+            }
+        }
+    }
+
+    func submit(_ request: Request, context: some RequestContext) async throws -> Response {
+        guard Self.isJSON(request.headers[.contentType]) else {
+            throw IntakeError(.unsupportedMediaType, "unsupported_media_type", "send the body as application/json")
+        }
+        if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > maxBodyBytes {
+            throw Self.tooLarge(maxBodyBytes)
+        }
+        let buffer: ByteBuffer
+        do {
+            buffer = try await request.body.collect(upTo: maxBodyBytes)
+        } catch is NIOTooManyBytesError {
+            throw Self.tooLarge(maxBodyBytes)
+        }
+        let submission = try ReceiptSubmission.parse(Array(buffer.readableBytesView))
+        let job = Job(
+            ticket: TicketID.make(), userID: submission.userID, receiptData: submission.receiptData,
+            productID: submission.productID, transactionID: submission.transactionID, enqueuedAt: currentTimeMs())
+        let stored: (ticket: String, created: Bool)
+        do {
+            stored = try await store.submit(job, receiptDigest: Self.digest(submission), ttlSeconds: ticketTTLSeconds)
+        } catch {
+            context.logger.error("cannot store a receipt job", metadata: ["error": "\(error)"])
+            throw IntakeError(.serviceUnavailable, "redis_unavailable", "the receipt could not be stored; try again")
+        }
+        var response: Response
+        if stored.created {
+            response = json(.accepted, ["ticket": stored.ticket, "status": TicketStatus.queued.rawValue])
+        } else {
+            let status = (try? await store.ticket(stored.ticket))?.status ?? .queued
+            response = json(.ok, ["ticket": stored.ticket, "status": status.rawValue])
+        }
+        response.headers[.location] = "/v1/receipts/\(stored.ticket)"
+        return response
+    }
+
+    func ticket(_ request: Request, context: some RequestContext) async throws -> Response {
+        let id = context.parameters.get("ticket") ?? ""
+        guard TicketID.isWellFormed(id) else {
+            throw IntakeError(.notFound, "ticket_not_found", "no such ticket")
+        }
+        let ticket: Ticket?
+        do {
+            ticket = try await store.ticket(id)
+        } catch {
+            throw IntakeError(.serviceUnavailable, "redis_unavailable", "tickets cannot be read right now")
+        }
+        guard let ticket else { throw IntakeError(.notFound, "ticket_not_found", "no such ticket") }
+        return Response(
+            status: .ok, headers: [.contentType: "application/json"],
+            body: .init(byteBuffer: ByteBuffer(bytes: ticket.encoded())))
+    }
+
+    /// One user's one receipt: the same pair always maps to the same ticket.
+    static func digest(_ submission: ReceiptSubmission) -> String {
+        var hasher = SHA256()
+        hasher.update(data: Array(submission.userID.utf8))
+        hasher.update(data: [0])
+        hasher.update(data: submission.receiptBytes)
+        return hasher.finalize().map { String(format: "%02x", $0) }.joined()
+    }
+
+    static func isJSON(_ contentType: String?) -> Bool {
+        guard let contentType else { return false }
+        let mediaType = contentType.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased()
+        return mediaType == "application/json"
+    }
+
+    static func tooLarge(_ limit: Int) -> IntakeError {
+        IntakeError(.contentTooLarge, "body_too_large", "the body is larger than \(limit) bytes")
+    }
+}
+
+func json(_ status: HTTPResponse.Status, _ object: [String: String]) -> Response {
+    let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
+    return Response(status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: data)))
+}

@@ -1,0 +1,28 @@
+/// Ticket ids: 128 random bits from the system's CSPRNG, base64url without padding (22 characters).
+public enum TicketID {
+    public static func make() -> String {
+        var generator = SystemRandomNumberGenerator()
+        let bytes = (0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        return base64URL(bytes)
+    }
+
+    public static func isWellFormed(_ text: String) -> Bool {
+        text.utf8.count == 22 && text.utf8.allSatisfy { alphabet.contains($0) }
+    }
+
+    private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+
+    static func base64URL(_ bytes: [UInt8]) -> String {
+        var out: [UInt8] = []
+        var index = 0
+        while index < bytes.count {
+            let chunk = Array(bytes[index..<min(index + 3, bytes.count)])
+            let value = chunk.enumerated().reduce(UInt32(0)) { $0 | UInt32($1.element) << (16 - 8 * UInt32($1.offset)) }
+            for position in 0..<(chunk.count + 1) {
+                out.append(alphabet[Int((value >> (18 - 6 * UInt32(position))) & 0x3F)])
+            }
+            index += 3
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+}

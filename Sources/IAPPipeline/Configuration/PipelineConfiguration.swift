@@ -1,0 +1,133 @@
+import AppleReceipt
+import Foundation
+import RedisClient
+
+/// Every setting, read from `IAP_*` environment variables (flags set the same names).
+/// Defaults are the documented ones; a malformed value is an error naming its variable.
+public struct PipelineConfiguration: Sendable {
+    public var redisURL = "redis://127.0.0.1:6379"
+    public var redis: RedisConfiguration
+    public var prefix = "iap"
+    public var httpHost = "127.0.0.1"
+    public var httpPort = 8080
+    public var appleProductionURL = AppleVerifierConfiguration.productionURL
+    public var appleSandboxURL = AppleVerifierConfiguration.sandboxURL
+    public var appleSharedSecret: String?
+    public var appleTimeoutMs = 15000
+    public var bundleIDs: Set<String> = []
+    public var productsFile: String?
+    public var concurrency = 64
+    public var maxAttempts = 12
+    public var retryBaseMs = 1000
+    public var retryMaxMs = 600_000
+    public var leaseMs = 30000
+    public var maxRedeliveries = 5
+    public var ticketTTLSeconds = 7 * 24 * 3600
+    public var maxBodyBytes = 256 * 1024
+    public var shutdownGraceMs = 25000
+    public var redisPoolSize = 8
+
+    /// Every variable this reads, for `--help` texts and flags.
+    public static let variables: [String] = [
+        "IAP_REDIS_URL", "IAP_PREFIX", "IAP_HTTP_HOST", "IAP_HTTP_PORT", "IAP_APPLE_PRODUCTION_URL",
+        "IAP_APPLE_SANDBOX_URL", "IAP_APPLE_SHARED_SECRET", "IAP_APPLE_TIMEOUT_MS", "IAP_BUNDLE_IDS",
+        "IAP_PRODUCTS_FILE", "IAP_CONCURRENCY", "IAP_MAX_ATTEMPTS", "IAP_RETRY_BASE_MS", "IAP_RETRY_MAX_MS",
+        "IAP_LEASE_MS", "IAP_MAX_REDELIVERIES", "IAP_TICKET_TTL_S", "IAP_MAX_BODY_BYTES", "IAP_SHUTDOWN_GRACE_MS",
+        "IAP_REDIS_POOL_SIZE",
+    ]
+
+    public init(environment: [String: String] = ProcessInfo.processInfo.environment) throws(ConfigurationError) {
+        let env = environment.filter { $0.key.hasPrefix("IAP_") && !$0.value.isEmpty }
+        if let url = env["IAP_REDIS_URL"] { redisURL = url }
+        do {
+            redis = try RedisConfiguration(url: redisURL)
+        } catch {
+            throw ConfigurationError("IAP_REDIS_URL", "\(error)")
+        }
+        if let value = env["IAP_PREFIX"] {
+            guard !value.contains(where: { $0 == " " || $0.isNewline }) else {
+                throw ConfigurationError("IAP_PREFIX", "must not contain spaces")
+            }
+            prefix = value
+        }
+        if let value = env["IAP_HTTP_HOST"] { httpHost = value }
+        httpPort = try Self.int(env, "IAP_HTTP_PORT", default: httpPort, in: 0...65535)
+        appleProductionURL = try Self.url(env, "IAP_APPLE_PRODUCTION_URL", default: appleProductionURL)
+        appleSandboxURL = try Self.url(env, "IAP_APPLE_SANDBOX_URL", default: appleSandboxURL)
+        appleSharedSecret = env["IAP_APPLE_SHARED_SECRET"]
+        appleTimeoutMs = try Self.int(env, "IAP_APPLE_TIMEOUT_MS", default: appleTimeoutMs, in: 100...600_000)
+        if let list = env["IAP_BUNDLE_IDS"] {
+            bundleIDs = Set(list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty })
+        }
+        productsFile = env["IAP_PRODUCTS_FILE"]
+        concurrency = try Self.int(env, "IAP_CONCURRENCY", default: concurrency, in: 1...10_000)
+        maxAttempts = try Self.int(env, "IAP_MAX_ATTEMPTS", default: maxAttempts, in: 1...1000)
+        retryBaseMs = try Self.int(env, "IAP_RETRY_BASE_MS", default: retryBaseMs, in: 1...86_400_000)
+        retryMaxMs = try Self.int(env, "IAP_RETRY_MAX_MS", default: retryMaxMs, in: 1...86_400_000)
+        guard retryMaxMs >= retryBaseMs else {
+            throw ConfigurationError("IAP_RETRY_MAX_MS", "must be at least IAP_RETRY_BASE_MS (\(retryBaseMs))")
+        }
+        leaseMs = try Self.int(env, "IAP_LEASE_MS", default: leaseMs, in: 1000...3_600_000)
+        maxRedeliveries = try Self.int(env, "IAP_MAX_REDELIVERIES", default: maxRedeliveries, in: 0...1000)
+        ticketTTLSeconds = try Self.int(env, "IAP_TICKET_TTL_S", default: ticketTTLSeconds, in: 60...31_536_000)
+        maxBodyBytes = try Self.int(env, "IAP_MAX_BODY_BYTES", default: maxBodyBytes, in: 1024...64 << 20)
+        shutdownGraceMs = try Self.int(env, "IAP_SHUTDOWN_GRACE_MS", default: shutdownGraceMs, in: 0...3_600_000)
+        redisPoolSize = try Self.int(env, "IAP_REDIS_POOL_SIZE", default: redisPoolSize, in: 1...256)
+    }
+
+    public var keys: RedisKeys { RedisKeys(prefix: prefix) }
+
+    public var apple: AppleVerifierConfiguration {
+        AppleVerifierConfiguration(
+            productionURL: appleProductionURL, sandboxURL: appleSandboxURL, sharedSecret: appleSharedSecret,
+            timeoutMs: appleTimeoutMs, maxConnections: concurrency)
+    }
+
+    public var retryPolicy: RetryPolicy {
+        RetryPolicy(baseMs: retryBaseMs, maxMs: retryMaxMs, maxAttempts: maxAttempts)
+    }
+
+    /// The verifier refuses to start without the app's bundle ids: it would accept any app's receipts.
+    public func requireBundleIDs() throws(ConfigurationError) -> Set<String> {
+        guard !bundleIDs.isEmpty else {
+            throw ConfigurationError("IAP_BUNDLE_IDS", "required: the comma-separated bundle ids of your apps")
+        }
+        return bundleIDs
+    }
+
+    /// The deduper refuses to start without a catalog: the product type decides what is granted once.
+    public func requireCatalog() throws(ConfigurationError) -> ProductCatalog {
+        guard let path = productsFile else {
+            throw ConfigurationError("IAP_PRODUCTS_FILE", "required: path of the products JSON file")
+        }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw ConfigurationError("IAP_PRODUCTS_FILE", "cannot read \(path)")
+        }
+        do {
+            return try ProductCatalog(json: data)
+        } catch {
+            throw ConfigurationError("IAP_PRODUCTS_FILE", "\(path) is not a products file: \(error)")
+        }
+    }
+
+    private static func int(
+        _ env: [String: String], _ name: String, default value: Int, in range: ClosedRange<Int>
+    ) throws(ConfigurationError) -> Int {
+        guard let text = env[name] else { return value }
+        guard let number = Int(text.trimmingCharacters(in: .whitespaces)) else {
+            throw ConfigurationError(name, "'\(text)' is not a whole number")
+        }
+        guard range.contains(number) else {
+            throw ConfigurationError(name, "\(number) is outside \(range.lowerBound)...\(range.upperBound)")
+        }
+        return number
+    }
+
+    private static func url(_ env: [String: String], _ name: String, default value: String) throws(ConfigurationError) -> String {
+        guard let text = env[name] else { return value }
+        guard let url = URL(string: text), let scheme = url.scheme, ["http", "https"].contains(scheme), url.host != nil else {
+            throw ConfigurationError(name, "'\(text)' is not an http(s) URL")
+        }
+        return text
+    }
+}

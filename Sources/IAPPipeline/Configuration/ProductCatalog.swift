@@ -1,0 +1,44 @@
+import AppleReceipt
+import Foundation
+
+/// The products an app sells and their types: the type decides what a purchase's grant unit is.
+public struct ProductCatalog: Sendable, Equatable {
+    public enum ProductType: String, Codable, Sendable {
+        case consumable
+        case nonConsumable = "non_consumable"
+        case autoRenewable = "auto_renewable"
+        case nonRenewing = "non_renewing"
+    }
+
+    public var products: [String: ProductType]
+
+    public init(products: [String: ProductType]) {
+        self.products = products
+    }
+
+    /// Reads `{"products": {"<product_id>": {"type": "consumable" | …}}}`.
+    public init(json: Data) throws {
+        struct File: Decodable {
+            struct Entry: Decodable { var type: ProductType }
+            var products: [String: Entry]
+        }
+        let file = try JSONDecoder().decode(File.self, from: json)
+        self.init(products: file.products.mapValues(\.type))
+    }
+
+    /// What one purchase may be granted as, once ever: `nil` for a product not in the catalog.
+    ///
+    /// A consumable is granted per transaction; a non-consumable per original transaction (a
+    /// restore or another device gets a new transaction id for the same purchase); a subscription
+    /// per period (`web_order_line_item_id`, prefixed so it can never meet a transaction id).
+    public func grantUnit(for transaction: InAppTransaction) -> String? {
+        switch products[transaction.productID] {
+        case nil: return nil
+        case .consumable: return transaction.transactionID
+        case .nonConsumable: return transaction.originalTransactionID
+        case .autoRenewable, .nonRenewing:
+            if let period = transaction.webOrderLineItemID, !period.isEmpty { return "wol:\(period)" }
+            return transaction.transactionID
+        }
+    }
+}

@@ -1,0 +1,47 @@
+import RedisClient
+
+/// What an operator looks at first: every queue, in-flight, retry and dead count, live workers.
+public struct PipelineStats: Codable, Sendable, Equatable {
+    public var queues: [String: Int]
+    public var inflight: [String: Int]
+    public var retry: Int
+    public var dead: Int
+    public var liveWorkers: [String: Int]
+    public var fulfilment: Int
+
+    enum CodingKeys: String, CodingKey {
+        case queues, inflight, retry, dead, fulfilment
+        case liveWorkers = "live_workers"
+    }
+}
+
+extension PipelineStore {
+    public func stats(leaseMs: Int, now: Int64 = currentTimeMs()) async throws -> PipelineStats {
+        let members = (try await redis.send("ZRANGEBYSCORE", keys.workers, String(now - Int64(leaseMs)), "+inf").array ?? [])
+            .compactMap(\.string)
+        var inflightKeys: [String] = []
+        var cursor = "0"
+        repeat {
+            let page = try await redis.send("SCAN", cursor, "MATCH", keys.inflight(member: "*"), "COUNT", "500").array ?? []
+            guard page.count == 2 else { throw RedisError.unexpectedReply("SCAN: \(page)") }
+            cursor = page[0].string ?? "0"
+            inflightKeys += (page[1].array ?? []).compactMap(\.string)
+        } while cursor != "0"
+        var commands = Stage.allCases.map { RedisCommand("LLEN", keys.queue($0)) }
+        commands += [RedisCommand("ZCARD", keys.retry), RedisCommand("LLEN", keys.dead), RedisCommand("XLEN", keys.fulfilment)]
+        commands += inflightKeys.map { RedisCommand("LLEN", $0) }
+        let replies = try await redis.pipeline(commands).map { Int($0.int ?? 0) }
+        var inflight = Dictionary(uniqueKeysWithValues: Stage.allCases.map { ($0.rawValue, 0) })
+        for (key, count) in zip(inflightKeys, replies.dropFirst(6)) {
+            let stage = key.dropFirst(keys.inflight(member: "").count).split(separator: ":").first.map(String.init) ?? "?"
+            inflight[stage, default: 0] += count
+        }
+        var live = Dictionary(uniqueKeysWithValues: Stage.allCases.map { ($0.rawValue, 0) })
+        for member in members {
+            live[member.split(separator: ":").first.map(String.init) ?? "?", default: 0] += 1
+        }
+        return PipelineStats(
+            queues: Dictionary(uniqueKeysWithValues: zip(Stage.allCases.map(\.rawValue), replies.prefix(3))),
+            inflight: inflight, retry: replies[3], dead: replies[4], liveWorkers: live, fulfilment: replies[5])
+    }
+}

@@ -1,0 +1,218 @@
+import Foundation
+import RedisClient
+
+/// The pipeline's state in Redis: every transition of a job, each one atomic script.
+public struct PipelineStore: Sendable {
+    public let redis: RedisClient
+    public let keys: RedisKeys
+
+    public init(redis: RedisClient, keys: RedisKeys) {
+        self.redis = redis
+        self.keys = keys
+    }
+
+    // MARK: intake
+
+    /// Stores the ticket and queues the job, or returns the ticket this user's receipt already has.
+    public func submit(_ job: Job, receiptDigest: String, ttlSeconds: Int) async throws -> (ticket: String, created: Bool) {
+        let reply = try await redis.run(
+            PipelineScripts.submitReceipt,
+            keys: [keys.receipt(digest: receiptDigest), keys.ticket(job.ticket), keys.queue(.verify)],
+            arguments: [
+                job.ticket, job.encoded(), String(job.enqueuedAt), String(ttlSeconds), job.userID,
+                job.productID ?? "", job.transactionID ?? "", keys.scriptPrefix, keys.results,
+            ]
+        )
+        guard let items = reply.array, items.count == 2, let created = items[0].int, let ticket = items[1].string else {
+            throw RedisError.unexpectedReply("submit_receipt: \(reply)")
+        }
+        return (ticket, created == 1)
+    }
+
+    public func ticket(_ id: String) async throws -> Ticket? {
+        let hash = try await redis.send("HGETALL", keys.ticket(id)).stringDictionary
+        return Ticket(id: id, hash: hash)
+    }
+
+    // MARK: workers
+
+    /// Blocks until a job is in `stage`'s queue and moves it into the worker's in-flight list.
+    public func take(from stage: Stage, member: String, on connection: RedisConnection, blockMs: Int) async throws -> String? {
+        let seconds = String(format: "%.3f", Double(blockMs) / 1000)
+        let reply = try await connection.execute(
+            RedisCommand("BLMOVE", keys.queue(stage), keys.inflight(member: member), "RIGHT", "LEFT", seconds),
+            blockingMs: blockMs)
+        if case .error(let message) = reply { throw RedisError.server(message) }
+        return reply.string
+    }
+
+    public func heartbeat(member: String, now: Int64 = currentTimeMs()) async throws {
+        try await redis.send("ZADD", keys.workers, String(now), member)
+    }
+
+    /// Returns `false` when the ticket hash is gone.
+    public func markVerifying(ticket: String, now: Int64 = currentTimeMs()) async throws -> Bool {
+        let reply = try await redis.run(
+            PipelineScripts.markVerifying, keys: [keys.ticket(ticket)], arguments: [String(now), keys.results, ticket])
+        return reply.int == 1
+    }
+
+    public func forward(
+        _ payload: String, member: String, to next: Job, ticketFields: [(String, String)] = []
+    ) async throws -> TransitionResult {
+        let reply = try await redis.run(
+            PipelineScripts.forwardJob,
+            keys: [keys.inflight(member: member), keys.queue(next.stage), keys.ticket(next.ticket)],
+            arguments: [payload, next.encoded()] + ticketFields.flatMap { [$0.0, $0.1] }
+        )
+        return TransitionResult(reply.int)
+    }
+
+    public func scheduleRetry(
+        _ payload: String, member: String, next: Job, dueMs: Int64, lastError: String, now: Int64 = currentTimeMs()
+    ) async throws -> TransitionResult {
+        let reply = try await redis.run(
+            PipelineScripts.scheduleRetry,
+            keys: [keys.inflight(member: member), keys.retry, keys.ticket(next.ticket)],
+            arguments: [
+                payload, next.encoded(), String(dueMs), String(now), String(next.attempts), lastError, keys.results,
+                next.ticket,
+            ]
+        )
+        return TransitionResult(reply.int)
+    }
+
+    /// `ticket` is `nil` for a job that could not be decoded.
+    public func deadLetter(
+        _ payload: String, member: String, stage: Stage, ticket: String?, reason: String, error: String,
+        attempts: Int, now: Int64 = currentTimeMs()
+    ) async throws -> TransitionResult {
+        let entry = DeadLetter(
+            job: payload, stage: stage.rawValue, reason: reason, error: error, attempts: attempts, at: now, ticket: ticket)
+        let reply = try await redis.run(
+            PipelineScripts.deadLetterJob,
+            keys: [keys.inflight(member: member), keys.dead, keys.ticket(ticket ?? "")],
+            arguments: [
+                payload, entry.encoded(), reason, String(attempts), String(now), keys.results, ticket ?? "", error,
+            ]
+        )
+        return TransitionResult(reply.int)
+    }
+
+    public func finish(
+        _ payload: String, member: String, ticket: String, status: TicketStatus, reason: String, attempts: Int,
+        environment: String?, now: Int64 = currentTimeMs()
+    ) async throws -> TransitionResult {
+        let reply = try await redis.run(
+            PipelineScripts.finishTicket,
+            keys: [keys.inflight(member: member), keys.ticket(ticket)],
+            arguments: [
+                payload, status.rawValue, reason, String(attempts), String(now), keys.results, ticket,
+                environment ?? "", "[]",
+            ]
+        )
+        return TransitionResult(reply.int)
+    }
+
+    public func claimAndForward(_ payload: String, member: String, to next: Job) async throws -> TransitionResult {
+        let units = (next.purchases ?? []).filter { $0.outcome == .pending }.compactMap(\.unit)
+        let reply = try await redis.run(
+            PipelineScripts.claimPurchases,
+            keys: [keys.inflight(member: member), keys.queue(.grant), keys.ticket(next.ticket)]
+                + units.map { keys.claim(unit: $0) },
+            arguments: [payload, next.encoded(), next.ticket]
+        )
+        return TransitionResult(reply.int)
+    }
+
+    /// Grants the job's purchases; returns the ticket's final status when it moved.
+    public func grant(
+        _ payload: String, member: String, job: Job, now: Int64 = currentTimeMs()
+    ) async throws -> (TransitionResult, TicketStatus?) {
+        let purchases = job.purchases ?? []
+        var grantKeys: [String] = []
+        var fields: [String] = []
+        for purchase in purchases {
+            if purchase.outcome == .pending, let unit = purchase.unit {
+                grantKeys += [keys.claim(unit: unit), keys.grant(unit: unit)]
+            }
+            // A pending purchase without a unit cannot be claimed: it is rejected, never granted blind.
+            let outcome = purchase.outcome == .pending && purchase.unit == nil ? PurchaseOutcome.rejected : purchase.outcome
+            fields += [
+                purchase.transactionID, purchase.originalTransactionID, purchase.productID, String(purchase.quantity),
+                purchase.unit ?? "", outcome.rawValue, purchase.reason ?? (outcome == .rejected ? "no_grant_unit" : ""),
+            ]
+        }
+        let reply = try await redis.run(
+            PipelineScripts.grantPurchases,
+            keys: [keys.inflight(member: member), keys.ticket(job.ticket), keys.fulfilment] + grantKeys,
+            arguments: [
+                payload, job.ticket, String(now), keys.results, job.userID, job.receipt?.environment ?? "",
+                String(purchases.count),
+            ] + fields
+        )
+        let items = reply.array ?? []
+        let result = TransitionResult(items.first?.int)
+        return (result, items.count > 1 ? items[1].string.flatMap(TicketStatus.init(rawValue:)) : nil)
+    }
+
+    // MARK: housekeeping
+
+    @discardableResult
+    public func promoteDueRetries(now: Int64 = currentTimeMs(), limit: Int = 500) async throws -> Int {
+        let reply = try await redis.run(
+            PipelineScripts.promoteDueRetries, keys: [keys.retry, keys.dead],
+            arguments: [keys.scriptPrefix, String(now), String(limit)])
+        return Int(reply.int ?? 0)
+    }
+
+    public struct ReapResult: Sendable, Equatable {
+        /// `false` when another worker held the reaper lock.
+        public var ran: Bool
+        public var workers: Int
+        public var returned: Int
+        public var deadLettered: Int
+    }
+
+    public func reapExpiredWorkers(
+        reaper: String, leaseMs: Int, maxRedeliveries: Int, lockMs: Int = 1000, now: Int64 = currentTimeMs()
+    ) async throws -> ReapResult {
+        let reply = try await redis.run(
+            PipelineScripts.reapExpiredWorkers, keys: [keys.workers, keys.dead, keys.reaperLock],
+            arguments: [
+                keys.scriptPrefix, String(now), String(leaseMs), String(maxRedeliveries), String(lockMs), reaper,
+                keys.results,
+            ])
+        let counts = (reply.array ?? []).map { Int($0.int ?? 0) }
+        guard counts.count == 3 else { throw RedisError.unexpectedReply("reap_expired_workers: \(reply)") }
+        return ReapResult(ran: counts[0] >= 0, workers: max(counts[0], 0), returned: counts[1], deadLettered: counts[2])
+    }
+
+    @discardableResult
+    public func requeueInflight(member: String, stage: Stage) async throws -> Int {
+        let reply = try await redis.run(
+            PipelineScripts.requeueInflight, keys: [keys.inflight(member: member), keys.queue(stage), keys.workers],
+            arguments: [member])
+        return Int(reply.int ?? 0)
+    }
+
+    // MARK: operators
+
+    public func deadLetters(limit: Int) async throws -> [String] {
+        let reply = try await redis.send("LRANGE", keys.dead, "0", String(max(limit, 1) - 1))
+        return (reply.array ?? []).compactMap(\.string)
+    }
+
+    /// Queues a dead letter's job again, attempts reset. Returns `false` when the entry is gone
+    /// (someone else replayed or purged it); throws when the entry holds no job to replay.
+    public func replay(entry: String, ttlSeconds: Int, now: Int64 = currentTimeMs()) async throws -> Bool {
+        let letter = try DeadLetter.decode(entry)
+        var job = try Job.decode(letter.job)
+        job.attempts = 0
+        let reply = try await redis.run(
+            PipelineScripts.replayDeadLetter,
+            keys: [keys.dead, keys.queue(job.stage), keys.ticket(job.ticket)],
+            arguments: [entry, job.encoded(), String(now), keys.results, job.ticket, String(ttlSeconds)])
+        return reply.int == 1
+    }
+}

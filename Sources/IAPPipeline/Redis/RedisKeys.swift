@@ -1,0 +1,37 @@
+/// Every Redis key and channel the pipeline uses, in one place (README's key map mirrors this).
+/// All start with the prefix (`IAP_PREFIX`, default `iap`; `{iap}` keeps them in one cluster slot).
+public struct RedisKeys: Sendable, Equatable {
+    public let prefix: String
+
+    public init(prefix: String = "iap") {
+        self.prefix = prefix
+    }
+
+    /// list: a stage's queue; producers LPUSH, workers BLMOVE from the right (FIFO).
+    public func queue(_ stage: Stage) -> String { "\(prefix):queue:\(stage.rawValue)" }
+    /// list: the jobs one worker holds. `member` is the worker's entry in `workers`.
+    public func inflight(member: String) -> String { "\(prefix):inflight:\(member)" }
+    /// zset: `<stage>:<worker-id>` → last heartbeat (ms).
+    public var workers: String { "\(prefix):workers" }
+    /// zset: jobs waiting for their next attempt, score = due time (ms).
+    public var retry: String { "\(prefix):retry" }
+    /// list: dead letters (JSON: the job plus reason, attempts, last error, time).
+    public var dead: String { "\(prefix):dead" }
+    /// string: the dedupe claim on a grant unit; value = the ticket that claimed it. Never expires.
+    public func claim(unit: String) -> String { "\(prefix):txn:\(unit)" }
+    /// hash: the grant record of a grant unit. Never expires.
+    public func grant(unit: String) -> String { "\(prefix):grant:\(unit)" }
+    /// stream: one entry per new grant, for the app backend (XREADGROUP/XACK).
+    public var fulfilment: String { "\(prefix):fulfilment" }
+    /// hash: a ticket's status and result; expires after `IAP_TICKET_TTL_S`.
+    public func ticket(_ id: String) -> String { "\(prefix):ticket:\(id)" }
+    /// string: sha256(user, receipt) → the ticket it produced, so resubmissions are idempotent.
+    public func receipt(digest: String) -> String { "\(prefix):receipt:\(digest)" }
+    /// pub/sub channel: a ticket id whenever its status changes.
+    public var results: String { "\(prefix):results" }
+    /// string: held briefly by the one worker that runs the reaper.
+    public var reaperLock: String { "\(prefix):lock:reaper" }
+
+    /// The prefix scripts use to rebuild keys they only learn at run time (queues, in-flight lists).
+    var scriptPrefix: String { prefix + ":" }
+}

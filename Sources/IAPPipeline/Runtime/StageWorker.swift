@@ -1,0 +1,140 @@
+import Foundation
+import Logging
+import RedisClient
+import ServiceLifecycle
+
+/// Runs one stage: takes jobs with BLMOVE into its own in-flight list, handles up to
+/// `concurrency` at once, heartbeats, and does the fleet's housekeeping (due retries, reaping).
+/// On graceful shutdown it stops taking jobs, lets those in flight finish within the grace
+/// period, hands back any left and leaves the worker set.
+public final class StageWorker: Service, Sendable {
+    public let handler: any JobHandler
+    public let settings: WorkerSettings
+    public let context: WorkerContext
+
+    public init(handler: any JobHandler, store: PipelineStore, settings: WorkerSettings, workerID: String? = nil, logger: Logger) {
+        self.handler = handler
+        self.settings = settings
+        let id = workerID ?? Self.makeWorkerID()
+        let member = "\(handler.stage.rawValue):\(id)"
+        var logger = logger
+        logger[metadataKey: "worker"] = "\(member)"
+        self.context = WorkerContext(store: store, member: member, stage: handler.stage, logger: logger)
+    }
+
+    public var member: String { context.member }
+
+    public func run() async throws {
+        await withGracefulShutdownHandler {
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { await self.heartbeatLoop() }
+                group.addTask { await self.housekeepingLoop() }
+                await self.takeAndHandle()
+                group.cancelAll()
+            }
+        } onGracefulShutdown: {
+            self.stop()
+        }
+        await handBack()
+    }
+
+    /// Stops taking jobs; those in flight finish (within the grace period).
+    public func stop() {
+        context.stopping.withLockedValue { $0 = true }
+    }
+
+    private func takeAndHandle() async {
+        let connection = context.store.redis.makeDedicatedConnection()
+        defer { Task { await connection.close() } }
+        context.logger.info("worker started", metadata: ["concurrency": "\(settings.concurrency)"])
+        await withTaskGroup(of: Bool.self) { group in
+            var running = 0
+            var backoffMs = 50
+            while !context.isStopping && !Task.isCancelled {
+                if running >= settings.concurrency {
+                    _ = await group.next()
+                    running -= 1
+                    continue
+                }
+                let payload: String?
+                do {
+                    payload = try await context.store.take(
+                        from: handler.stage, member: context.member, on: connection, blockMs: settings.blockMs)
+                    backoffMs = 50
+                } catch {
+                    context.logger.warning("cannot take jobs", metadata: ["error": "\(error)"])
+                    try? await Task.sleep(for: .milliseconds(backoffMs))
+                    backoffMs = min(backoffMs * 2, 5000)
+                    continue
+                }
+                guard let payload else { continue }
+                running += 1
+                group.addTask {
+                    await self.handler.handle(payload, worker: self.context)
+                    return false
+                }
+            }
+            // Draining: a timer child ends the grace period by cancelling what is still running.
+            if running > 0 {
+                let graceMs = settings.shutdownGraceMs
+                group.addTask {
+                    try? await Task.sleep(for: .milliseconds(graceMs))
+                    return true
+                }
+                while running > 0, let isTimer = await group.next() {
+                    if isTimer {
+                        context.logger.warning("grace period over, abandoning jobs in flight", metadata: ["jobs": "\(running)"])
+                        group.cancelAll()
+                    } else {
+                        running -= 1
+                    }
+                }
+                group.cancelAll()
+            }
+        }
+    }
+
+    private func handBack() async {
+        let returned = await context.transition("requeue_inflight") {
+            try await context.store.requeueInflight(member: context.member, stage: handler.stage)
+        }
+        context.logger.info("worker stopped", metadata: ["returned": "\(returned ?? 0)"])
+    }
+
+    private func heartbeatLoop() async {
+        let interval = max(settings.leaseMs / 3, 100)
+        while !Task.isCancelled {
+            do {
+                try await context.store.heartbeat(member: context.member)
+            } catch {
+                context.logger.warning("heartbeat failed", metadata: ["error": "\(error)"])
+            }
+            try? await Task.sleep(for: .milliseconds(interval))
+        }
+    }
+
+    private func housekeepingLoop() async {
+        while !Task.isCancelled {
+            do {
+                try await context.store.promoteDueRetries()
+                let reaped = try await context.store.reapExpiredWorkers(
+                    reaper: context.member, leaseMs: settings.leaseMs, maxRedeliveries: settings.maxRedeliveries,
+                    lockMs: settings.housekeepingMs)
+                if reaped.workers > 0 {
+                    context.logger.warning("reaped workers past their lease", metadata: [
+                        "workers": "\(reaped.workers)", "returned": "\(reaped.returned)", "dead": "\(reaped.deadLettered)",
+                    ])
+                }
+            } catch {
+                context.logger.warning("housekeeping failed", metadata: ["error": "\(error)"])
+            }
+            try? await Task.sleep(for: .milliseconds(settings.housekeepingMs))
+        }
+    }
+
+    static func makeWorkerID() -> String {
+        let host = ProcessInfo.processInfo.hostName.split(separator: ".").first.map(String.init) ?? "host"
+        let suffix = String(UInt32.random(in: 0...UInt32.max), radix: 36)
+        return "\(host)-\(ProcessInfo.processInfo.processIdentifier)-\(suffix)"
+    }
+}

@@ -1,0 +1,66 @@
+import Logging
+import NIOConcurrencyHelpers
+import RedisClient
+
+/// What a handler needs from the worker running it.
+public struct WorkerContext: Sendable {
+    public let store: PipelineStore
+    /// `<stage>:<worker-id>`: this worker's entry in `iap:workers` and the name of its in-flight list.
+    public let member: String
+    public let stage: Stage
+    public let logger: Logger
+    let stopping: NIOLockedValueBox<Bool>
+
+    public init(store: PipelineStore, member: String, stage: Stage, logger: Logger) {
+        self.store = store
+        self.member = member
+        self.stage = stage
+        self.logger = logger
+        self.stopping = NIOLockedValueBox(false)
+    }
+
+    public var isStopping: Bool { stopping.withLockedValue { $0 } }
+
+    /// Runs a transition, retrying with backoff while Redis is unreachable (the scripts are
+    /// safe to repeat: one that ran already finds the job gone and moves nothing). Gives up when
+    /// the task is cancelled; the job then stays in flight for the stop or the reaper to return.
+    public func transition<T: Sendable>(_ what: String, _ body: () async throws -> T) async -> T? {
+        var backoffMs = 50
+        while !Task.isCancelled {
+            do {
+                return try await body()
+            } catch let error as RedisError where error.isConnectionProblem {
+                logger.warning("redis unavailable during \(what), retrying", metadata: ["error": "\(error)"])
+            } catch {
+                logger.error("\(what) failed", metadata: ["error": "\(error)"])
+                return nil
+            }
+            try? await Task.sleep(for: .milliseconds(backoffMs))
+            backoffMs = min(backoffMs * 2, 5000)
+        }
+        return nil
+    }
+
+    /// Dead-letters a job this worker holds.
+    public func deadLetter(
+        _ payload: String, ticket: String?, reason: String, error: String, attempts: Int
+    ) async {
+        logger.error("dead-lettering job", metadata: ["ticket": "\(ticket ?? "-")", "reason": "\(reason)", "error": "\(error)"])
+        _ = await transition("dead_letter_job") {
+            try await store.deadLetter(
+                payload, member: member, stage: stage, ticket: ticket, reason: reason, error: error, attempts: attempts)
+        }
+    }
+
+    /// Handles what every transition can report besides success.
+    public func settle(_ result: TransitionResult?, payload: String, job: Job, what: String) async {
+        switch result {
+        case .moved, nil:
+            return
+        case .leaseLost:
+            logger.warning("lost the lease on a job: another worker has it now", metadata: ["ticket": "\(job.ticket)", "step": "\(what)"])
+        case .ticketMissing:
+            await deadLetter(payload, ticket: job.ticket, reason: "ticket_missing", error: "the ticket hash expired or was deleted", attempts: job.attempts)
+        }
+    }
+}

@@ -1,0 +1,30 @@
+/// How a stage worker runs.
+public struct WorkerSettings: Sendable {
+    /// Jobs handled at once by this process.
+    public var concurrency: Int
+    public var leaseMs: Int
+    public var maxRedeliveries: Int
+    public var shutdownGraceMs: Int
+    /// How long one BLMOVE waits; bounds how fast an idle worker notices a stop.
+    public var blockMs: Int
+    /// How often due retries are promoted and expired workers reaped.
+    public var housekeepingMs: Int
+
+    public init(
+        concurrency: Int = 64, leaseMs: Int = 30000, maxRedeliveries: Int = 5, shutdownGraceMs: Int = 25000,
+        blockMs: Int = 1000, housekeepingMs: Int = 1000
+    ) {
+        self.concurrency = concurrency
+        self.leaseMs = leaseMs
+        self.maxRedeliveries = maxRedeliveries
+        self.shutdownGraceMs = shutdownGraceMs
+        self.blockMs = blockMs
+        self.housekeepingMs = housekeepingMs
+    }
+
+    public init(_ configuration: PipelineConfiguration, concurrency: Int? = nil) {
+        self.init(
+            concurrency: concurrency ?? configuration.concurrency, leaseMs: configuration.leaseMs,
+            maxRedeliveries: configuration.maxRedeliveries, shutdownGraceMs: configuration.shutdownGraceMs)
+    }
+}

@@ -1,0 +1,67 @@
+import AppleReceipt
+
+/// Dedupe stage: decides which purchases this job may grant and what each one's grant unit is,
+/// then claims the units (`SET … NX`) and forwards the job to grant, in one script.
+public struct DedupeHandler: JobHandler {
+    public let stage = Stage.dedupe
+    public let catalog: ProductCatalog
+
+    public init(catalog: ProductCatalog) {
+        self.catalog = catalog
+    }
+
+    public func handle(_ payload: String, worker: WorkerContext) async {
+        guard let job = try? Job.decode(payload), job.stage == .dedupe else {
+            await worker.deadLetter(payload, ticket: nil, reason: "undecodable_job", error: "not a dedupe job", attempts: 0)
+            return
+        }
+        guard let receipt = job.receipt else {
+            await worker.deadLetter(
+                payload, ticket: job.ticket, reason: "missing_verified_receipt", error: "a dedupe job without its receipt",
+                attempts: job.attempts)
+            return
+        }
+        var next = job
+        next.stage = .grant
+        next.purchases = purchases(for: job, in: receipt)
+        let result = await worker.transition("claim_purchases") {
+            try await worker.store.claimAndForward(payload, member: worker.member, to: next)
+        }
+        await worker.settle(result, payload: payload, job: job, what: "claim_purchases")
+    }
+
+    /// The purchases a job may grant: those the client named, else all in the receipt; each
+    /// either pending (with its grant unit) or rejected with a reason.
+    public func purchases(for job: Job, in receipt: VerifiedReceipt) -> [Purchase] {
+        var chosen = receipt.transactions
+        var missing: String?
+        if let wanted = job.transactionID {
+            chosen = chosen.filter { $0.transactionID == wanted }
+            if chosen.isEmpty { missing = "transaction_not_in_receipt" }
+        }
+        if missing == nil, let product = job.productID {
+            chosen = chosen.filter { $0.productID == product }
+            if chosen.isEmpty { missing = "product_mismatch" }
+        }
+        if let missing {
+            // Nothing to grant: one rejected line says what the client asked for.
+            return [Purchase(
+                transactionID: job.transactionID ?? "", originalTransactionID: "", productID: job.productID ?? "",
+                quantity: 0, unit: nil, outcome: .rejected, reason: missing)]
+        }
+        return chosen.map { transaction in
+            var purchase = Purchase(
+                transactionID: transaction.transactionID, originalTransactionID: transaction.originalTransactionID,
+                productID: transaction.productID, quantity: transaction.quantity, unit: nil, outcome: .rejected)
+            if transaction.isRefunded {
+                purchase.reason = "refunded"
+            } else if let unit = catalog.grantUnit(for: transaction) {
+                purchase.unit = unit
+                purchase.outcome = .pending
+            } else {
+                purchase.reason = "unknown_product"
+            }
+            return purchase
+        }
+    }
+}

@@ -1,0 +1,34 @@
+/// What can go wrong talking to Redis. Every failure reaches callers as one of these, never a crash.
+public enum RedisError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The server could not be reached (refused, unresolvable, timed out dialling, or backing off).
+    case connectionFailed(String)
+    /// The connection broke during a command: whether the server ran it is unknown.
+    case connectionLost(String)
+    /// The server answered with an error reply (`ERR …`, `NOSCRIPT …`, `WRONGTYPE …`).
+    case server(String)
+    /// The client was closed.
+    case closed
+    /// A reply had an unexpected shape.
+    case unexpectedReply(String)
+    /// A `redis://` or `unix://` address could not be parsed.
+    case invalidURL(String)
+
+    public var description: String {
+        switch self {
+        case .connectionFailed(let why): return "redis connection failed: \(why)"
+        case .connectionLost(let why): return "redis connection lost: \(why)"
+        case .server(let message): return "redis error: \(message)"
+        case .closed: return "redis client closed"
+        case .unexpectedReply(let what): return "unexpected redis reply: \(what)"
+        case .invalidURL(let why): return "invalid redis url: \(why)"
+        }
+    }
+
+    /// True when the failure is about reachability, so a retry later may succeed.
+    public var isConnectionProblem: Bool {
+        switch self {
+        case .connectionFailed, .connectionLost: return true
+        default: return false
+        }
+    }
+}
