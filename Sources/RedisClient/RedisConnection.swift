@@ -81,6 +81,18 @@ public final class RedisConnection: RedisCommandSending, @unchecked Sendable {
         }
     }
 
+    /// Reads the next reply the server pushes (a pub/sub message), waiting at most `timeoutMs`.
+    /// A timeout ends the connection, as any hiredis read error does.
+    public func readPushed(timeoutMs: Int) async throws -> RedisReply {
+        try await onThread {
+            let context = try self.connected()
+            Hiredis.setTimeout(context, milliseconds: timeoutMs)
+            guard let reply = Hiredis.readReply(context) else { throw self.dropContext(after: "read") }
+            Hiredis.setTimeout(context, milliseconds: self.configuration.commandTimeoutMs)
+            return reply
+        }
+    }
+
     /// Frees the context and stops the thread; later calls throw `.closed`.
     public func close() async {
         let wasClosed = isClosed.withLockedValue { closed in

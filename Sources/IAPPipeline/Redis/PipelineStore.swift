@@ -172,6 +172,13 @@ public struct PipelineStore: Sendable {
         public var workers: Int
         public var returned: Int
         public var deadLettered: Int
+
+        public init(ran: Bool, workers: Int, returned: Int, deadLettered: Int) {
+            self.ran = ran
+            self.workers = workers
+            self.returned = returned
+            self.deadLettered = deadLettered
+        }
     }
 
     public func reapExpiredWorkers(

@@ -1,0 +1,57 @@
+import AppleReceipt
+import Foundation
+import Testing
+
+@Suite struct VerifyReceiptResponseTests {
+    /// Apple's real production answer from ../shared/fixtures (verifyReceipt-production-status0.json).
+    static let production = """
+        {"status":0,"environment":"Production","receipt":{"download_id":75017873837267,"adam_id":1149703708,
+        "request_date":"2017-01-13 06:57:20 Etc/GMT","app_item_id":1149703708,"version_external_identifier":820252187,
+        "in_app":[{"is_trial_period":"false","purchase_date_pst":"2017-01-12 21:04:52 America/Los_Angeles",
+        "product_id":"com.lucky917.live.gold.1.555","original_transaction_id":"350000191094279",
+        "original_purchase_date_ms":"1484283892000","purchase_date_ms":"1484283892000",
+        "transaction_id":"350000191094279","quantity":"1"}],
+        "bundle_id":"com.lucky917.ios.Live","application_version":"32","receipt_type":"Production"}}
+        """
+
+    @Test func decodesApplesRealAnswer() throws {
+        let answer = try JSONDecoder().decode(VerifyReceiptResponse.self, from: Data(Self.production.utf8))
+        #expect(answer.status == 0)
+        #expect(answer.environment == "Production")
+        #expect(answer.receipt?.bundleID == "com.lucky917.ios.Live")
+        #expect(answer.transactions == [InAppTransaction(
+            transactionID: "350000191094279", originalTransactionID: "350000191094279",
+            productID: "com.lucky917.live.gold.1.555", quantity: 1, purchaseDateMs: "1484283892000")])
+    }
+
+    @Test func acceptsIdsAsNumbersAndMergesLatestReceiptInfo() throws {
+        let json = """
+            {"status": 0, "receipt": {"bundle_id": "b", "in_app": [
+              {"transaction_id": 1000000123, "original_transaction_id": 1000000100, "product_id": "p", "quantity": 2}]},
+             "latest_receipt_info": [
+              {"transaction_id": "1000000123", "product_id": "p"},
+              {"transaction_id": "1000000200", "product_id": "s", "web_order_line_item_id": 77,
+               "cancellation_date_ms": "1600000000000"}]}
+            """
+        let answer = try JSONDecoder().decode(VerifyReceiptResponse.self, from: Data(json.utf8))
+        #expect(answer.transactions.map(\.transactionID) == ["1000000123", "1000000200"])
+        #expect(answer.transactions[0].originalTransactionID == "1000000100")
+        #expect(answer.transactions[0].quantity == 2)
+        #expect(answer.transactions[1].webOrderLineItemID == "77")
+        #expect(answer.transactions[1].isRefunded)
+        #expect(!answer.transactions[0].isRefunded)
+    }
+
+    @Test func readsIsRetryableAsBoolOrNumber() throws {
+        let asBool = try JSONDecoder().decode(VerifyReceiptResponse.self, from: Data(#"{"status":21100,"is-retryable":true}"#.utf8))
+        let asNumber = try JSONDecoder().decode(VerifyReceiptResponse.self, from: Data(#"{"status":21101,"is-retryable":1}"#.utf8))
+        let absent = try JSONDecoder().decode(VerifyReceiptResponse.self, from: Data(#"{"status":21102}"#.utf8))
+        #expect(asBool.isRetryable && asNumber.isRetryable && !absent.isRetryable)
+    }
+
+    @Test func anAnswerWithoutStatusIsNotAnAnswer() {
+        #expect(throws: DecodingError.self) {
+            try JSONDecoder().decode(VerifyReceiptResponse.self, from: Data(#"{"receipt":{}}"#.utf8))
+        }
+    }
+}

@@ -1,0 +1,274 @@
+import AppleReceipt
+import Foundation
+import IAPPipeline
+import RedisClient
+import TestSupport
+import Testing
+
+/// Each transition script on its own, against a real Redis.
+@Suite struct TransitionScriptTests {
+    static let keys = RedisKeys(prefix: "iap")
+    static let member = "verify:w1"
+
+    static func job(_ ticket: String = "T1", stage: Stage = .verify) -> Job {
+        var job = Job(ticket: ticket, userID: "u1", receiptData: "cmVjZWlwdA==", productID: nil, transactionID: nil, enqueuedAt: 1)
+        job.stage = stage
+        return job
+    }
+
+    /// Submits a job and moves it into `member`'s in-flight list as a worker would.
+    static func held(_ store: PipelineStore, _ job: Job, member: String = member) async throws -> String {
+        _ = try await store.submit(job, receiptDigest: "d-\(job.ticket)", ttlSeconds: 3600)
+        let payload = try await store.redis.send("RPOP", keys.queue(.verify)).string!
+        var moved = try Job.decode(payload)
+        moved.stage = job.stage
+        moved.receipt = job.receipt
+        moved.purchases = job.purchases
+        let exact = moved.encoded()
+        try await store.redis.send("LPUSH", keys.inflight(member: member), exact)
+        return exact
+    }
+
+    static func list(_ redis: RedisClient, _ key: String) async throws -> [String] {
+        try await redis.send("LRANGE", key, "0", "-1").array!.compactMap(\.string)
+    }
+
+    static func hash(_ redis: RedisClient, _ key: String) async throws -> [String: String] {
+        try await redis.send("HGETALL", key).stringDictionary
+    }
+
+    @Test func submitReceiptQueuesOnceAndAnswersResubmissionsWithTheSameTicket() async throws {
+        try await withRedis { redis, _ in
+            let store = PipelineStore(redis: redis, keys: Self.keys)
+            let first = try await store.submit(Self.job("A"), receiptDigest: "digest", ttlSeconds: 3600)
+            let again = try await store.submit(Self.job("B"), receiptDigest: "digest", ttlSeconds: 3600)
+            #expect(first.ticket == "A" && first.created)
+            #expect(again.ticket == "A" && !again.created)
+            #expect(try await Self.list(redis, Self.keys.queue(.verify)).count == 1)
+            #expect(try await redis.send("EXISTS", Self.keys.ticket("B")) == .integer(0))
+            let ticket = try await Self.hash(redis, Self.keys.ticket("A"))
+            #expect(ticket["status"] == "queued" && ticket["user_id"] == "u1")
+            #expect(try await redis.send("TTL", Self.keys.ticket("A")).int! > 3000)
+        }
+    }
+
+    @Test func forwardJobMovesOnlyAJobTheWorkerStillHolds() async throws {
+        try await withRedis { redis, _ in
+            let store = PipelineStore(redis: redis, keys: Self.keys)
+            let payload = try await Self.held(store, Self.job())
+            var next = try Job.decode(payload)
+            next.stage = .dedupe
+            #expect(try await store.forward(payload, member: Self.member, to: next, ticketFields: [("environment", "Sandbox")]) == .moved)
+            #expect(try await Self.list(redis, Self.keys.inflight(member: Self.member)).isEmpty)
+            #expect(try await Self.list(redis, Self.keys.queue(.dedupe)) == [next.encoded()])
+            #expect(try await Self.hash(redis, Self.keys.ticket("T1"))["environment"] == "Sandbox")
+            // Again: the worker no longer holds it, so nothing moves.
+            #expect(try await store.forward(payload, member: Self.member, to: next) == .leaseLost)
+            #expect(try await Self.list(redis, Self.keys.queue(.dedupe)).count == 1)
+        }
+    }
+
+    @Test func transitionsLeaveTheJobWhenTheTicketIsGone() async throws {
+        try await withRedis { redis, _ in
+            let store = PipelineStore(redis: redis, keys: Self.keys)
+            let payload = try await Self.held(store, Self.job())
+            try await redis.send("DEL", Self.keys.ticket("T1"))
+            var next = try Job.decode(payload)
+            next.stage = .dedupe
+            #expect(try await store.forward(payload, member: Self.member, to: next) == .ticketMissing)
+            #expect(try await store.markVerifying(ticket: "T1") == false)
+            #expect(try await Self.list(redis, Self.keys.inflight(member: Self.member)) == [payload])
+            #expect(try await store.deadLetter(
+                payload, member: Self.member, stage: .verify, ticket: "T1", reason: "ticket_missing", error: "gone",
+                attempts: 0) == .moved)
+            #expect(try await redis.send("EXISTS", Self.keys.ticket("T1")) == .integer(0))
+            let letter = try DeadLetter.decode(try await Self.list(redis, Self.keys.dead)[0])
+            #expect(letter.reason == "ticket_missing" && letter.job == payload && letter.ticket == "T1")
+        }
+    }
+
+    @Test func scheduleRetryParksTheJobAndPromoteDueRetriesBringsItBack() async throws {
+        try await withRedis { redis, _ in
+            let store = PipelineStore(redis: redis, keys: Self.keys)
+            let payload = try await Self.held(store, Self.job())
+            var next = try Job.decode(payload)
+            next.attempts = 1
+            #expect(try await store.scheduleRetry(payload, member: Self.member, next: next, dueMs: 5000, lastError: "apple_http_503", now: 1000) == .moved)
+            let ticket = try await Self.hash(redis, Self.keys.ticket("T1"))
+            #expect(ticket["status"] == "retrying" && ticket["attempts"] == "1" && ticket["last_error"] == "apple_http_503")
+            #expect(try await redis.send("ZSCORE", Self.keys.retry, next.encoded()).int == 5000)
+            try await redis.send("ZADD", Self.keys.retry, "10", "not a job")
+            #expect(try await store.promoteDueRetries(now: 4999) == 1)
+            #expect(try await Self.list(redis, Self.keys.queue(.verify)).isEmpty)
+            #expect(try await Self.list(redis, Self.keys.dead).count == 1)
+            #expect(try await store.promoteDueRetries(now: 5000) == 1)
+            #expect(try await Self.list(redis, Self.keys.queue(.verify)) == [next.encoded()])
+            #expect(try await redis.send("ZCARD", Self.keys.retry) == .integer(0))
+        }
+    }
+
+    @Test func deadLetterJobRecordsWhyAndMarksTheTicketDead() async throws {
+        try await withRedis { redis, _ in
+            let store = PipelineStore(redis: redis, keys: Self.keys)
+            let payload = try await Self.held(store, Self.job())
+            #expect(try await store.deadLetter(
+                payload, member: Self.member, stage: .verify, ticket: "T1", reason: "retries_exhausted",
+                error: "apple_http_503: down", attempts: 12, now: 42) == .moved)
+            let letter = try DeadLetter.decode(try await Self.list(redis, Self.keys.dead)[0])
+            #expect(letter == DeadLetter(job: payload, stage: "verify", reason: "retries_exhausted", error: "apple_http_503: down", attempts: 12, at: 42, ticket: "T1"))
+            let ticket = try await Self.hash(redis, Self.keys.ticket("T1"))
+            #expect(ticket["status"] == "dead" && ticket["reason"] == "retries_exhausted" && ticket["attempts"] == "12")
+            #expect(try await store.deadLetter(
+                payload, member: Self.member, stage: .verify, ticket: "T1", reason: "x", error: "y", attempts: 1) == .leaseLost)
+            #expect(try await Self.list(redis, Self.keys.dead).count == 1)
+        }
+    }
+
+    @Test func finishTicketRejects() async throws {
+        try await withRedis { redis, _ in
+            let store = PipelineStore(redis: redis, keys: Self.keys)
+            let payload = try await Self.held(store, Self.job())
+            #expect(try await store.finish(
+                payload, member: Self.member, ticket: "T1", status: .rejected, reason: "bundle_mismatch", attempts: 1,
+                environment: "Production") == .moved)
+            let ticket = try #require(try await store.ticket("T1"))
+            #expect(ticket.status == .rejected && ticket.reason == "bundle_mismatch" && ticket.environment == "Production")
+            #expect(try await Self.list(redis, Self.keys.inflight(member: Self.member)).isEmpty)
+        }
+    }
+
+    static func grantJob(_ ticket: String, _ purchases: [Purchase]) -> Job {
+        var job = job(ticket, stage: .grant)
+        job.receipt = VerifiedReceipt(environment: "Production", bundleID: "b", transactions: [])
+        job.purchases = purchases
+        return job
+    }
+
+    static func pending(_ tx: String, unit: String? = nil) -> Purchase {
+        Purchase(transactionID: tx, originalTransactionID: tx, productID: "gold", quantity: 1, unit: unit ?? tx, outcome: .pending)
+    }
+
+    @Test func claimPurchasesClaimsEachUnitOnceAndForwards() async throws {
+        try await withRedis { redis, _ in
+            let store = PipelineStore(redis: redis, keys: Self.keys)
+            try await redis.send("SET", Self.keys.claim(unit: "2"), "OTHER")
+            var job = Self.job("T1", stage: .dedupe)
+            job.receipt = VerifiedReceipt(environment: "Production", bundleID: "b", transactions: [])
+            let payload = try await Self.held(store, job, member: "dedupe:w1")
+            let next = Self.grantJob("T1", [Self.pending("1"), Self.pending("2")])
+            #expect(try await store.claimAndForward(payload, member: "dedupe:w1", to: next) == .moved)
+            #expect(try await redis.send("GET", Self.keys.claim(unit: "1")).string == "T1")
+            #expect(try await redis.send("GET", Self.keys.claim(unit: "2")).string == "OTHER")
+            #expect(try await Self.list(redis, Self.keys.queue(.grant)) == [next.encoded()])
+        }
+    }
+
+    @Test func grantPurchasesGrantsOnceEvenWhenRunTwice() async throws {
+        try await withRedis { redis, _ in
+            let store = PipelineStore(redis: redis, keys: Self.keys)
+            try await redis.send("SET", Self.keys.claim(unit: "2"), "OTHER")
+            try await redis.send("SET", Self.keys.claim(unit: "1"), "T1")
+            let refunded = Purchase(transactionID: "3", originalTransactionID: "3", productID: "gold", quantity: 1, unit: nil, outcome: .rejected, reason: "refunded")
+            let job = Self.grantJob("T1", [Self.pending("1"), Self.pending("2"), refunded])
+            let payload = try await Self.held(store, job, member: "grant:w1")
+            let (result, status) = try await store.grant(payload, member: "grant:w1", job: job)
+            #expect(result == .moved && status == .granted)
+            #expect(try await redis.send("XLEN", Self.keys.fulfilment) == .integer(1))
+            let record = try await Self.hash(redis, Self.keys.grant(unit: "1"))
+            #expect(record["ticket"] == "T1" && record["user_id"] == "u1" && record["product_id"] == "gold")
+            #expect(try await redis.send("EXISTS", Self.keys.grant(unit: "2")) == .integer(0))
+            let ticket = try #require(try await store.ticket("T1"))
+            #expect(ticket.status == .granted)
+            #expect(ticket.transactions.map(\.outcome) == [.granted, .duplicate, .rejected])
+            #expect(ticket.transactions[2].reason == "refunded")
+            // The same job again (a redelivery after the first run): it grants nothing new.
+            try await redis.send("LPUSH", Self.keys.inflight(member: "grant:w1"), payload)
+            let (again, againStatus) = try await store.grant(payload, member: "grant:w1", job: job)
+            #expect(again == .moved && againStatus == .granted)
+            #expect(try await redis.send("XLEN", Self.keys.fulfilment) == .integer(1))
+            // Not held any more: nothing at all happens.
+            #expect(try await store.grant(payload, member: "grant:w1", job: job).0 == .leaseLost)
+        }
+    }
+
+    @Test func grantPurchasesEndsDuplicateOrRejected() async throws {
+        try await withRedis { redis, _ in
+            let store = PipelineStore(redis: redis, keys: Self.keys)
+            try await redis.send("SET", Self.keys.claim(unit: "9"), "OTHER")
+            let duplicate = Self.grantJob("T1", [Self.pending("9")])
+            let payload = try await Self.held(store, duplicate, member: "grant:w1")
+            #expect(try await store.grant(payload, member: "grant:w1", job: duplicate).1 == .duplicate)
+            let rejected = Self.grantJob("T2", [Purchase(
+                transactionID: "5", originalTransactionID: "5", productID: "x", quantity: 1, unit: nil, outcome: .rejected,
+                reason: "unknown_product")])
+            let payload2 = try await Self.held(store, rejected, member: "grant:w1")
+            #expect(try await store.grant(payload2, member: "grant:w1", job: rejected).1 == .rejected)
+            #expect(try await store.ticket("T2")?.reason == "unknown_product")
+            #expect(try await redis.send("XLEN", Self.keys.fulfilment) == .integer(0))
+        }
+    }
+
+    @Test func reapExpiredWorkersReturnsJobsInOrderAndDeadLettersPoison() async throws {
+        try await withRedis { redis, _ in
+            let store = PipelineStore(redis: redis, keys: Self.keys)
+            let first = try await Self.held(store, Self.job("T1"), member: "verify:stale")
+            let second = try await Self.held(store, Self.job("T2"), member: "verify:stale")
+            try await redis.send("LPUSH", Self.keys.inflight(member: "verify:stale"), "garbage")
+            let fresh = try await Self.held(store, Self.job("T3"), member: "verify:fresh")
+            try await redis.send("LPUSH", Self.keys.queue(.verify), "waiting")
+            try await store.heartbeat(member: "verify:stale", now: 1000)
+            try await store.heartbeat(member: "verify:fresh", now: 50_000)
+            let result = try await store.reapExpiredWorkers(reaper: "r", leaseMs: 30000, maxRedeliveries: 1, now: 60_000)
+            #expect(result == .init(ran: true, workers: 1, returned: 2, deadLettered: 1))
+            // Consumers take from the right: the oldest returned job comes first, before what waited.
+            #expect(try await Self.list(redis, Self.keys.queue(.verify)) == ["waiting", second, first])
+            #expect(try await Self.list(redis, Self.keys.inflight(member: "verify:fresh")) == [fresh])
+            #expect(try await redis.send("ZSCORE", Self.keys.workers, "verify:stale") == .null)
+            #expect(try await Self.hash(redis, Self.keys.ticket("T1"))["redeliveries"] == "1")
+            #expect(try DeadLetter.decode(try await Self.list(redis, Self.keys.dead)[0]).reason == "undecodable_job")
+            // Another reaper inside the lock window does nothing.
+            #expect(try await store.reapExpiredWorkers(reaper: "r2", leaseMs: 30000, maxRedeliveries: 1, now: 60_000).ran == false)
+            // Redelivered once more than allowed: poison.
+            try await redis.send("DEL", Self.keys.reaperLock)
+            try await redis.send("LPUSH", Self.keys.inflight(member: "verify:stale"), first)
+            try await store.heartbeat(member: "verify:stale", now: 1000)
+            let again = try await store.reapExpiredWorkers(reaper: "r", leaseMs: 30000, maxRedeliveries: 1, now: 60_000)
+            #expect(again.deadLettered == 1)
+            #expect(try await store.ticket("T1")?.status == .dead)
+            #expect(try await store.ticket("T1")?.reason == "poison_redelivered")
+        }
+    }
+
+    @Test func requeueInflightHandsBackEverythingAndLeaves() async throws {
+        try await withRedis { redis, _ in
+            let store = PipelineStore(redis: redis, keys: Self.keys)
+            let first = try await Self.held(store, Self.job("T1"))
+            let second = try await Self.held(store, Self.job("T2"))
+            try await store.heartbeat(member: Self.member)
+            #expect(try await store.requeueInflight(member: Self.member, stage: .verify) == 2)
+            #expect(try await Self.list(redis, Self.keys.queue(.verify)) == [second, first])
+            #expect(try await redis.send("ZCARD", Self.keys.workers) == .integer(0))
+        }
+    }
+
+    @Test func replayDeadLetterQueuesOnceWithAttemptsReset() async throws {
+        try await withRedis { redis, _ in
+            let store = PipelineStore(redis: redis, keys: Self.keys)
+            var job = Self.job()
+            job.attempts = 12
+            let payload = try await Self.held(store, job)
+            _ = try await store.deadLetter(payload, member: Self.member, stage: .verify, ticket: "T1", reason: "retries_exhausted", error: "e", attempts: 12)
+            let entry = try await Self.list(redis, Self.keys.dead)[0]
+            #expect(try await store.replay(entry: entry, ttlSeconds: 3600))
+            #expect(try await store.replay(entry: entry, ttlSeconds: 3600) == false)
+            let queued = try await Self.list(redis, Self.keys.queue(.verify))
+            #expect(queued.count == 1)
+            #expect(try Job.decode(queued[0]).attempts == 0)
+            let ticket = try await Self.hash(redis, Self.keys.ticket("T1"))
+            #expect(ticket["status"] == "queued" && ticket["attempts"] == "0" && ticket["reason"] == nil)
+            #expect(try await Self.list(redis, Self.keys.dead).isEmpty)
+            try await redis.send("LPUSH", Self.keys.dead, "not json")
+            await #expect(throws: DecodingError.self) { try await store.replay(entry: "not json", ttlSeconds: 1) }
+        }
+    }
+}
