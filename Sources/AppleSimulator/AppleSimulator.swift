@@ -47,26 +47,32 @@ public final class AppleSimulator: Sendable {
             return Response(status: .serviceUnavailable)
         }
         let body = try await request.body.collect(upTo: 16 << 20)
-        let (status, payload) = respond(to: Data(buffer: body), sandbox: sandbox)
-        return Response(
-            status: status, headers: [.contentType: "application/json"],
-            body: .init(byteBuffer: ByteBuffer(bytes: payload)))
+        let answer = respond(to: Data(buffer: body), sandbox: sandbox)
+        var headers: HTTPFields = [.contentType: "application/json"]
+        if let seconds = answer.retryAfterSeconds { headers[.retryAfter] = String(seconds) }
+        return Response(status: answer.status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: answer.body)))
     }
 
     /// The whole decision, apart from HTTP: what Apple would answer to this request body.
-    public func respond(to body: Data, sandbox: Bool) -> (HTTPResponse.Status, Data) {
+    public struct Answer: Sendable {
+        public var status: HTTPResponse.Status = .ok
+        public var body: Data
+        public var retryAfterSeconds: Int?
+    }
+
+    public func respond(to body: Data, sandbox: Bool) -> Answer {
         guard let request = try? JSONSerialization.jsonObject(with: body) as? [String: Any],
               let receiptData = request["receipt-data"] as? String
-        else { return (.ok, Self.status(21000)) }
+        else { return Answer(body: Self.status(21000)) }
         if let secret = settings.sharedSecret, (request["password"] as? String) != secret {
-            return (.ok, Self.status(21004))
+            return Answer(body: Self.status(21004))
         }
         guard let bytes = Data(base64Encoded: receiptData),
               let receipt = try? JSONDecoder().decode(SimulatedReceipt.self, from: bytes)
-        else { return (.ok, Self.status(21002)) }
+        else { return Answer(body: Self.status(21002)) }
         let isSandboxReceipt = receipt.environment.lowercased() == "sandbox"
-        if isSandboxReceipt && !sandbox { return (.ok, Self.status(21007)) }
-        if !isSandboxReceipt && sandbox { return (.ok, Self.status(21008)) }
+        if isSandboxReceipt && !sandbox { return Answer(body: Self.status(21007)) }
+        if !isSandboxReceipt && sandbox { return Answer(body: Self.status(21008)) }
         if let failures = receipt.transientFailures, failures != 0 {
             let fail = failuresServed.withLockedValue { served in
                 let count = served[receiptData, default: 0]
@@ -75,16 +81,18 @@ public final class AppleSimulator: Sendable {
                 return true
             }
             if fail {
-                if let code = receipt.failureHTTPStatus { return (HTTPResponse.Status(code: code), Data()) }
-                return (.ok, Self.status(21005))
+                if let code = receipt.failureHTTPStatus {
+                    return Answer(status: HTTPResponse.Status(code: code), body: Data(), retryAfterSeconds: receipt.retryAfterSeconds)
+                }
+                return Answer(body: Self.status(21005))
             }
         }
         if let forced = receipt.status, forced != 0 {
             var answer: [String: Any] = ["status": forced]
             if let retryable = receipt.retryable { answer["is-retryable"] = retryable }
-            return (.ok, Self.json(answer))
+            return Answer(body: Self.json(answer))
         }
-        return (.ok, Self.json(Self.validAnswer(receipt, sandbox: sandbox)))
+        return Answer(body: Self.json(Self.validAnswer(receipt, sandbox: sandbox)))
     }
 
     static func validAnswer(_ receipt: SimulatedReceipt, sandbox: Bool) -> [String: Any] {

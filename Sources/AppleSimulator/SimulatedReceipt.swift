@@ -45,12 +45,15 @@ public struct SimulatedReceipt: Codable, Sendable, Equatable {
     public var transientFailures: Int?
     /// How they fail: this HTTP status (503, 429, …), else `{"status": 21005}`.
     public var failureHTTPStatus: Int?
+    /// With `failureHTTPStatus`: the Retry-After header to send (seconds).
+    public var retryAfterSeconds: Int?
     /// A nonce so otherwise identical receipts differ.
     public var nonce: String?
 
     public init(
         bundleID: String, environment: String = "Production", transactions: [Transaction], status: Int? = nil,
-        retryable: Bool? = nil, transientFailures: Int? = nil, failureHTTPStatus: Int? = nil, nonce: String? = nil
+        retryable: Bool? = nil, transientFailures: Int? = nil, failureHTTPStatus: Int? = nil,
+        retryAfterSeconds: Int? = nil, nonce: String? = nil
     ) {
         self.bundleID = bundleID
         self.environment = environment
@@ -59,6 +62,7 @@ public struct SimulatedReceipt: Codable, Sendable, Equatable {
         self.retryable = retryable
         self.transientFailures = transientFailures
         self.failureHTTPStatus = failureHTTPStatus
+        self.retryAfterSeconds = retryAfterSeconds
         self.nonce = nonce
     }
 
@@ -67,6 +71,7 @@ public struct SimulatedReceipt: Codable, Sendable, Equatable {
         case environment, transactions, status, retryable
         case transientFailures = "transient_failures"
         case failureHTTPStatus = "failure_http_status"
+        case retryAfterSeconds = "retry_after_s"
         case nonce
     }
 

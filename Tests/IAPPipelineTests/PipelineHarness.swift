@@ -1,0 +1,179 @@
+import AppleReceipt
+import AppleSimulator
+import AsyncHTTPClient
+import Foundation
+import IAPIntake
+import IAPPipeline
+import Logging
+import NIOCore
+import RedisClient
+import ServiceLifecycle
+import TestSupport
+import Testing
+
+/// The whole pipeline in one process over real HTTP and a real Redis: apple-sim, the intake and
+/// one worker per stage, each stage startable and stoppable on its own.
+final class PipelineHarness: @unchecked Sendable {
+    let redisServer: RedisServer
+    let redis: RedisClient
+    let store: PipelineStore
+    let simulator: AppleSimulator
+    let simulatorServer: RunningServer
+    let intake: RunningServer
+    let configuration: PipelineConfiguration
+    let apple: AppleVerifier
+    let http: HTTPClient
+    private var workers: [Stage: (StageWorker, Task<Void, any Error>)] = [:]
+
+    static let bundleID = "com.example.game"
+    static let catalog = ProductCatalog(products: [
+        "gold.100": .consumable, "level.pack": .nonConsumable, "vip.monthly": .autoRenewable,
+    ])
+
+    init(maxAttempts: Int = 4, startWorkers: Bool = true) async throws {
+        redisServer = try await RedisServer.start()
+        simulator = AppleSimulator(settings: .init(port: 0))
+        let simulator = self.simulator
+        simulatorServer = try await RunningServer.start { simulator.makeApplication(logger: testLogger, onServerRunning: $0) }
+        configuration = try PipelineConfiguration(environment: [
+            "IAP_REDIS_URL": redisServer.url,
+            "IAP_HTTP_PORT": "0",
+            "IAP_APPLE_PRODUCTION_URL": simulatorServer.baseURL + AppleSimulator.productionPath,
+            "IAP_APPLE_SANDBOX_URL": simulatorServer.baseURL + AppleSimulator.sandboxPath,
+            "IAP_BUNDLE_IDS": Self.bundleID,
+            "IAP_MAX_ATTEMPTS": String(maxAttempts),
+            "IAP_RETRY_BASE_MS": "5",
+            "IAP_RETRY_MAX_MS": "20",
+        ])
+        redis = RedisClient(configuration: configuration.redis, poolSize: 4)
+        store = PipelineStore(redis: redis, keys: configuration.keys)
+        let store = self.store
+        let configuration = self.configuration
+        intake = try await RunningServer.start {
+            IntakeApplication.make(store: store, configuration: configuration, logger: testLogger, onServerRunning: $0)
+        }
+        apple = AppleVerifier(configuration: configuration.apple)
+        http = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup)
+        if startWorkers {
+            for stage in Stage.allCases { start(stage) }
+        }
+    }
+
+    func handler(for stage: Stage) -> any JobHandler {
+        switch stage {
+        case .verify:
+            return VerifyHandler(verifier: apple, bundleIDs: [Self.bundleID], retryPolicy: configuration.retryPolicy)
+        case .dedupe:
+            return DedupeHandler(catalog: Self.catalog)
+        case .grant:
+            return GrantHandler()
+        }
+    }
+
+    func start(_ stage: Stage) {
+        let worker = StageWorker(
+            handler: handler(for: stage), store: store,
+            settings: WorkerSettings(concurrency: 8, leaseMs: 30000, blockMs: 200, housekeepingMs: 20),
+            logger: testLogger)
+        workers[stage] = (worker, Task { try await worker.run() })
+    }
+
+    func stop(_ stage: Stage) async {
+        guard let (worker, task) = workers.removeValue(forKey: stage) else { return }
+        worker.stop()
+        _ = try? await task.value
+    }
+
+    func shutdown() async {
+        for stage in Stage.allCases { await stop(stage) }
+        await intake.stop()
+        await simulatorServer.stop()
+        await apple.shutdown()
+        try? await http.shutdown()
+        await redis.close()
+        redisServer.stop()
+    }
+
+    struct Reply {
+        var status: Int
+        var headers: [String: String]
+        var json: [String: Any]
+    }
+
+    func post(_ body: [String: Any], contentType: String = "application/json") async throws -> Reply {
+        try await post(raw: try JSONSerialization.data(withJSONObject: body), contentType: contentType)
+    }
+
+    func post(raw body: Data, contentType: String? = "application/json") async throws -> Reply {
+        var request = HTTPClientRequest(url: intake.baseURL + "/v1/receipts")
+        request.method = .POST
+        if let contentType { request.headers.add(name: "Content-Type", value: contentType) }
+        request.body = .bytes(ByteBuffer(data: body))
+        return try await send(request)
+    }
+
+    func get(_ path: String) async throws -> Reply {
+        try await send(HTTPClientRequest(url: intake.baseURL + path))
+    }
+
+    private func send(_ request: HTTPClientRequest) async throws -> Reply {
+        let response = try await http.execute(request, timeout: .seconds(10))
+        let body = try await response.body.collect(upTo: 1 << 20)
+        let json = (try? JSONSerialization.jsonObject(with: Data(buffer: body))) as? [String: Any] ?? [:]
+        var headers: [String: String] = [:]
+        for header in response.headers { headers[header.name.lowercased()] = header.value }
+        return Reply(status: Int(response.status.code), headers: headers, json: json)
+    }
+
+    /// Submits a receipt and returns its ticket id (asserting it was accepted).
+    func submit(_ receipt: SimulatedReceipt, user: String = "player-1", productID: String? = nil, transactionID: String? = nil) async throws -> String {
+        var body: [String: Any] = ["receipt_data": receipt.receiptData(), "user_id": user]
+        if let productID { body["product_id"] = productID }
+        if let transactionID { body["transaction_id"] = transactionID }
+        let reply = try await post(body)
+        #expect(reply.status == 202)
+        return try #require(reply.json["ticket"] as? String)
+    }
+
+    /// Waits for the ticket to be terminal, woken by `iap:results` (no polling).
+    func terminal(_ ticket: String, timeoutMs: Int = 20000) async throws -> Ticket {
+        let subscription = try await RedisSubscription(configuration: configuration.redis, channels: [configuration.keys.results])
+        defer { Task { await subscription.close() } }
+        while true {
+            if let current = try await store.ticket(ticket), current.status.isTerminal { return current }
+            _ = try await subscription.next(timeoutMs: timeoutMs)
+        }
+    }
+
+    func fulfilments() async throws -> [[String: String]] {
+        let reply = try await redis.send("XRANGE", configuration.keys.fulfilment, "-", "+")
+        return (reply.array ?? []).compactMap { entry in entry.array.map { $0.count == 2 ? $0[1].stringDictionary : [:] } }
+    }
+
+    func length(_ key: String) async throws -> Int {
+        Int(try await redis.send("LLEN", key).int ?? -1)
+    }
+}
+
+/// Runs `body` with a fresh pipeline and always tears it down.
+func withPipeline(maxAttempts: Int = 4, startWorkers: Bool = true, _ body: (PipelineHarness) async throws -> Void) async throws {
+    let harness = try await PipelineHarness(maxAttempts: maxAttempts, startWorkers: startWorkers)
+    do {
+        try await body(harness)
+    } catch {
+        await harness.shutdown()
+        throw error
+    }
+    await harness.shutdown()
+}
+
+func receipt(
+    _ transactions: [SimulatedReceipt.Transaction], environment: String = "Production", bundleID: String = PipelineHarness.bundleID,
+    status: Int? = nil, failures: Int? = nil
+) -> SimulatedReceipt {
+    SimulatedReceipt(bundleID: bundleID, environment: environment, transactions: transactions, status: status, transientFailures: failures)
+}
+
+func gold(_ id: String) -> SimulatedReceipt.Transaction {
+    .init(transactionID: id, productID: "gold.100")
+}

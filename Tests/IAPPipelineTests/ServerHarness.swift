@@ -1,0 +1,40 @@
+import Hummingbird
+import Logging
+import ServiceLifecycle
+
+/// A Hummingbird application running on a free loopback port for one test.
+final class RunningServer: Sendable {
+    let port: Int
+    private let group: ServiceGroup
+    private let task: Task<Void, any Error>
+
+    private init(port: Int, group: ServiceGroup, task: Task<Void, any Error>) {
+        self.port = port
+        self.group = group
+        self.task = task
+    }
+
+    /// `make` receives the callback the application calls with its bound port.
+    static func start(_ make: (@escaping @Sendable (Int) async -> Void) -> some ApplicationProtocol) async throws -> RunningServer {
+        let (ports, continuation) = AsyncStream<Int>.makeStream()
+        let app = make { port in continuation.yield(port) }
+        let group = ServiceGroup(configuration: .init(services: [app], logger: testLogger))
+        let task = Task { try await group.run() }
+        var iterator = ports.makeAsyncIterator()
+        guard let port = await iterator.next() else { throw CancellationError() }
+        return RunningServer(port: port, group: group, task: task)
+    }
+
+    var baseURL: String { "http://127.0.0.1:\(port)" }
+
+    func stop() async {
+        await group.triggerGracefulShutdown()
+        _ = try? await task.value
+    }
+}
+
+let testLogger: Logger = {
+    var logger = Logger(label: "test")
+    logger.logLevel = .critical
+    return logger
+}()
