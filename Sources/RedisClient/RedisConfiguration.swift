@@ -13,6 +13,8 @@ public struct RedisConfiguration: Sendable, Equatable {
     public var connectTimeoutMs: Int
     /// How long any non-blocking command may take before the connection is declared dead.
     public var commandTimeoutMs: Int
+    /// After a failed dial, calls fail at once for this long (doubling per failure up to the upper bound).
+    public var reconnectBackoffMs: ClosedRange<Int> = 50...2000
 
     public init(
         endpoint: Endpoint,

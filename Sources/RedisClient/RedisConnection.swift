@@ -130,7 +130,8 @@ public final class RedisConnection: RedisCommandSending, @unchecked Sendable {
             dialBackoffMs = 0
             return context
         case .failure(let error):
-            dialBackoffMs = min(max(dialBackoffMs * 2, 50), 2000)
+            let bounds = configuration.reconnectBackoffMs
+            dialBackoffMs = min(max(dialBackoffMs * 2, bounds.lowerBound), bounds.upperBound)
             nextDialAt = now + UInt64(dialBackoffMs) * 1_000_000
             lastDialError = "\(error)"
             throw error

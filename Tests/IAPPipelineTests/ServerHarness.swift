@@ -1,4 +1,5 @@
 import Hummingbird
+import TestSupport
 import Logging
 import ServiceLifecycle
 
@@ -19,9 +20,16 @@ final class RunningServer: Sendable {
         let (ports, continuation) = AsyncStream<Int>.makeStream()
         let app = make { port in continuation.yield(port) }
         let group = ServiceGroup(configuration: .init(services: [app], logger: testLogger))
-        let task = Task { try await group.run() }
+        let task = Task {
+            // A server that fails to start ends the stream, so the caller fails instead of waiting forever.
+            defer { continuation.finish() }
+            try await group.run()
+        }
         var iterator = ports.makeAsyncIterator()
-        guard let port = await iterator.next() else { throw CancellationError() }
+        guard let port = await iterator.next() else {
+            _ = try await task.value
+            throw TestSupportError("the server stopped before it listened")
+        }
         return RunningServer(port: port, group: group, task: task)
     }
 

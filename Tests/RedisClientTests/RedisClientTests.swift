@@ -74,7 +74,9 @@ import Testing
 
     @Test func reportsAnUnreachableServerAsATypedError() async throws {
         let port = try freePort()
-        let connection = RedisConnection(configuration: .init(endpoint: .tcp(host: "127.0.0.1", port: port)))
+        var configuration = RedisConfiguration(endpoint: .tcp(host: "127.0.0.1", port: port))
+        configuration.reconnectBackoffMs = 60_000...60_000
+        let connection = RedisConnection(configuration: configuration)
         await #expect {
             try await connection.send("PING")
         } throws: { error in
