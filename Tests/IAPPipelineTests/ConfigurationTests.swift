@@ -1,0 +1,121 @@
+import AppleReceipt
+import Foundation
+import IAPIntake
+import IAPPipeline
+import Testing
+
+@Suite struct ConfigurationTests {
+    @Test func defaultsAreTheDocumentedOnes() throws {
+        let configuration = try PipelineConfiguration(environment: [:])
+        #expect(configuration.redisURL == "redis://127.0.0.1:6379")
+        #expect(configuration.prefix == "iap")
+        #expect(configuration.httpHost == "127.0.0.1" && configuration.httpPort == 8080)
+        #expect(configuration.appleProductionURL == "https://buy.itunes.apple.com/verifyReceipt")
+        #expect(configuration.appleSandboxURL == "https://sandbox.itunes.apple.com/verifyReceipt")
+        #expect(configuration.concurrency == 64 && configuration.maxAttempts == 12)
+        #expect(configuration.retryBaseMs == 1000 && configuration.retryMaxMs == 600_000)
+        #expect(configuration.leaseMs == 30000 && configuration.ticketTTLSeconds == 604_800)
+        #expect(configuration.maxBodyBytes == 262_144 && configuration.shutdownGraceMs == 25000)
+    }
+
+    @Test func readsEveryVariable() throws {
+        let configuration = try PipelineConfiguration(environment: [
+            "IAP_REDIS_URL": "redis://:pw@cache:6390/2", "IAP_PREFIX": "{iap}", "IAP_HTTP_PORT": "9000",
+            "IAP_BUNDLE_IDS": "a.b, c.d ,", "IAP_CONCURRENCY": "8", "IAP_LEASE_MS": "5000",
+            "IAP_APPLE_SHARED_SECRET": "s", "IAP_MAX_BODY_BYTES": "4096",
+        ])
+        #expect(configuration.redis.endpoint == .tcp(host: "cache", port: 6390) && configuration.redis.database == 2)
+        #expect(configuration.keys.queue(.verify) == "{iap}:queue:verify")
+        #expect(configuration.httpPort == 9000 && configuration.concurrency == 8 && configuration.leaseMs == 5000)
+        #expect(configuration.bundleIDs == ["a.b", "c.d"])
+        #expect(configuration.apple.sharedSecret == "s")
+    }
+
+    @Test(arguments: [
+        ("IAP_REDIS_URL", "http://x"), ("IAP_HTTP_PORT", "80a"), ("IAP_HTTP_PORT", "70000"),
+        ("IAP_CONCURRENCY", "0"), ("IAP_MAX_ATTEMPTS", "-1"), ("IAP_LEASE_MS", "10"),
+        ("IAP_APPLE_PRODUCTION_URL", "not a url"), ("IAP_APPLE_SANDBOX_URL", "ftp://x/y"),
+        ("IAP_TICKET_TTL_S", "1"), ("IAP_MAX_BODY_BYTES", "big"), ("IAP_PREFIX", "a b"),
+    ])
+    func aMalformedValueNamesItsVariable(_ variable: String, _ value: String) {
+        #expect { try PipelineConfiguration(environment: [variable: value]) } throws: { error in
+            (error as? ConfigurationError)?.variable == variable
+        }
+    }
+
+    @Test func retryMaxBelowBaseIsRefused() {
+        #expect { try PipelineConfiguration(environment: ["IAP_RETRY_BASE_MS": "5000", "IAP_RETRY_MAX_MS": "10"]) } throws: { error in
+            (error as? ConfigurationError)?.variable == "IAP_RETRY_MAX_MS"
+        }
+    }
+
+    @Test func stagesRequireWhatTheyCannotGuess() throws {
+        let configuration = try PipelineConfiguration(environment: ["IAP_PRODUCTS_FILE": "/nonexistent/products.json"])
+        #expect(throws: ConfigurationError("IAP_BUNDLE_IDS", "required: the comma-separated bundle ids of your apps")) {
+            try configuration.requireBundleIDs()
+        }
+        #expect { try configuration.requireCatalog() } throws: { ($0 as? ConfigurationError)?.variable == "IAP_PRODUCTS_FILE" }
+        #expect { try PipelineConfiguration(environment: [:]).requireCatalog() } throws: {
+            ($0 as? ConfigurationError)?.variable == "IAP_PRODUCTS_FILE"
+        }
+    }
+}
+
+@Suite struct ProductCatalogTests {
+    let catalog = try! ProductCatalog(json: Data("""
+        {"products": {"gold": {"type": "consumable"}, "pack": {"type": "non_consumable"},
+         "vip": {"type": "auto_renewable"}, "pass": {"type": "non_renewing"}}}
+        """.utf8))
+
+    @Test func theProductTypeDecidesTheGrantUnit() {
+        #expect(catalog.grantUnit(for: .init(transactionID: "2", originalTransactionID: "1", productID: "gold")) == "2")
+        #expect(catalog.grantUnit(for: .init(transactionID: "2", originalTransactionID: "1", productID: "pack")) == "1")
+        #expect(catalog.grantUnit(for: .init(transactionID: "2", originalTransactionID: "1", productID: "vip", webOrderLineItemID: "9")) == "wol:9")
+        #expect(catalog.grantUnit(for: .init(transactionID: "2", originalTransactionID: "1", productID: "vip")) == "2")
+        #expect(catalog.grantUnit(for: .init(transactionID: "3", originalTransactionID: "1", productID: "pass")) == "3")
+        #expect(catalog.grantUnit(for: .init(transactionID: "2", productID: "unknown")) == nil)
+    }
+
+    @Test func aBadCatalogIsRefused() {
+        #expect(throws: (any Error).self) { try ProductCatalog(json: Data(#"{"products": {"x": {"type": "gift"}}}"#.utf8)) }
+        #expect(throws: (any Error).self) { try ProductCatalog(json: Data("[]".utf8)) }
+    }
+}
+
+@Suite struct RetryPolicyTests {
+    struct Fixed: RandomNumberGenerator {
+        var value: UInt64
+        mutating func next() -> UInt64 { value }
+    }
+
+    @Test func fullJitterStaysUnderTheExponentialCeiling() {
+        let policy = RetryPolicy(baseMs: 1000, maxMs: 600_000, maxAttempts: 12)
+        var random = SystemRandomNumberGenerator()
+        for attempt in 1...30 {
+            let ceiling = min(600_000, 1000 << min(attempt - 1, 40))
+            for _ in 0..<50 {
+                let delay = policy.delayMs(afterAttempt: attempt, retryAfterMs: nil, using: &random)
+                #expect((0...ceiling).contains(delay))
+            }
+        }
+        var top = Fixed(value: .max)
+        #expect(policy.delayMs(afterAttempt: 4, retryAfterMs: nil, using: &top) == 8000)
+    }
+
+    @Test func retryAfterIsHonouredUpToTheMaximum() {
+        let policy = RetryPolicy(baseMs: 10, maxMs: 60_000, maxAttempts: 3)
+        // Jitter after a first attempt is at most 10 ms here, far below what Apple asked for.
+        #expect(policy.delayMs(afterAttempt: 1, retryAfterMs: 7000) == 7000)
+        #expect(policy.delayMs(afterAttempt: 1, retryAfterMs: 3_600_000) == 60_000)
+    }
+}
+
+@Suite struct TicketIDTests {
+    @Test func ticketsAreUnguessableAndURLSafe() {
+        let tickets = (0..<2000).map { _ in TicketID.make() }
+        #expect(Set(tickets).count == tickets.count)
+        #expect(tickets.allSatisfy(TicketID.isWellFormed))
+        #expect(!TicketID.isWellFormed("AAAAAAAAAAAAAAAAAAAAA/"))
+        #expect(!TicketID.isWellFormed("short"))
+    }
+}
