@@ -23,9 +23,7 @@ public struct DeadLetter: Codable, Sendable, Equatable {
     }
 
     public func encoded() -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return String(decoding: try! encoder.encode(self), as: UTF8.self)
+        String(decoding: canonicalJSON(self), as: UTF8.self)
     }
 
     public static func decode(_ entry: String) throws -> DeadLetter {

@@ -46,10 +46,7 @@ public struct Job: Codable, Sendable, Equatable {
     }
 
     public func encoded() -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        // Encoding plain strings and numbers cannot fail.
-        return String(decoding: try! encoder.encode(self), as: UTF8.self)
+        String(decoding: canonicalJSON(self), as: UTF8.self)
     }
 
     public static func decode(_ payload: String) throws -> Job {

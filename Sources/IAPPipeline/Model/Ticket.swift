@@ -49,9 +49,7 @@ public struct Ticket: Codable, Sendable, Equatable {
     }
 
     public func encoded() -> Data {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return try! encoder.encode(self)
+        canonicalJSON(self)
     }
 
     static func iso8601(_ milliseconds: String?) -> String {
