@@ -11,6 +11,7 @@ public final class StageWorker: Service, Sendable {
     public let handler: any JobHandler
     public let settings: WorkerSettings
     public let context: WorkerContext
+    private let stopSignal = AsyncStream<Void>.makeStream()
 
     public init(handler: any JobHandler, store: PipelineStore, settings: WorkerSettings, workerID: String? = nil, logger: Logger) {
         self.handler = handler
@@ -41,19 +42,31 @@ public final class StageWorker: Service, Sendable {
     /// Stops taking jobs; those in flight finish (within the grace period).
     public func stop() {
         context.stopping.withLockedValue { $0 = true }
+        stopSignal.continuation.yield()
+    }
+
+    /// What ends a wait on the task group.
+    private enum Event {
+        case handled
+        case stopRequested
+        case graceOver
     }
 
     private func takeAndHandle() async {
         let connection = context.store.redis.makeDedicatedConnection()
         defer { Task { await connection.close() } }
         context.logger.info("worker started", metadata: ["concurrency": "\(settings.concurrency)"])
-        await withTaskGroup(of: Bool.self) { group in
+        await withTaskGroup(of: Event.self) { group in
+            // Wakes a loop that waits for a free slot when a stop is requested.
+            group.addTask {
+                for await _ in self.stopSignal.stream { break }
+                return .stopRequested
+            }
             var running = 0
             var backoffMs = 50
             while !context.isStopping && !Task.isCancelled {
                 if running >= settings.concurrency {
-                    _ = await group.next()
-                    running -= 1
+                    if await group.next() == .handled { running -= 1 }
                     continue
                 }
                 let payload: String?
@@ -71,26 +84,29 @@ public final class StageWorker: Service, Sendable {
                 running += 1
                 group.addTask {
                     await self.handler.handle(payload, worker: self.context)
-                    return false
+                    return .handled
                 }
             }
-            // Draining: a timer child ends the grace period by cancelling what is still running.
+            // Draining: jobs in flight get the grace period, then are cancelled (and handed back).
             if running > 0 {
                 let graceMs = settings.shutdownGraceMs
                 group.addTask {
                     try? await Task.sleep(for: .milliseconds(graceMs))
-                    return true
+                    return .graceOver
                 }
-                while running > 0, let isTimer = await group.next() {
-                    if isTimer {
+                while running > 0, let event = await group.next() {
+                    switch event {
+                    case .handled:
+                        running -= 1
+                    case .graceOver:
                         context.logger.warning("grace period over, abandoning jobs in flight", metadata: ["jobs": "\(running)"])
                         group.cancelAll()
-                    } else {
-                        running -= 1
+                    case .stopRequested:
+                        continue
                     }
                 }
-                group.cancelAll()
             }
+            group.cancelAll()
         }
     }
 

@@ -3,12 +3,14 @@ import RedisClient
 extension PipelineScripts {
     /// Return the in-flight jobs of workers whose heartbeat is older than the lease to the front of
     /// their queue, counting each redelivery on the ticket; a job redelivered too often is
-    /// dead-lettered as poison. One worker at a time runs it, under a short lock.
+    /// dead-lettered as poison. One worker at a time runs it, under a short lock (its holder may run it again).
     /// KEYS: workers zset, dead list, reaper lock.
     /// ARGV: prefix, now, lease ms, max redeliveries, lock ms, reaper id, channel.
     /// Returns `{workers reaped, jobs returned, jobs dead-lettered}`; `{-1, 0, 0}` when another reaper holds the lock.
     static let reapExpiredWorkers = RedisScript(name: "reap_expired_workers", source: """
-        if not redis.call('SET', KEYS[3], ARGV[6], 'NX', 'PX', ARGV[5]) then return {-1, 0, 0} end
+        local holder = redis.call('GET', KEYS[3])
+        if holder and holder ~= ARGV[6] then return {-1, 0, 0} end
+        redis.call('SET', KEYS[3], ARGV[6], 'PX', ARGV[5])
         local prefix, now = ARGV[1], tonumber(ARGV[2])
         local expired = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now - tonumber(ARGV[3]))
         local returned, dead = 0, 0

@@ -1,0 +1,147 @@
+import Foundation
+import IAPPipeline
+import Logging
+import NIOConcurrencyHelpers
+import RedisClient
+import TestSupport
+import Testing
+
+/// The worker runtime: leases, graceful stop, Redis going away.
+@Suite struct StageWorkerTests {
+    /// A verify-stage handler that holds each job until the test lets it go, then forwards it.
+    final class GateHandler: JobHandler, @unchecked Sendable {
+        let stage = Stage.verify
+        let taken: AsyncStream<String>
+        private let takenContinuation: AsyncStream<String>.Continuation
+        private let gate = NIOLockedValueBox<[CheckedContinuation<Void, Never>]>([])
+        let results = NIOLockedValueBox<[TransitionResult?]>([])
+
+        init() {
+            (taken, takenContinuation) = AsyncStream<String>.makeStream()
+        }
+
+        func handle(_ payload: String, worker: WorkerContext) async {
+            takenContinuation.yield(payload)
+            await withTaskCancellationHandler {
+                await withCheckedContinuation { continuation in gate.withLockedValue { $0.append(continuation) } }
+            } onCancel: {
+                self.release()
+            }
+            if Task.isCancelled { return }
+            var next = try! Job.decode(payload)
+            next.stage = .dedupe
+            let result = await worker.transition("forward_job") {
+                try await worker.store.forward(payload, member: worker.member, to: next)
+            }
+            results.withLockedValue { $0.append(result) }
+        }
+
+        func release() {
+            let waiting = gate.withLockedValue { gate in
+                defer { gate.removeAll() }
+                return gate
+            }
+            for continuation in waiting { continuation.resume() }
+        }
+    }
+
+    static func submit(_ store: PipelineStore, _ ticket: String) async throws {
+        let job = Job(ticket: ticket, userID: "u", receiptData: "eA==", productID: nil, transactionID: nil, enqueuedAt: 1)
+        _ = try await store.submit(job, receiptDigest: ticket, ttlSeconds: 3600)
+    }
+
+    static func run(_ worker: StageWorker) -> Task<Void, any Error> {
+        Task { try await worker.run() }
+    }
+
+    @Test func aWorkerThatLostItsLeaseCannotAckWhenItResumes() async throws {
+        try await withRedis { redis, _ in
+            let store = PipelineStore(redis: redis, keys: RedisKeys())
+            let handler = GateHandler()
+            // The test is the reaper: it holds the reaper lock, so the worker's own housekeeping never reaps.
+            try await redis.send("SET", store.keys.reaperLock, "test-reaper", "PX", "600000")
+            let worker = StageWorker(
+                handler: handler, store: store,
+                settings: WorkerSettings(concurrency: 1, leaseMs: 60_000, blockMs: 100, housekeepingMs: 50), logger: testLogger)
+            let running = Self.run(worker)
+            try await Self.submit(store, "T1")
+            var taken = handler.taken.makeAsyncIterator()
+            let payload = try #require(await taken.next())
+            // As if the worker had been paused past its lease: the reaper hands its job to others.
+            try await store.heartbeat(member: worker.member)
+            let reaped = try await store.reapExpiredWorkers(
+                reaper: "test-reaper", leaseMs: 60_000, maxRedeliveries: 5, lockMs: 600_000, now: currentTimeMs() + 3_600_000)
+            #expect(reaped.returned == 1)
+            #expect(try await redis.send("LRANGE", store.keys.queue(.verify), "0", "-1") == .array([.bulk(Array(payload.utf8))]))
+            // Now stop taking new jobs and let the paused one resume: its forward must not move anything.
+            try await redis.send("DEL", store.keys.queue(.verify))
+            handler.release()
+            worker.stop()
+            try await running.value
+            #expect(handler.results.withLockedValue { $0 } == [.leaseLost])
+            #expect(try await redis.send("LLEN", store.keys.queue(.dedupe)) == .integer(0))
+        }
+    }
+
+    @Test func aGracefulStopHandsUnfinishedJobsBackAndLeavesTheWorkerSet() async throws {
+        try await withRedis { redis, _ in
+            let store = PipelineStore(redis: redis, keys: RedisKeys())
+            let handler = GateHandler()
+            let worker = StageWorker(
+                handler: handler, store: store,
+                settings: WorkerSettings(concurrency: 2, leaseMs: 30000, shutdownGraceMs: 0, blockMs: 100), logger: testLogger)
+            let running = Self.run(worker)
+            try await Self.submit(store, "T1")
+            try await Self.submit(store, "T2")
+            var taken = handler.taken.makeAsyncIterator()
+            _ = await taken.next()
+            _ = await taken.next()
+            #expect(try await redis.send("LLEN", store.keys.inflight(member: worker.member)) == .integer(2))
+            worker.stop()
+            try await running.value
+            // The grace period (0 ms) ran out: both jobs are back at the front of the queue, none lost.
+            #expect(try await redis.send("LLEN", store.keys.queue(.verify)) == .integer(2))
+            #expect(try await redis.send("LLEN", store.keys.inflight(member: worker.member)) == .integer(0))
+            #expect(try await redis.send("ZSCORE", store.keys.workers, worker.member) == .null)
+            #expect(handler.results.withLockedValue { $0 }.isEmpty)
+        }
+    }
+
+    @Test func aGracefulStopLetsJobsInFlightFinish() async throws {
+        try await withRedis { redis, _ in
+            let store = PipelineStore(redis: redis, keys: RedisKeys())
+            let handler = GateHandler()
+            let worker = StageWorker(
+                handler: handler, store: store,
+                settings: WorkerSettings(concurrency: 1, leaseMs: 30000, shutdownGraceMs: 60_000, blockMs: 100), logger: testLogger)
+            let running = Self.run(worker)
+            try await Self.submit(store, "T1")
+            var taken = handler.taken.makeAsyncIterator()
+            _ = await taken.next()
+            worker.stop()
+            handler.release()
+            try await running.value
+            #expect(handler.results.withLockedValue { $0 } == [.moved])
+            #expect(try await redis.send("LLEN", store.keys.queue(.dedupe)) == .integer(1))
+            #expect(try await redis.send("LLEN", store.keys.queue(.verify)) == .integer(0))
+        }
+    }
+}
+
+@Suite(.serialized) struct RedisOutageTests {
+    @Test func thePipelineCarriesOnAfterRedisRestarts() async throws {
+        try await withPipeline { pipeline in
+            #expect(try await pipeline.terminal(try await pipeline.submit(receipt([gold("1")]))).status == .granted)
+            try await pipeline.redisServer.restart()
+            // Submitting retries through the 503s a client sees while connections re-dial.
+            var reply = try await pipeline.post(["receipt_data": receipt([gold("2")]).receiptData(), "user_id": "u"])
+            for _ in 0..<50 where reply.status == 503 {
+                try await Task.sleep(for: .milliseconds(100))
+                reply = try await pipeline.post(["receipt_data": receipt([gold("2")]).receiptData(), "user_id": "u"])
+            }
+            #expect(reply.status == 202)
+            let ticket = try await pipeline.terminal(try #require(reply.json["ticket"] as? String))
+            #expect(ticket.status == .granted)
+        }
+    }
+}
