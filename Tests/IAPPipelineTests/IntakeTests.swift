@@ -112,7 +112,7 @@ import Testing
             try await pipeline.redisServer.restart()
             // The client retries the same receipt later and gets one ticket.
             var accepted = try await pipeline.post(body)
-            for _ in 0..<20 where accepted.status == 503 {
+            for _ in 0..<50 where accepted.status == 503 {
                 try await Task.sleep(for: .milliseconds(100))  // the client's own retry pause
                 accepted = try await pipeline.post(body)
             }
