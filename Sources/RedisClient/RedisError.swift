@@ -31,4 +31,22 @@ public enum RedisError: Error, Sendable, Equatable, CustomStringConvertible {
         default: return false
         }
     }
+
+    /// Error replies that describe the server's state, not the command: the same command may
+    /// succeed later (still loading its data after a restart, out of memory, a failover, …).
+    static let transientServerErrors = ["LOADING", "BUSY", "OOM", "READONLY", "MASTERDOWN", "TRYAGAIN", "CLUSTERDOWN", "NOREPLICAS"]
+
+    /// True when trying the same thing again later may succeed.
+    public var isTransient: Bool {
+        switch self {
+        case .connectionFailed, .connectionLost:
+            return true
+        case .server(let message):
+            // A script's error arrives as "<script name>: <reply>": look at both.
+            let reply = message.firstIndex(of: ":").map { message[message.index(after: $0)...].drop { $0 == " " } }
+            return Self.transientServerErrors.contains { message.hasPrefix($0) || reply?.hasPrefix($0) == true }
+        default:
+            return false
+        }
+    }
 }

@@ -167,3 +167,30 @@ extension RedisReply {
         return false
     }
 }
+
+@Suite struct RedisErrorTests {
+    @Test func serverStateErrorsAreTransientCommandErrorsAreNot() {
+        #expect(RedisError.connectionLost("x").isTransient)
+        #expect(RedisError.connectionFailed("x").isTransient)
+        #expect(RedisError.server("LOADING Redis is loading the dataset in memory").isTransient)
+        #expect(RedisError.server("forward_job: OOM command not allowed when used memory > 'maxmemory'.").isTransient)
+        #expect(RedisError.server("READONLY You can't write against a read only replica.").isTransient)
+        #expect(!RedisError.server("ERR wrong number of arguments").isTransient)
+        #expect(!RedisError.server("forward_job: ERR user_script:1: Script attempted to access nonexistent global variable").isTransient)
+        #expect(!RedisError.closed.isTransient)
+    }
+
+    @Test func aFullRedisRefusesScriptsWithATransientError() async throws {
+        try await withRedis { redis, _ in
+            let script = RedisScript(name: "write", source: "return redis.call('SET', KEYS[1], ARGV[1])")
+            try await redis.run(script, keys: ["k"], arguments: ["warm"])
+            try await redis.send("CONFIG", "SET", "maxmemory-policy", "noeviction")
+            try await redis.send("CONFIG", "SET", "maxmemory", "1")
+            await #expect {
+                try await redis.run(script, keys: ["k"], arguments: ["v"])
+            } throws: { ($0 as? RedisError)?.isTransient == true }
+            try await redis.send("CONFIG", "SET", "maxmemory", "0")
+            #expect(try await redis.run(script, keys: ["k"], arguments: ["v"]) == .status("OK"))
+        }
+    }
+}

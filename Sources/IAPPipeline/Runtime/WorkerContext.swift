@@ -21,7 +21,7 @@ public struct WorkerContext: Sendable {
 
     public var isStopping: Bool { stopping.withLockedValue { $0 } }
 
-    /// Runs a transition, retrying with backoff while Redis is unreachable (the scripts are
+    /// Runs a transition, retrying with backoff while Redis is unreachable or not ready (the scripts are
     /// safe to repeat: one that ran already finds the job gone and moves nothing). Gives up when
     /// the task is cancelled; the job then stays in flight for the stop or the reaper to return.
     public func transition<T: Sendable>(_ what: String, _ body: () async throws -> T) async -> T? {
@@ -29,7 +29,7 @@ public struct WorkerContext: Sendable {
         while !Task.isCancelled {
             do {
                 return try await body()
-            } catch let error as RedisError where error.isConnectionProblem {
+            } catch let error as RedisError where error.isTransient {
                 logger.warning("redis unavailable during \(what), retrying", metadata: ["error": "\(error)"])
             } catch {
                 logger.error("\(what) failed", metadata: ["error": "\(error)"])
