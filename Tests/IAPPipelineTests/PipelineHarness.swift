@@ -140,9 +140,21 @@ final class PipelineHarness: @unchecked Sendable {
         let subscription = try await RedisSubscription(configuration: configuration.redis, channels: [configuration.keys.results])
         defer { Task { await subscription.close() } }
         while true {
-            if let current = try await store.ticket(ticket), current.status.isTerminal { return current }
+            if let current = try await readTicket(ticket), current.status.isTerminal { return current }
             _ = try await subscription.next(timeoutMs: timeoutMs)
         }
+    }
+
+    /// Reads a ticket, riding out a pool connection that is still re-dialling after a Redis restart.
+    func readTicket(_ ticket: String) async throws -> Ticket? {
+        for _ in 0..<50 {
+            do {
+                return try await store.ticket(ticket)
+            } catch let error as RedisError where error.isTransient {
+                try await Task.sleep(for: .milliseconds(50))  // the client's own retry pause
+            }
+        }
+        return try await store.ticket(ticket)
     }
 
     func fulfilments() async throws -> [[String: String]] {

@@ -128,6 +128,24 @@ import Testing
     }
 }
 
+extension StageWorkerTests {
+    @Test(.timeLimit(.minutes(1)))
+    func aWorkerStopsEvenWhileRedisIsAway() async throws {
+        try await withRedis { redis, server in
+            let store = PipelineStore(redis: redis, keys: RedisKeys())
+            let worker = StageWorker(
+                handler: GateHandler(), store: store,
+                settings: WorkerSettings(concurrency: 1, leaseMs: 30000, shutdownGraceMs: 0, blockMs: 100), logger: testLogger)
+            let running = Self.run(worker)
+            server.kill()
+            worker.stop()
+            // It gives up handing back after a bounded wait instead of hanging on the dead Redis
+            // (the time limit fails the test otherwise), and reports no error: the reaper covers it.
+            await #expect(throws: Never.self) { try await running.value }
+        }
+    }
+}
+
 @Suite(.serialized) struct RedisOutageTests {
     @Test func thePipelineCarriesOnAfterRedisRestarts() async throws {
         try await withPipeline { pipeline in

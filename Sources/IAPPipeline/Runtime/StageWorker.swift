@@ -111,7 +111,8 @@ public final class StageWorker: Service, Sendable {
     }
 
     private func handBack() async {
-        let returned = await context.transition("requeue_inflight") {
+        // With Redis gone for longer than the grace period, the reaper returns the jobs later instead.
+        let returned = await context.transition("requeue_inflight", giveUpAfterMs: max(settings.shutdownGraceMs, 1000)) {
             try await context.store.requeueInflight(member: context.member, stage: handler.stage)
         }
         context.logger.info("worker stopped", metadata: ["returned": "\(returned ?? 0)"])

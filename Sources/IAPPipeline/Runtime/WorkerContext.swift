@@ -24,9 +24,13 @@ public struct WorkerContext: Sendable {
     /// Runs a transition, retrying with backoff while Redis is unreachable or not ready (the scripts are
     /// safe to repeat: one that ran already finds the job gone and moves nothing). Gives up when
     /// the task is cancelled; the job then stays in flight for the stop or the reaper to return.
-    public func transition<T: Sendable>(_ what: String, _ body: () async throws -> T) async -> T? {
+    /// `giveUpAfterMs` bounds the retrying (a stopping worker must not wait for Redis forever).
+    public func transition<T: Sendable>(
+        _ what: String, giveUpAfterMs: Int? = nil, _ body: () async throws -> T
+    ) async -> T? {
         var backoffMs = 50
-        while !Task.isCancelled {
+        let deadline = giveUpAfterMs.map { ContinuousClock.now + .milliseconds($0) }
+        while !Task.isCancelled && deadline.map({ ContinuousClock.now < $0 }) ?? true {
             do {
                 return try await body()
             } catch let error as RedisError where error.isTransient {
