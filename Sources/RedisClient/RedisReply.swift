@@ -34,8 +34,6 @@ public enum RedisReply: Sendable, Equatable {
         return nil
     }
 
-    public var isNull: Bool { self == .null }
-
     /// Pairs of a flat `[field, value, …]` reply (HGETALL) as a dictionary of strings.
     public var stringDictionary: [String: String] {
         guard let items = array else { return [:] }
