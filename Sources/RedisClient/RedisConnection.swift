@@ -48,17 +48,9 @@ public final class RedisConnection: RedisCommandSending, @unchecked Sendable {
     public func execute(_ command: RedisCommand, blockingMs: Int?) async throws -> RedisReply {
         precondition(!command.arguments.isEmpty, "a Redis command needs a name")
         return try await onThread {
-            let context = try self.connected()
-            if let blockingMs {
-                Hiredis.setTimeout(context, milliseconds: blockingMs + self.configuration.commandTimeoutMs)
+            try self.withReadTimeout(blockingMs.map { $0 + self.configuration.commandTimeoutMs }, what: command.name) {
+                Hiredis.command($0, command.arguments)
             }
-            guard let reply = Hiredis.command(context, command.arguments) else {
-                throw self.dropContext(after: command.name)
-            }
-            if blockingMs != nil {
-                Hiredis.setTimeout(context, milliseconds: self.configuration.commandTimeoutMs)
-            }
-            return reply
         }
     }
 
@@ -85,12 +77,20 @@ public final class RedisConnection: RedisCommandSending, @unchecked Sendable {
     /// A timeout ends the connection, as any hiredis read error does.
     public func readPushed(timeoutMs: Int) async throws -> RedisReply {
         try await onThread {
-            let context = try self.connected()
-            Hiredis.setTimeout(context, milliseconds: timeoutMs)
-            guard let reply = Hiredis.readReply(context) else { throw self.dropContext(after: "read") }
-            Hiredis.setTimeout(context, milliseconds: self.configuration.commandTimeoutMs)
-            return reply
+            try self.withReadTimeout(timeoutMs, what: "read") { Hiredis.readReply($0) }
         }
+    }
+
+    /// Runs one hiredis call on the live context, with its timeout set to `timeoutMs` for this call
+    /// only (`nil`: the command timeout). A failed call frees the context.
+    private func withReadTimeout(
+        _ timeoutMs: Int?, what: String, _ call: (Hiredis.Context) -> RedisReply?
+    ) throws -> RedisReply {
+        let context = try connected()
+        if let timeoutMs { Hiredis.setTimeout(context, milliseconds: timeoutMs) }
+        guard let reply = call(context) else { throw dropContext(after: what) }
+        if timeoutMs != nil { Hiredis.setTimeout(context, milliseconds: configuration.commandTimeoutMs) }
+        return reply
     }
 
     /// Frees the context and stops the thread; later calls throw `.closed`.

@@ -24,14 +24,6 @@ public enum RedisError: Error, Sendable, Equatable, CustomStringConvertible {
         }
     }
 
-    /// True when the failure is about reachability, so a retry later may succeed.
-    public var isConnectionProblem: Bool {
-        switch self {
-        case .connectionFailed, .connectionLost: return true
-        default: return false
-        }
-    }
-
     /// Error replies that describe the server's state, not the command: the same command may
     /// succeed later (still loading its data after a restart, out of memory, a failover, …).
     static let transientServerErrors = ["LOADING", "BUSY", "OOM", "READONLY", "MASTERDOWN", "TRYAGAIN", "CLUSTERDOWN", "NOREPLICAS"]

@@ -50,8 +50,12 @@ import Testing
         _ = try await store.submit(job, receiptDigest: ticket, ttlSeconds: 3600)
     }
 
-    static func run(_ worker: StageWorker) -> Task<Void, any Error> {
-        Task { try await worker.run() }
+    /// Starts a verify worker around `handler`; the task ends when the worker has stopped.
+    static func start(
+        _ handler: GateHandler, _ store: PipelineStore, _ settings: WorkerSettings
+    ) -> (StageWorker, Task<Void, any Error>) {
+        let worker = StageWorker(handler: handler, store: store, settings: settings, logger: testLogger)
+        return (worker, Task { try await worker.run() })
     }
 
     @Test func aWorkerThatLostItsLeaseCannotAckWhenItResumes() async throws {
@@ -60,10 +64,7 @@ import Testing
             let handler = GateHandler()
             // The test is the reaper: it holds the reaper lock, so the worker's own housekeeping never reaps.
             try await redis.send("SET", store.keys.reaperLock, "test-reaper", "PX", "600000")
-            let worker = StageWorker(
-                handler: handler, store: store,
-                settings: WorkerSettings(concurrency: 1, leaseMs: 60_000, blockMs: 100, housekeepingMs: 50), logger: testLogger)
-            let running = Self.run(worker)
+            let (worker, running) = Self.start(handler, store, WorkerSettings(concurrency: 1, leaseMs: 60_000, blockMs: 100, housekeepingMs: 50))
             try await Self.submit(store, "T1")
             var taken = handler.taken.makeAsyncIterator()
             let payload = try #require(await taken.next())
@@ -87,10 +88,7 @@ import Testing
         try await withRedis { redis, _ in
             let store = PipelineStore(redis: redis, keys: RedisKeys())
             let handler = GateHandler()
-            let worker = StageWorker(
-                handler: handler, store: store,
-                settings: WorkerSettings(concurrency: 2, leaseMs: 30000, shutdownGraceMs: 0, blockMs: 100), logger: testLogger)
-            let running = Self.run(worker)
+            let (worker, running) = Self.start(handler, store, WorkerSettings(concurrency: 2, leaseMs: 30000, shutdownGraceMs: 0, blockMs: 100))
             try await Self.submit(store, "T1")
             try await Self.submit(store, "T2")
             var taken = handler.taken.makeAsyncIterator()
@@ -111,10 +109,7 @@ import Testing
         try await withRedis { redis, _ in
             let store = PipelineStore(redis: redis, keys: RedisKeys())
             let handler = GateHandler()
-            let worker = StageWorker(
-                handler: handler, store: store,
-                settings: WorkerSettings(concurrency: 1, leaseMs: 30000, shutdownGraceMs: 60_000, blockMs: 100), logger: testLogger)
-            let running = Self.run(worker)
+            let (worker, running) = Self.start(handler, store, WorkerSettings(concurrency: 1, leaseMs: 30000, shutdownGraceMs: 60_000, blockMs: 100))
             try await Self.submit(store, "T1")
             var taken = handler.taken.makeAsyncIterator()
             _ = await taken.next()
@@ -133,10 +128,7 @@ extension StageWorkerTests {
     func aWorkerStopsEvenWhileRedisIsAway() async throws {
         try await withRedis { redis, server in
             let store = PipelineStore(redis: redis, keys: RedisKeys())
-            let worker = StageWorker(
-                handler: GateHandler(), store: store,
-                settings: WorkerSettings(concurrency: 1, leaseMs: 30000, shutdownGraceMs: 0, blockMs: 100), logger: testLogger)
-            let running = Self.run(worker)
+            let (worker, running) = Self.start(GateHandler(), store, WorkerSettings(concurrency: 1, leaseMs: 30000, shutdownGraceMs: 0, blockMs: 100))
             server.kill()
             worker.stop()
             // It gives up handing back after a bounded wait instead of hanging on the dead Redis
