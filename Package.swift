@@ -15,6 +15,7 @@ let package = Package(
         .executable(name: "iap-granter", targets: ["iap-granter"]),
         .executable(name: "iapctl", targets: ["iapctl"]),
         .executable(name: "apple-sim", targets: ["apple-sim"]),
+        .executable(name: "iap-drill", targets: ["iap-drill"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.0"),
@@ -82,9 +83,23 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
+            name: "IAPDrill",
+            dependencies: [
+                "IAPPipeline",
+                "AppleSimulator",
+                "RedisClient",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "IAPCLI",
             dependencies: [
                 "IAPPipeline",
+                "IAPDrill",
                 "IAPIntake",
                 "AppleSimulator",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -98,6 +113,7 @@ let package = Package(
         .executableTarget(name: "iap-granter", dependencies: ["IAPCLI"], swiftSettings: swiftSettings),
         .executableTarget(name: "iapctl", dependencies: ["IAPCLI"], swiftSettings: swiftSettings),
         .executableTarget(name: "apple-sim", dependencies: ["IAPCLI"], swiftSettings: swiftSettings),
+        .executableTarget(name: "iap-drill", dependencies: ["IAPCLI"], swiftSettings: swiftSettings),
         .target(
             name: "TestSupport",
             dependencies: ["RedisClient"],
@@ -107,6 +123,15 @@ let package = Package(
         .testTarget(
             name: "RedisClientTests",
             dependencies: ["RedisClient", "TestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "IAPDrillTests",
+            dependencies: [
+                "IAPDrill", "IAPPipeline", "RedisClient",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

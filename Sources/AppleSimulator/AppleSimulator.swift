@@ -13,6 +13,7 @@ public final class AppleSimulator: Sendable {
     /// Failures served so far per receipt, for `transient_failures`.
     private let failuresServed = NIOLockedValueBox<[String: Int]>([:])
     private let requests = NIOLockedValueBox(0)
+    private let outage = OutageState()
 
     public init(settings: AppleSimulatorSettings) {
         self.settings = settings
@@ -32,6 +33,14 @@ public final class AppleSimulator: Sendable {
             try await self.answer(request, sandbox: true)
         }
         router.get("/healthz") { _, _ in "ok" }
+        router.post("/control/outage") { request, context in
+            let outage = try await request.decode(as: SimulatedOutage.self, context: context)
+            guard (0...600_000).contains(outage.durationMs) else {
+                throw HTTPError(.badRequest, message: "duration_ms must be within 0...600000")
+            }
+            self.startOutage(outage)
+            return HTTPResponse.Status.noContent
+        }
         return Application(
             router: router,
             configuration: .init(address: .hostname(settings.host, port: settings.port), serverName: "apple-sim"),
@@ -40,9 +49,18 @@ public final class AppleSimulator: Sendable {
         )
     }
 
+    /// Starts (or with `.off` ends) an outage.
+    public func startOutage(_ outage: SimulatedOutage) {
+        self.outage.start(outage)
+    }
+
     func answer(_ request: Request, sandbox: Bool) async throws -> Response {
         requests.withLockedValue { $0 += 1 }
         if settings.latencyMs > 0 { try await Task.sleep(for: .milliseconds(settings.latencyMs)) }
+        if let active = outage.active() {
+            if active.mode == .timeout { try await Task.sleep(until: active.until, clock: .continuous) }
+            return Response(status: .serviceUnavailable)
+        }
         if settings.errorRate > 0, Double.random(in: 0..<1) < settings.errorRate {
             return Response(status: .serviceUnavailable)
         }

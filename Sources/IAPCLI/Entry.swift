@@ -8,4 +8,5 @@ public enum Entry {
     public static func granter() async { await GranterCommand.main() }
     public static func control() async { await ControlCommand.main() }
     public static func appleSim() async { await AppleSimCommand.main() }
+    public static func drill() async { await DrillCommand.main() }
 }

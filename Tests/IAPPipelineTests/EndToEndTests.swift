@@ -139,19 +139,23 @@ import Testing
         }
     }
 
-    @Test func refundedAndUnknownPurchasesAreNotGranted() async throws {
+    @Test func refundedPurchasesAreRejectedAndUnknownProductsDeadLettered() async throws {
         try await withPipeline { pipeline in
             let refunded = try await pipeline.terminal(try await pipeline.submit(receipt([
                 .init(transactionID: "10000", productID: "gold.100", cancellationDateMs: "1700000000000"),
             ])))
             #expect(refunded.status == .rejected && refunded.reason == "refunded")
+            // A product missing from the catalog is our mistake: the whole job waits as a dead letter.
             let unknown = try await pipeline.terminal(try await pipeline.submit(receipt([.init(transactionID: "10001", productID: "mystery")])))
-            #expect(unknown.status == .rejected && unknown.reason == "unknown_product")
+            #expect(unknown.status == .dead && unknown.reason == "unknown_product")
             let mixed = try await pipeline.terminal(try await pipeline.submit(receipt([
                 .init(transactionID: "10002", productID: "mystery"), gold("10003"),
             ])))
-            #expect(mixed.status == .granted && mixed.transactions.map(\.outcome) == [.rejected, .granted])
-            #expect(try await pipeline.fulfilments().count == 1)
+            #expect(mixed.status == .dead && mixed.reason == "unknown_product")
+            #expect(try await pipeline.fulfilments().isEmpty)
+            let dead = try await pipeline.store.deadLetters(limit: 10).map(DeadLetter.decode)
+            #expect(dead.count == 2 && dead.allSatisfy { $0.reason == "unknown_product" && $0.stage == "dedupe" })
+            #expect(try await pipeline.redis.send("EXISTS", pipeline.configuration.keys.claim(unit: "10003")) == .integer(0))
         }
     }
 

@@ -200,10 +200,10 @@ import Testing
             #expect(try await store.grant(payload, member: "grant:w1", job: duplicate).1 == .duplicate)
             let rejected = Self.grantJob("T2", [Purchase(
                 transactionID: "5", originalTransactionID: "5", productID: "x", quantity: 1, unit: nil, outcome: .rejected,
-                reason: "unknown_product")])
+                reason: "refunded")])
             let payload2 = try await Self.held(store, rejected, member: "grant:w1")
             #expect(try await store.grant(payload2, member: "grant:w1", job: rejected).1 == .rejected)
-            #expect(try await store.ticket("T2")?.reason == "unknown_product")
+            #expect(try await store.ticket("T2")?.reason == "refunded")
             #expect(try await redis.send("XLEN", Self.keys.fulfilment) == .integer(0))
         }
     }
@@ -223,8 +223,19 @@ import Testing
             // Consumers take from the right: the oldest returned job comes first, before what waited.
             #expect(try await Self.list(redis, Self.keys.queue(.verify)) == ["waiting", second, first])
             #expect(try await Self.list(redis, Self.keys.inflight(member: "verify:fresh")) == [fresh])
-            #expect(try await redis.send("ZSCORE", Self.keys.workers, "verify:stale") == .null)
             #expect(try await Self.hash(redis, Self.keys.ticket("T1"))["redeliveries"] == "1")
+            // The silent worker stays in the set for a while: a BLMOVE it sent before going silent may
+            // still deliver a job, and the next round returns that too.
+            #expect(try await redis.send("ZSCORE", Self.keys.workers, "verify:stale") != .null)
+            try await redis.send("LPUSH", Self.keys.inflight(member: "verify:stale"), "late")
+            try await redis.send("DEL", Self.keys.reaperLock)
+            let late = try await store.reapExpiredWorkers(reaper: "r", leaseMs: 30000, maxRedeliveries: 1, now: 61_000)
+            #expect(late == .init(ran: true, workers: 1, returned: 0, deadLettered: 1))
+            #expect(try await redis.send("ZSCORE", Self.keys.workers, "verify:stale") != .null)
+            // Silent past twice the lease, with nothing left: forgotten.
+            try await redis.send("DEL", Self.keys.reaperLock)
+            #expect(try await store.reapExpiredWorkers(reaper: "r", leaseMs: 30000, maxRedeliveries: 1, now: 61_001).workers == 0)
+            #expect(try await redis.send("ZSCORE", Self.keys.workers, "verify:stale") == .null)
             #expect(try DeadLetter.decode(try await Self.list(redis, Self.keys.dead)[0]).reason == "undecodable_job")
             // Another reaper inside the lock window does nothing.
             #expect(try await store.reapExpiredWorkers(reaper: "r2", leaseMs: 30000, maxRedeliveries: 1, now: 60_000).ran == false)

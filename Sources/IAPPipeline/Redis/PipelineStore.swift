@@ -181,18 +181,26 @@ public struct PipelineStore: Sendable {
         }
     }
 
+    /// `forgetAfterMs`: how long a silent worker stays in `iap:workers` (reaped every round) so that
+    /// a job its last BLMOVE delivers late is still returned; by default twice the lease.
     public func reapExpiredWorkers(
-        reaper: String, leaseMs: Int, maxRedeliveries: Int, lockMs: Int = 1000, now: Int64 = currentTimeMs()
+        reaper: String, leaseMs: Int, maxRedeliveries: Int, lockMs: Int = 1000, forgetAfterMs: Int? = nil,
+        now: Int64 = currentTimeMs()
     ) async throws -> ReapResult {
         let reply = try await redis.run(
             PipelineScripts.reapExpiredWorkers, keys: [keys.workers, keys.dead, keys.reaperLock],
             arguments: [
                 keys.scriptPrefix, String(now), String(leaseMs), String(maxRedeliveries), String(lockMs), reaper,
-                keys.results,
+                keys.results, String(forgetAfterMs ?? 2 * leaseMs),
             ])
         let counts = (reply.array ?? []).map { Int($0.int ?? 0) }
         guard counts.count == 3 else { throw RedisError.unexpectedReply("reap_expired_workers: \(reply)") }
         return ReapResult(ran: counts[0] >= 0, workers: max(counts[0], 0), returned: counts[1], deadLettered: counts[2])
+    }
+
+    /// The jobs a worker's in-flight list holds, oldest first.
+    public func inflightJobs(member: String) async throws -> [String] {
+        (try await redis.send("LRANGE", keys.inflight(member: member), "0", "-1").array ?? []).compactMap(\.string).reversed()
     }
 
     @discardableResult

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import NIOConcurrencyHelpers
 import RedisClient
 import ServiceLifecycle
 
@@ -12,6 +13,10 @@ public final class StageWorker: Service, Sendable {
     public let settings: WorkerSettings
     public let context: WorkerContext
     private let stopSignal = AsyncStream<Void>.makeStream()
+    /// When a heartbeat last reached Redis.
+    private let lastHeartbeat = NIOLockedValueBox<ContinuousClock.Instant?>(nil)
+    /// Jobs being handled now, by payload: what the in-flight list holds beyond these is an orphan.
+    private let handling = NIOLockedValueBox<[String: Int]>([:])
 
     public init(handler: any JobHandler, store: PipelineStore, settings: WorkerSettings, workerID: String? = nil, logger: Logger) {
         self.handler = handler
@@ -64,10 +69,31 @@ public final class StageWorker: Service, Sendable {
             }
             var running = 0
             var backoffMs = 50
+            var nextOrphanCheck = ContinuousClock.now + .milliseconds(settings.leaseMs)
+            func pause() async {
+                try? await Task.sleep(for: .milliseconds(backoffMs))
+                backoffMs = min(backoffMs * 2, 5000)
+            }
             while !context.isStopping && !Task.isCancelled {
                 if running >= settings.concurrency {
                     if await group.next() == .handled { running -= 1 }
                     continue
+                }
+                // A worker that cannot heartbeat may be reaped at any moment: it takes nothing until it can.
+                guard await heartbeatIsFresh() else {
+                    await pause()
+                    continue
+                }
+                if ContinuousClock.now >= nextOrphanCheck {
+                    guard let orphans = try? await orphans() else {
+                        await pause()
+                        continue
+                    }
+                    for payload in orphans {
+                        running += 1
+                        handle(payload, in: &group)
+                    }
+                    nextOrphanCheck = ContinuousClock.now + .milliseconds(settings.leaseMs)
                 }
                 let payload: String?
                 do {
@@ -75,17 +101,15 @@ public final class StageWorker: Service, Sendable {
                         from: handler.stage, member: context.member, on: connection, blockMs: settings.blockMs)
                     backoffMs = 50
                 } catch {
+                    // Redis may have moved a job into our list and lost the reply: look for it soon.
                     context.logger.warning("cannot take jobs", metadata: ["error": "\(error)"])
-                    try? await Task.sleep(for: .milliseconds(backoffMs))
-                    backoffMs = min(backoffMs * 2, 5000)
+                    nextOrphanCheck = .now
+                    await pause()
                     continue
                 }
                 guard let payload else { continue }
                 running += 1
-                group.addTask {
-                    await self.handler.handle(payload, worker: self.context)
-                    return .handled
-                }
+                handle(payload, in: &group)
             }
             // Draining: jobs in flight get the grace period, then are cancelled (and handed back).
             if running > 0 {
@@ -110,6 +134,52 @@ public final class StageWorker: Service, Sendable {
         }
     }
 
+    private func handle(_ payload: String, in group: inout TaskGroup<Event>) {
+        handling.withLockedValue { $0[payload, default: 0] += 1 }
+        group.addTask {
+            await self.handler.handle(payload, worker: self.context)
+            self.handling.withLockedValue { held in
+                held[payload, default: 1] -= 1
+                if held[payload] == 0 { held[payload] = nil }
+            }
+            return .handled
+        }
+    }
+
+    /// Jobs in this worker's in-flight list that no handler has: a BLMOVE whose reply was lost,
+    /// or a handler that gave up. Nobody else will ever move them while this worker lives.
+    private func orphans() async throws -> [String] {
+        let listed = try await context.store.inflightJobs(member: context.member)
+        var held = handling.withLockedValue { $0 }
+        let orphans = listed.filter { payload in
+            guard let count = held[payload], count > 0 else { return true }
+            held[payload] = count - 1
+            return false
+        }
+        if !orphans.isEmpty {
+            context.logger.warning("adopting jobs left in this worker's in-flight list", metadata: ["jobs": "\(orphans.count)"])
+        }
+        return orphans
+    }
+
+    private func heartbeatIsFresh() async -> Bool {
+        let fresh = lastHeartbeat.withLockedValue { $0 }.map { ContinuousClock.now - $0 < .milliseconds(settings.leaseMs / 2) } ?? false
+        if fresh { return true }
+        return await heartbeat()
+    }
+
+    @discardableResult
+    private func heartbeat() async -> Bool {
+        do {
+            try await context.store.heartbeat(member: context.member)
+            lastHeartbeat.withLockedValue { $0 = .now }
+            return true
+        } catch {
+            context.logger.warning("heartbeat failed", metadata: ["error": "\(error)"])
+            return false
+        }
+    }
+
     private func handBack() async {
         // With Redis gone for longer than the grace period, the reaper returns the jobs later instead.
         let returned = await context.transition("requeue_inflight", giveUpAfterMs: max(settings.shutdownGraceMs, 1000)) {
@@ -121,11 +191,7 @@ public final class StageWorker: Service, Sendable {
     private func heartbeatLoop() async {
         let interval = max(settings.leaseMs / 3, 100)
         while !Task.isCancelled {
-            do {
-                try await context.store.heartbeat(member: context.member)
-            } catch {
-                context.logger.warning("heartbeat failed", metadata: ["error": "\(error)"])
-            }
+            await heartbeat()
             try? await Task.sleep(for: .milliseconds(interval))
         }
     }
@@ -136,7 +202,7 @@ public final class StageWorker: Service, Sendable {
                 try await context.store.promoteDueRetries()
                 let reaped = try await context.store.reapExpiredWorkers(
                     reaper: context.member, leaseMs: settings.leaseMs, maxRedeliveries: settings.maxRedeliveries,
-                    lockMs: settings.housekeepingMs)
+                    lockMs: settings.housekeepingMs, forgetAfterMs: settings.forgetAfterMs)
                 if reaped.workers > 0 {
                     context.logger.warning("reaped workers past their lease", metadata: [
                         "workers": "\(reaped.workers)", "returned": "\(reaped.returned)", "dead": "\(reaped.deadLettered)",

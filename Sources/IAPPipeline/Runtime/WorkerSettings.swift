@@ -10,6 +10,10 @@ public struct WorkerSettings: Sendable {
     /// How often due retries are promoted and expired workers reaped.
     public var housekeepingMs: Int
 
+    /// How long the reaper keeps reaping a silent worker before forgetting it: past the lease, its
+    /// last BLMOVE (sent at most half a lease after its last heartbeat) must have ended, plus two rounds.
+    public var forgetAfterMs: Int { leaseMs + 2 * blockMs + 2 * housekeepingMs }
+
     public init(
         concurrency: Int = 64, leaseMs: Int = 30000, maxRedeliveries: Int = 5, shutdownGraceMs: Int = 25000,
         blockMs: Int = 1000, housekeepingMs: Int = 1000

@@ -6,6 +6,8 @@ public struct DedupeHandler: JobHandler {
     public let stage = Stage.dedupe
     public let catalog: ProductCatalog
 
+    static let unknownProduct = "unknown_product"
+
     public init(catalog: ProductCatalog) {
         self.catalog = catalog
     }
@@ -24,6 +26,16 @@ public struct DedupeHandler: JobHandler {
         var next = job
         next.stage = .grant
         next.purchases = purchases(for: job, in: receipt)
+        // A paid product our catalog does not know is our configuration's fault, not the user's:
+        // rejecting it would lose the order, so it waits as a dead letter for the catalog fix and a replay.
+        let unknown = Set(next.purchases?.filter { $0.reason == Self.unknownProduct }.map(\.productID) ?? [])
+        if !unknown.isEmpty {
+            await worker.deadLetter(
+                payload, ticket: job.ticket, reason: Self.unknownProduct,
+                error: "not in the product catalog: \(unknown.sorted().joined(separator: ", ")); add to IAP_PRODUCTS_FILE, then replay",
+                attempts: job.attempts)
+            return
+        }
         let result = await worker.transition("claim_purchases") {
             try await worker.store.claimAndForward(payload, member: worker.member, to: next)
         }
@@ -59,7 +71,7 @@ public struct DedupeHandler: JobHandler {
                 purchase.unit = unit
                 purchase.outcome = .pending
             } else {
-                purchase.reason = "unknown_product"
+                purchase.reason = Self.unknownProduct
             }
             return purchase
         }

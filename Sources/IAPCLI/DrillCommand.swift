@@ -1,0 +1,109 @@
+import ArgumentParser
+import Dispatch
+import Foundation
+import IAPDrill
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+public struct DrillCommand: AsyncParsableCommand {
+    public static let configuration = CommandConfiguration(
+        commandName: "iap-drill",
+        abstract: "The fault drill: real processes, real faults, then the books: 0 lost, 0 granted twice.",
+        discussion: """
+            Per trial: starts redis-server, apple-sim, the intake and the stage workers from --bin-dir, submits \
+            receipts over HTTP while injecting faults, waits until every ticket is terminal and checks the books. \
+            Exits 1 when any trial has a lost ticket, a double grant, a stuck job, a wrong outcome or an anomaly \
+            (a crash, an unclean SIGTERM exit).
+            """)
+
+    @Option(help: "Trials to run, each on a fresh Redis.") var trials = 10
+    @Option(help: "Receipts submitted per trial.") var receipts = 2000
+    @Option(help: "Faults per second, on average, while receipts are submitted.") var faultRate = 1.0
+    @Option(help: "Seed of the receipts and the fault schedule.") var seed: UInt64 = 1
+    @Option(help: "Fault kinds, comma-separated: \(FaultKind.allCases.map(\.rawValue).joined(separator: ",")).")
+    var faults = FaultKind.allCases.map(\.rawValue).joined(separator: ",")
+    @Option(help: "Redis persistence: always (AOF, fsync per write), everysec, none.") var durability = "always"
+    @Option(help: "apple-sim latency (ms).") var appleLatencyMs = 20
+    @Option(help: "Receipts submitted per second.") var rate = 150
+    @Option(help: "Concurrent client requests.") var clientConcurrency = 16
+    @Option(help: "Processes per stage (verify, dedupe, grant).") var processesPerStage = 2
+    @Option(help: "IAP_LEASE_MS of the workers.") var leaseMs = 2000
+    @Option(help: "Seconds to wait for the drain before counting tickets as lost.") var drainTimeoutS = 120
+    @Option(help: "Folder with the built executables (default: this executable's).") var binDir: String?
+    @Option(help: "Folder for each trial's Redis data and logs.") var workDir = "data/drill"
+    @Flag(help: "Print the reports as JSON instead of a table.") var json = false
+
+    public init() {}
+
+    public func validate() throws {
+        guard trials >= 1, receipts >= 1 else { throw ValidationError("--trials and --receipts must be at least 1") }
+        guard faultRate >= 0, rate >= 1, clientConcurrency >= 1, processesPerStage >= 1 else {
+            throw ValidationError("--fault-rate must not be negative; --rate, --client-concurrency, --processes-per-stage at least 1")
+        }
+        guard leaseMs >= 1000 else { throw ValidationError("--lease-ms must be at least 1000") }
+        _ = try parsedFaults()
+        guard Durability(rawValue: durability) != nil else { throw ValidationError("--durability: always, everysec or none") }
+    }
+
+    private func parsedFaults() throws -> [FaultKind] {
+        try faults.split(separator: ",").filter { !$0.isEmpty }.map { name in
+            guard let kind = FaultKind(rawValue: name.trimmingCharacters(in: .whitespaces)) else {
+                throw ValidationError("unknown fault '\(name)'; known: \(FaultKind.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            return kind
+        }
+    }
+
+    public func run() async throws {
+        let executable = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        var settings = DrillSettings(
+            binDirectory: binDir.map { URL(fileURLWithPath: $0) } ?? executable.deletingLastPathComponent(),
+            workDirectory: URL(fileURLWithPath: workDir))
+        settings.trials = trials
+        settings.receiptsPerTrial = receipts
+        settings.faultRate = faultRate
+        settings.seed = seed
+        settings.faults = try parsedFaults()
+        settings.durability = Durability(rawValue: durability)!
+        settings.appleLatencyMs = appleLatencyMs
+        settings.submitRate = rate
+        settings.clientConcurrency = clientConcurrency
+        settings.processesPerStage = processesPerStage
+        settings.leaseMs = leaseMs
+        settings.drainTimeoutSeconds = drainTimeoutS
+
+        let interrupts = Self.killChildrenOnInterrupt()
+        defer { _ = interrupts }
+        let log: @Sendable (String) -> Void = { line in
+            FileHandle.standardError.write(Data((line + "\n").utf8))
+        }
+        log("drill: \(trials) × \(receipts) receipts, faults \(settings.faults.map(\.rawValue)) at \(faultRate)/s, durability \(durability), seed \(seed)")
+        let reports = try await Drill(settings: settings, progress: log).run()
+        if json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            print(String(decoding: try encoder.encode(reports), as: UTF8.self))
+        } else {
+            print(DrillTable.render(reports, faults: settings.faults))
+        }
+        let failed = reports.filter { !$0.passed }.count
+        print(failed == 0 ? "PASS: 0 lost, 0 double grants, 0 stuck, 0 wrong outcomes, 0 anomalies" : "FAIL: \(failed) of \(reports.count) trials")
+        if failed > 0 { throw ExitCode(1) }
+    }
+
+    /// Ctrl-C or SIGTERM takes the drill's redis-server and workers down with it.
+    private static func killChildrenOnInterrupt() -> [any DispatchSourceSignal] {
+        [SIGINT, SIGTERM].map { number in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler {
+                ManagedProcess.killAll()
+                Glibc.exit(130)
+            }
+            source.resume()
+            return source
+        }
+    }
+}

@@ -1,0 +1,99 @@
+import AsyncHTTPClient
+import Foundation
+import IAPPipeline
+import NIOConcurrencyHelpers
+import RedisClient
+
+/// The fault drill: per trial, a fresh pipeline of real processes takes a stream of receipts while
+/// faults are injected; then it drains and its books are checked.
+public struct Drill: Sendable {
+    public let settings: DrillSettings
+    /// Where progress lines go (the table is the caller's to print).
+    public let progress: @Sendable (String) -> Void
+
+    public init(settings: DrillSettings, progress: @escaping @Sendable (String) -> Void = { _ in }) {
+        self.settings = settings
+        self.progress = progress
+    }
+
+    public func run() async throws -> [TrialReport] {
+        for name in ["iap-intake", "iap-verifier", "iap-deduper", "iap-granter", "apple-sim"] {
+            let path = settings.binDirectory.appendingPathComponent(name).path
+            guard FileManager.default.isExecutableFile(atPath: path) else {
+                throw DrillError("\(path) is missing: build the package first")
+            }
+        }
+        let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(timeout: .init(connect: .seconds(2))))
+        var reports: [TrialReport] = []
+        do {
+            for trial in 1...settings.trials {
+                reports.append(try await runTrial(trial, http: http))
+            }
+        } catch {
+            try? await http.shutdown()
+            throw error
+        }
+        try await http.shutdown()
+        return reports
+    }
+
+    func runTrial(_ trial: Int, http: HTTPClient) async throws -> TrialReport {
+        // Each trial draws from its own generator, so trial N is the same whatever ran before it.
+        var rng = SeededGenerator(seed: settings.seed &+ UInt64(trial) &* 0x1000_0000_01B3)
+        let plan = PlannedReceipt.plan(count: settings.receiptsPerTrial, trial: trial, using: &rng)
+        let directory = settings.workDirectory.appendingPathComponent("trial-\(trial)")
+        try? FileManager.default.removeItem(at: directory)
+        let cluster = try DrillCluster(settings: settings, directory: directory, http: http)
+        do {
+            try await cluster.start()
+        } catch {
+            _ = await cluster.stop()
+            throw error
+        }
+        progress("trial \(trial): \(plan.count) receipts, redis :\(cluster.redisPort), logs in \(directory.path)/logs")
+
+        let finished = NIOLockedValueBox(false)
+        let injector = Task { [settings, rng] in
+            var injector = FaultInjector(cluster: cluster, settings: settings, rng: rng)
+            try await injector.run(until: finished)
+            return injector
+        }
+        let client = LoadClient(http: http, intakeURL: cluster.intakeURL)
+        let submissions = await client.submitAll(plan, perSecond: settings.submitRate, concurrency: settings.clientConcurrency)
+        finished.withLockedValue { $0 = true }
+        let faults: FaultInjector
+        do {
+            faults = try await injector.value
+            try await cluster.heal()
+        } catch {
+            _ = await cluster.stop()
+            throw error
+        }
+
+        let redis = RedisClient(configuration: try RedisConfiguration(url: cluster.redisURL), poolSize: 2)
+        let audit = TrialAudit(store: PipelineStore(redis: redis, keys: cluster.keys), leaseMs: settings.leaseMs)
+        let tickets = submissions.map(\.ticket)
+        let (terminal, seconds) = await audit.drain(Set(tickets.compactMap { $0 }), timeout: .seconds(settings.drainTimeoutSeconds))
+        let books: TrialAudit.Books
+        do {
+            books = try await audit.check(plan: plan, tickets: tickets, terminal: terminal)
+        } catch {
+            await redis.close()
+            _ = await cluster.stop()
+            throw error
+        }
+        await redis.close()
+
+        var anomalies = faults.anomalies + (await cluster.crashes())
+        anomalies += await cluster.stop()
+        for (receipt, submission) in zip(plan, submissions) where submission.error != nil {
+            anomalies.append("receipt #\(receipt.index) (\(receipt.scenario.rawValue)) not accepted: \(submission.error!)")
+        }
+        return TrialReport(
+            trial: trial, receipts: plan.count, accepted: Set(tickets.compactMap { $0 }).count,
+            refusals: submissions.map(\.refusals).reduce(0, +), faults: faults.injected,
+            poisonPushed: faults.poisonPushed, poisonDeadLettered: books.poisonDeadLettered,
+            lost: books.lost, doubleGrants: books.doubleGrants, stuck: books.stuck, wrongOutcomes: books.wrong,
+            anomalies: anomalies.count, drainSeconds: seconds, examples: books.examples + anomalies.prefix(5))
+    }
+}

@@ -1,0 +1,267 @@
+import AppleSimulator
+import AsyncHTTPClient
+import Foundation
+import IAPPipeline
+import NIOCore
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One trial's running system: redis-server, apple-sim, the intake and N processes per stage, all
+/// real processes on loopback, with their data and logs in the trial's folder. The fault
+/// injector breaks it through these methods; `heal` puts every part back.
+actor DrillCluster {
+    static let bundleID = "com.example.drill"
+    static let products = #"{"products": {"drill.gold": {"type": "consumable"}, "drill.pack": {"type": "non_consumable"}}}"#
+
+    let settings: DrillSettings
+    let directory: URL
+    let redisPort: Int
+    let simulatorPort: Int
+    let intakePort: Int
+    let keys = RedisKeys()
+    private let http: HTTPClient
+    private var redis: ManagedProcess?
+    private var simulator: ManagedProcess?
+    private var intake: ManagedProcess?
+    private var workers: [Stage: [ManagedProcess]] = [:]
+    /// Every process started, replaced ones included: an exit nobody asked for is a crash.
+    private var everyProcess: [ManagedProcess] = []
+    private var launches = 0
+
+    init(settings: DrillSettings, directory: URL, http: HTTPClient) throws {
+        self.settings = settings
+        self.directory = directory
+        self.http = http
+        redisPort = try freePort()
+        simulatorPort = try freePort()
+        intakePort = try freePort()
+    }
+
+    nonisolated var redisURL: String { "redis://127.0.0.1:\(redisPort)" }
+    nonisolated var intakeURL: String { "http://127.0.0.1:\(intakePort)" }
+    private nonisolated var simulatorURL: String { "http://127.0.0.1:\(simulatorPort)" }
+    private var dataDirectory: URL { directory.appendingPathComponent("data") }
+    private var logDirectory: URL { directory.appendingPathComponent("logs") }
+
+    func start() async throws {
+        for folder in [dataDirectory, logDirectory] {
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        }
+        try Data(Self.products.utf8).write(to: directory.appendingPathComponent("products.json"))
+        try await startRedis()
+        try await startSimulator()
+        for stage in Stage.allCases {
+            workers[stage] = try (0..<settings.processesPerStage).map { _ in try launchWorker(stage) }
+        }
+        try await startIntake()
+    }
+
+    // MARK: faults
+
+    func workerCount(_ stage: Stage) -> Int { workers[stage]?.count ?? 0 }
+
+    func worker(_ stage: Stage, at index: Int) -> ManagedProcess? { workers[stage]?[index] }
+
+    /// Starts one more process for `stage`; returns its index.
+    func addWorker(_ stage: Stage) throws -> Int {
+        workers[stage, default: []].append(try launchWorker(stage))
+        return workers[stage]!.count - 1
+    }
+
+    /// Ends a stage process with `signal` and starts its replacement after `pauseMs`.
+    func replaceWorker(_ stage: Stage, at index: Int, signal: Int32, pauseMs: Int) async throws -> (String, ManagedProcess.Exit) {
+        guard let process = workers[stage]?[index] else { throw DrillError("no \(stage) process \(index)") }
+        let exit = await process.stop(with: signal)
+        if pauseMs > 0 { try await Task.sleep(for: .milliseconds(pauseMs)) }
+        workers[stage]?[index] = try launchWorker(stage)
+        return (process.name, exit)
+    }
+
+    /// SIGSTOP, wait, SIGCONT: the process misses its heartbeats while its jobs are reaped.
+    func stallWorker(_ stage: Stage, at index: Int, forMs: Int) async throws {
+        guard let process = workers[stage]?[index] else { throw DrillError("no \(stage) process \(index)") }
+        process.signal(SIGSTOP)
+        try await Task.sleep(for: .milliseconds(forMs))
+        process.signal(SIGCONT)
+    }
+
+    /// `kill -9` redis-server, then start it again on the same folder after `pauseMs`.
+    func crashRedis(pauseMs: Int) async throws {
+        if let redis { await redis.stop(with: SIGKILL) }
+        if pauseMs > 0 { try await Task.sleep(for: .milliseconds(pauseMs)) }
+        try await startRedis()
+    }
+
+    func appleOutage(_ outage: SimulatedOutage) async throws {
+        var request = HTTPClientRequest(url: simulatorURL + "/control/outage")
+        request.method = .POST
+        request.headers.add(name: "content-type", value: "application/json")
+        request.body = .bytes(ByteBuffer(data: try JSONEncoder().encode(outage)))
+        let response = try await http.execute(request, timeout: .seconds(5))
+        guard response.status == .noContent else { throw DrillError("apple-sim refused the outage: \(response.status)") }
+    }
+
+    /// Pushes poison on every stage queue with redis-cli: bytes that are not a job, and a
+    /// well-formed job whose ticket never existed. Returns how many entries it pushed.
+    func poison(nonce: UInt64) async throws -> Int {
+        var pushed = 0
+        for stage in Stage.allCases {
+            var ghost = Job(
+                ticket: "ghost-\(nonce)-\(stage.rawValue)", userID: "nobody", receiptData: "e30=", productID: nil,
+                transactionID: nil, enqueuedAt: 0)
+            ghost.stage = stage
+            let garbage = "\u{1}not a job \(nonce) {"
+            let output = try await runTool(
+                "redis-cli", ["-p", String(redisPort), "LPUSH", keys.queue(stage), garbage, ghost.encoded()])
+            guard output.trimmingCharacters(in: .whitespacesAndNewlines).allSatisfy(\.isNumber) else {
+                throw DrillError("redis-cli LPUSH failed: \(output)")
+            }
+            pushed += 2
+        }
+        return pushed
+    }
+
+    /// Every part running again: Redis up, Apple back, a live process in every slot.
+    func heal() async throws {
+        if redis?.isRunning != true { try await startRedis() }
+        try await appleOutage(SimulatedOutage(mode: .off, durationMs: 0))
+        for stage in Stage.allCases {
+            for index in workers[stage]?.indices ?? 0..<0 where workers[stage]?[index].isRunning != true {
+                workers[stage]?[index] = try launchWorker(stage)
+            }
+        }
+        if intake?.isRunning != true { try await startIntake() }
+    }
+
+    /// Processes that exited without being asked to.
+    func crashes() -> [String] {
+        everyProcess.filter(\.crashed).map { "\($0.name) exited on its own (\($0.exitStatus.map { "\($0)" } ?? "?"))" }
+    }
+
+    /// SIGTERM to the intake and every worker (each must exit 0), then Redis and apple-sim go.
+    /// Returns the processes that did not stop cleanly.
+    func stop() async -> [String] {
+        var unclean: [String] = []
+        let graceful = (workers.values.flatMap { $0 } + [intake].compactMap { $0 }).filter(\.isRunning)
+        await withTaskGroup(of: (String, ManagedProcess.Exit).self) { group in
+            for process in graceful {
+                group.addTask {
+                    let watchdog = Task {
+                        try await Task.sleep(for: .seconds(30))
+                        process.signal(SIGKILL)
+                    }
+                    defer { watchdog.cancel() }
+                    return (process.name, await process.stop(with: SIGTERM))
+                }
+            }
+            for await (name, exit) in group where !exit.isClean {
+                unclean.append("\(name) did not exit 0 on SIGTERM (\(exit))")
+            }
+        }
+        for process in [redis, simulator].compactMap({ $0 }) { await process.stop(with: SIGKILL) }
+        return unclean
+    }
+
+    // MARK: starting parts
+
+    private func launch(_ name: String, _ executable: URL, _ arguments: [String] = []) throws -> ManagedProcess {
+        launches += 1
+        let process = try ManagedProcess.launch(
+            name: "\(name)#\(launches)", executable: executable, arguments: arguments,
+            environment: environment, log: logDirectory.appendingPathComponent("\(name)-\(launches).log"))
+        everyProcess.append(process)
+        return process
+    }
+
+    private func launchWorker(_ stage: Stage) throws -> ManagedProcess {
+        let name = switch stage {
+        case .verify: "iap-verifier"
+        case .dedupe: "iap-deduper"
+        case .grant: "iap-granter"
+        }
+        return try launch(name, settings.binDirectory.appendingPathComponent(name))
+    }
+
+    private func startRedis() async throws {
+        let arguments = [
+            "--port", String(redisPort), "--bind", "127.0.0.1", "--dir", dataDirectory.path, "--daemonize", "no",
+            "--logfile", "", "--maxmemory-policy", "noeviction",
+        ] + settings.durability.redisArguments
+        redis = try launch("redis-server", try Self.tool("redis-server"), arguments)
+        try await waitUntil("redis-server answers PING") {
+            (try? await self.runTool("redis-cli", ["-p", String(self.redisPort), "PING"]))?.hasPrefix("PONG") == true
+        }
+    }
+
+    private func startSimulator() async throws {
+        simulator = try launch(
+            "apple-sim", settings.binDirectory.appendingPathComponent("apple-sim"),
+            ["--port", String(simulatorPort), "--latency-ms", String(settings.appleLatencyMs)])
+        try await waitUntil("apple-sim is up") { await self.answers200(self.simulatorURL + "/healthz") }
+    }
+
+    private func startIntake() async throws {
+        intake = try launch("iap-intake", settings.binDirectory.appendingPathComponent("iap-intake"))
+        try await waitUntil("the intake is ready") { await self.answers200(self.intakeURL + "/readyz") }
+    }
+
+    /// What every pipeline process gets: short leases and retries so a trial drains in seconds.
+    private var environment: [String: String] {
+        [
+            "PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin",
+            "LOG_LEVEL": "info",
+            "IAP_REDIS_URL": redisURL,
+            "IAP_HTTP_PORT": String(intakePort),
+            "IAP_APPLE_PRODUCTION_URL": simulatorURL + AppleSimulator.productionPath,
+            "IAP_APPLE_SANDBOX_URL": simulatorURL + AppleSimulator.sandboxPath,
+            "IAP_APPLE_TIMEOUT_MS": "1000",
+            "IAP_BUNDLE_IDS": Self.bundleID,
+            "IAP_PRODUCTS_FILE": directory.appendingPathComponent("products.json").path,
+            "IAP_CONCURRENCY": "16",
+            "IAP_LEASE_MS": String(settings.leaseMs),
+            "IAP_RETRY_BASE_MS": "100",
+            "IAP_RETRY_MAX_MS": "1000",
+            "IAP_MAX_ATTEMPTS": "100",
+            "IAP_SHUTDOWN_GRACE_MS": "5000",
+            "IAP_REDIS_POOL_SIZE": "4",
+        ]
+    }
+
+    private func answers200(_ url: String) async -> Bool {
+        guard let response = try? await http.execute(HTTPClientRequest(url: url), timeout: .seconds(2)) else { return false }
+        return response.status == .ok
+    }
+
+    private func waitUntil(_ what: String, _ condition: @Sendable () async -> Bool) async throws {
+        let deadline = ContinuousClock.now + .seconds(30)
+        while ContinuousClock.now < deadline {
+            if await condition() { return }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        throw DrillError("timed out waiting until \(what); logs in \(logDirectory.path)")
+    }
+
+    func runTool(_ name: String, _ arguments: [String]) async throws -> String {
+        let process = Process()
+        process.executableURL = try Self.tool(name)
+        process.arguments = arguments
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    static func tool(_ name: String) throws -> URL {
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+        for folder in path.split(separator: ":").map(String.init) + ["/usr/sbin", "/usr/bin"] {
+            let candidate = URL(fileURLWithPath: folder).appendingPathComponent(name)
+            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+        }
+        throw DrillError("\(name) not found on PATH (apt-get install redis-server redis-tools)")
+    }
+}

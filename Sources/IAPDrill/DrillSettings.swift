@@ -1,0 +1,29 @@
+import Foundation
+
+/// Everything one drill run needs; `workers/drill --help` documents each.
+public struct DrillSettings: Sendable {
+    public var trials = 10
+    public var receiptsPerTrial = 2000
+    /// Faults per second, on average, while receipts are being submitted.
+    public var faultRate = 1.0
+    public var seed: UInt64 = 1
+    public var faults: [FaultKind] = FaultKind.allCases
+    public var durability = Durability.always
+    public var appleLatencyMs = 20
+    /// Receipts submitted per second (spread out, so faults meet traffic).
+    public var submitRate = 150
+    public var clientConcurrency = 16
+    public var processesPerStage = 2
+    public var leaseMs = 2000
+    /// How long to wait, after the faults stop, for every ticket to be terminal.
+    public var drainTimeoutSeconds = 120
+    /// Where the built executables are (`iap-intake`, `iap-verifier`, …, `apple-sim`).
+    public var binDirectory: URL
+    /// Data folders and logs, one per trial.
+    public var workDirectory: URL
+
+    public init(binDirectory: URL, workDirectory: URL) {
+        self.binDirectory = binDirectory
+        self.workDirectory = workDirectory
+    }
+}

@@ -1,0 +1,17 @@
+/// How redis-server persists the drill's data: what a crash of Redis may lose.
+public enum Durability: String, CaseIterable, Sendable, Codable {
+    /// AOF, fsync before every reply: an acknowledged write survives a crash of Redis or the host.
+    case always
+    /// AOF, fsync once a second: a Redis crash loses nothing the kernel got; a host crash up to ~1 s.
+    case everysec
+    /// No AOF, no snapshots: a Redis crash loses everything (shows that the drill notices loss).
+    case none
+
+    var redisArguments: [String] {
+        switch self {
+        case .always: ["--appendonly", "yes", "--appendfsync", "always", "--save", ""]
+        case .everysec: ["--appendonly", "yes", "--appendfsync", "everysec", "--save", ""]
+        case .none: ["--appendonly", "no", "--save", ""]
+        }
+    }
+}

@@ -1,0 +1,72 @@
+import AppleSimulator
+import Foundation
+import IAPPipeline
+import NIOConcurrencyHelpers
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Breaks a running trial at random moments (exponential gaps, mean `1 / faultRate`), one fault
+/// at a time, cycling through the chosen kinds in a shuffled order so each appears every round.
+struct FaultInjector {
+    let cluster: DrillCluster
+    let settings: DrillSettings
+    var rng: SeededGenerator
+    private(set) var injected: [FaultKind: Int] = [:]
+    private(set) var poisonPushed = 0
+    /// Things that went wrong that are not about the books (a SIGTERM without exit 0).
+    private(set) var anomalies: [String] = []
+    private var bag: [FaultKind] = []
+
+    init(cluster: DrillCluster, settings: DrillSettings, rng: SeededGenerator) {
+        self.cluster = cluster
+        self.settings = settings
+        self.rng = rng
+    }
+
+    /// Injects faults until `finished` is set and every chosen kind has been injected once.
+    mutating func run(until finished: NIOLockedValueBox<Bool>) async throws {
+        guard !settings.faults.isEmpty, settings.faultRate > 0 else { return }
+        while !(finished.withLockedValue { $0 } && settings.faults.allSatisfy { injected[$0, default: 0] > 0 }) {
+            let gap = -log(1 - Double.random(in: 0..<1, using: &rng)) / settings.faultRate
+            try await Task.sleep(for: .milliseconds(Int(gap * 1000)))
+            let kind = nextKind()
+            try await inject(kind)
+            injected[kind, default: 0] += 1
+        }
+    }
+
+    private mutating func nextKind() -> FaultKind {
+        if bag.isEmpty { bag = settings.faults.shuffled(using: &rng) }
+        return bag.removeLast()
+    }
+
+    private mutating func inject(_ kind: FaultKind) async throws {
+        switch kind {
+        case .killStage:
+            let (stage, index) = await pickWorker()
+            _ = try await cluster.replaceWorker(stage, at: index, signal: SIGKILL, pauseMs: Int.random(in: 0..<500, using: &rng))
+        case .killRedis:
+            try await cluster.crashRedis(pauseMs: Int.random(in: 0..<500, using: &rng))
+        case .appleOutage:
+            let mode: SimulatedOutage.Mode = Bool.random(using: &rng) ? .unavailable : .timeout
+            try await cluster.appleOutage(SimulatedOutage(mode: mode, durationMs: Int.random(in: 1000...3000, using: &rng)))
+        case .sigterm:
+            // The verifier holds jobs longest (it waits on Apple), so it is the likeliest to have some in flight.
+            let (stage, index) = Bool.random(using: &rng) ? (Stage.verify, 0) : await pickWorker()
+            let (name, exit) = try await cluster.replaceWorker(stage, at: index, signal: SIGTERM, pauseMs: 0)
+            if !exit.isClean { anomalies.append("\(name) did not exit 0 on SIGTERM (\(exit))") }
+        case .poison:
+            poisonPushed += try await cluster.poison(nonce: rng.next())
+        case .stall:
+            let (stage, index) = await pickWorker()
+            try await cluster.stallWorker(stage, at: index, forMs: settings.leaseMs + 1500)
+        }
+    }
+
+    private mutating func pickWorker() async -> (Stage, Int) {
+        let stage = Stage.allCases.randomElement(using: &rng)!
+        return (stage, Int.random(in: 0..<max(await cluster.workerCount(stage), 1), using: &rng))
+    }
+}

@@ -1,0 +1,27 @@
+/// The faults the drill injects into a running pipeline.
+public enum FaultKind: String, CaseIterable, Sendable, Codable {
+    /// `kill -9` a random stage process, then start a new one.
+    case killStage = "kill-stage"
+    /// `kill -9` redis-server, then restart it on the same data folder.
+    case killRedis = "kill-redis"
+    /// apple-sim answers 503 or hangs past the verifier's timeout for 1–3 s.
+    case appleOutage = "apple-outage"
+    /// SIGTERM a stage process with jobs in flight: it must finish or hand them back and exit 0.
+    case sigterm
+    /// Garbage and jobs of tickets that do not exist, pushed on every stage queue with redis-cli.
+    case poison
+    /// SIGSTOP a stage process past its lease, then SIGCONT: it must not ack what the reaper took.
+    case stall
+
+    /// Column heading in the drill's table.
+    var column: String {
+        switch self {
+        case .killStage: "kill"
+        case .killRedis: "redis"
+        case .appleOutage: "apple"
+        case .sigterm: "term"
+        case .poison: "poison"
+        case .stall: "stall"
+        }
+    }
+}

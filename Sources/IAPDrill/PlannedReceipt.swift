@@ -1,0 +1,91 @@
+import AppleSimulator
+
+/// One submission of a trial, decided before the trial starts from the seed.
+struct PlannedReceipt: Sendable {
+    let index: Int
+    let scenario: ReceiptScenario
+    let userID: String
+    let receiptData: String
+    /// The grant unit the receipt's purchase claims; `nil` when nothing can be granted.
+    let unit: String?
+    /// For a resubmission: the receipt whose ticket it must get back.
+    let sameTicketAs: Int?
+}
+
+extension PlannedReceipt {
+    /// A trial's submissions: the scenario mix drawn from `rng`; duplicates, restores and
+    /// resubmissions refer to earlier receipts of the same trial.
+    static func plan(count: Int, trial: Int, using rng: inout SeededGenerator) -> [PlannedReceipt] {
+        let scenarios = ReceiptScenario.allCases
+        let totalWeight = scenarios.map(\.weight).reduce(0, +)
+        var plan: [PlannedReceipt] = []
+        var consumables: [Int] = []
+        var nonConsumables: [Int] = []
+        for index in 0..<count {
+            var roll = Int.random(in: 0..<totalWeight, using: &rng)
+            var scenario = scenarios.first { roll -= $0.weight; return roll < 0 } ?? .valid
+            if scenario == .duplicate && consumables.isEmpty { scenario = .valid }
+            if scenario == .restored && nonConsumables.isEmpty { scenario = .nonConsumable }
+            if scenario == .resubmitted && plan.isEmpty { scenario = .valid }
+            let id = "\(trial)-\(index)"
+            let user = "player-\(Int.random(in: 0..<500, using: &rng))"
+            func receipt(_ transactions: [SimulatedReceipt.Transaction], environment: String = "Production", status: Int? = nil,
+                         transientFailures: Int? = nil, failureHTTPStatus: Int? = nil) -> String {
+                SimulatedReceipt(
+                    bundleID: DrillCluster.bundleID, environment: environment, transactions: transactions, status: status,
+                    transientFailures: transientFailures, failureHTTPStatus: failureHTTPStatus, nonce: id
+                ).receiptData()
+            }
+            let gold = SimulatedReceipt.Transaction(transactionID: "tx-\(id)", productID: "drill.gold")
+            let planned: PlannedReceipt
+            switch scenario {
+            case .valid:
+                planned = .init(index: index, scenario: scenario, userID: user, receiptData: receipt([gold]), unit: gold.transactionID, sameTicketAs: nil)
+            case .sandbox:
+                planned = .init(index: index, scenario: scenario, userID: user, receiptData: receipt([gold], environment: "Sandbox"),
+                                unit: gold.transactionID, sameTicketAs: nil)
+            case .transient:
+                let viaHTTP = Bool.random(using: &rng)
+                planned = .init(index: index, scenario: scenario, userID: user,
+                                receiptData: receipt([gold], transientFailures: 2, failureHTTPStatus: viaHTTP ? 503 : nil),
+                                unit: gold.transactionID, sameTicketAs: nil)
+            case .duplicate:
+                let earlier = plan[consumables.randomElement(using: &rng)!]
+                let copied = SimulatedReceipt.Transaction(transactionID: earlier.unit!, productID: "drill.gold")
+                planned = .init(index: index, scenario: scenario, userID: "thief-\(index)", receiptData: receipt([copied]),
+                                unit: earlier.unit, sameTicketAs: nil)
+            case .nonConsumable:
+                let pack = SimulatedReceipt.Transaction(transactionID: "tx-\(id)", productID: "drill.pack")
+                planned = .init(index: index, scenario: scenario, userID: user, receiptData: receipt([pack]), unit: pack.transactionID, sameTicketAs: nil)
+            case .restored:
+                let earlier = plan[nonConsumables.randomElement(using: &rng)!]
+                let restore = SimulatedReceipt.Transaction(transactionID: "tx-\(id)", originalTransactionID: earlier.unit!, productID: "drill.pack")
+                planned = .init(index: index, scenario: scenario, userID: earlier.userID, receiptData: receipt([restore]),
+                                unit: earlier.unit, sameTicketAs: nil)
+            case .invalid:
+                planned = .init(index: index, scenario: scenario, userID: user, receiptData: receipt([gold], status: 21003), unit: nil, sameTicketAs: nil)
+            case .resubmitted:
+                let earlier = plan[Int.random(in: 0..<plan.count, using: &rng)]
+                let original = earlier.sameTicketAs.map { plan[$0] } ?? earlier
+                planned = .init(index: index, scenario: scenario, userID: original.userID, receiptData: original.receiptData,
+                                unit: original.unit, sameTicketAs: original.index)
+            }
+            switch scenario {
+            case .valid, .sandbox, .transient: consumables.append(index)
+            case .nonConsumable: nonConsumables.append(index)
+            default: break
+            }
+            plan.append(planned)
+        }
+        return plan
+    }
+}
+
+extension PlannedReceipt {
+    /// A plain new consumable purchase, for targeted checks.
+    static func valid(index: Int, trial: Int = 0) -> PlannedReceipt {
+        let gold = SimulatedReceipt.Transaction(transactionID: "tx-\(trial)-\(index)", productID: "drill.gold")
+        let data = SimulatedReceipt(bundleID: DrillCluster.bundleID, transactions: [gold], nonce: "\(trial)-\(index)").receiptData()
+        return PlannedReceipt(index: index, scenario: .valid, userID: "player-\(index)", receiptData: data, unit: gold.transactionID, sameTicketAs: nil)
+    }
+}

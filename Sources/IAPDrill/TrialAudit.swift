@@ -1,0 +1,117 @@
+import Foundation
+import IAPPipeline
+import RedisClient
+
+/// Waits for a trial to drain, then checks its books against what each receipt's scenario dictates.
+struct TrialAudit {
+    let store: PipelineStore
+    let leaseMs: Int
+
+    /// Polls until every accepted ticket is terminal and nothing is queued, in flight or waiting
+    /// for a retry, or the timeout passes. Returns the tickets seen terminal and the time it took.
+    func drain(_ tickets: Set<String>, timeout: Duration) async -> (terminal: [String: Ticket], seconds: Double) {
+        let start = ContinuousClock.now
+        var terminal: [String: Ticket] = [:]
+        var pending = tickets
+        while ContinuousClock.now - start < timeout {
+            for id in pending {
+                let read: Ticket?
+                do { read = try await store.ticket(id) } catch { continue }
+                if let ticket = read, ticket.status.isTerminal {
+                    terminal[id] = ticket
+                    pending.remove(id)
+                } else if read == nil {
+                    pending.remove(id)  // the hash is gone (Redis lost it): it can never finish
+                }
+            }
+            if pending.isEmpty, let stats = try? await store.stats(leaseMs: leaseMs), Self.leftovers(stats) == 0 { break }
+            try? await Task.sleep(for: .milliseconds(100))
+        }
+        let elapsed = ContinuousClock.now - start
+        return (terminal, Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+    }
+
+    static func leftovers(_ stats: PipelineStats) -> Int {
+        stats.queues.values.reduce(0, +) + stats.inflight.values.reduce(0, +) + stats.retry
+    }
+
+    struct Books {
+        var lost = 0
+        var doubleGrants = 0
+        var stuck = 0
+        var wrong = 0
+        var poisonDeadLettered = 0
+        var examples: [String] = []
+
+        mutating func note(_ finding: String) {
+            if examples.count < 8 { examples.append(finding) }
+        }
+    }
+
+    func check(plan: [PlannedReceipt], tickets: [String?], terminal: [String: Ticket]) async throws -> Books {
+        var books = Books()
+        let accepted = Set(tickets.compactMap { $0 })
+        for id in accepted.sorted() where terminal[id] == nil {
+            books.lost += 1
+            let status = (try? await store.ticket(id))??.status.rawValue ?? "missing"
+            books.note("lost: ticket \(id) is \(status)")
+        }
+
+        // Fulfilment entries per grant unit: more than one is a double grant.
+        var fulfilments: [String: Int] = [:]
+        let entries = try await store.redis.send("XRANGE", store.keys.fulfilment, "-", "+").array ?? []
+        for entry in entries {
+            let fields = entry.array?.last?.array?.compactMap(\.string) ?? []
+            if let at = fields.firstIndex(of: "unit"), at + 1 < fields.count { fulfilments[fields[at + 1], default: 0] += 1 }
+        }
+        var doubled = Set(fulfilments.filter { $0.value > 1 }.keys)
+
+        // Tickets per grant unit: exactly one granted, the others duplicate.
+        var ticketsByUnit: [String: Set<String>] = [:]
+        for receipt in plan {
+            guard let ticket = tickets[receipt.index], let final = terminal[ticket] else { continue }
+            switch receipt.scenario {
+            case .resubmitted:
+                if let original = receipt.sameTicketAs, let first = tickets[original], first != ticket {
+                    books.wrong += 1
+                    books.note("wrong: resubmitted receipt #\(receipt.index) got ticket \(ticket), not \(first)")
+                }
+            case .invalid:
+                if final.status != .rejected || final.reason != "apple_status_21003" {
+                    books.wrong += 1
+                    books.note("wrong: invalid receipt #\(receipt.index) ended \(final.status.rawValue)/\(final.reason ?? "-")")
+                }
+            default:
+                guard let unit = receipt.unit else { continue }
+                ticketsByUnit[unit, default: []].insert(ticket)
+            }
+        }
+        for (unit, unitTickets) in ticketsByUnit.sorted(by: { $0.key < $1.key }) {
+            let statuses = unitTickets.compactMap { terminal[$0]?.status }
+            let granted = statuses.filter { $0 == .granted }.count
+            if granted > 1 { doubled.insert(unit) }
+            let others = statuses.filter { $0 != .granted && $0 != .duplicate }
+            if granted == 0 || !others.isEmpty {
+                books.wrong += 1
+                let reasons = unitTickets.compactMap { terminal[$0] }.map { "\($0.status.rawValue)/\($0.reason ?? "-")" }
+                books.note("wrong: unit \(unit) ended \(reasons.sorted())")
+            } else if granted == 1 && fulfilments[unit, default: 0] == 0 {
+                books.wrong += 1
+                books.note("wrong: unit \(unit) granted without a fulfilment entry")
+            }
+        }
+        books.doubleGrants = doubled.count
+        for unit in doubled.sorted().prefix(3) { books.note("double grant: unit \(unit), \(fulfilments[unit, default: 0]) fulfilment entries") }
+
+        let stats = try await store.stats(leaseMs: leaseMs)
+        books.stuck = Self.leftovers(stats)
+        if books.stuck > 0 { books.note("stuck: queues \(stats.queues), in flight \(stats.inflight), retry \(stats.retry)") }
+
+        // Dead letters that belong to no accepted ticket are the poison the drill pushed.
+        for entry in try await store.deadLetters(limit: 100_000) {
+            let letter = try? DeadLetter.decode(entry)
+            if letter?.ticket.map(accepted.contains) != true { books.poisonDeadLettered += 1 }
+        }
+        return books
+    }
+}

@@ -1,0 +1,26 @@
+/// One trial's books: the four numbers that must be 0, and what the trial did.
+public struct TrialReport: Codable, Sendable {
+    public var trial: Int
+    public var receipts: Int
+    public var accepted: Int
+    /// 503s and broken connections the client met before its receipts were accepted.
+    public var refusals: Int
+    public var faults: [FaultKind: Int]
+    public var poisonPushed: Int
+    public var poisonDeadLettered: Int
+    /// Accepted tickets that never reached a terminal state.
+    public var lost: Int
+    /// Grant units with more than one fulfilment entry, or more than one granted ticket.
+    public var doubleGrants: Int
+    /// Jobs still in a queue, an in-flight list or the retry set after the drain.
+    public var stuck: Int
+    /// Terminal states other than the receipt's scenario dictates.
+    public var wrongOutcomes: Int
+    /// Crashes, unclean SIGTERM exits, receipts the intake refused for good.
+    public var anomalies: Int
+    public var drainSeconds: Double
+    /// The first few findings, to start an investigation from.
+    public var examples: [String]
+
+    public var passed: Bool { lost == 0 && doubleGrants == 0 && stuck == 0 && wrongOutcomes == 0 && anomalies == 0 }
+}

@@ -1,0 +1,141 @@
+import AsyncHTTPClient
+import Foundation
+import IAPPipeline
+import NIOConcurrencyHelpers
+import RedisClient
+import Testing
+
+@testable import IAPDrill
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The drill against the executables `swift test` just built: real processes, real faults.
+@Suite(.serialized)
+struct DrillTests {
+    /// The test binary sits next to the package's executables.
+    static var settings: DrillSettings {
+        let bin = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
+        let work = FileManager.default.temporaryDirectory.appendingPathComponent("iap-drill-\(UUID().uuidString)")
+        var settings = DrillSettings(binDirectory: bin, workDirectory: work)
+        settings.trials = 1
+        settings.processesPerStage = 2
+        return settings
+    }
+
+    @Test func aShortDrillWithEveryFaultKeepsTheBooks() async throws {
+        var settings = Self.settings
+        settings.receiptsPerTrial = 300
+        settings.submitRate = 60
+        settings.faultRate = 2
+        settings.seed = 7
+        defer { try? FileManager.default.removeItem(at: settings.workDirectory) }
+        let report = try #require(try await Drill(settings: settings).run().first)
+        #expect(FaultKind.allCases.allSatisfy { report.faults[$0, default: 0] >= 1 }, "\(report.faults)")
+        #expect(report.accepted > 200)
+        #expect(report.lost == 0, "\(report.examples)")
+        #expect(report.doubleGrants == 0, "\(report.examples)")
+        #expect(report.stuck == 0, "\(report.examples)")
+        #expect(report.wrongOutcomes == 0, "\(report.examples)")
+        #expect(report.anomalies == 0, "\(report.examples)")
+        #expect(report.poisonPushed > 0 && report.poisonDeadLettered == report.poisonPushed)
+    }
+
+    /// A Redis crash right after 40 receipts were accepted: with the AOF nothing is lost (a
+    /// process crash leaves the kernel its writes, so `everysec` survives it too); without
+    /// persistence every ticket is gone, and the audit counts each one as lost.
+    @Test(arguments: [(Durability.always, false), (.everysec, false), (.none, true)])
+    func aRedisCrashLosesAcceptedTicketsOnlyWithoutPersistence(durability: Durability, losesTickets: Bool) async throws {
+        var settings = Self.settings
+        settings.durability = durability
+        settings.processesPerStage = 1
+        try await withCluster(settings) { cluster, http, store in
+            let plan = (0..<40).map { index in
+                PlannedReceipt.valid(index: index)
+            }
+            let submissions = await LoadClient(http: http, intakeURL: cluster.intakeURL).submitAll(plan, perSecond: 1000, concurrency: 8)
+            let tickets = submissions.map(\.ticket)
+            #expect(tickets.allSatisfy { $0 != nil })
+            try await cluster.crashRedis(pauseMs: 0)
+            let audit = TrialAudit(store: store, leaseMs: settings.leaseMs)
+            let (terminal, _) = await audit.drain(Set(tickets.compactMap { $0 }), timeout: .seconds(60))
+            let books = try await audit.check(plan: plan, tickets: tickets, terminal: terminal)
+            #expect(books.lost == (losesTickets ? 40 : 0), "\(books.examples)")
+            #expect(books.doubleGrants == 0 && books.wrong == 0 && books.stuck == 0, "\(books.examples)")
+        }
+    }
+
+    /// A verifier paused past its lease loses its jobs to the reaper and another verifier; when it
+    /// resumes, every ack it tries finds the job gone from its in-flight list, so nothing moves twice.
+    @Test func aStalledVerifierCannotAckWhatTheReaperTookFromIt() async throws {
+        var settings = Self.settings
+        settings.processesPerStage = 1
+        settings.leaseMs = 1000
+        settings.appleLatencyMs = 600
+        try await withCluster(settings) { cluster, http, store in
+            let plan = (0..<5).map { PlannedReceipt.valid(index: $0) }
+            let stalled = try #require(await cluster.worker(.verify, at: 0))
+            let tickets = await LoadClient(http: http, intakeURL: cluster.intakeURL)
+                .submitAll(plan, perSecond: 1000, concurrency: 5).compactMap(\.ticket)
+            #expect(tickets.count == 5)
+            try await waitUntil { try await store.stats(leaseMs: 1000).inflight["verify"] == 5 }
+            stalled.signal(SIGSTOP)
+            // The reaper (run by the deduper or granter) returns the jobs to the queue…
+            try await waitUntil { try await store.stats(leaseMs: 1000).queues["verify"] == 5 }
+            // …and a second verifier takes them and finishes them.
+            _ = try await cluster.addWorker(.verify)
+            let audit = TrialAudit(store: store, leaseMs: settings.leaseMs)
+            let (terminal, _) = await audit.drain(Set(tickets), timeout: .seconds(60))
+            stalled.signal(SIGCONT)
+            // Each of the five stale handlers finds its job gone and says so (a BLMOVE it had
+            // pending may also have been served a job while it was paused: that one is reaped again).
+            try await waitUntil {
+                (try String(contentsOf: stalled.log, encoding: .utf8)).components(separatedBy: "lost the lease").count - 1 >= 5
+            }
+            let books = try await audit.check(plan: plan, tickets: tickets, terminal: terminal)
+            #expect(books.lost == 0 && books.doubleGrants == 0 && books.wrong == 0 && books.stuck == 0, "\(books.examples)")
+            #expect(terminal.values.allSatisfy { $0.status == .granted })
+            #expect(try await store.redis.send("XLEN", store.keys.fulfilment) == .integer(5))
+            for ticket in tickets {
+                let redeliveries = try await store.redis.send("HGET", store.keys.ticket(ticket), "redeliveries").string.flatMap { Int($0) }
+                #expect((redeliveries ?? 0) >= 1)
+            }
+            #expect(stalled.isRunning)
+        }
+    }
+
+    private func withCluster(
+        _ settings: DrillSettings, _ body: (DrillCluster, HTTPClient, PipelineStore) async throws -> Void
+    ) async throws {
+        let http = HTTPClient(eventLoopGroupProvider: .singleton)
+        let cluster = try DrillCluster(settings: settings, directory: settings.workDirectory, http: http)
+        let redis = RedisClient(configuration: try RedisConfiguration(url: cluster.redisURL), poolSize: 2)
+        do {
+            try await cluster.start()
+            try await body(cluster, http, PipelineStore(redis: redis, keys: cluster.keys))
+        } catch {
+            await redis.close()
+            _ = await cluster.stop()
+            try? await http.shutdown()
+            throw error
+        }
+        await redis.close()
+        let unclean = await cluster.stop()
+        #expect(unclean.isEmpty, "\(unclean)")
+        #expect(await cluster.crashes().isEmpty)
+        try await http.shutdown()
+        try? FileManager.default.removeItem(at: settings.workDirectory)
+    }
+
+    /// Waits for a condition of the running system (with a generous limit, not a timing claim).
+    private func waitUntil(_ condition: () async throws -> Bool) async throws {
+        let deadline = ContinuousClock.now + .seconds(60)
+        while ContinuousClock.now < deadline {
+            if (try? await condition()) == true { return }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        Issue.record("condition not met within 60 s")
+        throw DrillError("timed out")
+    }
+}
