@@ -27,7 +27,12 @@ public struct Drill: Sendable {
         var reports: [TrialReport] = []
         do {
             for trial in 1...settings.trials {
-                reports.append(try await runTrial(trial, http: http))
+                let report = try await runTrial(trial, http: http)
+                progress(
+                    "trial \(trial): \(report.passed ? "ok" : "FAILED"): lost \(report.lost), double grants \(report.doubleGrants), "
+                        + "stuck \(report.stuck), wrong \(report.wrongOutcomes), anomalies \(report.anomalies), "
+                        + "drained in \(String(format: "%.1f", report.drainSeconds)) s")
+                reports.append(report)
             }
         } catch {
             try? await http.shutdown()

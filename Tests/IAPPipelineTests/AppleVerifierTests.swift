@@ -36,6 +36,21 @@ import TestSupport
         await server.stop()
     }
 
+    @Test func anAppleOutageIsTransientUntilItEnds() async throws {
+        try await Self.withVerifier { verifier, simulator in
+            simulator.startOutage(SimulatedOutage(mode: .unavailable, durationMs: 600_000))
+            guard case .transient = await verifier.verify(receiptData: Self.receipt(), attempt: 1) else {
+                Issue.record("an outage must be transient")
+                return
+            }
+            simulator.startOutage(SimulatedOutage(mode: .off, durationMs: 0))
+            guard case .valid = await verifier.verify(receiptData: Self.receipt(), attempt: 2) else {
+                Issue.record("the outage is over")
+                return
+            }
+        }
+    }
+
     @Test func validProductionReceipt() async throws {
         try await Self.withVerifier { verifier, simulator in
             let outcome = await verifier.verify(receiptData: Self.receipt(), attempt: 1)

@@ -84,6 +84,28 @@ import Testing
         }
     }
 
+    /// Redis moved a job into the worker's list but the BLMOVE reply never arrived (a crash or a
+    /// broken connection): the worker is alive, so no reaper will return it; the worker adopts it.
+    @Test func aJobLeftInTheWorkersOwnListWithoutAHandlerIsAdopted() async throws {
+        try await withRedis { redis, _ in
+            let store = PipelineStore(redis: redis, keys: RedisKeys())
+            let handler = GateHandler()
+            let worker = StageWorker(
+                handler: handler, store: store, settings: WorkerSettings(concurrency: 2, leaseMs: 300, blockMs: 100), logger: testLogger)
+            try await Self.submit(store, "T1")
+            let orphan = try #require(try await redis.send("LMOVE", store.keys.queue(.verify), store.keys.inflight(member: worker.member), "RIGHT", "LEFT").string)
+            let running = Task { try await worker.run() }
+            var taken = handler.taken.makeAsyncIterator()
+            #expect(await taken.next() == orphan)
+            handler.release()
+            worker.stop()
+            try await running.value
+            #expect(handler.results.withLockedValue { $0 } == [.moved])
+            #expect(try await redis.send("LLEN", store.keys.queue(.dedupe)) == .integer(1))
+            #expect(try await redis.send("LLEN", store.keys.inflight(member: worker.member)) == .integer(0))
+        }
+    }
+
     @Test func aGracefulStopHandsUnfinishedJobsBackAndLeavesTheWorkerSet() async throws {
         try await withRedis { redis, _ in
             let store = PipelineStore(redis: redis, keys: RedisKeys())
