@@ -42,7 +42,9 @@ public final class ManagedProcess: @unchecked Sendable {
     static func launch(
         name: String, executable: URL, arguments: [String], environment: [String: String], log: URL
     ) throws -> ManagedProcess {
-        FileManager.default.createFile(atPath: log.path, contents: nil)
+        guard FileManager.default.createFile(atPath: log.path, contents: nil) else {
+            throw DrillError("cannot create \(log.path)")
+        }
         let output = try FileHandle(forWritingTo: log)
         output.seekToEndOfFile()
         let process = Process()
