@@ -149,8 +149,10 @@ public final class StageWorker: Service, Sendable {
     /// Jobs in this worker's in-flight list that no handler has: a BLMOVE whose reply was lost,
     /// or a handler that gave up. Nobody else will ever move them while this worker lives.
     private func orphans() async throws -> [String] {
-        let listed = try await context.store.inflightJobs(member: context.member)
+        // Who holds what, read before the list: a handler finishing in between then counts as
+        // holding a job the list no longer shows (harmless), never the other way round.
         var held = handling.withLockedValue { $0 }
+        let listed = try await context.store.inflightJobs(member: context.member)
         let orphans = listed.filter { payload in
             guard let count = held[payload], count > 0 else { return true }
             held[payload] = count - 1
