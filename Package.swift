@@ -45,6 +45,11 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
+            name: "LoopbackPort",
+            dependencies: [.product(name: "NIOConcurrencyHelpers", package: "swift-nio")],
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "AppleReceipt",
             dependencies: [
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -88,6 +93,7 @@ let package = Package(
                 "IAPPipeline",
                 "AppleSimulator",
                 "RedisClient",
+                "LoopbackPort",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
@@ -116,13 +122,13 @@ let package = Package(
         .executableTarget(name: "iap-drill", dependencies: ["IAPCLI"], swiftSettings: swiftSettings),
         .target(
             name: "TestSupport",
-            dependencies: ["RedisClient"],
+            dependencies: ["RedisClient", "LoopbackPort"],
             path: "Tests/TestSupport",
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "RedisClientTests",
-            dependencies: ["RedisClient", "TestSupport"],
+            dependencies: ["RedisClient", "TestSupport", "LoopbackPort"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -142,7 +148,7 @@ let package = Package(
         .testTarget(
             name: "IAPPipelineTests",
             dependencies: [
-                "IAPPipeline", "IAPIntake", "AppleSimulator", "TestSupport",
+                "IAPPipeline", "IAPIntake", "AppleSimulator", "TestSupport", "LoopbackPort",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Hummingbird", package: "hummingbird"),
             ],

@@ -2,6 +2,7 @@ import AppleSimulator
 import AsyncHTTPClient
 import Foundation
 import IAPPipeline
+import LoopbackPort
 import NIOCore
 
 #if canImport(Glibc)
@@ -34,9 +35,9 @@ actor DrillCluster {
         self.settings = settings
         self.directory = directory
         self.http = http
-        redisPort = try freePort()
-        simulatorPort = try freePort()
-        intakePort = try freePort()
+        redisPort = try LoopbackPort.free()
+        simulatorPort = try LoopbackPort.free()
+        intakePort = try LoopbackPort.free()
     }
 
     nonisolated var redisURL: String { "redis://127.0.0.1:\(redisPort)" }
@@ -190,7 +191,7 @@ actor DrillCluster {
             "--logfile", "", "--maxmemory-policy", "noeviction",
         ] + settings.durability.redisArguments
         redis = try launch("redis-server", try Self.tool("redis-server"), arguments)
-        try await waitUntil("redis-server answers PING") {
+        try await waitUntil("redis-server answers PING", while: redis) {
             (try? await self.runTool("redis-cli", ["-p", String(self.redisPort), "PING"]))?.hasPrefix("PONG") == true
         }
     }
@@ -199,12 +200,12 @@ actor DrillCluster {
         simulator = try launch(
             "apple-sim", settings.binDirectory.appendingPathComponent("apple-sim"),
             ["--port", String(simulatorPort), "--latency-ms", String(settings.appleLatencyMs)])
-        try await waitUntil("apple-sim is up") { await self.answers200(self.simulatorURL + "/healthz") }
+        try await waitUntil("apple-sim is up", while: simulator) { await self.answers200(self.simulatorURL + "/healthz") }
     }
 
     private func startIntake() async throws {
         intake = try launch("iap-intake", settings.binDirectory.appendingPathComponent("iap-intake"))
-        try await waitUntil("the intake is ready") { await self.answers200(self.intakeURL + "/readyz") }
+        try await waitUntil("the intake is ready", while: intake) { await self.answers200(self.intakeURL + "/readyz") }
     }
 
     /// What every pipeline process gets: short leases and retries so a trial drains in seconds.
@@ -234,13 +235,20 @@ actor DrillCluster {
         return response.status == .ok
     }
 
-    private func waitUntil(_ what: String, _ condition: @Sendable () async -> Bool) async throws {
+    /// Polls `condition` while `process` runs; a process that exits first fails at once, with
+    /// the end of its log in the error so a CI run shows why.
+    private func waitUntil(
+        _ what: String, while process: ManagedProcess?, _ condition: @Sendable () async -> Bool
+    ) async throws {
         let deadline = ContinuousClock.now + .seconds(30)
         while ContinuousClock.now < deadline {
             if await condition() { return }
+            if let process, let exit = process.exitStatus {
+                throw DrillError("\(process.name) exited (\(exit)) before \(what):\n\(process.logTail())")
+            }
             try await Task.sleep(for: .milliseconds(50))
         }
-        throw DrillError("timed out waiting until \(what); logs in \(logDirectory.path)")
+        throw DrillError("timed out waiting until \(what); \(process?.name ?? "") said:\n\(process?.logTail() ?? "")")
     }
 
     func runTool(_ name: String, _ arguments: [String]) async throws -> String {

@@ -95,6 +95,12 @@ public final class ManagedProcess: @unchecked Sendable {
     /// It exited without the drill asking it to.
     var crashed: Bool { state.withLockedValue { $0.exit != nil && !$0.expected } }
 
+    /// The last lines it wrote, for error messages.
+    func logTail(lines: Int = 20) -> String {
+        let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+        return text.split(separator: "\n", omittingEmptySubsequences: false).suffix(lines).joined(separator: "\n")
+    }
+
     func signal(_ number: Int32) {
         guard isRunning else { return }
         Glibc.kill(pid, number)

@@ -1,6 +1,7 @@
 import AppleReceipt
 import AppleSimulator
 import Hummingbird
+import LoopbackPort
 import Testing
 import TestSupport
 
@@ -117,7 +118,7 @@ import TestSupport
             }
             #expect(reason == "apple_http_404")
         }
-        let port = try TestSupport.freePort()
+        let port = try LoopbackPort.free()
         let verifier = AppleVerifier(configuration: .init(
             productionURL: "http://127.0.0.1:\(port)/verifyReceipt", sandboxURL: "http://127.0.0.1:\(port)/sandbox", timeoutMs: 2000))
         guard case .transient(let reason, _, _) = await verifier.verify(receiptData: Self.receipt(), attempt: 1) else {

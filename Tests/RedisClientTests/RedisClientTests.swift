@@ -1,3 +1,4 @@
+import LoopbackPort
 import RedisClient
 import TestSupport
 import Testing
@@ -76,7 +77,7 @@ import Testing
     }
 
     @Test func reportsAnUnreachableServerAsATypedError() async throws {
-        let port = try freePort()
+        let port = try LoopbackPort.free()
         var configuration = RedisConfiguration(endpoint: .tcp(host: "127.0.0.1", port: port))
         configuration.reconnectBackoffMs = 60_000...60_000
         let connection = RedisConnection(configuration: configuration)

@@ -1,4 +1,5 @@
 import Foundation
+import LoopbackPort
 import RedisClient
 
 #if canImport(Glibc)
@@ -28,7 +29,7 @@ public final class RedisServer: @unchecked Sendable {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         var lastError: (any Error)?
         for _ in 0..<5 {
-            let server = RedisServer(port: try freePort(), directory: directory, extraArguments: arguments)
+            let server = RedisServer(port: try LoopbackPort.free(), directory: directory, extraArguments: arguments)
             do {
                 try await server.launch()
                 return server
