@@ -88,12 +88,25 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
-            name: "IAPDrill",
+            name: "ClusterHarness",
             dependencies: [
                 "IAPPipeline",
                 "AppleSimulator",
-                "RedisClient",
                 "LoopbackPort",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "IAPDrill",
+            dependencies: [
+                "ClusterHarness",
+                "IAPPipeline",
+                "AppleSimulator",
+                "RedisClient",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
@@ -105,6 +118,7 @@ let package = Package(
             name: "IAPCLI",
             dependencies: [
                 "IAPPipeline",
+                "ClusterHarness",
                 "IAPDrill",
                 "IAPIntake",
                 "AppleSimulator",
@@ -134,7 +148,7 @@ let package = Package(
         .testTarget(
             name: "IAPDrillTests",
             dependencies: [
-                "IAPDrill", "IAPPipeline", "RedisClient",
+                "IAPDrill", "ClusterHarness", "IAPPipeline", "RedisClient",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],

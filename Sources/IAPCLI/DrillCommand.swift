@@ -1,5 +1,6 @@
 import ArgumentParser
 import Dispatch
+import ClusterHarness
 import Foundation
 import IAPDrill
 

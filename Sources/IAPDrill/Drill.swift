@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import ClusterHarness
 import Foundation
 import IAPPipeline
 import NIOConcurrencyHelpers
@@ -17,12 +18,7 @@ public struct Drill: Sendable {
     }
 
     public func run() async throws -> [TrialReport] {
-        for name in ["iap-intake", "iap-verifier", "iap-deduper", "iap-granter", "apple-sim"] {
-            let path = settings.binDirectory.appendingPathComponent(name).path
-            guard FileManager.default.isExecutableFile(atPath: path) else {
-                throw DrillError("\(path) is missing: build the package first")
-            }
-        }
+        try settings.cluster.checkExecutables()
         let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(timeout: .init(connect: .seconds(2))))
         var reports: [TrialReport] = []
         do {
@@ -48,7 +44,7 @@ public struct Drill: Sendable {
         let plan = PlannedReceipt.plan(count: settings.receiptsPerTrial, trial: trial, using: &rng)
         let directory = settings.workDirectory.appendingPathComponent("trial-\(trial)")
         try? FileManager.default.removeItem(at: directory)
-        let cluster = try DrillCluster(settings: settings, directory: directory, http: http)
+        let cluster = try LocalCluster(settings: settings.cluster, directory: directory, http: http)
         do {
             try await cluster.start()
         } catch {

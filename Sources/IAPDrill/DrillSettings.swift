@@ -1,4 +1,6 @@
+import ClusterHarness
 import Foundation
+import IAPPipeline
 
 /// Everything one drill run needs; `workers/drill --help` documents each.
 public struct DrillSettings: Sendable {
@@ -21,6 +23,16 @@ public struct DrillSettings: Sendable {
     public var binDirectory: URL
     /// Data folders and logs, one per trial.
     public var workDirectory: URL
+
+    /// The cluster each trial starts: `processesPerStage` of every stage, short leases and retries.
+    public var cluster: ClusterSettings {
+        var cluster = ClusterSettings(binDirectory: binDirectory)
+        cluster.durability = durability
+        cluster.appleLatencyMs = appleLatencyMs
+        cluster.processesPerStage = Dictionary(uniqueKeysWithValues: Stage.allCases.map { ($0, processesPerStage) })
+        cluster.leaseMs = leaseMs
+        return cluster
+    }
 
     public init(binDirectory: URL, workDirectory: URL) {
         self.binDirectory = binDirectory

@@ -1,4 +1,5 @@
 import AppleSimulator
+import ClusterHarness
 import Foundation
 import IAPPipeline
 import NIOConcurrencyHelpers
@@ -10,7 +11,7 @@ import Glibc
 /// Breaks a running trial at random moments (exponential gaps, mean `1 / faultRate`), one fault
 /// at a time, cycling through the chosen kinds in a shuffled order so each appears every round.
 struct FaultInjector {
-    let cluster: DrillCluster
+    let cluster: LocalCluster
     let settings: DrillSettings
     var rng: SeededGenerator
     private(set) var injected: [FaultKind: Int] = [:]
@@ -19,7 +20,7 @@ struct FaultInjector {
     private(set) var anomalies: [String] = []
     private var bag: [FaultKind] = []
 
-    init(cluster: DrillCluster, settings: DrillSettings, rng: SeededGenerator) {
+    init(cluster: LocalCluster, settings: DrillSettings, rng: SeededGenerator) {
         self.cluster = cluster
         self.settings = settings
         self.rng = rng

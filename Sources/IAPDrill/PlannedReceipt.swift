@@ -1,7 +1,8 @@
 import AppleSimulator
+import ClusterHarness
 
 /// One submission of a trial, decided before the trial starts from the seed.
-struct PlannedReceipt: Sendable {
+struct PlannedReceipt: SubmittableReceipt {
     let index: Int
     let scenario: ReceiptScenario
     let userID: String
@@ -32,7 +33,7 @@ extension PlannedReceipt {
             func receipt(_ transactions: [SimulatedReceipt.Transaction], environment: String = "Production", status: Int? = nil,
                          transientFailures: Int? = nil, failureHTTPStatus: Int? = nil) -> String {
                 SimulatedReceipt(
-                    bundleID: DrillCluster.bundleID, environment: environment, transactions: transactions, status: status,
+                    bundleID: LocalCluster.bundleID, environment: environment, transactions: transactions, status: status,
                     transientFailures: transientFailures, failureHTTPStatus: failureHTTPStatus, nonce: id
                 ).receiptData()
             }
@@ -85,7 +86,7 @@ extension PlannedReceipt {
     /// A plain new consumable purchase, for targeted checks.
     static func valid(index: Int, trial: Int = 0) -> PlannedReceipt {
         let gold = SimulatedReceipt.Transaction(transactionID: "tx-\(trial)-\(index)", productID: "drill.gold")
-        let data = SimulatedReceipt(bundleID: DrillCluster.bundleID, transactions: [gold], nonce: "\(trial)-\(index)").receiptData()
+        let data = SimulatedReceipt(bundleID: LocalCluster.bundleID, transactions: [gold], nonce: "\(trial)-\(index)").receiptData()
         return PlannedReceipt(index: index, scenario: .valid, userID: "player-\(index)", receiptData: data, unit: gold.transactionID, sameTicketAs: nil)
     }
 }

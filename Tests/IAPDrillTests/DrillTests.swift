@@ -5,6 +5,7 @@ import NIOConcurrencyHelpers
 import RedisClient
 import Testing
 
+@testable import ClusterHarness
 @testable import IAPDrill
 
 #if canImport(Glibc)
@@ -106,10 +107,10 @@ struct DrillTests {
     }
 
     private func withCluster(
-        _ settings: DrillSettings, _ body: (DrillCluster, HTTPClient, PipelineStore) async throws -> Void
+        _ settings: DrillSettings, _ body: (LocalCluster, HTTPClient, PipelineStore) async throws -> Void
     ) async throws {
         let http = HTTPClient(eventLoopGroupProvider: .singleton)
-        let cluster = try DrillCluster(settings: settings, directory: settings.workDirectory, http: http)
+        let cluster = try LocalCluster(settings: settings.cluster, directory: settings.workDirectory, http: http)
         let redis = RedisClient(configuration: try RedisConfiguration(url: cluster.redisURL), poolSize: 2)
         do {
             try await cluster.start()

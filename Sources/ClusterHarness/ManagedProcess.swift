@@ -8,12 +8,12 @@ import Glibc
 /// One child process of the drill: started with its output in a log file, signalled, awaited.
 /// Remembers whether the drill meant it to exit, so an exit nobody asked for counts as a crash.
 public final class ManagedProcess: @unchecked Sendable {
-    struct Exit: Sendable, Equatable {
-        var signalled: Bool
+    public struct Exit: Sendable, Equatable {
+        public var signalled: Bool
         /// The exit code, or the signal number when `signalled`.
-        var code: Int32
+        public var code: Int32
 
-        var isClean: Bool { !signalled && code == 0 }
+        public var isClean: Bool { !signalled && code == 0 }
     }
 
     private struct State {
@@ -25,10 +25,12 @@ public final class ManagedProcess: @unchecked Sendable {
     /// Every child still running, so an interrupted drill can take them down with it.
     private static let live = NIOLockedValueBox<Set<Int32>>([])
 
-    let name: String
-    let pid: Int32
+    public let name: String
+    public let pid: Int32
+    /// What it is, without the launch number: `iap-verifier` for `iap-verifier#7`.
+    public var kind: String { String(name.split(separator: "#").first ?? Substring(name)) }
     /// Its stdout and stderr.
-    let log: URL
+    public let log: URL
     private let process: Process
     private let state = NIOLockedValueBox(State())
 
@@ -43,7 +45,7 @@ public final class ManagedProcess: @unchecked Sendable {
         name: String, executable: URL, arguments: [String], environment: [String: String], log: URL
     ) throws -> ManagedProcess {
         guard FileManager.default.createFile(atPath: log.path, contents: nil) else {
-            throw DrillError("cannot create \(log.path)")
+            throw ClusterError("cannot create \(log.path)")
         }
         let output = try FileHandle(forWritingTo: log)
         output.seekToEndOfFile()
@@ -90,31 +92,31 @@ public final class ManagedProcess: @unchecked Sendable {
         for waiter in waiters { waiter.resume(returning: exit) }
     }
 
-    var exitStatus: Exit? { state.withLockedValue { $0.exit } }
-    var isRunning: Bool { exitStatus == nil }
+    public var exitStatus: Exit? { state.withLockedValue { $0.exit } }
+    public var isRunning: Bool { exitStatus == nil }
     /// It exited without the drill asking it to.
-    var crashed: Bool { state.withLockedValue { $0.exit != nil && !$0.expected } }
+    public var crashed: Bool { state.withLockedValue { $0.exit != nil && !$0.expected } }
 
     /// The last lines it wrote, for error messages.
-    func logTail(lines: Int = 20) -> String {
+    public func logTail(lines: Int = 20) -> String {
         let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
         return text.split(separator: "\n", omittingEmptySubsequences: false).suffix(lines).joined(separator: "\n")
     }
 
-    func signal(_ number: Int32) {
+    public func signal(_ number: Int32) {
         guard isRunning else { return }
         Glibc.kill(pid, number)
     }
 
     /// Sends a signal that ends the process and waits for the exit.
     @discardableResult
-    func stop(with number: Int32) async -> Exit {
+    public func stop(with number: Int32) async -> Exit {
         state.withLockedValue { $0.expected = true }
         signal(number)
         return await waitForExit()
     }
 
-    func waitForExit() async -> Exit {
+    public func waitForExit() async -> Exit {
         await withCheckedContinuation { continuation in
             let done = state.withLockedValue { state -> Exit? in
                 if let exit = state.exit { return exit }

@@ -9,19 +9,19 @@ import NIOCore
 import Glibc
 #endif
 
-/// One trial's running system: redis-server, apple-sim, the intake and N processes per stage, all
-/// real processes on loopback, with their data and logs in the trial's folder. The fault
-/// injector breaks it through these methods; `heal` puts every part back.
-actor DrillCluster {
-    static let bundleID = "com.example.drill"
-    static let products = #"{"products": {"drill.gold": {"type": "consumable"}, "drill.pack": {"type": "non_consumable"}}}"#
+/// A running pipeline on loopback: redis-server, apple-sim, the intake and N processes per stage,
+/// all real processes, with their data and logs in one folder. The drill breaks it through these
+/// methods (`heal` puts every part back); the bench measures it.
+public actor LocalCluster {
+    public static let bundleID = "com.example.drill"
+    public static let products = #"{"products": {"drill.gold": {"type": "consumable"}, "drill.pack": {"type": "non_consumable"}}}"#
 
-    let settings: DrillSettings
-    let directory: URL
-    let redisPort: Int
-    let simulatorPort: Int
-    let intakePort: Int
-    let keys = RedisKeys()
+    public nonisolated let settings: ClusterSettings
+    public nonisolated let directory: URL
+    public nonisolated let redisPort: Int
+    public nonisolated let simulatorPort: Int
+    public nonisolated let intakePort: Int
+    public nonisolated let keys = RedisKeys()
     private let http: HTTPClient
     private var redis: ManagedProcess?
     private var simulator: ManagedProcess?
@@ -31,7 +31,7 @@ actor DrillCluster {
     private var everyProcess: [ManagedProcess] = []
     private var launches = 0
 
-    init(settings: DrillSettings, directory: URL, http: HTTPClient) throws {
+    public init(settings: ClusterSettings, directory: URL, http: HTTPClient) throws {
         self.settings = settings
         self.directory = directory
         self.http = http
@@ -40,13 +40,15 @@ actor DrillCluster {
         intakePort = try LoopbackPort.free()
     }
 
-    nonisolated var redisURL: String { "redis://127.0.0.1:\(redisPort)" }
-    nonisolated var intakeURL: String { "http://127.0.0.1:\(intakePort)" }
+    public nonisolated var redisURL: String { "redis://127.0.0.1:\(redisPort)" }
+    public nonisolated var intakeURL: String { "http://127.0.0.1:\(intakePort)" }
     private nonisolated var simulatorURL: String { "http://127.0.0.1:\(simulatorPort)" }
     private var dataDirectory: URL { directory.appendingPathComponent("data") }
     private var logDirectory: URL { directory.appendingPathComponent("logs") }
 
-    func start() async throws {
+    /// Starts every part; with `workers: false` only Redis, apple-sim and the intake (jobs queue
+    /// up until `addWorker`).
+    public func start(workers startWorkers: Bool = true) async throws {
         for folder in [dataDirectory, logDirectory] {
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         }
@@ -54,26 +56,36 @@ actor DrillCluster {
         try await startRedis()
         try await startSimulator()
         for stage in Stage.allCases {
-            workers[stage] = try (0..<settings.processesPerStage).map { _ in try launchWorker(stage) }
+            let count = startWorkers ? settings.processesPerStage[stage, default: 0] : 0
+            workers[stage] = try (0..<count).map { _ in try launchWorker(stage) }
         }
         try await startIntake()
     }
 
+    /// The running processes by kind (`redis-server`, `apple-sim`, `iap-intake`, `iap-verifier`, …).
+    public func processesByKind() -> [String: [ManagedProcess]] {
+        var kinds: [String: [ManagedProcess]] = [:]
+        for process in [redis, simulator, intake].compactMap({ $0 }) + workers.values.flatMap({ $0 }) where process.isRunning {
+            kinds[process.kind, default: []].append(process)
+        }
+        return kinds
+    }
+
     // MARK: faults
 
-    func workerCount(_ stage: Stage) -> Int { workers[stage]?.count ?? 0 }
+    public func workerCount(_ stage: Stage) -> Int { workers[stage]?.count ?? 0 }
 
-    func worker(_ stage: Stage, at index: Int) -> ManagedProcess? { workers[stage]?[index] }
+    public func worker(_ stage: Stage, at index: Int) -> ManagedProcess? { workers[stage]?[index] }
 
     /// Starts one more process for `stage`; returns its index.
-    func addWorker(_ stage: Stage) throws -> Int {
+    public func addWorker(_ stage: Stage) throws -> Int {
         workers[stage, default: []].append(try launchWorker(stage))
         return workers[stage]!.count - 1
     }
 
     /// Ends a stage process with `signal` and starts its replacement after `pauseMs`.
-    func replaceWorker(_ stage: Stage, at index: Int, signal: Int32, pauseMs: Int) async throws -> (String, ManagedProcess.Exit) {
-        guard let process = workers[stage]?[index] else { throw DrillError("no \(stage) process \(index)") }
+    public func replaceWorker(_ stage: Stage, at index: Int, signal: Int32, pauseMs: Int) async throws -> (String, ManagedProcess.Exit) {
+        guard let process = workers[stage]?[index] else { throw ClusterError("no \(stage) process \(index)") }
         let exit = await process.stop(with: signal)
         if pauseMs > 0 { try await Task.sleep(for: .milliseconds(pauseMs)) }
         workers[stage]?[index] = try launchWorker(stage)
@@ -81,32 +93,32 @@ actor DrillCluster {
     }
 
     /// SIGSTOP, wait, SIGCONT: the process misses its heartbeats while its jobs are reaped.
-    func stallWorker(_ stage: Stage, at index: Int, forMs: Int) async throws {
-        guard let process = workers[stage]?[index] else { throw DrillError("no \(stage) process \(index)") }
+    public func stallWorker(_ stage: Stage, at index: Int, forMs: Int) async throws {
+        guard let process = workers[stage]?[index] else { throw ClusterError("no \(stage) process \(index)") }
         process.signal(SIGSTOP)
         try await Task.sleep(for: .milliseconds(forMs))
         process.signal(SIGCONT)
     }
 
     /// `kill -9` redis-server, then start it again on the same folder after `pauseMs`.
-    func crashRedis(pauseMs: Int) async throws {
+    public func crashRedis(pauseMs: Int) async throws {
         if let redis { await redis.stop(with: SIGKILL) }
         if pauseMs > 0 { try await Task.sleep(for: .milliseconds(pauseMs)) }
         try await startRedis()
     }
 
-    func appleOutage(_ outage: SimulatedOutage) async throws {
+    public func appleOutage(_ outage: SimulatedOutage) async throws {
         var request = HTTPClientRequest(url: simulatorURL + "/control/outage")
         request.method = .POST
         request.headers.add(name: "content-type", value: "application/json")
         request.body = .bytes(ByteBuffer(data: try JSONEncoder().encode(outage)))
         let response = try await http.execute(request, timeout: .seconds(5))
-        guard response.status == .noContent else { throw DrillError("apple-sim refused the outage: \(response.status)") }
+        guard response.status == .noContent else { throw ClusterError("apple-sim refused the outage: \(response.status)") }
     }
 
     /// Pushes poison on every stage queue with redis-cli: bytes that are not a job, and a
     /// well-formed job whose ticket never existed. Returns how many entries it pushed.
-    func poison(nonce: UInt64) async throws -> Int {
+    public func poison(nonce: UInt64) async throws -> Int {
         var pushed = 0
         for stage in Stage.allCases {
             var ghost = Job(
@@ -117,7 +129,7 @@ actor DrillCluster {
             let output = try await runTool(
                 "redis-cli", ["-p", String(redisPort), "LPUSH", keys.queue(stage), garbage, ghost.encoded()])
             guard output.trimmingCharacters(in: .whitespacesAndNewlines).allSatisfy(\.isNumber) else {
-                throw DrillError("redis-cli LPUSH failed: \(output)")
+                throw ClusterError("redis-cli LPUSH failed: \(output)")
             }
             pushed += 2
         }
@@ -125,7 +137,7 @@ actor DrillCluster {
     }
 
     /// Every part running again: Redis up, Apple back, a live process in every slot.
-    func heal() async throws {
+    public func heal() async throws {
         if redis?.isRunning != true { try await startRedis() }
         try await appleOutage(SimulatedOutage(mode: .off, durationMs: 0))
         for stage in Stage.allCases {
@@ -137,13 +149,13 @@ actor DrillCluster {
     }
 
     /// Processes that exited without being asked to.
-    func crashes() -> [String] {
+    public func crashes() -> [String] {
         everyProcess.filter(\.crashed).map { "\($0.name) exited on its own (\($0.exitStatus.map { "\($0)" } ?? "?"))" }
     }
 
     /// SIGTERM to the intake and every worker (each must exit 0), then Redis and apple-sim go.
     /// Returns the processes that did not stop cleanly.
-    func stop() async -> [String] {
+    public func stop() async -> [String] {
         var unclean: [String] = []
         let graceful = (workers.values.flatMap { $0 } + [intake].compactMap { $0 }).filter(\.isRunning)
         await withTaskGroup(of: (String, ManagedProcess.Exit).self) { group in
@@ -212,21 +224,21 @@ actor DrillCluster {
     private var environment: [String: String] {
         [
             "PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin",
-            "LOG_LEVEL": "info",
+            "LOG_LEVEL": settings.logLevel,
             "IAP_REDIS_URL": redisURL,
             "IAP_HTTP_PORT": String(intakePort),
             "IAP_APPLE_PRODUCTION_URL": simulatorURL + AppleSimulator.productionPath,
             "IAP_APPLE_SANDBOX_URL": simulatorURL + AppleSimulator.sandboxPath,
-            "IAP_APPLE_TIMEOUT_MS": "1000",
+            "IAP_APPLE_TIMEOUT_MS": String(settings.appleTimeoutMs),
             "IAP_BUNDLE_IDS": Self.bundleID,
             "IAP_PRODUCTS_FILE": directory.appendingPathComponent("products.json").path,
-            "IAP_CONCURRENCY": "16",
+            "IAP_CONCURRENCY": String(settings.workerConcurrency),
             "IAP_LEASE_MS": String(settings.leaseMs),
-            "IAP_RETRY_BASE_MS": "100",
-            "IAP_RETRY_MAX_MS": "1000",
+            "IAP_RETRY_BASE_MS": String(settings.retryBaseMs),
+            "IAP_RETRY_MAX_MS": String(settings.retryMaxMs),
             "IAP_MAX_ATTEMPTS": "100",
             "IAP_SHUTDOWN_GRACE_MS": "5000",
-            "IAP_REDIS_POOL_SIZE": "4",
+            "IAP_REDIS_POOL_SIZE": String(settings.redisPoolSize),
         ]
     }
 
@@ -244,14 +256,14 @@ actor DrillCluster {
         while ContinuousClock.now < deadline {
             if await condition() { return }
             if let process, let exit = process.exitStatus {
-                throw DrillError("\(process.name) exited (\(exit)) before \(what):\n\(process.logTail())")
+                throw ClusterError("\(process.name) exited (\(exit)) before \(what):\n\(process.logTail())")
             }
             try await Task.sleep(for: .milliseconds(50))
         }
-        throw DrillError("timed out waiting until \(what); \(process?.name ?? "") said:\n\(process?.logTail() ?? "")")
+        throw ClusterError("timed out waiting until \(what); \(process?.name ?? "") said:\n\(process?.logTail() ?? "")")
     }
 
-    func runTool(_ name: String, _ arguments: [String]) async throws -> String {
+    public func runTool(_ name: String, _ arguments: [String]) async throws -> String {
         let process = Process()
         process.executableURL = try Self.tool(name)
         process.arguments = arguments
@@ -264,12 +276,12 @@ actor DrillCluster {
         return String(decoding: data, as: UTF8.self)
     }
 
-    static func tool(_ name: String) throws -> URL {
+    public static func tool(_ name: String) throws -> URL {
         let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
         for folder in path.split(separator: ":").map(String.init) + ["/usr/sbin", "/usr/bin"] {
             let candidate = URL(fileURLWithPath: folder).appendingPathComponent(name)
             if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
         }
-        throw DrillError("\(name) not found on PATH (apt-get install redis-server redis-tools)")
+        throw ClusterError("\(name) not found on PATH (apt-get install redis-server redis-tools)")
     }
 }

@@ -2,35 +2,54 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 
-/// Submits a trial's receipts to the intake over HTTP at a steady rate, as a well-behaved client
-/// does: a 503 or a broken connection means "send the same receipt again later".
-struct LoadClient: Sendable {
-    struct Submission: Sendable {
+/// What the load client sends: one user's receipt.
+public protocol SubmittableReceipt: Sendable {
+    var userID: String { get }
+    var receiptData: String { get }
+}
+
+/// Submits receipts to the intake over HTTP, as a well-behaved client does: a 503 or a broken
+/// connection means "send the same receipt again later".
+public struct LoadClient: Sendable {
+    public struct Submission: Sendable {
         /// The ticket the intake answered with; `nil` when it never accepted the receipt.
-        var ticket: String?
+        public var ticket: String?
         /// 503s and connection failures before it was accepted.
-        var refusals = 0
-        /// An answer no retry can fix (a 4xx): the drill's receipts are all well-formed.
-        var error: String?
+        public var refusals = 0
+        /// An answer no retry can fix (a 4xx).
+        public var error: String?
+        /// Wall-clock milliseconds when it was first sent, the start of its latency.
+        public var sentAtMs: Double = 0
+
+        public init() {}
     }
 
     let http: HTTPClient
     let intakeURL: String
     /// How long one receipt is retried before the client gives up on it.
-    var giveUpAfter: Duration = .seconds(120)
+    public var giveUpAfter: Duration = .seconds(120)
 
-    func submitAll(_ plan: [PlannedReceipt], perSecond rate: Int, concurrency: Int) async -> [Submission] {
-        var results = [Submission](repeating: Submission(), count: plan.count)
+    public init(http: HTTPClient, intakeURL: String) {
+        self.http = http
+        self.intakeURL = intakeURL
+    }
+
+    /// Sends every receipt, at most `concurrency` at a time; receipt i leaves no earlier than
+    /// i / `rate` seconds after the start (`nil`: as fast as the concurrency allows).
+    public func submitAll(_ receipts: [some SubmittableReceipt], perSecond rate: Int?, concurrency: Int) async -> [Submission] {
+        var results = [Submission](repeating: Submission(), count: receipts.count)
         let start = ContinuousClock.now
         await withTaskGroup(of: (Int, Submission).self) { group in
             var running = 0
-            for receipt in plan {
-                try? await Task.sleep(until: start + .seconds(Double(receipt.index) / Double(max(rate, 1))), clock: .continuous)
-                if running >= concurrency, let (index, result) = await group.next() {
-                    results[index] = result
+            for (index, receipt) in receipts.enumerated() {
+                if let rate {
+                    try? await Task.sleep(until: start + .seconds(Double(index) / Double(max(rate, 1))), clock: .continuous)
+                }
+                if running >= concurrency, let (done, result) = await group.next() {
+                    results[done] = result
                     running -= 1
                 }
-                group.addTask { (receipt.index, await submit(receipt)) }
+                group.addTask { (index, await submit(receipt)) }
                 running += 1
             }
             for await (index, result) in group { results[index] = result }
@@ -38,8 +57,9 @@ struct LoadClient: Sendable {
         return results
     }
 
-    func submit(_ receipt: PlannedReceipt) async -> Submission {
+    public func submit(_ receipt: some SubmittableReceipt) async -> Submission {
         var submission = Submission()
+        submission.sentAtMs = Date().timeIntervalSince1970 * 1000
         let body = try! JSONSerialization.data(withJSONObject: ["user_id": receipt.userID, "receipt_data": receipt.receiptData])
         let deadline = ContinuousClock.now + giveUpAfter
         var backoffMs = 50

@@ -1,0 +1,36 @@
+import Foundation
+import IAPPipeline
+
+/// The shape of a local pipeline: how many processes of each stage, and how they are tuned.
+public struct ClusterSettings: Sendable {
+    /// Where the built executables are (`iap-intake`, `iap-verifier`, …, `apple-sim`).
+    public var binDirectory: URL
+    public var durability = Durability.always
+    public var appleLatencyMs = 20
+    public var processesPerStage: [Stage: Int] = [.verify: 2, .dedupe: 2, .grant: 2]
+    /// `IAP_CONCURRENCY` of every worker process.
+    public var workerConcurrency = 16
+    public var leaseMs = 2000
+    /// Short retries and timeouts, so a drill trial drains in seconds.
+    public var appleTimeoutMs = 1000
+    public var retryBaseMs = 100
+    public var retryMaxMs = 1000
+    public var redisPoolSize = 4
+    public var logLevel = "info"
+
+    public init(binDirectory: URL) {
+        self.binDirectory = binDirectory
+    }
+
+    public static let executables = ["iap-intake", "iap-verifier", "iap-deduper", "iap-granter", "apple-sim"]
+
+    /// Fails unless every executable the cluster starts is built.
+    public func checkExecutables() throws {
+        for name in Self.executables {
+            let path = binDirectory.appendingPathComponent(name).path
+            guard FileManager.default.isExecutableFile(atPath: path) else {
+                throw ClusterError("\(path) is missing: build the package first")
+            }
+        }
+    }
+}
