@@ -16,6 +16,7 @@ let package = Package(
         .executable(name: "iapctl", targets: ["iapctl"]),
         .executable(name: "apple-sim", targets: ["apple-sim"]),
         .executable(name: "iap-drill", targets: ["iap-drill"]),
+        .executable(name: "iap-bench", targets: ["iap-bench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.0"),
@@ -115,11 +116,23 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
+            name: "IAPBench",
+            dependencies: [
+                "ClusterHarness",
+                "IAPPipeline",
+                "AppleSimulator",
+                "RedisClient",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "IAPCLI",
             dependencies: [
                 "IAPPipeline",
                 "ClusterHarness",
                 "IAPDrill",
+                "IAPBench",
                 "IAPIntake",
                 "AppleSimulator",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -134,6 +147,7 @@ let package = Package(
         .executableTarget(name: "iapctl", dependencies: ["IAPCLI"], swiftSettings: swiftSettings),
         .executableTarget(name: "apple-sim", dependencies: ["IAPCLI"], swiftSettings: swiftSettings),
         .executableTarget(name: "iap-drill", dependencies: ["IAPCLI"], swiftSettings: swiftSettings),
+        .executableTarget(name: "iap-bench", dependencies: ["IAPCLI"], swiftSettings: swiftSettings),
         .target(
             name: "TestSupport",
             dependencies: ["RedisClient", "LoopbackPort"],

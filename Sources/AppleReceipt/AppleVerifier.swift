@@ -70,15 +70,17 @@ public final class AppleVerifier: Sendable {
     }
 
     private func post(receiptData: String, to url: String) async -> Hop {
-        var body: [String: Any] = ["receipt-data": receiptData]
-        if let secret = configuration.sharedSecret { body["password"] = secret }
-        if configuration.excludeOldTransactions { body["exclude-old-transactions"] = true }
+        let body = VerifyReceiptRequest(
+            receiptData: receiptData, password: configuration.sharedSecret,
+            excludeOldTransactions: configuration.excludeOldTransactions ? true : nil)
         var request = HTTPClientRequest(url: url)
         request.method = .POST
         request.headers.add(name: "Content-Type", value: "application/json")
         request.headers.add(name: "Accept", value: "application/json")
         do {
-            request.body = .bytes(ByteBuffer(data: try JSONSerialization.data(withJSONObject: body)))
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = .withoutEscapingSlashes
+            request.body = .bytes(ByteBuffer(data: try encoder.encode(body)))
         } catch {
             return .ended(.misconfigured(reason: "apple_request_encoding", detail: "\(error)"))
         }

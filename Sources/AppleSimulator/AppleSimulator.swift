@@ -79,10 +79,11 @@ public final class AppleSimulator: Sendable {
     }
 
     public func respond(to body: Data, sandbox: Bool) -> Answer {
-        guard let request = try? JSONSerialization.jsonObject(with: body) as? [String: Any],
-              let receiptData = request["receipt-data"] as? String
-        else { return Answer(body: Self.status(21000)) }
-        if let secret = settings.sharedSecret, (request["password"] as? String) != secret {
+        guard let request = try? JSONDecoder().decode(SimulatedRequest.self, from: body) else {
+            return Answer(body: Self.status(21000))
+        }
+        let receiptData = request.receiptData
+        if let secret = settings.sharedSecret, request.password != secret {
             return Answer(body: Self.status(21004))
         }
         guard let bytes = Data(base64Encoded: receiptData),
@@ -110,36 +111,28 @@ public final class AppleSimulator: Sendable {
             if let retryable = receipt.retryable { answer["is-retryable"] = retryable }
             return Answer(body: Self.json(answer))
         }
-        return Answer(body: Self.json(Self.validAnswer(receipt, sandbox: sandbox)))
+        return Answer(body: Self.validAnswer(receipt, sandbox: sandbox))
     }
 
-    static func validAnswer(_ receipt: SimulatedReceipt, sandbox: Bool) -> [String: Any] {
+    /// Apple's answer for a good receipt. Codable rather than JSONSerialization: the simulator
+    /// shares the bench's machine, so what it spends is taken from the pipeline.
+    static func validAnswer(_ receipt: SimulatedReceipt, sandbox: Bool) -> Data {
         let now = String(Int64(Date().timeIntervalSince1970 * 1000))
-        let inApp: [[String: Any]] = receipt.transactions.map { transaction in
-            var entry: [String: Any] = [
-                "transaction_id": transaction.transactionID,
-                "original_transaction_id": transaction.originalTransactionID ?? transaction.transactionID,
-                "product_id": transaction.productID,
-                "quantity": String(transaction.quantity ?? 1),
-                "purchase_date_ms": now,
-                "original_purchase_date_ms": now,
-                "is_trial_period": "false",
-            ]
-            if let period = transaction.webOrderLineItemID { entry["web_order_line_item_id"] = period }
-            if let cancelled = transaction.cancellationDateMs { entry["cancellation_date_ms"] = cancelled }
-            return entry
-        }
-        return [
-            "status": 0,
-            "environment": sandbox ? "Sandbox" : "Production",
-            "receipt": [
-                "receipt_type": sandbox ? "ProductionSandbox" : "Production",
-                "bundle_id": receipt.bundleID,
-                "application_version": "1",
-                "request_date_ms": now,
-                "in_app": inApp,
-            ] as [String: Any],
-        ]
+        let answer = SimulatedAnswer(
+            environment: sandbox ? "Sandbox" : "Production",
+            receipt: .init(
+                receiptType: sandbox ? "ProductionSandbox" : "Production", bundleID: receipt.bundleID, requestDateMs: now,
+                inApp: receipt.transactions.map { transaction in
+                    .init(
+                        transactionID: transaction.transactionID,
+                        originalTransactionID: transaction.originalTransactionID ?? transaction.transactionID,
+                        productID: transaction.productID, quantity: String(transaction.quantity ?? 1), purchaseDateMs: now,
+                        originalPurchaseDateMs: now, webOrderLineItemID: transaction.webOrderLineItemID,
+                        cancellationDateMs: transaction.cancellationDateMs)
+                }))
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        return (try? encoder.encode(answer)) ?? Data()
     }
 
     static func status(_ code: Int) -> Data { json(["status": code]) }

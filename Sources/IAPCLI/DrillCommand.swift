@@ -1,12 +1,7 @@
 import ArgumentParser
-import Dispatch
 import ClusterHarness
 import Foundation
 import IAPDrill
-
-#if canImport(Glibc)
-import Glibc
-#endif
 
 public struct DrillCommand: AsyncParsableCommand {
     public static let configuration = CommandConfiguration(
@@ -75,7 +70,7 @@ public struct DrillCommand: AsyncParsableCommand {
         settings.leaseMs = leaseMs
         settings.drainTimeoutSeconds = drainTimeoutS
 
-        let interrupts = Self.killChildrenOnInterrupt()
+        let interrupts = ChildProcesses.killOnInterrupt()
         defer { _ = interrupts }
         let log: @Sendable (String) -> Void = { line in
             FileHandle.standardError.write(Data((line + "\n").utf8))
@@ -92,19 +87,5 @@ public struct DrillCommand: AsyncParsableCommand {
         let failed = reports.filter { !$0.passed }.count
         print(failed == 0 ? "PASS: 0 lost, 0 double grants, 0 stuck, 0 wrong outcomes, 0 anomalies" : "FAIL: \(failed) of \(reports.count) trials")
         if failed > 0 { throw ExitCode(1) }
-    }
-
-    /// Ctrl-C or SIGTERM takes the drill's redis-server and workers down with it.
-    private static func killChildrenOnInterrupt() -> [any DispatchSourceSignal] {
-        [SIGINT, SIGTERM].map { number in
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler {
-                ManagedProcess.killAll()
-                Glibc.exit(130)
-            }
-            source.resume()
-            return source
-        }
     }
 }

@@ -9,4 +9,5 @@ public enum Entry {
     public static func control() async { await ControlCommand.main() }
     public static func appleSim() async { await AppleSimCommand.main() }
     public static func drill() async { await DrillCommand.main() }
+    public static func bench() async { await BenchCommand.main() }
 }

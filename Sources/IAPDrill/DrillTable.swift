@@ -1,3 +1,4 @@
+import ClusterHarness
 import Foundation
 
 /// The drill's printed result: one row per trial and a total.
@@ -18,13 +19,7 @@ public enum DrillTable {
                 + faults.map { kind in sum { $0.faults[kind, default: 0] } }
                 + ["\(sum(\.poisonDeadLettered))/\(sum(\.poisonPushed))", sum(\.lost), sum(\.doubleGrants), sum(\.stuck),
                    sum(\.wrongOutcomes), sum(\.anomalies), String(format: "%.1f", reports.map(\.drainSeconds).max() ?? 0)])
-        let widths = header.indices.map { column in ([header] + rows).map { $0[column].count }.max() ?? 0 }
-        func line(_ cells: [String]) -> String {
-            zip(cells, widths).map { String(repeating: " ", count: $1 - $0.count) + $0 }.joined(separator: "  ")
-        }
-        var text = [line(header)] + rows.dropLast().map(line)
-        text.append(String(repeating: "-", count: widths.reduce(0, +) + 2 * (widths.count - 1)))
-        text.append(line(rows.last!))
+        var text = [TextTable.render(header: header, rows: rows, rulesBefore: [rows.count - 1])]
         for report in reports where !report.examples.isEmpty {
             text.append("trial \(report.trial):")
             text += report.examples.map { "  \($0)" }

@@ -1,6 +1,6 @@
 import AppleReceipt
 import Foundation
-import IAPIntake
+@testable import IAPIntake
 import IAPPipeline
 import Testing
 
@@ -117,5 +117,15 @@ import Testing
         #expect(tickets.allSatisfy(TicketID.isWellFormed))
         #expect(!TicketID.isWellFormed("AAAAAAAAAAAAAAAAAAAAA/"))
         #expect(!TicketID.isWellFormed("short"))
+    }
+}
+
+@Suite struct ReceiptDigestTests {
+    /// The digest keys `iap:receipt:<digest>`: its format must never change, or resubmissions
+    /// after an upgrade would get a second ticket. Expected value from Python's hashlib.
+    @Test func isTheLowercaseHexSHA256OfUserNulReceipt() {
+        let submission = ReceiptSubmission(
+            receiptData: "AAEC//4=", receiptBytes: [0, 1, 2, 255, 254], userID: "player-1", productID: nil, transactionID: nil)
+        #expect(IntakeRoutes.digest(submission) == "508d55de02f04e60d8c54b66e80788c0fdbf01927f0868a8e83a9b4270727616")
     }
 }

@@ -38,7 +38,8 @@ public struct PipelineStore: Sendable {
 
     /// Blocks until a job is in `stage`'s queue and moves it into the worker's in-flight list.
     public func take(from stage: Stage, member: String, on connection: RedisConnection, blockMs: Int) async throws -> String? {
-        let seconds = String(format: "%.3f", Double(blockMs) / 1000)
+        let fraction = String(blockMs % 1000)
+        let seconds = "\(blockMs / 1000)." + String(repeating: "0", count: 3 - fraction.count) + fraction
         let reply = try await connection.execute(
             RedisCommand("BLMOVE", keys.queue(stage), keys.inflight(member: member), "RIGHT", "LEFT", seconds),
             blockingMs: blockMs)

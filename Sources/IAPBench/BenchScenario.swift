@@ -1,0 +1,41 @@
+import ClusterHarness
+
+/// One configuration the bench measures.
+public struct BenchScenario: Sendable, Codable, Equatable {
+    public var name: String
+    public var appleLatencyMs: Int
+    public var verifiers: Int
+    /// `IAP_CONCURRENCY` of every worker: jobs one process handles at once.
+    public var concurrency: Int
+    public var durability: Durability
+
+    public init(name: String, appleLatencyMs: Int, verifiers: Int, concurrency: Int, durability: Durability) {
+        self.name = name
+        self.appleLatencyMs = appleLatencyMs
+        self.verifiers = verifiers
+        self.concurrency = concurrency
+        self.durability = durability
+    }
+
+    /// The most the verifiers can do if Apple's latency is all that holds them back.
+    var verifyBound: Double? {
+        appleLatencyMs > 0 ? Double(verifiers * concurrency) * 1000 / Double(appleLatencyMs) : nil
+    }
+
+    /// Apple latency 0 and 50 ms × 1 and 2 verifiers × Redis without persistence and with
+    /// `appendfsync always`, at the default concurrency.
+    public static let matrix: [BenchScenario] = [0, 50].flatMap { latency in
+        [1, 2].flatMap { verifiers in
+            [Durability.none, .always].map { durability in
+                BenchScenario(
+                    name: "lat\(latency)-v\(verifiers)-\(durability == .none ? "nopersist" : "fsync")",
+                    appleLatencyMs: latency, verifiers: verifiers, concurrency: 64, durability: durability)
+            }
+        }
+    }
+
+    /// 1, 2 and 4 verifiers with 8 jobs each at 50 ms: linear until CPU or Redis gives out.
+    public static let scaling: [BenchScenario] = [1, 2, 4].map { verifiers in
+        BenchScenario(name: "scale-v\(verifiers)-c8", appleLatencyMs: 50, verifiers: verifiers, concurrency: 8, durability: .always)
+    }
+}

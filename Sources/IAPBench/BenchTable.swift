@@ -1,0 +1,39 @@
+import ClusterHarness
+import Foundation
+
+/// The bench's printed result: throughput and latency, Redis, then CPU and memory per process kind.
+public enum BenchTable {
+    static let kinds = ["iap-intake", "iap-verifier", "iap-deduper", "iap-granter", "redis-server", "apple-sim", "load-client"]
+    static let workerKinds = ["iap-intake", "iap-verifier", "iap-deduper", "iap-granter"]
+
+    public static func render(_ results: [ScenarioResult]) -> String {
+        func f(_ value: Double, _ digits: Int = 0) -> String { String(format: "%.\(digits)f", value) }
+        let speed = TextTable.render(
+            header: ["scenario", "e2e r/s", "intake r/s", "verify r/s", "of C/lat", "dedupe r/s", "grant r/s",
+                     "half-peak r/s", "p50 ms", "p95 ms", "p99 ms", "added p99"],
+            rows: results.map { r in
+                [r.scenario.name, f(r.endToEndPerSecond), f(r.intakePerSecond), f(r.stagePerSecond["verify"] ?? 0),
+                 r.verifyShareOfBound.map { f($0 * 100) + " %" } ?? "-", f(r.stagePerSecond["dedupe"] ?? 0),
+                 f(r.stagePerSecond["grant"] ?? 0), f(r.halfPeakPerSecond), f(r.latency.p50, 1), f(r.latency.p95, 1),
+                 f(r.latency.p99, 1), f(r.pipelineAdded.p99, 1)]
+            })
+        let redis = TextTable.render(
+            header: ["scenario", "round trips/r", "commands/r", "redis CPU ms/1k r", "ceiling LPUSH/s", "ceiling RPOP/s",
+                     "of ceiling"],
+            rows: results.map { r in
+                [r.scenario.name, f(r.roundTripsPerReceipt, 2), f(r.commandsPerReceipt, 1), f(r.redisCPUMsPer1000),
+                 f(r.ceiling.lpushPerSecond), f(r.ceiling.rpopPerSecond), f(r.ceilingShare * 100) + " %"]
+            })
+        let cpu = TextTable.render(
+            header: ["CPU ms per 1k receipts"] + kinds,
+            rows: results.map { r in [r.scenario.name] + kinds.map { r.processes[$0].map { f($0.cpuMsPer1000) } ?? "-" } })
+        let memory = TextTable.render(
+            header: ["peak RSS MB / idle CPU % / idle RSS MB"] + workerKinds,
+            rows: results.map { r in
+                [r.scenario.name] + workerKinds.map { kind in
+                    r.processes[kind].map { "\(f($0.peakRSSMB)) / \(f($0.idleCPUPercent, 1)) / \(f($0.idleRSSMB))" } ?? "-"
+                }
+            })
+        return [speed, redis, cpu, memory].joined(separator: "\n\n")
+    }
+}

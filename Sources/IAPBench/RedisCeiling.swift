@@ -1,0 +1,24 @@
+import Foundation
+
+/// What redis-server does at most on this machine, measured by `redis-benchmark` against the
+/// scenario's own server (same persistence): plain LPUSH and RPOP, 50 clients, no pipelining.
+public struct RedisCeiling: Sendable, Codable {
+    public var lpushPerSecond: Double
+    public var rpopPerSecond: Double
+
+    public var opsPerSecond: Double { (lpushPerSecond + rpopPerSecond) / 2 }
+
+    /// Parses `redis-benchmark --csv` output: a header, then `"LPUSH","81234.56",…`.
+    init(csv: String) throws {
+        var rates: [String: Double] = [:]
+        for line in csv.split(whereSeparator: \.isNewline) {
+            let fields = line.split(separator: ",").map { $0.trimmingCharacters(in: CharacterSet(charactersIn: "\"")) }
+            if fields.count >= 2, let rate = Double(fields[1]) { rates[fields[0].uppercased()] = rate }
+        }
+        guard let lpush = rates["LPUSH"], let rpop = rates["RPOP"] else {
+            throw BenchError("redis-benchmark printed no LPUSH/RPOP rates: \(csv.prefix(300))")
+        }
+        lpushPerSecond = lpush
+        rpopPerSecond = rpop
+    }
+}

@@ -1,0 +1,41 @@
+/// Everything the bench measured for one scenario (the table prints a part; `--json` all of it).
+public struct ScenarioResult: Sendable, Codable {
+    /// CPU and memory of one kind of process (all its processes together).
+    public struct KindUsage: Sendable, Codable {
+        public var processes: Int
+        /// CPU seconds during the end-to-end run, and per 1,000 receipts of it (ms).
+        public var cpuSeconds: Double
+        public var cpuMsPer1000: Double
+        /// The largest peak resident size of one process of this kind, in MB.
+        public var peakRSSMB: Double
+        /// After the traffic stopped: CPU % of the busiest process of this kind, and its RSS in MB.
+        public var idleCPUPercent: Double
+        public var idleRSSMB: Double
+    }
+
+    public var scenario: BenchScenario
+    /// Receipts/s from the first submit to the last grant, everything running at once.
+    public var endToEndPerSecond: Double
+    public var endToEndReceipts: Int
+    /// 202s/s of the intake while no worker runs.
+    public var intakePerSecond: Double
+    /// Jobs/s of each stage working alone on a full queue.
+    public var stagePerSecond: [String: Double]
+    /// The verify stage's rate over `concurrency × verifiers / latency`.
+    public var verifyShareOfBound: Double?
+    /// Submit → granted while the bench pushes as fast as it can (mostly queueing).
+    public var peakLatency: LatencySummary
+    public var halfPeakPerSecond: Double
+    /// Submit → granted at half of the end-to-end peak, and that minus Apple's latency.
+    public var latency: LatencySummary
+    public var pipelineAdded: LatencySummary
+    public var commandsPerReceipt: Double
+    public var roundTripsPerReceipt: Double
+    /// Calls per receipt of each Redis command in the end-to-end run.
+    public var commandsByName: [String: Double]
+    public var redisCPUMsPer1000: Double
+    public var processes: [String: KindUsage]
+    public var ceiling: RedisCeiling
+    /// Receipts/s × commands per receipt over the ceiling's ops/s.
+    public var ceilingShare: Double
+}

@@ -1,0 +1,219 @@
+import AsyncHTTPClient
+import ClusterHarness
+import Foundation
+import IAPPipeline
+import RedisClient
+
+/// One scenario, phase by phase: the intake alone, each stage alone on a full queue, end to end
+/// at full speed, end to end at half of that, idle, and redis-benchmark on the same server.
+struct ScenarioRun {
+    let scenario: BenchScenario
+    let settings: BenchSettings
+    let http: HTTPClient
+    let progress: @Sendable (String) -> Void
+
+    /// Receipts/s of a run and each receipt's submit → granted time.
+    private struct Outcome {
+        var perSecond: Double
+        var latenciesMs: [Double]
+    }
+
+    func measure() async throws -> ScenarioResult {
+        let directory = settings.workDirectory.appendingPathComponent(scenario.name)
+        try? FileManager.default.removeItem(at: directory)
+        let cluster = try LocalCluster(
+            settings: Bench.clusterSettings(scenario, binDirectory: settings.binDirectory), directory: directory, http: http)
+        let redis = RedisClient(configuration: try RedisConfiguration(url: cluster.redisURL), poolSize: 2)
+        do {
+            try await cluster.start(workers: false)
+            progress("\(scenario.name): redis :\(cluster.redisPort), logs in \(directory.path)/logs")
+            let result = try await measure(cluster, redis)
+            await redis.close()
+            let unclean = await cluster.stop() + (await cluster.crashes())
+            guard unclean.isEmpty else { throw BenchError("\(scenario.name): \(unclean.joined(separator: "; "))") }
+            return result
+        } catch {
+            await redis.close()
+            _ = await cluster.stop()
+            throw error
+        }
+    }
+
+    private func measure(_ cluster: LocalCluster, _ redis: RedisClient) async throws -> ScenarioResult {
+        let client = LoadClient(http: http, intakeURL: cluster.intakeURL)
+        let keys = cluster.keys
+        try accepted(await client.submitAll(BenchReceipt.batch("warm", 100), perSecond: nil, concurrency: 16))
+
+        let intakeBatch = BenchReceipt.batch("intake", settings.intakeReceipts)
+        let intakeStart = ContinuousClock.now
+        try accepted(await client.submitAll(intakeBatch, perSecond: nil, concurrency: settings.clientConcurrency))
+        let intakeRate = Double(intakeBatch.count) / seconds(since: intakeStart)
+
+        // A slow scenario gets about three seconds of jobs per stage; the rest wait for nothing.
+        var jobs = try await integer(redis, "LLEN", keys.queue(.verify))
+        if let bound = scenario.verifyBound, Int(bound * 3) < jobs {
+            jobs = max(300, Int(bound * 3))
+            _ = try await redis.send("LTRIM", keys.queue(.verify), String(-jobs), "-1")
+        }
+        var stageRates: [String: Double] = [:]
+        stageRates["verify"] = try await aloneRate(cluster, .verify, processes: scenario.verifiers, jobs: jobs) {
+            try await integer(redis, "LLEN", keys.queue(.dedupe))
+        }
+        stageRates["dedupe"] = try await aloneRate(cluster, .dedupe, processes: 1, jobs: jobs) {
+            try await integer(redis, "LLEN", keys.queue(.grant))
+        }
+        stageRates["grant"] = try await aloneRate(cluster, .grant, processes: 1, jobs: jobs) {
+            try await integer(redis, "XLEN", keys.fulfilment)
+        }
+
+        let slowest = stageRates.values.min() ?? 1000
+        let count = min(settings.endToEndReceipts, max(300, Int(slowest * settings.endToEndSeconds)))
+        let commandsBefore = try await commandStats(redis)
+        let before = await usage(cluster)
+        let peak = try await endToEnd(BenchReceipt.batch("e2e", count), perSecond: nil, client, redis, keys)
+        let commands = try await commandStats(redis) - commandsBefore
+        let after = await usage(cluster)
+
+        let halfRate = max(1, Int(peak.perSecond / 2))
+        let half = try await endToEnd(
+            BenchReceipt.batch("half", max(100, Int(Double(halfRate) * settings.halfPeakSeconds))),
+            perSecond: halfRate, client, redis, keys)
+
+        let idleStart = await usage(cluster)
+        try await Task.sleep(for: .seconds(settings.idleSeconds))
+        let idleEnd = await usage(cluster)
+        guard try await integer(redis, "ZCARD", keys.retry) == 0, try await integer(redis, "LLEN", keys.dead) == 0 else {
+            throw BenchError("\(scenario.name): jobs were retried or dead-lettered; see the logs")
+        }
+
+        let csv = try await cluster.runTool("redis-benchmark", [
+            "-h", "127.0.0.1", "-p", String(cluster.redisPort), "-t", "lpush,rpop", "-n", String(settings.ceilingRequests),
+            "-c", "50", "--csv",
+        ])
+        let ceiling = try RedisCeiling(csv: csv)
+
+        let processes = kindUsage(before: before, after: after, idleStart: idleStart, idleEnd: idleEnd, receipts: count)
+        let perReceipt = { (value: Int) in Double(value) / Double(count) }
+        let latency = LatencySummary(half.latenciesMs)
+        return ScenarioResult(
+            scenario: scenario, endToEndPerSecond: peak.perSecond, endToEndReceipts: count, intakePerSecond: intakeRate,
+            stagePerSecond: stageRates, verifyShareOfBound: scenario.verifyBound.map { stageRates["verify"]! / $0 },
+            peakLatency: LatencySummary(peak.latenciesMs), halfPeakPerSecond: half.perSecond, latency: latency,
+            pipelineAdded: latency.minus(Double(scenario.appleLatencyMs)),
+            commandsPerReceipt: perReceipt(commands.pipelineCommands), roundTripsPerReceipt: perReceipt(commands.roundTrips),
+            commandsByName: commands.calls.filter { !CommandStats.benchOwn.contains($0.key) }.mapValues(perReceipt),
+            redisCPUMsPer1000: processes["redis-server"].map { $0.cpuMsPer1000 } ?? 0, processes: processes,
+            ceiling: ceiling, ceilingShare: peak.perSecond * perReceipt(commands.pipelineCommands) / ceiling.opsPerSecond)
+    }
+
+    // MARK: phases
+
+    /// Starts `processes` workers of `stage` on a queue of `jobs` and returns their jobs/s
+    /// between 10 % and 90 % done (process start-up and the tail stay out of it).
+    private func aloneRate(
+        _ cluster: LocalCluster, _ stage: Stage, processes: Int, jobs: Int, done: () async throws -> Int
+    ) async throws -> Double {
+        for _ in 0..<processes { _ = try await cluster.addWorker(stage) }
+        var low: (count: Int, at: ContinuousClock.Instant)?
+        var high: (count: Int, at: ContinuousClock.Instant)?
+        let deadline = ContinuousClock.now + .seconds(300)
+        while true {
+            guard ContinuousClock.now < deadline else { throw BenchError("\(scenario.name): the \(stage) stage did not finish") }
+            let count = try await done()
+            if low == nil, count >= jobs / 10 { low = (count, .now) }
+            if high == nil, count >= jobs * 9 / 10 { high = (count, .now) }
+            // The stage empties its queue before the next one starts, so that one has all the jobs.
+            if count >= jobs { break }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        guard let low, let high, high.count > low.count else { throw BenchError("\(scenario.name): too few \(stage) jobs to time") }
+        return Double(high.count - low.count) / ((high.at - low.at) / .seconds(1))
+    }
+
+    /// Submits `batch` (paced at `perSecond`, or as fast as the client goes), waits until each is
+    /// granted and reads each ticket's grant time.
+    private func endToEnd(
+        _ batch: [BenchReceipt], perSecond: Int?, _ client: LoadClient, _ redis: RedisClient, _ keys: RedisKeys
+    ) async throws -> Outcome {
+        let base = try await integer(redis, "XLEN", keys.fulfilment)
+        let submissions = try accepted(await client.submitAll(batch, perSecond: perSecond, concurrency: settings.clientConcurrency))
+        let deadline = ContinuousClock.now + .seconds(300)
+        while try await integer(redis, "XLEN", keys.fulfilment) < base + batch.count {
+            guard ContinuousClock.now < deadline else { throw BenchError("\(scenario.name): receipts were not all granted") }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        var latencies: [Double] = []
+        var lastGrantMs = 0.0
+        for chunk in stride(from: 0, to: submissions.count, by: 500).map({ submissions[$0..<min($0 + 500, submissions.count)] }) {
+            let replies = try await redis.pipeline(chunk.map { RedisCommand(["HMGET", keys.ticket($0.ticket!), "status", "updated_at"]) })
+            for (submission, reply) in zip(chunk, replies) {
+                let fields = reply.array ?? []
+                guard fields.first?.string == "granted", let grantedMs = fields.last?.string.flatMap(Double.init) else {
+                    throw BenchError("\(scenario.name): ticket \(submission.ticket!) ended \(fields.first?.string ?? "nowhere")")
+                }
+                latencies.append(grantedMs - submission.sentAtMs)
+                lastGrantMs = max(lastGrantMs, grantedMs)
+            }
+        }
+        let firstSentMs = submissions.map(\.sentAtMs).min() ?? 0
+        return Outcome(perSecond: Double(batch.count) / max(0.001, (lastGrantMs - firstSentMs) / 1000), latenciesMs: latencies)
+    }
+
+    // MARK: readings
+
+    @discardableResult
+    private func accepted(_ submissions: [LoadClient.Submission]) throws -> [LoadClient.Submission] {
+        if let refused = submissions.first(where: { $0.ticket == nil }) {
+            throw BenchError("\(scenario.name): the intake did not accept a receipt: \(refused.error ?? "?")")
+        }
+        return submissions
+    }
+
+    private func integer(_ redis: RedisClient, _ arguments: String...) async throws -> Int {
+        guard let value = try await redis.send(RedisCommand(arguments)).int else { throw BenchError("\(arguments[0]) gave no integer") }
+        return Int(value)
+    }
+
+    private func commandStats(_ redis: RedisClient) async throws -> CommandStats {
+        CommandStats(info: try await redis.send("INFO", "commandstats").string ?? "")
+    }
+
+    /// Every process of the cluster and the bench itself (the load client), by pid.
+    private func usage(_ cluster: LocalCluster) async -> [Int32: (kind: String, usage: ProcessUsage)] {
+        var readings: [Int32: (kind: String, usage: ProcessUsage)] = [:]
+        for (kind, processes) in await cluster.processesByKind() {
+            for process in processes {
+                if let usage = ProcessUsage.read(pid: process.pid) { readings[process.pid] = (kind, usage) }
+            }
+        }
+        if let own = ProcessUsage.read(pid: getpid()) { readings[getpid()] = ("load-client", own) }
+        return readings
+    }
+
+    private func kindUsage(
+        before: [Int32: (kind: String, usage: ProcessUsage)], after: [Int32: (kind: String, usage: ProcessUsage)],
+        idleStart: [Int32: (kind: String, usage: ProcessUsage)], idleEnd: [Int32: (kind: String, usage: ProcessUsage)],
+        receipts: Int
+    ) -> [String: ScenarioResult.KindUsage] {
+        var kinds: [String: ScenarioResult.KindUsage] = [:]
+        let megabyte = 1024.0 * 1024
+        for (pid, end) in after {
+            let busy = end.usage.cpuSeconds - (before[pid]?.usage.cpuSeconds ?? end.usage.cpuSeconds)
+            let idle = idleEnd[pid].map { $0.usage.cpuSeconds - (idleStart[pid]?.usage.cpuSeconds ?? $0.usage.cpuSeconds) } ?? 0
+            let last = idleEnd[pid]?.usage ?? end.usage
+            var entry = kinds[end.kind] ?? .init(processes: 0, cpuSeconds: 0, cpuMsPer1000: 0, peakRSSMB: 0, idleCPUPercent: 0, idleRSSMB: 0)
+            entry.processes += 1
+            entry.cpuSeconds += busy
+            entry.cpuMsPer1000 = entry.cpuSeconds * 1000 * 1000 / Double(receipts)
+            entry.peakRSSMB = max(entry.peakRSSMB, Double(last.peakRSSBytes) / megabyte)
+            entry.idleCPUPercent = max(entry.idleCPUPercent, idle / settings.idleSeconds * 100)
+            entry.idleRSSMB = max(entry.idleRSSMB, Double(last.rssBytes) / megabyte)
+            kinds[end.kind] = entry
+        }
+        return kinds
+    }
+
+    private func seconds(since start: ContinuousClock.Instant) -> Double {
+        (ContinuousClock.now - start) / .seconds(1)
+    }
+}

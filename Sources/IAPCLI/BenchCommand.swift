@@ -1,0 +1,87 @@
+import ArgumentParser
+import ClusterHarness
+import Foundation
+import IAPBench
+
+public struct BenchCommand: AsyncParsableCommand {
+    public static let configuration = CommandConfiguration(
+        commandName: "iap-bench",
+        abstract: "The benchmark: real processes on loopback, figures per scenario.",
+        discussion: """
+            Per scenario: starts redis-server, apple-sim, the intake and the stage workers from --bin-dir, and \
+            measures the intake alone, each stage alone, the pipeline end to end at full speed and at half of it \
+            (latency), idle processes, and redis-benchmark's LPUSH/RPOP ceiling on the same server. \
+            Scenarios: apple-sim latency 0 and 50 ms × 1 and 2 verifiers × Redis without persistence and with \
+            appendfsync always, then 1, 2 and 4 verifiers of concurrency 8 at 50 ms (scaling).
+            """)
+
+    @Option(help: "Scenarios to run, comma-separated names (default: all; see --list).") var scenarios: String?
+    @Flag(help: "List the scenarios and exit.") var list = false
+    @Option(help: "Receipts the intake takes alone.") var intakeReceipts = 3000
+    @Option(help: "Most receipts of the end-to-end run (it is sized to about --e2e-seconds).") var e2eReceipts = 6000
+    @Option(help: "Seconds the end-to-end run aims at.") var e2eSeconds = 5.0
+    @Option(help: "Seconds of load at half of the peak (where latency is read).") var halfPeakSeconds = 4.0
+    @Option(help: "Concurrent client requests.") var clientConcurrency = 64
+    @Option(help: "Requests per redis-benchmark test.") var ceilingRequests = 200_000
+    @Option(help: "Folder with the built executables (default: this executable's).") var binDir: String?
+    @Option(help: "Folder for each scenario's Redis data and logs.") var workDir = "data/bench"
+    @Flag(help: "Print the results as JSON instead of tables.") var json = false
+
+    public init() {}
+
+    private static let all = BenchScenario.matrix + BenchScenario.scaling
+
+    public func validate() throws {
+        guard intakeReceipts >= 300, e2eReceipts >= 300 else { throw ValidationError("--intake-receipts and --e2e-receipts: at least 300") }
+        guard e2eSeconds > 0, halfPeakSeconds > 0, clientConcurrency >= 1, ceilingRequests >= 1000 else {
+            throw ValidationError("--e2e-seconds and --half-peak-seconds must be positive, --client-concurrency at least 1, --ceiling-requests at least 1000")
+        }
+        _ = try selected()
+    }
+
+    private func selected() throws -> [BenchScenario] {
+        guard let scenarios else { return Self.all }
+        return try scenarios.split(separator: ",").map { name in
+            guard let scenario = Self.all.first(where: { $0.name == name.trimmingCharacters(in: .whitespaces) }) else {
+                throw ValidationError("unknown scenario '\(name)'; known: \(Self.all.map(\.name).joined(separator: ", "))")
+            }
+            return scenario
+        }
+    }
+
+    public func run() async throws {
+        if list {
+            for scenario in Self.all {
+                print("\(scenario.name): apple latency \(scenario.appleLatencyMs) ms, \(scenario.verifiers) verifier(s) × concurrency \(scenario.concurrency), redis \(scenario.durability == .none ? "no persistence" : "appendfsync \(scenario.durability.rawValue)")")
+            }
+            return
+        }
+        let executable = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        var settings = BenchSettings(
+            binDirectory: binDir.map { URL(fileURLWithPath: $0) } ?? executable.deletingLastPathComponent(),
+            workDirectory: URL(fileURLWithPath: workDir))
+        settings.scenarios = try selected()
+        settings.intakeReceipts = intakeReceipts
+        settings.endToEndReceipts = e2eReceipts
+        settings.endToEndSeconds = e2eSeconds
+        settings.halfPeakSeconds = halfPeakSeconds
+        settings.clientConcurrency = clientConcurrency
+        settings.ceilingRequests = ceilingRequests
+
+        let interrupts = ChildProcesses.killOnInterrupt()
+        defer { _ = interrupts }
+        let log: @Sendable (String) -> Void = { line in
+            FileHandle.standardError.write(Data((line + "\n").utf8))
+        }
+        let started = ContinuousClock.now
+        let results = try await Bench(settings: settings, progress: log).run()
+        log("bench: \(results.count) scenarios in \(Int((ContinuousClock.now - started) / .seconds(1))) s")
+        if json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            print(String(decoding: try encoder.encode(results), as: UTF8.self))
+        } else {
+            print(BenchTable.render(results))
+        }
+    }
+}
