@@ -162,7 +162,7 @@ let package = Package(
         .testTarget(
             name: "IAPDrillTests",
             dependencies: [
-                "IAPDrill", "ClusterHarness", "IAPPipeline", "RedisClient",
+                "IAPDrill", "IAPBench", "ClusterHarness", "IAPPipeline", "RedisClient",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],

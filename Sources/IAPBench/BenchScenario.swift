@@ -34,8 +34,8 @@ public struct BenchScenario: Sendable, Codable, Equatable {
         }
     }
 
-    /// 1, 2 and 4 verifiers with 8 jobs each at 50 ms: linear until CPU or Redis gives out.
-    public static let scaling: [BenchScenario] = [1, 2, 4].map { verifiers in
+    /// 1, 2, 4 and 8 verifiers with 8 jobs each at 50 ms: linear until CPU or Redis gives out.
+    public static let scaling: [BenchScenario] = [1, 2, 4, 8].map { verifiers in
         BenchScenario(name: "scale-v\(verifiers)-c8", appleLatencyMs: 50, verifiers: verifiers, concurrency: 8, durability: .always)
     }
 }

@@ -28,10 +28,12 @@ public enum BenchTable {
             header: ["CPU ms per 1k receipts"] + kinds,
             rows: results.map { r in [r.scenario.name] + kinds.map { r.processes[$0].map { f($0.cpuMsPer1000) } ?? "-" } })
         let memory = TextTable.render(
-            header: ["peak RSS MB / idle CPU % / idle RSS MB"] + workerKinds,
+            header: ["peak RSS MB / idle CPU % / idle RSS MB (anon)"] + workerKinds,
             rows: results.map { r in
                 [r.scenario.name] + workerKinds.map { kind in
-                    r.processes[kind].map { "\(f($0.peakRSSMB)) / \(f($0.idleCPUPercent, 1)) / \(f($0.idleRSSMB))" } ?? "-"
+                    r.processes[kind].map {
+                        "\(f($0.peakRSSMB)) / \(f($0.idleCPUPercent, 1)) / \(f($0.idleRSSMB)) (\(f($0.idleAnonymousMB, 1)))"
+                    } ?? "-"
                 }
             })
         return [speed, redis, cpu, memory].joined(separator: "\n\n")

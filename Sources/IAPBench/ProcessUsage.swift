@@ -11,6 +11,9 @@ struct ProcessUsage: Sendable {
     /// Resident memory now, and the most it ever had (VmHWM), in bytes.
     var rssBytes: Int
     var peakRSSBytes: Int
+    /// The anonymous part of `rssBytes`: the process's own heap and stacks. The rest is code and
+    /// data mapped from the executable and the Swift libraries, clean and shared between processes.
+    var anonymousRSSBytes: Int
 
     private static let ticksPerSecond = Double(sysconf(Int32(_SC_CLK_TCK)))
 
@@ -27,7 +30,8 @@ struct ProcessUsage: Sendable {
         return ProcessUsage(
             cpuSeconds: (user + system) / ticksPerSecond,
             rssBytes: kilobytes("VmRSS:", in: status) * 1024,
-            peakRSSBytes: kilobytes("VmHWM:", in: status) * 1024)
+            peakRSSBytes: kilobytes("VmHWM:", in: status) * 1024,
+            anonymousRSSBytes: kilobytes("RssAnon:", in: status) * 1024)
     }
 
     private static func kilobytes(_ field: String, in status: String) -> Int {

@@ -11,6 +11,8 @@ public struct ScenarioResult: Sendable, Codable {
         /// After the traffic stopped: CPU % of the busiest process of this kind, and its RSS in MB.
         public var idleCPUPercent: Double
         public var idleRSSMB: Double
+        /// The anonymous part of `idleRSSMB` (heap, stacks); the rest is shared, clean code pages.
+        public var idleAnonymousMB: Double
     }
 
     public var scenario: BenchScenario

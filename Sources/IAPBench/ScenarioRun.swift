@@ -201,13 +201,15 @@ struct ScenarioRun {
             let busy = end.usage.cpuSeconds - (before[pid]?.usage.cpuSeconds ?? end.usage.cpuSeconds)
             let idle = idleEnd[pid].map { $0.usage.cpuSeconds - (idleStart[pid]?.usage.cpuSeconds ?? $0.usage.cpuSeconds) } ?? 0
             let last = idleEnd[pid]?.usage ?? end.usage
-            var entry = kinds[end.kind] ?? .init(processes: 0, cpuSeconds: 0, cpuMsPer1000: 0, peakRSSMB: 0, idleCPUPercent: 0, idleRSSMB: 0)
+            var entry = kinds[end.kind] ?? .init(
+                processes: 0, cpuSeconds: 0, cpuMsPer1000: 0, peakRSSMB: 0, idleCPUPercent: 0, idleRSSMB: 0, idleAnonymousMB: 0)
             entry.processes += 1
             entry.cpuSeconds += busy
             entry.cpuMsPer1000 = entry.cpuSeconds * 1000 * 1000 / Double(receipts)
             entry.peakRSSMB = max(entry.peakRSSMB, Double(last.peakRSSBytes) / megabyte)
             entry.idleCPUPercent = max(entry.idleCPUPercent, idle / settings.idleSeconds * 100)
             entry.idleRSSMB = max(entry.idleRSSMB, Double(last.rssBytes) / megabyte)
+            entry.idleAnonymousMB = max(entry.idleAnonymousMB, Double(last.anonymousRSSBytes) / megabyte)
             kinds[end.kind] = entry
         }
         return kinds

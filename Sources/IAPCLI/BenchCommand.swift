@@ -12,7 +12,7 @@ public struct BenchCommand: AsyncParsableCommand {
             measures the intake alone, each stage alone, the pipeline end to end at full speed and at half of it \
             (latency), idle processes, and redis-benchmark's LPUSH/RPOP ceiling on the same server. \
             Scenarios: apple-sim latency 0 and 50 ms × 1 and 2 verifiers × Redis without persistence and with \
-            appendfsync always, then 1, 2 and 4 verifiers of concurrency 8 at 50 ms (scaling).
+            appendfsync always, then 1, 2, 4 and 8 verifiers of concurrency 8 at 50 ms (scaling).
             """)
 
     @Option(help: "Scenarios to run, comma-separated names (default: all; see --list).") var scenarios: String?

@@ -1,0 +1,70 @@
+import Foundation
+import Testing
+
+@testable import IAPBench
+
+/// The bench's readings, and one small scenario against the executables `swift test` built.
+/// No figure of speed is asserted: only counts that do not depend on the machine.
+@Suite(.serialized)
+struct BenchTests {
+    @Test func commandStatsSeparateRoundTripsFromCommandsRunInsideScripts() {
+        let before = CommandStats(info: "# Commandstats\r\ncmdstat_evalsha:calls=10,usec=5,usec_per_call=0.5\r\n")
+        let after = CommandStats(info: """
+            # Commandstats\r
+            cmdstat_evalsha:calls=14,usec=9,usec_per_call=0.6,rejected_calls=0,failed_calls=0\r
+            cmdstat_blmove:calls=3,usec=1,usec_per_call=0.3,rejected_calls=0,failed_calls=0\r
+            cmdstat_hset:calls=8,usec=1,usec_per_call=0.1,rejected_calls=0,failed_calls=0\r
+            cmdstat_xlen:calls=50,usec=1,usec_per_call=0.1,rejected_calls=0,failed_calls=0\r
+            """)
+        let delta = after - before
+        #expect(delta.calls == ["evalsha": 4, "blmove": 3, "hset": 8, "xlen": 50])
+        #expect(delta.roundTrips == 7)
+        #expect(delta.pipelineCommands == 15)
+    }
+
+    @Test func redisBenchmarkCSVIsRead() throws {
+        let ceiling = try RedisCeiling(csv: """
+            "test","rps","avg_latency_ms","min_latency_ms","p50_latency_ms","p95_latency_ms","p99_latency_ms","max_latency_ms"
+            "LPUSH","80000.00","0.3","0.1","0.3","0.5","0.7","2.0"
+            "RPOP","90000.00","0.3","0.1","0.3","0.5","0.7","2.0"
+            """)
+        #expect(ceiling.lpushPerSecond == 80000 && ceiling.rpopPerSecond == 90000 && ceiling.opsPerSecond == 85000)
+        #expect(throws: BenchError.self) { try RedisCeiling(csv: "Could not connect") }
+    }
+
+    @Test func percentilesAreNearestRank() {
+        let summary = LatencySummary((1...100).map(Double.init))
+        #expect(summary.count == 100 && summary.p50 == 50 && summary.p95 == 95 && summary.p99 == 99 && summary.max == 100)
+        #expect(summary.minus(60).p50 == 0 && summary.minus(60).p99 == 39)
+        #expect(LatencySummary([]).p99 == 0)
+    }
+
+    @Test func ownProcessUsageIsRead() throws {
+        let usage = try #require(ProcessUsage.read(pid: getpid()))
+        #expect(usage.rssBytes > 0 && usage.peakRSSBytes >= usage.rssBytes && usage.anonymousRSSBytes > 0)
+        #expect(ProcessUsage.read(pid: -1) == nil)
+    }
+
+    /// Every receipt of every phase is granted (the bench throws otherwise), and the pipeline's
+    /// Redis round trips per receipt stay at 8: intake 1, verify 3, dedupe 2, grant 2.
+    @Test func aSmallScenarioIsMeasuredEndToEnd() async throws {
+        let bin = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
+        var settings = BenchSettings(
+            binDirectory: bin,
+            workDirectory: FileManager.default.temporaryDirectory.appendingPathComponent("iap-bench-\(UUID().uuidString)"))
+        defer { try? FileManager.default.removeItem(at: settings.workDirectory) }
+        settings.scenarios = [BenchScenario(name: "smoke", appleLatencyMs: 5, verifiers: 1, concurrency: 8, durability: .none)]
+        settings.intakeReceipts = 300
+        settings.endToEndReceipts = 300
+        settings.halfPeakSeconds = 0.5
+        settings.idleSeconds = 0.2
+        settings.ceilingRequests = 2000
+        let result = try #require(try await Bench(settings: settings).run().first)
+        #expect(result.endToEndReceipts == 300)
+        #expect(result.latency.count >= 100)
+        #expect(result.roundTripsPerReceipt >= 8 && result.roundTripsPerReceipt < 9, "\(result.commandsByName)")
+        #expect(result.commandsByName["evalsha"].map { $0 >= 5 && $0 < 5.1 } == true, "\(result.commandsByName)")
+        #expect(Set(result.processes.keys).isSuperset(of: ["iap-intake", "iap-verifier", "iap-deduper", "iap-granter", "redis-server"]))
+        #expect(result.ceiling.opsPerSecond > 0)
+    }
+}
