@@ -56,10 +56,7 @@ public struct BenchCommand: AsyncParsableCommand {
             }
             return
         }
-        let executable = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-        var settings = BenchSettings(
-            binDirectory: binDir.map { URL(fileURLWithPath: $0) } ?? executable.deletingLastPathComponent(),
-            workDirectory: URL(fileURLWithPath: workDir))
+        var settings = BenchSettings(binDirectory: HarnessCommand.binDirectory(binDir), workDirectory: URL(fileURLWithPath: workDir))
         settings.scenarios = try selected()
         settings.intakeReceipts = intakeReceipts
         settings.endToEndReceipts = e2eReceipts
@@ -68,18 +65,14 @@ public struct BenchCommand: AsyncParsableCommand {
         settings.clientConcurrency = clientConcurrency
         settings.ceilingRequests = ceilingRequests
 
-        let interrupts = ChildProcesses.killOnInterrupt()
+        let interrupts = HarnessCommand.killChildrenOnInterrupt()
         defer { _ = interrupts }
-        let log: @Sendable (String) -> Void = { line in
-            FileHandle.standardError.write(Data((line + "\n").utf8))
-        }
+        let log = HarnessCommand.progress
         let started = ContinuousClock.now
         let results = try await Bench(settings: settings, progress: log).run()
         log("bench: \(results.count) scenarios in \(Int((ContinuousClock.now - started) / .seconds(1))) s")
         if json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-            print(String(decoding: try encoder.encode(results), as: UTF8.self))
+            try HarnessCommand.printJSON(results)
         } else {
             print(BenchTable.render(results))
         }

@@ -53,10 +53,7 @@ public struct DrillCommand: AsyncParsableCommand {
     }
 
     public func run() async throws {
-        let executable = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-        var settings = DrillSettings(
-            binDirectory: binDir.map { URL(fileURLWithPath: $0) } ?? executable.deletingLastPathComponent(),
-            workDirectory: URL(fileURLWithPath: workDir))
+        var settings = DrillSettings(binDirectory: HarnessCommand.binDirectory(binDir), workDirectory: URL(fileURLWithPath: workDir))
         settings.trials = trials
         settings.receiptsPerTrial = receipts
         settings.faultRate = faultRate
@@ -70,17 +67,13 @@ public struct DrillCommand: AsyncParsableCommand {
         settings.leaseMs = leaseMs
         settings.drainTimeoutSeconds = drainTimeoutS
 
-        let interrupts = ChildProcesses.killOnInterrupt()
+        let interrupts = HarnessCommand.killChildrenOnInterrupt()
         defer { _ = interrupts }
-        let log: @Sendable (String) -> Void = { line in
-            FileHandle.standardError.write(Data((line + "\n").utf8))
-        }
+        let log = HarnessCommand.progress
         log("drill: \(trials) × \(receipts) receipts, faults \(settings.faults.map(\.rawValue)) at \(faultRate)/s, durability \(durability), seed \(seed)")
         let reports = try await Drill(settings: settings, progress: log).run()
         if json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-            print(String(decoding: try encoder.encode(reports), as: UTF8.self))
+            try HarnessCommand.printJSON(reports)
         } else {
             print(DrillTable.render(reports, faults: settings.faults))
         }
