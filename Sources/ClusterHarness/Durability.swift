@@ -1,4 +1,4 @@
-/// How redis-server persists the drill's data: what a crash of Redis may lose.
+/// How a local cluster's redis-server persists its data: what a crash of Redis may lose.
 public enum Durability: String, CaseIterable, Sendable, Codable {
     /// AOF, fsync before every reply: an acknowledged write survives a crash of Redis or the host.
     case always
