@@ -16,6 +16,12 @@ public actor LocalCluster {
     public static let bundleID = "com.example.drill"
     public static let products = #"{"products": {"drill.gold": {"type": "consumable"}, "drill.pack": {"type": "non_consumable"}}}"#
 
+    /// The receipt data of one new `drill.gold` purchase, transaction `tx-<id>`, for this cluster's app.
+    public static func consumableReceipt(id: String) -> String {
+        let gold = SimulatedReceipt.Transaction(transactionID: "tx-\(id)", productID: "drill.gold")
+        return SimulatedReceipt(bundleID: bundleID, transactions: [gold], nonce: id).receiptData()
+    }
+
     public nonisolated let settings: ClusterSettings
     public nonisolated let directory: URL
     public nonisolated let redisPort: Int

@@ -1,4 +1,3 @@
-import AppleSimulator
 import ClusterHarness
 
 /// A new consumable purchase of its own user: every bench receipt is verified once and granted.
@@ -8,9 +7,8 @@ struct BenchReceipt: SubmittableReceipt {
 
     init(run: String, index: Int) {
         let id = "\(run)-\(index)"
-        let gold = SimulatedReceipt.Transaction(transactionID: "tx-\(id)", productID: "drill.gold")
         userID = "player-\(id)"
-        receiptData = SimulatedReceipt(bundleID: LocalCluster.bundleID, transactions: [gold], nonce: id).receiptData()
+        receiptData = LocalCluster.consumableReceipt(id: id)
     }
 
     static func batch(_ run: String, _ count: Int) -> [BenchReceipt] {

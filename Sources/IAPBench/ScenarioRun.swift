@@ -12,6 +12,9 @@ struct ScenarioRun {
     let http: HTTPClient
     let progress: @Sendable (String) -> Void
 
+    /// `/proc` readings of every process, by pid, with the process's kind.
+    private typealias Readings = [Int32: (kind: String, usage: ProcessUsage)]
+
     /// Receipts/s of a run and each receipt's submit → granted time.
     private struct Outcome {
         var perSecond: Double
@@ -179,8 +182,8 @@ struct ScenarioRun {
     }
 
     /// Every process of the cluster and the bench itself (the load client), by pid.
-    private func usage(_ cluster: LocalCluster) async -> [Int32: (kind: String, usage: ProcessUsage)] {
-        var readings: [Int32: (kind: String, usage: ProcessUsage)] = [:]
+    private func usage(_ cluster: LocalCluster) async -> Readings {
+        var readings: Readings = [:]
         for (kind, processes) in await cluster.processesByKind() {
             for process in processes {
                 if let usage = ProcessUsage.read(pid: process.pid) { readings[process.pid] = (kind, usage) }
@@ -191,9 +194,7 @@ struct ScenarioRun {
     }
 
     private func kindUsage(
-        before: [Int32: (kind: String, usage: ProcessUsage)], after: [Int32: (kind: String, usage: ProcessUsage)],
-        idleStart: [Int32: (kind: String, usage: ProcessUsage)], idleEnd: [Int32: (kind: String, usage: ProcessUsage)],
-        receipts: Int
+        before: Readings, after: Readings, idleStart: Readings, idleEnd: Readings, receipts: Int
     ) -> [String: ScenarioResult.KindUsage] {
         var kinds: [String: ScenarioResult.KindUsage] = [:]
         let megabyte = 1024.0 * 1024

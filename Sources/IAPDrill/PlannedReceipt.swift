@@ -85,8 +85,9 @@ extension PlannedReceipt {
 extension PlannedReceipt {
     /// A plain new consumable purchase, for targeted checks.
     static func valid(index: Int, trial: Int = 0) -> PlannedReceipt {
-        let gold = SimulatedReceipt.Transaction(transactionID: "tx-\(trial)-\(index)", productID: "drill.gold")
-        let data = SimulatedReceipt(bundleID: LocalCluster.bundleID, transactions: [gold], nonce: "\(trial)-\(index)").receiptData()
-        return PlannedReceipt(index: index, scenario: .valid, userID: "player-\(index)", receiptData: data, unit: gold.transactionID, sameTicketAs: nil)
+        let id = "\(trial)-\(index)"
+        return PlannedReceipt(
+            index: index, scenario: .valid, userID: "player-\(index)", receiptData: LocalCluster.consumableReceipt(id: id),
+            unit: "tx-\(id)", sameTicketAs: nil)
     }
 }

@@ -114,8 +114,6 @@ public struct IntakeRoutes: Sendable {
 }
 
 func json(_ status: HTTPResponse.Status, _ object: [String: String]) -> Response {
-    let encoder = JSONEncoder()
-    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-    let data = (try? encoder.encode(object)) ?? Data()
+    let data = canonicalJSON(object)
     return Response(status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: data)))
 }
