@@ -17,6 +17,8 @@ let package = Package(
         .executable(name: "apple-sim", targets: ["apple-sim"]),
         .executable(name: "iap-drill", targets: ["iap-drill"]),
         .executable(name: "iap-bench", targets: ["iap-bench"]),
+        // Preloaded into redis-server by the drill to stand in for a power cut (libPowerCut.so).
+        .library(name: "PowerCut", type: .dynamic, targets: ["CPowerCut"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.0"),
@@ -34,6 +36,7 @@ let package = Package(
             // -D flag that SwiftPM refuses with a warning, so the module map links it directly.
             providers: [.apt(["libhiredis-dev"])]
         ),
+        .target(name: "CPowerCut"),
         .target(
             name: "RedisClient",
             dependencies: [

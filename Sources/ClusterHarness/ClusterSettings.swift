@@ -6,6 +6,7 @@ public struct ClusterSettings: Sendable {
     /// Where the built executables are (`iap-intake`, `iap-verifier`, …, `apple-sim`).
     public var binDirectory: URL
     public var durability = Durability.always
+    public var redisCrash = RedisCrash.process
     public var appleLatencyMs = 20
     public var processesPerStage: [Stage: Int] = [.verify: 2, .dedupe: 2, .grant: 2]
     /// `IAP_CONCURRENCY` of every worker process.
@@ -24,9 +25,9 @@ public struct ClusterSettings: Sendable {
 
     public static let executables = ["iap-intake", "iap-verifier", "iap-deduper", "iap-granter", "apple-sim"]
 
-    /// Fails unless every executable the cluster starts is built.
+    /// Fails unless every executable the cluster starts (and the power-cut library it needs) is built.
     public func checkExecutables() throws {
-        for name in Self.executables {
+        for name in Self.executables + (redisCrash == .powerCut ? [RedisCrash.library] : []) {
             let path = binDirectory.appendingPathComponent(name).path
             guard FileManager.default.isExecutableFile(atPath: path) else {
                 throw ClusterError("\(path) is missing: build the package first")

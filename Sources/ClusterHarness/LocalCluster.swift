@@ -65,6 +65,7 @@ public actor LocalCluster {
             let count = startWorkers ? settings.processesPerStage[stage, default: 0] : 0
             workers[stage] = try (0..<count).map { _ in try launchWorker(stage) }
         }
+        for process in workers.values.flatMap({ $0 }) { try await waitUntilRegistered(process) }
         try await startIntake()
     }
 
@@ -83,9 +84,10 @@ public actor LocalCluster {
 
     public func worker(_ stage: Stage, at index: Int) -> ManagedProcess? { workers[stage]?[index] }
 
-    /// Starts one more process for `stage`; returns its index.
-    public func addWorker(_ stage: Stage) throws -> Int {
-        workers[stage, default: []].append(try launchWorker(stage))
+    /// Starts one more process for `stage`; returns its index once it is registered (or at once,
+    /// for a caller that times the process from its start).
+    public func addWorker(_ stage: Stage, waitUntilRegistered wait: Bool = true) async throws -> Int {
+        workers[stage, default: []].append(wait ? try await startWorker(stage) : try launchWorker(stage))
         return workers[stage]!.count - 1
     }
 
@@ -94,8 +96,34 @@ public actor LocalCluster {
         guard let process = workers[stage]?[index] else { throw ClusterError("no \(stage) process \(index)") }
         let exit = await process.stop(with: signal)
         if pauseMs > 0 { try await Task.sleep(for: .milliseconds(pauseMs)) }
-        workers[stage]?[index] = try launchWorker(stage)
+        workers[stage]?[index] = try await startWorker(stage)
         return (process.name, exit)
+    }
+
+    /// The jobs each running stage process holds now (the length of its in-flight list).
+    public func jobsHeld() async throws -> [(stage: Stage, index: Int, jobs: Int)] {
+        // Worker ids are `<stage>:<host>-<pid>-<suffix>`; one read-only script gives every length.
+        let script = """
+            local out = {}
+            for _, member in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
+              out[#out + 1] = member
+              out[#out + 1] = redis.call('LLEN', ARGV[1] .. member)
+            end
+            return out
+            """
+        let output = try await runTool(
+            "redis-cli", ["-p", String(redisPort), "EVAL", script, "1", keys.workers, keys.inflight(member: "")])
+        let lines = output.split(separator: "\n").map(String.init)
+        var held: [(stage: Stage, index: Int, jobs: Int)] = []
+        for stage in Stage.allCases {
+            for (index, process) in (workers[stage] ?? []).enumerated() where process.isRunning {
+                let jobs = stride(from: 0, to: lines.count - 1, by: 2)
+                    .filter { lines[$0].hasPrefix("\(stage.rawValue):") && lines[$0].contains("-\(process.pid)-") }
+                    .compactMap { Int(lines[$0 + 1]) }.reduce(0, +)
+                held.append((stage, index, jobs))
+            }
+        }
+        return held
     }
 
     /// SIGSTOP, wait, SIGCONT: the process misses its heartbeats while its jobs are reaped.
@@ -106,7 +134,8 @@ public actor LocalCluster {
         process.signal(SIGCONT)
     }
 
-    /// `kill -9` redis-server, then start it again on the same folder after `pauseMs`.
+    /// `kill -9` redis-server, then start it again on the same folder after `pauseMs`. With
+    /// `RedisCrash.powerCut` the kill also loses every AOF write that was not yet fsynced.
     public func crashRedis(pauseMs: Int) async throws {
         if let redis { await redis.stop(with: SIGKILL) }
         if pauseMs > 0 { try await Task.sleep(for: .milliseconds(pauseMs)) }
@@ -148,7 +177,7 @@ public actor LocalCluster {
         try await appleOutage(SimulatedOutage(mode: .off, durationMs: 0))
         for stage in Stage.allCases {
             for index in workers[stage]?.indices ?? 0..<0 where workers[stage]?[index].isRunning != true {
-                workers[stage]?[index] = try launchWorker(stage)
+                workers[stage]?[index] = try await startWorker(stage)
             }
         }
         if intake?.isRunning != true { try await startIntake() }
@@ -185,11 +214,13 @@ public actor LocalCluster {
 
     // MARK: starting parts
 
-    private func launch(_ name: String, _ executable: URL, _ arguments: [String] = []) throws -> ManagedProcess {
+    private func launch(
+        _ name: String, _ executable: URL, _ arguments: [String] = [], environment extra: [String: String] = [:]
+    ) throws -> ManagedProcess {
         launches += 1
         let process = try ManagedProcess.launch(
             name: "\(name)#\(launches)", executable: executable, arguments: arguments,
-            environment: environment, log: logDirectory.appendingPathComponent("\(name)-\(launches).log"))
+            environment: environment.merging(extra) { $1 }, log: logDirectory.appendingPathComponent("\(name)-\(launches).log"))
         everyProcess.append(process)
         return process
     }
@@ -203,12 +234,30 @@ public actor LocalCluster {
         return try launch(name, settings.binDirectory.appendingPathComponent(name))
     }
 
+    private func startWorker(_ stage: Stage) async throws -> ManagedProcess {
+        let process = try launchWorker(stage)
+        try await waitUntilRegistered(process)
+        return process
+    }
+
+    /// A worker is up once its heartbeat is in `iap:workers` (its id holds its pid): from then on
+    /// a SIGTERM meets its graceful stop.
+    private func waitUntilRegistered(_ process: ManagedProcess) async throws {
+        try await waitUntil("\(process.name) registers in \(keys.workers)", while: process) {
+            let members = (try? await self.runTool("redis-cli", ["-p", String(self.redisPort), "ZRANGE", self.keys.workers, "0", "-1"])) ?? ""
+            return members.split(separator: "\n").contains { $0.contains("-\(process.pid)-") }
+        }
+    }
+
     private func startRedis() async throws {
         let arguments = [
             "--port", String(redisPort), "--bind", "127.0.0.1", "--dir", dataDirectory.path, "--daemonize", "no",
             "--logfile", "", "--maxmemory-policy", "noeviction",
         ] + settings.durability.redisArguments
-        redis = try launch("redis-server", try Self.tool("redis-server"), arguments)
+        let preload = settings.binDirectory.appendingPathComponent(RedisCrash.library).path
+        redis = try launch(
+            "redis-server", try Self.tool("redis-server"), arguments,
+            environment: settings.redisCrash == .powerCut ? ["LD_PRELOAD": preload] : [:])
         try await waitUntil("redis-server answers PING", while: redis) {
             (try? await self.runTool("redis-cli", ["-p", String(self.redisPort), "PING"]))?.hasPrefix("PONG") == true
         }

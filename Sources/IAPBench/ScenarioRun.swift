@@ -116,7 +116,7 @@ struct ScenarioRun {
     private func aloneRate(
         _ cluster: LocalCluster, _ stage: Stage, processes: Int, jobs: Int, done: () async throws -> Int
     ) async throws -> Double {
-        for _ in 0..<processes { _ = try await cluster.addWorker(stage) }
+        for _ in 0..<processes { _ = try await cluster.addWorker(stage, waitUntilRegistered: false) }
         var low: (count: Int, at: ContinuousClock.Instant)?
         var high: (count: Int, at: ContinuousClock.Instant)?
         let deadline = ContinuousClock.now + .seconds(300)

@@ -21,6 +21,8 @@ public struct DrillCommand: AsyncParsableCommand {
     @Option(help: "Fault kinds, comma-separated: \(FaultKind.allCases.map(\.rawValue).joined(separator: ",")).")
     var faults = FaultKind.allCases.map(\.rawValue).joined(separator: ",")
     @Option(help: "Redis persistence: always (AOF, fsync per write), everysec, none.") var durability = "always"
+    @Option(help: "What a Redis kill loses: process (kill -9; the kernel keeps what Redis wrote) or power-cut (AOF writes not yet fsynced are lost too).")
+    var redisCrash = "process"
     @Option(help: "apple-sim latency (ms).") var appleLatencyMs = 20
     @Option(help: "Receipts submitted per second.") var rate = 150
     @Option(help: "Concurrent client requests.") var clientConcurrency = 16
@@ -41,6 +43,7 @@ public struct DrillCommand: AsyncParsableCommand {
         guard leaseMs >= 1000 else { throw ValidationError("--lease-ms must be at least 1000") }
         _ = try parsedFaults()
         guard Durability(rawValue: durability) != nil else { throw ValidationError("--durability: always, everysec or none") }
+        guard RedisCrash(rawValue: redisCrash) != nil else { throw ValidationError("--redis-crash: process or power-cut") }
     }
 
     private func parsedFaults() throws -> [FaultKind] {
@@ -60,6 +63,7 @@ public struct DrillCommand: AsyncParsableCommand {
         settings.seed = seed
         settings.faults = try parsedFaults()
         settings.durability = Durability(rawValue: durability)!
+        settings.redisCrash = RedisCrash(rawValue: redisCrash)!
         settings.appleLatencyMs = appleLatencyMs
         settings.submitRate = rate
         settings.clientConcurrency = clientConcurrency
@@ -70,7 +74,7 @@ public struct DrillCommand: AsyncParsableCommand {
         let interrupts = HarnessCommand.killChildrenOnInterrupt()
         defer { _ = interrupts }
         let log = HarnessCommand.progress
-        log("drill: \(trials) × \(receipts) receipts, faults \(settings.faults.map(\.rawValue)) at \(faultRate)/s, durability \(durability), seed \(seed)")
+        log("drill: \(trials) × \(receipts) receipts, faults \(settings.faults.map(\.rawValue)) at \(faultRate)/s, durability \(durability), Redis crash: \(redisCrash), seed \(seed)")
         let reports = try await Drill(settings: settings, progress: log).run()
         if json {
             try HarnessCommand.printJSON(reports)

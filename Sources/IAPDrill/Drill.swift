@@ -93,6 +93,7 @@ public struct Drill: Sendable {
         return TrialReport(
             trial: trial, receipts: plan.count, accepted: Set(tickets.compactMap { $0 }).count,
             refusals: submissions.map(\.refusals).reduce(0, +), faults: faults.injected,
+            jobsHeldAtSigterm: faults.jobsHeldAtSigterm,
             poisonPushed: faults.poisonPushed, poisonDeadLettered: books.poisonDeadLettered,
             lost: books.lost, doubleGrants: books.doubleGrants, stuck: books.stuck, wrongOutcomes: books.wrong,
             anomalies: anomalies.count, drainSeconds: seconds, examples: books.examples + anomalies.prefix(5))

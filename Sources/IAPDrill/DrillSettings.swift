@@ -11,6 +11,8 @@ public struct DrillSettings: Sendable {
     public var seed: UInt64 = 1
     public var faults: [FaultKind] = FaultKind.allCases
     public var durability = Durability.always
+    /// Whether a Redis kill is a process crash or a power cut (unsynced AOF writes lost too).
+    public var redisCrash = RedisCrash.process
     public var appleLatencyMs = 20
     /// Receipts submitted per second (spread out, so faults meet traffic).
     public var submitRate = 150
@@ -28,6 +30,7 @@ public struct DrillSettings: Sendable {
     public var cluster: ClusterSettings {
         var cluster = ClusterSettings(binDirectory: binDirectory)
         cluster.durability = durability
+        cluster.redisCrash = redisCrash
         cluster.appleLatencyMs = appleLatencyMs
         cluster.processesPerStage = Dictionary(uniqueKeysWithValues: Stage.allCases.map { ($0, processesPerStage) })
         cluster.leaseMs = leaseMs

@@ -4,19 +4,21 @@ import Foundation
 /// The drill's printed result: one row per trial and a total.
 public enum DrillTable {
     public static func render(_ reports: [TrialReport], faults: [FaultKind]) -> String {
-        let faultColumns = faults.map(\.column)
+        // Next to the SIGTERM count: the jobs those processes held when signalled.
+        let termHeld = faults.contains(.sigterm)
+        let faultColumns = faults.map(\.column) + (termHeld ? ["term jobs"] : [])
         let header = ["trial", "receipts", "accepted", "503s"] + faultColumns
             + ["poison dl", "lost", "double", "stuck", "wrong", "anomalies", "drain s"]
         var rows = reports.map { report in
             ["\(report.trial)", "\(report.receipts)", "\(report.accepted)", "\(report.refusals)"]
-                + faults.map { "\(report.faults[$0, default: 0])" }
+                + faults.map { "\(report.faults[$0, default: 0])" } + (termHeld ? ["\(report.jobsHeldAtSigterm)"] : [])
                 + ["\(report.poisonDeadLettered)/\(report.poisonPushed)", "\(report.lost)", "\(report.doubleGrants)",
                    "\(report.stuck)", "\(report.wrongOutcomes)", "\(report.anomalies)", String(format: "%.1f", report.drainSeconds)]
         }
         func sum(_ value: (TrialReport) -> Int) -> String { "\(reports.map(value).reduce(0, +))" }
         rows.append(
             ["total", sum(\.receipts), sum(\.accepted), sum(\.refusals)]
-                + faults.map { kind in sum { $0.faults[kind, default: 0] } }
+                + faults.map { kind in sum { $0.faults[kind, default: 0] } } + (termHeld ? [sum(\.jobsHeldAtSigterm)] : [])
                 + ["\(sum(\.poisonDeadLettered))/\(sum(\.poisonPushed))", sum(\.lost), sum(\.doubleGrants), sum(\.stuck),
                    sum(\.wrongOutcomes), sum(\.anomalies), String(format: "%.1f", reports.map(\.drainSeconds).max() ?? 0)])
         var text = [TextTable.render(header: header, rows: rows, rulesBefore: [rows.count - 1])]

@@ -16,6 +16,8 @@ struct FaultInjector {
     var rng: SeededGenerator
     private(set) var injected: [FaultKind: Int] = [:]
     private(set) var poisonPushed = 0
+    /// Jobs the SIGTERMed processes held when signalled: each must be finished or handed back.
+    private(set) var jobsHeldAtSigterm = 0
     /// Things that went wrong that are not about the books (a SIGTERM without exit 0).
     private(set) var anomalies: [String] = []
     private var bag: [FaultKind] = []
@@ -54,8 +56,10 @@ struct FaultInjector {
             let mode: SimulatedOutage.Mode = Bool.random(using: &rng) ? .unavailable : .timeout
             try await cluster.appleOutage(SimulatedOutage(mode: mode, durationMs: Int.random(in: 1000...3000, using: &rng)))
         case .sigterm:
-            // The verifier holds jobs longest (it waits on Apple), so it is the likeliest to have some in flight.
-            let (stage, index) = Bool.random(using: &rng) ? (Stage.verify, 0) : await pickWorker()
+            // The process holding the most jobs, so the graceful stop has work to finish or hand back.
+            let busiest = try await cluster.jobsHeld().max { $0.jobs < $1.jobs }
+            let (stage, index) = if let busiest, busiest.jobs > 0 { (busiest.stage, busiest.index) } else { await pickWorker() }
+            jobsHeldAtSigterm += busiest?.jobs ?? 0
             let (name, exit) = try await cluster.replaceWorker(stage, at: index, signal: SIGTERM, pauseMs: 0)
             if !exit.isClean { anomalies.append("\(name) did not exit 0 on SIGTERM (\(exit))") }
         case .poison:

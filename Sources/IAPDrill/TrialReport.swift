@@ -6,6 +6,8 @@ public struct TrialReport: Codable, Sendable {
     /// 503s and broken connections the client met before its receipts were accepted.
     public var refusals: Int
     public var faults: [FaultKind: Int]
+    /// Jobs the SIGTERMed processes held when signalled.
+    public var jobsHeldAtSigterm: Int
     public var poisonPushed: Int
     public var poisonDeadLettered: Int
     /// Accepted tickets that never reached a terminal state.
