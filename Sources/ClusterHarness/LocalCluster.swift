@@ -137,9 +137,14 @@ public actor LocalCluster {
     /// `kill -9` redis-server, then start it again on the same folder after `pauseMs`. With
     /// `RedisCrash.powerCut` the kill also loses every AOF write that was not yet fsynced.
     public func crashRedis(pauseMs: Int) async throws {
-        if let redis { await redis.stop(with: SIGKILL) }
+        await killRedis()
         if pauseMs > 0 { try await Task.sleep(for: .milliseconds(pauseMs)) }
         try await startRedis()
+    }
+
+    /// `kill -9` redis-server and leave it down until `heal`.
+    public func killRedis() async {
+        if let redis { await redis.stop(with: SIGKILL) }
     }
 
     public func appleOutage(_ outage: SimulatedOutage) async throws {

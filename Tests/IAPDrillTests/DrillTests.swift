@@ -6,6 +6,7 @@ import RedisClient
 import Testing
 
 @testable import ClusterHarness
+@testable import IAPBench
 @testable import IAPDrill
 
 #if canImport(Glibc)
@@ -123,6 +124,46 @@ struct DrillTests {
             #expect(terminal.values.allSatisfy { $0.status == .granted })
             #expect(try await store.redis.send("XLEN", store.keys.fulfilment) == .integer(5))
         }
+    }
+
+    /// Redis gone for 2 s: no process crashes or spins on reconnects, the intake is not ready and
+    /// refuses with 503, and a client that keeps resending its receipt gets one ticket, granted once
+    /// Redis is back.
+    @Test func duringARedisOutageEveryProcessWaitsQuietlyAndTheIntakeRefuses() async throws {
+        var settings = Self.settings
+        settings.processesPerStage = 1
+        try await withCluster(settings) { cluster, http, store in
+            let client = LoadClient(http: http, intakeURL: cluster.intakeURL)
+            #expect(await client.submit(PlannedReceipt.valid(index: 0)).ticket != nil)
+            await cluster.killRedis()
+            try await waitUntil { await Self.status(http, cluster.intakeURL + "/readyz") == 503 }
+            let pipeline = await cluster.processesByKind().filter { $0.key.hasPrefix("iap-") }.values.flatMap { $0 }
+            #expect(pipeline.count == 4)
+            let before = pipeline.map { ProcessUsage.read(pid: $0.pid)?.cpuSeconds ?? 0 }
+            let resent = Task { await client.submit(PlannedReceipt.valid(index: 1)) }
+            // An observation window, not a wait for an event: what the processes do while Redis is away.
+            try await Task.sleep(for: .seconds(2))
+            for (process, start) in zip(pipeline, before) {
+                #expect(process.isRunning, "\(process.name) exited during the outage")
+                // A process spinning on reconnects would burn most of the 2 s; backoff costs a few ms.
+                let used = (ProcessUsage.read(pid: process.pid)?.cpuSeconds ?? 0) - start
+                #expect(used < 0.5, "\(process.name) used \(used) s of CPU in 2 s without Redis")
+            }
+            try await cluster.heal()
+            try await waitUntil { await Self.status(http, cluster.intakeURL + "/readyz") == 200 }
+            let submission = await resent.value
+            #expect(submission.refusals >= 1)
+            let ticket = try #require(submission.ticket, "\(submission.error ?? "")")
+            let audit = TrialAudit(store: store, leaseMs: settings.leaseMs)
+            let (terminal, _) = await audit.drain([ticket], timeout: .seconds(60))
+            #expect(terminal[ticket]?.status == .granted)
+            #expect(await client.submit(PlannedReceipt.valid(index: 1)).ticket == ticket)
+            #expect(await cluster.crashes().isEmpty)
+        }
+    }
+
+    private static func status(_ http: HTTPClient, _ url: String) async -> UInt? {
+        try? await http.execute(HTTPClientRequest(url: url), timeout: .seconds(2)).status.code
     }
 
     /// A verifier paused past its lease loses its jobs to the reaper and another verifier; when it
