@@ -142,6 +142,13 @@ public actor LocalCluster {
         try await startRedis()
     }
 
+    /// `kill -9` the intake, then start it again on its port after `pauseMs`.
+    public func crashIntake(pauseMs: Int) async throws {
+        if let intake { await intake.stop(with: SIGKILL) }
+        if pauseMs > 0 { try await Task.sleep(for: .milliseconds(pauseMs)) }
+        try await startIntake()
+    }
+
     /// `kill -9` redis-server and leave it down until `heal`.
     public func killRedis() async {
         if let redis { await redis.stop(with: SIGKILL) }

@@ -52,6 +52,8 @@ struct FaultInjector {
             _ = try await cluster.replaceWorker(stage, at: index, signal: SIGKILL, pauseMs: Int.random(in: 0..<500, using: &rng))
         case .killRedis:
             try await cluster.crashRedis(pauseMs: Int.random(in: 0..<500, using: &rng))
+        case .killIntake:
+            try await cluster.crashIntake(pauseMs: Int.random(in: 0..<500, using: &rng))
         case .appleOutage:
             let mode: SimulatedOutage.Mode = Bool.random(using: &rng) ? .unavailable : .timeout
             try await cluster.appleOutage(SimulatedOutage(mode: mode, durationMs: Int.random(in: 1000...3000, using: &rng)))

@@ -4,6 +4,9 @@ public enum FaultKind: String, CaseIterable, Sendable, Codable {
     case killStage = "kill-stage"
     /// `kill -9` redis-server, then restart it on the same data folder.
     case killRedis = "kill-redis"
+    /// `kill -9` the intake mid-request, then start it again: a receipt stored whose 202 never
+    /// arrived is resent by its client and must get the same ticket.
+    case killIntake = "kill-intake"
     /// apple-sim answers 503 or hangs past the verifier's timeout for 1–3 s.
     case appleOutage = "apple-outage"
     /// SIGTERM a stage process with jobs in flight: it must finish or hand them back and exit 0.
@@ -18,6 +21,7 @@ public enum FaultKind: String, CaseIterable, Sendable, Codable {
         switch self {
         case .killStage: "kill"
         case .killRedis: "redis"
+        case .killIntake: "intake"
         case .appleOutage: "apple"
         case .sigterm: "term"
         case .poison: "poison"
