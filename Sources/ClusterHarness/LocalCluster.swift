@@ -102,7 +102,7 @@ public actor LocalCluster {
 
     /// The jobs each running stage process holds now (the length of its in-flight list).
     public func jobsHeld() async throws -> [(stage: Stage, index: Int, jobs: Int)] {
-        // Worker ids are `<stage>:<host>-<pid>-<suffix>`; one read-only script gives every length.
+        // One read-only script gives every worker id and its list's length.
         let script = """
             local out = {}
             for _, member in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
@@ -118,7 +118,7 @@ public actor LocalCluster {
         for stage in Stage.allCases {
             for (index, process) in (workers[stage] ?? []).enumerated() where process.isRunning {
                 let jobs = stride(from: 0, to: lines.count - 1, by: 2)
-                    .filter { lines[$0].hasPrefix("\(stage.rawValue):") && lines[$0].contains("-\(process.pid)-") }
+                    .filter { lines[$0].hasPrefix("\(stage.rawValue):") && Self.pid(ofMember: lines[$0]) == process.pid }
                     .compactMap { Int(lines[$0 + 1]) }.reduce(0, +)
                 held.append((stage, index, jobs))
             }
@@ -257,8 +257,14 @@ public actor LocalCluster {
     private func waitUntilRegistered(_ process: ManagedProcess) async throws {
         try await waitUntil("\(process.name) registers in \(keys.workers)", while: process) {
             let members = (try? await self.runTool("redis-cli", ["-p", String(self.redisPort), "ZRANGE", self.keys.workers, "0", "-1"])) ?? ""
-            return members.split(separator: "\n").contains { $0.contains("-\(process.pid)-") }
+            return members.split(separator: "\n").contains { Self.pid(ofMember: String($0)) == process.pid }
         }
+    }
+
+    /// The pid in a worker id, `<stage>:<host>-<pid>-<suffix>` (the host may hold hyphens too).
+    static func pid(ofMember member: String) -> Int32? {
+        let parts = member.split(separator: "-")
+        return parts.count >= 3 ? Int32(parts[parts.count - 2]) : nil
     }
 
     private func startRedis() async throws {

@@ -44,6 +44,12 @@ struct DrillTests {
         #expect(report.poisonPushed > 0 && report.poisonDeadLettered == report.poisonPushed)
     }
 
+    @Test func aWorkersPidIsReadFromItsIDWhateverItsHostIsCalled() {
+        #expect(LocalCluster.pid(ofMember: "verify:box-4321-1x9z") == 4321)
+        #expect(LocalCluster.pid(ofMember: "grant:ip-10-0-12-7-88-abc") == 88)
+        #expect(LocalCluster.pid(ofMember: "dedupe:box") == nil)
+    }
+
     /// A Redis crash right after 40 receipts were accepted: with the AOF nothing is lost (a
     /// process crash leaves the kernel its writes, so `everysec` survives it too; `always` also
     /// survives a power cut); without persistence every ticket is gone, and the audit counts each
