@@ -53,6 +53,8 @@ struct TrialAudit {
         let accepted = Set(tickets.compactMap { $0 })
         for id in accepted.sorted() where terminal[id] == nil {
             books.lost += 1
+            // A few examples of loss, so room is left for the other findings.
+            guard books.lost <= 3 else { continue }
             let status = (try? await store.ticket(id))??.status.rawValue ?? "missing"
             books.note("lost: ticket \(id) is \(status)")
         }
