@@ -112,26 +112,28 @@ static int release(int fd) {
     return 0;
 }
 
-static mode_t modeArgument(int flags, va_list arguments) {
-    return (flags & (O_CREAT | O_TMPFILE)) ? va_arg(arguments, mode_t) : 0;
+// `open` and `open64` take a mode only when they may create the file.
+static int openTracked(int (*real)(const char *, int, ...), const char *path, int flags, va_list arguments) {
+    mode_t mode = (flags & (O_CREAT | O_TMPFILE)) ? va_arg(arguments, mode_t) : 0;
+    return opened(real(path, flags, mode), path);
 }
 
 int open(const char *path, int flags, ...) {
     resolve();
     va_list arguments;
     va_start(arguments, flags);
-    mode_t mode = modeArgument(flags, arguments);
+    int fd = openTracked(real_open, path, flags, arguments);
     va_end(arguments);
-    return opened(real_open(path, flags, mode), path);
+    return fd;
 }
 
 int open64(const char *path, int flags, ...) {
     resolve();
     va_list arguments;
     va_start(arguments, flags);
-    mode_t mode = modeArgument(flags, arguments);
+    int fd = openTracked(real_open64, path, flags, arguments);
     va_end(arguments);
-    return opened(real_open64(path, flags, mode), path);
+    return fd;
 }
 
 ssize_t write(int fd, const void *bytes, size_t length) {
