@@ -1,0 +1,53 @@
+import Foundation
+
+/// base64url (RFC 4648 §5) without padding, as JWS segments use it.
+public enum Base64URL {
+    /// Decodes one unpadded base64url segment; `nil` for any character outside the alphabet
+    /// (padding included) or an impossible length.
+    public static func decode(_ text: Substring) -> [UInt8]? {
+        var output: [UInt8] = []
+        output.reserveCapacity(text.utf8.count * 3 / 4)
+        var accumulator: UInt32 = 0
+        var bits = 0
+        for byte in text.utf8 {
+            let value = values[Int(byte)]
+            guard value >= 0 else { return nil }
+            accumulator = (accumulator << 6) | UInt32(value)
+            bits += 6
+            if bits >= 8 {
+                bits -= 8
+                output.append(UInt8(truncatingIfNeeded: accumulator >> UInt32(bits)))
+            }
+        }
+        // 2 or 4 leftover bits are the tail of the last byte; 6 mean a length of 4n+1.
+        guard bits < 6 else { return nil }
+        return output
+    }
+
+    public static func encode(_ bytes: some Sequence<UInt8>) -> String {
+        Data(bytes).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-")
+            .replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+
+    /// Whether `text` has the shape of a compact JWS: three non-empty base64url segments.
+    public static func isCompactJWS(_ text: String) -> Bool {
+        let segments = text.split(separator: ".", omittingEmptySubsequences: false)
+        guard segments.count == 3 else { return false }
+        return segments.allSatisfy { segment in
+            !segment.isEmpty && segment.utf8.allSatisfy { values[Int($0)] >= 0 } && segment.utf8.count % 4 != 1
+        }
+    }
+
+    private static let values: [Int8] = (0..<256).map { code in
+        switch UInt8(code) {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"): return Int8(code - 65)
+        case UInt8(ascii: "a")...UInt8(ascii: "z"): return Int8(code - 97 + 26)
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return Int8(code - 48 + 52)
+        case UInt8(ascii: "-"): return 62
+        case UInt8(ascii: "_"): return 63
+        default: return -1
+        }
+    }
+}

@@ -1,0 +1,60 @@
+/// A StoreKit 2 signed transaction's payload (`JWSTransactionDecodedPayload`), the parts the
+/// pipeline reads. Dates are milliseconds since 1970.
+public struct JWSTransaction: SignedPayload, Codable, Equatable {
+    public var transactionID: String
+    public var originalTransactionID: String
+    public var webOrderLineItemID: String?
+    public var bundleID: String
+    public var productID: String
+    public var subscriptionGroupIdentifier: String?
+    public var purchaseDate: Int64?
+    public var originalPurchaseDate: Int64?
+    public var expiresDate: Int64?
+    public var quantity: Int?
+    public var type: String?
+    public var appAccountToken: String?
+    public var inAppOwnershipType: String?
+    public var signedDate: Int64?
+    public var revocationDate: Int64?
+    public var revocationReason: Int?
+    public var revocationType: String?
+    public var transactionReason: String?
+    public var environment: String?
+    public var storefront: String?
+    public var price: Int64?
+    public var currency: String?
+
+    public init(
+        transactionID: String, originalTransactionID: String? = nil, webOrderLineItemID: String? = nil,
+        bundleID: String, productID: String, purchaseDate: Int64? = nil, expiresDate: Int64? = nil, quantity: Int? = 1,
+        type: String? = nil, appAccountToken: String? = nil, signedDate: Int64? = nil, revocationDate: Int64? = nil,
+        revocationReason: Int? = nil, environment: String? = "Production"
+    ) {
+        self.transactionID = transactionID
+        self.originalTransactionID = originalTransactionID ?? transactionID
+        self.webOrderLineItemID = webOrderLineItemID
+        self.bundleID = bundleID
+        self.productID = productID
+        self.purchaseDate = purchaseDate
+        self.originalPurchaseDate = purchaseDate
+        self.expiresDate = expiresDate
+        self.quantity = quantity
+        self.type = type
+        self.appAccountToken = appAccountToken
+        self.signedDate = signedDate
+        self.revocationDate = revocationDate
+        self.revocationReason = revocationReason
+        self.environment = environment
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case transactionID = "transactionId"
+        case originalTransactionID = "originalTransactionId"
+        case webOrderLineItemID = "webOrderLineItemId"
+        case bundleID = "bundleId"
+        case productID = "productId"
+        case subscriptionGroupIdentifier, purchaseDate, originalPurchaseDate, expiresDate, quantity, type
+        case appAccountToken, inAppOwnershipType, signedDate, revocationDate, revocationReason, revocationType
+        case transactionReason, environment, storefront, price, currency
+    }
+}

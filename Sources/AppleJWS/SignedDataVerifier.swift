@@ -1,0 +1,121 @@
+@preconcurrency import Crypto
+import Foundation
+import Synchronization
+@_spi(FixedExpiryValidationTime) import X509
+
+/// Verifies what Apple signs (transactions, renewal info, notifications): a compact ES256 JWS
+/// whose `x5c` leaf and intermediate must chain to one of *our* roots, with Apple's marker OIDs,
+/// valid at the payload's `signedDate`. Verified chains are cached by their header, so a warm
+/// verification costs one ES256 check and one JSON decode.
+public final class SignedDataVerifier: Sendable {
+    private let roots: CertificateStore
+    private let cache = Mutex<[Substring: TrustedLeaf]>([:])
+    /// Apple signs with a handful of leaves at a time; the cache is emptied past this many.
+    static let cacheLimit = 64
+
+    /// The key of a leaf whose chain was verified, and the times at which that whole chain is valid.
+    struct TrustedLeaf: Sendable {
+        var key: P256.Signing.PublicKey
+        var validFrom: Date
+        var validUntil: Date
+    }
+
+    public init(rootCertificates: [Certificate]) {
+        self.roots = CertificateStore(rootCertificates)
+    }
+
+    /// Verifies `jws` and returns its decoded payload; throws for anything not proven to come from Apple.
+    public func verify<Payload: SignedPayload>(_ jws: String, as type: Payload.Type) async throws(SignedDataError) -> Payload {
+        let segments = jws.split(separator: ".", maxSplits: 3, omittingEmptySubsequences: false)
+        guard segments.count == 3, !segments[0].isEmpty, !segments[1].isEmpty, !segments[2].isEmpty else {
+            throw .malformed("not three base64url segments")
+        }
+        guard let payloadBytes = Base64URL.decode(segments[1]) else { throw .malformed("payload is not base64url") }
+        guard let signatureBytes = Base64URL.decode(segments[2]) else { throw .malformed("signature is not base64url") }
+        let payload: Payload
+        do {
+            payload = try JSONDecoder().decode(Payload.self, from: Data(payloadBytes))
+        } catch {
+            throw .malformed("payload is not a \(Payload.self): \(Self.describe(error))")
+        }
+        let signedAt = payload.signedDate.map { Date(timeIntervalSince1970: Double($0) / 1000) } ?? Date()
+        let key = try await trustedKey(header: segments[0], at: signedAt)
+        guard signatureBytes.count == 64, let signature = try? P256.Signing.ECDSASignature(rawRepresentation: signatureBytes) else {
+            throw .badSignature
+        }
+        // The signing input is the ASCII of "header.payload", exactly as it arrived.
+        let signingInput = jws.utf8[jws.utf8.startIndex..<segments[1].utf8.endIndex]
+        guard key.isValidSignature(signature, for: Data(signingInput)) else { throw .badSignature }
+        return payload
+    }
+
+    /// The leaf key of a header whose chain is trusted at `time`, from the cache or a full check.
+    private func trustedKey(header: Substring, at time: Date) async throws(SignedDataError) -> P256.Signing.PublicKey {
+        if let cached = cache.withLock({ $0[header] }), cached.validFrom <= time, time <= cached.validUntil {
+            return cached.key
+        }
+        let trusted = try await validate(header: header, at: time)
+        cache.withLock { entries in
+            if entries.count >= Self.cacheLimit { entries.removeAll() }
+            // Substring keeps the whole token alive: store a copy of the header alone.
+            entries[Substring(String(header))] = trusted
+        }
+        return trusted.key
+    }
+
+    private func validate(header: Substring, at time: Date) async throws(SignedDataError) -> TrustedLeaf {
+        guard let headerBytes = Base64URL.decode(header) else { throw .malformed("header is not base64url") }
+        let decoded: Header
+        do {
+            decoded = try JSONDecoder().decode(Header.self, from: Data(headerBytes))
+        } catch {
+            throw .malformed("header is not a JWS header: \(Self.describe(error))")
+        }
+        guard decoded.alg == "ES256" else { throw .unsupportedAlgorithm(decoded.alg) }
+        guard let x5c = decoded.x5c, x5c.count == 3 else { throw .wrongChainLength(decoded.x5c?.count ?? 0) }
+        // x5c[2] is never read: only our configured roots can end the chain.
+        let leaf = try Self.certificate(x5c[0], "leaf")
+        let intermediate = try Self.certificate(x5c[1], "intermediate")
+        var verifier = Verifier(rootCertificates: roots) {
+            RFC5280Policy(fixedExpiryValidationTime: time)
+            AppleMarkerPolicy()
+        }
+        let result = await verifier.validate(leaf: leaf, intermediates: CertificateStore([intermediate]))
+        switch result {
+        case .validCertificate(let chain):
+            guard let key = P256.Signing.PublicKey(chain[0].publicKey) else {
+                throw .untrustedChain("the leaf's key is not P-256")
+            }
+            return TrustedLeaf(
+                key: key,
+                validFrom: chain.map(\.notValidBefore).max() ?? time,
+                validUntil: chain.map(\.notValidAfter).min() ?? time)
+        case .couldNotValidate(let failures):
+            let reasons = failures.map { "\($0.policyFailureReason)" }
+            throw .untrustedChain(reasons.isEmpty ? "no path from the leaf to a configured root" : reasons.joined(separator: "; "))
+        }
+    }
+
+    private static func certificate(_ base64: String, _ role: String) throws(SignedDataError) -> Certificate {
+        guard let der = Data(base64Encoded: base64) else { throw .unreadableCertificate("\(role) is not base64") }
+        do {
+            return try Certificate(derEncoded: Array(der))
+        } catch {
+            throw .unreadableCertificate("\(role) is not a DER certificate")
+        }
+    }
+
+    private static func describe(_ error: any Error) -> String {
+        switch error {
+        case DecodingError.keyNotFound(let key, _): return "missing \(key.stringValue)"
+        case DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context):
+            return "wrong type at \(context.codingPath.map(\.stringValue).joined(separator: "."))"
+        default: return "not JSON"
+        }
+    }
+
+    struct Header: Decodable {
+        var alg: String
+        var x5c: [String]?
+    }
+}
