@@ -58,6 +58,7 @@ let package = Package(
         .target(
             name: "AppleReceipt",
             dependencies: [
+                "AppleJWS",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
@@ -79,6 +80,8 @@ let package = Package(
             dependencies: [
                 "RedisClient",
                 "AppleReceipt",
+                "AppleJWS",
+                .product(name: "X509", package: "swift-certificates"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -88,6 +91,7 @@ let package = Package(
             name: "IAPIntake",
             dependencies: [
                 "IAPPipeline",
+                "AppleJWS",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -134,6 +138,8 @@ let package = Package(
         .target(
             name: "IAPBench",
             dependencies: [
+                "AppleJWS",
+                .product(name: "Crypto", package: "swift-crypto"),
                 "ClusterHarness",
                 "IAPPipeline",
                 "AppleSimulator",
@@ -145,6 +151,7 @@ let package = Package(
         .target(
             name: "IAPCLI",
             dependencies: [
+                "AppleJWS",
                 "IAPPipeline",
                 "ClusterHarness",
                 "IAPDrill",
@@ -201,6 +208,7 @@ let package = Package(
         .testTarget(
             name: "IAPPipelineTests",
             dependencies: [
+                "AppleJWS",
                 "IAPPipeline", "IAPIntake", "AppleSimulator", "TestSupport", "LoopbackPort",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Hummingbird", package: "hummingbird"),

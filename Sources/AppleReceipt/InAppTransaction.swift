@@ -8,6 +8,8 @@ public struct InAppTransaction: Codable, Sendable, Equatable {
     public var webOrderLineItemID: String?
     public var purchaseDateMs: String?
     public var cancellationDateMs: String?
+    /// StoreKit 2's `appAccountToken`: the app's own id for the account that bought it, when set.
+    public var appAccountToken: String?
 
     public init(
         transactionID: String,
@@ -38,6 +40,7 @@ public struct InAppTransaction: Codable, Sendable, Equatable {
         case webOrderLineItemID = "web_order_line_item_id"
         case purchaseDateMs = "purchase_date_ms"
         case cancellationDateMs = "cancellation_date_ms"
+        case appAccountToken = "app_account_token"
     }
 
     public init(from decoder: any Decoder) throws {
@@ -49,6 +52,7 @@ public struct InAppTransaction: Codable, Sendable, Equatable {
         webOrderLineItemID = try container.decodeLenientStringIfPresent(.webOrderLineItemID)
         purchaseDateMs = try container.decodeLenientStringIfPresent(.purchaseDateMs)
         cancellationDateMs = try container.decodeLenientStringIfPresent(.cancellationDateMs)
+        appAccountToken = try container.decodeIfPresent(String.self, forKey: .appAccountToken)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -60,6 +64,7 @@ public struct InAppTransaction: Codable, Sendable, Equatable {
         try container.encodeIfPresent(webOrderLineItemID, forKey: .webOrderLineItemID)
         try container.encodeIfPresent(purchaseDateMs, forKey: .purchaseDateMs)
         try container.encodeIfPresent(cancellationDateMs, forKey: .cancellationDateMs)
+        try container.encodeIfPresent(appAccountToken, forKey: .appAccountToken)
     }
 }
 

@@ -2,8 +2,9 @@
 public enum VerificationOutcome: Sendable, Equatable {
     /// Apple accepted the receipt.
     case valid(VerifiedReceipt)
-    /// Apple rejected the receipt; `reason` is a stable code such as `apple_status_21003`.
-    case rejected(reason: String)
+    /// Apple rejected the receipt, or signed data did not verify; `reason` is a stable code such
+    /// as `apple_status_21003` or `invalid_signature`, `detail` the precise cause when there is one.
+    case rejected(reason: String, detail: String? = nil)
     /// Our configuration is wrong: dead-letter and alert, do not reject the user's purchase.
     case misconfigured(reason: String, detail: String)
     /// Try again later, no sooner than `retryAfterMs` when Apple said so.

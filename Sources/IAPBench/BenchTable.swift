@@ -6,6 +6,21 @@ public enum BenchTable {
     static let kinds = ["iap-intake", "iap-verifier", "iap-deduper", "iap-granter", "redis-server", "apple-sim", "load-client"]
     static let workerKinds = ["iap-intake", "iap-verifier", "iap-deduper", "iap-granter"]
 
+    public static func render(_ report: BenchReport) -> String {
+        var parts: [String] = []
+        if let jws = report.jws { parts.append(render(jws)) }
+        if !report.scenarios.isEmpty { parts.append(render(report.scenarios)) }
+        return parts.joined(separator: "\n\n")
+    }
+
+    public static func render(_ jws: JWSBenchResult) -> String {
+        func f(_ value: Double, _ digits: Int = 0) -> String { String(format: "%.\(digits)f", value) }
+        return TextTable.render(
+            header: ["scenario", "tokens x runs", "jws/s per core", "min", "max", "us/jws", "bare ES256/s", "cold first ms"],
+            rows: [["jws", "\(jws.tokens) x \(jws.runs)", f(jws.jwsPerSecondPerCore), f(jws.minPerSecond), f(jws.maxPerSecond),
+                    f(jws.microsecondsPerJWS, 1), f(jws.bareES256PerSecond), f(jws.coldFirstVerificationMs, 1)]])
+    }
+
     public static func render(_ results: [ScenarioResult]) -> String {
         func f(_ value: Double, _ digits: Int = 0) -> String { String(format: "%.\(digits)f", value) }
         let speed = TextTable.render(

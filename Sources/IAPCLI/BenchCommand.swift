@@ -12,11 +12,13 @@ public struct BenchCommand: AsyncParsableCommand {
             measures the intake alone, each stage alone, the pipeline end to end at full speed and at half of it \
             (latency), idle processes, and redis-benchmark's LPUSH/RPOP ceiling on the same server. \
             Scenarios: apple-sim latency 0 and 50 ms × 1 and 2 verifiers × Redis without persistence and with \
-            appendfsync always, then 1, 2, 4 and 8 verifiers of concurrency 8 at 50 ms (scaling).
+            appendfsync always, then 1, 2, 4 and 8 verifiers of concurrency 8 at 50 ms (scaling). \
+            Scenario jws: StoreKit 2 signed transactions verified per CPU second on one thread, chain cache warm.
             """)
 
     @Option(help: "Scenarios to run, comma-separated names (default: all; see --list).") var scenarios: String?
     @Flag(help: "List the scenarios and exit.") var list = false
+    @Option(help: "Distinct signed transactions of the jws scenario.") var jwsTokens = 2000
     @Option(help: "Receipts the intake takes alone.") var intakeReceipts = 3000
     @Option(help: "Most receipts of the end-to-end run (it is sized to about --e2e-seconds).") var e2eReceipts = 6000
     @Option(help: "Seconds the end-to-end run aims at.") var e2eSeconds = 5.0
@@ -30,8 +32,10 @@ public struct BenchCommand: AsyncParsableCommand {
     public init() {}
 
     private static let all = BenchScenario.matrix + BenchScenario.scaling
+    private static let jwsName = "jws"
 
     public func validate() throws {
+        guard jwsTokens >= 1 else { throw ValidationError("--jws-tokens: at least 1") }
         guard intakeReceipts >= 300, e2eReceipts >= 300 else { throw ValidationError("--intake-receipts and --e2e-receipts: at least 300") }
         guard e2eSeconds > 0, halfPeakSeconds > 0, clientConcurrency >= 1, ceilingRequests >= 1000 else {
             throw ValidationError("--e2e-seconds and --half-peak-seconds must be positive, --client-concurrency at least 1, --ceiling-requests at least 1000")
@@ -39,14 +43,22 @@ public struct BenchCommand: AsyncParsableCommand {
         _ = try selected()
     }
 
-    private func selected() throws -> [BenchScenario] {
-        guard let scenarios else { return Self.all }
-        return try scenarios.split(separator: ",").map { name in
-            guard let scenario = Self.all.first(where: { $0.name == name.trimmingCharacters(in: .whitespaces) }) else {
-                throw ValidationError("unknown scenario '\(name)'; known: \(Self.all.map(\.name).joined(separator: ", "))")
+    /// The cluster scenarios chosen, and whether the jws scenario is.
+    private func selected() throws -> (clusters: [BenchScenario], jws: Bool) {
+        guard let scenarios else { return (Self.all, true) }
+        var clusters: [BenchScenario] = []
+        var jws = false
+        for name in scenarios.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) {
+            if name == Self.jwsName {
+                jws = true
+            } else if let scenario = Self.all.first(where: { $0.name == name }) {
+                clusters.append(scenario)
+            } else {
+                throw ValidationError(
+                    "unknown scenario '\(name)'; known: \((Self.all.map(\.name) + [Self.jwsName]).joined(separator: ", "))")
             }
-            return scenario
         }
+        return (clusters, jws)
     }
 
     public func run() async throws {
@@ -54,10 +66,12 @@ public struct BenchCommand: AsyncParsableCommand {
             for scenario in Self.all {
                 print("\(scenario.name): apple latency \(scenario.appleLatencyMs) ms, \(scenario.verifiers) verifier(s) × concurrency \(scenario.concurrency), redis \(scenario.durability == .none ? "no persistence" : "appendfsync \(scenario.durability.rawValue)")")
             }
+            print("\(Self.jwsName): StoreKit 2 signed transactions verified on one thread, chain cache warm (no processes)")
             return
         }
+        let chosen = try selected()
         var settings = BenchSettings(binDirectory: HarnessCommand.binDirectory(binDir), workDirectory: URL(fileURLWithPath: workDir))
-        settings.scenarios = try selected()
+        settings.scenarios = chosen.clusters
         settings.intakeReceipts = intakeReceipts
         settings.endToEndReceipts = e2eReceipts
         settings.endToEndSeconds = e2eSeconds
@@ -69,12 +83,21 @@ public struct BenchCommand: AsyncParsableCommand {
         defer { _ = interrupts }
         let log = HarnessCommand.progress
         let started = ContinuousClock.now
-        let results = try await Bench(settings: settings, progress: log).run()
-        log("bench: \(results.count) scenarios in \(Int((ContinuousClock.now - started) / .seconds(1))) s")
+        var report = BenchReport(scenarios: [], jws: nil)
+        if chosen.jws {
+            // First, while nothing else runs on the machine.
+            let jws = try await JWSBench(tokens: jwsTokens).run()
+            log(String(format: "jws: %.0f verified/s per core (bare ES256 %.0f/s)", jws.jwsPerSecondPerCore, jws.bareES256PerSecond))
+            report.jws = jws
+        }
+        if !chosen.clusters.isEmpty {
+            report.scenarios = try await Bench(settings: settings, progress: log).run()
+        }
+        log("bench: \(report.scenarios.count + (report.jws == nil ? 0 : 1)) scenarios in \(Int((ContinuousClock.now - started) / .seconds(1))) s")
         if json {
-            try HarnessCommand.printJSON(results)
+            try HarnessCommand.printJSON(report)
         } else {
-            print(BenchTable.render(results))
+            print(BenchTable.render(report))
         }
     }
 }

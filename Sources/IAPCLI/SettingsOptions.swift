@@ -12,6 +12,8 @@ public struct SettingsOptions: ParsableArguments {
     @Option(help: "IAP_APPLE_SANDBOX_URL") var appleSandboxUrl: String?
     @Option(help: "IAP_APPLE_SHARED_SECRET (prefer the environment: flags show in ps)") var appleSharedSecret: String?
     @Option(help: "IAP_APPLE_TIMEOUT_MS (default 15000)") var appleTimeoutMs: String?
+    @Option(help: "IAP_APPLE_ROOT_CERTS: comma-separated PEM/DER root files for signed data (default: Apple Root CA - G3)")
+    var appleRootCerts: String?
     @Option(help: "IAP_BUNDLE_IDS: comma-separated bundle ids") var bundleIds: String?
     @Option(help: "IAP_PRODUCTS_FILE: products JSON") var productsFile: String?
     @Option(help: "IAP_CONCURRENCY (default 64)") var concurrency: String?
@@ -32,7 +34,7 @@ public struct SettingsOptions: ParsableArguments {
             "IAP_REDIS_URL": redisUrl, "IAP_PREFIX": prefix, "IAP_HTTP_HOST": httpHost, "IAP_HTTP_PORT": httpPort,
             "IAP_APPLE_PRODUCTION_URL": appleProductionUrl, "IAP_APPLE_SANDBOX_URL": appleSandboxUrl,
             "IAP_APPLE_SHARED_SECRET": appleSharedSecret, "IAP_APPLE_TIMEOUT_MS": appleTimeoutMs,
-            "IAP_BUNDLE_IDS": bundleIds, "IAP_PRODUCTS_FILE": productsFile, "IAP_CONCURRENCY": concurrency,
+            "IAP_APPLE_ROOT_CERTS": appleRootCerts, "IAP_BUNDLE_IDS": bundleIds, "IAP_PRODUCTS_FILE": productsFile, "IAP_CONCURRENCY": concurrency,
             "IAP_MAX_ATTEMPTS": maxAttempts, "IAP_RETRY_BASE_MS": retryBaseMs, "IAP_RETRY_MAX_MS": retryMaxMs,
             "IAP_LEASE_MS": leaseMs, "IAP_MAX_REDELIVERIES": maxRedeliveries, "IAP_TICKET_TTL_S": ticketTtlS,
             "IAP_MAX_BODY_BYTES": maxBodyBytes, "IAP_SHUTDOWN_GRACE_MS": shutdownGraceMs,

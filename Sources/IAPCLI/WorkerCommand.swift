@@ -1,3 +1,4 @@
+import AppleJWS
 import AppleReceipt
 import ArgumentParser
 import IAPPipeline
@@ -39,7 +40,9 @@ public struct VerifierCommand: AsyncParsableCommand {
         let apple = AppleVerifier(configuration: configuration.apple)
         try await runWorker(label: "iap-verifier", configuration: configuration, logger: logger, makeHandler: {
             () throws(ConfigurationError) -> any JobHandler in
-            VerifyHandler(verifier: apple, bundleIDs: try configuration.requireBundleIDs(), retryPolicy: configuration.retryPolicy)
+            VerifyHandler(
+                verifier: apple, signedData: SignedDataVerifier(rootCertificates: try configuration.rootCertificates()),
+                bundleIDs: try configuration.requireBundleIDs(), retryPolicy: configuration.retryPolicy)
         }, cleanup: { await apple.shutdown() })
     }
 }

@@ -12,11 +12,14 @@ public struct IntakeRoutes: Sendable {
     public let store: PipelineStore
     public let maxBodyBytes: Int
     public let ticketTTLSeconds: Int
+    /// Whether `transaction_id`-only submissions can be looked up (App Store Server API keys are set).
+    public let serverAPIConfigured: Bool
 
-    public init(store: PipelineStore, maxBodyBytes: Int, ticketTTLSeconds: Int) {
+    public init(store: PipelineStore, maxBodyBytes: Int, ticketTTLSeconds: Int, serverAPIConfigured: Bool = false) {
         self.store = store
         self.maxBodyBytes = maxBodyBytes
         self.ticketTTLSeconds = ticketTTLSeconds
+        self.serverAPIConfigured = serverAPIConfigured
     }
 
     public func register(on router: Router<some RequestContext>) {
@@ -46,9 +49,16 @@ public struct IntakeRoutes: Sendable {
         } catch is NIOTooManyBytesError {
             throw Self.tooLarge(maxBodyBytes)
         }
-        let submission = try ReceiptSubmission.parse(Array(buffer.readableBytesView))
+        let submission = try ReceiptSubmission.parse(Array(buffer.readableBytesView), serverAPIConfigured: serverAPIConfigured)
+        var receiptData: String?
+        var signedTransaction: String?
+        switch submission.evidence {
+        case .receipt(let base64, _): receiptData = base64
+        case .signedTransaction(let jws): signedTransaction = jws
+        case .transactionLookup: break
+        }
         let job = Job(
-            ticket: TicketID.make(), userID: submission.userID, receiptData: submission.receiptData,
+            ticket: TicketID.make(), userID: submission.userID, receiptData: receiptData, signedTransaction: signedTransaction,
             productID: submission.productID, transactionID: submission.transactionID, enqueuedAt: currentTimeMs())
         let stored: (ticket: String, created: Bool)
         do {
@@ -85,12 +95,12 @@ public struct IntakeRoutes: Sendable {
             body: .init(byteBuffer: ByteBuffer(bytes: ticket.encoded())))
     }
 
-    /// One user's one receipt: the same pair always maps to the same ticket.
+    /// One user's one piece of evidence: the same pair always maps to the same ticket.
     static func digest(_ submission: ReceiptSubmission) -> String {
         var hasher = SHA256()
         hasher.update(data: Array(submission.userID.utf8))
         hasher.update(data: [0])
-        hasher.update(data: submission.receiptBytes)
+        hasher.update(data: submission.evidenceBytes)
         // Not String(format:): that went through Foundation's formatter per byte, 14 % of the intake's CPU.
         let hex = Array("0123456789abcdef".utf8)
         var text: [UInt8] = []

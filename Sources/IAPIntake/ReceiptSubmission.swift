@@ -1,15 +1,25 @@
+import AppleJWS
 import Foundation
 
-/// A validated `POST /v1/receipts` body.
+/// A validated `POST /v1/receipts` body: exactly one piece of evidence, and who sent it.
 public struct ReceiptSubmission: Sendable, Equatable {
-    public var receiptData: String
-    public var receiptBytes: [UInt8]
+    public var evidence: Evidence
     public var userID: String
     public var productID: String?
     public var transactionID: String?
 
+    public enum Evidence: Sendable, Equatable {
+        /// A legacy app receipt: the base64 text and its bytes.
+        case receipt(base64: String, bytes: [UInt8])
+        /// A StoreKit 2 signed transaction, shaped like a compact JWS (verified by the verify stage).
+        case signedTransaction(String)
+        /// Only `transaction_id`: the verify stage asks the App Store Server API.
+        case transactionLookup
+    }
+
     /// Parses and validates the body; every refusal says which field and why.
-    public static func parse(_ body: [UInt8]) throws(IntakeError) -> ReceiptSubmission {
+    /// `serverAPIConfigured`: whether a `transaction_id`-only submission can be looked up.
+    public static func parse(_ body: [UInt8], serverAPIConfigured: Bool = false) throws(IntakeError) -> ReceiptSubmission {
         let object: Any
         do {
             object = try JSONSerialization.jsonObject(with: Data(body))
@@ -19,10 +29,8 @@ public struct ReceiptSubmission: Sendable, Equatable {
         guard let fields = object as? [String: Any] else {
             throw IntakeError(.badRequest, "malformed_json", "the body must be a JSON object")
         }
-        let receiptData = try requiredString(fields, "receipt_data")
-        guard !receiptData.isEmpty, let decoded = Data(base64Encoded: receiptData), !decoded.isEmpty else {
-            throw IntakeError(.badRequest, "invalid_base64", "receipt_data must be non-empty standard base64")
-        }
+        let receiptData = try optionalString(fields, "receipt_data")
+        let signedTransaction = try optionalString(fields, "signed_transaction")
         let userID = try requiredString(fields, "user_id")
         guard isPrintable(userID) else {
             throw IntakeError(.badRequest, "invalid_user_id", "user_id must be 1 to 128 printable ASCII characters")
@@ -35,9 +43,43 @@ public struct ReceiptSubmission: Sendable, Equatable {
         if let transactionID, !isPrintable(transactionID) {
             throw IntakeError(.badRequest, "invalid_transaction_id", "transaction_id must be 1 to 128 printable ASCII characters")
         }
-        return ReceiptSubmission(
-            receiptData: receiptData, receiptBytes: Array(decoded), userID: userID, productID: productID,
-            transactionID: transactionID)
+        let evidence: Evidence
+        switch (receiptData, signedTransaction) {
+        case (.some, .some):
+            throw IntakeError(.badRequest, "conflicting_fields", "send receipt_data or signed_transaction, not both")
+        case (let receiptData?, nil):
+            guard !receiptData.isEmpty, let decoded = Data(base64Encoded: receiptData), !decoded.isEmpty else {
+                throw IntakeError(.badRequest, "invalid_base64", "receipt_data must be non-empty standard base64")
+            }
+            evidence = .receipt(base64: receiptData, bytes: Array(decoded))
+        case (nil, let jws?):
+            guard Base64URL.isCompactJWS(jws) else {
+                throw IntakeError(.badRequest, "invalid_jws", "signed_transaction must be a compact JWS: three base64url segments")
+            }
+            evidence = .signedTransaction(jws)
+        case (nil, nil):
+            guard transactionID != nil else {
+                throw IntakeError(
+                    .badRequest, "missing_field", "one of receipt_data, signed_transaction or transaction_id is required")
+            }
+            guard serverAPIConfigured else {
+                throw IntakeError(
+                    .badRequest, "server_api_not_configured",
+                    "a transaction_id alone needs the App Store Server API, which this deployment has not configured")
+            }
+            evidence = .transactionLookup
+        }
+        return ReceiptSubmission(evidence: evidence, userID: userID, productID: productID, transactionID: transactionID)
+    }
+
+    /// The bytes that identify this submission's evidence for one user; each kind is tagged so no
+    /// two kinds can meet (a receipt keeps the untagged form it always had).
+    var evidenceBytes: [UInt8] {
+        switch evidence {
+        case .receipt(_, let bytes): return bytes
+        case .signedTransaction(let jws): return Array("signed_transaction".utf8) + [0] + Array(jws.utf8)
+        case .transactionLookup: return Array("transaction_id".utf8) + [0] + Array((transactionID ?? "").utf8)
+        }
     }
 
     private static func requiredString(_ fields: [String: Any], _ name: String) throws(IntakeError) -> String {

@@ -125,7 +125,19 @@ import Testing
     /// after an upgrade would get a second ticket. Expected value from Python's hashlib.
     @Test func isTheLowercaseHexSHA256OfUserNulReceipt() {
         let submission = ReceiptSubmission(
-            receiptData: "AAEC//4=", receiptBytes: [0, 1, 2, 255, 254], userID: "player-1", productID: nil, transactionID: nil)
+            evidence: .receipt(base64: "AAEC//4=", bytes: [0, 1, 2, 255, 254]), userID: "player-1", productID: nil,
+            transactionID: nil)
         #expect(IntakeRoutes.digest(submission) == "508d55de02f04e60d8c54b66e80788c0fdbf01927f0868a8e83a9b4270727616")
+    }
+
+    /// Signed transactions and lookups are tagged with their kind, so no evidence of one kind can
+    /// take the ticket of another. Expected values from Python's hashlib.
+    @Test func signedTransactionsAndLookupsAreTaggedByKind() {
+        let signed = ReceiptSubmission(
+            evidence: .signedTransaction("e30.e30.c2ln"), userID: "player-1", productID: nil, transactionID: nil)
+        #expect(IntakeRoutes.digest(signed) == "08483b8f2194167a93dd09283a6ace3915e728fdfb343a7875d385b4737541b4")
+        let lookup = ReceiptSubmission(
+            evidence: .transactionLookup, userID: "player-1", productID: nil, transactionID: "2000000000000001")
+        #expect(IntakeRoutes.digest(lookup) == "d2136a7a44cb7a06d4786cfb452aa2f25d41c6c5defe3c3d6bef083b3fb2f6fb")
     }
 }

@@ -54,6 +54,15 @@ import Testing
         ("long user", "invalid_user_id", #"{"receipt_data": "aGk=", "user_id": "\#(String(repeating: "x", count: 129))"}"#),
         ("empty product", "invalid_product_id", #"{"receipt_data": "aGk=", "user_id": "u", "product_id": ""}"#),
         ("empty transaction", "invalid_transaction_id", #"{"receipt_data": "aGk=", "user_id": "u", "transaction_id": ""}"#),
+        ("receipt and jws", "conflicting_fields", #"{"receipt_data": "aGk=", "signed_transaction": "e30.e30.c2ln", "user_id": "u"}"#),
+        ("jws of two segments", "invalid_jws", #"{"signed_transaction": "e30.e30", "user_id": "u"}"#),
+        ("jws with an empty segment", "invalid_jws", #"{"signed_transaction": "e30..c2ln", "user_id": "u"}"#),
+        ("jws with padding", "invalid_jws", #"{"signed_transaction": "e30=.e30.c2ln", "user_id": "u"}"#),
+        ("jws in standard base64", "invalid_jws", #"{"signed_transaction": "e3+/.e30.c2ln", "user_id": "u"}"#),
+        ("empty jws", "invalid_jws", #"{"signed_transaction": "", "user_id": "u"}"#),
+        ("numeric jws", "wrong_type", #"{"signed_transaction": 1, "user_id": "u"}"#),
+        ("jws, bad user", "invalid_user_id", #"{"signed_transaction": "e30.e30.c2ln", "user_id": ""}"#),
+        ("id alone, no Server API keys", "server_api_not_configured", #"{"transaction_id": "2000000000000001", "user_id": "u"}"#),
     ]
 
     @Test func refusesBadInputWithAPreciseCodeAndQueuesNothing() async throws {

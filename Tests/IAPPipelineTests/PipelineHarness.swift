@@ -1,3 +1,4 @@
+import AppleJWS
 import AppleReceipt
 import AppleSimulator
 import AsyncHTTPClient
@@ -23,6 +24,8 @@ final class PipelineHarness: @unchecked Sendable {
     let configuration: PipelineConfiguration
     let apple: AppleVerifier
     let http: HTTPClient
+    /// Signs StoreKit 2 transactions; the verifier trusts its root (as `IAP_APPLE_ROOT_CERTS` would).
+    let authority: SigningAuthority
     private var workers: [Stage: (StageWorker, Task<Void, any Error>)] = [:]
 
     static let bundleID = "com.example.game"
@@ -32,6 +35,7 @@ final class PipelineHarness: @unchecked Sendable {
 
     init(maxAttempts: Int = 4, startWorkers: Bool = true) async throws {
         redisServer = try await RedisServer.start()
+        authority = try SigningAuthority()
         simulator = AppleSimulator(settings: .init(port: 0))
         let simulator = self.simulator
         simulatorServer = try await RunningServer.start { simulator.makeApplication(logger: testLogger, onServerRunning: $0) }
@@ -62,7 +66,9 @@ final class PipelineHarness: @unchecked Sendable {
     func handler(for stage: Stage) -> any JobHandler {
         switch stage {
         case .verify:
-            return VerifyHandler(verifier: apple, bundleIDs: [Self.bundleID], retryPolicy: configuration.retryPolicy)
+            return VerifyHandler(
+                verifier: apple, signedData: SignedDataVerifier(rootCertificates: [authority.root]), bundleIDs: [Self.bundleID],
+                retryPolicy: configuration.retryPolicy)
         case .dedupe:
             return DedupeHandler(catalog: Self.catalog)
         case .grant:
@@ -131,6 +137,13 @@ final class PipelineHarness: @unchecked Sendable {
         if let productID { body["product_id"] = productID }
         if let transactionID { body["transaction_id"] = transactionID }
         let reply = try await post(body)
+        #expect(reply.status == 202)
+        return try #require(reply.json["ticket"] as? String)
+    }
+
+    /// Submits a StoreKit 2 signed transaction and returns its ticket id (asserting it was accepted).
+    func submit(signed jws: String, user: String = "player-1") async throws -> String {
+        let reply = try await post(["signed_transaction": jws, "user_id": user])
         #expect(reply.status == 202)
         return try #require(reply.json["ticket"] as? String)
     }

@@ -129,10 +129,13 @@ import Testing
             let store = PipelineStore(redis: redis, keys: Self.keys)
             let payload = try await Self.held(store, Self.job())
             #expect(try await store.finish(
-                payload, member: Self.member, ticket: "T1", status: .rejected, reason: "bundle_mismatch", attempts: 1,
-                environment: "Production") == .moved)
+                payload, member: Self.member, ticket: "T1", status: .rejected, reason: "invalid_signature", attempts: 1,
+                environment: "Production", lastError: "signature does not verify", now: 1_763_800_000_123) == .moved)
             let ticket = try #require(try await store.ticket("T1"))
-            #expect(ticket.status == .rejected && ticket.reason == "bundle_mismatch" && ticket.environment == "Production")
+            #expect(ticket.status == .rejected && ticket.reason == "invalid_signature" && ticket.environment == "Production")
+            let hash = try await redis.send("HGETALL", Self.keys.ticket("T1")).stringDictionary
+            #expect(hash["last_error"] == "signature does not verify" && hash["updated_at"] == "1763800000123")
+            #expect(hash["attempts"] == "1" && hash["transactions"] == "[]")
             #expect(try await Self.list(redis, Self.keys.inflight(member: Self.member)).isEmpty)
         }
     }

@@ -1,6 +1,8 @@
+import AppleJWS
 import AppleReceipt
 import Foundation
 import RedisClient
+import X509
 
 /// Every setting, read from `IAP_*` environment variables (flags set the same names).
 /// Defaults are the documented ones; a malformed value is an error naming its variable.
@@ -14,6 +16,8 @@ public struct PipelineConfiguration: Sendable {
     public var appleSandboxURL = AppleVerifierConfiguration.sandboxURL
     public var appleSharedSecret: String?
     public var appleTimeoutMs = 15000
+    /// Files of the roots signed data must chain to; empty: Apple Root CA - G3, built in.
+    public var appleRootCertFiles: [String] = []
     public var bundleIDs: Set<String> = []
     public var productsFile: String?
     public var concurrency = 64
@@ -26,15 +30,6 @@ public struct PipelineConfiguration: Sendable {
     public var maxBodyBytes = 256 * 1024
     public var shutdownGraceMs = 25000
     public var redisPoolSize = 8
-
-    /// Every variable this reads, for `--help` texts and flags.
-    public static let variables: [String] = [
-        "IAP_REDIS_URL", "IAP_PREFIX", "IAP_HTTP_HOST", "IAP_HTTP_PORT", "IAP_APPLE_PRODUCTION_URL",
-        "IAP_APPLE_SANDBOX_URL", "IAP_APPLE_SHARED_SECRET", "IAP_APPLE_TIMEOUT_MS", "IAP_BUNDLE_IDS",
-        "IAP_PRODUCTS_FILE", "IAP_CONCURRENCY", "IAP_MAX_ATTEMPTS", "IAP_RETRY_BASE_MS", "IAP_RETRY_MAX_MS",
-        "IAP_LEASE_MS", "IAP_MAX_REDELIVERIES", "IAP_TICKET_TTL_S", "IAP_MAX_BODY_BYTES", "IAP_SHUTDOWN_GRACE_MS",
-        "IAP_REDIS_POOL_SIZE",
-    ]
 
     public init(environment: [String: String] = ProcessInfo.processInfo.environment) throws(ConfigurationError) {
         let env = environment.filter { $0.key.hasPrefix("IAP_") && !$0.value.isEmpty }
@@ -56,6 +51,9 @@ public struct PipelineConfiguration: Sendable {
         appleSandboxURL = try Self.url(env, "IAP_APPLE_SANDBOX_URL", default: appleSandboxURL)
         appleSharedSecret = env["IAP_APPLE_SHARED_SECRET"]
         appleTimeoutMs = try Self.int(env, "IAP_APPLE_TIMEOUT_MS", default: appleTimeoutMs, in: 100...600_000)
+        if let list = env["IAP_APPLE_ROOT_CERTS"] {
+            appleRootCertFiles = list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        }
         if let list = env["IAP_BUNDLE_IDS"] {
             bundleIDs = Set(list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty })
         }
@@ -93,6 +91,16 @@ public struct PipelineConfiguration: Sendable {
             throw ConfigurationError("IAP_BUNDLE_IDS", "required: the comma-separated bundle ids of your apps")
         }
         return bundleIDs
+    }
+
+    /// The roots that signed data must chain to: the configured files, else Apple Root CA - G3.
+    public func rootCertificates() throws(ConfigurationError) -> [Certificate] {
+        guard !appleRootCertFiles.isEmpty else { return [AppleRootCertificates.appleRootCAG3] }
+        do {
+            return try AppleRootCertificates.load(paths: appleRootCertFiles)
+        } catch {
+            throw ConfigurationError("IAP_APPLE_ROOT_CERTS", "\(error)")
+        }
     }
 
     /// The deduper refuses to start without a catalog: the product type decides what is granted once.

@@ -7,9 +7,13 @@ public struct Job: Codable, Sendable, Equatable {
     public var ticket: String
     public var stage: Stage
     public var userID: String
-    /// The base64 receipt; dropped once verified, later stages do not need it.
+    /// The evidence, one of three (see `evidence`); dropped once verified, later stages do not need it.
+    /// The base64 app receipt.
     public var receiptData: String?
-    /// What the client says it bought, if it said.
+    /// A StoreKit 2 signed transaction (compact JWS).
+    public var signedTransaction: String?
+    /// What the client says it bought, if it said. With neither receipt nor signed transaction,
+    /// `transactionID` is the evidence: the verifier looks it up with the App Store Server API.
     public var productID: String?
     public var transactionID: String?
     /// Verification attempts made so far.
@@ -21,13 +25,14 @@ public struct Job: Codable, Sendable, Equatable {
     public var purchases: [Purchase]?
 
     public init(
-        ticket: String, userID: String, receiptData: String, productID: String?, transactionID: String?,
-        enqueuedAt: Int64
+        ticket: String, userID: String, receiptData: String?, signedTransaction: String? = nil, productID: String?,
+        transactionID: String?, enqueuedAt: Int64
     ) {
         self.ticket = ticket
         self.stage = .verify
         self.userID = userID
         self.receiptData = receiptData
+        self.signedTransaction = signedTransaction
         self.productID = productID
         self.transactionID = transactionID
         self.attempts = 0
@@ -38,11 +43,26 @@ public struct Job: Codable, Sendable, Equatable {
         case ticket, stage
         case userID = "user_id"
         case receiptData = "receipt_data"
+        case signedTransaction = "signed_transaction"
         case productID = "product_id"
         case transactionID = "transaction_id"
         case attempts
         case enqueuedAt = "enqueued_at"
         case receipt, purchases
+    }
+
+    /// What the verify stage checks: the first of receipt, signed transaction, transaction id.
+    public var evidence: Evidence? {
+        if let receiptData { return .receipt(receiptData) }
+        if let signedTransaction { return .signedTransaction(signedTransaction) }
+        if let transactionID { return .transactionLookup(transactionID) }
+        return nil
+    }
+
+    public enum Evidence: Sendable, Equatable {
+        case receipt(String)
+        case signedTransaction(String)
+        case transactionLookup(String)
     }
 
     public func encoded() -> String {

@@ -5,6 +5,8 @@ public struct Ticket: Codable, Sendable, Equatable {
     public var ticket: String
     public var status: TicketStatus
     public var reason: String?
+    /// The precise cause behind `reason` or the last retry (never a secret or a whole token).
+    public var lastError: String?
     public var environment: String?
     public var attempts: Int
     public var transactions: [TicketTransaction]
@@ -29,6 +31,7 @@ public struct Ticket: Codable, Sendable, Equatable {
 
     enum CodingKeys: String, CodingKey {
         case ticket, status, reason, environment, attempts, transactions
+        case lastError = "last_error"
         case createdAt = "created_at"
         case updatedAt = "updated_at"
     }
@@ -39,6 +42,7 @@ public struct Ticket: Codable, Sendable, Equatable {
         ticket = id
         self.status = status
         reason = hash["reason"].flatMap { $0.isEmpty ? nil : $0 }
+        lastError = hash["last_error"].flatMap { $0.isEmpty ? nil : $0 }
         environment = hash["environment"].flatMap { $0.isEmpty ? nil : $0 }
         attempts = hash["attempts"].flatMap { Int($0) } ?? 0
         transactions = hash["transactions"].flatMap {

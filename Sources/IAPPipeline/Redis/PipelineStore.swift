@@ -100,17 +100,18 @@ public struct PipelineStore: Sendable {
         return TransitionResult(reply.int)
     }
 
+    /// `lastError` is the precise cause behind `reason` (kept on the ticket, never a secret).
     public func finish(
         _ payload: String, member: String, ticket: String, status: TicketStatus, reason: String, attempts: Int,
-        environment: String?, now: Int64 = currentTimeMs()
+        environment: String?, lastError: String? = nil, now: Int64 = currentTimeMs()
     ) async throws -> TransitionResult {
+        let arguments = FinishTicketArguments(
+            status: status.rawValue, reason: reason, attempts: String(attempts), now: String(now), channel: keys.results, ticket: ticket,
+            environment: environment, lastError: lastError)
         let reply = try await redis.run(
             PipelineScripts.finishTicket,
             keys: [keys.inflight(member: member), keys.ticket(ticket)],
-            arguments: [
-                payload, status.rawValue, reason, String(attempts), String(now), keys.results, ticket,
-                environment ?? "", "[]",
-            ]
+            arguments: [payload, String(decoding: canonicalJSON(arguments), as: UTF8.self)]
         )
         return TransitionResult(reply.int)
     }

@@ -1,22 +1,32 @@
+import AppleJWS
 import AppleReceipt
 import Logging
 
-/// Verify stage: asks Apple, checks the receipt belongs to our app, and moves the job on to
+/// Verify stage: checks the evidence (asks Apple about a receipt, verifies a signed transaction
+/// offline, or looks a transaction id up), checks it belongs to our app, and moves the job on to
 /// dedupe, a rejection, a retry, or the dead letters.
 public struct VerifyHandler: JobHandler {
     public let stage = Stage.verify
     public let verifier: any ReceiptVerifying
+    public let signedData: SignedDataVerifier
+    /// `nil` when no App Store Server API keys are configured.
+    public let lookup: (any TransactionLookup)?
     public let bundleIDs: Set<String>
     public let retryPolicy: RetryPolicy
 
-    public init(verifier: any ReceiptVerifying, bundleIDs: Set<String>, retryPolicy: RetryPolicy) {
+    public init(
+        verifier: any ReceiptVerifying, signedData: SignedDataVerifier, lookup: (any TransactionLookup)? = nil,
+        bundleIDs: Set<String>, retryPolicy: RetryPolicy
+    ) {
         self.verifier = verifier
+        self.signedData = signedData
+        self.lookup = lookup
         self.bundleIDs = bundleIDs
         self.retryPolicy = retryPolicy
     }
 
     public func handle(_ payload: String, worker: WorkerContext) async {
-        guard let job = try? Job.decode(payload), job.stage == .verify, let receiptData = job.receiptData else {
+        guard let job = try? Job.decode(payload), job.stage == .verify, let evidence = job.evidence else {
             await worker.deadLetter(payload, ticket: nil, reason: "undecodable_job", error: "not a verify job", attempts: 0)
             return
         }
@@ -28,13 +38,31 @@ public struct VerifyHandler: JobHandler {
             return
         }
         let attempt = job.attempts + 1
-        let outcome = await verifier.verify(receiptData: receiptData, attempt: attempt)
+        let outcome: VerificationOutcome
+        switch evidence {
+        case .receipt(let receiptData):
+            outcome = await verifier.verify(receiptData: receiptData, attempt: attempt)
+        case .signedTransaction(let jws):
+            outcome = await signedData.outcome(of: jws)
+        case .transactionLookup(let transactionID):
+            guard let lookup else {
+                // The intake took it because its settings allow lookups and ours do not: our gap, replayable.
+                await worker.deadLetter(
+                    payload, ticket: job.ticket, reason: "server_api_not_configured",
+                    error: "this verifier has no App Store Server API keys; set IAP_APPLE_API_* and replay", attempts: attempt)
+                return
+            }
+            outcome = await lookup.lookUp(transactionID: transactionID, attempt: attempt)
+        }
         if Task.isCancelled { return }
         switch outcome {
         case .valid(let receipt):
             await accept(receipt, payload: payload, job: job, attempt: attempt, worker: worker)
-        case .rejected(let reason):
-            await reject(payload, job: job, reason: reason, attempt: attempt, environment: nil, worker: worker)
+        case .rejected(let reason, let detail):
+            if let detail {
+                worker.logger.warning("evidence refused", metadata: ["ticket": "\(job.ticket)", "reason": "\(reason)", "cause": "\(detail)"])
+            }
+            await reject(payload, job: job, reason: reason, attempt: attempt, environment: nil, lastError: detail, worker: worker)
         case .misconfigured(let reason, let detail):
             worker.logger.critical("Apple says our configuration is wrong; the job goes to the dead letters", metadata: [
                 "reason": "\(reason)", "detail": "\(detail)",
@@ -60,11 +88,15 @@ public struct VerifyHandler: JobHandler {
 
     private func accept(_ receipt: VerifiedReceipt, payload: String, job: Job, attempt: Int, worker: WorkerContext) async {
         guard bundleIDs.contains(receipt.bundleID) else {
-            await reject(payload, job: job, reason: "bundle_mismatch", attempt: attempt, environment: receipt.environment, worker: worker)
+            await reject(
+                payload, job: job, reason: "bundle_mismatch", attempt: attempt, environment: receipt.environment,
+                lastError: "bundle id \(receipt.bundleID.prefix(128)) is not in IAP_BUNDLE_IDS", worker: worker)
             return
         }
         guard !receipt.transactions.isEmpty else {
-            await reject(payload, job: job, reason: "no_purchases", attempt: attempt, environment: receipt.environment, worker: worker)
+            await reject(
+                payload, job: job, reason: "no_purchases", attempt: attempt, environment: receipt.environment, lastError: nil,
+                worker: worker)
             return
         }
         var next = job
@@ -72,6 +104,7 @@ public struct VerifyHandler: JobHandler {
         next.attempts = attempt
         next.receipt = receipt
         next.receiptData = nil
+        next.signedTransaction = nil
         let result = await worker.transition("forward_job") {
             try await worker.store.forward(
                 payload, member: worker.member, to: next,
@@ -81,12 +114,13 @@ public struct VerifyHandler: JobHandler {
     }
 
     private func reject(
-        _ payload: String, job: Job, reason: String, attempt: Int, environment: String?, worker: WorkerContext
+        _ payload: String, job: Job, reason: String, attempt: Int, environment: String?, lastError: String?,
+        worker: WorkerContext
     ) async {
         let result = await worker.transition("finish_ticket") {
             try await worker.store.finish(
                 payload, member: worker.member, ticket: job.ticket, status: .rejected, reason: reason, attempts: attempt,
-                environment: environment)
+                environment: environment, lastError: lastError)
         }
         await worker.settle(result, payload: payload, job: job, what: "finish_ticket")
     }

@@ -1,0 +1,23 @@
+import AppleJWS
+
+extension VerifiedReceipt {
+    /// A verified StoreKit 2 transaction in the shape the rest of the pipeline grants from: the
+    /// same transaction ids as a receipt's, so dedupe meets a purchase whichever way it came.
+    public init(signed transaction: JWSTransaction) {
+        self.init(
+            environment: transaction.environment ?? "Production", bundleID: transaction.bundleID,
+            transactions: [InAppTransaction(signed: transaction)])
+    }
+}
+
+extension InAppTransaction {
+    /// `revocationDate` (refunded or revoked) plays the part of a receipt's `cancellation_date_ms`.
+    public init(signed transaction: JWSTransaction) {
+        self.init(
+            transactionID: transaction.transactionID, originalTransactionID: transaction.originalTransactionID,
+            productID: transaction.productID, quantity: transaction.quantity ?? 1,
+            webOrderLineItemID: transaction.webOrderLineItemID, purchaseDateMs: transaction.purchaseDate.map { String($0) },
+            cancellationDateMs: transaction.revocationDate.map { String($0) })
+        appAccountToken = transaction.appAccountToken
+    }
+}

@@ -1,0 +1,121 @@
+import AppleJWS
+import AppleSimulator
+import Crypto
+import Foundation
+
+/// The `jws` scenario: how many Apple-shaped signed transactions one verifier thread verifies
+/// per second of CPU, with the chain cache warm, beside a bare ES256 verify (the limit) and the
+/// cost of the first, cold verification (chain building). No processes, no Redis.
+public struct JWSBench: Sendable {
+    public var tokens: Int
+    public var runs: Int
+
+    public init(tokens: Int = 2000, runs: Int = 3) {
+        self.tokens = tokens
+        self.runs = runs
+    }
+
+    public func run() async throws -> JWSBenchResult {
+        let authority = try SigningAuthority()
+        let signer = authority.signer
+        let signed = try (0..<tokens).map { try signer.sign(payload: Self.payload($0)) }
+        let verifier = SignedDataVerifier(rootCertificates: [authority.root])
+        // Cold: the first token builds and checks the chain.
+        let coldStart = ContinuousClock.now
+        _ = try await verifier.verify(signed[0], as: JWSTransaction.self)
+        let coldMs = (ContinuousClock.now - coldStart) / .milliseconds(1)
+        var rates: [Double] = []
+        for _ in 0..<runs {
+            let cpu = ProcessCPU.seconds()
+            for token in signed {
+                let transaction = try await verifier.verify(token, as: JWSTransaction.self)
+                precondition(transaction.bundleID == Self.bundleID)
+            }
+            rates.append(Double(tokens) / max(ProcessCPU.seconds() - cpu, 1e-9))
+        }
+        // The limit: ES256 alone over the same signing inputs.
+        let key = authority.leafKey.publicKey
+        let inputs = try signed.map { token in
+            let parts = token.split(separator: ".")
+            return (Data((parts[0] + "." + parts[1]).utf8), try P256.Signing.ECDSASignature(rawRepresentation: Base64URL.decode(parts[2])!))
+        }
+        var bareRates: [Double] = []
+        for _ in 0..<runs {
+            let cpu = ProcessCPU.seconds()
+            for (input, signature) in inputs { precondition(key.isValidSignature(signature, for: input)) }
+            bareRates.append(Double(tokens) / max(ProcessCPU.seconds() - cpu, 1e-9))
+        }
+        let median = rates.sorted()[rates.count / 2]
+        return JWSBenchResult(
+            tokens: tokens, runs: runs, jwsPerSecondPerCore: median, minPerSecond: rates.min() ?? 0,
+            maxPerSecond: rates.max() ?? 0, microsecondsPerJWS: 1_000_000 / median,
+            bareES256PerSecond: bareRates.sorted()[bareRates.count / 2], coldFirstVerificationMs: coldMs)
+    }
+
+    static let bundleID = "com.example.app"
+
+    /// A transaction shaped like Apple's, with the fields the Python peer's payload has.
+    static func payload(_ index: Int) -> [String: AnyCodable] {
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        return [
+            "transactionId": .string(String(2_000_000_000_000_000 + index)),
+            "originalTransactionId": .string(String(2_000_000_000_000_000 + index)),
+            "bundleId": .string(bundleID), "productId": .string("com.example.app.gold100"),
+            "purchaseDate": .int(now - 60000), "originalPurchaseDate": .int(now - 60000), "quantity": .int(1),
+            "type": .string("Consumable"), "inAppOwnershipType": .string("PURCHASED"), "signedDate": .int(now),
+            "environment": .string("Sandbox"), "transactionReason": .string("PURCHASE"), "storefront": .string("USA"),
+            "storefrontId": .string("143441"), "price": .int(990), "currency": .string("USD"),
+            "appTransactionId": .string("704289572311220010"),
+            "appAccountToken": .string(UUID().uuidString.lowercased()),
+        ]
+    }
+
+    /// Just enough of a JSON value for the payloads above.
+    enum AnyCodable: Encodable {
+        case string(String)
+        case int(Int64)
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.singleValueContainer()
+            switch self {
+            case .string(let value): try container.encode(value)
+            case .int(let value): try container.encode(value)
+            }
+        }
+    }
+}
+
+/// What the `jws` scenario measured (`--json` gives every field).
+public struct JWSBenchResult: Sendable, Codable {
+    public var tokens: Int
+    public var runs: Int
+    /// Median over the runs: verified JWS per CPU second of one thread, chain cache warm.
+    public var jwsPerSecondPerCore: Double
+    public var minPerSecond: Double
+    public var maxPerSecond: Double
+    public var microsecondsPerJWS: Double
+    /// A bare ES256 signature check per CPU second: the limit.
+    public var bareES256PerSecond: Double
+    /// The first verification, which builds and checks the chain (cache cold).
+    public var coldFirstVerificationMs: Double
+
+    enum CodingKeys: String, CodingKey {
+        case tokens, runs
+        case jwsPerSecondPerCore = "jws_per_second_per_core"
+        case minPerSecond = "min_per_second"
+        case maxPerSecond = "max_per_second"
+        case microsecondsPerJWS = "microseconds_per_jws"
+        case bareES256PerSecond = "bare_es256_per_second"
+        case coldFirstVerificationMs = "cold_first_verification_ms"
+    }
+}
+
+/// CPU seconds this process has used (user + system).
+enum ProcessCPU {
+    static func seconds() -> Double {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec)
+            + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1_000_000
+    }
+}
