@@ -76,11 +76,26 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
+            name: "AppStoreServerAPI",
+            dependencies: [
+                "AppleJWS",
+                "AppleReceipt",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "IAPPipeline",
             dependencies: [
                 "RedisClient",
                 "AppleReceipt",
                 "AppleJWS",
+                "AppStoreServerAPI",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -1,0 +1,15 @@
+/// How one call to the App Store Server API ended, classified the way the pipeline acts on it.
+public enum ServerAPIAnswer: Sendable, Equatable {
+    /// 200 with its JSON body.
+    case ok([UInt8])
+    /// 404 with `errorCode` 4040010: no such transaction in this environment.
+    case notFound
+    /// 401/403: our key, issuer, bundle id or token is wrong. Alert, never blame the user.
+    case unauthorized(status: Int, detail: String)
+    /// 4xx that is about the request's content (e.g. 4000006, an invalid transaction id).
+    case refused(errorCode: Int, detail: String)
+    /// Our setup is wrong in another way (a 4xx that is not Apple's error shape: the URL).
+    case misconfigured(detail: String)
+    /// Try later: 5xx, 5000001, 4040002/4040004/4040006, timeouts, 429 (with `retryAfterMs`).
+    case transient(reason: String, detail: String, retryAfterMs: Int?)
+}

@@ -1,0 +1,160 @@
+import AsyncHTTPClient
+import Foundation
+import Logging
+import NIOCore
+import NIOFoundationCompat
+
+/// The App Store Server API calls the pipeline makes: Get Transaction Info, Get Transaction
+/// History v2 and Get All Subscription Statuses. Every call takes a permit from the fleet-wide
+/// rate limiter first; a 429 holds the endpoint for the whole fleet until Apple's Retry-After.
+public final class ServerAPIClient: Sendable {
+    public let configuration: ServerAPIConfiguration
+    private let token: ServerAPIToken
+    private let limiter: (any ServerAPIRateLimiting)?
+    private let http: HTTPClient
+    private let logger: Logger
+
+    /// Apple's error codes that mean "try again".
+    static let retryableErrorCodes: Set<Int> = [4_040_002, 4_040_004, 4_040_006, 5_000_001]
+    static let transactionNotFound = 4_040_010
+    static let maxResponseBytes = 4 << 20
+    /// A wait for the rate limiter up to this long happens in place; a longer one becomes a retry.
+    static let longestInPlaceWait: Duration = .seconds(1)
+
+    public init(
+        configuration: ServerAPIConfiguration, limiter: (any ServerAPIRateLimiting)?, maxConnections: Int = 64,
+        logger: Logger = Logger(label: "app-store-server-api")
+    ) {
+        self.configuration = configuration
+        self.token = ServerAPIToken(
+            keyID: configuration.keyID, issuerID: configuration.issuerID, privateKey: configuration.privateKey,
+            bundleID: configuration.bundleID)
+        self.limiter = limiter
+        self.logger = logger
+        var http = HTTPClient.Configuration()
+        http.timeout = .init(connect: .seconds(10))
+        http.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: max(maxConnections, 1))
+        http.redirectConfiguration = .disallow
+        self.http = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: http)
+    }
+
+    public func shutdown() async {
+        try? await http.shutdown()
+    }
+
+    /// `GET /inApps/v1/transactions/{transactionId}`: `{"signedTransactionInfo": JWS}`.
+    public func transactionInfo(_ transactionID: String, environment: ServerAPIEnvironment) async -> ServerAPIAnswer {
+        await call(.transactionInfo, path: "/inApps/v1/transactions/\(Self.escape(transactionID))", environment: environment)
+    }
+
+    /// `GET /inApps/v2/history/{transactionId}?revision=…`: one page of the customer's history.
+    public func transactionHistory(
+        _ transactionID: String, revision: String?, environment: ServerAPIEnvironment
+    ) async -> ServerAPIAnswer {
+        var path = "/inApps/v2/history/\(Self.escape(transactionID))"
+        if let revision { path += "?revision=\(Self.escape(revision))" }
+        return await call(.transactionHistory, path: path, environment: environment)
+    }
+
+    /// `GET /inApps/v1/subscriptions/{transactionId}`: every subscription status of the customer.
+    public func subscriptionStatuses(_ transactionID: String, environment: ServerAPIEnvironment) async -> ServerAPIAnswer {
+        await call(.subscriptionStatuses, path: "/inApps/v1/subscriptions/\(Self.escape(transactionID))", environment: environment)
+    }
+
+    func call(_ endpoint: ServerAPIEndpoint, path: String, environment: ServerAPIEnvironment) async -> ServerAPIAnswer {
+        if let wait = await waitForPermit(endpoint, environment) { return wait }
+        let bearer: String
+        do {
+            bearer = try token.token()
+        } catch {
+            return .misconfigured(detail: "cannot sign the API token: \(error)")
+        }
+        var request = HTTPClientRequest(url: configuration.baseURL(environment) + path)
+        request.method = .GET
+        request.headers.add(name: "Authorization", value: "Bearer \(bearer)")
+        request.headers.add(name: "Accept", value: "application/json")
+        let response: HTTPClientResponse
+        let body: ByteBuffer
+        do {
+            response = try await http.execute(request, timeout: .nanoseconds(configuration.timeout.nanoseconds))
+            body = try await response.body.collect(upTo: Self.maxResponseBytes)
+        } catch {
+            return .transient(reason: "apple_api_unreachable", detail: "\(error)", retryAfterMs: nil)
+        }
+        let status = Int(response.status.code)
+        let bytes = Array(body.readableBytesView)
+        if status == 200 { return .ok(bytes) }
+        let error = try? JSONDecoder().decode(ErrorBody.self, from: Data(bytes))
+        let code = error?.errorCode
+        let detail = "HTTP \(status)" + (code.map { " errorCode \($0)" } ?? "") + (error?.errorMessage.map { ": \($0.prefix(200))" } ?? "")
+        switch status {
+        case 429:
+            let until = Self.retryAfter(response.headers.first(name: "Retry-After"), now: Date())
+            if let limiter {
+                try? await limiter.hold(endpoint: endpoint, environment: environment, untilMs: until)
+            }
+            let waitMs = Int(max(until - Int64(Date().timeIntervalSince1970 * 1000), 0))
+            return .transient(reason: "apple_api_rate_limited", detail: detail, retryAfterMs: waitMs)
+        case 401, 403:
+            return .unauthorized(status: status, detail: detail)
+        case 404 where code == Self.transactionNotFound:
+            return .notFound
+        case _ where code.map(Self.retryableErrorCodes.contains) == true, 500...599:
+            return .transient(reason: "apple_api_\(code.map(String.init) ?? "http_\(status)")", detail: detail, retryAfterMs: nil)
+        case 400...499 where code != nil:
+            return .refused(errorCode: code!, detail: detail)
+        default:
+            return .misconfigured(detail: "\(detail) from \(configuration.baseURL(environment))\(path)")
+        }
+    }
+
+    /// Waits for a permit when the wait is short; otherwise ends the attempt as a retry after the wait.
+    private func waitForPermit(_ endpoint: ServerAPIEndpoint, _ environment: ServerAPIEnvironment) async -> ServerAPIAnswer? {
+        guard let limiter else { return nil }
+        while true {
+            let wait: Duration?
+            do {
+                wait = try await limiter.permit(endpoint: endpoint, environment: environment)
+            } catch {
+                return .transient(reason: "rate_limiter_unavailable", detail: "\(error)", retryAfterMs: nil)
+            }
+            guard let wait else { return nil }
+            if wait > Self.longestInPlaceWait {
+                return .transient(
+                    reason: "apple_api_rate_limited", detail: "the fleet's budget for \(endpoint.rawValue) is spent",
+                    retryAfterMs: Int(wait / .milliseconds(1)))
+            }
+            do {
+                try await Task.sleep(for: wait)
+            } catch {
+                return .transient(reason: "cancelled", detail: "stopping", retryAfterMs: nil)
+            }
+        }
+    }
+
+    /// Apple's Retry-After is the UNIX time in milliseconds when calls may resume; seconds from
+    /// now are accepted too. Absent or unreadable: one second from now.
+    static func retryAfter(_ header: String?, now: Date) -> Int64 {
+        let nowMs = Int64(now.timeIntervalSince1970 * 1000)
+        guard let value = header.flatMap({ Int64($0.trimmingCharacters(in: .whitespaces)) }), value >= 0 else {
+            return nowMs + 1000
+        }
+        // A UNIX time in ms is a 13-digit number; anything below a year in ms is seconds from now.
+        return value > 1_000_000_000_000 ? value : nowMs + value * 1000
+    }
+
+    static func escape(_ text: String) -> String {
+        text.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
+    }
+
+    struct ErrorBody: Decodable {
+        var errorCode: Int?
+        var errorMessage: String?
+    }
+}
+
+extension Duration {
+    var nanoseconds: Int64 {
+        components.seconds * 1_000_000_000 + components.attoseconds / 1_000_000_000
+    }
+}

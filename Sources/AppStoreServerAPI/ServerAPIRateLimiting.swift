@@ -1,0 +1,15 @@
+/// The fleet-wide budget of calls to one App Store Server API endpoint (shared through Redis by
+/// every verifier process).
+public protocol ServerAPIRateLimiting: Sendable {
+    /// Takes one call from the budget: `nil` when granted, else how long to wait before asking again.
+    func permit(endpoint: ServerAPIEndpoint, environment: ServerAPIEnvironment) async throws -> Duration?
+    /// No process calls `endpoint` before `untilMs` (UNIX ms): Apple answered 429 with this Retry-After.
+    func hold(endpoint: ServerAPIEndpoint, environment: ServerAPIEnvironment, untilMs: Int64) async throws
+}
+
+/// The endpoints we call; Apple limits each one on its own.
+public enum ServerAPIEndpoint: String, Sendable, CaseIterable {
+    case transactionInfo = "transaction_info"
+    case transactionHistory = "transaction_history"
+    case subscriptionStatuses = "subscription_statuses"
+}

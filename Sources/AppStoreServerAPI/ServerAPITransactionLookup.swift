@@ -1,0 +1,49 @@
+import AppleJWS
+import AppleReceipt
+import Foundation
+
+/// Looks a transaction id up (production first, then sandbox on 4040010) and verifies the
+/// `signedTransactionInfo` Apple returns exactly as a client's signed transaction is verified.
+public struct ServerAPITransactionLookup: Sendable {
+    public let client: ServerAPIClient
+    public let signedData: SignedDataVerifier
+
+    public init(client: ServerAPIClient, signedData: SignedDataVerifier) {
+        self.client = client
+        self.signedData = signedData
+    }
+
+    public func lookUp(transactionID: String, attempt: Int) async -> VerificationOutcome {
+        for environment in ServerAPIEnvironment.allCases {
+            switch await client.transactionInfo(transactionID, environment: environment) {
+            case .ok(let body):
+                guard let answer = try? JSONDecoder().decode(TransactionInfoBody.self, from: Data(body)) else {
+                    return .transient(reason: "apple_api_bad_response", detail: "no signedTransactionInfo", retryAfterMs: nil)
+                }
+                let outcome = await signedData.outcome(of: answer.signedTransactionInfo)
+                if case .valid(let receipt) = outcome, receipt.transactions.first?.transactionID != transactionID {
+                    return .rejected(reason: "invalid_signature", detail: "Apple's answer is about another transaction")
+                }
+                return outcome
+            case .notFound:
+                continue
+            case .unauthorized(let status, let detail):
+                return .misconfigured(
+                    reason: "apple_api_unauthorized",
+                    detail: "the App Store Server API refused our token (\(status)): check IAP_APPLE_API_KEY_ID, "
+                        + "IAP_APPLE_API_ISSUER_ID, IAP_APPLE_API_PRIVATE_KEY_FILE and IAP_BUNDLE_IDS; \(detail)")
+            case .refused(let errorCode, let detail):
+                return .rejected(reason: "apple_api_error_\(errorCode)", detail: detail)
+            case .misconfigured(let detail):
+                return .misconfigured(reason: "apple_api_misconfigured", detail: detail)
+            case .transient(let reason, let detail, let retryAfterMs):
+                return .transient(reason: reason, detail: detail, retryAfterMs: retryAfterMs)
+            }
+        }
+        return .rejected(reason: "transaction_not_found", detail: "Apple knows no transaction \(transactionID) in production or sandbox")
+    }
+
+    struct TransactionInfoBody: Decodable {
+        var signedTransactionInfo: String
+    }
+}
