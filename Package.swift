@@ -166,7 +166,10 @@ let package = Package(
         .target(
             name: "IAPCLI",
             dependencies: [
+                .product(name: "Crypto", package: "swift-crypto"),
                 "AppleJWS",
+                "AppStoreServerAPI",
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 "IAPPipeline",
                 "ClusterHarness",
                 "IAPDrill",
@@ -224,6 +227,8 @@ let package = Package(
             name: "IAPPipelineTests",
             dependencies: [
                 "AppleJWS",
+                "AppStoreServerAPI",
+                .product(name: "Crypto", package: "swift-crypto"),
                 "IAPPipeline", "IAPIntake", "AppleSimulator", "TestSupport", "LoopbackPort",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Hummingbird", package: "hummingbird"),

@@ -17,6 +17,8 @@ public final class ServerAPIClient: Sendable {
     /// Apple's error codes that mean "try again".
     static let retryableErrorCodes: Set<Int> = [4_040_002, 4_040_004, 4_040_006, 5_000_001]
     static let transactionNotFound = 4_040_010
+    /// The transient reason of a call refused for the rate (Apple's 429, or the fleet's budget spent).
+    public static let rateLimitedReason = "apple_api_rate_limited"
     static let maxResponseBytes = 4 << 20
     /// A wait for the rate limiter up to this long happens in place; a longer one becomes a retry.
     static let longestInPlaceWait: Duration = .seconds(1)
@@ -94,7 +96,7 @@ public final class ServerAPIClient: Sendable {
                 try? await limiter.hold(endpoint: endpoint, environment: environment, untilMs: until)
             }
             let waitMs = Int(max(until - Int64(Date().timeIntervalSince1970 * 1000), 0))
-            return .transient(reason: "apple_api_rate_limited", detail: detail, retryAfterMs: waitMs)
+            return .transient(reason: Self.rateLimitedReason, detail: detail, retryAfterMs: waitMs)
         case 401, 403:
             return .unauthorized(status: status, detail: detail)
         case 404 where code == Self.transactionNotFound:
@@ -121,7 +123,7 @@ public final class ServerAPIClient: Sendable {
             guard let wait else { return nil }
             if wait > Self.longestInPlaceWait {
                 return .transient(
-                    reason: "apple_api_rate_limited", detail: "the fleet's budget for \(endpoint.rawValue) is spent",
+                    reason: Self.rateLimitedReason, detail: "the fleet's budget for \(endpoint.rawValue) is spent",
                     retryAfterMs: Int(wait / .milliseconds(1)))
             }
             do {
@@ -134,7 +136,7 @@ public final class ServerAPIClient: Sendable {
 
     /// Apple's Retry-After is the UNIX time in milliseconds when calls may resume; seconds from
     /// now are accepted too. Absent or unreadable: one second from now.
-    static func retryAfter(_ header: String?, now: Date) -> Int64 {
+    public static func retryAfter(_ header: String?, now: Date) -> Int64 {
         let nowMs = Int64(now.timeIntervalSince1970 * 1000)
         guard let value = header.flatMap({ Int64($0.trimmingCharacters(in: .whitespaces)) }), value >= 0 else {
             return nowMs + 1000

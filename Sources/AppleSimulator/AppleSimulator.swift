@@ -1,10 +1,13 @@
+@preconcurrency import Crypto
 import Foundation
 import Hummingbird
 import Logging
 import NIOConcurrencyHelpers
 
-/// Plays Apple's verifyReceipt for local runs, tests and benchmarks: production at
-/// `/verifyReceipt`, sandbox at `/sandbox/verifyReceipt`, answers decided by the receipt's content.
+/// Plays Apple for local runs, tests and benchmarks: verifyReceipt (production at
+/// `/verifyReceipt`, sandbox at `/sandbox/verifyReceipt`, answers decided by the receipt's content),
+/// and the App Store Server API (`/inApps/...`, sandbox under `/sandbox`), signing with its own
+/// certificate authority, whose root the pipeline is told to trust through `IAP_APPLE_ROOT_CERTS`.
 public final class AppleSimulator: Sendable {
     public static let productionPath = "/verifyReceipt"
     public static let sandboxPath = "/sandbox/verifyReceipt"
@@ -14,9 +17,15 @@ public final class AppleSimulator: Sendable {
     private let failuresServed = NIOLockedValueBox<[String: Int]>([:])
     private let requests = NIOLockedValueBox(0)
     private let outage = OutageState()
+    /// The stand-in for Apple's certificate hierarchy that signs everything this simulator signs.
+    public let authority: SigningAuthority
+    public let serverAPI: SimulatedServerAPI
 
-    public init(settings: AppleSimulatorSettings) {
+    public init(settings: AppleSimulatorSettings) throws {
         self.settings = settings
+        authority = try SigningAuthority()
+        let publicKey = try settings.apiPublicKeyPEM.map { try P256.Signing.PublicKey(pemRepresentation: $0) }
+        serverAPI = SimulatedServerAPI(authority: authority, publicKey: publicKey)
     }
 
     /// How many verification requests it has answered.
@@ -33,6 +42,7 @@ public final class AppleSimulator: Sendable {
             try await self.answer(request, sandbox: true)
         }
         router.get("/healthz") { _, _ in "ok" }
+        serverAPI.register(on: router)
         router.post("/control/outage") { request, context in
             let outage = try await request.decode(as: SimulatedOutage.self, context: context)
             guard (0...600_000).contains(outage.durationMs) else {

@@ -1,4 +1,6 @@
+import AppStoreServerAPI
 import AppleJWS
+import NIOConcurrencyHelpers
 import AppleReceipt
 import ArgumentParser
 import IAPPipeline
@@ -9,16 +11,16 @@ import ServiceLifecycle
 /// Runs one stage's worker until SIGTERM/SIGINT, then stops it gracefully.
 func runWorker(
     label: String, configuration: PipelineConfiguration, logger: Logger,
-    makeHandler: () throws(ConfigurationError) -> any JobHandler, cleanup: @Sendable () async -> Void = {}
+    makeHandler: (PipelineStore) throws(ConfigurationError) -> any JobHandler, cleanup: @Sendable () async -> Void = {}
 ) async throws {
+    let redis = RedisClient(configuration: configuration.redis, poolSize: configuration.redisPoolSize)
+    let store = PipelineStore(redis: redis, keys: configuration.keys)
     let handler: any JobHandler
     do {
-        handler = try makeHandler()
+        handler = try makeHandler(store)
     } catch {
         SettingsOptions.fail(error)
     }
-    let redis = RedisClient(configuration: configuration.redis, poolSize: configuration.redisPoolSize)
-    let store = PipelineStore(redis: redis, keys: configuration.keys)
     let worker = StageWorker(handler: handler, store: store, settings: WorkerSettings(configuration), logger: logger)
     let group = ServiceGroup(
         configuration: .init(
@@ -38,12 +40,26 @@ public struct VerifierCommand: AsyncParsableCommand {
         let configuration = settings.load()
         let logger = bootstrapLogging(label: "iap-verifier")
         let apple = AppleVerifier(configuration: configuration.apple)
+        let serverAPI = NIOLockedValueBox<ServerAPIClient?>(nil)
         try await runWorker(label: "iap-verifier", configuration: configuration, logger: logger, makeHandler: {
-            () throws(ConfigurationError) -> any JobHandler in
-            VerifyHandler(
-                verifier: apple, signedData: SignedDataVerifier(rootCertificates: try configuration.rootCertificates()),
-                bundleIDs: try configuration.requireBundleIDs(), retryPolicy: configuration.retryPolicy)
-        }, cleanup: { await apple.shutdown() })
+            (store) throws(ConfigurationError) -> any JobHandler in
+            let signedData = SignedDataVerifier(rootCertificates: try configuration.rootCertificates())
+            var lookup: ServerAPITransactionLookup?
+            if let api = try configuration.serverAPI() {
+                let client = ServerAPIClient(
+                    configuration: api,
+                    limiter: RedisAPIRateLimiter(store: store, maxPerSecond: configuration.appleAPIMaxRPS),
+                    maxConnections: configuration.concurrency, logger: logger)
+                serverAPI.withLockedValue { $0 = client }
+                lookup = ServerAPITransactionLookup(client: client, signedData: signedData)
+            }
+            return VerifyHandler(
+                verifier: apple, signedData: signedData, lookup: lookup, bundleIDs: try configuration.requireBundleIDs(),
+                retryPolicy: configuration.retryPolicy)
+        }, cleanup: {
+            await apple.shutdown()
+            await serverAPI.withLockedValue { $0 }?.shutdown()
+        })
     }
 }
 
@@ -57,7 +73,7 @@ public struct DeduperCommand: AsyncParsableCommand {
         let configuration = settings.load()
         let logger = bootstrapLogging(label: "iap-deduper")
         try await runWorker(label: "iap-deduper", configuration: configuration, logger: logger, makeHandler: {
-            () throws(ConfigurationError) -> any JobHandler in
+            (_) throws(ConfigurationError) -> any JobHandler in
             DedupeHandler(catalog: try configuration.requireCatalog())
         })
     }
@@ -73,7 +89,7 @@ public struct GranterCommand: AsyncParsableCommand {
         let configuration = settings.load()
         let logger = bootstrapLogging(label: "iap-granter")
         try await runWorker(label: "iap-granter", configuration: configuration, logger: logger, makeHandler: {
-            () throws(ConfigurationError) -> any JobHandler in GrantHandler()
+            (_) throws(ConfigurationError) -> any JobHandler in GrantHandler()
         })
     }
 }

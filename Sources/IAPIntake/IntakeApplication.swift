@@ -10,7 +10,8 @@ public enum IntakeApplication {
     ) -> some ApplicationProtocol {
         let router = Router()
         IntakeRoutes(
-            store: store, maxBodyBytes: configuration.maxBodyBytes, ticketTTLSeconds: configuration.ticketTTLSeconds
+            store: store, maxBodyBytes: configuration.maxBodyBytes, ticketTTLSeconds: configuration.ticketTTLSeconds,
+            serverAPIConfigured: configuration.isServerAPIConfigured
         ).register(on: router)
         return Application(
             router: router,

@@ -21,7 +21,7 @@ import TestSupport
         secret: String? = nil, simulatorSecret: String? = nil, productionPath: String = AppleSimulator.productionPath,
         _ body: (AppleVerifier, AppleSimulator) async throws -> Void
     ) async throws {
-        let simulator = AppleSimulator(settings: .init(port: 0, sharedSecret: simulatorSecret))
+        let simulator = try AppleSimulator(settings: .init(port: 0, sharedSecret: simulatorSecret))
         let server = try await RunningServer.start { simulator.makeApplication(logger: testLogger, onServerRunning: $0) }
         let verifier = AppleVerifier(configuration: .init(
             productionURL: server.baseURL + productionPath, sandboxURL: server.baseURL + AppleSimulator.sandboxPath,

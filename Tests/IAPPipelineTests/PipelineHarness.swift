@@ -1,4 +1,6 @@
+import AppStoreServerAPI
 import AppleJWS
+@preconcurrency import Crypto
 import AppleReceipt
 import AppleSimulator
 import AsyncHTTPClient
@@ -24,8 +26,10 @@ final class PipelineHarness: @unchecked Sendable {
     let configuration: PipelineConfiguration
     let apple: AppleVerifier
     let http: HTTPClient
-    /// Signs StoreKit 2 transactions; the verifier trusts its root (as `IAP_APPLE_ROOT_CERTS` would).
-    let authority: SigningAuthority
+    /// apple-sim's signing authority: the verifier trusts its root (as `IAP_APPLE_ROOT_CERTS` would).
+    var authority: SigningAuthority { simulator.authority }
+    let lookupClient: ServerAPIClient?
+    private let directory: URL
     private var workers: [Stage: (StageWorker, Task<Void, any Error>)] = [:]
 
     static let bundleID = "com.example.game"
@@ -33,13 +37,20 @@ final class PipelineHarness: @unchecked Sendable {
         "gold.100": .consumable, "level.pack": .nonConsumable, "vip.monthly": .autoRenewable,
     ])
 
-    init(maxAttempts: Int = 4, startWorkers: Bool = true) async throws {
+    /// `serverAPI`: configure App Store Server API keys; `simulatorKnowsOurKey`: false makes
+    /// apple-sim check tokens against another key (our configuration is then wrong).
+    init(maxAttempts: Int = 4, startWorkers: Bool = true, serverAPI: Bool = false, simulatorKnowsOurKey: Bool = true) async throws {
         redisServer = try await RedisServer.start()
-        authority = try SigningAuthority()
-        simulator = AppleSimulator(settings: .init(port: 0))
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("pipeline-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let apiKey = P256.Signing.PrivateKey()
+        let keyFile = directory.appendingPathComponent("AuthKey_TEST.p8").path
+        try apiKey.pemRepresentation.write(toFile: keyFile, atomically: true, encoding: .utf8)
+        let simulatorKey = simulatorKnowsOurKey ? apiKey.publicKey : P256.Signing.PrivateKey().publicKey
+        simulator = try AppleSimulator(settings: .init(port: 0, apiPublicKeyPEM: simulatorKey.pemRepresentation))
         let simulator = self.simulator
         simulatorServer = try await RunningServer.start { simulator.makeApplication(logger: testLogger, onServerRunning: $0) }
-        configuration = try PipelineConfiguration(environment: [
+        var environment = [
             "IAP_REDIS_URL": redisServer.url,
             "IAP_HTTP_PORT": "0",
             "IAP_APPLE_PRODUCTION_URL": simulatorServer.baseURL + AppleSimulator.productionPath,
@@ -48,7 +59,15 @@ final class PipelineHarness: @unchecked Sendable {
             "IAP_MAX_ATTEMPTS": String(maxAttempts),
             "IAP_RETRY_BASE_MS": "5",
             "IAP_RETRY_MAX_MS": "20",
-        ])
+        ]
+        if serverAPI {
+            environment["IAP_APPLE_API_PRODUCTION_URL"] = simulatorServer.baseURL
+            environment["IAP_APPLE_API_SANDBOX_URL"] = simulatorServer.baseURL + SimulatedServerAPI.sandboxPrefix
+            environment["IAP_APPLE_API_KEY_ID"] = "TESTKEY123"
+            environment["IAP_APPLE_API_ISSUER_ID"] = "57246542-96fe-1a63-e053-0824d011072a"
+            environment["IAP_APPLE_API_PRIVATE_KEY_FILE"] = keyFile
+        }
+        configuration = try PipelineConfiguration(environment: environment)
         redis = RedisClient(configuration: configuration.redis, poolSize: 4)
         store = PipelineStore(redis: redis, keys: configuration.keys)
         let store = self.store
@@ -57,6 +76,9 @@ final class PipelineHarness: @unchecked Sendable {
             IntakeApplication.make(store: store, configuration: configuration, logger: testLogger, onServerRunning: $0)
         }
         apple = AppleVerifier(configuration: configuration.apple)
+        lookupClient = try configuration.serverAPI().map { api in
+            ServerAPIClient(configuration: api, limiter: RedisAPIRateLimiter(store: store, maxPerSecond: configuration.appleAPIMaxRPS))
+        }
         http = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup)
         if startWorkers {
             for stage in Stage.allCases { start(stage) }
@@ -66,9 +88,11 @@ final class PipelineHarness: @unchecked Sendable {
     func handler(for stage: Stage) -> any JobHandler {
         switch stage {
         case .verify:
+            let signedData = SignedDataVerifier(rootCertificates: [authority.root])
             return VerifyHandler(
-                verifier: apple, signedData: SignedDataVerifier(rootCertificates: [authority.root]), bundleIDs: [Self.bundleID],
-                retryPolicy: configuration.retryPolicy)
+                verifier: apple, signedData: signedData,
+                lookup: lookupClient.map { ServerAPITransactionLookup(client: $0, signedData: signedData) },
+                bundleIDs: [Self.bundleID], retryPolicy: configuration.retryPolicy)
         case .dedupe:
             return DedupeHandler(catalog: Self.catalog)
         case .grant:
@@ -95,6 +119,8 @@ final class PipelineHarness: @unchecked Sendable {
         await intake.stop()
         await simulatorServer.stop()
         await apple.shutdown()
+        await lookupClient?.shutdown()
+        try? FileManager.default.removeItem(at: directory)
         try? await http.shutdown()
         await redis.close()
         redisServer.stop()
@@ -181,8 +207,12 @@ final class PipelineHarness: @unchecked Sendable {
 }
 
 /// Runs `body` with a fresh pipeline and always tears it down.
-func withPipeline(maxAttempts: Int = 4, startWorkers: Bool = true, _ body: (PipelineHarness) async throws -> Void) async throws {
-    let harness = try await PipelineHarness(maxAttempts: maxAttempts, startWorkers: startWorkers)
+func withPipeline(
+    maxAttempts: Int = 4, startWorkers: Bool = true, serverAPI: Bool = false, simulatorKnowsOurKey: Bool = true,
+    _ body: (PipelineHarness) async throws -> Void
+) async throws {
+    let harness = try await PipelineHarness(
+        maxAttempts: maxAttempts, startWorkers: startWorkers, serverAPI: serverAPI, simulatorKnowsOurKey: simulatorKnowsOurKey)
     do {
         try await body(harness)
     } catch {

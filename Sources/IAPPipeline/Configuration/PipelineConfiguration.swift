@@ -1,5 +1,7 @@
+import AppStoreServerAPI
 import AppleJWS
 import AppleReceipt
+@preconcurrency import Crypto
 import Foundation
 import RedisClient
 import X509
@@ -19,6 +21,15 @@ public struct PipelineConfiguration: Sendable {
     /// Files of the roots signed data must chain to; empty: Apple Root CA - G3, built in.
     public var appleRootCertFiles: [String] = []
     public var bundleIDs: Set<String> = []
+    /// `IAP_BUNDLE_IDS` in the order given: the first is the App Store Server API token's `bid`.
+    public var bundleIDList: [String] = []
+    public var appleAPIProductionURL = ServerAPIConfiguration.productionURL
+    public var appleAPISandboxURL = ServerAPIConfiguration.sandboxURL
+    public var appleAPIKeyID: String?
+    public var appleAPIIssuerID: String?
+    public var appleAPIPrivateKeyFile: String?
+    /// Calls per second to each Server API endpoint, fleet-wide, in production (sandbox: a tenth).
+    public var appleAPIMaxRPS = 50
     public var productsFile: String?
     public var concurrency = 64
     public var maxAttempts = 12
@@ -55,8 +66,23 @@ public struct PipelineConfiguration: Sendable {
             appleRootCertFiles = list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         }
         if let list = env["IAP_BUNDLE_IDS"] {
-            bundleIDs = Set(list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty })
+            bundleIDList = list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            bundleIDs = Set(bundleIDList)
         }
+        appleAPIProductionURL = try Self.url(env, "IAP_APPLE_API_PRODUCTION_URL", default: appleAPIProductionURL)
+        appleAPISandboxURL = try Self.url(env, "IAP_APPLE_API_SANDBOX_URL", default: appleAPISandboxURL)
+        appleAPIKeyID = env["IAP_APPLE_API_KEY_ID"]
+        appleAPIIssuerID = env["IAP_APPLE_API_ISSUER_ID"]
+        appleAPIPrivateKeyFile = env["IAP_APPLE_API_PRIVATE_KEY_FILE"]
+        let apiKeys = [
+            ("IAP_APPLE_API_KEY_ID", appleAPIKeyID), ("IAP_APPLE_API_ISSUER_ID", appleAPIIssuerID),
+            ("IAP_APPLE_API_PRIVATE_KEY_FILE", appleAPIPrivateKeyFile),
+        ]
+        if apiKeys.contains(where: { $0.1 != nil }), let missing = apiKeys.first(where: { $0.1 == nil }) {
+            throw ConfigurationError(
+                missing.0, "required with the other App Store Server API settings (key id, issuer id, private key file)")
+        }
+        appleAPIMaxRPS = try Self.int(env, "IAP_APPLE_API_MAX_RPS", default: appleAPIMaxRPS, in: 1...10_000)
         productsFile = env["IAP_PRODUCTS_FILE"]
         concurrency = try Self.int(env, "IAP_CONCURRENCY", default: concurrency, in: 1...10_000)
         maxAttempts = try Self.int(env, "IAP_MAX_ATTEMPTS", default: maxAttempts, in: 1...1000)
@@ -91,6 +117,31 @@ public struct PipelineConfiguration: Sendable {
             throw ConfigurationError("IAP_BUNDLE_IDS", "required: the comma-separated bundle ids of your apps")
         }
         return bundleIDs
+    }
+
+    /// Whether App Store Server API keys are set (a `transaction_id` alone can then be looked up).
+    public var isServerAPIConfigured: Bool {
+        appleAPIKeyID != nil && appleAPIIssuerID != nil && appleAPIPrivateKeyFile != nil
+    }
+
+    /// The Server API settings with the private key read, or `nil` when no keys are set.
+    public func serverAPI() throws(ConfigurationError) -> ServerAPIConfiguration? {
+        guard let keyID = appleAPIKeyID, let issuerID = appleAPIIssuerID, let path = appleAPIPrivateKeyFile else { return nil }
+        guard let pem = FileManager.default.contents(atPath: path).map({ String(decoding: $0, as: UTF8.self) }) else {
+            throw ConfigurationError("IAP_APPLE_API_PRIVATE_KEY_FILE", "cannot read \(path)")
+        }
+        let key: P256.Signing.PrivateKey
+        do {
+            key = try P256.Signing.PrivateKey(pemRepresentation: pem)
+        } catch {
+            throw ConfigurationError("IAP_APPLE_API_PRIVATE_KEY_FILE", "\(path) is not a P-256 private key in PEM (.p8)")
+        }
+        guard let bundleID = bundleIDList.first else {
+            throw ConfigurationError("IAP_BUNDLE_IDS", "required with the App Store Server API: its first id is the token's bid")
+        }
+        return ServerAPIConfiguration(
+            productionURL: appleAPIProductionURL, sandboxURL: appleAPISandboxURL, keyID: keyID, issuerID: issuerID,
+            privateKey: key, bundleID: bundleID, timeout: .milliseconds(appleTimeoutMs))
     }
 
     /// The roots that signed data must chain to: the configured files, else Apple Root CA - G3.

@@ -29,6 +29,11 @@ public struct RedisKeys: Sendable, Equatable {
     public func receipt(digest: String) -> String { "\(prefix):receipt:\(digest)" }
     /// pub/sub channel: a ticket id whenever its status changes.
     public var results: String { "\(prefix):results" }
+    /// zset: the App Store Server API calls of the last window, fleet-wide, per environment and
+    /// endpoint (`production`/`sandbox`, `transaction_info`…); member = a call id, score = when (ms).
+    public func apiPermits(environment: String, endpoint: String) -> String { "\(prefix):apple:permits:\(environment):\(endpoint)" }
+    /// string: set after Apple's 429: no process calls that endpoint before this UNIX time (ms); expires then.
+    public func apiHold(environment: String, endpoint: String) -> String { "\(prefix):apple:hold:\(environment):\(endpoint)" }
     /// string: held briefly by the one worker that runs the reaper.
     public var reaperLock: String { "\(prefix):lock:reaper" }
 

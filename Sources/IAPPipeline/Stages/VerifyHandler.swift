@@ -1,3 +1,4 @@
+import AppStoreServerAPI
 import AppleJWS
 import AppleReceipt
 import Logging
@@ -69,14 +70,17 @@ public struct VerifyHandler: JobHandler {
             ])
             await worker.deadLetter(payload, ticket: job.ticket, reason: reason, error: detail, attempts: attempt)
         case .transient(let reason, let detail, let retryAfterMs):
-            if attempt >= retryPolicy.maxAttempts {
+            // Waiting for the fleet's Server API budget, or for Apple's Retry-After after a 429, is
+            // not a failed attempt: the job comes back exactly when a call may be made.
+            let rateLimited = reason == ServerAPIClient.rateLimitedReason && retryAfterMs != nil
+            if !rateLimited && attempt >= retryPolicy.maxAttempts {
                 await worker.deadLetter(
                     payload, ticket: job.ticket, reason: "retries_exhausted", error: "\(reason): \(detail)", attempts: attempt)
                 return
             }
             var next = job
-            next.attempts = attempt
-            let delay = retryPolicy.delayMs(afterAttempt: attempt, retryAfterMs: retryAfterMs)
+            next.attempts = rateLimited ? job.attempts : attempt
+            let delay = rateLimited ? retryAfterMs! : retryPolicy.delayMs(afterAttempt: attempt, retryAfterMs: retryAfterMs)
             let result = await worker.transition("schedule_retry") {
                 try await worker.store.scheduleRetry(
                     payload, member: worker.member, next: next, dueMs: currentTimeMs() + Int64(delay),

@@ -1,0 +1,206 @@
+import AppleJWS
+@preconcurrency import Crypto
+import Foundation
+import Hummingbird
+import NIOConcurrencyHelpers
+
+/// apple-sim's App Store Server API: the transactions it knows (registered by tests, the demo or
+/// the drill), answered signed by its own authority, behind a JWT check with the key's public
+/// part, with faults on demand (429 + Retry-After, 5000001) and a log of call times.
+public final class SimulatedServerAPI: Sendable {
+    public static let sandboxPrefix = "/sandbox"
+
+    let authority: SigningAuthority
+    /// The public part of the `.p8` key tokens must be signed with; `nil` accepts any well-formed token.
+    let publicKey: P256.Signing.PublicKey?
+    private let state = NIOLockedValueBox(State())
+
+    struct State {
+        var transactions: [String: JWSTransaction] = [:]
+        var faults = SimulatedAPIFaults()
+        /// Arrival times (ms) of accepted calls per "environment endpoint".
+        var calls: [String: [Int64]] = [:]
+    }
+
+    init(authority: SigningAuthority, publicKey: P256.Signing.PublicKey?) {
+        self.authority = authority
+        self.publicKey = publicKey
+    }
+
+    /// Makes a transaction known to the API, and returns it signed (what StoreKit 2 would give the app).
+    @discardableResult
+    public func register(_ transaction: JWSTransaction) throws -> String {
+        var stamped = transaction
+        stamped.signedDate = stamped.signedDate ?? Int64(Date().timeIntervalSince1970 * 1000)
+        state.withLockedValue { $0.transactions[stamped.transactionID] = stamped }
+        return try authority.signer.sign(payload: stamped)
+    }
+
+    public func setFaults(_ faults: SimulatedAPIFaults) {
+        state.withLockedValue { $0.faults = faults }
+    }
+
+    /// The most calls any `window` held, per "environment endpoint" (e.g. `Production transaction_info`).
+    public func busiestWindow(_ window: Duration = .seconds(1)) -> [String: Int] {
+        let windowMs = Int64(window / .milliseconds(1))
+        return state.withLockedValue { state in
+            state.calls.mapValues { times in
+                var most = 0
+                var start = 0
+                for (end, time) in times.enumerated() {
+                    while time - times[start] >= windowMs { start += 1 }
+                    most = max(most, end - start + 1)
+                }
+                return most
+            }
+        }
+    }
+
+    /// Arrival times (UNIX ms) of the calls to one "environment endpoint", oldest first.
+    public func callTimes(_ key: String) -> [Int64] {
+        state.withLockedValue { $0.calls[key] ?? [] }
+    }
+
+    /// Every call that reached the API (after the token check), per "environment endpoint".
+    public func callCounts() -> [String: Int] {
+        state.withLockedValue { $0.calls.mapValues(\.count) }
+    }
+
+    func register(on router: Router<some RequestContext>) {
+        for environment in ["Production", "Sandbox"] {
+            let prefix = environment == "Sandbox" ? Self.sandboxPrefix : ""
+            router.get(RouterPath(stringLiteral: prefix + "/inApps/v1/transactions/{id}")) { request, context in
+                try self.answer(request, environment: environment, endpoint: "transaction_info") {
+                    self.transactionInfo(context.parameters.get("id") ?? "", environment: environment)
+                }
+            }
+            router.get(RouterPath(stringLiteral: prefix + "/inApps/v2/history/{id}")) { request, context in
+                try self.answer(request, environment: environment, endpoint: "transaction_history") {
+                    self.history(context.parameters.get("id") ?? "", environment: environment)
+                }
+            }
+        }
+        router.post("/control/transactions") { request, context in
+            let transaction = try await request.decode(as: JWSTransaction.self, context: context)
+            return try Self.json(.ok, ["signedTransaction": try self.register(transaction)])
+        }
+        router.post("/control/api-faults") { request, context in
+            self.setFaults(try await request.decode(as: SimulatedAPIFaults.self, context: context))
+            return HTTPResponse.Status.noContent
+        }
+        router.get("/control/api-calls") { _, _ in
+            try Self.json(.ok, ["counts": self.callCounts(), "busiest_second": self.busiestWindow()])
+        }
+    }
+
+    private func answer(
+        _ request: Request, environment: String, endpoint: String, _ body: () -> Response
+    ) throws -> Response {
+        if let problem = checkToken(request.headers[.authorization]) {
+            return try Self.json(.unauthorized, ["errorCode": 4_010_000, "errorMessage": problem] as [String: any Sendable])
+        }
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        let fault: Response? = try state.withLockedValue { state in
+            state.calls["\(environment) \(endpoint)", default: []].append(now)
+            if state.faults.rateLimited > 0 {
+                state.faults.rateLimited -= 1
+                var response = try Self.json(.tooManyRequests, ["errorCode": 4_290_000, "errorMessage": "Rate limit exceeded."])
+                response.headers[.retryAfter] = String(now + Int64(state.faults.retryAfterMs))
+                return response
+            }
+            if state.faults.serverErrors > 0 {
+                state.faults.serverErrors -= 1
+                return try Self.json(.internalServerError, ["errorCode": 5_000_001, "errorMessage": "An unknown error occurred."])
+            }
+            return nil
+        }
+        return fault ?? body()
+    }
+
+    private func transactionInfo(_ id: String, environment: String) -> Response {
+        guard let transaction = state.withLockedValue({ $0.transactions[id] }), transaction.environment == environment,
+              let signed = try? authority.signer.sign(payload: transaction)
+        else { return Self.notFound }
+        return (try? Self.json(.ok, ["signedTransactionInfo": signed])) ?? Self.notFound
+    }
+
+    private func history(_ id: String, environment: String) -> Response {
+        let all = state.withLockedValue { $0.transactions.values }
+        guard let anchor = all.first(where: { $0.transactionID == id && $0.environment == environment }) else { return Self.notFound }
+        let related = all.filter { $0.originalTransactionID == anchor.originalTransactionID && $0.environment == environment }
+            .sorted { ($0.purchaseDate ?? 0) < ($1.purchaseDate ?? 0) }
+        let signed = related.compactMap { try? authority.signer.sign(payload: $0) }
+        return (try? Self.json(.ok, [
+            "signedTransactions": signed, "revision": "r\(signed.count)", "hasMore": false, "bundleId": anchor.bundleID,
+            "environment": environment,
+        ] as [String: any Sendable])) ?? Self.notFound
+    }
+
+    /// What is wrong with the bearer token, or `nil` when it is one Apple would accept.
+    func checkToken(_ authorization: String?) -> String? {
+        guard let authorization, authorization.hasPrefix("Bearer ") else { return "no bearer token" }
+        let token = String(authorization.dropFirst("Bearer ".count))
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, let headerBytes = Base64URL.decode(parts[0]), let claimBytes = Base64URL.decode(parts[1]),
+              let signatureBytes = Base64URL.decode(parts[2]),
+              let header = try? JSONDecoder().decode(CompactJWSSigner.Header.self, from: Data(headerBytes)),
+              let claims = try? JSONDecoder().decode(TokenClaims.self, from: Data(claimBytes))
+        else { return "not a JWT" }
+        guard header.alg == "ES256", header.typ == "JWT", header.kid?.isEmpty == false else { return "header must be ES256, JWT, with kid" }
+        let now = Int64(Date().timeIntervalSince1970)
+        guard claims.aud == "appstoreconnect-v1", !claims.iss.isEmpty, !claims.bid.isEmpty else { return "wrong aud, iss or bid" }
+        guard claims.iat <= now + 60, claims.exp > now, claims.exp - claims.iat <= 3600 else { return "expired or too long-lived" }
+        if let publicKey {
+            guard let signature = try? P256.Signing.ECDSASignature(rawRepresentation: signatureBytes),
+                  publicKey.isValidSignature(signature, for: Data((parts[0] + "." + parts[1]).utf8))
+            else { return "signature does not match the key" }
+        }
+        return nil
+    }
+
+    struct TokenClaims: Decodable {
+        var iss: String
+        var iat: Int64
+        var exp: Int64
+        var aud: String
+        var bid: String
+    }
+
+    static var notFound: Response {
+        (try? json(.notFound, ["errorCode": 4_040_010, "errorMessage": "Transaction id not found."]))
+            ?? Response(status: .notFound)
+    }
+
+    static func json(_ status: HTTPResponse.Status, _ object: [String: any Sendable]) throws -> Response {
+        let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
+        return Response(status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+}
+
+/// Faults the simulated Server API serves before answering normally.
+public struct SimulatedAPIFaults: Codable, Sendable, Equatable {
+    /// The next this-many calls get 429 with `Retry-After` = now + `retryAfterMs` (UNIX ms).
+    public var rateLimited: Int
+    public var retryAfterMs: Int
+    /// The next this-many calls get 500 with errorCode 5000001.
+    public var serverErrors: Int
+
+    public init(rateLimited: Int = 0, retryAfterMs: Int = 1000, serverErrors: Int = 0) {
+        self.rateLimited = rateLimited
+        self.retryAfterMs = retryAfterMs
+        self.serverErrors = serverErrors
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case rateLimited = "rate_limited"
+        case retryAfterMs = "retry_after_ms"
+        case serverErrors = "server_errors"
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        rateLimited = try container.decodeIfPresent(Int.self, forKey: .rateLimited) ?? 0
+        retryAfterMs = try container.decodeIfPresent(Int.self, forKey: .retryAfterMs) ?? 1000
+        serverErrors = try container.decodeIfPresent(Int.self, forKey: .serverErrors) ?? 0
+    }
+}
