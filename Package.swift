@@ -13,6 +13,7 @@ let package = Package(
         .executable(name: "iap-verifier", targets: ["iap-verifier"]),
         .executable(name: "iap-deduper", targets: ["iap-deduper"]),
         .executable(name: "iap-granter", targets: ["iap-granter"]),
+        .executable(name: "iap-notifier", targets: ["iap-notifier"]),
         .executable(name: "iapctl", targets: ["iapctl"]),
         .executable(name: "apple-sim", targets: ["apple-sim"]),
         .executable(name: "iap-drill", targets: ["iap-drill"]),
@@ -118,6 +119,8 @@ let package = Package(
             dependencies: [
                 "AppleReceipt",
                 "AppleJWS",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
@@ -166,6 +169,8 @@ let package = Package(
         .target(
             name: "IAPCLI",
             dependencies: [
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 "AppleJWS",
                 "AppStoreServerAPI",
@@ -185,6 +190,7 @@ let package = Package(
         .executableTarget(name: "iap-verifier", dependencies: ["IAPCLI"], swiftSettings: swiftSettings),
         .executableTarget(name: "iap-deduper", dependencies: ["IAPCLI"], swiftSettings: swiftSettings),
         .executableTarget(name: "iap-granter", dependencies: ["IAPCLI"], swiftSettings: swiftSettings),
+        .executableTarget(name: "iap-notifier", dependencies: ["IAPCLI"], swiftSettings: swiftSettings),
         .executableTarget(name: "iapctl", dependencies: ["IAPCLI"], swiftSettings: swiftSettings),
         .executableTarget(name: "apple-sim", dependencies: ["IAPCLI"], swiftSettings: swiftSettings),
         .executableTarget(name: "iap-drill", dependencies: ["IAPCLI"], swiftSettings: swiftSettings),
@@ -232,6 +238,7 @@ let package = Package(
                 "IAPPipeline", "IAPIntake", "AppleSimulator", "TestSupport", "LoopbackPort",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -1,6 +1,8 @@
 import AppleJWS
 @preconcurrency import Crypto
+import AsyncHTTPClient
 import Foundation
+import NIOFoundationCompat
 import Hummingbird
 import NIOConcurrencyHelpers
 
@@ -34,6 +36,30 @@ public final class SimulatedServerAPI: Sendable {
         stamped.signedDate = stamped.signedDate ?? Int64(Date().timeIntervalSince1970 * 1000)
         state.withLockedValue { $0.transactions[stamped.transactionID] = stamped }
         return try authority.signer.sign(payload: stamped)
+    }
+
+    /// A signed Server Notification V2 about a registered transaction (or none, for `TEST`). For
+    /// REFUND and REVOKE the transaction carries its revocation, as Apple's does.
+    public func signedNotification(
+        type: String, subtype: String? = nil, transactionID: String?, uuid: String = UUID().uuidString.lowercased(),
+        appAppleID: Int64? = nil
+    ) throws -> String {
+        var transaction = transactionID.flatMap { id in state.withLockedValue { $0.transactions[id] } }
+        if let id = transactionID, transaction == nil { throw SimulatorError("apple-sim knows no transaction \(id)") }
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        if type == "REFUND" || type == "REVOKE" {
+            transaction?.revocationDate = now
+            transaction?.revocationReason = type == "REFUND" ? 1 : 0
+            transaction?.revocationType = type == "REFUND" ? "REFUND_FULL" : "FAMILY_REVOKE"
+        }
+        transaction?.signedDate = now
+        let signedTransaction = try transaction.map { try authority.signer.sign(payload: $0) }
+        let payload = NotificationPayload(
+            notificationType: type, subtype: subtype, notificationUUID: uuid, signedDate: now,
+            data: .init(
+                appAppleID: appAppleID, bundleID: transaction?.bundleID ?? "com.example.game",
+                environment: transaction?.environment ?? "Sandbox", signedTransactionInfo: signedTransaction))
+        return try authority.signer.sign(payload: payload)
     }
 
     public func setFaults(_ faults: SimulatedAPIFaults) {
@@ -83,6 +109,21 @@ public final class SimulatedServerAPI: Sendable {
         router.post("/control/transactions") { request, context in
             let transaction = try await request.decode(as: JWSTransaction.self, context: context)
             return try Self.json(.ok, ["signedTransaction": try self.register(transaction)])
+        }
+        router.post("/control/notifications") { request, context in
+            let order = try await request.decode(as: NotificationOrder.self, context: context)
+            guard (1...100).contains(order.repeat ?? 1) else { throw HTTPError(.badRequest, message: "repeat must be within 1...100") }
+            let signed: String
+            do {
+                signed = try self.signedNotification(type: order.type, subtype: order.subtype, transactionID: order.transactionID)
+            } catch let error as SimulatorError {
+                throw HTTPError(.notFound, message: error.message)
+            }
+            var statuses: [Int] = []
+            for _ in 0..<(order.repeat ?? 1) {
+                statuses.append(try await Self.deliver(signed, to: order.url))
+            }
+            return try Self.json(.ok, ["statuses": statuses])
         }
         router.post("/control/api-faults") { request, context in
             self.setFaults(try await request.decode(as: SimulatedAPIFaults.self, context: context))
@@ -134,6 +175,32 @@ public final class SimulatedServerAPI: Sendable {
             "signedTransactions": signed, "revision": "r\(signed.count)", "hasMore": false, "bundleId": anchor.bundleID,
             "environment": environment,
         ] as [String: any Sendable])) ?? Self.notFound
+    }
+
+    /// Posts `{"signedPayload": …}` to `url` as Apple does; returns the HTTP status.
+    static func deliver(_ signedPayload: String, to url: String) async throws -> Int {
+        var request = HTTPClientRequest(url: url)
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/json")
+        request.body = .bytes(ByteBuffer(data: try JSONSerialization.data(withJSONObject: ["signedPayload": signedPayload])))
+        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
+        _ = try await response.body.collect(upTo: 1 << 20)
+        return Int(response.status.code)
+    }
+
+    /// `POST /control/notifications`: which notification to sign and where to deliver it how often.
+    struct NotificationOrder: Decodable {
+        var url: String
+        var type: String
+        var subtype: String?
+        var transactionID: String?
+        var `repeat`: Int?
+
+        enum CodingKeys: String, CodingKey {
+            case url, type, subtype
+            case transactionID = "transaction_id"
+            case `repeat`
+        }
     }
 
     /// What is wrong with the bearer token, or `nil` when it is one Apple would accept.
@@ -202,5 +269,14 @@ public struct SimulatedAPIFaults: Codable, Sendable, Equatable {
         rateLimited = try container.decodeIfPresent(Int.self, forKey: .rateLimited) ?? 0
         retryAfterMs = try container.decodeIfPresent(Int.self, forKey: .retryAfterMs) ?? 1000
         serverErrors = try container.decodeIfPresent(Int.self, forKey: .serverErrors) ?? 0
+    }
+}
+
+/// A request apple-sim cannot serve.
+public struct SimulatorError: Error, Sendable {
+    public var message: String
+
+    public init(_ message: String) {
+        self.message = message
     }
 }

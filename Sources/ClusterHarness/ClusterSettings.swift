@@ -8,7 +8,7 @@ public struct ClusterSettings: Sendable {
     public var durability = Durability.always
     public var redisCrash = RedisCrash.process
     public var appleLatencyMs = 20
-    public var processesPerStage: [Stage: Int] = [.verify: 2, .dedupe: 2, .grant: 2]
+    public var processesPerStage: [Stage: Int] = [.verify: 2, .dedupe: 2, .grant: 2, .notify: 1]
     /// `IAP_CONCURRENCY` of every worker process.
     public var workerConcurrency = 16
     public var leaseMs = 2000
@@ -23,7 +23,7 @@ public struct ClusterSettings: Sendable {
         self.binDirectory = binDirectory
     }
 
-    public static let executables = ["iap-intake", "iap-verifier", "iap-deduper", "iap-granter", "apple-sim"]
+    public static let executables = ["iap-intake", "iap-verifier", "iap-deduper", "iap-granter", "iap-notifier", "apple-sim"]
 
     /// Fails unless every executable the cluster starts (and the power-cut library it needs) is built.
     public func checkExecutables() throws {

@@ -242,6 +242,7 @@ public actor LocalCluster {
         case .verify: "iap-verifier"
         case .dedupe: "iap-deduper"
         case .grant: "iap-granter"
+        case .notify: "iap-notifier"
         }
         return try launch(name, settings.binDirectory.appendingPathComponent(name))
     }

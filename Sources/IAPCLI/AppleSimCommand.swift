@@ -2,12 +2,24 @@ import AppleSimulator
 import ArgumentParser
 @preconcurrency import Crypto
 import Foundation
+import AsyncHTTPClient
 import Hummingbird
+import NIOCore
+import NIOFoundationCompat
 
 public struct AppleSimCommand: AsyncParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "apple-sim",
-        abstract: "Plays Apple: verifyReceipt (/verifyReceipt, /sandbox/verifyReceipt) and the App Store Server API (/inApps, /sandbox/inApps).")
+        abstract: "Plays Apple: verifyReceipt, the App Store Server API and Server Notifications, for local runs and tests.",
+        subcommands: [AppleSimServeCommand.self, AppleSimNotifyCommand.self], defaultSubcommand: AppleSimServeCommand.self)
+    public init() {}
+}
+
+/// `apple-sim [serve]`: the simulator itself.
+struct AppleSimServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Serves verifyReceipt (/verifyReceipt, /sandbox/verifyReceipt) and the App Store Server API (/inApps, /sandbox/inApps).")
     @Option(help: "Address to listen on.") var host = "127.0.0.1"
     @Option(help: "Port to listen on.") var port = 9090
     @Option(help: "Latency added to every answer (ms).") var latencyMs = 0
@@ -17,14 +29,14 @@ public struct AppleSimCommand: AsyncParsableCommand {
     var rootCertOut: String?
     @Option(help: "The App Store Server API key (.p8 PEM) whose tokens the simulated API accepts (it reads only the public part).")
     var apiKeyFile: String?
-    public init() {}
+    init() {}
 
-    public func validate() throws {
+    func validate() throws {
         guard (0...1).contains(errorRate) else { throw ValidationError("--error-rate must be within 0...1") }
         guard latencyMs >= 0 else { throw ValidationError("--latency-ms must not be negative") }
     }
 
-    public func run() async throws {
+    func run() async throws {
         let logger = bootstrapLogging(label: "apple-sim")
         let secret = sharedSecret ?? ProcessInfo.processInfo.environment["APPLE_SIM_SHARED_SECRET"]
         var apiPublicKeyPEM: String?
@@ -44,5 +56,37 @@ public struct AppleSimCommand: AsyncParsableCommand {
             logger.info("apple-sim listening", metadata: ["port": "\(port)"])
         }
         try await app.runService(gracefulShutdownSignals: [.sigterm, .sigint])
+    }
+}
+
+/// `apple-sim notify`: has a running apple-sim sign a Server Notification V2 about a transaction
+/// it knows and deliver it to the pipeline, as Apple would (the same UUID each time).
+struct AppleSimNotifyCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "notify", abstract: "Sign and deliver a Server Notification V2 through a running apple-sim.")
+    @Option(help: "The running apple-sim.") var sim = "http://127.0.0.1:9090"
+    @Option(help: "Where to deliver it (the intake's /v1/notifications/apple).") var url: String
+    @Option(help: "notificationType: REFUND, REVOKE, REFUND_REVERSED, ONE_TIME_CHARGE, DID_RENEW, TEST, …") var type: String
+    @Option(help: "subtype, if any.") var subtype: String?
+    @Option(help: "The transaction it is about (registered with apple-sim).") var transactionId: String?
+    @Option(help: "Deliver the same notification this many times.") var `repeat` = 1
+    init() {}
+
+    func validate() throws {
+        guard (1...100).contains(`repeat`) else { throw ValidationError("--repeat must be within 1...100") }
+    }
+
+    func run() async throws {
+        var order: [String: Any] = ["url": url, "type": type, "repeat": `repeat`]
+        if let subtype { order["subtype"] = subtype }
+        if let transactionId { order["transaction_id"] = transactionId }
+        var request = HTTPClientRequest(url: sim + "/control/notifications")
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/json")
+        request.body = .bytes(ByteBuffer(data: try JSONSerialization.data(withJSONObject: order)))
+        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
+        let body = try await response.body.collect(upTo: 1 << 20)
+        print(String(buffer: body))
+        guard response.status == .ok else { throw ExitCode(1) }
     }
 }

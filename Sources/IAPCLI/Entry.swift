@@ -6,6 +6,7 @@ public enum Entry {
     public static func verifier() async { await serve(VerifierCommand.self) }
     public static func deduper() async { await serve(DeduperCommand.self) }
     public static func granter() async { await serve(GranterCommand.self) }
+    public static func notifier() async { await serve(NotifierCommand.self) }
     public static func control() async { await ControlCommand.main() }
     public static func appleSim() async { await AppleSimCommand.main() }
     public static func drill() async { await DrillCommand.main() }

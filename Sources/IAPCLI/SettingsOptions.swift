@@ -15,6 +15,7 @@ public struct SettingsOptions: ParsableArguments {
     @Option(help: "IAP_APPLE_ROOT_CERTS: comma-separated PEM/DER root files for signed data (default: Apple Root CA - G3)")
     var appleRootCerts: String?
     @Option(help: "IAP_BUNDLE_IDS: comma-separated bundle ids") var bundleIds: String?
+    @Option(help: "IAP_APPLE_APP_ID: the app's Apple id; production notifications for another are refused") var appleAppId: String?
     @Option(help: "IAP_APPLE_API_PRODUCTION_URL (default https://api.storekit.apple.com)") var appleApiProductionUrl: String?
     @Option(help: "IAP_APPLE_API_SANDBOX_URL (default https://api.storekit-sandbox.apple.com)") var appleApiSandboxUrl: String?
     @Option(help: "IAP_APPLE_API_KEY_ID: App Store Server API key id") var appleApiKeyId: String?
@@ -41,7 +42,7 @@ public struct SettingsOptions: ParsableArguments {
             "IAP_REDIS_URL": redisUrl, "IAP_PREFIX": prefix, "IAP_HTTP_HOST": httpHost, "IAP_HTTP_PORT": httpPort,
             "IAP_APPLE_PRODUCTION_URL": appleProductionUrl, "IAP_APPLE_SANDBOX_URL": appleSandboxUrl,
             "IAP_APPLE_SHARED_SECRET": appleSharedSecret, "IAP_APPLE_TIMEOUT_MS": appleTimeoutMs,
-            "IAP_APPLE_ROOT_CERTS": appleRootCerts, "IAP_BUNDLE_IDS": bundleIds,
+            "IAP_APPLE_ROOT_CERTS": appleRootCerts, "IAP_BUNDLE_IDS": bundleIds, "IAP_APPLE_APP_ID": appleAppId,
             "IAP_APPLE_API_PRODUCTION_URL": appleApiProductionUrl, "IAP_APPLE_API_SANDBOX_URL": appleApiSandboxUrl,
             "IAP_APPLE_API_KEY_ID": appleApiKeyId, "IAP_APPLE_API_ISSUER_ID": appleApiIssuerId,
             "IAP_APPLE_API_PRIVATE_KEY_FILE": appleApiPrivateKeyFile, "IAP_APPLE_API_MAX_RPS": appleApiMaxRps, "IAP_PRODUCTS_FILE": productsFile, "IAP_CONCURRENCY": concurrency,

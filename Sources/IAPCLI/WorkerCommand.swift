@@ -93,3 +93,19 @@ public struct GranterCommand: AsyncParsableCommand {
         })
     }
 }
+
+public struct NotifierCommand: AsyncParsableCommand {
+    public static let configuration = CommandConfiguration(
+        commandName: "iap-notifier", abstract: "Notify stage: applies App Store Server Notifications (refunds, purchases Apple reports).")
+    @OptionGroup var settings: SettingsOptions
+    public init() {}
+
+    public func run() async throws {
+        let configuration = settings.load()
+        let logger = bootstrapLogging(label: "iap-notifier")
+        try await runWorker(label: "iap-notifier", configuration: configuration, logger: logger, makeHandler: {
+            (_) throws(ConfigurationError) -> any JobHandler in
+            NotifyHandler(catalog: try configuration.requireCatalog())
+        })
+    }
+}

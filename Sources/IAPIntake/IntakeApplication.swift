@@ -1,14 +1,20 @@
+import AppleJWS
 import Hummingbird
 import IAPPipeline
 import Logging
 
 /// Builds the intake's Hummingbird application.
 public enum IntakeApplication {
+    /// `notificationChecks`: how notifications are verified (see `notificationChecks(_:)`).
     public static func make(
-        store: PipelineStore, configuration: PipelineConfiguration, logger: Logger,
-        onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
+        store: PipelineStore, configuration: PipelineConfiguration, notificationChecks: NotificationRoutes.Checks?,
+        logger: Logger, onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
     ) -> some ApplicationProtocol {
         let router = Router()
+        NotificationRoutes(
+            store: store, checks: notificationChecks, maxBodyBytes: configuration.maxBodyBytes,
+            ticketTTLSeconds: configuration.ticketTTLSeconds
+        ).register(on: router)
         IntakeRoutes(
             store: store, maxBodyBytes: configuration.maxBodyBytes, ticketTTLSeconds: configuration.ticketTTLSeconds,
             serverAPIConfigured: configuration.isServerAPIConfigured
@@ -19,5 +25,14 @@ public enum IntakeApplication {
             onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? 0) },
             logger: logger
         )
+    }
+
+    /// The checks notifications get from this configuration: its roots, bundle ids and app id;
+    /// `nil` (notifications answered 503) without bundle ids.
+    public static func notificationChecks(_ configuration: PipelineConfiguration) throws(ConfigurationError) -> NotificationRoutes.Checks? {
+        guard !configuration.bundleIDs.isEmpty else { return nil }
+        return NotificationRoutes.Checks(
+            verifier: SignedDataVerifier(rootCertificates: try configuration.rootCertificates()),
+            bundleIDs: configuration.bundleIDs, appAppleID: configuration.appleAppID)
     }
 }

@@ -37,18 +37,7 @@ public struct IntakeRoutes: Sendable {
     }
 
     func submit(_ request: Request, context: some RequestContext) async throws -> Response {
-        guard Self.isJSON(request.headers[.contentType]) else {
-            throw IntakeError(.unsupportedMediaType, "unsupported_media_type", "send the body as application/json")
-        }
-        if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > maxBodyBytes {
-            throw Self.tooLarge(maxBodyBytes)
-        }
-        let buffer: ByteBuffer
-        do {
-            buffer = try await request.body.collect(upTo: maxBodyBytes)
-        } catch is NIOTooManyBytesError {
-            throw Self.tooLarge(maxBodyBytes)
-        }
+        let buffer = try await Self.body(request, maxBodyBytes: maxBodyBytes)
         let submission = try ReceiptSubmission.parse(Array(buffer.readableBytesView), serverAPIConfigured: serverAPIConfigured)
         var receiptData: String?
         var signedTransaction: String?
@@ -110,6 +99,30 @@ public struct IntakeRoutes: Sendable {
             text.append(hex[Int(byte & 0x0f)])
         }
         return String(decoding: text, as: UTF8.self)
+    }
+
+    /// A JSON body within the limit, or the precise refusal (415, 413).
+    static func body(_ request: Request, maxBodyBytes: Int) async throws -> ByteBuffer {
+        guard isJSON(request.headers[.contentType]) else {
+            throw IntakeError(.unsupportedMediaType, "unsupported_media_type", "send the body as application/json")
+        }
+        if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > maxBodyBytes {
+            throw tooLarge(maxBodyBytes)
+        }
+        do {
+            return try await request.body.collect(upTo: maxBodyBytes)
+        } catch is NIOTooManyBytesError {
+            throw tooLarge(maxBodyBytes)
+        }
+    }
+
+    /// A JSON object body, or 415, 413 or 400 `malformed_json`.
+    static func jsonObject(_ request: Request, maxBodyBytes: Int) async throws -> [String: Any] {
+        let buffer = try await body(request, maxBodyBytes: maxBodyBytes)
+        guard let object = try? JSONSerialization.jsonObject(with: Data(buffer.readableBytesView)) as? [String: Any] else {
+            throw IntakeError(.badRequest, "malformed_json", "the body must be a JSON object")
+        }
+        return object
     }
 
     static func isJSON(_ contentType: String?) -> Bool {

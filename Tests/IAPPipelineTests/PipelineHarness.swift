@@ -9,6 +9,7 @@ import IAPIntake
 import IAPPipeline
 import Logging
 import NIOCore
+import NIOHTTP1
 import RedisClient
 import ServiceLifecycle
 import TestSupport
@@ -50,8 +51,11 @@ final class PipelineHarness: @unchecked Sendable {
         simulator = try AppleSimulator(settings: .init(port: 0, apiPublicKeyPEM: simulatorKey.pemRepresentation))
         let simulator = self.simulator
         simulatorServer = try await RunningServer.start { simulator.makeApplication(logger: testLogger, onServerRunning: $0) }
+        let rootFile = directory.appendingPathComponent("apple-sim-root.pem").path
+        try simulator.authority.rootPEM.write(toFile: rootFile, atomically: true, encoding: .utf8)
         var environment = [
             "IAP_REDIS_URL": redisServer.url,
+            "IAP_APPLE_ROOT_CERTS": rootFile,
             "IAP_HTTP_PORT": "0",
             "IAP_APPLE_PRODUCTION_URL": simulatorServer.baseURL + AppleSimulator.productionPath,
             "IAP_APPLE_SANDBOX_URL": simulatorServer.baseURL + AppleSimulator.sandboxPath,
@@ -72,8 +76,10 @@ final class PipelineHarness: @unchecked Sendable {
         store = PipelineStore(redis: redis, keys: configuration.keys)
         let store = self.store
         let configuration = self.configuration
+        let checks = try IntakeApplication.notificationChecks(configuration)
         intake = try await RunningServer.start {
-            IntakeApplication.make(store: store, configuration: configuration, logger: testLogger, onServerRunning: $0)
+            IntakeApplication.make(
+                store: store, configuration: configuration, notificationChecks: checks, logger: testLogger, onServerRunning: $0)
         }
         apple = AppleVerifier(configuration: configuration.apple)
         lookupClient = try configuration.serverAPI().map { api in
@@ -88,7 +94,7 @@ final class PipelineHarness: @unchecked Sendable {
     func handler(for stage: Stage) -> any JobHandler {
         switch stage {
         case .verify:
-            let signedData = SignedDataVerifier(rootCertificates: [authority.root])
+            let signedData = SignedDataVerifier(rootCertificates: try! configuration.rootCertificates())
             return VerifyHandler(
                 verifier: apple, signedData: signedData,
                 lookup: lookupClient.map { ServerAPITransactionLookup(client: $0, signedData: signedData) },
@@ -97,6 +103,8 @@ final class PipelineHarness: @unchecked Sendable {
             return DedupeHandler(catalog: Self.catalog)
         case .grant:
             return GrantHandler()
+        case .notify:
+            return NotifyHandler(catalog: Self.catalog)
         }
     }
 
@@ -136,9 +144,9 @@ final class PipelineHarness: @unchecked Sendable {
         try await post(raw: try JSONSerialization.data(withJSONObject: body), contentType: contentType)
     }
 
-    func post(raw body: Data, contentType: String? = "application/json") async throws -> Reply {
-        var request = HTTPClientRequest(url: intake.baseURL + "/v1/receipts")
-        request.method = .POST
+    func post(raw body: Data, contentType: String? = "application/json", path: String = "/v1/receipts", method: NIOHTTP1.HTTPMethod = .POST) async throws -> Reply {
+        var request = HTTPClientRequest(url: intake.baseURL + path)
+        request.method = method
         if let contentType { request.headers.add(name: "Content-Type", value: contentType) }
         request.body = .bytes(ByteBuffer(data: body))
         return try await send(request)
@@ -165,6 +173,18 @@ final class PipelineHarness: @unchecked Sendable {
         let reply = try await post(body)
         #expect(reply.status == 202)
         return try #require(reply.json["ticket"] as? String)
+    }
+
+    /// Delivers a Server Notification as Apple does.
+    func notify(_ signedPayload: String) async throws -> Reply {
+        try await post(raw: try JSONSerialization.data(withJSONObject: ["signedPayload": signedPayload]), path: "/v1/notifications/apple")
+    }
+
+    /// Tells the intake which user an app account token belongs to.
+    func bind(token: String, to user: String) async throws -> Reply {
+        try await post(
+            raw: try JSONSerialization.data(withJSONObject: ["app_account_token": token]), path: "/v1/users/\(user)/app-account-token",
+            method: .PUT)
     }
 
     /// Submits a StoreKit 2 signed transaction and returns its ticket id (asserting it was accepted).

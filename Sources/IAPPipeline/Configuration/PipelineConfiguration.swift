@@ -23,6 +23,8 @@ public struct PipelineConfiguration: Sendable {
     public var bundleIDs: Set<String> = []
     /// `IAP_BUNDLE_IDS` in the order given: the first is the App Store Server API token's `bid`.
     public var bundleIDList: [String] = []
+    /// The app's Apple id: production notifications for another `appAppleId` are refused. Unset: not checked.
+    public var appleAppID: Int64?
     public var appleAPIProductionURL = ServerAPIConfiguration.productionURL
     public var appleAPISandboxURL = ServerAPIConfiguration.sandboxURL
     public var appleAPIKeyID: String?
@@ -68,6 +70,12 @@ public struct PipelineConfiguration: Sendable {
         if let list = env["IAP_BUNDLE_IDS"] {
             bundleIDList = list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
             bundleIDs = Set(bundleIDList)
+        }
+        if let text = env["IAP_APPLE_APP_ID"] {
+            guard let id = Int64(text.trimmingCharacters(in: .whitespaces)), id > 0 else {
+                throw ConfigurationError("IAP_APPLE_APP_ID", "'\(text)' is not an App Store app id (a positive number)")
+            }
+            appleAppID = id
         }
         appleAPIProductionURL = try Self.url(env, "IAP_APPLE_API_PRODUCTION_URL", default: appleAPIProductionURL)
         appleAPISandboxURL = try Self.url(env, "IAP_APPLE_API_SANDBOX_URL", default: appleAPISandboxURL)

@@ -16,6 +16,10 @@ public struct Job: Codable, Sendable, Equatable {
     /// `transactionID` is the evidence: the verifier looks it up with the App Store Server API.
     public var productID: String?
     public var transactionID: String?
+    /// Where the evidence came from: `client` (absent) or `notification` (Apple told us).
+    public var source: String?
+    /// For the notify stage: the notification, verified at the door.
+    public var notification: VerifiedNotification?
     /// Verification attempts made so far.
     public var attempts: Int
     public var enqueuedAt: Int64
@@ -48,7 +52,7 @@ public struct Job: Codable, Sendable, Equatable {
         case transactionID = "transaction_id"
         case attempts
         case enqueuedAt = "enqueued_at"
-        case receipt, purchases
+        case receipt, purchases, source, notification
     }
 
     /// What the verify stage checks: the first of receipt, signed transaction, transaction id.

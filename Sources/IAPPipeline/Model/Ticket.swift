@@ -5,6 +5,8 @@ public struct Ticket: Codable, Sendable, Equatable {
     public var ticket: String
     public var status: TicketStatus
     public var reason: String?
+    /// What applying a Server Notification did (`revoked`, `refund_remembered`, `unclaimed`, …).
+    public var result: String?
     /// The precise cause behind `reason` or the last retry (never a secret or a whole token).
     public var lastError: String?
     public var environment: String?
@@ -32,6 +34,7 @@ public struct Ticket: Codable, Sendable, Equatable {
     enum CodingKeys: String, CodingKey {
         case ticket, status, reason, environment, attempts, transactions
         case lastError = "last_error"
+        case result
         case createdAt = "created_at"
         case updatedAt = "updated_at"
     }
@@ -42,6 +45,7 @@ public struct Ticket: Codable, Sendable, Equatable {
         ticket = id
         self.status = status
         reason = hash["reason"].flatMap { $0.isEmpty ? nil : $0 }
+        result = hash["result"].flatMap { $0.isEmpty ? nil : $0 }
         lastError = hash["last_error"].flatMap { $0.isEmpty ? nil : $0 }
         environment = hash["environment"].flatMap { $0.isEmpty ? nil : $0 }
         attempts = hash["attempts"].flatMap { Int($0) } ?? 0

@@ -1,11 +1,13 @@
 /// A ticket's status as clients see it.
 public enum TicketStatus: String, Codable, Sendable, CaseIterable {
     case queued, verifying, retrying, granted, duplicate, rejected, dead
+    /// A Server Notification's ticket: applied, with what happened in `result`.
+    case applied
 
     /// A terminal ticket never changes again (unless an operator replays a dead one).
     public var isTerminal: Bool {
         switch self {
-        case .granted, .duplicate, .rejected, .dead: return true
+        case .granted, .duplicate, .rejected, .dead, .applied: return true
         case .queued, .verifying, .retrying: return false
         }
     }

@@ -31,8 +31,11 @@ extension PipelineStore {
         commands += [RedisCommand("ZCARD", keys.retry), RedisCommand("LLEN", keys.dead), RedisCommand("XLEN", keys.fulfilment)]
         commands += inflightKeys.map { RedisCommand("LLEN", $0) }
         let replies = try await redis.pipeline(commands).map { Int($0.int ?? 0) }
+        // Replies: one queue length per stage, then retry, dead, fulfilment, then one per in-flight list.
+        let stages = Stage.allCases.count
+        let (retry, dead, fulfilment) = (replies[stages], replies[stages + 1], replies[stages + 2])
         var inflight = Dictionary(uniqueKeysWithValues: Stage.allCases.map { ($0.rawValue, 0) })
-        for (key, count) in zip(inflightKeys, replies.dropFirst(6)) {
+        for (key, count) in zip(inflightKeys, replies.dropFirst(stages + 3)) {
             let stage = key.dropFirst(keys.inflight(member: "").count).split(separator: ":").first.map(String.init) ?? "?"
             inflight[stage, default: 0] += count
         }
@@ -41,7 +44,7 @@ extension PipelineStore {
             live[member.split(separator: ":").first.map(String.init) ?? "?", default: 0] += 1
         }
         return PipelineStats(
-            queues: Dictionary(uniqueKeysWithValues: zip(Stage.allCases.map(\.rawValue), replies.prefix(3))),
-            inflight: inflight, retry: replies[3], dead: replies[4], liveWorkers: live, fulfilment: replies[5])
+            queues: Dictionary(uniqueKeysWithValues: zip(Stage.allCases.map(\.rawValue), replies.prefix(stages))),
+            inflight: inflight, retry: retry, dead: dead, liveWorkers: live, fulfilment: fulfilment)
     }
 }

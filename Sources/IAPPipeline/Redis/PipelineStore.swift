@@ -133,29 +133,129 @@ public struct PipelineStore: Sendable {
     ) async throws -> (TransitionResult, TicketStatus?) {
         let purchases = job.purchases ?? []
         var grantKeys: [String] = []
-        var fields: [String] = []
+        var lines: [GrantPurchasesArguments.Line] = []
+        let tokens = Dictionary(
+            (job.receipt?.transactions ?? []).compactMap { tx in tx.appAccountToken.map { (tx.transactionID, $0.lowercased()) } },
+            uniquingKeysWith: { first, _ in first })
         for purchase in purchases {
             if purchase.outcome == .pending, let unit = purchase.unit {
                 grantKeys += [keys.claim(unit: unit), keys.grant(unit: unit)]
             }
             // A pending purchase without a unit cannot be claimed: it is rejected, never granted blind.
             let outcome = purchase.outcome == .pending && purchase.unit == nil ? PurchaseOutcome.rejected : purchase.outcome
-            fields += [
-                purchase.transactionID, purchase.originalTransactionID, purchase.productID, String(purchase.quantity),
-                purchase.unit ?? "", outcome.rawValue, purchase.reason ?? (outcome == .rejected ? "no_grant_unit" : ""),
-            ]
+            lines.append(.init(
+                transactionID: purchase.transactionID, originalTransactionID: purchase.originalTransactionID,
+                productID: purchase.productID, quantity: String(purchase.quantity), unit: purchase.unit,
+                outcome: outcome.rawValue, reason: purchase.reason ?? (outcome == .rejected ? "no_grant_unit" : nil),
+                appAccountToken: tokens[purchase.transactionID]))
         }
+        let arguments = GrantPurchasesArguments(
+            ticket: job.ticket, now: String(now), channel: keys.results, userID: job.userID,
+            environment: job.receipt?.environment ?? "", source: job.source ?? "client", prefix: keys.scriptPrefix,
+            purchases: lines)
         let reply = try await redis.run(
             PipelineScripts.grantPurchases,
             keys: [keys.inflight(member: member), keys.ticket(job.ticket), keys.fulfilment] + grantKeys,
-            arguments: [
-                payload, job.ticket, String(now), keys.results, job.userID, job.receipt?.environment ?? "",
-                String(purchases.count),
-            ] + fields
+            arguments: [payload, String(decoding: canonicalJSON(arguments), as: UTF8.self)]
         )
         let items = reply.array ?? []
         let result = TransitionResult(items.first?.int)
         return (result, items.count > 1 ? items[1].string.flatMap(TicketStatus.init(rawValue:)) : nil)
+    }
+
+    // MARK: notifications
+
+    /// Stores a verified notification and queues it, or returns the ticket its UUID already has.
+    public func acceptNotification(_ job: Job, uuid: String, ttlSeconds: Int) async throws -> (ticket: String, created: Bool) {
+        let arguments: [String: String] = [
+            "ticket": job.ticket, "now": String(job.enqueuedAt), "ttl": String(ttlSeconds),
+            "retention": String(max(Int(RedisKeys.notificationRetention / .seconds(1)), ttlSeconds)), "channel": keys.results,
+            "type": job.notification?.type ?? "",
+        ]
+        let reply = try await redis.run(
+            PipelineScripts.acceptNotification,
+            keys: [keys.notification(uuid: uuid), keys.ticket(job.ticket), keys.queue(.notify)],
+            arguments: [job.encoded(), String(decoding: canonicalJSON(arguments), as: UTF8.self)])
+        guard let items = reply.array, items.count == 2, let created = items[0].int, let ticket = items[1].string else {
+            throw RedisError.unexpectedReply("accept_notification: \(reply)")
+        }
+        return (ticket, created == 1)
+    }
+
+    /// REFUND / REVOKE of `unit`; returns the result (`revoked`, `already_revoked`, `refund_remembered`) when it moved.
+    public func revoke(
+        _ payload: String, member: String, job: Job, unit: String, reason: String, type: String, now: Int64 = currentTimeMs()
+    ) async throws -> (TransitionResult, String?) {
+        let arguments = [
+            "ticket": job.ticket, "now": String(now), "channel": keys.results, "notification": job.notification?.uuid ?? "",
+            "revocation_reason": reason, "revocation_type": type,
+        ]
+        return try await notificationStep(PipelineScripts.revokeGrant, payload, member: member, job: job, unit: unit, arguments)
+    }
+
+    /// REFUND_REVERSED of `unit`; returns the result (`reinstated`, `refund_forgotten`, `not_revoked`) when it moved.
+    public func reinstate(
+        _ payload: String, member: String, job: Job, unit: String, now: Int64 = currentTimeMs()
+    ) async throws -> (TransitionResult, String?) {
+        let arguments = [
+            "ticket": job.ticket, "now": String(now), "channel": keys.results, "notification": job.notification?.uuid ?? "",
+        ]
+        return try await notificationStep(PipelineScripts.reinstateGrant, payload, member: member, job: job, unit: unit, arguments)
+    }
+
+    private func notificationStep(
+        _ script: RedisScript, _ payload: String, member: String, job: Job, unit: String, _ arguments: [String: String]
+    ) async throws -> (TransitionResult, String?) {
+        let reply = try await redis.run(
+            script,
+            keys: [keys.inflight(member: member), keys.ticket(job.ticket), keys.grant(unit: unit), keys.refunded(unit: unit), keys.fulfilment],
+            arguments: [payload, String(decoding: canonicalJSON(arguments), as: UTF8.self)])
+        let items = reply.array ?? []
+        return (TransitionResult(items.first?.int), items.count > 1 ? items[1].string : nil)
+    }
+
+    /// Where `record_notification` keeps an entry.
+    public enum NotificationRecord: Sendable {
+        /// On the original transaction's list (newest first).
+        case history(originalTransactionID: String)
+        /// In `unclaimed`, under the transaction id, until a user submits it.
+        case unclaimed(transactionID: String)
+        /// Nowhere: only the ticket is finished.
+        case nothing
+    }
+
+    public func recordNotification(
+        _ payload: String, member: String, job: Job, result: String, entry: String, in record: NotificationRecord,
+        now: Int64 = currentTimeMs()
+    ) async throws -> TransitionResult {
+        var recordKeys = [keys.inflight(member: member), keys.ticket(job.ticket)]
+        var arguments = ["ticket": job.ticket, "now": String(now), "channel": keys.results, "result": result, "entry": entry, "keep": "100"]
+        switch record {
+        case .history(let original): recordKeys.append(keys.notifications(originalTransactionID: original))
+        case .unclaimed(let transactionID):
+            recordKeys.append(keys.unclaimed)
+            arguments["transaction_id"] = transactionID
+        case .nothing: break
+        }
+        let reply = try await redis.run(
+            PipelineScripts.recordNotification, keys: recordKeys,
+            arguments: [payload, String(decoding: canonicalJSON(arguments), as: UTF8.self)])
+        return TransitionResult(reply.int)
+    }
+
+    /// The user an app account token or an original transaction belongs to, token first.
+    public func account(appAccountToken: String?, originalTransactionID: String) async throws -> String? {
+        if let token = appAccountToken?.lowercased(), let user = try await redis.send("GET", keys.accountToken(token)).string {
+            return user
+        }
+        return try await redis.send("GET", keys.owner(originalTransactionID: originalTransactionID)).string
+    }
+
+    /// Binds an app account token to a user unless it is bound already; returns the user it is bound to.
+    public func bindAccountToken(_ token: String, to user: String) async throws -> String {
+        let reply = try await redis.send("SET", keys.accountToken(token.lowercased()), user, "NX", "GET")
+        if case .error(let message) = reply { throw RedisError.server(message) }
+        return reply.string ?? user
     }
 
     // MARK: housekeeping

@@ -29,6 +29,22 @@ public struct RedisKeys: Sendable, Equatable {
     public func receipt(digest: String) -> String { "\(prefix):receipt:\(digest)" }
     /// pub/sub channel: a ticket id whenever its status changes.
     public var results: String { "\(prefix):results" }
+    /// string: a Server Notification's `notificationUUID` → the ticket that applies it; kept
+    /// `notificationRetention` (Apple retries a delivery for days), so a redelivery is answered 200 and applied once.
+    public func notification(uuid: String) -> String { "\(prefix):notification:\(uuid)" }
+    /// string: a grant unit Apple refunded or revoked before it was granted (value: when, ms); the
+    /// grant stage grants nothing for it; `REFUND_REVERSED` removes it. Never expires.
+    public func refunded(unit: String) -> String { "\(prefix):refunded:\(unit)" }
+    /// string: `original_transaction_id` → the user first granted it (its owner). Never expires.
+    public func owner(originalTransactionID: String) -> String { "\(prefix):owner:\(originalTransactionID)" }
+    /// string: an `appAccountToken` (lowercase UUID) → its user. Never expires.
+    public func accountToken(_ token: String) -> String { "\(prefix):account-token:\(token)" }
+    /// hash: `transaction_id` → a purchase Apple notified us of whose account is unknown (JSON:
+    /// the verified transaction); removed when any user is granted it.
+    public var unclaimed: String { "\(prefix):unclaimed" }
+    /// list: the newest notifications about one original transaction (JSON, newest first, at most
+    /// 100), for the subscription logic.
+    public func notifications(originalTransactionID: String) -> String { "\(prefix):notifications:\(originalTransactionID)" }
     /// zset: the App Store Server API calls of the last window, fleet-wide, per environment and
     /// endpoint (`production`/`sandbox`, `transaction_info`…); member = a call id, score = when (ms).
     public func apiPermits(environment: String, endpoint: String) -> String { "\(prefix):apple:permits:\(environment):\(endpoint)" }
@@ -36,6 +52,9 @@ public struct RedisKeys: Sendable, Equatable {
     public func apiHold(environment: String, endpoint: String) -> String { "\(prefix):apple:hold:\(environment):\(endpoint)" }
     /// string: held briefly by the one worker that runs the reaper.
     public var reaperLock: String { "\(prefix):lock:reaper" }
+
+    /// How long a notification's UUID is remembered: 35 days (Apple retries for up to 3).
+    public static let notificationRetention: Duration = .seconds(35 * 86400)
 
     /// The prefix scripts use to rebuild keys they only learn at run time (queues, in-flight lists).
     var scriptPrefix: String { prefix + ":" }

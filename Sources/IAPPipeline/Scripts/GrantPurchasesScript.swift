@@ -2,23 +2,26 @@ import RedisClient
 
 extension PipelineScripts {
     /// Grant stage, one step per job: for each purchase this ticket owns the claim of, write the
-    /// grant record if it does not exist and add it to the fulfilment stream only then; set the
-    /// ticket's final status and transactions; publish; ack. Running it twice grants nothing twice.
+    /// grant record if it does not exist and add it to the fulfilment stream only then (event
+    /// `granted`); bind the purchase's original transaction id and app account token to the user
+    /// when nobody holds them yet; forget it as unclaimed; set the ticket's final status and
+    /// transactions; publish; ack. A purchase Apple refunded before its grant (a refund marker)
+    /// is rejected as `refunded` and its claim released. Running it twice grants nothing twice.
     /// KEYS: in-flight list, ticket key, fulfilment stream, then (claim key, grant key) per pending purchase.
-    /// ARGV: job as taken, ticket, now, channel, user id, environment, purchase count,
-    ///       then per purchase: transaction id, original id, product id, quantity, unit, outcome, reason.
+    /// ARGV[1]: the job as taken; ARGV[2]: `GrantPurchasesArguments` as JSON.
     /// Returns `{1, status}`, `{0}` when the worker no longer holds the job, `{-1}` when the ticket is gone.
     static let grantPurchases = RedisScript(name: "grant_purchases", source: """
         if redis.call('EXISTS', KEYS[2]) == 0 then return {-1} end
         if redis.call('LREM', KEYS[1], 1, ARGV[1]) == 0 then return {0} end
-        local ticket, now, user, environment = ARGV[2], ARGV[3], ARGV[5], ARGV[6]
+        local a = cjson.decode(ARGV[2])
+        local ticket, now, user, environment, p = a.ticket, a.now, a.user_id, a.environment, a.prefix
         local granted, duplicates, reason = 0, 0, nil
         local results = {}
         local k = 4
-        for i = 0, tonumber(ARGV[7]) - 1 do
-          local b = 8 + i * 7
-          local tx, otx, product, quantity, unit, outcome, why =
-            ARGV[b], ARGV[b + 1], ARGV[b + 2], ARGV[b + 3], ARGV[b + 4], ARGV[b + 5], ARGV[b + 6]
+        for _, purchase in ipairs(a.purchases) do
+          local outcome, why = purchase.outcome, purchase.reason or ''
+          local tx, otx, product, quantity, unit =
+            purchase.transaction_id, purchase.original_transaction_id, purchase.product_id, purchase.quantity, purchase.unit
           if outcome == 'pending' then
             local claim, record = KEYS[k], KEYS[k + 1]
             k = k + 2
@@ -31,13 +34,22 @@ extension PipelineScripts {
               outcome = 'duplicate'
             elseif redis.call('EXISTS', record) == 1 then
               if redis.call('HGET', record, 'ticket') == ticket then outcome = 'granted' else outcome = 'duplicate' end
+            elseif redis.call('EXISTS', p .. 'refunded:' .. unit) == 1 then
+              -- Apple refunded it before we granted it: nothing to grant; a reversal can still let it through.
+              redis.call('DEL', claim)
+              outcome, why = 'rejected', 'refunded'
             else
               redis.call('HSET', record, 'ticket', ticket, 'user_id', user, 'product_id', product,
                 'quantity', quantity, 'transaction_id', tx, 'original_transaction_id', otx,
-                'environment', environment, 'unit', unit, 'granted_at', now)
-              redis.call('XADD', KEYS[3], '*', 'ticket', ticket, 'user_id', user, 'product_id', product,
-                'quantity', quantity, 'transaction_id', tx, 'original_transaction_id', otx,
-                'environment', environment, 'unit', unit, 'granted_at', now)
+                'environment', environment, 'unit', unit, 'granted_at', now, 'source', a.source)
+              redis.call('XADD', KEYS[3], '*', 'event', 'granted', 'source', a.source, 'ticket', ticket,
+                'user_id', user, 'product_id', product, 'quantity', quantity, 'transaction_id', tx,
+                'original_transaction_id', otx, 'environment', environment, 'unit', unit, 'granted_at', now)
+              redis.call('SET', p .. 'owner:' .. otx, user, 'NX')
+              if purchase.app_account_token then
+                redis.call('SET', p .. 'account-token:' .. purchase.app_account_token, user, 'NX')
+              end
+              redis.call('HDEL', p .. 'unclaimed', tx)
               outcome = 'granted'
             end
           end
@@ -58,7 +70,45 @@ extension PipelineScripts {
         else
           redis.call('HDEL', KEYS[2], 'reason')
         end
-        redis.call('PUBLISH', ARGV[4], ticket)
+        redis.call('PUBLISH', a.channel, ticket)
         return {1, status}
         """)
+}
+
+/// The named arguments of `grant_purchases`.
+struct GrantPurchasesArguments: Encodable {
+    var ticket: String
+    /// Numbers travel as strings where Redis stores them: cjson reads numbers as doubles.
+    var now: String
+    var channel: String
+    var userID: String
+    var environment: String
+    var source: String
+    var prefix: String
+    var purchases: [Line]
+
+    struct Line: Encodable {
+        var transactionID: String
+        var originalTransactionID: String
+        var productID: String
+        var quantity: String
+        var unit: String?
+        var outcome: String
+        var reason: String?
+        var appAccountToken: String?
+
+        enum CodingKeys: String, CodingKey {
+            case transactionID = "transaction_id"
+            case originalTransactionID = "original_transaction_id"
+            case productID = "product_id"
+            case quantity, unit, outcome, reason
+            case appAccountToken = "app_account_token"
+        }
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case ticket, now, channel
+        case userID = "user_id"
+        case environment, source, prefix, purchases
+    }
 }

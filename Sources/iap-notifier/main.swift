@@ -1,0 +1,3 @@
+import IAPCLI
+
+await Entry.notifier()

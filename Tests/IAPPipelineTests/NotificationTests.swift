@@ -1,0 +1,179 @@
+import AppleJWS
+import AppleSimulator
+import Foundation
+import IAPPipeline
+import Testing
+
+/// App Store Server Notifications V2: verified at the door, applied once per UUID, refunds take a
+/// grant back exactly once whenever they come, and purchases Apple reports reach their account.
+@Suite(.serialized) struct NotificationTests {
+    static func transaction(_ id: String, product: String = "gold.100", token: String? = nil) -> JWSTransaction {
+        JWSTransaction(
+            transactionID: id, bundleID: PipelineHarness.bundleID, productID: product,
+            purchaseDate: Int64(Date().timeIntervalSince1970 * 1000), type: "Consumable", appAccountToken: token,
+            environment: "Sandbox")
+    }
+
+    /// Delivers a notification and waits until it is applied; returns its ticket.
+    func deliver(_ pipeline: PipelineHarness, _ signed: String, times: Int = 1) async throws -> Ticket {
+        var ticket: String?
+        for delivery in 0..<times {
+            let reply = try await pipeline.notify(signed)
+            #expect(reply.status == 200, "delivery \(delivery): \(reply.json)")
+            #expect(reply.json["status"] as? String == (delivery == 0 ? "accepted" : "seen_before"))
+            if let ticket { #expect(reply.json["ticket"] as? String == ticket) }
+            ticket = reply.json["ticket"] as? String
+        }
+        return try await pipeline.terminal(try #require(ticket))
+    }
+
+    func events(_ pipeline: PipelineHarness) async throws -> [String] {
+        try await pipeline.fulfilments().map { $0["event"] ?? "?" }
+    }
+
+    @Test func aRefundRevokesExactlyOneGrantHoweverOftenAppleDeliversIt() async throws {
+        try await withPipeline { pipeline in
+            let api = pipeline.simulator.serverAPI
+            let jws = try api.register(Self.transaction("4000000000000001"))
+            #expect(try await pipeline.terminal(try await pipeline.submit(signed: jws)).status == .granted)
+            let refund = try api.signedNotification(type: "REFUND", transactionID: "4000000000000001")
+            let applied = try await deliver(pipeline, refund, times: 3)
+            #expect(applied.status == .applied && applied.result == "revoked")
+            // Another REFUND notification (a new UUID) about the same purchase changes nothing.
+            let again = try await deliver(pipeline, try api.signedNotification(type: "REFUND", transactionID: "4000000000000001"))
+            #expect(again.result == "already_revoked")
+            #expect(try await events(pipeline) == ["granted", "revoked"])
+            let revoked = try await pipeline.fulfilments()[1]
+            #expect(revoked["user_id"] == "player-1" && revoked["transaction_id"] == "4000000000000001")
+            #expect(revoked["source"] == "notification" && revoked["revocation_type"] == "REFUND_FULL")
+            let record = try await pipeline.redis.send("HGETALL", pipeline.configuration.keys.grant(unit: "4000000000000001")).stringDictionary
+            #expect(record["revoked_at"] != nil && record["revocation_reason"] == "1" && record["revocation_type"] == "REFUND_FULL")
+            // The purchase is never granted again, whoever sends it.
+            let resent = try await pipeline.terminal(try await pipeline.submit(signed: jws, user: "player-2"))
+            #expect(resent.status == .duplicate)
+            // A reversal gives it back, once.
+            let reversal = try await deliver(pipeline, try api.signedNotification(type: "REFUND_REVERSED", transactionID: "4000000000000001"))
+            #expect(reversal.result == "reinstated")
+            #expect(try await events(pipeline) == ["granted", "revoked", "reinstated"])
+        }
+    }
+
+    @Test func aRefundThatComesBeforeTheGrantMeansNothingIsGranted() async throws {
+        try await withPipeline { pipeline in
+            let api = pipeline.simulator.serverAPI
+            let jws = try api.register(Self.transaction("4000000000000002"))
+            let refund = try await deliver(pipeline, try api.signedNotification(type: "REFUND", transactionID: "4000000000000002"), times: 2)
+            #expect(refund.result == "refund_remembered")
+            // The client's copy of the transaction (signed before the refund) arrives afterwards.
+            let ticket = try await pipeline.terminal(try await pipeline.submit(signed: jws))
+            #expect(ticket.status == .rejected && ticket.transactions.first?.reason == "refunded")
+            #expect(try await pipeline.fulfilments().isEmpty)
+            // Reversed before any grant: the refund is forgotten and the purchase can be granted.
+            let reversal = try await deliver(pipeline, try api.signedNotification(type: "REFUND_REVERSED", transactionID: "4000000000000002"))
+            #expect(reversal.result == "refund_forgotten")
+            let granted = try await pipeline.terminal(try await pipeline.submit(signed: jws, user: "player-1b"))
+            #expect(granted.status == .granted)
+            #expect(try await events(pipeline) == ["granted"])
+        }
+    }
+
+    @Test func aOneTimeChargeNoClientReportedIsGrantedToItsAccount() async throws {
+        try await withPipeline { pipeline in
+            let token = "5A4D1C3E-7B2F-4E8A-9C61-0D2B3A4F5E6D"
+            let bound = try await pipeline.bind(token: token, to: "player-7")
+            #expect(bound.status == 200 && bound.json["app_account_token"] as? String == token.lowercased())
+            let api = pipeline.simulator.serverAPI
+            let jws = try api.register(Self.transaction("4000000000000003", token: token.lowercased()))
+            let charge = try await deliver(pipeline, try api.signedNotification(type: "ONE_TIME_CHARGE", transactionID: "4000000000000003"), times: 2)
+            #expect(charge.status == .granted && charge.transactions.map(\.transactionID) == ["4000000000000003"])
+            let fulfilments = try await pipeline.fulfilments()
+            #expect(fulfilments.count == 1 && fulfilments[0]["user_id"] == "player-7" && fulfilments[0]["source"] == "notification")
+            // The client reports it later: nothing more is granted.
+            #expect(try await pipeline.terminal(try await pipeline.submit(signed: jws, user: "player-7")).status == .duplicate)
+            // Another user cannot take the token.
+            let taken = try await pipeline.bind(token: token, to: "player-8")
+            #expect(taken.status == 409 && (taken.json["error"] as? [String: Any])?["code"] as? String == "app_account_token_taken")
+            let invalid = try await pipeline.bind(token: "not-a-uuid", to: "player-8")
+            #expect(invalid.status == 400 && (invalid.json["error"] as? [String: Any])?["code"] as? String == "invalid_app_account_token")
+        }
+    }
+
+    @Test func aPurchaseWithNoKnownAccountWaitsUntilAUserSubmitsIt() async throws {
+        try await withPipeline { pipeline in
+            let api = pipeline.simulator.serverAPI
+            let jws = try api.register(Self.transaction("4000000000000004"))
+            let parked = try await deliver(pipeline, try api.signedNotification(type: "ONE_TIME_CHARGE", transactionID: "4000000000000004"))
+            #expect(parked.status == .applied && parked.result == "unclaimed")
+            let unclaimed = pipeline.configuration.keys.unclaimed
+            #expect(try await pipeline.redis.send("HEXISTS", unclaimed, "4000000000000004").int == 1)
+            #expect(try await pipeline.fulfilments().isEmpty)
+            let ticket = try await pipeline.terminal(try await pipeline.submit(signed: jws, user: "player-9"))
+            #expect(ticket.status == .granted)
+            #expect(try await pipeline.redis.send("HEXISTS", unclaimed, "4000000000000004").int == 0)
+            // A renewal of the same purchase now reaches its owner (bound at the grant).
+            let owner = try await pipeline.redis.send("GET", pipeline.configuration.keys.owner(originalTransactionID: "4000000000000004")).string
+            #expect(owner == "player-9")
+        }
+    }
+
+    @Test func otherTypesAreKeptPerOriginalTransactionAndUnknownTypesNeverFail() async throws {
+        try await withPipeline { pipeline in
+            let api = pipeline.simulator.serverAPI
+            try api.register(Self.transaction("4000000000000005"))
+            for type in ["DID_CHANGE_RENEWAL_STATUS", "SOMETHING_APPLE_ADDS_NEXT_YEAR"] {
+                let applied = try await deliver(pipeline, try api.signedNotification(type: type, transactionID: "4000000000000005"))
+                #expect(applied.status == .applied && applied.result == "recorded")
+            }
+            let kept = try await pipeline.redis.send("LRANGE", pipeline.configuration.keys.notifications(originalTransactionID: "4000000000000005"), "0", "-1")
+            #expect(kept.array?.count == 2)
+            let test = try await deliver(pipeline, try api.signedNotification(type: "TEST", transactionID: nil))
+            #expect(test.status == .applied && test.result == "ignored")
+            #expect(try await pipeline.length(pipeline.configuration.keys.dead) == 0)
+        }
+    }
+
+    @Test func forgedOrForeignNotificationsAreRefusedAtTheDoorAndQueueNothing() async throws {
+        try await withPipeline(startWorkers: false) { pipeline in
+            let api = pipeline.simulator.serverAPI
+            try api.register(Self.transaction("4000000000000006"))
+            let genuine = try api.signedNotification(type: "REFUND", transactionID: "4000000000000006")
+            let attacker = try SigningAuthority()
+            let payload = NotificationPayload(
+                notificationType: "ONE_TIME_CHARGE", notificationUUID: UUID().uuidString, signedDate: nil,
+                data: .init(bundleID: PipelineHarness.bundleID, environment: "Sandbox",
+                            signedTransactionInfo: try attacker.signer.sign(payload: Self.transaction("4000000000000007"))))
+            let forgedInside = try pipeline.authority.signer.sign(payload: payload)
+            let forgedOutside = try attacker.signer.sign(payload: payload)
+            let parts = genuine.split(separator: ".")
+            let tampered = [parts[0], Substring(Base64URL.encode(Array(#"{"notificationType":"REFUND","notificationUUID":"x"}"#.utf8))), parts[2]]
+                .joined(separator: ".")
+            let foreignApp = try pipeline.authority.signer.sign(payload: NotificationPayload(
+                notificationType: "TEST", notificationUUID: UUID().uuidString, signedDate: nil,
+                data: .init(bundleID: "com.other.app", environment: "Sandbox", signedTransactionInfo: nil)))
+            let cases: [(String, Data, Int, String)] = [
+                ("outer signature by another root", try Self.body(forgedOutside), 401, "invalid_signature"),
+                ("nested transaction by another root", try Self.body(forgedInside), 401, "invalid_signature"),
+                ("payload changed after signing", try Self.body(tampered), 401, "invalid_signature"),
+                ("another app's notification", try Self.body(foreignApp), 400, "bundle_mismatch"),
+                ("not JSON", Data("{".utf8), 400, "malformed_json"),
+                ("no signedPayload", Data(#"{"payload": "x"}"#.utf8), 400, "missing_field"),
+                ("numeric signedPayload", Data(#"{"signedPayload": 5}"#.utf8), 400, "wrong_type"),
+                ("not a JWS", Data(#"{"signedPayload": "abc"}"#.utf8), 400, "invalid_jws"),
+            ]
+            for (what, body, status, code) in cases {
+                let reply = try await pipeline.post(raw: body, path: "/v1/notifications/apple")
+                #expect(reply.status == status, "\(what)")
+                #expect((reply.json["error"] as? [String: Any])?["code"] as? String == code, "\(what)")
+            }
+            #expect(try await pipeline.length(pipeline.configuration.keys.queue(.notify)) == 0)
+            #expect(try await pipeline.redis.send("DBSIZE").int == 0)
+            // The genuine one is taken (and would be applied by a notifier).
+            #expect(try await pipeline.notify(genuine).status == 200)
+            #expect(try await pipeline.length(pipeline.configuration.keys.queue(.notify)) == 1)
+        }
+    }
+
+    static func body(_ signed: String) throws -> Data {
+        try JSONSerialization.data(withJSONObject: ["signedPayload": signed])
+    }
+}
