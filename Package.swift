@@ -131,6 +131,7 @@ let package = Package(
         .target(
             name: "ClusterHarness",
             dependencies: [
+                "AppleJWS",
                 "IAPPipeline",
                 "AppleSimulator",
                 "LoopbackPort",
@@ -209,6 +210,8 @@ let package = Package(
         .testTarget(
             name: "IAPDrillTests",
             dependencies: [
+                "AppleJWS",
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
                 "IAPDrill", "IAPBench", "ClusterHarness", "IAPPipeline", "RedisClient",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),

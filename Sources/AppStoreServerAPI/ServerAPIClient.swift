@@ -145,9 +145,12 @@ public final class ServerAPIClient: Sendable {
         return value > 1_000_000_000_000 ? value : nowMs + value * 1000
     }
 
+    /// Percent-encodes all but RFC 3986's unreserved characters (Apple's ids are digits).
     static func escape(_ text: String) -> String {
-        text.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
+        text.addingPercentEncoding(withAllowedCharacters: unreserved) ?? ""
     }
+
+    static let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 
     struct ErrorBody: Decodable {
         var errorCode: Int?

@@ -29,6 +29,7 @@ public actor LocalCluster {
     public nonisolated let intakePort: Int
     public nonisolated let keys = RedisKeys()
     private let http: HTTPClient
+    nonisolated var controlClient: HTTPClient { http }
     private var redis: ManagedProcess?
     private var simulator: ManagedProcess?
     private var intake: ManagedProcess?
@@ -50,6 +51,11 @@ public actor LocalCluster {
     public nonisolated var intakeURL: String { "http://127.0.0.1:\(intakePort)" }
     private nonisolated var simulatorURL: String { "http://127.0.0.1:\(simulatorPort)" }
     private var dataDirectory: URL { directory.appendingPathComponent("data") }
+    /// Written by apple-sim at start: the root of its signing authority, and its Server API key.
+    private nonisolated var rootCertificateFile: URL { directory.appendingPathComponent("apple-sim-root.pem") }
+    private nonisolated var apiKeyFile: URL { directory.appendingPathComponent("apple-api-key.p8") }
+    /// apple-sim's base URL, for its control endpoints (`/control/transactions`, `/control/api-calls`, …).
+    public nonisolated var appleURL: String { simulatorURL }
     private var logDirectory: URL { directory.appendingPathComponent("logs") }
 
     /// Starts every part; with `workers: false` only Redis, apple-sim and the intake (jobs queue
@@ -285,7 +291,8 @@ public actor LocalCluster {
     private func startSimulator() async throws {
         simulator = try launch(
             "apple-sim", settings.binDirectory.appendingPathComponent("apple-sim"),
-            ["--port", String(simulatorPort), "--latency-ms", String(settings.appleLatencyMs)])
+            ["--port", String(simulatorPort), "--latency-ms", String(settings.appleLatencyMs),
+             "--root-cert-out", rootCertificateFile.path, "--api-key-out", apiKeyFile.path])
         try await waitUntil("apple-sim is up", while: simulator) { await self.answers200(self.simulatorURL + "/healthz") }
     }
 
@@ -313,6 +320,13 @@ public actor LocalCluster {
             "IAP_MAX_ATTEMPTS": "100",
             "IAP_SHUTDOWN_GRACE_MS": "5000",
             "IAP_REDIS_POOL_SIZE": String(settings.redisPoolSize),
+            "IAP_APPLE_ROOT_CERTS": rootCertificateFile.path,
+            "IAP_APPLE_API_PRODUCTION_URL": simulatorURL,
+            "IAP_APPLE_API_SANDBOX_URL": simulatorURL + SimulatedServerAPI.sandboxPrefix,
+            "IAP_APPLE_API_KEY_ID": "DRILLKEY01",
+            "IAP_APPLE_API_ISSUER_ID": "6c8a1f5e-drill-issuer",
+            "IAP_APPLE_API_PRIVATE_KEY_FILE": apiKeyFile.path,
+            "IAP_APPLE_API_MAX_RPS": String(settings.appleAPIMaxRPS),
         ]
     }
 

@@ -29,9 +29,12 @@ struct AppleSimServeCommand: AsyncParsableCommand {
     var rootCertOut: String?
     @Option(help: "The App Store Server API key (.p8 PEM) whose tokens the simulated API accepts (it reads only the public part).")
     var apiKeyFile: String?
+    @Option(help: "Make a new App Store Server API key, write it here (.p8 PEM) for IAP_APPLE_API_PRIVATE_KEY_FILE, and accept its tokens.")
+    var apiKeyOut: String?
     init() {}
 
     func validate() throws {
+        guard apiKeyFile == nil || apiKeyOut == nil else { throw ValidationError("--api-key-file or --api-key-out, not both") }
         guard (0...1).contains(errorRate) else { throw ValidationError("--error-rate must be within 0...1") }
         guard latencyMs >= 0 else { throw ValidationError("--latency-ms must not be negative") }
     }
@@ -40,7 +43,11 @@ struct AppleSimServeCommand: AsyncParsableCommand {
         let logger = bootstrapLogging(label: "apple-sim")
         let secret = sharedSecret ?? ProcessInfo.processInfo.environment["APPLE_SIM_SHARED_SECRET"]
         var apiPublicKeyPEM: String?
-        if let apiKeyFile {
+        if let apiKeyOut {
+            let key = P256.Signing.PrivateKey()
+            try key.pemRepresentation.write(toFile: apiKeyOut, atomically: true, encoding: .utf8)
+            apiPublicKeyPEM = key.publicKey.pemRepresentation
+        } else if let apiKeyFile {
             guard let pem = FileManager.default.contents(atPath: apiKeyFile).map({ String(decoding: $0, as: UTF8.self) }),
                   let key = try? P256.Signing.PrivateKey(pemRepresentation: pem)
             else { throw ValidationError("--api-key-file: \(apiKeyFile) is not a readable P-256 key in PEM") }

@@ -19,6 +19,8 @@ public struct DrillSettings: Sendable {
     public var clientConcurrency = 16
     public var processesPerStage = 2
     public var leaseMs = 2000
+    /// `IAP_APPLE_API_MAX_RPS` of the cluster: the fleet's App Store Server API budget.
+    public var appleAPIMaxRPS = 200
     /// How long to wait, after the faults stop, for every ticket to be terminal.
     public var drainTimeoutSeconds = 120
     /// Where the built executables are (`iap-intake`, `iap-verifier`, …, `apple-sim`).
@@ -34,6 +36,7 @@ public struct DrillSettings: Sendable {
         cluster.appleLatencyMs = appleLatencyMs
         cluster.processesPerStage = Dictionary(uniqueKeysWithValues: Stage.allCases.map { ($0, processesPerStage) })
         cluster.leaseMs = leaseMs
+        cluster.appleAPIMaxRPS = appleAPIMaxRPS
         return cluster
     }
 

@@ -1,7 +1,10 @@
+import AppleJWS
 import AsyncHTTPClient
 import Foundation
 import IAPPipeline
 import NIOConcurrencyHelpers
+import NIOCore
+import NIOFoundationCompat
 import RedisClient
 import Testing
 
@@ -170,6 +173,62 @@ struct DrillTests {
 
     private static func status(_ http: HTTPClient, _ url: String) async -> UInt? {
         try? await http.execute(HTTPClientRequest(url: url), timeout: .seconds(2)).status.code
+    }
+
+    /// Real processes, StoreKit 2 and the Server API: two verifiers with `IAP_APPLE_API_MAX_RPS=10`
+    /// look up 40 transaction ids and apple-sim never sees more than 10 calls in any second; a
+    /// signed transaction is granted; a refund delivered three times revokes it once.
+    @Test func twoVerifiersShareTheServerAPIBudgetAndARefundRevokesOnce() async throws {
+        var settings = Self.settings
+        settings.processesPerStage = 2
+        settings.appleAPIMaxRPS = 10
+        settings.appleLatencyMs = 0
+        try await withCluster(settings) { cluster, http, store in
+            func transaction(_ id: String) -> JWSTransaction {
+                JWSTransaction(
+                    transactionID: id, bundleID: LocalCluster.bundleID, productID: "drill.gold",
+                    purchaseDate: Int64(Date().timeIntervalSince1970 * 1000), type: "Consumable", environment: "Production")
+            }
+            func post(_ body: [String: String]) async throws -> String {
+                var request = HTTPClientRequest(url: cluster.intakeURL + "/v1/receipts")
+                request.method = .POST
+                request.headers.add(name: "content-type", value: "application/json")
+                request.body = .bytes(ByteBuffer(data: try JSONSerialization.data(withJSONObject: body)))
+                let response = try await http.execute(request, timeout: .seconds(10))
+                let reply = try await response.body.collect(upTo: 1 << 16)
+                #expect(response.status == .accepted)
+                return try #require((try JSONSerialization.jsonObject(with: Data(buffer: reply)) as? [String: Any])?["ticket"] as? String)
+            }
+            var tickets: [String] = []
+            for index in 0..<40 {
+                let id = "sk2-\(index)"
+                _ = try await cluster.registerTransaction(transaction(id))
+                tickets.append(try await post(["transaction_id": id, "user_id": "player-\(index)"]))
+            }
+            let signed = try await cluster.registerTransaction(transaction("sk2-signed"))
+            tickets.append(try await post(["signed_transaction": signed, "user_id": "player-signed"]))
+            try await waitUntil {
+                var done = 0
+                for ticket in tickets where try await store.ticket(ticket)?.status.isTerminal == true { done += 1 }
+                return done == tickets.count
+            }
+            for ticket in tickets {
+                let finished = try await store.ticket(ticket)
+                #expect(finished?.status == .granted, "\(String(describing: finished))")
+            }
+            let busiest = try await cluster.busiestAPISecond()
+            #expect(busiest["Production transaction_info"].map { (1...10).contains($0) } == true, "\(busiest)")
+            // A refund delivered three times (the same UUID): one revoked event.
+            #expect(try await cluster.deliverNotification(type: "REFUND", transactionID: "sk2-signed", times: 3) == [200, 200, 200])
+            let unit = cluster.keys.grant(unit: "sk2-signed")
+            try await waitUntil { try await store.redis.send("HEXISTS", unit, "revoked_at").int == 1 }
+            let events = try await store.redis.send("XRANGE", cluster.keys.fulfilment, "-", "+").array ?? []
+            let revoked = events.filter { entry in
+                let fields = entry.array?.last?.stringDictionary ?? [:]
+                return fields["event"] == "revoked" && fields["transaction_id"] == "sk2-signed"
+            }
+            #expect(revoked.count == 1)
+        }
     }
 
     /// A verifier paused past its lease loses its jobs to the reaper and another verifier; when it
