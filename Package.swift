@@ -145,6 +145,7 @@ let package = Package(
         .target(
             name: "IAPDrill",
             dependencies: [
+                "AppleJWS",
                 "ClusterHarness",
                 "IAPPipeline",
                 "AppleSimulator",

@@ -2,10 +2,16 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 
-/// What the load client sends: one user's receipt.
+/// What the load client sends: one user's evidence, a receipt unless `evidenceField` says
+/// `signed_transaction` or `transaction_id`.
 public protocol SubmittableReceipt: Sendable {
     var userID: String { get }
     var receiptData: String { get }
+    var evidenceField: String { get }
+}
+
+extension SubmittableReceipt {
+    public var evidenceField: String { "receipt_data" }
 }
 
 /// Submits receipts to the intake over HTTP, as a well-behaved client does: a 503 or a broken
@@ -60,7 +66,7 @@ public struct LoadClient: Sendable {
     public func submit(_ receipt: some SubmittableReceipt) async -> Submission {
         var submission = Submission()
         submission.sentAtMs = Date().timeIntervalSince1970 * 1000
-        let body = try! JSONSerialization.data(withJSONObject: ["user_id": receipt.userID, "receipt_data": receipt.receiptData])
+        let body = try! JSONSerialization.data(withJSONObject: ["user_id": receipt.userID, receipt.evidenceField: receipt.receiptData])
         let deadline = ContinuousClock.now + giveUpAfter
         var backoffMs = 50
         while ContinuousClock.now < deadline {

@@ -38,10 +38,24 @@ public struct Drill: Sendable {
         return reports
     }
 
+    /// Has apple-sim deliver a REFUND notification as often as planned (one UUID, as Apple's
+    /// retries), again (as Apple does) until the intake has answered 200 once: a kill or an
+    /// outage may refuse it.
+    func deliverRefund(_ receipt: PlannedReceipt, to cluster: LocalCluster) async throws {
+        guard let refund = receipt.refund, let unit = receipt.unit else { return }
+        let deadline = ContinuousClock.now + .seconds(120)
+        while ContinuousClock.now < deadline {
+            let statuses = (try? await cluster.deliverNotification(type: "REFUND", transactionID: unit, times: refund.times)) ?? []
+            if statuses.contains(200) { return }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        throw DrillError("the REFUND of \(unit) was never accepted")
+    }
+
     func runTrial(_ trial: Int, http: HTTPClient) async throws -> TrialReport {
         // Each trial draws from its own generator, so trial N is the same whatever ran before it.
         var rng = SeededGenerator(seed: settings.seed &+ UInt64(trial) &* 0x1000_0000_01B3)
-        let plan = PlannedReceipt.plan(count: settings.receiptsPerTrial, trial: trial, using: &rng)
+        var plan = PlannedReceipt.plan(count: settings.receiptsPerTrial, trial: trial, using: &rng)
         let directory = settings.workDirectory.appendingPathComponent("trial-\(trial)")
         try? FileManager.default.removeItem(at: directory)
         let cluster = try LocalCluster(settings: settings.cluster, directory: directory, http: http)
@@ -52,6 +66,15 @@ public struct Drill: Sendable {
             throw error
         }
         progress("trial \(trial): \(plan.count) receipts, redis :\(cluster.redisPort), logs in \(directory.path)/logs")
+        let refunds = plan.filter { $0.refund != nil }
+        do {
+            try await plan.resolve(with: cluster)
+            // Refunds Apple sends before the client reports the purchase.
+            for receipt in refunds where receipt.refund!.beforeSubmission { try await deliverRefund(receipt, to: cluster) }
+        } catch {
+            _ = await cluster.stop()
+            throw error
+        }
 
         let finished = NIOLockedValueBox(false)
         let injector = Task { [settings, rng] in
@@ -61,10 +84,16 @@ public struct Drill: Sendable {
         }
         let client = LoadClient(http: http, intakeURL: cluster.intakeURL)
         let submissions = await client.submitAll(plan, perSecond: settings.submitRate, concurrency: settings.clientConcurrency)
+        // Refunds that come after the submission: while its grant may still be in flight, faults still running.
+        var refundError: (any Error)?
+        for receipt in refunds where !receipt.refund!.beforeSubmission {
+            do { try await deliverRefund(receipt, to: cluster) } catch { refundError = error }
+        }
         finished.withLockedValue { $0 = true }
         let faults: FaultInjector
         do {
             faults = try await injector.value
+            if let refundError { throw refundError }
             try await cluster.heal()
         } catch {
             _ = await cluster.stop()
@@ -94,6 +123,8 @@ public struct Drill: Sendable {
             trial: trial, receipts: plan.count, accepted: Set(tickets.compactMap { $0 }).count,
             refusals: submissions.map(\.refusals).reduce(0, +), faults: faults.injected,
             jobsHeldAtSigterm: faults.jobsHeldAtSigterm,
+            storeKit: plan.filter { $0.transaction != nil && $0.sameTicketAs == nil }.count,
+            refundsRevoked: books.refundsRevoked, refundsBeforeGrant: books.refundsBeforeGrant,
             poisonPushed: faults.poisonPushed, poisonDeadLettered: books.poisonDeadLettered,
             lost: books.lost, doubleGrants: books.doubleGrants, stuck: books.stuck, wrongOutcomes: books.wrong,
             anomalies: anomalies.count, drainSeconds: seconds, examples: books.examples + anomalies.prefix(5))

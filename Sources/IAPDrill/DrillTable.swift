@@ -7,17 +7,19 @@ public enum DrillTable {
         // Next to the SIGTERM count: the jobs those processes held when signalled.
         let termHeld = faults.contains(.sigterm)
         let faultColumns = faults.map(\.column) + (termHeld ? ["term jobs"] : [])
-        let header = ["trial", "receipts", "accepted", "503s"] + faultColumns
+        let header = ["trial", "receipts", "accepted", "503s", "sk2", "refund rev/pre"] + faultColumns
             + ["poison dl", "lost", "double", "stuck", "wrong", "anomalies", "drain s"]
         var rows = reports.map { report in
-            ["\(report.trial)", "\(report.receipts)", "\(report.accepted)", "\(report.refusals)"]
+            ["\(report.trial)", "\(report.receipts)", "\(report.accepted)", "\(report.refusals)", "\(report.storeKit)",
+             "\(report.refundsRevoked)/\(report.refundsBeforeGrant)"]
                 + faults.map { "\(report.faults[$0, default: 0])" } + (termHeld ? ["\(report.jobsHeldAtSigterm)"] : [])
                 + ["\(report.poisonDeadLettered)/\(report.poisonPushed)", "\(report.lost)", "\(report.doubleGrants)",
                    "\(report.stuck)", "\(report.wrongOutcomes)", "\(report.anomalies)", String(format: "%.1f", report.drainSeconds)]
         }
         func sum(_ value: (TrialReport) -> Int) -> String { "\(reports.map(value).reduce(0, +))" }
         rows.append(
-            ["total", sum(\.receipts), sum(\.accepted), sum(\.refusals)]
+            ["total", sum(\.receipts), sum(\.accepted), sum(\.refusals), sum(\.storeKit),
+             "\(sum(\.refundsRevoked))/\(sum(\.refundsBeforeGrant))"]
                 + faults.map { kind in sum { $0.faults[kind, default: 0] } } + (termHeld ? [sum(\.jobsHeldAtSigterm)] : [])
                 + ["\(sum(\.poisonDeadLettered))/\(sum(\.poisonPushed))", sum(\.lost), sum(\.doubleGrants), sum(\.stuck),
                    sum(\.wrongOutcomes), sum(\.anomalies), String(format: "%.1f", reports.map(\.drainSeconds).max() ?? 0)])

@@ -1,3 +1,4 @@
+import AppleJWS
 import AppleSimulator
 import ClusterHarness
 
@@ -6,11 +7,17 @@ struct PlannedReceipt: SubmittableReceipt {
     let index: Int
     let scenario: ReceiptScenario
     let userID: String
-    let receiptData: String
+    /// The evidence: receipt data, or (once `resolve` ran) a signed transaction or a transaction id.
+    var receiptData: String
     /// The grant unit the receipt's purchase claims; `nil` when nothing can be granted.
     let unit: String?
     /// For a resubmission: the receipt whose ticket it must get back.
     let sameTicketAs: Int?
+    var evidenceField = "receipt_data"
+    /// A StoreKit 2 purchase apple-sim must know before it is submitted.
+    var transaction: JWSTransaction?
+    /// For `refunded`: how often Apple delivers the REFUND, and whether before the submission.
+    var refund: (times: Int, beforeSubmission: Bool)?
 }
 
 extension PlannedReceipt {
@@ -68,17 +75,48 @@ extension PlannedReceipt {
             case .resubmitted:
                 let earlier = plan[Int.random(in: 0..<plan.count, using: &rng)]
                 let original = earlier.sameTicketAs.map { plan[$0] } ?? earlier
-                planned = .init(index: index, scenario: scenario, userID: original.userID, receiptData: original.receiptData,
-                                unit: original.unit, sameTicketAs: original.index)
+                var copy = PlannedReceipt(
+                    index: index, scenario: scenario, userID: original.userID, receiptData: original.receiptData,
+                    unit: original.unit, sameTicketAs: original.index)
+                copy.evidenceField = original.evidenceField
+                copy.transaction = original.transaction
+                planned = copy
+            case .signed, .lookup, .refunded:
+                var storeKit = PlannedReceipt(
+                    index: index, scenario: scenario, userID: user, receiptData: "", unit: gold.transactionID, sameTicketAs: nil)
+                storeKit.evidenceField = scenario == .lookup ? "transaction_id" : "signed_transaction"
+                storeKit.transaction = JWSTransaction(
+                    transactionID: gold.transactionID, bundleID: LocalCluster.bundleID, productID: "drill.gold",
+                    purchaseDate: 1_700_000_000_000 + Int64(index), type: "Consumable", environment: "Production")
+                if scenario == .refunded {
+                    storeKit.refund = (Int.random(in: 1...3, using: &rng), Bool.random(using: &rng))
+                }
+                planned = storeKit
             }
             switch scenario {
-            case .valid, .sandbox, .transient: consumables.append(index)
+            case .valid, .sandbox, .transient, .signed, .lookup: consumables.append(index)
             case .nonConsumable: nonConsumables.append(index)
             default: break
             }
             plan.append(planned)
         }
         return plan
+    }
+}
+
+extension [PlannedReceipt] {
+    /// Makes the trial's StoreKit 2 purchases known to apple-sim and fills in their evidence (the
+    /// signed transaction, or the id for a lookup), resubmissions included.
+    mutating func resolve(with cluster: LocalCluster) async throws {
+        for index in indices {
+            guard let transaction = self[index].transaction else { continue }
+            if let original = self[index].sameTicketAs {
+                self[index].receiptData = self[original].receiptData
+                continue
+            }
+            let signed = try await cluster.registerTransaction(transaction)
+            self[index].receiptData = self[index].evidenceField == "transaction_id" ? transaction.transactionID : signed
+        }
     }
 }
 

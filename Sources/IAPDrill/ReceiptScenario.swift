@@ -16,6 +16,13 @@ public enum ReceiptScenario: String, CaseIterable, Sendable {
     case invalid
     /// The same user sends the same receipt again: the same ticket.
     case resubmitted
+    /// A new consumable sent as a StoreKit 2 signed transaction: granted.
+    case signed
+    /// A new consumable sent as its transaction id alone (App Store Server API lookup): granted.
+    case lookup
+    /// A StoreKit 2 purchase Apple refunds; the REFUND notification comes 1–3 times, before the
+    /// submission or after it: granted then revoked once, or never granted.
+    case refunded
 
     /// Relative frequency in a trial's mix.
     var weight: Int {
@@ -28,6 +35,9 @@ public enum ReceiptScenario: String, CaseIterable, Sendable {
         case .transient: 12
         case .invalid: 8
         case .resubmitted: 10
+        case .signed: 10
+        case .lookup: 6
+        case .refunded: 6
         }
     }
 }

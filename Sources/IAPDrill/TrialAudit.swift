@@ -41,6 +41,8 @@ struct TrialAudit {
         var stuck = 0
         var wrong = 0
         var poisonDeadLettered = 0
+        var refundsRevoked = 0
+        var refundsBeforeGrant = 0
         var examples: [String] = []
 
         mutating func note(_ finding: String) {
@@ -59,14 +61,20 @@ struct TrialAudit {
             books.note("lost: ticket \(id) is \(status)")
         }
 
-        // Fulfilment entries per grant unit: more than one is a double grant.
-        var fulfilments: [String: Int] = [:]
+        // Fulfilment events per grant unit, in stream order: more than one `granted` is a double
+        // grant, and so is a `granted` after a `revoked`.
+        var events: [String: [String]] = [:]
         let entries = try await store.redis.send("XRANGE", store.keys.fulfilment, "-", "+").array ?? []
         for entry in entries {
-            let fields = entry.array?.last?.array?.compactMap(\.string) ?? []
-            if let at = fields.firstIndex(of: "unit"), at + 1 < fields.count { fulfilments[fields[at + 1], default: 0] += 1 }
+            let fields = entry.array?.last?.stringDictionary ?? [:]
+            if let unit = fields["unit"] { events[unit, default: []].append(fields["event"] ?? "granted") }
         }
+        let fulfilments = events.mapValues { $0.filter { $0 == "granted" }.count }
         var doubled = Set(fulfilments.filter { $0.value > 1 }.keys)
+        for (unit, sequence) in events {
+            if let revoked = sequence.firstIndex(of: "revoked"), sequence[revoked...].contains("granted") { doubled.insert(unit) }
+        }
+        let revocations = events.mapValues { $0.filter { $0 == "revoked" }.count }
 
         // Tickets per grant unit: exactly one granted, the others duplicate.
         var ticketsByUnit: [String: Set<String>] = [:]
@@ -82,6 +90,21 @@ struct TrialAudit {
                 if final.status != .rejected || final.reason != "apple_status_21003" {
                     books.wrong += 1
                     books.note("wrong: invalid receipt #\(receipt.index) ended \(final.status.rawValue)/\(final.reason ?? "-")")
+                }
+            case .refunded:
+                // Refunded before its grant: never granted. After: granted, then revoked exactly once.
+                guard let unit = receipt.unit else { continue }
+                let refusedAsRefunded = final.status == .rejected && final.transactions.first?.reason == "refunded"
+                let grantedThenRevoked = final.status == .granted && revocations[unit, default: 0] == 1
+                    && fulfilments[unit, default: 0] == 1
+                if refusedAsRefunded && fulfilments[unit, default: 0] == 0 {
+                    books.refundsBeforeGrant += 1
+                } else if grantedThenRevoked {
+                    books.refundsRevoked += 1
+                } else {
+                    books.wrong += 1
+                    books.note(
+                        "wrong: refunded unit \(unit) ended \(final.status.rawValue)/\(final.reason ?? "-") with events \(events[unit] ?? [])")
                 }
             default:
                 guard let unit = receipt.unit else { continue }
@@ -101,6 +124,12 @@ struct TrialAudit {
                 books.wrong += 1
                 books.note("wrong: unit \(unit) granted without a fulfilment entry")
             }
+        }
+        // Only refunded purchases are ever revoked.
+        let refundedUnits = Set(plan.filter { $0.scenario == .refunded }.compactMap(\.unit))
+        for (unit, count) in revocations where count > 0 && !refundedUnits.contains(unit) {
+            books.wrong += 1
+            books.note("wrong: unit \(unit) revoked without a refund")
         }
         books.doubleGrants = doubled.count
         for unit in doubled.sorted().prefix(3) { books.note("double grant: unit \(unit), \(fulfilments[unit, default: 0]) fulfilment entries") }

@@ -8,6 +8,11 @@ public struct TrialReport: Codable, Sendable {
     public var faults: [FaultKind: Int]
     /// Jobs the SIGTERMed processes held when signalled.
     public var jobsHeldAtSigterm: Int
+    /// StoreKit 2 submissions: signed transactions and transaction-id lookups (refunded ones included).
+    public var storeKit: Int = 0
+    /// Refunded purchases: granted then revoked once, and refused because the refund came first.
+    public var refundsRevoked: Int = 0
+    public var refundsBeforeGrant: Int = 0
     public var poisonPushed: Int
     public var poisonDeadLettered: Int
     /// Accepted tickets that never reached a terminal state.

@@ -39,6 +39,8 @@ struct DrillTests {
         let report = try #require(try await Drill(settings: settings).run().first)
         #expect(FaultKind.allCases.allSatisfy { report.faults[$0, default: 0] >= 1 }, "\(report.faults)")
         #expect(report.accepted > 200)
+        // StoreKit 2 purchases and refunds (some before their grant) were part of the trial.
+        #expect(report.storeKit > 0 && report.refundsRevoked + report.refundsBeforeGrant > 0, "\(report)")
         #expect(report.lost == 0, "\(report.examples)")
         #expect(report.doubleGrants == 0, "\(report.examples)")
         #expect(report.stuck == 0, "\(report.examples)")
