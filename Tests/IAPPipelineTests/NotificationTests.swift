@@ -173,6 +173,27 @@ import Testing
         }
     }
 
+    @Test func aNotificationRedisCannotTakeIsRefusedWith503AndTakenOnceLater() async throws {
+        try await withPipeline(startWorkers: false) { pipeline in
+            let api = pipeline.simulator.serverAPI
+            try api.register(Self.transaction("4000000000000008"))
+            let refund = try api.signedNotification(type: "REFUND", transactionID: "4000000000000008")
+            pipeline.redisServer.kill()
+            let refused = try await pipeline.notify(refund)
+            #expect(refused.status == 503 && (refused.json["error"] as? [String: Any])?["code"] as? String == "redis_unavailable")
+            try await pipeline.redisServer.restart()
+            // Apple delivers it again later: stored once.
+            var accepted = try await pipeline.notify(refund)
+            for _ in 0..<50 where accepted.status == 503 {
+                try await Task.sleep(for: .milliseconds(100))  // Apple's own retry pause, shortened
+                accepted = try await pipeline.notify(refund)
+            }
+            #expect(accepted.status == 200 && accepted.json["status"] as? String == "accepted")
+            #expect(try await pipeline.notify(refund).json["status"] as? String == "seen_before")
+            #expect(try await pipeline.length(pipeline.configuration.keys.queue(.notify)) == 1)
+        }
+    }
+
     static func body(_ signed: String) throws -> Data {
         try JSONSerialization.data(withJSONObject: ["signedPayload": signed])
     }
