@@ -1,6 +1,7 @@
 import ArgumentParser
 
-/// The executables' mains: each `main.swift` is one call to these.
+/// The pipeline executables' mains (intake, stages, iapctl): each `main.swift` is one call to these.
+/// apple-sim, the drill and the bench are in `IAPToolsCLI`, so these link none of them.
 public enum Entry {
     public static func intake() async { await serve(IntakeCommand.self) }
     public static func verifier() async { await serve(VerifierCommand.self) }
@@ -8,9 +9,6 @@ public enum Entry {
     public static func granter() async { await serve(GranterCommand.self) }
     public static func notifier() async { await serve(NotifierCommand.self) }
     public static func control() async { await ControlCommand.main() }
-    public static func appleSim() async { await AppleSimCommand.main() }
-    public static func drill() async { await DrillCommand.main() }
-    public static func bench() async { await BenchCommand.main() }
 
     /// A pipeline process: a stop signal that comes before its service group runs exits 0 too.
     private static func serve(_ command: (some AsyncParsableCommand).Type) async {

@@ -1,3 +1,3 @@
-import IAPCLI
+import IAPToolsCLI
 
-await Entry.bench()
+await ToolEntry.bench()

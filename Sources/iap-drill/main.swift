@@ -1,3 +1,3 @@
-import IAPCLI
+import IAPToolsCLI
 
-await Entry.drill()
+await ToolEntry.drill()

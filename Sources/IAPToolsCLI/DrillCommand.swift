@@ -1,3 +1,4 @@
+import IAPCLI
 import ArgumentParser
 import ClusterHarness
 import Foundation

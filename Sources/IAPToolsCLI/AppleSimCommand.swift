@@ -1,3 +1,4 @@
+import IAPCLI
 import AppleSimulator
 import ArgumentParser
 @preconcurrency import Crypto

@@ -1,3 +1,4 @@
+import IAPCLI
 import ClusterHarness
 import Dispatch
 import Foundation
