@@ -1,3 +1,4 @@
+import AppleJWS
 import AppleReceipt
 import Foundation
 @testable import IAPIntake
@@ -36,11 +37,38 @@ import Testing
         ("IAP_CONCURRENCY", "0"), ("IAP_MAX_ATTEMPTS", "-1"), ("IAP_LEASE_MS", "10"),
         ("IAP_APPLE_PRODUCTION_URL", "not a url"), ("IAP_APPLE_SANDBOX_URL", "ftp://x/y"),
         ("IAP_TICKET_TTL_S", "1"), ("IAP_MAX_BODY_BYTES", "big"), ("IAP_PREFIX", "a b"),
+        ("IAP_APPLE_API_PRODUCTION_URL", "api.storekit.apple.com"), ("IAP_APPLE_API_MAX_RPS", "0"),
+        ("IAP_APPLE_APP_ID", "abc"), ("IAP_APPLE_APP_ID", "-5"),
     ])
     func aMalformedValueNamesItsVariable(_ variable: String, _ value: String) {
         #expect { try PipelineConfiguration(environment: [variable: value]) } throws: { error in
             (error as? ConfigurationError)?.variable == variable
         }
+    }
+
+    @Test func storeKitSettingsHaveTheirDefaultsAndAreCheckedAtStart() throws {
+        let defaults = try PipelineConfiguration(environment: [:])
+        #expect(try defaults.rootCertificates() == [AppleRootCertificates.appleRootCAG3])
+        #expect(defaults.appleAPIProductionURL == "https://api.storekit.apple.com")
+        #expect(defaults.appleAPISandboxURL == "https://api.storekit-sandbox.apple.com")
+        #expect(defaults.appleAPIMaxRPS == 50 && defaults.appleAppID == nil)
+        #expect(!defaults.isServerAPIConfigured)
+        #expect(try defaults.serverAPI() == nil)
+        // Roots that cannot be read name the setting.
+        let missingRoot = try PipelineConfiguration(environment: ["IAP_APPLE_ROOT_CERTS": "/nonexistent/root.pem"])
+        #expect { try missingRoot.rootCertificates() } throws: { ($0 as? ConfigurationError)?.variable == "IAP_APPLE_ROOT_CERTS" }
+        // The Server API keys come all three or not at all; the first missing one is named.
+        #expect { try PipelineConfiguration(environment: ["IAP_APPLE_API_KEY_ID": "K"]) } throws: {
+            ($0 as? ConfigurationError)?.variable == "IAP_APPLE_API_ISSUER_ID"
+        }
+        let unreadable = try PipelineConfiguration(environment: [
+            "IAP_APPLE_API_KEY_ID": "K", "IAP_APPLE_API_ISSUER_ID": "I", "IAP_APPLE_API_PRIVATE_KEY_FILE": "/nonexistent/key.p8",
+            "IAP_BUNDLE_IDS": "com.example.game",
+        ])
+        #expect(unreadable.isServerAPIConfigured)
+        #expect { try unreadable.serverAPI() } throws: { ($0 as? ConfigurationError)?.variable == "IAP_APPLE_API_PRIVATE_KEY_FILE" }
+        let appID = try PipelineConfiguration(environment: ["IAP_APPLE_APP_ID": "1234567890", "IAP_BUNDLE_IDS": "b.one, a.two"])
+        #expect(appID.appleAppID == 1_234_567_890 && appID.bundleIDList == ["b.one", "a.two"])
     }
 
     @Test func retryMaxBelowBaseIsRefused() {
