@@ -22,25 +22,25 @@ public struct ServerAPITransactionLookup: Sendable {
                 }
                 let outcome = await signedData.outcome(of: answer.signedTransactionInfo)
                 if case .valid(let receipt) = outcome, receipt.transactions.first?.transactionID != transactionID {
-                    return .rejected(reason: "invalid_signature", detail: "Apple's answer is about another transaction")
+                    return .rejected(reason: ReasonCode.invalidSignature, detail: "Apple's answer is about another transaction")
                 }
                 return outcome
             case .notFound:
                 continue
             case .unauthorized(let status, let detail):
                 return .misconfigured(
-                    reason: "apple_api_unauthorized",
+                    reason: ReasonCode.appleAPIUnauthorized,
                     detail: "the App Store Server API refused our token (\(status)): check IAP_APPLE_API_KEY_ID, "
                         + "IAP_APPLE_API_ISSUER_ID, IAP_APPLE_API_PRIVATE_KEY_FILE and IAP_BUNDLE_IDS; \(detail)")
             case .refused(let errorCode, let detail):
-                return .rejected(reason: "apple_api_error_\(errorCode)", detail: detail)
+                return .rejected(reason: ReasonCode.appleAPIError(errorCode), detail: detail)
             case .misconfigured(let detail):
-                return .misconfigured(reason: "apple_api_misconfigured", detail: detail)
+                return .misconfigured(reason: ReasonCode.appleAPIMisconfigured, detail: detail)
             case .transient(let reason, let detail, let retryAfterMs):
                 return .transient(reason: reason, detail: detail, retryAfterMs: retryAfterMs)
             }
         }
-        return .rejected(reason: "transaction_not_found", detail: "Apple knows no transaction \(transactionID) in production or sandbox")
+        return .rejected(reason: ReasonCode.transactionNotFound, detail: "Apple knows no transaction \(transactionID) in production or sandbox")
     }
 
     struct TransactionInfoBody: Decodable {

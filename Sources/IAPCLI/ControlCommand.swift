@@ -1,3 +1,4 @@
+import AppleReceipt
 import ArgumentParser
 import Foundation
 import IAPPipeline
@@ -58,7 +59,7 @@ public struct ControlCommand: AsyncParsableCommand {
                 let configuration = settings.load()
                 let entries = try await withStore(configuration) { try await $0.deadLetters(limit: limit) }
                 let letters = entries.map { (try? DeadLetter.decode($0)) ?? DeadLetter(
-                    job: $0, stage: "?", reason: "unreadable_dead_letter", error: nil, attempts: 0, at: 0, ticket: nil) }
+                    job: $0, stage: "?", reason: ReasonCode.unreadableDeadLetter, error: nil, attempts: 0, at: 0, ticket: nil) }
                 if json { return printJSON(letters) }
                 for letter in letters {
                     print("\(letter.ticket ?? "-")  \(letter.stage)  \(letter.reason)  attempts=\(letter.attempts)  \(letter.error ?? "")")

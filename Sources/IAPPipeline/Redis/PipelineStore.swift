@@ -1,3 +1,4 @@
+import AppleReceipt
 import Foundation
 import RedisClient
 
@@ -146,7 +147,7 @@ public struct PipelineStore: Sendable {
             lines.append(.init(
                 transactionID: purchase.transactionID, originalTransactionID: purchase.originalTransactionID,
                 productID: purchase.productID, quantity: String(purchase.quantity), unit: purchase.unit,
-                outcome: outcome.rawValue, reason: purchase.reason ?? (outcome == .rejected ? "no_grant_unit" : nil),
+                outcome: outcome.rawValue, reason: purchase.reason ?? (outcome == .rejected ? ReasonCode.noGrantUnit : nil),
                 appAccountToken: tokens[purchase.transactionID]))
         }
         let arguments = GrantPurchasesArguments(

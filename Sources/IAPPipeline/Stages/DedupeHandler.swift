@@ -6,20 +6,18 @@ public struct DedupeHandler: JobHandler {
     public let stage = Stage.dedupe
     public let catalog: ProductCatalog
 
-    static let unknownProduct = "unknown_product"
-
     public init(catalog: ProductCatalog) {
         self.catalog = catalog
     }
 
     public func handle(_ payload: String, worker: WorkerContext) async {
         guard let job = try? Job.decode(payload), job.stage == .dedupe else {
-            await worker.deadLetter(payload, ticket: nil, reason: "undecodable_job", error: "not a dedupe job", attempts: 0)
+            await worker.deadLetter(payload, ticket: nil, reason: ReasonCode.undecodableJob, error: "not a dedupe job", attempts: 0)
             return
         }
         guard let receipt = job.receipt else {
             await worker.deadLetter(
-                payload, ticket: job.ticket, reason: "missing_verified_receipt", error: "a dedupe job without its receipt",
+                payload, ticket: job.ticket, reason: ReasonCode.missingVerifiedReceipt, error: "a dedupe job without its receipt",
                 attempts: job.attempts)
             return
         }
@@ -28,10 +26,10 @@ public struct DedupeHandler: JobHandler {
         next.purchases = purchases(for: job, in: receipt)
         // A paid product our catalog does not know is our configuration's fault, not the user's:
         // rejecting it would lose the order, so it waits as a dead letter for the catalog fix and a replay.
-        let unknown = Set(next.purchases?.filter { $0.reason == Self.unknownProduct }.map(\.productID) ?? [])
+        let unknown = Set(next.purchases?.filter { $0.reason == ReasonCode.unknownProduct }.map(\.productID) ?? [])
         if !unknown.isEmpty {
             await worker.deadLetter(
-                payload, ticket: job.ticket, reason: Self.unknownProduct,
+                payload, ticket: job.ticket, reason: ReasonCode.unknownProduct,
                 error: "not in the product catalog: \(unknown.sorted().joined(separator: ", ")); add to IAP_PRODUCTS_FILE, then replay",
                 attempts: job.attempts)
             return
@@ -49,11 +47,11 @@ public struct DedupeHandler: JobHandler {
         var missing: String?
         if let wanted = job.transactionID {
             chosen = chosen.filter { $0.transactionID == wanted }
-            if chosen.isEmpty { missing = "transaction_not_in_receipt" }
+            if chosen.isEmpty { missing = ReasonCode.transactionNotInReceipt }
         }
         if missing == nil, let product = job.productID {
             chosen = chosen.filter { $0.productID == product }
-            if chosen.isEmpty { missing = "product_mismatch" }
+            if chosen.isEmpty { missing = ReasonCode.productMismatch }
         }
         if let missing {
             // Nothing to grant: one rejected line says what the client asked for.
@@ -66,12 +64,12 @@ public struct DedupeHandler: JobHandler {
                 transactionID: transaction.transactionID, originalTransactionID: transaction.originalTransactionID,
                 productID: transaction.productID, quantity: transaction.quantity, unit: nil, outcome: .rejected)
             if transaction.isRefunded {
-                purchase.reason = "refunded"
+                purchase.reason = ReasonCode.refunded
             } else if let unit = catalog.grantUnit(for: transaction) {
                 purchase.unit = unit
                 purchase.outcome = .pending
             } else {
-                purchase.reason = Self.unknownProduct
+                purchase.reason = ReasonCode.unknownProduct
             }
             return purchase
         }

@@ -1,3 +1,5 @@
+import AppleReceipt
+
 /// Grant stage: records each new grant, publishes it on the fulfilment stream and sets the
 /// ticket's final status, all in one script per job.
 public struct GrantHandler: JobHandler {
@@ -7,7 +9,7 @@ public struct GrantHandler: JobHandler {
 
     public func handle(_ payload: String, worker: WorkerContext) async {
         guard let job = try? Job.decode(payload), job.stage == .grant, job.purchases != nil else {
-            await worker.deadLetter(payload, ticket: nil, reason: "undecodable_job", error: "not a grant job", attempts: 0)
+            await worker.deadLetter(payload, ticket: nil, reason: ReasonCode.undecodableJob, error: "not a grant job", attempts: 0)
             return
         }
         let outcome = await worker.transition("grant_purchases") {

@@ -21,11 +21,11 @@ public struct NotifyHandler: JobHandler {
 
     public func handle(_ payload: String, worker: WorkerContext) async {
         guard let job = try? Job.decode(payload), job.stage == .notify else {
-            await worker.deadLetter(payload, ticket: nil, reason: "undecodable_job", error: "not a notify job", attempts: 0)
+            await worker.deadLetter(payload, ticket: nil, reason: ReasonCode.undecodableJob, error: "not a notify job", attempts: 0)
             return
         }
         guard let notification = job.notification else {
-            await worker.deadLetter(payload, ticket: job.ticket, reason: "undecodable_job", error: "a notify job without its notification", attempts: 0)
+            await worker.deadLetter(payload, ticket: job.ticket, reason: ReasonCode.undecodableJob, error: "a notify job without its notification", attempts: 0)
             return
         }
         if Self.revocations.contains(notification.type) || notification.type == Self.reversal,
@@ -42,7 +42,7 @@ public struct NotifyHandler: JobHandler {
         if let unit = catalog.grantUnit(for: InAppTransaction(signed: transaction)) { return unit }
         // As in dedupe: a product our catalog does not know waits for the catalog fix and a replay.
         await worker.deadLetter(
-            payload, ticket: job.ticket, reason: DedupeHandler.unknownProduct,
+            payload, ticket: job.ticket, reason: ReasonCode.unknownProduct,
             error: "not in the product catalog: \(transaction.productID); add to IAP_PRODUCTS_FILE, then replay", attempts: 0)
         return nil
     }

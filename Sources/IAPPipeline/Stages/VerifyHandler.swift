@@ -28,7 +28,7 @@ public struct VerifyHandler: JobHandler {
 
     public func handle(_ payload: String, worker: WorkerContext) async {
         guard let job = try? Job.decode(payload), job.stage == .verify, let evidence = job.evidence else {
-            await worker.deadLetter(payload, ticket: nil, reason: "undecodable_job", error: "not a verify job", attempts: 0)
+            await worker.deadLetter(payload, ticket: nil, reason: ReasonCode.undecodableJob, error: "not a verify job", attempts: 0)
             return
         }
         guard let exists = await worker.transition("mark_verifying", { try await worker.store.markVerifying(ticket: job.ticket) }) else {
@@ -49,7 +49,7 @@ public struct VerifyHandler: JobHandler {
             guard let lookup else {
                 // The intake took it because its settings allow lookups and ours do not: our gap, replayable.
                 await worker.deadLetter(
-                    payload, ticket: job.ticket, reason: "server_api_not_configured",
+                    payload, ticket: job.ticket, reason: ReasonCode.serverAPINotConfigured,
                     error: "this verifier has no App Store Server API keys; set IAP_APPLE_API_* and replay", attempts: attempt)
                 return
             }
@@ -75,7 +75,7 @@ public struct VerifyHandler: JobHandler {
             let rateLimited = reason == ServerAPIClient.rateLimitedReason && retryAfterMs != nil
             if !rateLimited && attempt >= retryPolicy.maxAttempts {
                 await worker.deadLetter(
-                    payload, ticket: job.ticket, reason: "retries_exhausted", error: "\(reason): \(detail)", attempts: attempt)
+                    payload, ticket: job.ticket, reason: ReasonCode.retriesExhausted, error: "\(reason): \(detail)", attempts: attempt)
                 return
             }
             var next = job
@@ -93,13 +93,13 @@ public struct VerifyHandler: JobHandler {
     private func accept(_ receipt: VerifiedReceipt, payload: String, job: Job, attempt: Int, worker: WorkerContext) async {
         guard bundleIDs.contains(receipt.bundleID) else {
             await reject(
-                payload, job: job, reason: "bundle_mismatch", attempt: attempt, environment: receipt.environment,
+                payload, job: job, reason: ReasonCode.bundleMismatch, attempt: attempt, environment: receipt.environment,
                 lastError: "bundle id \(receipt.bundleID.prefix(128)) is not in IAP_BUNDLE_IDS", worker: worker)
             return
         }
         guard !receipt.transactions.isEmpty else {
             await reject(
-                payload, job: job, reason: "no_purchases", attempt: attempt, environment: receipt.environment, lastError: nil,
+                payload, job: job, reason: ReasonCode.noPurchases, attempt: attempt, environment: receipt.environment, lastError: nil,
                 worker: worker)
             return
         }

@@ -1,0 +1,34 @@
+/// Every reason a ticket, a purchase or a dead letter can carry: the codes the README publishes,
+/// in one place as the keys are in `RedisKeys`. They live in this module, the lowest one that
+/// every producer of a reason (the Apple clients and the stages) imports. The Lua scripts spell a
+/// few of them too: `refunded` (grant_purchases), `no_purchases` (grant_purchases),
+/// `undecodable_job` (promote_due_retries, reap_expired_workers), `poison_redelivered` and
+/// `unknown_stage` (reap_expired_workers).
+public enum ReasonCode {
+    // A rejected ticket or purchase: the user's evidence does not earn a grant.
+    public static let bundleMismatch = "bundle_mismatch"
+    public static let noPurchases = "no_purchases"
+    public static let productMismatch = "product_mismatch"
+    public static let transactionNotInReceipt = "transaction_not_in_receipt"
+    public static let refunded = "refunded"
+    public static let invalidSignature = "invalid_signature"
+    public static let transactionNotFound = "transaction_not_found"
+    public static let noGrantUnit = "no_grant_unit"
+    /// Apple rejected a receipt with this `status`.
+    public static func appleStatus(_ status: Int) -> String { "apple_status_\(status)" }
+    /// The Server API refused the request's content with this `errorCode`.
+    public static func appleAPIError(_ errorCode: Int) -> String { "apple_api_error_\(errorCode)" }
+
+    // A dead letter: our configuration or our data, never the user's fault; fix, then replay.
+    public static let retriesExhausted = "retries_exhausted"
+    public static let unknownProduct = "unknown_product"
+    public static let ticketMissing = "ticket_missing"
+    public static let undecodableJob = "undecodable_job"
+    public static let missingVerifiedReceipt = "missing_verified_receipt"
+    public static let serverAPINotConfigured = "server_api_not_configured"
+    public static let appleAPIUnauthorized = "apple_api_unauthorized"
+    public static let appleAPIMisconfigured = "apple_api_misconfigured"
+    public static let unreadableDeadLetter = "unreadable_dead_letter"
+    /// A 4xx from a verifyReceipt URL (or a 429/5xx, as a retry reason).
+    public static func appleHTTP(_ code: Int) -> String { "apple_http_\(code)" }
+}
