@@ -105,7 +105,8 @@ public struct NotificationRoutes: Sendable {
     }
 
     func bindToken(_ request: Request, context: some RequestContext) async throws -> Response {
-        let user = context.parameters.get("user_id") ?? ""
+        // The path carries the user id percent-encoded; a malformed escape leaves it empty (refused).
+        let user = context.parameters.get("user_id")?.removingPercentEncoding ?? ""
         guard ReceiptSubmission.isPrintable(user) else {
             throw IntakeError(.badRequest, "invalid_user_id", "user_id must be 1 to 128 printable ASCII characters")
         }

@@ -93,6 +93,9 @@ import Testing
             // Another user cannot take the token.
             let taken = try await pipeline.bind(token: token, to: "player-8")
             #expect(taken.status == 409 && (taken.json["error"] as? [String: Any])?["code"] as? String == "app_account_token_taken")
+            // A user id with a space travels percent-encoded in the path and is bound as itself.
+            let spaced = try await pipeline.bind(token: "0F4D1C3E-7B2F-4E8A-9C61-0D2B3A4F5E6D", to: "player%20nine")
+            #expect(spaced.status == 200 && spaced.json["user_id"] as? String == "player nine")
             let invalid = try await pipeline.bind(token: "not-a-uuid", to: "player-8")
             #expect(invalid.status == 400 && (invalid.json["error"] as? [String: Any])?["code"] as? String == "invalid_app_account_token")
         }
