@@ -92,10 +92,13 @@ public final class ServerAPIClient: Sendable {
         switch status {
         case 429:
             let until = Self.retryAfter(response.headers.first(name: "Retry-After"), now: Date())
+            let waitMs = Int(max(until - Int64(Date().timeIntervalSince1970 * 1000), 0))
+            logger.warning("App Store Server API rate limit: the fleet holds the endpoint", metadata: [
+                "endpoint": "\(endpoint.rawValue)", "environment": "\(environment.rawValue)", "wait_ms": "\(waitMs)",
+            ])
             if let limiter {
                 try? await limiter.hold(endpoint: endpoint, environment: environment, untilMs: until)
             }
-            let waitMs = Int(max(until - Int64(Date().timeIntervalSince1970 * 1000), 0))
             return .transient(reason: Self.rateLimitedReason, detail: detail, retryAfterMs: waitMs)
         case 401, 403:
             return .unauthorized(status: status, detail: detail)
