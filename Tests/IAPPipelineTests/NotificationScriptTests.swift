@@ -1,0 +1,160 @@
+import AppleJWS
+import AppleReceipt
+import Foundation
+import IAPPipeline
+import RedisClient
+import TestSupport
+import Testing
+
+/// The notification transitions on their own, against a real Redis: accept_notification,
+/// revoke_grant, reinstate_grant, record_notification, and what grant_purchases does with a
+/// refund marker, owners, app account tokens and unclaimed purchases.
+@Suite struct NotificationScriptTests {
+    static let keys = RedisKeys(prefix: "iap")
+    static let member = "notify:w1"
+
+    static func notificationJob(_ ticket: String, type: String = "REFUND", uuid: String = "U-1") -> Job {
+        var job = Job(ticket: ticket, userID: "", receiptData: nil, productID: nil, transactionID: nil, enqueuedAt: 1000)
+        job.stage = .notify
+        let transaction = JWSTransaction(transactionID: "7", bundleID: "b", productID: "gold", revocationReason: 1)
+        job.notification = VerifiedNotification(
+            NotificationPayload(notificationType: type, notificationUUID: uuid, signedDate: 5, data: nil),
+            transaction: transaction, renewal: nil)
+        return job
+    }
+
+    /// Accepts a notification and moves its job into the notifier's in-flight list.
+    static func held(_ store: PipelineStore, _ job: Job) async throws -> String {
+        #expect(try await store.acceptNotification(job, uuid: job.notification!.uuid, ttlSeconds: 3600).created)
+        let payload = try #require(try await store.redis.send("RPOP", keys.queue(.notify)).string)
+        try await store.redis.send("LPUSH", keys.inflight(member: member), payload)
+        return payload
+    }
+
+    static func grant(_ redis: RedisClient, unit: String, ticket: String = "G1", user: String = "owner") async throws {
+        try await redis.send("HSET", keys.grant(unit: unit), "ticket", ticket, "user_id", user, "product_id", "gold", "quantity", "1",
+                             "transaction_id", unit, "original_transaction_id", unit, "environment", "Production", "unit", unit,
+                             "granted_at", "1")
+    }
+
+    static func events(_ redis: RedisClient) async throws -> [[String: String]] {
+        (try await redis.send("XRANGE", keys.fulfilment, "-", "+").array ?? []).map { $0.array?.last?.stringDictionary ?? [:] }
+    }
+
+    @Test func acceptNotificationStoresOncePerUUID() async throws {
+        try await withRedis { redis, _ in
+            let store = PipelineStore(redis: redis, keys: Self.keys)
+            let first = try await store.acceptNotification(Self.notificationJob("N1"), uuid: "U-1", ttlSeconds: 3600)
+            let again = try await store.acceptNotification(Self.notificationJob("N2"), uuid: "U-1", ttlSeconds: 3600)
+            #expect(first.created && first.ticket == "N1" && !again.created && again.ticket == "N1")
+            #expect(try await redis.send("LLEN", Self.keys.queue(.notify)).int == 1)
+            let ticket = try await redis.send("HGETALL", Self.keys.ticket("N1")).stringDictionary
+            #expect(ticket["status"] == "queued" && ticket["kind"] == "notification" && ticket["notification_type"] == "REFUND")
+            // The UUID outlives the ticket: at least 30 days.
+            #expect((try await redis.send("TTL", Self.keys.notification(uuid: "U-1")).int ?? 0) >= 30 * 86400)
+        }
+    }
+
+    @Test func revokeGrantRevokesOnceOrRemembersTheRefund() async throws {
+        try await withRedis { redis, _ in
+            let store = PipelineStore(redis: redis, keys: Self.keys)
+            try await Self.grant(redis, unit: "7")
+            let job = Self.notificationJob("N1")
+            let payload = try await Self.held(store, job)
+            let (moved, result) = try await store.revoke(payload, member: Self.member, job: job, unit: "7", reason: "1", type: "REFUND_FULL", now: 42)
+            #expect(moved == .moved && result == "revoked")
+            let record = try await redis.send("HGETALL", Self.keys.grant(unit: "7")).stringDictionary
+            #expect(record["revoked_at"] == "42" && record["revocation_reason"] == "1" && record["revocation_type"] == "REFUND_FULL")
+            let events = try await Self.events(redis)
+            #expect(events.count == 1 && events[0]["event"] == "revoked" && events[0]["user_id"] == "owner" && events[0]["ticket"] == "G1")
+            let applied = try await store.ticket("N1")
+            #expect(applied?.status == .applied && applied?.result == "revoked")
+            // Not held any more: nothing moves.
+            #expect(try await store.revoke(payload, member: Self.member, job: job, unit: "7", reason: "1", type: "x").0 == .leaseLost)
+            // Another REFUND of the same unit: already revoked, no second event.
+            let second = Self.notificationJob("N2", uuid: "U-2")
+            let (_, secondResult) = try await store.revoke(
+                try await Self.held(store, second), member: Self.member, job: second, unit: "7", reason: "1", type: "x")
+            #expect(secondResult == "already_revoked")
+            #expect(try await Self.events(redis).count == 1)
+            // A unit not granted yet: the refund is remembered.
+            let early = Self.notificationJob("N3", uuid: "U-3")
+            let (_, earlyResult) = try await store.revoke(
+                try await Self.held(store, early), member: Self.member, job: early, unit: "8", reason: "1", type: "x", now: 43)
+            #expect(earlyResult == "refund_remembered")
+            #expect(try await redis.send("GET", Self.keys.refunded(unit: "8")).string == "43")
+        }
+    }
+
+    @Test func reinstateGrantUndoesARevocationOnceOrForgetsTheRefund() async throws {
+        try await withRedis { redis, _ in
+            let store = PipelineStore(redis: redis, keys: Self.keys)
+            try await Self.grant(redis, unit: "7")
+            try await redis.send("HSET", Self.keys.grant(unit: "7"), "revoked_at", "5", "revocation_reason", "1", "revocation_type", "R")
+            try await redis.send("SET", Self.keys.refunded(unit: "8"), "5")
+            var results: [String?] = []
+            for (index, unit) in ["7", "7", "8", "9"].enumerated() {
+                let job = Self.notificationJob("N\(index)", type: "REFUND_REVERSED", uuid: "U-\(index)")
+                results.append(try await store.reinstate(try await Self.held(store, job), member: Self.member, job: job, unit: unit, now: 50).1)
+            }
+            #expect(results == ["reinstated", "not_revoked", "refund_forgotten", "not_revoked"])
+            let record = try await redis.send("HGETALL", Self.keys.grant(unit: "7")).stringDictionary
+            #expect(record["revoked_at"] == nil && record["reinstated_at"] == "50")
+            #expect(try await Self.events(redis).map { $0["event"] } == ["reinstated"])
+            #expect(try await redis.send("EXISTS", Self.keys.refunded(unit: "8")).int == 0)
+        }
+    }
+
+    @Test func recordNotificationKeepsTheNewestHundredOrParksUnclaimed() async throws {
+        try await withRedis { redis, _ in
+            let store = PipelineStore(redis: redis, keys: Self.keys)
+            for index in 0..<102 {
+                let job = Self.notificationJob("N\(index)", type: "DID_CHANGE_RENEWAL_STATUS", uuid: "U-\(index)")
+                #expect(try await store.recordNotification(
+                    try await Self.held(store, job), member: Self.member, job: job, result: "recorded", entry: "e\(index)",
+                    in: .history(originalTransactionID: "7")) == .moved)
+            }
+            let kept = try await redis.send("LRANGE", Self.keys.notifications(originalTransactionID: "7"), "0", "-1").array ?? []
+            #expect(kept.count == 100 && kept.first?.string == "e101")
+            let job = Self.notificationJob("P1", type: "ONE_TIME_CHARGE", uuid: "U-P")
+            #expect(try await store.recordNotification(
+                try await Self.held(store, job), member: Self.member, job: job, result: "unclaimed", entry: "{}",
+                in: .unclaimed(transactionID: "7")) == .moved)
+            #expect(try await redis.send("HGET", Self.keys.unclaimed, "7").string == "{}")
+            #expect(try await store.ticket("P1")?.result == "unclaimed")
+        }
+    }
+
+    @Test func grantPurchasesHonoursARefundMarkerAndBindsOwnerAndToken() async throws {
+        try await withRedis { redis, _ in
+            let store = PipelineStore(redis: redis, keys: Self.keys)
+            try await redis.send("SET", Self.keys.refunded(unit: "2"), "1")
+            try await redis.send("HSET", Self.keys.unclaimed, "1", "{}")
+            var job = Job(ticket: "T1", userID: "u1", receiptData: "eA==", productID: nil, transactionID: nil, enqueuedAt: 1)
+            var first = InAppTransaction(transactionID: "1", productID: "gold")
+            first.appAccountToken = "AAAAAAAA-1111-2222-3333-444444444444"
+            job.receipt = VerifiedReceipt(environment: "Sandbox", bundleID: "b", transactions: [first, InAppTransaction(transactionID: "2", productID: "gold")])
+            job.purchases = ["1", "2"].map {
+                Purchase(transactionID: $0, originalTransactionID: $0, productID: "gold", quantity: 1, unit: $0, outcome: .pending)
+            }
+            job.stage = .grant
+            job.source = "notification"
+            _ = try await store.submit(job, receiptDigest: "d", ttlSeconds: 3600)
+            _ = try await redis.send("RPOP", Self.keys.queue(.verify))
+            try await redis.send("LPUSH", Self.keys.inflight(member: "grant:w1"), job.encoded())
+            for unit in ["1", "2"] { try await redis.send("SET", Self.keys.claim(unit: unit), "T1") }
+            let (moved, status) = try await store.grant(job.encoded(), member: "grant:w1", job: job)
+            #expect(moved == .moved && status == .granted)
+            let ticket = try #require(try await store.ticket("T1"))
+            #expect(ticket.transactions.map(\.outcome) == [.granted, .rejected] && ticket.transactions[1].reason == "refunded")
+            // The refunded unit's claim is released (a reversal may let it through later); nothing else.
+            #expect(try await redis.send("EXISTS", Self.keys.claim(unit: "2")).int == 0)
+            #expect(try await redis.send("EXISTS", Self.keys.grant(unit: "2")).int == 0)
+            let events = try await Self.events(redis)
+            #expect(events.count == 1 && events[0]["event"] == "granted" && events[0]["source"] == "notification")
+            #expect(try await redis.send("GET", Self.keys.owner(originalTransactionID: "1")).string == "u1")
+            #expect(try await redis.send("GET", Self.keys.accountToken("aaaaaaaa-1111-2222-3333-444444444444")).string == "u1")
+            #expect(try await redis.send("HEXISTS", Self.keys.unclaimed, "1").int == 0)
+        }
+    }
+}
