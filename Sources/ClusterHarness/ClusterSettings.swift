@@ -16,7 +16,7 @@ public struct ClusterSettings: Sendable {
     public var appleTimeoutMs = 1000
     public var retryBaseMs = 100
     public var retryMaxMs = 1000
-    public var redisPoolSize = 4
+    public var redisPoolSize = 2
     /// `IAP_APPLE_API_MAX_RPS`: the fleet's App Store Server API budget per endpoint.
     public var appleAPIMaxRPS = 200
     public var logLevel = "info"

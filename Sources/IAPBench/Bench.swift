@@ -51,7 +51,6 @@ public struct Bench: Sendable {
         cluster.appleTimeoutMs = 15000
         cluster.retryBaseMs = 1000
         cluster.retryMaxMs = 600_000
-        cluster.redisPoolSize = 8
         return cluster
     }
 }

@@ -1,10 +1,12 @@
-/// One bench run: the cluster scenarios, and the jws scenario when it ran (`--json` prints this).
+/// One bench run: the cluster scenarios, and the jws and redis-client scenarios when they ran (`--json` prints this).
 public struct BenchReport: Sendable, Codable {
     public var scenarios: [ScenarioResult]
     public var jws: JWSBenchResult?
+    public var redisClient: RedisClientBenchResult?
 
-    public init(scenarios: [ScenarioResult], jws: JWSBenchResult?) {
+    public init(scenarios: [ScenarioResult], jws: JWSBenchResult?, redisClient: RedisClientBenchResult? = nil) {
         self.scenarios = scenarios
         self.jws = jws
+        self.redisClient = redisClient
     }
 }

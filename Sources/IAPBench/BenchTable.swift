@@ -9,6 +9,7 @@ public enum BenchTable {
     public static func render(_ report: BenchReport) -> String {
         var parts: [String] = []
         if let jws = report.jws { parts.append(render(jws)) }
+        if let redis = report.redisClient { parts.append(render(redis)) }
         if !report.scenarios.isEmpty { parts.append(render(report.scenarios)) }
         return parts.joined(separator: "\n\n")
     }
@@ -19,6 +20,16 @@ public enum BenchTable {
             header: ["scenario", "tokens x runs", "jws/s per core", "min", "max", "us/jws", "bare ES256/s", "cold first ms"],
             rows: [["jws", "\(jws.tokens) x \(jws.runs)", f(jws.jwsPerSecondPerCore), f(jws.minPerSecond), f(jws.maxPerSecond),
                     f(jws.microsecondsPerJWS, 1), f(jws.bareES256PerSecond), f(jws.coldFirstVerificationMs, 1)]])
+    }
+
+    public static func render(_ redis: RedisClientBenchResult) -> String {
+        func f(_ value: Double, _ digits: Int = 0) -> String { String(format: "%.\(digits)f", value) }
+        return TextTable.render(
+            header: ["scenario", "callers", "commands/s", "client CPU us/cmd", "rtt p50 us", "rtt p99 us",
+                     "redis-benchmark/s", "its CPU us/cmd"],
+            rows: [["redis-client", "\(redis.callers)", f(redis.commandsPerSecond), f(redis.clientCPUMicrosecondsPerCommand, 1),
+                    f(redis.roundTripP50Microseconds), f(redis.roundTripP99Microseconds), f(redis.redisBenchmarkPerSecond),
+                    f(redis.redisBenchmarkCPUMicrosecondsPerCommand, 1)]])
     }
 
     public static func render(_ results: [ScenarioResult]) -> String {

@@ -33,7 +33,7 @@ public struct SettingsOptions: ParsableArguments {
     @Option(help: "IAP_TICKET_TTL_S (default 604800)") var ticketTtlS: String?
     @Option(help: "IAP_MAX_BODY_BYTES (default 262144)") var maxBodyBytes: String?
     @Option(help: "IAP_SHUTDOWN_GRACE_MS (default 25000)") var shutdownGraceMs: String?
-    @Option(help: "IAP_REDIS_POOL_SIZE (default 8)") var redisPoolSize: String?
+    @Option(help: "IAP_REDIS_POOL_SIZE (default 2)") var redisPoolSize: String?
 
     public init() {}
 

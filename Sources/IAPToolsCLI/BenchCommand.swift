@@ -14,7 +14,8 @@ public struct BenchCommand: AsyncParsableCommand {
             (latency), idle processes, and redis-benchmark's LPUSH/RPOP ceiling on the same server. \
             Scenarios: apple-sim latency 0 and 50 ms × 1 and 2 verifiers × Redis without persistence and with \
             appendfsync always, then 1, 2, 4 and 8 verifiers of concurrency 8 at 50 ms (scaling). \
-            Scenario jws: StoreKit 2 signed transactions verified per CPU second on one thread, chain cache warm.
+            Scenario jws: StoreKit 2 signed transactions verified per CPU second on one thread, chain cache warm. \
+            Scenario redis-client: the Redis client alone (64 callers, SET) beside redis-benchmark on the same server.
             """)
 
     @Option(help: "Scenarios to run, comma-separated names (default: all; see --list).") var scenarios: String?
@@ -34,6 +35,7 @@ public struct BenchCommand: AsyncParsableCommand {
 
     private static let all = BenchScenario.matrix + BenchScenario.scaling
     private static let jwsName = "jws"
+    private static let redisClientName = "redis-client"
 
     public func validate() throws {
         guard jwsTokens >= 1 else { throw ValidationError("--jws-tokens: at least 1") }
@@ -44,22 +46,25 @@ public struct BenchCommand: AsyncParsableCommand {
         _ = try selected()
     }
 
-    /// The cluster scenarios chosen, and whether the jws scenario is.
-    private func selected() throws -> (clusters: [BenchScenario], jws: Bool) {
-        guard let scenarios else { return (Self.all, true) }
+    /// The cluster scenarios chosen, and whether the jws and redis-client scenarios are.
+    private func selected() throws -> (clusters: [BenchScenario], jws: Bool, redisClient: Bool) {
+        guard let scenarios else { return (Self.all, true, true) }
         var clusters: [BenchScenario] = []
         var jws = false
+        var redisClient = false
         for name in scenarios.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) {
             if name == Self.jwsName {
                 jws = true
+            } else if name == Self.redisClientName {
+                redisClient = true
             } else if let scenario = Self.all.first(where: { $0.name == name }) {
                 clusters.append(scenario)
             } else {
                 throw ValidationError(
-                    "unknown scenario '\(name)'; known: \((Self.all.map(\.name) + [Self.jwsName]).joined(separator: ", "))")
+                    "unknown scenario '\(name)'; known: \((Self.all.map(\.name) + [Self.jwsName, Self.redisClientName]).joined(separator: ", "))")
             }
         }
-        return (clusters, jws)
+        return (clusters, jws, redisClient)
     }
 
     public func run() async throws {
@@ -68,6 +73,7 @@ public struct BenchCommand: AsyncParsableCommand {
                 print("\(scenario.name): apple latency \(scenario.appleLatencyMs) ms, \(scenario.verifiers) verifier(s) × concurrency \(scenario.concurrency), redis \(scenario.durability == .none ? "no persistence" : "appendfsync \(scenario.durability.rawValue)")")
             }
             print("\(Self.jwsName): StoreKit 2 signed transactions verified on one thread, chain cache warm (no processes)")
+            print("\(Self.redisClientName): the Redis client alone, 64 callers sending SET, beside redis-benchmark on the same server")
             return
         }
         let chosen = try selected()
@@ -91,10 +97,17 @@ public struct BenchCommand: AsyncParsableCommand {
             log(String(format: "jws: %.0f verified/s per core (bare ES256 %.0f/s)", jws.jwsPerSecondPerCore, jws.bareES256PerSecond))
             report.jws = jws
         }
+        if chosen.redisClient {
+            let redis = try await RedisClientBench().run(workDirectory: URL(fileURLWithPath: workDir))
+            log(String(format: "redis-client: %.0f commands/s, %.1f µs CPU each (redis-benchmark %.0f/s, %.1f µs)",
+                redis.commandsPerSecond, redis.clientCPUMicrosecondsPerCommand, redis.redisBenchmarkPerSecond,
+                redis.redisBenchmarkCPUMicrosecondsPerCommand))
+            report.redisClient = redis
+        }
         if !chosen.clusters.isEmpty {
             report.scenarios = try await Bench(settings: settings, progress: log).run()
         }
-        log("bench: \(report.scenarios.count + (report.jws == nil ? 0 : 1)) scenarios in \(Int((ContinuousClock.now - started) / .seconds(1))) s")
+        log("bench: \(report.scenarios.count + (report.jws == nil ? 0 : 1) + (report.redisClient == nil ? 0 : 1)) scenarios in \(Int((ContinuousClock.now - started) / .seconds(1))) s")
         if json {
             try HarnessCommand.printJSON(report)
         } else {

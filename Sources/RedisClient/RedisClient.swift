@@ -1,70 +1,57 @@
-import NIOConcurrencyHelpers
+import NIOCore
+import NIOPosix
+import Synchronization
 
-/// A small pool of connections for ordinary commands, plus dedicated connections for blocking pops.
+/// A few multiplexed connections for ordinary commands, taken in turn (each carries many
+/// commands at once), plus dedicated connections for blocking commands.
 public final class RedisClient: RedisCommandSending, Sendable {
     public let configuration: RedisConfiguration
     private let connections: [RedisConnection]
-    private let state: NIOLockedValueBox<PoolState>
+    private let eventLoopGroup: any EventLoopGroup
+    private let turn = Atomic<Int>(0)
 
-    private struct PoolState {
-        var idle: [Int]
-        var waiters: [CheckedContinuation<Int, Never>] = []
-    }
-
-    public init(configuration: RedisConfiguration, poolSize: Int = 4) {
+    /// - Parameter poolSize: connections shared by all callers; one per event loop is plenty.
+    public init(
+        configuration: RedisConfiguration, poolSize: Int = 2,
+        eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
+    ) {
         precondition(poolSize > 0, "poolSize must be positive")
         self.configuration = configuration
-        self.connections = (0..<poolSize).map { _ in RedisConnection(configuration: configuration) }
-        self.state = NIOLockedValueBox(PoolState(idle: Array(0..<poolSize)))
+        self.eventLoopGroup = eventLoopGroup
+        self.connections = (0..<poolSize).map { _ in RedisConnection(configuration: configuration, eventLoopGroup: eventLoopGroup) }
     }
 
-    public convenience init(url: String, poolSize: Int = 4) throws {
+    public convenience init(url: String, poolSize: Int = 2) throws {
         self.init(configuration: try RedisConfiguration(url: url), poolSize: poolSize)
     }
 
     public func execute(_ command: RedisCommand) async throws -> RedisReply {
-        try await withConnection { try await $0.execute(command) }
+        try await nextConnection().execute(command)
     }
 
     public func pipeline(_ commands: [RedisCommand]) async throws -> [RedisReply] {
-        try await withConnection { try await $0.pipeline(commands) }
+        try await nextConnection().pipeline(commands)
     }
 
     /// A connection of its own for a blocking command; the caller closes it.
     public func makeDedicatedConnection() -> RedisConnection {
-        RedisConnection(configuration: configuration)
+        RedisConnection(configuration: configuration, eventLoopGroup: eventLoopGroup)
     }
 
     public func close() async {
         for connection in connections { await connection.close() }
     }
 
-    private func withConnection<T: Sendable>(_ body: (RedisConnection) async throws -> T) async throws -> T {
-        let index = await checkOut()
-        defer { checkIn(index) }
-        return try await body(connections[index])
-    }
-
-    private func checkOut() async -> Int {
-        if let index = state.withLockedValue({ $0.idle.popLast() }) { return index }
-        return await withCheckedContinuation { continuation in
-            let ready: Int? = state.withLockedValue { state in
-                if let index = state.idle.popLast() { return index }
-                state.waiters.append(continuation)
-                return nil
-            }
-            if let ready { continuation.resume(returning: ready) }
+    /// The next connection in turn that is up; the next in turn when none is (it dials).
+    /// After an outage, the first connection back serves everyone while the others wait out
+    /// their backoff.
+    private func nextConnection() -> RedisConnection {
+        if connections.count == 1 { return connections[0] }
+        let start = turn.add(1, ordering: .relaxed).oldValue
+        for offset in 0..<connections.count {
+            let connection = connections[(start &+ offset) % connections.count]
+            if connection.isConnected { return connection }
         }
-    }
-
-    private func checkIn(_ index: Int) {
-        let waiter: CheckedContinuation<Int, Never>? = state.withLockedValue { state in
-            if state.waiters.isEmpty {
-                state.idle.append(index)
-                return nil
-            }
-            return state.waiters.removeFirst()
-        }
-        waiter?.resume(returning: index)
+        return connections[start % connections.count]
     }
 }

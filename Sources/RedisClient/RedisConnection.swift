@@ -1,42 +1,35 @@
-import Dispatch
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import NIOConcurrencyHelpers
+import NIOCore
 import NIOPosix
 
-/// One hiredis connection with a thread of its own.
+/// One Redis connection on a SwiftNIO event loop, many commands in flight at once.
 ///
-/// hiredis contexts are not thread-safe and block, so every call runs on this connection's
-/// one-thread pool: calls are serialised, and Swift's cooperative pool never blocks on I/O.
-/// A context that fails is freed; the next call dials again, with backoff after failed dials.
-public final class RedisConnection: RedisCommandSending, @unchecked Sendable {
+/// hiredis is the wire codec (its formatter encodes, its reader parses); the socket is NIO's, so
+/// no thread waits on it. Replies come back in the order the commands were sent. A connection
+/// that fails is dropped; the next call dials again, with backoff after failed dials.
+public final class RedisConnection: RedisCommandSending, Sendable {
     public let configuration: RedisConfiguration
-    private let thread: NIOThreadPool
-    private let isClosed = NIOLockedValueBox(false)
+    private let group: any EventLoopGroup
+    private let state = NIOLockedValueBox(State())
 
-    // Touched only on `thread`.
-    private var context: Hiredis.Context?
-    private var dialBackoffMs = 0
-    private var nextDialAt: UInt64 = 0
-    private var lastDialError = ""
-
-    public init(configuration: RedisConfiguration) {
-        _ = Self.ignoreSIGPIPE
-        self.configuration = configuration
-        self.thread = NIOThreadPool(numberOfThreads: 1)
-        self.thread.start()
+    private struct State {
+        var isClosed = false
+        var channel: (any Channel)?
+        var dialing: EventLoopFuture<any Channel>?
+        var dialBackoffMs = 0
+        var nextDialAt = NIODeadline.uptimeNanoseconds(0)
+        var lastDialError = ""
     }
 
-    /// hiredis writes with write(2): a peer that went away must give EPIPE, not kill the process.
-    private static let ignoreSIGPIPE: Void = {
-        signal(SIGPIPE, SIG_IGN)
-    }()
+    /// - Parameter eventLoopGroup: where the socket lives; the process-wide NIO group by default.
+    public init(configuration: RedisConfiguration, eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) {
+        self.configuration = configuration
+        self.group = eventLoopGroup
+    }
 
-    deinit {
-        if let context { Hiredis.free(context) }
+    /// True while the socket is open.
+    public var isConnected: Bool {
+        state.withLockedValue { $0.channel?.isActive ?? false }
     }
 
     /// Runs one command. An error reply comes back as `.error`, not thrown; `send` throws it.
@@ -44,137 +37,178 @@ public final class RedisConnection: RedisCommandSending, @unchecked Sendable {
         try await execute(command, blockingMs: nil)
     }
 
-    /// Runs a blocking command (`BLMOVE … timeout`): the read timeout is stretched past `blockingMs`.
+    /// Runs a blocking command (`BLMOVE … timeout`): the reply may take `blockingMs` longer than
+    /// the command timeout.
     public func execute(_ command: RedisCommand, blockingMs: Int?) async throws -> RedisReply {
-        precondition(!command.arguments.isEmpty, "a Redis command needs a name")
-        return try await onThread {
-            try self.withReadTimeout(blockingMs.map { $0 + self.configuration.commandTimeoutMs }, what: command.name) {
-                Hiredis.command($0, command.arguments)
-            }
-        }
+        let timeoutMs = configuration.commandTimeoutMs + (blockingMs ?? 0)
+        let replies = try await send([command], timeout: .milliseconds(Int64(timeoutMs)))
+        return replies[0]
     }
 
-    /// Sends all commands in one write and reads all replies (error replies inline).
+    /// Sends all commands in one write and returns all replies (error replies inline).
     public func pipeline(_ commands: [RedisCommand]) async throws -> [RedisReply] {
         if commands.isEmpty { return [] }
-        return try await onThread {
-            let context = try self.connected()
-            for command in commands {
-                precondition(!command.arguments.isEmpty, "a Redis command needs a name")
-                guard Hiredis.append(context, command.arguments) else { throw self.dropContext(after: "pipeline") }
-            }
-            var replies: [RedisReply] = []
-            replies.reserveCapacity(commands.count)
-            for _ in commands {
-                guard let reply = Hiredis.readReply(context) else { throw self.dropContext(after: "pipeline") }
-                replies.append(reply)
-            }
-            return replies
-        }
+        return try await send(commands, timeout: .milliseconds(Int64(configuration.commandTimeoutMs)))
     }
 
-    /// Reads the next reply the server pushes (a pub/sub message), waiting at most `timeoutMs`.
-    /// A timeout ends the connection, as any hiredis read error does.
+    /// The next reply the server pushes (a pub/sub message), waiting at most `timeoutMs`.
+    /// A timeout ends the connection.
     public func readPushed(timeoutMs: Int) async throws -> RedisReply {
-        try await onThread {
-            try self.withReadTimeout(timeoutMs, what: "read") { Hiredis.readReply($0) }
+        let channel = try await liveChannel()
+        let promise = channel.eventLoop.makePromise(of: RedisReply.self)
+        channel.writeAndFlush(RedisOutbound.awaitPushed(timeout: .milliseconds(Int64(timeoutMs)), promise: promise)).whenFailure {
+            promise.fail(Self.lost($0))
         }
+        return try await promise.futureResult.get()
     }
 
-    /// Runs one hiredis call on the live context, with its timeout set to `timeoutMs` for this call
-    /// only (`nil`: the command timeout). A failed call frees the context.
-    private func withReadTimeout(
-        _ timeoutMs: Int?, what: String, _ call: (Hiredis.Context) -> RedisReply?
-    ) throws -> RedisReply {
-        let context = try connected()
-        if let timeoutMs { Hiredis.setTimeout(context, milliseconds: timeoutMs) }
-        guard let reply = call(context) else { throw dropContext(after: what) }
-        if timeoutMs != nil { Hiredis.setTimeout(context, milliseconds: configuration.commandTimeoutMs) }
-        return reply
-    }
-
-    /// Frees the context and stops the thread; later calls throw `.closed`.
+    /// Closes the socket; later calls throw `.closed`.
     public func close() async {
-        let wasClosed = isClosed.withLockedValue { closed in
-            defer { closed = true }
-            return closed
+        let channel: (any Channel)? = state.withLockedValue { state in
+            state.isClosed = true
+            defer { state.channel = nil }
+            return state.channel
         }
-        if wasClosed { return }
-        _ = try? await thread.runIfActive {
-            if let context = self.context { Hiredis.free(context) }
-            self.context = nil
-        }
-        try? await thread.shutdownGracefully()
+        try? await channel?.close()
     }
 
-    private func onThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-        if isClosed.withLockedValue({ $0 }) { throw RedisError.closed }
+    private func send(_ commands: [RedisCommand], timeout: TimeAmount) async throws -> [RedisReply] {
+        let channel = try await liveChannel()
+        var buffer = channel.allocator.buffer(capacity: 256)
+        for command in commands { command.encode(into: &buffer) }
+        let promise = channel.eventLoop.makePromise(of: [RedisReply].self)
+        channel.writeAndFlush(RedisOutbound.commands(buffer, count: commands.count, timeout: timeout, promise: promise))
+            .whenFailure { promise.fail(Self.lost($0)) }
+        return try await promise.futureResult.get()
+    }
+
+    private static func lost(_ error: any Error) -> RedisError {
+        error as? RedisError ?? .connectionLost("\(error)")
+    }
+
+    private enum Next {
+        case ready(any Channel)
+        case wait(EventLoopFuture<any Channel>)
+        case dial(EventLoopPromise<any Channel>)
+    }
+
+    /// The open channel, or one being dialled (one dial at a time, however many callers wait).
+    private func liveChannel() async throws -> any Channel {
+        let next: Next = try state.withLockedValue { state throws(RedisError) in
+            if state.isClosed { throw .closed }
+            if let channel = state.channel, channel.isActive { return .ready(channel) }
+            state.channel = nil
+            if let dialing = state.dialing { return .wait(dialing) }
+            let now = NIODeadline.now()
+            if now < state.nextDialAt {
+                let waitMs = (state.nextDialAt - now).nanoseconds / 1_000_000
+                throw .connectionFailed("\(state.lastDialError) (next dial in \(waitMs) ms)")
+            }
+            // Dialled outside the lock: the dial's own callbacks take it.
+            let promise = group.next().makePromise(of: (any Channel).self)
+            state.dialing = promise.futureResult
+            return .dial(promise)
+        }
+        let dialing: EventLoopFuture<any Channel>
+        switch next {
+        case .ready(let channel):
+            return channel
+        case .wait(let future):
+            dialing = future
+        case .dial(let promise):
+            dial().cascade(to: promise)
+            dialing = promise.futureResult
+        }
         do {
-            return try await thread.runIfActive(body)
+            return try await dialing.get()
         } catch let error as RedisError {
             throw error
         } catch {
-            throw RedisError.closed
+            throw RedisError.connectionFailed("\(error)")
         }
     }
 
-    private func connected() throws -> Hiredis.Context {
-        if let context { return context }
-        let now = DispatchTime.now().uptimeNanoseconds
-        if now < nextDialAt {
-            throw RedisError.connectionFailed("\(lastDialError) (next dial in \((nextDialAt - now) / 1_000_000) ms)")
+    /// Connects, authenticates and selects the database; records the outcome for later callers.
+    private func dial() -> EventLoopFuture<any Channel> {
+        let configuration = configuration
+        var bootstrap = ClientBootstrap(group: group)
+            .connectTimeout(.milliseconds(Int64(configuration.connectTimeoutMs)))
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(RedisChannelHandler())
+                }
+            }
+        let connecting: EventLoopFuture<any Channel>
+        switch configuration.endpoint {
+        case .tcp(let host, let port):
+            bootstrap = bootstrap
+                .channelOption(ChannelOptions.socketOption(.tcp_nodelay), value: 1)
+                .channelOption(ChannelOptions.socketOption(.so_keepalive), value: 1)
+            connecting = bootstrap.connect(host: host, port: port)
+        case .unix(let path):
+            connecting = bootstrap.connect(unixDomainSocketPath: path)
         }
-        switch dial() {
-        case .success(let context):
-            self.context = context
-            dialBackoffMs = 0
-            return context
-        case .failure(let error):
-            let bounds = configuration.reconnectBackoffMs
-            dialBackoffMs = min(max(dialBackoffMs * 2, bounds.lowerBound), bounds.upperBound)
-            nextDialAt = now + UInt64(dialBackoffMs) * 1_000_000
-            lastDialError = "\(error)"
-            throw error
-        }
-    }
-
-    private func dial() -> Result<Hiredis.Context, RedisError> {
-        let context: Hiredis.Context
-        switch Hiredis.connect(configuration.endpoint, timeoutMs: configuration.connectTimeoutMs) {
-        case .success(let dialled): context = dialled
-        case .failure(let error): return .failure(error)
-        }
-        Hiredis.setTimeout(context, milliseconds: configuration.commandTimeoutMs)
-        if case .tcp = configuration.endpoint { Hiredis.enableKeepAlive(context) }
-        var setup: [(String, [String])] = []
-        if let password = configuration.password {
-            setup.append(("AUTH", [configuration.username, password].compactMap { $0 }))
-        }
-        if configuration.database != 0 {
-            setup.append(("SELECT", [String(configuration.database)]))
-        }
-        for (name, arguments) in setup {
-            switch Hiredis.command(context, RedisCommand([name] + arguments).arguments) {
-            case .error(let message):
-                Hiredis.free(context)
-                // The message is the server's; the password never reaches it or the logs.
-                return .failure(.connectionFailed("\(name) refused: \(message)"))
-            case nil:
-                let message = Hiredis.errorMessage(context)
-                Hiredis.free(context)
-                return .failure(.connectionFailed("\(name) failed: \(message)"))
-            default:
-                continue
+        let ready = connecting
+            .flatMapErrorThrowing { throw RedisError.connectionFailed("\($0)") }
+            .flatMap { channel in Self.setUp(channel, configuration: configuration) }
+        ready.whenComplete { result in
+            self.state.withLockedValue { state in
+                state.dialing = nil
+                switch result {
+                case .success(let channel):
+                    state.dialBackoffMs = 0
+                    if state.isClosed {
+                        channel.close(promise: nil)
+                    } else {
+                        state.channel = channel
+                    }
+                case .failure(let error):
+                    let bounds = configuration.reconnectBackoffMs
+                    state.dialBackoffMs = min(max(state.dialBackoffMs * 2, bounds.lowerBound), bounds.upperBound)
+                    state.nextDialAt = .now() + .milliseconds(Int64(state.dialBackoffMs))
+                    state.lastDialError = "\(Self.failed(error))"
+                }
             }
         }
-        return .success(context)
+        return ready.flatMapErrorThrowing { throw Self.failed($0) }
     }
 
-    private func dropContext(after what: String) -> RedisError {
-        guard let context else { return .connectionLost(what) }
-        let message = Hiredis.errorMessage(context)
-        Hiredis.free(context)
-        self.context = nil
-        return .connectionLost("\(what): \(message.isEmpty ? "connection closed" : message)")
+    private static func failed(_ error: any Error) -> RedisError {
+        switch error {
+        case let error as RedisError:
+            if case .connectionFailed = error { return error }
+            return .connectionFailed("\(error)")
+        default:
+            return .connectionFailed("\(error)")
+        }
+    }
+
+    /// AUTH and SELECT, pipelined, before anyone else may use the channel.
+    private static func setUp(_ channel: any Channel, configuration: RedisConfiguration) -> EventLoopFuture<any Channel> {
+        var commands: [RedisCommand] = []
+        if let password = configuration.password {
+            commands.append(RedisCommand(["AUTH"] + [configuration.username, password].compactMap { $0 }))
+        }
+        if configuration.database != 0 {
+            commands.append(RedisCommand("SELECT", String(configuration.database)))
+        }
+        if commands.isEmpty { return channel.eventLoop.makeSucceededFuture(channel) }
+        var buffer = channel.allocator.buffer(capacity: 64)
+        for command in commands { command.encode(into: &buffer) }
+        let names = commands.map(\.name)
+        let promise = channel.eventLoop.makePromise(of: [RedisReply].self)
+        let timeout = TimeAmount.milliseconds(Int64(configuration.commandTimeoutMs))
+        channel.writeAndFlush(RedisOutbound.commands(buffer, count: commands.count, timeout: timeout, promise: promise))
+            .whenFailure { promise.fail(lost($0)) }
+        return promise.futureResult.flatMapThrowing { replies in
+            for (name, reply) in zip(names, replies) {
+                // The message is the server's; the password never reaches it or the logs.
+                if case .error(let message) = reply { throw RedisError.connectionFailed("\(name) refused: \(message)") }
+            }
+            return channel
+        }.flatMapError { error in
+            channel.close(promise: nil)
+            return channel.eventLoop.makeFailedFuture(failed(error))
+        }
     }
 }

@@ -46,7 +46,9 @@ struct BenchTests {
     }
 
     /// Every receipt of every phase is granted (the bench throws otherwise), and the pipeline's
-    /// Redis round trips per receipt stay at 8: intake 1, verify 3, dedupe 2, grant 2.
+    /// Redis round trips per receipt stay within their bounds: one job at a time (light load) is
+    /// intake 1, verify 4 (take_jobs finding nothing, BLMOVE, mark, forward), dedupe 3, grant 3;
+    /// batches (take_jobs, group-committed marks) only lower that.
     @Test func aSmallScenarioIsMeasuredEndToEnd() async throws {
         let bin = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
         var settings = BenchSettings(
@@ -62,8 +64,9 @@ struct BenchTests {
         let result = try #require(try await Bench(settings: settings).run().first)
         #expect(result.endToEndReceipts == 300)
         #expect(result.latency.count >= 100)
-        #expect(result.roundTripsPerReceipt >= 8 && result.roundTripsPerReceipt < 9, "\(result.commandsByName)")
-        #expect(result.commandsByName["evalsha"].map { $0 >= 5 && $0 < 5.1 } == true, "\(result.commandsByName)")
+        #expect(result.roundTripsPerReceipt >= 4 && result.roundTripsPerReceipt <= 11.1, "\(result.commandsByName)")
+        // submit, forward, claim and grant once per receipt; marks and takes at most once each per stage.
+        #expect(result.commandsByName["evalsha"].map { $0 >= 4 && $0 <= 8.1 } == true, "\(result.commandsByName)")
         #expect(Set(result.processes.keys).isSuperset(of: ["iap-intake", "iap-verifier", "iap-deduper", "iap-granter", "redis-server"]))
         #expect(result.ceiling.opsPerSecond > 0)
     }

@@ -207,7 +207,10 @@ import Testing
             try await pipeline.redis.send("DEL", pipeline.configuration.keys.ticket(id))
             pipeline.start(.verify)
             // No ticket to wake us: wait for the dead letter itself with a blocking read on the dead list.
-            let dead = try await pipeline.redis.send("BLMOVE", pipeline.configuration.keys.dead, "seen", "RIGHT", "LEFT", "10")
+            let blocking = pipeline.redis.makeDedicatedConnection()
+            let dead = try await blocking.execute(
+                RedisCommand("BLMOVE", pipeline.configuration.keys.dead, "seen", "RIGHT", "LEFT", "10"), blockingMs: 10_000)
+            await blocking.close()
             let letter = try DeadLetter.decode(try #require(dead.string))
             #expect(letter.reason == "ticket_missing" && letter.ticket == id)
         }

@@ -68,6 +68,35 @@ import Testing
         }
     }
 
+    @Test func takeJobsMovesUpToMaxOldestFirstAndNothingFromAnEmptyQueue() async throws {
+        try await withRedis { redis, _ in
+            let store = PipelineStore(redis: redis, keys: Self.keys)
+            #expect(try await store.takeJobs(from: .dedupe, member: "dedupe:w1", max: 8).isEmpty)
+            // LPUSH is how jobs are queued: j1 is the oldest.
+            for index in 1...5 { try await redis.send("LPUSH", Self.keys.queue(.dedupe), "j\(index)") }
+            #expect(try await store.takeJobs(from: .dedupe, member: "dedupe:w1", max: 3) == ["j1", "j2", "j3"])
+            #expect(try await Self.list(redis, Self.keys.queue(.dedupe)) == ["j5", "j4"])
+            // The in-flight list reads as BLMOVE would have left it: newest first.
+            #expect(try await Self.list(redis, Self.keys.inflight(member: "dedupe:w1")) == ["j3", "j2", "j1"])
+            #expect(try await store.takeJobs(from: .dedupe, member: "dedupe:w1", max: 10) == ["j4", "j5"])
+            #expect(try await redis.send("EXISTS", Self.keys.queue(.dedupe)) == .integer(0))
+        }
+    }
+
+    @Test func markVerifyingMarksQueuedTicketsOnceAndReportsTheMissing() async throws {
+        try await withRedis { redis, _ in
+            let store = PipelineStore(redis: redis, keys: Self.keys)
+            for ticket in ["T1", "T2", "T3"] { _ = try await Self.held(store, Self.job(ticket)) }
+            try await redis.send("HSET", Self.keys.ticket("T2"), "status", "granted")
+            let missing = try await store.markVerifying(tickets: ["T1", "GONE", "T2", "T3"], now: 77)
+            #expect(missing == ["GONE"])
+            #expect(try await Self.hash(redis, Self.keys.ticket("T1"))["status"] == "verifying")
+            #expect(try await Self.hash(redis, Self.keys.ticket("T3"))["updated_at"] == "77")
+            // A ticket past verification keeps its status.
+            #expect(try await Self.hash(redis, Self.keys.ticket("T2"))["status"] == "granted")
+        }
+    }
+
     @Test func transitionsLeaveTheJobWhenTheTicketIsGone() async throws {
         try await withRedis { redis, _ in
             let store = PipelineStore(redis: redis, keys: Self.keys)

@@ -42,7 +42,7 @@ public struct PipelineConfiguration: Sendable {
     public var ticketTTLSeconds = 7 * 24 * 3600
     public var maxBodyBytes = 256 * 1024
     public var shutdownGraceMs = 25000
-    public var redisPoolSize = 8
+    public var redisPoolSize = 2
 
     public init(environment: [String: String] = ProcessInfo.processInfo.environment) throws(ConfigurationError) {
         let env = environment.filter { $0.key.hasPrefix("IAP_") && !$0.value.isEmpty }

@@ -52,11 +52,30 @@ public struct PipelineStore: Sendable {
         try await redis.send("ZADD", keys.workers, String(now), member)
     }
 
+    /// Moves up to `max` jobs from `stage`'s queue into the worker's in-flight list without
+    /// blocking; none when the queue is empty.
+    public func takeJobs(from stage: Stage, member: String, max: Int) async throws -> [String] {
+        let reply = try await redis.run(
+            PipelineScripts.takeJobs, keys: [keys.queue(stage), keys.inflight(member: member)],
+            arguments: [String(decoding: canonicalJSON(TakeJobsArguments(max: String(max))), as: UTF8.self)])
+        return (reply.array ?? []).compactMap(\.string)
+    }
+
+    /// Shows `verifying` on the tickets; returns those whose hash is gone.
+    public func markVerifying(tickets: [String], now: Int64 = currentTimeMs()) async throws -> Set<String> {
+        if tickets.isEmpty { return [] }
+        let arguments = MarkVerifyingArguments(now: String(now), channel: keys.results, tickets: tickets)
+        let reply = try await redis.run(
+            PipelineScripts.markVerifying, keys: tickets.map(keys.ticket),
+            arguments: [String(decoding: canonicalJSON(arguments), as: UTF8.self)])
+        let found = (reply.array ?? []).map { $0.int ?? 0 }
+        guard found.count == tickets.count else { throw RedisError.unexpectedReply("mark_verifying: \(reply)") }
+        return Set(zip(tickets, found).filter { $0.1 == -1 }.map(\.0))
+    }
+
     /// Returns `false` when the ticket hash is gone.
     public func markVerifying(ticket: String, now: Int64 = currentTimeMs()) async throws -> Bool {
-        let reply = try await redis.run(
-            PipelineScripts.markVerifying, keys: [keys.ticket(ticket)], arguments: [String(now), keys.results, ticket])
-        return reply.int == 1
+        try await markVerifying(tickets: [ticket], now: now).isEmpty
     }
 
     public func forward(

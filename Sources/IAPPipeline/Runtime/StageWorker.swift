@@ -4,8 +4,9 @@ import NIOConcurrencyHelpers
 import RedisClient
 import ServiceLifecycle
 
-/// Runs one stage: takes jobs with BLMOVE into its own in-flight list, handles up to
-/// `concurrency` at once, heartbeats, and does the fleet's housekeeping (due retries, reaping).
+/// Runs one stage: takes jobs into its own in-flight list (in batches while the queue is long,
+/// with BLMOVE when it is empty), handles up to `concurrency` at once, heartbeats, and does the
+/// fleet's housekeeping (due retries, reaping).
 /// On graceful shutdown it stops taking jobs, lets those in flight finish within the grace
 /// period, hands back any left and leaves the worker set.
 public final class StageWorker: Service, Sendable {
@@ -95,21 +96,28 @@ public final class StageWorker: Service, Sendable {
                     }
                     nextOrphanCheck = ContinuousClock.now + .milliseconds(settings.leaseMs)
                 }
-                let payload: String?
+                var taken: [String] = []
                 do {
-                    payload = try await context.store.take(
+                    // A long queue is taken in batches; only an empty one is waited on (BLMOVE).
+                    taken = try await context.store.takeJobs(
+                        from: handler.stage, member: context.member, max: min(settings.concurrency - running, settings.takeBatch))
+                    if taken.isEmpty, let payload = try await context.store.take(
                         from: handler.stage, member: context.member, on: connection, blockMs: settings.blockMs)
+                    {
+                        taken = [payload]
+                    }
                     backoffMs = 50
                 } catch {
-                    // Redis may have moved a job into our list and lost the reply: look for it soon.
+                    // Redis may have moved jobs into our list and lost the reply: look for them soon.
                     context.logger.warning("cannot take jobs", metadata: ["error": "\(error)"])
                     nextOrphanCheck = .now
                     await pause()
                     continue
                 }
-                guard let payload else { continue }
-                running += 1
-                handle(payload, in: &group)
+                for payload in taken {
+                    running += 1
+                    handle(payload, in: &group)
+                }
             }
             // Draining: jobs in flight get the grace period, then are cancelled (and handed back).
             if running > 0 {

@@ -11,6 +11,8 @@ public struct WorkerContext: Sendable {
     public let stage: Stage
     public let logger: Logger
     let stopping: NIOLockedValueBox<Bool>
+    /// `mark_verifying` for the tickets of jobs taken at about the same time, in one call.
+    let verifyingMarks: GroupCommit<String, Bool>
 
     public init(store: PipelineStore, member: String, stage: Stage, logger: Logger) {
         self.store = store
@@ -18,6 +20,15 @@ public struct WorkerContext: Sendable {
         self.stage = stage
         self.logger = logger
         self.stopping = NIOLockedValueBox(false)
+        self.verifyingMarks = GroupCommit(maxBatch: 64) { tickets in
+            let missing = try await store.markVerifying(tickets: tickets)
+            return tickets.map { !missing.contains($0) }
+        }
+    }
+
+    /// Shows `verifying` on the ticket (batched with other jobs'); `false` when its hash is gone.
+    public func markVerifying(ticket: String) async throws -> Bool {
+        try await verifyingMarks.submit(ticket)
     }
 
     public var isStopping: Bool { stopping.withLockedValue { $0 } }

@@ -9,6 +9,8 @@ public struct WorkerSettings: Sendable {
     public var blockMs: Int
     /// How often due retries are promoted and expired workers reaped.
     public var housekeepingMs: Int
+    /// Most jobs one `take_jobs` moves (never more than the free slots).
+    public var takeBatch: Int
 
     /// How long the reaper keeps reaping a silent worker before forgetting it: past the lease, its
     /// last BLMOVE (sent at most half a lease after its last heartbeat) must have ended, plus two rounds.
@@ -16,8 +18,10 @@ public struct WorkerSettings: Sendable {
 
     public init(
         concurrency: Int = 64, leaseMs: Int = 30000, maxRedeliveries: Int = 5, shutdownGraceMs: Int = 25000,
-        blockMs: Int = 1000, housekeepingMs: Int = 1000
+        blockMs: Int = 1000, housekeepingMs: Int = 1000, takeBatch: Int = 32
     ) {
+        precondition(takeBatch > 0, "takeBatch must be positive")
+        self.takeBatch = takeBatch
         self.concurrency = concurrency
         self.leaseMs = leaseMs
         self.maxRedeliveries = maxRedeliveries

@@ -1,16 +1,32 @@
 import RedisClient
 
 extension PipelineScripts {
-    /// Verify stage, on taking a job: show `verifying` on a ticket that is queued or retrying.
-    /// KEYS: ticket key. ARGV: now, channel, ticket.
-    /// Returns 1, or -1 when the ticket hash is gone.
+    /// Verify stage, on taking jobs: show `verifying` on each ticket that is queued or retrying.
+    /// KEYS: the tickets' keys. ARGV[1]: `MarkVerifyingArguments` as JSON (`now`, `channel`,
+    /// `tickets`: the ticket ids, in the order of KEYS, for the announcements).
+    /// Returns, per ticket, 1, or -1 when its hash is gone.
     static let markVerifying = RedisScript(name: "mark_verifying", source: """
-        local status = redis.call('HGET', KEYS[1], 'status')
-        if not status then return -1 end
-        if status == 'queued' or status == 'retrying' then
-          redis.call('HSET', KEYS[1], 'status', 'verifying', 'updated_at', ARGV[1])
-          redis.call('PUBLISH', ARGV[2], ARGV[3])
+        local a = cjson.decode(ARGV[1])
+        local found = {}
+        for i, key in ipairs(KEYS) do
+          local status = redis.call('HGET', key, 'status')
+          if not status then
+            found[i] = -1
+          else
+            found[i] = 1
+            if status == 'queued' or status == 'retrying' then
+              redis.call('HSET', key, 'status', 'verifying', 'updated_at', a.now)
+              redis.call('PUBLISH', a.channel, a.tickets[i])
+            end
+          end
         end
-        return 1
+        return found
         """)
+}
+
+/// The named arguments of `mark_verifying`.
+struct MarkVerifyingArguments: Encodable {
+    var now: String
+    var channel: String
+    var tickets: [String]
 }

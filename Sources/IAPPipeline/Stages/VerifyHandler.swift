@@ -31,7 +31,7 @@ public struct VerifyHandler: JobHandler {
             await worker.deadLetter(payload, ticket: nil, reason: ReasonCode.undecodableJob, error: "not a verify job", attempts: 0)
             return
         }
-        guard let exists = await worker.transition("mark_verifying", { try await worker.store.markVerifying(ticket: job.ticket) }) else {
+        guard let exists = await worker.transition("mark_verifying", { try await worker.markVerifying(ticket: job.ticket) }) else {
             return
         }
         if !exists {

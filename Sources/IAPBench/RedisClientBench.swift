@@ -1,0 +1,104 @@
+import ClusterHarness
+import Foundation
+import LoopbackPort
+import RedisClient
+
+/// The `redis-client` scenario: our Redis client alone against a fresh redis-server (no
+/// persistence), beside redis-benchmark on the same server: commands per second with 64
+/// callers sharing one client, the client's CPU per command, and one caller's round-trip time.
+public struct RedisClientBench: Sendable {
+    public var callers: Int
+    public var seconds: Double
+    public var benchmarkRequests: Int
+
+    public init(callers: Int = 64, seconds: Double = 3, benchmarkRequests: Int = 200_000) {
+        self.callers = callers
+        self.seconds = seconds
+        self.benchmarkRequests = benchmarkRequests
+    }
+
+    public func run(workDirectory: URL) async throws -> RedisClientBenchResult {
+        let port = try LoopbackPort.free()
+        let folder = workDirectory.appendingPathComponent("redis-client")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let server = Process()
+        server.executableURL = try LocalCluster.tool("redis-server")
+        server.arguments = ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", folder.path]
+        server.standardOutput = FileHandle.nullDevice
+        server.standardError = FileHandle.nullDevice
+        try server.run()
+        defer {
+            server.terminate()
+            server.waitUntilExit()
+        }
+        var configuration = RedisConfiguration(endpoint: .tcp(host: "127.0.0.1", port: port))
+        configuration.reconnectBackoffMs = 20...100
+        let client = RedisClient(configuration: configuration)
+        defer { Task { await client.close() } }
+        for attempt in 0... {
+            if (try? await client.send("PING")) != nil { break }
+            if attempt > 100 { throw BenchError("redis-server on :\(port) did not answer") }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        // One caller: the round trip.
+        var rtts: [Double] = []
+        for index in 0..<5000 {
+            let start = ContinuousClock.now
+            try await client.send("SET", "rtt", String(index))
+            rtts.append((ContinuousClock.now - start) / .microseconds(1))
+        }
+        rtts.sort()
+        // Many callers on one client.
+        let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+        let cpu = ProcessCPU.seconds()
+        let started = ContinuousClock.now
+        let done = try await withThrowingTaskGroup(of: Int.self) { group in
+            for caller in 0..<callers {
+                group.addTask {
+                    var count = 0
+                    let key = "k\(caller)"
+                    while ContinuousClock.now < deadline {
+                        try await client.send("SET", key, "value")
+                        count += 1
+                    }
+                    return count
+                }
+            }
+            return try await group.reduce(0, +)
+        }
+        let elapsed = (ContinuousClock.now - started) / .seconds(1)
+        let cpuUsed = ProcessCPU.seconds() - cpu
+        // redis-benchmark, the same command, as many clients, no pipelining.
+        let childCPU = ProcessCPU.childrenSeconds()
+        let tool = Process()
+        tool.executableURL = try LocalCluster.tool("redis-benchmark")
+        tool.arguments = ["-h", "127.0.0.1", "-p", String(port), "-c", String(callers), "-n", String(benchmarkRequests), "-t", "set", "--csv"]
+        let pipe = Pipe()
+        tool.standardOutput = pipe
+        tool.standardError = FileHandle.nullDevice
+        try tool.run()
+        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        tool.waitUntilExit()
+        let toolCPU = ProcessCPU.childrenSeconds() - childCPU
+        var rate: Double?
+        for line in output.split(whereSeparator: \.isNewline) {
+            let fields = line.split(separator: ",").map { $0.trimmingCharacters(in: CharacterSet(charactersIn: "\"")) }
+            if fields.count > 1, fields[0] == "SET" { rate = Double(fields[1]) }
+        }
+        guard let rate else { throw BenchError("redis-benchmark printed no SET rate: \(output.prefix(200))") }
+        return RedisClientBenchResult(
+            callers: callers, commandsPerSecond: Double(done) / elapsed, clientCPUMicrosecondsPerCommand: cpuUsed / Double(done) * 1e6,
+            roundTripP50Microseconds: rtts[rtts.count / 2], roundTripP99Microseconds: rtts[rtts.count * 99 / 100],
+            redisBenchmarkPerSecond: rate, redisBenchmarkCPUMicrosecondsPerCommand: toolCPU / Double(benchmarkRequests) * 1e6)
+    }
+}
+
+public struct RedisClientBenchResult: Sendable, Codable {
+    public var callers: Int
+    public var commandsPerSecond: Double
+    public var clientCPUMicrosecondsPerCommand: Double
+    public var roundTripP50Microseconds: Double
+    public var roundTripP99Microseconds: Double
+    public var redisBenchmarkPerSecond: Double
+    public var redisBenchmarkCPUMicrosecondsPerCommand: Double
+}
