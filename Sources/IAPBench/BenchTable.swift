@@ -53,6 +53,11 @@ public enum BenchTable {
         let cpu = TextTable.render(
             header: ["CPU ms per 1k receipts"] + kinds,
             rows: results.map { r in [r.scenario.name] + kinds.map { r.processes[$0].map { f($0.cpuMsPer1000) } ?? "-" } })
+        let stages = TextTable.render(
+            header: ["stages only (no intake)", "receipts/s", "3 stages' CPU ms/1k r", "round trips/r"],
+            rows: results.map { r in
+                [r.scenario.name, f(r.stagesOnlyPerSecond), f(r.stagesOnlyCPUMsPer1000), f(r.stagesOnlyRoundTripsPerReceipt, 2)]
+            })
         let memory = TextTable.render(
             header: ["peak RSS MB / idle CPU % / idle RSS MB (anon)"] + workerKinds,
             rows: results.map { r in
@@ -62,6 +67,6 @@ public enum BenchTable {
                     } ?? "-"
                 }
             })
-        return [speed, redis, cpu, memory].joined(separator: "\n\n")
+        return [speed, redis, cpu, stages, memory].joined(separator: "\n\n")
     }
 }

@@ -28,7 +28,8 @@ public struct RedisClientBench: Sendable {
         server.standardError = FileHandle.nullDevice
         try server.run()
         defer {
-            server.terminate()
+            // SIGKILL: nothing to save, and a child of the bench starts with SIGTERM blocked.
+            kill(server.processIdentifier, SIGKILL)
             server.waitUntilExit()
         }
         var configuration = RedisConfiguration(endpoint: .tcp(host: "127.0.0.1", port: port))

@@ -40,4 +40,10 @@ public struct ScenarioResult: Sendable, Codable {
     public var ceiling: RedisCeiling
     /// Receipts/s × commands per receipt over the ceiling's ops/s.
     public var ceilingShare: Double
+    /// Receipts/s when the verify queue is filled straight in Redis and the stages drain it (no intake).
+    public var stagesOnlyPerSecond: Double
+    /// The three stages' CPU (verifier + deduper + granter) per 1,000 receipts in that phase.
+    public var stagesOnlyCPUMsPer1000: Double
+    /// Redis round trips per receipt in that phase, the filling `submit_receipt` included.
+    public var stagesOnlyRoundTripsPerReceipt: Double
 }

@@ -85,6 +85,7 @@ struct ScenarioRun {
         let idleStart = await usage(cluster)
         try await Task.sleep(for: .seconds(settings.idleSeconds))
         let idleEnd = await usage(cluster)
+        let stagesOnly = try await stagesOnly(count, cluster, redis, keys)
         guard try await integer(redis, "ZCARD", keys.retry) == 0, try await integer(redis, "LLEN", keys.dead) == 0 else {
             throw BenchError("\(scenario.name): jobs were retried or dead-lettered; see the logs")
         }
@@ -106,7 +107,60 @@ struct ScenarioRun {
             commandsPerReceipt: perReceipt(commands.pipelineCommands), roundTripsPerReceipt: perReceipt(commands.roundTrips),
             commandsByName: commands.calls.filter { !CommandStats.benchOwn.contains($0.key) }.mapValues(perReceipt),
             redisCPUMsPer1000: processes["redis-server"].map { $0.cpuMsPer1000 } ?? 0, processes: processes,
-            ceiling: ceiling, ceilingShare: peak.perSecond * perReceipt(commands.pipelineCommands) / ceiling.opsPerSecond)
+            ceiling: ceiling, ceilingShare: peak.perSecond * perReceipt(commands.pipelineCommands) / ceiling.opsPerSecond,
+            stagesOnlyPerSecond: stagesOnly.perSecond, stagesOnlyCPUMsPer1000: stagesOnly.cpuMsPer1000,
+            stagesOnlyRoundTripsPerReceipt: stagesOnly.roundTrips)
+    }
+
+    /// Stages only: `jobs` receipts queued for verify straight in Redis (`submit_receipt` from 64
+    /// callers, as the Go peer's loader LPUSHes its jobs), drained by the running stages while they
+    /// come; no HTTP intake. Grants per second between 10 % and 90 % done, the three stages' CPU
+    /// per 1,000 receipts, and round trips per receipt (the `submit_receipt` calls included).
+    private func stagesOnly(
+        _ jobs: Int, _ cluster: LocalCluster, _ redis: RedisClient, _ keys: RedisKeys
+    ) async throws -> (perSecond: Double, cpuMsPer1000: Double, roundTrips: Double) {
+        let store = PipelineStore(redis: redis, keys: keys)
+        let batch = BenchReceipt.batch("stages", jobs)
+        let base = try await integer(redis, "XLEN", keys.fulfilment)
+        let before = await usage(cluster)
+        let commandsBefore = try await commandStats(redis)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for lane in 0..<64 {
+                group.addTask {
+                    for index in stride(from: lane, to: batch.count, by: 64) {
+                        let receipt = batch[index]
+                        let job = Job(
+                            ticket: "stages-\(index)", userID: receipt.userID, receiptData: receipt.receiptData, productID: nil,
+                            transactionID: nil, enqueuedAt: currentTimeMs())
+                        _ = try await store.submit(job, receiptDigest: "stages-\(index)", ttlSeconds: 3600)
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        var low: ContinuousClock.Instant?
+        var high: ContinuousClock.Instant?
+        let deadline = ContinuousClock.now + .seconds(300)
+        while high == nil {
+            guard ContinuousClock.now < deadline else { throw BenchError("\(scenario.name): the stages-only receipts were not all granted") }
+            let done = try await integer(redis, "XLEN", keys.fulfilment) - base
+            if low == nil, done >= jobs / 10 { low = .now }
+            if done >= jobs * 9 / 10 { high = .now }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        while try await integer(redis, "XLEN", keys.fulfilment) < base + jobs {
+            guard ContinuousClock.now < deadline else { throw BenchError("\(scenario.name): the stages-only receipts were not all granted") }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        let after = await usage(cluster)
+        let commands = try await commandStats(redis) - commandsBefore
+        let stages: Set<String> = ["iap-verifier", "iap-deduper", "iap-granter"]
+        var cpu = 0.0
+        for (pid, end) in after where stages.contains(end.kind) {
+            cpu += end.usage.cpuSeconds - (before[pid]?.usage.cpuSeconds ?? end.usage.cpuSeconds)
+        }
+        let span = (high! - (low ?? high!)) / .seconds(1)
+        return (Double(jobs * 8 / 10) / max(span, 0.001), cpu * 1_000_000 / Double(jobs), Double(commands.roundTrips) / Double(jobs))
     }
 
     // MARK: phases

@@ -32,6 +32,8 @@ final class RedisChannelHandler: ChannelDuplexHandler {
     private var timer: (task: Scheduled<Void>, deadline: NIODeadline)?
     /// Set once the connection is over: every later request fails with it.
     private var failure: RedisError?
+    /// A flush is queued on the event loop: later writes of this tick ride along with it.
+    private var flushQueued = false
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         switch unwrapOutboundIn(data) {
@@ -62,6 +64,19 @@ final class RedisChannelHandler: ChannelDuplexHandler {
                 arm(deadline, context: context)
             }
             promise?.succeed()
+        }
+    }
+
+    /// Flushes once per turn of the event loop, however many callers wrote meanwhile: under load
+    /// the commands of many jobs leave in one write(2), and Redis reads them in one go.
+    func flush(context: ChannelHandlerContext) {
+        if flushQueued { return }
+        flushQueued = true
+        let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        context.eventLoop.execute {
+            let (handler, context) = loopBound.value
+            handler.flushQueued = false
+            context.flush()
         }
     }
 

@@ -97,6 +97,52 @@ import Testing
         }
     }
 
+    @Test func aBatchOfForwardsAndClaimsMovesEachJobAsIfAlone() async throws {
+        try await withRedis { redis, _ in
+            let store = PipelineStore(redis: redis, keys: Self.keys)
+            let held = try await Self.held(store, Self.job("T1"))
+            let stolen = try await Self.held(store, Self.job("T2"))
+            let orphan = try await Self.held(store, Self.job("T3"))
+            try await redis.send("LREM", Self.keys.inflight(member: Self.member), "1", stolen)
+            try await redis.send("DEL", Self.keys.ticket("T3"))
+            func next(_ payload: String, _ stage: Stage) throws -> Job {
+                var job = try Job.decode(payload)
+                job.stage = stage
+                return job
+            }
+            let results = try await store.forward([
+                .init(payload: held, next: try next(held, .dedupe), ticketFields: [("environment", "Sandbox")]),
+                .init(payload: stolen, next: try next(stolen, .dedupe)),
+                .init(payload: orphan, next: try next(orphan, .dedupe), ticketFields: [("attempts", "1")]),
+            ], member: Self.member)
+            #expect(results == [.moved, .leaseLost, .ticketMissing])
+            #expect(try await Self.list(redis, Self.keys.queue(.dedupe)) == [try next(held, .dedupe).encoded()])
+            #expect(try await Self.hash(redis, Self.keys.ticket("T1"))["environment"] == "Sandbox")
+            #expect(try await Self.list(redis, Self.keys.inflight(member: Self.member)) == [orphan])
+
+            // Claims: two jobs with their own units, one of them redelivered after its claim.
+            var first = try next(held, .grant)
+            first.purchases = [Purchase(transactionID: "t1", originalTransactionID: "t1", productID: "p", quantity: 1, unit: "u1", outcome: .pending, reason: nil)]
+            var second = try Job.decode(try await Self.held(store, Self.job("T4"), member: "dedupe:w1"))
+            second.stage = .grant
+            second.purchases = [
+                Purchase(transactionID: "t2", originalTransactionID: "t2", productID: "p", quantity: 1, unit: "u2", outcome: .pending, reason: nil),
+                Purchase(transactionID: "t3", originalTransactionID: "t3", productID: "p", quantity: 1, unit: "u3", outcome: .pending, reason: nil),
+            ]
+            let firstTaken = try await Self.held(store, Self.job("T5"), member: "dedupe:w1")
+            first.ticket = "T5"
+            let secondTaken = try await Self.list(redis, Self.keys.inflight(member: "dedupe:w1")).last!
+            try await redis.send("SET", Self.keys.claim(unit: "u2"), "T4")
+            let claimed = try await store.claimAndForward([(firstTaken, first), (secondTaken, second)], member: "dedupe:w1")
+            #expect(claimed == [.moved, .moved])
+            #expect(try await redis.send("GET", Self.keys.claim(unit: "u1")).string == "T5")
+            #expect(try await redis.send("GET", Self.keys.claim(unit: "u2")).string == "T4")
+            #expect(try await redis.send("GET", Self.keys.claim(unit: "u3")).string == "T4")
+            #expect(try await Self.list(redis, Self.keys.queue(.grant)).count == 2)
+            #expect(try await Self.list(redis, Self.keys.inflight(member: "dedupe:w1")).isEmpty)
+        }
+    }
+
     @Test func transitionsLeaveTheJobWhenTheTicketIsGone() async throws {
         try await withRedis { redis, _ in
             let store = PipelineStore(redis: redis, keys: Self.keys)

@@ -81,12 +81,34 @@ public struct PipelineStore: Sendable {
     public func forward(
         _ payload: String, member: String, to next: Job, ticketFields: [(String, String)] = []
     ) async throws -> TransitionResult {
+        try await forward([Forward(payload: payload, next: next, ticketFields: ticketFields)], member: member)[0]
+    }
+
+    /// One job to forward: as taken, its next form, fields to set on its ticket.
+    public struct Forward: Sendable {
+        public var payload: String
+        public var next: Job
+        public var ticketFields: [(String, String)]
+
+        public init(payload: String, next: Job, ticketFields: [(String, String)] = []) {
+            self.payload = payload
+            self.next = next
+            self.ticketFields = ticketFields
+        }
+    }
+
+    /// Forwards several of a worker's jobs in one script call; one result per job, in order.
+    public func forward(_ jobs: [Forward], member: String) async throws -> [TransitionResult] {
+        let layout = ForwardJobsLayout(
+            inflight: keys.inflight(member: member), jobs: jobs.map { (keys.queue($0.next.stage), keys.ticket($0.next.ticket)) })
+        let arguments = ForwardJobsArguments(jobs: jobs.map {
+            ForwardedJob(taken: $0.payload, next: $0.next.encoded(), fields: $0.ticketFields.flatMap { [$0.0, $0.1] })
+        })
         let reply = try await redis.run(
-            PipelineScripts.forwardJob,
-            keys: [keys.inflight(member: member), keys.queue(next.stage), keys.ticket(next.ticket)],
-            arguments: [payload, next.encoded()] + ticketFields.flatMap { [$0.0, $0.1] }
-        )
-        return TransitionResult(reply.int)
+            PipelineScripts.forwardJob, keys: layout.keys, arguments: [String(decoding: canonicalJSON(arguments), as: UTF8.self)])
+        let results = (reply.array ?? []).map { TransitionResult($0.int) }
+        guard results.count == jobs.count else { throw RedisError.unexpectedReply("forward_job: \(reply)") }
+        return results
     }
 
     public func scheduleRetry(
@@ -137,17 +159,27 @@ public struct PipelineStore: Sendable {
     }
 
     public func claimAndForward(_ payload: String, member: String, to next: Job) async throws -> TransitionResult {
-        let units = (next.purchases ?? []).filter { $0.outcome == .pending }.compactMap(\.unit)
-        let reply = try await redis.run(
-            PipelineScripts.claimPurchases,
-            keys: [keys.inflight(member: member), keys.queue(.grant), keys.ticket(next.ticket)]
-                + units.map { keys.claim(unit: $0) },
-            arguments: [payload, next.encoded(), next.ticket]
-        )
-        return TransitionResult(reply.int)
+        try await claimAndForward([(payload, next)], member: member)[0]
     }
 
-    /// Grants the job's purchases; returns the ticket's final status when it moved.
+    /// Claims and forwards several of a worker's dedupe jobs in one script call; one result per job.
+    public func claimAndForward(_ jobs: [(payload: String, next: Job)], member: String) async throws -> [TransitionResult] {
+        let claims = jobs.map { job in
+            (job.next.purchases ?? []).filter { $0.outcome == .pending }.compactMap(\.unit).map { keys.claim(unit: $0) }
+        }
+        let layout = ClaimPurchasesLayout(
+            inflight: keys.inflight(member: member), grantQueue: keys.queue(.grant),
+            jobs: zip(jobs, claims).map { (keys.ticket($0.0.next.ticket), $0.1) })
+        let arguments = ClaimPurchasesArguments(jobs: zip(jobs, claims).map { job, claims in
+            ClaimedJob(taken: job.payload, next: job.next.encoded(), ticket: job.next.ticket, units: String(claims.count))
+        })
+        let reply = try await redis.run(
+            PipelineScripts.claimPurchases, keys: layout.keys, arguments: [String(decoding: canonicalJSON(arguments), as: UTF8.self)])
+        let results = (reply.array ?? []).map { TransitionResult($0.int) }
+        guard results.count == jobs.count else { throw RedisError.unexpectedReply("claim_purchases: \(reply)") }
+        return results
+    }
+
     public func grant(
         _ payload: String, member: String, job: Job, now: Int64 = currentTimeMs()
     ) async throws -> (TransitionResult, TicketStatus?) {

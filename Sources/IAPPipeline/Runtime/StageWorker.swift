@@ -75,8 +75,11 @@ public final class StageWorker: Service, Sendable {
                 try? await Task.sleep(for: .milliseconds(backoffMs))
                 backoffMs = min(backoffMs * 2, 5000)
             }
+            // A busy worker takes again once a few slots are free, not at every single one: its
+            // takes (and the marks and forwards of the jobs it starts together) then go in batches.
+            let refill = settings.refill
             while !context.isStopping && !Task.isCancelled {
-                if running >= settings.concurrency {
+                if running > settings.concurrency - refill {
                     if await group.next() == .handled { running -= 1 }
                     continue
                 }

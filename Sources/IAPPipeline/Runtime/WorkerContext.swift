@@ -13,6 +13,15 @@ public struct WorkerContext: Sendable {
     let stopping: NIOLockedValueBox<Bool>
     /// `mark_verifying` for the tickets of jobs taken at about the same time, in one call.
     let verifyingMarks: GroupCommit<String, Bool>
+    /// `forward_job` for the jobs this worker finishes at about the same time, in one call.
+    let forwards: GroupCommit<PipelineStore.Forward, TransitionResult>
+    /// `claim_purchases` likewise.
+    let claims: GroupCommit<ClaimItem, TransitionResult>
+
+    struct ClaimItem: Sendable {
+        var payload: String
+        var next: Job
+    }
 
     public init(store: PipelineStore, member: String, stage: Stage, logger: Logger) {
         self.store = store
@@ -24,6 +33,22 @@ public struct WorkerContext: Sendable {
             let missing = try await store.markVerifying(tickets: tickets)
             return tickets.map { !missing.contains($0) }
         }
+        self.forwards = GroupCommit(maxBatch: 64) { jobs in
+            try await store.forward(jobs, member: member)
+        }
+        self.claims = GroupCommit(maxBatch: 64) { jobs in
+            try await store.claimAndForward(jobs.map { ($0.payload, $0.next) }, member: member)
+        }
+    }
+
+    /// Forwards a job this worker holds (batched with others finishing now): `forward_job`.
+    public func forward(_ payload: String, to next: Job, ticketFields: [(String, String)] = []) async throws -> TransitionResult {
+        try await forwards.submit(PipelineStore.Forward(payload: payload, next: next, ticketFields: ticketFields))
+    }
+
+    /// Claims a dedupe job's grant units and forwards it to grant (batched): `claim_purchases`.
+    public func claimAndForward(_ payload: String, to next: Job) async throws -> TransitionResult {
+        try await claims.submit(ClaimItem(payload: payload, next: next))
     }
 
     /// Shows `verifying` on the ticket (batched with other jobs'); `false` when its hash is gone.

@@ -12,6 +12,10 @@ public struct WorkerSettings: Sendable {
     /// Most jobs one `take_jobs` moves (never more than the free slots).
     public var takeBatch: Int
 
+    /// How many slots must be free before a busy worker takes again: an eighth of its slots (at
+    /// most `takeBatch`), so a full worker takes in batches rather than one job per finished one.
+    public var refill: Int { min(takeBatch, max(1, concurrency / 8)) }
+
     /// How long the reaper keeps reaping a silent worker before forgetting it: past the lease, its
     /// last BLMOVE (sent at most half a lease after its last heartbeat) must have ended, plus two rounds.
     public var forgetAfterMs: Int { leaseMs + 2 * blockMs + 2 * housekeepingMs }

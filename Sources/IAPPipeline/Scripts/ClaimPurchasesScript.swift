@@ -1,18 +1,57 @@
 import RedisClient
 
 extension PipelineScripts {
-    /// Dedupe stage: claim each grant unit for this ticket (`SET … NX`) and forward the job to grant.
-    /// A unit already claimed by this ticket (a redelivered job) stays claimed: nothing is lost.
-    /// KEYS: in-flight list, grant queue, ticket key, then one claim key per unit.
-    /// ARGV: job as taken, job for the grant stage, ticket.
-    /// Returns 1, 0 when the worker no longer holds the job, -1 when the ticket is gone.
+    /// Dedupe stage: for each job, claim each grant unit for its ticket (`SET … NX`) and forward
+    /// the job to grant: one job, or a batch of the worker's jobs (each as if alone). A unit
+    /// already claimed by the same ticket (a redelivered job) stays claimed: nothing is lost.
+    /// KEYS: `ClaimPurchasesLayout`: the in-flight list, the grant queue, then per job its ticket
+    /// key followed by its `units` claim keys.
+    /// ARGV[1]: `ClaimPurchasesArguments` as JSON: per job `taken`, `next`, `ticket`, `units` (how many claim keys).
+    /// Returns per job 1, 0 when the worker no longer holds it, -1 when its ticket is gone.
     static let claimPurchases = RedisScript(name: "claim_purchases", source: """
-        if redis.call('EXISTS', KEYS[3]) == 0 then return -1 end
-        if redis.call('LREM', KEYS[1], 1, ARGV[1]) == 0 then return 0 end
-        for i = 4, #KEYS do
-          redis.call('SET', KEYS[i], ARGV[3], 'NX')
+        local a = cjson.decode(ARGV[1])
+        local results = {}
+        local cursor = 3
+        for i, job in ipairs(a.jobs) do
+          local ticketKey = KEYS[cursor]
+          local units = tonumber(job.units)
+          if redis.call('EXISTS', ticketKey) == 0 then
+            results[i] = -1
+          elseif redis.call('LREM', KEYS[1], 1, job.taken) == 0 then
+            results[i] = 0
+          else
+            for k = cursor + 1, cursor + units do
+              redis.call('SET', KEYS[k], job.ticket, 'NX')
+            end
+            redis.call('LPUSH', KEYS[2], job.next)
+            results[i] = 1
+          end
+          cursor = cursor + 1 + units
         end
-        redis.call('LPUSH', KEYS[2], ARGV[2])
-        return 1
+        return results
         """)
+}
+
+/// One job for `claim_purchases`.
+struct ClaimedJob: Encodable {
+    var taken: String
+    var next: String
+    var ticket: String
+    /// How many claim keys follow the ticket's key (a string: cjson reads numbers as doubles).
+    var units: String
+}
+
+/// The named arguments of `claim_purchases`.
+struct ClaimPurchasesArguments: Encodable {
+    var jobs: [ClaimedJob]
+}
+
+/// The keys of `claim_purchases`: in-flight list, grant queue, then per job its ticket key and claim keys.
+struct ClaimPurchasesLayout {
+    var keys: [String]
+
+    init(inflight: String, grantQueue: String, jobs: [(ticket: String, claims: [String])]) {
+        keys = [inflight, grantQueue]
+        for job in jobs { keys += [job.ticket] + job.claims }
+    }
 }

@@ -1,15 +1,50 @@
 import RedisClient
 
 extension PipelineScripts {
-    /// Ack a job from the worker's in-flight list and push its next form onto the next stage's queue.
-    /// KEYS: in-flight list, next queue, ticket key.
-    /// ARGV: job as taken, job for the next stage, then field/value pairs to set on the ticket.
-    /// Returns 1 when moved, 0 when the worker no longer holds the job, -1 when the ticket is gone.
+    /// Ack jobs from the worker's in-flight list and push each one's next form onto its next
+    /// stage's queue, setting fields on its ticket: one job, or a batch of the worker's jobs
+    /// (each moves or not on its own, as if alone).
+    /// KEYS: `ForwardJobsLayout`: the in-flight list, then per job its next queue and its ticket key.
+    /// ARGV[1]: `ForwardJobsArguments` as JSON: per job `taken` (as taken), `next`, `fields`
+    /// (field/value pairs for the ticket).
+    /// Returns per job 1 when moved, 0 when the worker no longer holds it, -1 when its ticket is gone.
     static let forwardJob = RedisScript(name: "forward_job", source: """
-        if redis.call('EXISTS', KEYS[3]) == 0 then return -1 end
-        if redis.call('LREM', KEYS[1], 1, ARGV[1]) == 0 then return 0 end
-        redis.call('LPUSH', KEYS[2], ARGV[2])
-        if #ARGV > 2 then redis.call('HSET', KEYS[3], unpack(ARGV, 3)) end
-        return 1
+        local a = cjson.decode(ARGV[1])
+        local results = {}
+        for i, job in ipairs(a.jobs) do
+          local queue, ticket = KEYS[2 * i], KEYS[2 * i + 1]
+          if redis.call('EXISTS', ticket) == 0 then
+            results[i] = -1
+          elseif redis.call('LREM', KEYS[1], 1, job.taken) == 0 then
+            results[i] = 0
+          else
+            redis.call('LPUSH', queue, job.next)
+            if #job.fields > 0 then redis.call('HSET', ticket, unpack(job.fields)) end
+            results[i] = 1
+          end
+        end
+        return results
         """)
+}
+
+/// One job for `forward_job`.
+struct ForwardedJob: Encodable {
+    var taken: String
+    var next: String
+    var fields: [String]
+}
+
+/// The named arguments of `forward_job`.
+struct ForwardJobsArguments: Encodable {
+    var jobs: [ForwardedJob]
+}
+
+/// The keys of `forward_job`: the in-flight list, then per job (next queue, ticket).
+struct ForwardJobsLayout {
+    var keys: [String]
+
+    init(inflight: String, jobs: [(queue: String, ticket: String)]) {
+        keys = [inflight]
+        for job in jobs { keys += [job.queue, job.ticket] }
+    }
 }

@@ -35,7 +35,7 @@ public struct DedupeHandler: JobHandler {
             return
         }
         let result = await worker.transition("claim_purchases") {
-            try await worker.store.claimAndForward(payload, member: worker.member, to: next)
+            try await worker.claimAndForward(payload, to: next)
         }
         await worker.settle(result, payload: payload, job: job, what: "claim_purchases")
     }

@@ -96,8 +96,8 @@ public struct NotifyHandler: JobHandler {
         next.receipt = VerifiedReceipt(signed: transaction)
         next.notification = nil
         let result = await worker.transition("forward_job") {
-            try await worker.store.forward(
-                payload, member: worker.member, to: next,
+            try await worker.forward(
+                payload, to: next,
                 ticketFields: [("user_id", user), ("environment", next.receipt?.environment ?? ""), ("attempts", "1")])
         }
         await worker.settle(result, payload: payload, job: job, what: "forward_job")

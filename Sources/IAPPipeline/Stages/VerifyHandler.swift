@@ -110,8 +110,8 @@ public struct VerifyHandler: JobHandler {
         next.receiptData = nil
         next.signedTransaction = nil
         let result = await worker.transition("forward_job") {
-            try await worker.store.forward(
-                payload, member: worker.member, to: next,
+            try await worker.forward(
+                payload, to: next,
                 ticketFields: [("environment", receipt.environment), ("attempts", String(attempt))])
         }
         await worker.settle(result, payload: payload, job: job, what: "forward_job")
