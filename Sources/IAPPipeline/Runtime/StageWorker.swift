@@ -78,6 +78,7 @@ public final class StageWorker: Service, Sendable {
             // A busy worker takes again once a few slots are free, not at every single one: its
             // takes (and the marks and forwards of the jobs it starts together) then go in batches.
             let refill = settings.refill
+            var queueSeemsEmpty = false
             while !context.isStopping && !Task.isCancelled {
                 if running > settings.concurrency - refill {
                     if await group.next() == .handled { running -= 1 }
@@ -101,19 +102,29 @@ public final class StageWorker: Service, Sendable {
                 }
                 var taken: [String] = []
                 do {
-                    // A long queue is taken in batches; only an empty one is waited on (BLMOVE).
-                    taken = try await context.store.takeJobs(
-                        from: handler.stage, member: context.member, max: min(settings.concurrency - running, settings.takeBatch))
-                    if taken.isEmpty, let payload = try await context.store.take(
-                        from: handler.stage, member: context.member, on: connection, blockMs: settings.blockMs)
-                    {
-                        taken = [payload]
+                    // A long queue is taken in batches; a queue that was just found empty is
+                    // waited on (BLMOVE) without asking take_jobs first, until a BLMOVE comes back
+                    // at once (jobs are waiting again).
+                    let wanted = min(settings.concurrency - running, settings.takeBatch)
+                    if !queueSeemsEmpty {
+                        taken = try await context.store.takeJobs(from: handler.stage, member: context.member, max: wanted)
+                        queueSeemsEmpty = taken.count < wanted
+                    }
+                    if taken.isEmpty {
+                        let asked = ContinuousClock.now
+                        if let payload = try await context.store.take(
+                            from: handler.stage, member: context.member, on: connection, blockMs: settings.blockMs)
+                        {
+                            taken = [payload]
+                            queueSeemsEmpty = ContinuousClock.now - asked > Self.blockedLongerThan
+                        }
                     }
                     backoffMs = 50
                 } catch {
                     // Redis may have moved jobs into our list and lost the reply: look for them soon.
                     context.logger.warning("cannot take jobs", metadata: ["error": "\(error)"])
                     nextOrphanCheck = .now
+                    queueSeemsEmpty = false
                     await pause()
                     continue
                 }
@@ -227,6 +238,9 @@ public final class StageWorker: Service, Sendable {
             try? await Task.sleep(for: .milliseconds(settings.housekeepingMs))
         }
     }
+
+    /// A BLMOVE that answers later than this waited for its job: the queue was empty.
+    static let blockedLongerThan = Duration.milliseconds(1)
 
     static func makeWorkerID() -> String {
         let host = ProcessInfo.processInfo.hostName.split(separator: ".").first.map(String.init) ?? "host"
