@@ -59,8 +59,8 @@ public final class StageWorker: Service, Sendable {
     }
 
     private func takeAndHandle() async {
+        // The blocking connection is this loop's own: closed when the loop ends, before hand-back.
         let connection = context.store.redis.makeDedicatedConnection()
-        defer { Task { await connection.close() } }
         context.logger.info("worker started", metadata: ["concurrency": "\(settings.concurrency)"])
         await withTaskGroup(of: Event.self) { group in
             // Wakes a loop that waits for a free slot when a stop is requested.
@@ -154,6 +154,7 @@ public final class StageWorker: Service, Sendable {
             }
             group.cancelAll()
         }
+        await connection.close()
     }
 
     private func handle(_ payload: String, in group: inout TaskGroup<Event>) {
