@@ -112,17 +112,15 @@ public struct JWSBenchResult: Sendable, Codable {
 
 /// CPU seconds this process has used (user + system).
 enum ProcessCPU {
-    static func seconds() -> Double {
-        var usage = rusage()
-        getrusage(RUSAGE_SELF.rawValue, &usage)
-        return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec)
-            + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1_000_000
-    }
+    /// CPU of this process so far.
+    static func seconds() -> Double { seconds(RUSAGE_SELF) }
 
     /// CPU of the children that ended and were waited for.
-    static func childrenSeconds() -> Double {
+    static func childrenSeconds() -> Double { seconds(RUSAGE_CHILDREN) }
+
+    private static func seconds(_ who: __rusage_who) -> Double {
         var usage = rusage()
-        getrusage(RUSAGE_CHILDREN.rawValue, &usage)
+        getrusage(who.rawValue, &usage)
         return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec)
             + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1_000_000
     }

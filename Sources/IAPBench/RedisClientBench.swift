@@ -81,11 +81,7 @@ public struct RedisClientBench: Sendable {
         let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         tool.waitUntilExit()
         let toolCPU = ProcessCPU.childrenSeconds() - childCPU
-        var rate: Double?
-        for line in output.split(whereSeparator: \.isNewline) {
-            let fields = line.split(separator: ",").map { $0.trimmingCharacters(in: CharacterSet(charactersIn: "\"")) }
-            if fields.count > 1, fields[0] == "SET" { rate = Double(fields[1]) }
-        }
+        let rate = RedisCeiling.rates(csv: output)["SET"]
         guard let rate else { throw BenchError("redis-benchmark printed no SET rate: \(output.prefix(200))") }
         return RedisClientBenchResult(
             callers: callers, commandsPerSecond: Double(done) / elapsed, clientCPUMicrosecondsPerCommand: cpuUsed / Double(done) * 1e6,
