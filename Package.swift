@@ -170,21 +170,55 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
+            // What every pipeline executable shares: logging, settings options, the process entry.
             name: "IAPCLI",
             dependencies: [
                 "IAPPipeline",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "IAPIntakeCLI",
+            dependencies: [
+                "IAPCLI",
                 "IAPIntake",
+                "IAPPipeline",
+                "RedisClient",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "IAPWorkerCLI",
+            dependencies: [
+                "IAPCLI",
+                "IAPPipeline",
                 "AppleJWS",
                 "AppleReceipt",
                 "AppStoreServerAPI",
                 "RedisClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "IAPControlCLI",
+            dependencies: [
+                "IAPCLI",
+                "IAPPipeline",
+                "AppleReceipt",
+                "RedisClient",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -207,12 +241,12 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        .executableTarget(name: "iap-intake", dependencies: ["IAPCLI"], swiftSettings: swiftSettings),
-        .executableTarget(name: "iap-verifier", dependencies: ["IAPCLI"], swiftSettings: swiftSettings),
-        .executableTarget(name: "iap-deduper", dependencies: ["IAPCLI"], swiftSettings: swiftSettings),
-        .executableTarget(name: "iap-granter", dependencies: ["IAPCLI"], swiftSettings: swiftSettings),
-        .executableTarget(name: "iap-notifier", dependencies: ["IAPCLI"], swiftSettings: swiftSettings),
-        .executableTarget(name: "iapctl", dependencies: ["IAPCLI"], swiftSettings: swiftSettings),
+        .executableTarget(name: "iap-intake", dependencies: ["IAPIntakeCLI"], swiftSettings: swiftSettings),
+        .executableTarget(name: "iap-verifier", dependencies: ["IAPWorkerCLI"], swiftSettings: swiftSettings),
+        .executableTarget(name: "iap-deduper", dependencies: ["IAPWorkerCLI"], swiftSettings: swiftSettings),
+        .executableTarget(name: "iap-granter", dependencies: ["IAPWorkerCLI"], swiftSettings: swiftSettings),
+        .executableTarget(name: "iap-notifier", dependencies: ["IAPWorkerCLI"], swiftSettings: swiftSettings),
+        .executableTarget(name: "iapctl", dependencies: ["IAPControlCLI"], swiftSettings: swiftSettings),
         .executableTarget(name: "apple-sim", dependencies: ["IAPToolsCLI"], swiftSettings: swiftSettings),
         .executableTarget(name: "iap-drill", dependencies: ["IAPToolsCLI"], swiftSettings: swiftSettings),
         .executableTarget(name: "iap-bench", dependencies: ["IAPToolsCLI"], swiftSettings: swiftSettings),

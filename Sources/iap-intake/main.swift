@@ -1,3 +1,3 @@
-import IAPCLI
+import IAPIntakeCLI
 
-await Entry.intake()
+await IntakeEntry.main()

@@ -1,3 +1,3 @@
-import IAPCLI
+import IAPWorkerCLI
 
-await Entry.notifier()
+await WorkerEntry.notifier()

@@ -1,3 +1,3 @@
-import IAPCLI
+import IAPWorkerCLI
 
-await Entry.verifier()
+await WorkerEntry.verifier()

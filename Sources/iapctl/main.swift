@@ -1,3 +1,3 @@
-import IAPCLI
+import IAPControlCLI
 
-await Entry.control()
+await ControlEntry.main()

@@ -1,5 +1,6 @@
 import AppleReceipt
 import ArgumentParser
+import IAPCLI
 import Foundation
 import IAPPipeline
 import RedisClient

@@ -1,4 +1,5 @@
 import ArgumentParser
+import IAPCLI
 import Hummingbird
 import IAPIntake
 import IAPPipeline

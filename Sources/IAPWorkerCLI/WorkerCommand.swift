@@ -2,6 +2,7 @@ import AppStoreServerAPI
 import AppleJWS
 import NIOConcurrencyHelpers
 import AppleReceipt
+import IAPCLI
 import ArgumentParser
 import IAPPipeline
 import Logging
