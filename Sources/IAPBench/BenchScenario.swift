@@ -34,8 +34,9 @@ public struct BenchScenario: Sendable, Codable, Equatable {
         }
     }
 
-    /// 1, 2, 4 and 8 verifiers with 8 jobs each at 50 ms: linear until CPU or Redis gives out.
+    /// 1, 2, 4 and 8 verifiers with 8 jobs each at 50 ms: linear until CPU or Redis gives out; then
+    /// one verifier with 256 slots at 50 ms, as many requests open as the Go peer's goroutines.
     public static let scaling: [BenchScenario] = [1, 2, 4, 8].map { verifiers in
         BenchScenario(name: "scale-v\(verifiers)-c8", appleLatencyMs: 50, verifiers: verifiers, concurrency: 8, durability: .always)
-    }
+    } + [BenchScenario(name: "lat50-v1-c256-nopersist", appleLatencyMs: 50, verifiers: 1, concurrency: 256, durability: .none)]
 }

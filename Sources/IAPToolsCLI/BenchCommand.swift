@@ -13,7 +13,8 @@ public struct BenchCommand: AsyncParsableCommand {
             measures the intake alone, each stage alone, the pipeline end to end at full speed and at half of it \
             (latency), idle processes, and redis-benchmark's LPUSH/RPOP ceiling on the same server. \
             Scenarios: apple-sim latency 0 and 50 ms × 1 and 2 verifiers × Redis without persistence and with \
-            appendfsync always, then 1, 2, 4 and 8 verifiers of concurrency 8 at 50 ms (scaling). \
+            appendfsync always, then 1, 2, 4 and 8 verifiers of concurrency 8 at 50 ms (scaling), and one verifier \
+            of concurrency 256 at 50 ms (as many requests open as the Go peer). \
             Scenario jws: StoreKit 2 signed transactions verified per CPU second on one thread, chain cache warm. \
             Scenario redis-client: the Redis client alone (64 callers, SET) beside redis-benchmark on the same server.
             """)
