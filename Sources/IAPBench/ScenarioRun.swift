@@ -138,19 +138,8 @@ struct ScenarioRun {
             }
             try await group.waitForAll()
         }
-        var low: ContinuousClock.Instant?
-        var high: ContinuousClock.Instant?
-        let deadline = ContinuousClock.now + .seconds(300)
-        while high == nil {
-            guard ContinuousClock.now < deadline else { throw BenchError("\(scenario.name): the stages-only receipts were not all granted") }
-            let done = try await integer(redis, "XLEN", keys.fulfilment) - base
-            if low == nil, done >= jobs / 10 { low = .now }
-            if done >= jobs * 9 / 10 { high = .now }
-            try await Task.sleep(for: .milliseconds(5))
-        }
-        while try await integer(redis, "XLEN", keys.fulfilment) < base + jobs {
-            guard ContinuousClock.now < deadline else { throw BenchError("\(scenario.name): the stages-only receipts were not all granted") }
-            try await Task.sleep(for: .milliseconds(10))
+        let perSecond = try await rate(of: "the stages-only phase", jobs: jobs) {
+            try await integer(redis, "XLEN", keys.fulfilment) - base
         }
         let after = await usage(cluster)
         let commands = try await commandStats(redis) - commandsBefore
@@ -159,8 +148,7 @@ struct ScenarioRun {
         for (pid, end) in after where stages.contains(end.kind) {
             cpu += end.usage.cpuSeconds - (before[pid]?.usage.cpuSeconds ?? end.usage.cpuSeconds)
         }
-        let span = (high! - (low ?? high!)) / .seconds(1)
-        return (Double(jobs * 8 / 10) / max(span, 0.001), cpu * 1_000_000 / Double(jobs), Double(commands.roundTrips) / Double(jobs))
+        return (perSecond, cpu * 1_000_000 / Double(jobs), Double(commands.roundTrips) / Double(jobs))
     }
 
     // MARK: phases
@@ -171,19 +159,24 @@ struct ScenarioRun {
         _ cluster: LocalCluster, _ stage: Stage, processes: Int, jobs: Int, done: () async throws -> Int
     ) async throws -> Double {
         for _ in 0..<processes { _ = try await cluster.addWorker(stage, waitUntilRegistered: false) }
+        // The stage empties its queue before the next one starts, so that one has all the jobs.
+        return try await rate(of: "the \(stage) stage", jobs: jobs, done: done)
+    }
+
+    /// Waits until `done` reaches `jobs` and returns the jobs/s between 10 % and 90 % done.
+    private func rate(of what: String, jobs: Int, done: () async throws -> Int) async throws -> Double {
         var low: (count: Int, at: ContinuousClock.Instant)?
         var high: (count: Int, at: ContinuousClock.Instant)?
         let deadline = ContinuousClock.now + .seconds(300)
         while true {
-            guard ContinuousClock.now < deadline else { throw BenchError("\(scenario.name): the \(stage) stage did not finish") }
+            guard ContinuousClock.now < deadline else { throw BenchError("\(scenario.name): \(what) did not finish") }
             let count = try await done()
             if low == nil, count >= jobs / 10 { low = (count, .now) }
             if high == nil, count >= jobs * 9 / 10 { high = (count, .now) }
-            // The stage empties its queue before the next one starts, so that one has all the jobs.
             if count >= jobs { break }
             try await Task.sleep(for: .milliseconds(5))
         }
-        guard let low, let high, high.count > low.count else { throw BenchError("\(scenario.name): too few \(stage) jobs to time") }
+        guard let low, let high, high.count > low.count else { throw BenchError("\(scenario.name): too few jobs to time \(what)") }
         return Double(high.count - low.count) / ((high.at - low.at) / .seconds(1))
     }
 

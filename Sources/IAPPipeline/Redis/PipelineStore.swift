@@ -106,9 +106,7 @@ public struct PipelineStore: Sendable {
         })
         let reply = try await redis.run(
             PipelineScripts.forwardJob, keys: layout.keys, arguments: [String(decoding: canonicalJSON(arguments), as: UTF8.self)])
-        let results = (reply.array ?? []).map { TransitionResult($0.int) }
-        guard results.count == jobs.count else { throw RedisError.unexpectedReply("forward_job: \(reply)") }
-        return results
+        return try TransitionResult.each(of: reply, expected: jobs.count, script: "forward_job")
     }
 
     public func scheduleRetry(
@@ -175,9 +173,7 @@ public struct PipelineStore: Sendable {
         })
         let reply = try await redis.run(
             PipelineScripts.claimPurchases, keys: layout.keys, arguments: [String(decoding: canonicalJSON(arguments), as: UTF8.self)])
-        let results = (reply.array ?? []).map { TransitionResult($0.int) }
-        guard results.count == jobs.count else { throw RedisError.unexpectedReply("claim_purchases: \(reply)") }
-        return results
+        return try TransitionResult.each(of: reply, expected: jobs.count, script: "claim_purchases")
     }
 
     public func grant(

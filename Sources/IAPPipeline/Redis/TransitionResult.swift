@@ -1,3 +1,5 @@
+import RedisClient
+
 /// How a transition script ended.
 public enum TransitionResult: Sendable, Equatable {
     /// The job moved.
@@ -13,5 +15,12 @@ public enum TransitionResult: Sendable, Equatable {
         case -1: self = .ticketMissing
         default: self = .leaseLost
         }
+    }
+
+    /// One result per job from a script that moved a batch.
+    static func each(of reply: RedisReply, expected: Int, script: String) throws -> [TransitionResult] {
+        let results = (reply.array ?? []).map { TransitionResult($0.int) }
+        guard results.count == expected else { throw RedisError.unexpectedReply("\(script): \(reply)") }
+        return results
     }
 }
