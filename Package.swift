@@ -51,6 +51,7 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        .target(name: "PlainJSON", swiftSettings: swiftSettings),
         .target(
             name: "LoopbackPort",
             dependencies: [.product(name: "NIOConcurrencyHelpers", package: "swift-nio")],
@@ -60,6 +61,7 @@ let package = Package(
             name: "AppleReceipt",
             dependencies: [
                 "AppleJWS",
+                "PlainJSON",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
@@ -96,6 +98,7 @@ let package = Package(
                 "AppleReceipt",
                 "AppleJWS",
                 "AppStoreServerAPI",
+                "PlainJSON",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "Logging", package: "swift-log"),
@@ -282,8 +285,13 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "PlainJSONTests",
+            dependencies: ["PlainJSON"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "AppleReceiptTests",
-            dependencies: ["AppleReceipt"],
+            dependencies: ["AppleReceipt", "PlainJSON"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -292,7 +300,7 @@ let package = Package(
                 "AppleJWS",
                 "AppStoreServerAPI",
                 .product(name: "Crypto", package: "swift-crypto"),
-                "IAPPipeline", "IAPIntake", "AppleSimulator", "TestSupport", "LoopbackPort",
+                "IAPPipeline", "PlainJSON", "IAPIntake", "AppleSimulator", "TestSupport", "LoopbackPort",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

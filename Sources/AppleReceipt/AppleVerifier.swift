@@ -103,7 +103,7 @@ public final class AppleVerifier: Sendable {
             return .ended(.misconfigured(reason: ReasonCode.appleHTTP(code), detail: "Apple answered HTTP \(code) from \(url)"))
         }
         do {
-            return .answer(try JSONDecoder().decode(VerifyReceiptResponse.self, from: bytes))
+            return .answer(try bytes.withUnsafeReadableBytes { try VerifyReceiptResponse(parsing: $0) })
         } catch {
             return .ended(.transient(reason: "apple_bad_response", detail: "not a verifyReceipt answer: \(error)", retryAfterMs: nil))
         }

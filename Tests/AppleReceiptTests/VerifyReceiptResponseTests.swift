@@ -1,5 +1,6 @@
 import AppleReceipt
 import Foundation
+import PlainJSON
 import Testing
 
 @Suite struct VerifyReceiptResponseTests {
@@ -15,7 +16,7 @@ import Testing
         """
 
     @Test func decodesApplesRealAnswer() throws {
-        let answer = try JSONDecoder().decode(VerifyReceiptResponse.self, from: Data(Self.production.utf8))
+        let answer = try VerifyReceiptResponse(parsing: Self.production)
         #expect(answer.status == 0)
         #expect(answer.environment == "Production")
         #expect(answer.receipt?.bundleID == "com.lucky917.ios.Live")
@@ -33,7 +34,7 @@ import Testing
               {"transaction_id": "1000000200", "product_id": "s", "web_order_line_item_id": 77,
                "cancellation_date_ms": "1600000000000"}]}
             """
-        let answer = try JSONDecoder().decode(VerifyReceiptResponse.self, from: Data(json.utf8))
+        let answer = try VerifyReceiptResponse(parsing: json)
         #expect(answer.transactions.map(\.transactionID) == ["1000000123", "1000000200"])
         #expect(answer.transactions[0].originalTransactionID == "1000000100")
         #expect(answer.transactions[0].quantity == 2)
@@ -43,15 +44,24 @@ import Testing
     }
 
     @Test func readsIsRetryableAsBoolOrNumber() throws {
-        let asBool = try JSONDecoder().decode(VerifyReceiptResponse.self, from: Data(#"{"status":21100,"is-retryable":true}"#.utf8))
-        let asNumber = try JSONDecoder().decode(VerifyReceiptResponse.self, from: Data(#"{"status":21101,"is-retryable":1}"#.utf8))
-        let absent = try JSONDecoder().decode(VerifyReceiptResponse.self, from: Data(#"{"status":21102}"#.utf8))
+        let asBool = try VerifyReceiptResponse(parsing: #"{"status":21100,"is-retryable":true}"#)
+        let asNumber = try VerifyReceiptResponse(parsing: #"{"status":21101,"is-retryable":1}"#)
+        let absent = try VerifyReceiptResponse(parsing: #"{"status":21102}"#)
         #expect(asBool.isRetryable && asNumber.isRetryable && !absent.isRetryable)
     }
 
     @Test func anAnswerWithoutStatusIsNotAnAnswer() {
-        #expect(throws: DecodingError.self) {
-            try JSONDecoder().decode(VerifyReceiptResponse.self, from: Data(#"{"receipt":{}}"#.utf8))
+        #expect(throws: JSONShapeError(member: "status", reason: "missing")) {
+            try VerifyReceiptResponse(parsing: #"{"receipt":{}}"#)
         }
+        #expect(throws: JSONParseError.self) { try VerifyReceiptResponse(parsing: "<html>busy</html>") }
+    }
+
+    /// Only a valid answer's receipt is read: a malformed one beside an error status hides nothing.
+    @Test func anErrorStatusIgnoresTheRest() throws {
+        let answer = try VerifyReceiptResponse(parsing: #"{"status":21007,"receipt":"garbage","latest_receipt_info":7}"#)
+        #expect(answer.status == 21007)
+        #expect(answer.receipt == nil)
+        #expect(throws: JSONShapeError.self) { try VerifyReceiptResponse(parsing: #"{"status":0,"receipt":"garbage"}"#) }
     }
 }

@@ -68,12 +68,4 @@ public struct Job: Codable, Sendable, Equatable {
         case signedTransaction(String)
         case transactionLookup(String)
     }
-
-    public func encoded() -> String {
-        String(decoding: canonicalJSON(self), as: UTF8.self)
-    }
-
-    public static func decode(_ payload: String) throws -> Job {
-        try JSONDecoder().decode(Job.self, from: Data(payload.utf8))
-    }
 }

@@ -57,7 +57,7 @@ public struct PipelineStore: Sendable {
     public func takeJobs(from stage: Stage, member: String, max: Int) async throws -> [String] {
         let reply = try await redis.run(
             PipelineScripts.takeJobs, keys: [keys.queue(stage), keys.inflight(member: member)],
-            arguments: [String(decoding: canonicalJSON(TakeJobsArguments(max: String(max))), as: UTF8.self)])
+            arguments: [TakeJobsArguments(max: String(max)).argument])
         return (reply.array ?? []).compactMap(\.string)
     }
 
@@ -67,7 +67,7 @@ public struct PipelineStore: Sendable {
         let arguments = MarkVerifyingArguments(now: String(now), channel: keys.results, tickets: tickets)
         let reply = try await redis.run(
             PipelineScripts.markVerifying, keys: tickets.map(keys.ticket),
-            arguments: [String(decoding: canonicalJSON(arguments), as: UTF8.self)])
+            arguments: [arguments.argument])
         let found = (reply.array ?? []).map { $0.int ?? 0 }
         guard found.count == tickets.count else { throw RedisError.unexpectedReply("mark_verifying: \(reply)") }
         return Set(zip(tickets, found).filter { $0.1 == -1 }.map(\.0))
@@ -105,7 +105,7 @@ public struct PipelineStore: Sendable {
             ForwardedJob(taken: $0.payload, next: $0.next.encoded(), fields: $0.ticketFields.flatMap { [$0.0, $0.1] })
         })
         let reply = try await redis.run(
-            PipelineScripts.forwardJob, keys: layout.keys, arguments: [String(decoding: canonicalJSON(arguments), as: UTF8.self)])
+            PipelineScripts.forwardJob, keys: layout.keys, arguments: [arguments.argument])
         return try TransitionResult.each(of: reply, expected: jobs.count, script: "forward_job")
     }
 
@@ -151,7 +151,7 @@ public struct PipelineStore: Sendable {
         let reply = try await redis.run(
             PipelineScripts.finishTicket,
             keys: [keys.inflight(member: member), keys.ticket(ticket)],
-            arguments: [payload, String(decoding: canonicalJSON(arguments), as: UTF8.self)]
+            arguments: [payload, arguments.argument]
         )
         return TransitionResult(reply.int)
     }
@@ -172,7 +172,7 @@ public struct PipelineStore: Sendable {
             ClaimedJob(taken: job.payload, next: job.next.encoded(), ticket: job.next.ticket, units: String(claims.count))
         })
         let reply = try await redis.run(
-            PipelineScripts.claimPurchases, keys: layout.keys, arguments: [String(decoding: canonicalJSON(arguments), as: UTF8.self)])
+            PipelineScripts.claimPurchases, keys: layout.keys, arguments: [arguments.argument])
         return try TransitionResult.each(of: reply, expected: jobs.count, script: "claim_purchases")
     }
 
@@ -204,7 +204,7 @@ public struct PipelineStore: Sendable {
         let reply = try await redis.run(
             PipelineScripts.grantPurchases,
             keys: [keys.inflight(member: member), keys.ticket(job.ticket), keys.fulfilment] + grantKeys,
-            arguments: [payload, String(decoding: canonicalJSON(arguments), as: UTF8.self)]
+            arguments: [payload, arguments.argument]
         )
         let items = reply.array ?? []
         let result = TransitionResult(items.first?.int)
@@ -223,7 +223,7 @@ public struct PipelineStore: Sendable {
         let reply = try await redis.run(
             PipelineScripts.acceptNotification,
             keys: [keys.notification(uuid: uuid), keys.ticket(job.ticket), keys.queue(.notify)],
-            arguments: [job.encoded(), String(decoding: canonicalJSON(arguments), as: UTF8.self)])
+            arguments: [job.encoded(), arguments.argument])
         guard let items = reply.array, items.count == 2, let created = items[0].int, let ticket = items[1].string else {
             throw RedisError.unexpectedReply("accept_notification: \(reply)")
         }
@@ -257,7 +257,7 @@ public struct PipelineStore: Sendable {
         let reply = try await redis.run(
             script,
             keys: [keys.inflight(member: member), keys.ticket(job.ticket), keys.grant(unit: unit), keys.refunded(unit: unit), keys.fulfilment],
-            arguments: [payload, String(decoding: canonicalJSON(arguments), as: UTF8.self)])
+            arguments: [payload, arguments.argument])
         let items = reply.array ?? []
         return (TransitionResult(items.first?.int), items.count > 1 ? items[1].string : nil)
     }
@@ -287,7 +287,7 @@ public struct PipelineStore: Sendable {
         }
         let reply = try await redis.run(
             PipelineScripts.recordNotification, keys: recordKeys,
-            arguments: [payload, String(decoding: canonicalJSON(arguments), as: UTF8.self)])
+            arguments: [payload, arguments.argument])
         return TransitionResult(reply.int)
     }
 

@@ -49,7 +49,7 @@ extension PipelineStore {
     public func holdAPIEndpoint(environment: String, endpoint: String, untilMs: Int64) async throws -> Int64 {
         let reply = try await redis.run(
             PipelineScripts.holdAPIEndpoint, keys: [keys.apiHold(environment: environment, endpoint: endpoint)],
-            arguments: [String(decoding: canonicalJSON(["until_ms": String(untilMs)]), as: UTF8.self)])
+            arguments: [["until_ms": String(untilMs)].argument])
         return reply.int ?? 0
     }
 }

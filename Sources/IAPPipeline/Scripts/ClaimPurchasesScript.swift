@@ -1,3 +1,4 @@
+import PlainJSON
 import RedisClient
 
 extension PipelineScripts {
@@ -33,17 +34,23 @@ extension PipelineScripts {
 }
 
 /// One job for `claim_purchases`.
-struct ClaimedJob: Encodable {
+struct ClaimedJob {
     var taken: String
     var next: String
     var ticket: String
     /// How many claim keys follow the ticket's key (a string: cjson reads numbers as doubles).
     var units: String
+
+    var json: JSONValue {
+        .object(["taken": .string(taken), "next": .string(next), "ticket": .string(ticket), "units": .string(units)])
+    }
 }
 
 /// The named arguments of `claim_purchases`.
-struct ClaimPurchasesArguments: Encodable {
+struct ClaimPurchasesArguments: ScriptArguments {
     var jobs: [ClaimedJob]
+
+    var json: JSONValue { .object(["jobs": .array(jobs.map(\.json))]) }
 }
 
 /// The keys of `claim_purchases`: in-flight list, grant queue, then per job its ticket key and claim keys.

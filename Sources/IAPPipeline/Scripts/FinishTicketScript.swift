@@ -1,3 +1,4 @@
+import PlainJSON
 import RedisClient
 
 extension PipelineScripts {
@@ -21,7 +22,7 @@ extension PipelineScripts {
 }
 
 /// The named arguments of `finish_ticket`.
-struct FinishTicketArguments: Encodable {
+struct FinishTicketArguments: ScriptArguments {
     var status: String
     var reason: String
     /// Numbers travel as strings: cjson reads numbers as doubles.
@@ -32,8 +33,11 @@ struct FinishTicketArguments: Encodable {
     var environment: String?
     var lastError: String?
 
-    enum CodingKeys: String, CodingKey {
-        case status, reason, attempts, now, channel, ticket, environment
-        case lastError = "last_error"
+    var json: JSONValue {
+        .members([
+            "status": .string(status), "reason": .string(reason), "attempts": .string(attempts), "now": .string(now),
+            "channel": .string(channel), "ticket": .string(ticket), "environment": environment.json,
+            "last_error": lastError.json,
+        ])
     }
 }

@@ -1,3 +1,4 @@
+import PlainJSON
 import RedisClient
 
 extension PipelineScripts {
@@ -28,15 +29,21 @@ extension PipelineScripts {
 }
 
 /// One job for `forward_job`.
-struct ForwardedJob: Encodable {
+struct ForwardedJob {
     var taken: String
     var next: String
     var fields: [String]
+
+    var json: JSONValue {
+        .object(["taken": .string(taken), "next": .string(next), "fields": .array(fields.map(JSONValue.string))])
+    }
 }
 
 /// The named arguments of `forward_job`.
-struct ForwardJobsArguments: Encodable {
+struct ForwardJobsArguments: ScriptArguments {
     var jobs: [ForwardedJob]
+
+    var json: JSONValue { .object(["jobs": .array(jobs.map(\.json))]) }
 }
 
 /// The keys of `forward_job`: the in-flight list, then per job (next queue, ticket).

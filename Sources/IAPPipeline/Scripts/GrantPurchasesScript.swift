@@ -1,3 +1,4 @@
+import PlainJSON
 import RedisClient
 
 extension PipelineScripts {
@@ -76,7 +77,7 @@ extension PipelineScripts {
 }
 
 /// The named arguments of `grant_purchases`.
-struct GrantPurchasesArguments: Encodable {
+struct GrantPurchasesArguments: ScriptArguments {
     var ticket: String
     /// Numbers travel as strings where Redis stores them: cjson reads numbers as doubles.
     var now: String
@@ -87,7 +88,7 @@ struct GrantPurchasesArguments: Encodable {
     var prefix: String
     var purchases: [Line]
 
-    struct Line: Encodable {
+    struct Line {
         var transactionID: String
         var originalTransactionID: String
         var productID: String
@@ -97,18 +98,25 @@ struct GrantPurchasesArguments: Encodable {
         var reason: String?
         var appAccountToken: String?
 
-        enum CodingKeys: String, CodingKey {
-            case transactionID = "transaction_id"
-            case originalTransactionID = "original_transaction_id"
-            case productID = "product_id"
-            case quantity, unit, outcome, reason
-            case appAccountToken = "app_account_token"
+        var json: JSONValue {
+            .members([
+                "transaction_id": .string(transactionID),
+                "original_transaction_id": .string(originalTransactionID),
+                "product_id": .string(productID),
+                "quantity": .string(quantity),
+                "unit": unit.json,
+                "outcome": .string(outcome),
+                "reason": reason.json,
+                "app_account_token": appAccountToken.json,
+            ])
         }
     }
 
-    enum CodingKeys: String, CodingKey {
-        case ticket, now, channel
-        case userID = "user_id"
-        case environment, source, prefix, purchases
+    var json: JSONValue {
+        .object([
+            "ticket": .string(ticket), "now": .string(now), "channel": .string(channel), "user_id": .string(userID),
+            "environment": .string(environment), "source": .string(source), "prefix": .string(prefix),
+            "purchases": .array(purchases.map(\.json)),
+        ])
     }
 }

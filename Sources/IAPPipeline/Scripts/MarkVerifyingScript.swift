@@ -1,3 +1,4 @@
+import PlainJSON
 import RedisClient
 
 extension PipelineScripts {
@@ -25,8 +26,12 @@ extension PipelineScripts {
 }
 
 /// The named arguments of `mark_verifying`.
-struct MarkVerifyingArguments: Encodable {
+struct MarkVerifyingArguments: ScriptArguments {
     var now: String
     var channel: String
     var tickets: [String]
+
+    var json: JSONValue {
+        .object(["now": .string(now), "channel": .string(channel), "tickets": .array(tickets.map(JSONValue.string))])
+    }
 }

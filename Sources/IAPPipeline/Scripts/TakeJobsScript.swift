@@ -1,3 +1,4 @@
+import PlainJSON
 import RedisClient
 
 extension PipelineScripts {
@@ -19,7 +20,9 @@ extension PipelineScripts {
 }
 
 /// The named arguments of `take_jobs`.
-struct TakeJobsArguments: Encodable {
+struct TakeJobsArguments: ScriptArguments {
     /// How many jobs at most (a string: cjson reads numbers as doubles).
     var max: String
+
+    var json: JSONValue { .object(["max": .string(max)]) }
 }

@@ -1,0 +1,30 @@
+import PlainJSON
+
+extension InAppTransaction {
+    /// Reads a transaction as Apple lists it, or as a job carries it: the same members and leniency
+    /// as `init(from:)`.
+    public init(json: JSONValue) throws(JSONShapeError) {
+        transactionID = try json.lenientString("transaction_id")
+        originalTransactionID = try json.lenientStringIfPresent("original_transaction_id") ?? transactionID
+        productID = try json.lenientString("product_id")
+        quantity = try json.lenientStringIfPresent("quantity").flatMap { Int($0) } ?? 1
+        webOrderLineItemID = try json.lenientStringIfPresent("web_order_line_item_id")
+        purchaseDateMs = try json.lenientStringIfPresent("purchase_date_ms")
+        cancellationDateMs = try json.lenientStringIfPresent("cancellation_date_ms")
+        appAccountToken = try json.stringIfPresent("app_account_token")
+    }
+
+    /// The members `encode(to:)` writes.
+    public var json: JSONValue {
+        .members([
+            "transaction_id": .string(transactionID),
+            "original_transaction_id": .string(originalTransactionID),
+            "product_id": .string(productID),
+            "quantity": .string(String(quantity)),
+            "web_order_line_item_id": webOrderLineItemID.json,
+            "purchase_date_ms": purchaseDateMs.json,
+            "cancellation_date_ms": cancellationDateMs.json,
+            "app_account_token": appAccountToken.json,
+        ])
+    }
+}

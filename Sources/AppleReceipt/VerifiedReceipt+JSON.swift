@@ -1,0 +1,21 @@
+import PlainJSON
+
+extension VerifiedReceipt {
+    public init(json: JSONValue) throws(JSONShapeError) {
+        environment = try json.string("environment")
+        bundleID = try json.string("bundle_id")
+        var transactions: [InAppTransaction] = []
+        for item in try json.arrayIfPresent("transactions") ?? [] {
+            transactions.append(try InAppTransaction(json: item))
+        }
+        self.transactions = transactions
+    }
+
+    public var json: JSONValue {
+        .members([
+            "environment": .string(environment),
+            "bundle_id": .string(bundleID),
+            "transactions": .array(transactions.map(\.json)),
+        ])
+    }
+}

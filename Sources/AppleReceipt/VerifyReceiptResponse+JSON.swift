@@ -1,0 +1,45 @@
+import PlainJSON
+
+extension VerifyReceiptResponse {
+    /// Apple's answer as it came over the wire: not JSON, or JSON of the wrong shape, throws.
+    public init(parsing bytes: UnsafeRawBufferPointer) throws {
+        try self.init(json: JSONValue(parsing: bytes))
+    }
+
+    public init(parsing text: String) throws {
+        try self.init(json: JSONValue(parsing: text))
+    }
+
+    /// Reads Apple's verifyReceipt answer as `init(from:)` does, without Foundation's coders.
+    public init(json: JSONValue) throws(JSONShapeError) {
+        guard let status = try json.lenientStringIfPresent("status").flatMap({ Int($0) }) else {
+            throw JSONShapeError(member: "status", reason: "missing")
+        }
+        self.status = status
+        environment = try json.lenientStringIfPresent("environment")
+        isRetryable = try json.lenientStringIfPresent("is-retryable").map { $0 == "1" || $0 == "true" } ?? false
+        // Only a valid answer's receipt matters; a malformed one elsewhere must not hide the status.
+        guard status == 0 else {
+            receipt = nil
+            latestReceiptInfo = []
+            return
+        }
+        receipt = try json.objectIfPresent("receipt").map { receipt throws(JSONShapeError) in try Receipt(json: receipt) }
+        latestReceiptInfo = try Self.transactions(json.arrayIfPresent("latest_receipt_info"))
+    }
+
+    static func transactions(_ items: [JSONValue]?) throws(JSONShapeError) -> [InAppTransaction] {
+        var transactions: [InAppTransaction] = []
+        for item in items ?? [] {
+            transactions.append(try InAppTransaction(json: item))
+        }
+        return transactions
+    }
+}
+
+extension VerifyReceiptResponse.Receipt {
+    public init(json: JSONValue) throws(JSONShapeError) {
+        bundleID = try json.lenientStringIfPresent("bundle_id")
+        inApp = try VerifyReceiptResponse.transactions(json.arrayIfPresent("in_app"))
+    }
+}

@@ -1,0 +1,74 @@
+import AppleReceipt
+import Foundation
+import PlainJSON
+
+/// A job's JSON, read and written by hand: the stages decode and encode a job at every step,
+/// and Foundation's coders were a third of a stage's CPU. Members are those of `Job.CodingKeys`;
+/// the text is canonical (sorted members), so the same job always has the same bytes.
+extension Job {
+    public init(json: JSONValue) throws(JSONShapeError) {
+        ticket = try json.string("ticket")
+        let stage = try json.string("stage")
+        guard let known = Stage(rawValue: stage) else { throw JSONShapeError(member: "stage", reason: "unknown stage \(stage)") }
+        self.stage = known
+        userID = try json.string("user_id")
+        receiptData = try json.stringIfPresent("receipt_data")
+        signedTransaction = try json.stringIfPresent("signed_transaction")
+        productID = try json.stringIfPresent("product_id")
+        transactionID = try json.stringIfPresent("transaction_id")
+        source = try json.stringIfPresent("source")
+        attempts = try json.int("attempts")
+        enqueuedAt = try json.int64("enqueued_at")
+        receipt = try json.objectIfPresent("receipt").map { receipt throws(JSONShapeError) in try VerifiedReceipt(json: receipt) }
+        if let items = try json.arrayIfPresent("purchases") {
+            var purchases: [Purchase] = []
+            purchases.reserveCapacity(items.count)
+            for item in items { purchases.append(try Purchase(json: item)) }
+            self.purchases = purchases
+        } else {
+            purchases = nil
+        }
+        // Only the notify stage carries one: read with Foundation, off the hot path.
+        if let notification = try json.objectIfPresent("notification") {
+            do {
+                self.notification = try JSONDecoder().decode(VerifiedNotification.self, from: Data(notification.canonicalText.utf8))
+            } catch {
+                throw JSONShapeError(member: "notification", reason: "\(error)")
+            }
+        } else {
+            notification = nil
+        }
+    }
+
+    public var json: JSONValue {
+        .members([
+            "ticket": .string(ticket),
+            "stage": .string(stage.rawValue),
+            "user_id": .string(userID),
+            "receipt_data": receiptData.json,
+            "signed_transaction": signedTransaction.json,
+            "product_id": productID.json,
+            "transaction_id": transactionID.json,
+            "source": source.json,
+            "notification": notification.map(Self.json(of:)),
+            "attempts": .int(attempts),
+            "enqueued_at": .int(enqueuedAt),
+            "receipt": receipt?.json,
+            "purchases": purchases.map { .array($0.map(\.json)) },
+        ])
+    }
+
+    private static func json(of notification: VerifiedNotification) -> JSONValue {
+        do {
+            return try JSONValue(parsing: Array(canonicalJSON(notification)))
+        } catch {
+            preconditionFailure("Foundation's JSON text did not parse: \(error)")
+        }
+    }
+
+    public func encoded() -> String { json.canonicalText }
+
+    public static func decode(_ payload: String) throws -> Job {
+        try Job(json: JSONValue(parsing: payload))
+    }
+}

@@ -1,0 +1,29 @@
+import PlainJSON
+
+extension Purchase {
+    public init(json: JSONValue) throws(JSONShapeError) {
+        transactionID = try json.string("transaction_id")
+        originalTransactionID = try json.string("original_transaction_id")
+        productID = try json.string("product_id")
+        quantity = try json.int("quantity")
+        unit = try json.stringIfPresent("unit")
+        let outcome = try json.string("outcome")
+        guard let known = PurchaseOutcome(rawValue: outcome) else {
+            throw JSONShapeError(member: "outcome", reason: "unknown outcome \(outcome)")
+        }
+        self.outcome = known
+        reason = try json.stringIfPresent("reason")
+    }
+
+    public var json: JSONValue {
+        .members([
+            "transaction_id": .string(transactionID),
+            "original_transaction_id": .string(originalTransactionID),
+            "product_id": .string(productID),
+            "quantity": .int(quantity),
+            "unit": unit.json,
+            "outcome": .string(outcome.rawValue),
+            "reason": reason.json,
+        ])
+    }
+}

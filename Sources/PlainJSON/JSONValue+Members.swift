@@ -1,0 +1,70 @@
+/// Reading an object's members the way `Codable` does: an absent or `null` optional is `nil`,
+/// a present member of the wrong type is an error.
+extension JSONValue {
+    private func member(_ key: String) throws(JSONShapeError) -> JSONValue? {
+        guard case .object(let members) = self else { throw JSONShapeError(member: key, reason: "not in an object") }
+        guard let value = members[key], value != .null else { return nil }
+        return value
+    }
+
+    public func string(_ key: String) throws(JSONShapeError) -> String {
+        guard let text = try stringIfPresent(key) else { throw JSONShapeError(member: key, reason: "missing") }
+        return text
+    }
+
+    public func stringIfPresent(_ key: String) throws(JSONShapeError) -> String? {
+        guard let value = try member(key) else { return nil }
+        guard case .string(let text) = value else { throw JSONShapeError(member: key, reason: "not a string") }
+        return text
+    }
+
+    /// A string or a number, read as a string (Apple has sent ids both ways).
+    public func lenientString(_ key: String) throws(JSONShapeError) -> String {
+        guard let text = try lenientStringIfPresent(key) else { throw JSONShapeError(member: key, reason: "missing") }
+        return text
+    }
+
+    public func lenientStringIfPresent(_ key: String) throws(JSONShapeError) -> String? {
+        guard let value = try member(key) else { return nil }
+        guard let text = value.lenientString else { throw JSONShapeError(member: key, reason: "not a string or a number") }
+        return text
+    }
+
+    public func int64(_ key: String) throws(JSONShapeError) -> Int64 {
+        guard let number = try int64IfPresent(key) else { throw JSONShapeError(member: key, reason: "missing") }
+        return number
+    }
+
+    public func int64IfPresent(_ key: String) throws(JSONShapeError) -> Int64? {
+        guard let value = try member(key) else { return nil }
+        guard let number = value.int64 else { throw JSONShapeError(member: key, reason: "not an integer") }
+        return number
+    }
+
+    public func int(_ key: String) throws(JSONShapeError) -> Int {
+        guard let number = Int(exactly: try int64(key)) else { throw JSONShapeError(member: key, reason: "out of range") }
+        return number
+    }
+
+    public func arrayIfPresent(_ key: String) throws(JSONShapeError) -> [JSONValue]? {
+        guard let value = try member(key) else { return nil }
+        guard case .array(let items) = value else { throw JSONShapeError(member: key, reason: "not an array") }
+        return items
+    }
+
+    public func objectIfPresent(_ key: String) throws(JSONShapeError) -> JSONValue? {
+        guard let value = try member(key) else { return nil }
+        guard case .object = value else { throw JSONShapeError(member: key, reason: "not an object") }
+        return value
+    }
+
+    public func object(_ key: String) throws(JSONShapeError) -> JSONValue {
+        guard let value = try objectIfPresent(key) else { throw JSONShapeError(member: key, reason: "missing") }
+        return value
+    }
+}
+
+extension Optional where Wrapped == String {
+    /// The member's JSON value, absent when `nil`.
+    public var json: JSONValue? { map(JSONValue.string) }
+}

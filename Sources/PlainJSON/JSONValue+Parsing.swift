@@ -1,0 +1,252 @@
+extension JSONValue {
+    /// Nesting deeper than this is refused rather than read on the stack.
+    public static let maxDepth = 64
+
+    /// Reads one JSON document (RFC 8259); anything but whitespace after it is an error.
+    public init(parsing text: String) throws(JSONParseError) {
+        var text = text
+        // `withUTF8` rethrows untyped errors: carry the typed one out in a Result.
+        try self = text.withUTF8 { bytes in Result { () throws(JSONParseError) in try JSONValue(parsing: bytes) } }.get()
+    }
+
+    public init(parsing bytes: [UInt8]) throws(JSONParseError) {
+        try self = bytes.withUnsafeBufferPointer { buffer in Result { () throws(JSONParseError) in try JSONValue(parsing: buffer) } }.get()
+    }
+
+    public init(parsing buffer: UnsafeBufferPointer<UInt8>) throws(JSONParseError) {
+        var reader = JSONReader(buffer)
+        reader.skipWhitespace()
+        let value = try reader.value(depth: 0)
+        reader.skipWhitespace()
+        guard reader.index == buffer.count else { throw reader.error("text after the document") }
+        self = value
+    }
+}
+
+/// A recursive-descent reader over UTF-8 bytes.
+struct JSONReader {
+    let bytes: UnsafeBufferPointer<UInt8>
+    var index = 0
+
+    init(_ bytes: UnsafeBufferPointer<UInt8>) {
+        self.bytes = bytes
+    }
+
+    func error(_ reason: String) -> JSONParseError {
+        JSONParseError(offset: index, reason: reason)
+    }
+
+    mutating func skipWhitespace() {
+        while index < bytes.count {
+            switch bytes[index] {
+            case UInt8(ascii: " "), UInt8(ascii: "\n"), UInt8(ascii: "\r"), UInt8(ascii: "\t"): index += 1
+            default: return
+            }
+        }
+    }
+
+    mutating func value(depth: Int) throws(JSONParseError) -> JSONValue {
+        guard index < bytes.count else { throw error("unexpected end") }
+        switch bytes[index] {
+        case UInt8(ascii: "{"): return try object(depth: depth + 1)
+        case UInt8(ascii: "["): return try array(depth: depth + 1)
+        case UInt8(ascii: "\""): return .string(try string())
+        case UInt8(ascii: "t"): try literal("true"); return .bool(true)
+        case UInt8(ascii: "f"): try literal("false"); return .bool(false)
+        case UInt8(ascii: "n"): try literal("null"); return .null
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return .number(try number())
+        default: throw error("unexpected character")
+        }
+    }
+
+    private mutating func literal(_ word: StaticString) throws(JSONParseError) {
+        let count = word.utf8CodeUnitCount
+        guard bytes.count - index >= count else { throw error("unexpected end") }
+        for offset in 0..<count where bytes[index + offset] != word.utf8Start[offset] {
+            throw error("unknown literal")
+        }
+        index += count
+    }
+
+    private mutating func object(depth: Int) throws(JSONParseError) -> JSONValue {
+        guard depth <= JSONValue.maxDepth else { throw error("nested too deep") }
+        index += 1
+        var members: [String: JSONValue] = [:]
+        skipWhitespace()
+        if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
+            index += 1
+            return .object(members)
+        }
+        while true {
+            skipWhitespace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw error("expected a member name") }
+            let key = try string()
+            skipWhitespace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw error("expected ':'") }
+            index += 1
+            skipWhitespace()
+            members[key] = try value(depth: depth)
+            skipWhitespace()
+            guard index < bytes.count else { throw error("unexpected end") }
+            if bytes[index] == UInt8(ascii: ",") {
+                index += 1
+                continue
+            }
+            guard bytes[index] == UInt8(ascii: "}") else { throw error("expected ',' or '}'") }
+            index += 1
+            return .object(members)
+        }
+    }
+
+    private mutating func array(depth: Int) throws(JSONParseError) -> JSONValue {
+        guard depth <= JSONValue.maxDepth else { throw error("nested too deep") }
+        index += 1
+        var items: [JSONValue] = []
+        skipWhitespace()
+        if index < bytes.count, bytes[index] == UInt8(ascii: "]") {
+            index += 1
+            return .array(items)
+        }
+        while true {
+            skipWhitespace()
+            items.append(try value(depth: depth))
+            skipWhitespace()
+            guard index < bytes.count else { throw error("unexpected end") }
+            if bytes[index] == UInt8(ascii: ",") {
+                index += 1
+                continue
+            }
+            guard bytes[index] == UInt8(ascii: "]") else { throw error("expected ',' or ']'") }
+            index += 1
+            return .array(items)
+        }
+    }
+
+    private mutating func number() throws(JSONParseError) -> String {
+        let start = index
+        if bytes[index] == UInt8(ascii: "-") { index += 1 }
+        guard index < bytes.count, isDigit(bytes[index]) else { throw error("expected a digit") }
+        if bytes[index] == UInt8(ascii: "0") {
+            index += 1
+        } else {
+            skipDigits()
+        }
+        if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
+            index += 1
+            guard index < bytes.count, isDigit(bytes[index]) else { throw error("expected a digit after '.'") }
+            skipDigits()
+        }
+        if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
+            index += 1
+            if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") { index += 1 }
+            guard index < bytes.count, isDigit(bytes[index]) else { throw error("expected an exponent") }
+            skipDigits()
+        }
+        return String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
+    }
+
+    private func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
+
+    private mutating func skipDigits() {
+        while index < bytes.count, isDigit(bytes[index]) { index += 1 }
+    }
+
+    /// A string at `index` (on its opening quote). Without escapes it is one copy of the bytes.
+    private mutating func string() throws(JSONParseError) -> String {
+        index += 1
+        let start = index
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "\"") {
+                let text = try validated(start..<index)
+                index += 1
+                return text
+            }
+            if byte == UInt8(ascii: "\\") { break }
+            if byte < 0x20 { throw error("control character in a string") }
+            index += 1
+        }
+        guard index < bytes.count else { throw error("unterminated string") }
+        // Escapes: collect the bytes, then validate once.
+        var collected = Array(UnsafeBufferPointer(rebasing: bytes[start..<index]))
+        while index < bytes.count {
+            let byte = bytes[index]
+            switch byte {
+            case UInt8(ascii: "\""):
+                index += 1
+                guard let text = String(validating: collected, as: UTF8.self) else { throw error("invalid UTF-8") }
+                return text
+            case UInt8(ascii: "\\"):
+                index += 1
+                guard index < bytes.count else { throw error("unterminated escape") }
+                let escape = bytes[index]
+                index += 1
+                switch escape {
+                case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): collected.append(escape)
+                case UInt8(ascii: "b"): collected.append(0x08)
+                case UInt8(ascii: "f"): collected.append(0x0C)
+                case UInt8(ascii: "n"): collected.append(0x0A)
+                case UInt8(ascii: "r"): collected.append(0x0D)
+                case UInt8(ascii: "t"): collected.append(0x09)
+                case UInt8(ascii: "u"): try unicodeEscape(into: &collected)
+                default: throw error("unknown escape")
+                }
+            case 0..<0x20:
+                throw error("control character in a string")
+            default:
+                collected.append(byte)
+                index += 1
+            }
+        }
+        throw error("unterminated string")
+    }
+
+    private func validated(_ range: Range<Int>) throws(JSONParseError) -> String {
+        guard let text = String(validating: UnsafeBufferPointer(rebasing: bytes[range]), as: UTF8.self) else {
+            throw JSONParseError(offset: range.lowerBound, reason: "invalid UTF-8")
+        }
+        return text
+    }
+
+    /// `\uXXXX` (after the `u`), with a surrogate pair read as one scalar.
+    private mutating func unicodeEscape(into collected: inout [UInt8]) throws(JSONParseError) {
+        var scalar = try hex4()
+        if (0xD800...0xDBFF).contains(scalar) {
+            guard bytes.count - index >= 6, bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u") else {
+                throw error("lone surrogate")
+            }
+            index += 2
+            let low = try hex4()
+            guard (0xDC00...0xDFFF).contains(low) else { throw error("lone surrogate") }
+            scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+        } else if (0xDC00...0xDFFF).contains(scalar) {
+            throw error("lone surrogate")
+        }
+        guard let unicode = Unicode.Scalar(scalar) else { throw error("invalid escape") }
+        UTF8.encode(unicode) { collected.append($0) }
+    }
+
+    private mutating func hex4() throws(JSONParseError) -> UInt32 {
+        guard bytes.count - index >= 4 else { throw error("short \\u escape") }
+        var value: UInt32 = 0
+        for _ in 0..<4 {
+            let byte = bytes[index]
+            let digit: UInt32
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = UInt32(byte - UInt8(ascii: "0"))
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = UInt32(byte - UInt8(ascii: "a") + 10)
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = UInt32(byte - UInt8(ascii: "A") + 10)
+            default: throw error("bad hex digit")
+            }
+            value = value << 4 | digit
+            index += 1
+        }
+        return value
+    }
+}
+
+extension JSONValue {
+    public init(parsing raw: UnsafeRawBufferPointer) throws(JSONParseError) {
+        try self = raw.withMemoryRebound(to: UInt8.self) { bytes in Result { () throws(JSONParseError) in try JSONValue(parsing: bytes) } }.get()
+    }
+}
