@@ -77,13 +77,7 @@ public final class AppleVerifier: Sendable {
         request.method = .POST
         request.headers.add(name: "Content-Type", value: "application/json")
         request.headers.add(name: "Accept", value: "application/json")
-        do {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = .withoutEscapingSlashes
-            request.body = .bytes(ByteBuffer(data: try encoder.encode(body)))
-        } catch {
-            return .ended(.misconfigured(reason: "apple_request_encoding", detail: "\(error)"))
-        }
+        request.body = .bytes(ByteBuffer(bytes: body.body))
         let response: HTTPClientResponse
         let bytes: ByteBuffer
         do {

@@ -1,12 +1,24 @@
+import PlainJSON
+
 /// The body of a verifyReceipt call. Absent optionals are left out of the JSON.
-struct VerifyReceiptRequest: Encodable {
+struct VerifyReceiptRequest {
     var receiptData: String
     var password: String?
     var excludeOldTransactions: Bool?
 
-    enum CodingKeys: String, CodingKey {
-        case receiptData = "receipt-data"
-        case password
-        case excludeOldTransactions = "exclude-old-transactions"
+    var json: JSONValue {
+        .members([
+            "receipt-data": .string(receiptData),
+            "password": password.json,
+            "exclude-old-transactions": excludeOldTransactions.map(JSONValue.bool),
+        ])
+    }
+
+    /// The JSON bytes sent to Apple.
+    var body: [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(receiptData.utf8.count + 128)
+        json.write(into: &bytes)
+        return bytes
     }
 }

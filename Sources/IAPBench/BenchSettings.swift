@@ -11,6 +11,8 @@ public struct BenchSettings: Sendable {
     public var endToEndSeconds = 5.0
     /// Length of the run at half of the measured peak, where latency is read.
     public var halfPeakSeconds = 4.0
+    /// The fixed rate of the light-load phase (receipts/s), as long as the half-peak run.
+    public var lightRate = 500
     public var idleSeconds = 3.0
     /// Open HTTP requests of the load client at once.
     public var clientConcurrency = 64

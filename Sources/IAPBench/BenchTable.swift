@@ -58,6 +58,13 @@ public enum BenchTable {
             rows: results.map { r in
                 [r.scenario.name, f(r.stagesOnlyPerSecond), f(r.stagesOnlyCPUMsPer1000), f(r.stagesOnlyRoundTripsPerReceipt, 2)]
             })
+        let light = TextTable.render(
+            header: ["fixed rate (light load)", "r/s", "p50 ms", "p99 ms", "added p99", "pipeline CPU ms/1k r", "round trips/r"],
+            rows: results.map { r in
+                let l = r.lightLoad
+                return [r.scenario.name, f(l.perSecond), f(l.latency.p50, 1), f(l.latency.p99, 1), f(l.pipelineAdded.p99, 1),
+                        f(l.pipelineCPUMsPer1000), f(l.roundTripsPerReceipt, 2)]
+            })
         let memory = TextTable.render(
             header: ["peak RSS MB / idle CPU % / idle RSS MB (anon)"] + workerKinds,
             rows: results.map { r in
@@ -67,6 +74,6 @@ public enum BenchTable {
                     } ?? "-"
                 }
             })
-        return [speed, redis, cpu, stages, memory].joined(separator: "\n\n")
+        return [speed, light, redis, cpu, stages, memory].joined(separator: "\n\n")
     }
 }

@@ -46,4 +46,15 @@ public struct ScenarioResult: Sendable, Codable {
     public var stagesOnlyCPUMsPer1000: Double
     /// Redis round trips per receipt in that phase, the filling `submit_receipt` included.
     public var stagesOnlyRoundTripsPerReceipt: Double
+    /// End to end at a fixed rate, the same on every run.
+    public var lightLoad: LightLoad
+
+    public struct LightLoad: Sendable, Codable {
+        public var perSecond: Double
+        public var latency: LatencySummary
+        public var pipelineAdded: LatencySummary
+        /// Intake, stages and Redis together, per 1,000 receipts.
+        public var pipelineCPUMsPer1000: Double
+        public var roundTripsPerReceipt: Double
+    }
 }

@@ -82,6 +82,8 @@ struct ScenarioRun {
             BenchReceipt.batch("half", max(100, Int(Double(halfRate) * settings.halfPeakSeconds))),
             perSecond: halfRate, client, redis, keys)
 
+        let light = try await lightLoad(rate: min(settings.lightRate, halfRate), client, cluster, redis, keys)
+
         let idleStart = await usage(cluster)
         try await Task.sleep(for: .seconds(settings.idleSeconds))
         let idleEnd = await usage(cluster)
@@ -109,7 +111,30 @@ struct ScenarioRun {
             redisCPUMsPer1000: processes["redis-server"].map { $0.cpuMsPer1000 } ?? 0, processes: processes,
             ceiling: ceiling, ceilingShare: peak.perSecond * perReceipt(commands.pipelineCommands) / ceiling.opsPerSecond,
             stagesOnlyPerSecond: stagesOnly.perSecond, stagesOnlyCPUMsPer1000: stagesOnly.cpuMsPer1000,
-            stagesOnlyRoundTripsPerReceipt: stagesOnly.roundTrips)
+            stagesOnlyRoundTripsPerReceipt: stagesOnly.roundTrips, lightLoad: light)
+    }
+
+    /// End to end at a fixed rate (`settings.lightRate`, or half of the peak if that is lower), the
+    /// same on every run and every machine: latency, the pipeline's CPU per receipt (intake,
+    /// stages, Redis) and round trips when jobs come one by one and nothing batches.
+    private func lightLoad(
+        rate: Int, _ client: LoadClient, _ cluster: LocalCluster, _ redis: RedisClient, _ keys: RedisKeys
+    ) async throws -> ScenarioResult.LightLoad {
+        let count = max(100, Int(Double(rate) * settings.halfPeakSeconds))
+        let before = await usage(cluster)
+        let commandsBefore = try await commandStats(redis)
+        let outcome = try await endToEnd(BenchReceipt.batch("light", count), perSecond: rate, client, redis, keys)
+        let commands = try await commandStats(redis) - commandsBefore
+        let after = await usage(cluster)
+        let pipeline: Set<String> = ["iap-intake", "iap-verifier", "iap-deduper", "iap-granter", "redis-server"]
+        var cpu = 0.0
+        for (pid, end) in after where pipeline.contains(end.kind) {
+            cpu += end.usage.cpuSeconds - (before[pid]?.usage.cpuSeconds ?? end.usage.cpuSeconds)
+        }
+        let latency = LatencySummary(outcome.latenciesMs)
+        return .init(
+            perSecond: Double(rate), latency: latency, pipelineAdded: latency.minus(Double(scenario.appleLatencyMs)),
+            pipelineCPUMsPer1000: cpu * 1_000_000 / Double(count), roundTripsPerReceipt: Double(commands.roundTrips) / Double(count))
     }
 
     /// Stages only: `jobs` receipts queued for verify straight in Redis (`submit_receipt` from 64

@@ -11,7 +11,7 @@ public struct BenchCommand: AsyncParsableCommand {
         discussion: """
             Per scenario: starts redis-server, apple-sim, the intake and the stage workers from --bin-dir, and \
             measures the intake alone, each stage alone, the pipeline end to end at full speed and at half of it \
-            (latency), idle processes, and redis-benchmark's LPUSH/RPOP ceiling on the same server. \
+            (latency), end to end at a fixed light rate (latency, CPU and round trips when nothing batches), idle processes, and redis-benchmark's LPUSH/RPOP ceiling on the same server. \
             Scenarios: apple-sim latency 0 and 50 ms × 1 and 2 verifiers × Redis without persistence and with \
             appendfsync always, then 1, 2, 4 and 8 verifiers of concurrency 8 at 50 ms (scaling), and one verifier \
             of concurrency 256 at 50 ms (as many requests open as the Go peer). \
@@ -25,7 +25,9 @@ public struct BenchCommand: AsyncParsableCommand {
     @Option(help: "Receipts the intake takes alone.") var intakeReceipts = 3000
     @Option(help: "Most receipts of the end-to-end run (it is sized to about --e2e-seconds).") var e2eReceipts = 6000
     @Option(help: "Seconds the end-to-end run aims at.") var e2eSeconds = 5.0
-    @Option(help: "Seconds of load at half of the peak (where latency is read).") var halfPeakSeconds = 4.0
+    @Option(help: "Seconds of load at half of the peak (where latency is read), and at the fixed light rate.")
+    var halfPeakSeconds = 4.0
+    @Option(help: "Receipts/s of the fixed-rate (light load) phase; half of the peak if that is lower.") var lightRate = 500
     @Option(help: "Concurrent client requests.") var clientConcurrency = 64
     @Option(help: "Requests per redis-benchmark test.") var ceilingRequests = 200_000
     @Option(help: "Folder with the built executables (default: this executable's).") var binDir: String?
@@ -41,8 +43,8 @@ public struct BenchCommand: AsyncParsableCommand {
     public func validate() throws {
         guard jwsTokens >= 1 else { throw ValidationError("--jws-tokens: at least 1") }
         guard intakeReceipts >= 300, e2eReceipts >= 300 else { throw ValidationError("--intake-receipts and --e2e-receipts: at least 300") }
-        guard e2eSeconds > 0, halfPeakSeconds > 0, clientConcurrency >= 1, ceilingRequests >= 1000 else {
-            throw ValidationError("--e2e-seconds and --half-peak-seconds must be positive, --client-concurrency at least 1, --ceiling-requests at least 1000")
+        guard e2eSeconds > 0, halfPeakSeconds > 0, lightRate >= 1, clientConcurrency >= 1, ceilingRequests >= 1000 else {
+            throw ValidationError("--e2e-seconds and --half-peak-seconds must be positive, --light-rate at least 1, --client-concurrency at least 1, --ceiling-requests at least 1000")
         }
         _ = try selected()
     }
@@ -84,6 +86,7 @@ public struct BenchCommand: AsyncParsableCommand {
         settings.endToEndReceipts = e2eReceipts
         settings.endToEndSeconds = e2eSeconds
         settings.halfPeakSeconds = halfPeakSeconds
+        settings.lightRate = lightRate
         settings.clientConcurrency = clientConcurrency
         settings.ceilingRequests = ceilingRequests
 

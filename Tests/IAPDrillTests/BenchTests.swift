@@ -59,6 +59,7 @@ struct BenchTests {
         settings.intakeReceipts = 300
         settings.endToEndReceipts = 300
         settings.halfPeakSeconds = 0.5
+        settings.lightRate = 200
         settings.idleSeconds = 0.2
         settings.ceilingRequests = 2000
         let result = try #require(try await Bench(settings: settings).run().first)
@@ -67,6 +68,12 @@ struct BenchTests {
         #expect(result.roundTripsPerReceipt >= 4 && result.roundTripsPerReceipt <= 11.1, "\(result.commandsByName)")
         // submit, forward, claim and grant once per receipt; marks and takes at most once each per stage.
         #expect(result.commandsByName["evalsha"].map { $0 >= 4 && $0 <= 8.1 } == true, "\(result.commandsByName)")
+        // At a light fixed rate jobs come one by one: 8 round trips at least (intake 1; verify BLMOVE,
+        // mark, forward; dedupe and grant BLMOVE and their script), a take_jobs finding nothing per
+        // stage at most, and the workers' heartbeats.
+        #expect(result.lightLoad.latency.count >= 100)
+        #expect(result.lightLoad.perSecond <= 200 && result.lightLoad.perSecond >= 1)
+        #expect(result.lightLoad.roundTripsPerReceipt >= 7.5 && result.lightLoad.roundTripsPerReceipt <= 12)
         #expect(Set(result.processes.keys).isSuperset(of: ["iap-intake", "iap-verifier", "iap-deduper", "iap-granter", "redis-server"]))
         #expect(result.ceiling.opsPerSecond > 0)
     }
