@@ -109,6 +109,7 @@ let package = Package(
         .target(
             name: "IAPIntake",
             dependencies: [
+                "PlainJSON",
                 "IAPPipeline",
                 "AppleJWS",
                 .product(name: "Hummingbird", package: "hummingbird"),

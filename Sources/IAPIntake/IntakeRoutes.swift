@@ -4,6 +4,7 @@ import Hummingbird
 import IAPPipeline
 import Logging
 import NIOCore
+import PlainJSON
 import RedisClient
 
 /// The intake's HTTP API: accept a receipt and answer at once with a ticket; read a ticket.
@@ -137,6 +138,7 @@ public struct IntakeRoutes: Sendable {
 }
 
 func json(_ status: HTTPResponse.Status, _ object: [String: String]) -> Response {
-    let data = canonicalJSON(object)
-    return Response(status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    var bytes: [UInt8] = []
+    JSONValue.object(object.mapValues(JSONValue.string)).write(into: &bytes)
+    return Response(status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
 }

@@ -1,5 +1,6 @@
 import AppleJWS
 import Foundation
+import PlainJSON
 
 /// A validated `POST /v1/receipts` body: exactly one piece of evidence, and who sent it.
 public struct ReceiptSubmission: Sendable, Equatable {
@@ -20,13 +21,13 @@ public struct ReceiptSubmission: Sendable, Equatable {
     /// Parses and validates the body; every refusal says which field and why.
     /// `serverAPIConfigured`: whether a `transaction_id`-only submission can be looked up.
     public static func parse(_ body: [UInt8], serverAPIConfigured: Bool = false) throws(IntakeError) -> ReceiptSubmission {
-        let object: Any
+        let parsed: JSONValue
         do {
-            object = try JSONSerialization.jsonObject(with: Data(body))
+            parsed = try JSONValue(parsing: body)
         } catch {
-            throw IntakeError(.badRequest, "malformed_json", "the body is not valid JSON")
+            throw IntakeError(.badRequest, "malformed_json", "the body is not valid JSON (\(error.reason) at byte \(error.offset))")
         }
-        guard let fields = object as? [String: Any] else {
+        guard let fields = parsed.object else {
             throw IntakeError(.badRequest, "malformed_json", "the body must be a JSON object")
         }
         let receiptData = try optionalString(fields, "receipt_data")
@@ -82,19 +83,16 @@ public struct ReceiptSubmission: Sendable, Equatable {
         }
     }
 
-    private static func requiredString(_ fields: [String: Any], _ name: String) throws(IntakeError) -> String {
-        guard let value = fields[name], !(value is NSNull) else {
+    private static func requiredString(_ fields: [String: JSONValue], _ name: String) throws(IntakeError) -> String {
+        guard let text = try optionalString(fields, name) else {
             throw IntakeError(.badRequest, "missing_field", "\(name) is required")
-        }
-        guard let text = value as? String, !(value is NSNumber) else {
-            throw IntakeError(.badRequest, "wrong_type", "\(name) must be a string")
         }
         return text
     }
 
-    private static func optionalString(_ fields: [String: Any], _ name: String) throws(IntakeError) -> String? {
-        guard let value = fields[name], !(value is NSNull) else { return nil }
-        guard let text = value as? String, !(value is NSNumber) else {
+    private static func optionalString(_ fields: [String: JSONValue], _ name: String) throws(IntakeError) -> String? {
+        guard let value = fields[name], value != .null else { return nil }
+        guard case .string(let text) = value else {
             throw IntakeError(.badRequest, "wrong_type", "\(name) must be a string")
         }
         return text
