@@ -14,11 +14,12 @@ public struct ControlCommand: AsyncParsableCommand {
 
     struct Stats: AsyncParsableCommand {
         static let configuration = CommandConfiguration(commandName: "stats", abstract: "Queue depths, in-flight, retry, dead, live workers.")
-        @OptionGroup var settings: SettingsOptions
+        @OptionGroup var redis: RedisOptions
+        @OptionGroup var lease: LeaseOptions
         @Flag(help: "Print JSON.") var json = false
 
         func run() async throws {
-            let configuration = settings.load()
+            let configuration = loadConfiguration(redis, lease)
             let stats = try await withStore(configuration) { try await $0.stats(leaseMs: configuration.leaseMs) }
             if json { return printJSON(stats) }
             print("stage   queued  in-flight  live-workers")
@@ -34,11 +35,11 @@ public struct ControlCommand: AsyncParsableCommand {
 
     struct ShowTicket: AsyncParsableCommand {
         static let configuration = CommandConfiguration(commandName: "ticket", abstract: "Print a ticket as JSON.")
-        @OptionGroup var settings: SettingsOptions
+        @OptionGroup var redis: RedisOptions
         @Argument var id: String
 
         func run() async throws {
-            let configuration = settings.load()
+            let configuration = loadConfiguration(redis)
             guard let ticket = try await withStore(configuration, { try await $0.ticket(id) }) else {
                 throw CleanExit.message("no such ticket: \(id)")
             }
@@ -52,12 +53,12 @@ public struct ControlCommand: AsyncParsableCommand {
 
         struct List: AsyncParsableCommand {
             static let configuration = CommandConfiguration(commandName: "list", abstract: "Newest dead letters first.")
-            @OptionGroup var settings: SettingsOptions
+            @OptionGroup var redis: RedisOptions
             @Option(help: "How many.") var limit = 20
             @Flag(help: "Print JSON.") var json = false
 
             func run() async throws {
-                let configuration = settings.load()
+                let configuration = loadConfiguration(redis)
                 let entries = try await withStore(configuration) { try await $0.deadLetters(limit: limit) }
                 let letters = entries.map { (try? DeadLetter.decode($0)) ?? DeadLetter(
                     job: $0, stage: "?", reason: ReasonCode.unreadableDeadLetter, error: nil, attempts: 0, at: 0, ticket: nil) }
@@ -72,7 +73,8 @@ public struct ControlCommand: AsyncParsableCommand {
         struct Replay: AsyncParsableCommand {
             static let configuration = CommandConfiguration(
                 commandName: "replay", abstract: "Queue dead jobs again with attempts reset (never grants twice).")
-            @OptionGroup var settings: SettingsOptions
+            @OptionGroup var redis: RedisOptions
+            @OptionGroup var ticketSettings: TicketOptions
             @Flag(help: "Replay every dead letter.") var all = false
             @Argument(help: "Tickets whose dead letters to replay.") var tickets: [String] = []
 
@@ -81,7 +83,7 @@ public struct ControlCommand: AsyncParsableCommand {
             }
 
             func run() async throws {
-                let configuration = settings.load()
+                let configuration = loadConfiguration(redis, ticketSettings)
                 let (replayed, skipped) = try await withStore(configuration) { store in
                     var replayed = 0
                     var skipped: [String] = []
@@ -105,10 +107,10 @@ public struct ControlCommand: AsyncParsableCommand {
 
         struct Purge: AsyncParsableCommand {
             static let configuration = CommandConfiguration(commandName: "purge", abstract: "Delete every dead letter.")
-            @OptionGroup var settings: SettingsOptions
+            @OptionGroup var redis: RedisOptions
 
             func run() async throws {
-                let configuration = settings.load()
+                let configuration = loadConfiguration(redis)
                 let count = try await withStore(configuration) { store in
                     let reply = try await store.redis.pipeline([
                         RedisCommand("LLEN", store.keys.dead), RedisCommand("DEL", store.keys.dead),
@@ -122,7 +124,7 @@ public struct ControlCommand: AsyncParsableCommand {
 }
 
 func withStore<T: Sendable>(_ configuration: PipelineConfiguration, _ body: (PipelineStore) async throws -> T) async throws -> T {
-    let redis = RedisClient(configuration: configuration.redis, poolSize: 1)
+    let redis = RedisClient(configuration: configuration.redis, poolSize: configuration.redisPoolSize)
     do {
         let result = try await body(PipelineStore(redis: redis, keys: configuration.keys))
         await redis.close()

@@ -9,19 +9,23 @@ import ServiceLifecycle
 public struct IntakeCommand: AsyncParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "iap-intake", abstract: "HTTP intake: accepts receipts, answers with tickets.")
-    @OptionGroup var settings: SettingsOptions
+    @OptionGroup var redis: RedisOptions
+    @OptionGroup var intake: IntakeOptions
+    @OptionGroup var tickets: TicketOptions
+    @OptionGroup var apps: AppOptions
+    @OptionGroup var serverAPIKey: ServerAPIKeyOptions
     public init() {}
 
     public func run() async throws {
-        let configuration = settings.load()
+        let configuration = loadConfiguration(redis, intake, tickets, apps, serverAPIKey)
         let logger = bootstrapLogging(label: "iap-intake")
-        let redis = RedisClient(configuration: configuration.redis, poolSize: configuration.redisPoolSize)
-        let store = PipelineStore(redis: redis, keys: configuration.keys)
+        let redisClient = RedisClient(configuration: configuration.redis, poolSize: configuration.redisPoolSize)
+        let store = PipelineStore(redis: redisClient, keys: configuration.keys)
         let checks: NotificationRoutes.Checks?
         do {
             checks = try IntakeApplication.notificationChecks(configuration)
         } catch {
-            SettingsOptions.fail(error)
+            failConfiguration(error)
         }
         if checks == nil {
             logger.warning("IAP_BUNDLE_IDS is not set: Server Notifications are answered 503 until it is")
@@ -29,7 +33,11 @@ public struct IntakeCommand: AsyncParsableCommand {
         let app = IntakeApplication.make(store: store, configuration: configuration, notificationChecks: checks, logger: logger) { port in
             logger.info("intake listening", metadata: ["host": "\(configuration.httpHost)", "port": "\(port)"])
         }
-        try await app.runService(gracefulShutdownSignals: [.sigterm, .sigint])
-        await redis.close()
+        // The group owns the Redis client: the server stops first, then the client closes.
+        let group = ServiceGroup(
+            configuration: .init(
+                services: [.init(service: ClosingService { await redisClient.close() }), .init(service: app)],
+                gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        try await group.run()
     }
 }

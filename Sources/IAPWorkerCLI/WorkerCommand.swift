@@ -9,10 +9,11 @@ import Logging
 import RedisClient
 import ServiceLifecycle
 
-/// Runs one stage's worker until SIGTERM/SIGINT, then stops it gracefully.
+/// Runs one stage's worker until SIGTERM/SIGINT, then stops it gracefully. The service group owns
+/// the Redis client and `clients` (Apple's): the worker stops first, then they close, Redis last.
 func runWorker(
     label: String, configuration: PipelineConfiguration, logger: Logger,
-    makeHandler: (PipelineStore) throws(ConfigurationError) -> any JobHandler, cleanup: @Sendable () async -> Void = {}
+    makeHandler: (PipelineStore) throws(ConfigurationError) -> any JobHandler, clients: [ClosingService] = []
 ) async throws {
     let redis = RedisClient(configuration: configuration.redis, poolSize: configuration.redisPoolSize)
     let store = PipelineStore(redis: redis, keys: configuration.keys)
@@ -20,25 +21,31 @@ func runWorker(
     do {
         handler = try makeHandler(store)
     } catch {
-        SettingsOptions.fail(error)
+        failConfiguration(error)
     }
     let worker = StageWorker(handler: handler, store: store, settings: WorkerSettings(configuration), logger: logger)
+    let services: [any Service] = [ClosingService { await redis.close() }] + clients + [worker]
     let group = ServiceGroup(
         configuration: .init(
-            services: [.init(service: worker)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+            services: services.map { .init(service: $0) }, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
     try await group.run()
-    await cleanup()
-    await redis.close()
 }
 
 public struct VerifierCommand: AsyncParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "iap-verifier", abstract: "Verify stage: asks Apple about each receipt, in parallel.")
-    @OptionGroup var settings: SettingsOptions
+    @OptionGroup var redis: RedisOptions
+    @OptionGroup var worker: WorkerOptions
+    @OptionGroup var lease: LeaseOptions
+    @OptionGroup var retry: RetryOptions
+    @OptionGroup var apps: AppOptions
+    @OptionGroup var receiptAPI: ReceiptAPIOptions
+    @OptionGroup var serverAPIKey: ServerAPIKeyOptions
+    @OptionGroup var serverAPIClient: ServerAPIClientOptions
     public init() {}
 
     public func run() async throws {
-        let configuration = settings.load()
+        let configuration = loadConfiguration(redis, worker, lease, retry, apps, receiptAPI, serverAPIKey, serverAPIClient)
         let logger = bootstrapLogging(label: "iap-verifier")
         let apple = AppleVerifier(configuration: configuration.apple)
         let serverAPI = NIOLockedValueBox<ServerAPIClient?>(nil)
@@ -57,21 +64,24 @@ public struct VerifierCommand: AsyncParsableCommand {
             return VerifyHandler(
                 verifier: apple, signedData: signedData, lookup: lookup, bundleIDs: try configuration.requireBundleIDs(),
                 retryPolicy: configuration.retryPolicy)
-        }, cleanup: {
-            await apple.shutdown()
-            await serverAPI.withLockedValue { $0 }?.shutdown()
-        })
+        }, clients: [
+            ClosingService { await apple.shutdown() },
+            ClosingService { await serverAPI.withLockedValue { $0 }?.shutdown() },
+        ])
     }
 }
 
 public struct DeduperCommand: AsyncParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "iap-deduper", abstract: "Dedupe stage: claims each purchase once, ever.")
-    @OptionGroup var settings: SettingsOptions
+    @OptionGroup var redis: RedisOptions
+    @OptionGroup var worker: WorkerOptions
+    @OptionGroup var lease: LeaseOptions
+    @OptionGroup var catalog: CatalogOptions
     public init() {}
 
     public func run() async throws {
-        let configuration = settings.load()
+        let configuration = loadConfiguration(redis, worker, lease, catalog)
         let logger = bootstrapLogging(label: "iap-deduper")
         try await runWorker(label: "iap-deduper", configuration: configuration, logger: logger, makeHandler: {
             (_) throws(ConfigurationError) -> any JobHandler in
@@ -83,11 +93,13 @@ public struct DeduperCommand: AsyncParsableCommand {
 public struct GranterCommand: AsyncParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "iap-granter", abstract: "Grant stage: records fulfilments and finishes tickets.")
-    @OptionGroup var settings: SettingsOptions
+    @OptionGroup var redis: RedisOptions
+    @OptionGroup var worker: WorkerOptions
+    @OptionGroup var lease: LeaseOptions
     public init() {}
 
     public func run() async throws {
-        let configuration = settings.load()
+        let configuration = loadConfiguration(redis, worker, lease)
         let logger = bootstrapLogging(label: "iap-granter")
         try await runWorker(label: "iap-granter", configuration: configuration, logger: logger, makeHandler: {
             (_) throws(ConfigurationError) -> any JobHandler in GrantHandler()
@@ -98,11 +110,14 @@ public struct GranterCommand: AsyncParsableCommand {
 public struct NotifierCommand: AsyncParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "iap-notifier", abstract: "Notify stage: applies App Store Server Notifications (refunds, purchases Apple reports).")
-    @OptionGroup var settings: SettingsOptions
+    @OptionGroup var redis: RedisOptions
+    @OptionGroup var worker: WorkerOptions
+    @OptionGroup var lease: LeaseOptions
+    @OptionGroup var catalog: CatalogOptions
     public init() {}
 
     public func run() async throws {
-        let configuration = settings.load()
+        let configuration = loadConfiguration(redis, worker, lease, catalog)
         let logger = bootstrapLogging(label: "iap-notifier")
         try await runWorker(label: "iap-notifier", configuration: configuration, logger: logger, makeHandler: {
             (_) throws(ConfigurationError) -> any JobHandler in

@@ -1,0 +1,58 @@
+import ArgumentParser
+import IAPCLI
+@testable import IAPControlCLI
+import IAPIntakeCLI
+import IAPWorkerCLI
+import Testing
+
+/// Each command's `--help` lists the settings it reads, and only those.
+@Suite struct SettingsHelpTests {
+    static let redis: Set = ["IAP_REDIS_URL", "IAP_PREFIX", "IAP_REDIS_POOL_SIZE"]
+    static let worker: Set = ["IAP_CONCURRENCY", "IAP_MAX_REDELIVERIES", "IAP_SHUTDOWN_GRACE_MS", "IAP_LEASE_MS"]
+    static let serverAPIKey: Set = ["IAP_APPLE_API_KEY_ID", "IAP_APPLE_API_ISSUER_ID", "IAP_APPLE_API_PRIVATE_KEY_FILE"]
+    static let apps: Set = ["IAP_BUNDLE_IDS", "IAP_APPLE_ROOT_CERTS"]
+
+    static func settings(in help: String) -> Set<String> {
+        Set(help.matches(of: /IAP_[A-Z0-9_]+/).map { String($0.output) })
+    }
+
+    @Test func theIntakeListsItsServerTicketsAndNotificationChecks() {
+        #expect(Self.settings(in: IntakeCommand.helpMessage()) == Self.redis.union(Self.apps).union(Self.serverAPIKey).union([
+            "IAP_HTTP_HOST", "IAP_HTTP_PORT", "IAP_MAX_BODY_BYTES", "IAP_APPLE_APP_ID", "IAP_TICKET_TTL_S",
+        ]))
+    }
+
+    @Test func theVerifierListsAppleAndRetries() {
+        #expect(Self.settings(in: VerifierCommand.helpMessage()) == Self.redis.union(Self.worker).union(Self.apps).union(Self.serverAPIKey).union([
+            "IAP_MAX_ATTEMPTS", "IAP_RETRY_BASE_MS", "IAP_RETRY_MAX_MS", "IAP_APPLE_PRODUCTION_URL", "IAP_APPLE_SANDBOX_URL",
+            "IAP_APPLE_SHARED_SECRET", "IAP_APPLE_TIMEOUT_MS", "IAP_APPLE_API_PRODUCTION_URL", "IAP_APPLE_API_SANDBOX_URL",
+            "IAP_APPLE_API_MAX_RPS",
+        ]))
+    }
+
+    @Test func theOtherStagesListOnlyRedisTheWorkerAndTheCatalog() {
+        #expect(Self.settings(in: DeduperCommand.helpMessage()) == Self.redis.union(Self.worker).union(["IAP_PRODUCTS_FILE"]))
+        #expect(Self.settings(in: NotifierCommand.helpMessage()) == Self.redis.union(Self.worker).union(["IAP_PRODUCTS_FILE"]))
+        #expect(Self.settings(in: GranterCommand.helpMessage()) == Self.redis.union(Self.worker))
+    }
+
+    @Test func iapctlListsRedisAndWhatEachSubcommandReads() {
+        #expect(Self.settings(in: ControlCommand.helpMessage(for: ControlCommand.self)).isEmpty)
+        let all = Self.settings(in: ControlCommand.helpMessage(for: ControlCommand.Stats.self))
+        #expect(all == Self.redis.union(["IAP_LEASE_MS"]))
+    }
+
+    @Test func aFlagWinsOverTheEnvironment() throws {
+        let worker = try WorkerOptions.parse(["--concurrency", "7", "--shutdown-grace-ms", "10"])
+        let redis = try RedisOptions.parse(["--prefix", "other"])
+        let configuration = loadConfiguration(redis, worker)
+        #expect(configuration.concurrency == 7)
+        #expect(configuration.shutdownGraceMs == 10)
+        #expect(configuration.keys.prefix == "other")
+    }
+
+    @Test func aCommandRefusesAFlagItDoesNotRead() {
+        #expect(throws: (any Error).self) { try GranterCommand.parse(["--apple-shared-secret", "x"]) }
+        #expect(throws: (any Error).self) { try IntakeCommand.parse(["--concurrency", "3"]) }
+    }
+}
