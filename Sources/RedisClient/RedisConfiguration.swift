@@ -1,9 +1,40 @@
-/// Where and how to connect: parsed from `redis://[user:password@]host[:port][/db]` or `unix:///path.sock[?db=N]`.
+/// Where and how to connect: parsed from `redis://[user:password@]host[:port][/db]`,
+/// `unix:///path.sock[?db=N]` or `redis-sentinel://[user:password@]host[:port][,host[:port]…]/<master>[/db]`.
 public struct RedisConfiguration: Sendable, Equatable {
     public enum Endpoint: Sendable, Equatable {
         case tcp(host: String, port: Int)
         case unix(path: String)
+        /// The primary that sentinels name, asked anew at every dial. Boxed: unboxed, this payload
+        /// beside the others made Swift 6.3's debug build release a null pointer when the
+        /// configuration was built (a layout miscompile, reproduced by `parsesSentinelURLs`).
+        indirect case sentinel(Sentinels)
     }
+
+    /// Sentinels, in the order they are asked, and the name they know the primary by.
+    public struct Sentinels: Sendable, Equatable {
+        public var addresses: [Address]
+        public var master: String
+
+        public init(_ addresses: [Address], master: String) {
+            self.addresses = addresses
+            self.master = master
+        }
+    }
+
+    public struct Address: Sendable, Equatable, CustomStringConvertible {
+        public var host: String
+        public var port: Int
+
+        public init(host: String, port: Int) {
+            self.host = host
+            self.port = port
+        }
+
+        public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+    }
+
+    /// Sentinel's own port, when a sentinel address has none.
+    public static let defaultSentinelPort = 26379
 
     public var endpoint: Endpoint
     public var username: String?
@@ -33,6 +64,12 @@ public struct RedisConfiguration: Sendable, Equatable {
     }
 
     public init(url: String) throws(RedisError) {
+        // Built by a static function: a delegating `self.init` at the end of this typed-throwing
+        // initializer crashed (a double release of the endpoint) with Swift 6.3 in debug builds.
+        self = try Self.parse(url: url)
+    }
+
+    private static func parse(url: String) throws(RedisError) -> RedisConfiguration {
         if url.hasPrefix("unix://") {
             var rest = String(url.dropFirst("unix://".count))
             var database = 0
@@ -48,11 +85,11 @@ public struct RedisConfiguration: Sendable, Equatable {
                 }
             }
             guard rest.hasPrefix("/"), rest.count > 1 else { throw .invalidURL("unix socket path must be absolute") }
-            self.init(endpoint: .unix(path: rest), database: database)
-            return
+            return RedisConfiguration(endpoint: .unix(path: rest), database: database)
         }
-        guard url.hasPrefix("redis://") else { throw .invalidURL("expected redis:// or unix://") }
-        var rest = Substring(url.dropFirst("redis://".count))
+        let isSentinel = url.hasPrefix("redis-sentinel://")
+        guard url.hasPrefix("redis://") || isSentinel else { throw .invalidURL("expected redis://, redis-sentinel:// or unix://") }
+        var rest = Substring(url.dropFirst(isSentinel ? "redis-sentinel://".count : "redis://".count))
         var username: String?
         var password: String?
         if let at = rest.lastIndex(of: "@") {
@@ -66,17 +103,43 @@ public struct RedisConfiguration: Sendable, Equatable {
                 password = try Self.percentDecoded(String(credentials))
             }
         }
-        var database = 0
+        var path: Substring = ""
         if let slash = rest.firstIndex(of: "/") {
-            let dbText = rest[rest.index(after: slash)...]
+            path = rest[rest.index(after: slash)...]
             rest = rest[..<slash]
-            if !dbText.isEmpty {
-                guard let db = Int(dbText), db >= 0 else { throw .invalidURL("database must be a number") }
+        }
+        var database = 0
+        let endpoint: Endpoint
+        if isSentinel {
+            // <master>[/db]
+            let parts = path.split(separator: "/", omittingEmptySubsequences: false)
+            guard let master = parts.first, !master.isEmpty else { throw .invalidURL("missing the master's name after the sentinels") }
+            guard parts.count <= 2 else { throw .invalidURL("unexpected text after the database") }
+            if parts.count == 2, !parts[1].isEmpty {
+                guard let db = Int(parts[1]), db >= 0 else { throw .invalidURL("database must be a number") }
                 database = db
             }
+            var sentinels: [Address] = []
+            for item in rest.split(separator: ",", omittingEmptySubsequences: false) {
+                sentinels.append(try Self.address(item, defaultPort: Self.defaultSentinelPort))
+            }
+            let name = try Self.percentDecoded(String(master))
+            endpoint = .sentinel(Sentinels(sentinels, master: name))
+        } else {
+            if !path.isEmpty {
+                guard let db = Int(path), db >= 0 else { throw .invalidURL("database must be a number") }
+                database = db
+            }
+            let address = try Self.address(rest, defaultPort: 6379)
+            endpoint = .tcp(host: address.host, port: address.port)
         }
-        var host = String(rest)
-        var port = 6379
+        return RedisConfiguration(endpoint: endpoint, username: username, password: password, database: database)
+    }
+
+    /// `host[:port]` or `[v6]:port`.
+    private static func address(_ text: Substring, defaultPort: Int) throws(RedisError) -> Address {
+        var host = String(text)
+        var port = defaultPort
         if host.hasPrefix("[") {
             guard let close = host.firstIndex(of: "]") else { throw .invalidURL("unclosed IPv6 bracket") }
             let after = host[host.index(after: close)...]
@@ -96,7 +159,7 @@ public struct RedisConfiguration: Sendable, Equatable {
             host = String(host[..<colon])
         }
         guard !host.isEmpty else { throw .invalidURL("missing host") }
-        self.init(endpoint: .tcp(host: host, port: port), username: username, password: password, database: database)
+        return Address(host: host, port: port)
     }
 
     private static func percentDecoded(_ text: String) throws(RedisError) -> String {

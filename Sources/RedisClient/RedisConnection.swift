@@ -79,7 +79,17 @@ public final class RedisConnection: RedisCommandSending, Sendable {
         let promise = channel.eventLoop.makePromise(of: [RedisReply].self)
         channel.writeAndFlush(RedisOutbound.commands(buffer, count: commands.count, timeout: timeout, promise: promise))
             .whenFailure { promise.fail(Self.lost($0)) }
-        return try await promise.futureResult.get()
+        let replies = try await promise.futureResult.get()
+        if replies.contains(where: Self.saysNotPrimary) { drop(channel) }
+        return replies
+    }
+
+    /// Forgets `channel` (if it is still this connection's) and closes it: the next call dials again.
+    private func drop(_ channel: any Channel) {
+        state.withLockedValue { state in
+            if let current = state.channel, current === channel { state.channel = nil }
+        }
+        channel.close(promise: nil)
     }
 
     private static func lost(_ error: any Error) -> RedisError {
@@ -131,22 +141,20 @@ public final class RedisConnection: RedisCommandSending, Sendable {
     /// Connects, authenticates and selects the database; records the outcome for later callers.
     private func dial() -> EventLoopFuture<any Channel> {
         let configuration = configuration
-        var bootstrap = ClientBootstrap(group: group)
-            .connectTimeout(.milliseconds(Int64(configuration.connectTimeoutMs)))
-            .channelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(RedisChannelHandler())
-                }
-            }
+        let group = group
         let connecting: EventLoopFuture<any Channel>
         switch configuration.endpoint {
         case .tcp(let host, let port):
-            bootstrap = bootstrap
-                .channelOption(ChannelOptions.socketOption(.tcp_nodelay), value: 1)
-                .channelOption(ChannelOptions.socketOption(.so_keepalive), value: 1)
-            connecting = bootstrap.connect(host: host, port: port)
+            connecting = Self.bootstrap(group, configuration, tcp: true).connect(host: host, port: port)
         case .unix(let path):
-            connecting = bootstrap.connect(unixDomainSocketPath: path)
+            connecting = Self.bootstrap(group, configuration, tcp: false).connect(unixDomainSocketPath: path)
+        case .sentinel(let sentinels):
+            // Asked at every dial: after a failover the next dial finds the new primary.
+            connecting = group.next().makeFutureWithTask {
+                try await Self.primary(of: sentinels.master, from: sentinels.addresses, configuration: configuration, group: group)
+            }.flatMap { primary in
+                Self.bootstrap(group, configuration, tcp: true).connect(host: primary.host, port: primary.port)
+            }
         }
         let ready = connecting
             .flatMapErrorThrowing { throw RedisError.connectionFailed("\($0)") }
@@ -173,6 +181,20 @@ public final class RedisConnection: RedisCommandSending, Sendable {
         return ready.flatMapErrorThrowing { throw Self.failed($0) }
     }
 
+    private static func bootstrap(_ group: any EventLoopGroup, _ configuration: RedisConfiguration, tcp: Bool) -> ClientBootstrap {
+        let bootstrap = ClientBootstrap(group: group)
+            .connectTimeout(.milliseconds(Int64(configuration.connectTimeoutMs)))
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(RedisChannelHandler())
+                }
+            }
+        guard tcp else { return bootstrap }
+        return bootstrap
+            .channelOption(ChannelOptions.socketOption(.tcp_nodelay), value: 1)
+            .channelOption(ChannelOptions.socketOption(.so_keepalive), value: 1)
+    }
+
     private static func failed(_ error: any Error) -> RedisError {
         switch error {
         case let error as RedisError:
@@ -192,6 +214,8 @@ public final class RedisConnection: RedisCommandSending, Sendable {
         if configuration.database != 0 {
             commands.append(RedisCommand("SELECT", String(configuration.database)))
         }
+        // What a sentinel named may have been demoted since: only a primary is used.
+        if case .sentinel = configuration.endpoint { commands.append(RedisCommand("ROLE")) }
         if commands.isEmpty { return channel.eventLoop.makeSucceededFuture(channel) }
         var buffer = channel.allocator.buffer(capacity: 64)
         for command in commands { command.encode(into: &buffer) }
@@ -204,6 +228,9 @@ public final class RedisConnection: RedisCommandSending, Sendable {
             for (name, reply) in zip(names, replies) {
                 // The message is the server's; the password never reaches it or the logs.
                 if case .error(let message) = reply { throw RedisError.connectionFailed("\(name) refused: \(message)") }
+                if name == "ROLE", reply.array?.first?.string != "master" {
+                    throw RedisError.connectionFailed("the server the sentinels named is not a primary (ROLE \(reply.array?.first?.string ?? "?"))")
+                }
             }
             return channel
         }.flatMapError { error in

@@ -86,7 +86,7 @@ public final class RedisServer: @unchecked Sendable {
 
     /// Reads the server's log until it says it accepts connections, then keeps draining it
     /// on a background thread so a full pipe never stalls the server.
-    private static func waitForReady(_ handle: FileHandle) async -> Bool {
+    static func waitForReady(_ handle: FileHandle, marker: String = "Ready to accept connections") async -> Bool {
         await withCheckedContinuation { continuation in
             Thread.detachNewThread {
                 var buffer = ""
@@ -96,7 +96,7 @@ public final class RedisServer: @unchecked Sendable {
                     if data.isEmpty { break }
                     if answered { continue }
                     buffer += String(decoding: data, as: UTF8.self)
-                    if buffer.contains("Ready to accept connections") {
+                    if buffer.contains(marker) {
                         answered = true
                         continuation.resume(returning: true)
                     } else if buffer.contains("Address already in use") || buffer.contains("# Fatal") {
