@@ -53,6 +53,11 @@ public struct IntakeRoutes: Sendable {
         let stored: (ticket: String, created: Bool)
         do {
             stored = try await store.submit(job, receiptDigest: Self.digest(submission), ttlSeconds: ticketTTLSeconds)
+        } catch RedisError.notReplicated(let detail) {
+            // Stored on the primary, but a failover now could lose it: not acknowledged. The resend
+            // finds the same ticket.
+            context.logger.warning("a receipt job is not replicated yet", metadata: ["detail": "\(detail)"])
+            throw IntakeError(.serviceUnavailable, "not_replicated", "the receipt is not yet on enough Redis replicas; resend it")
         } catch {
             context.logger.error("cannot store a receipt job", metadata: ["error": "\(error)"])
             throw IntakeError(.serviceUnavailable, "redis_unavailable", "the receipt could not be stored; try again")

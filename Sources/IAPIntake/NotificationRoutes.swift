@@ -3,6 +3,7 @@ import Foundation
 import Hummingbird
 import IAPPipeline
 import Logging
+import RedisClient
 import NIOCore
 
 /// The URL given to Apple for App Store Server Notifications V2, and the endpoint that tells us
@@ -64,6 +65,9 @@ public struct NotificationRoutes: Sendable {
         let stored: (ticket: String, created: Bool)
         do {
             stored = try await store.acceptNotification(job, uuid: verified.uuid, ttlSeconds: ticketTTLSeconds)
+        } catch RedisError.notReplicated(let detail) {
+            context.logger.warning("a notification is not replicated yet", metadata: ["detail": "\(detail)"])
+            throw IntakeError(.serviceUnavailable, "not_replicated", "the notification is not yet on enough Redis replicas; Apple will retry")
         } catch {
             context.logger.error("cannot store a notification", metadata: ["error": "\(error)"])
             throw IntakeError(.serviceUnavailable, "redis_unavailable", "the notification could not be stored; Apple will retry")

@@ -10,6 +10,7 @@ public struct IntakeCommand: AsyncParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "iap-intake", abstract: "HTTP intake: accepts receipts, answers with tickets.")
     @OptionGroup var redis: RedisOptions
+    @OptionGroup var replication: ReplicationOptions
     @OptionGroup var intake: IntakeOptions
     @OptionGroup var tickets: TicketOptions
     @OptionGroup var apps: AppOptions
@@ -17,10 +18,10 @@ public struct IntakeCommand: AsyncParsableCommand {
     public init() {}
 
     public func run() async throws {
-        let configuration = loadConfiguration(redis, intake, tickets, apps, serverAPIKey)
+        let configuration = loadConfiguration(redis, replication, intake, tickets, apps, serverAPIKey)
         let logger = bootstrapLogging(label: "iap-intake")
         let redisClient = RedisClient(configuration: configuration.redis, poolSize: configuration.redisPoolSize)
-        let store = PipelineStore(redis: redisClient, keys: configuration.keys)
+        let store = PipelineStore(redis: redisClient, keys: configuration.keys, replication: configuration.replication)
         let checks: NotificationRoutes.Checks?
         do {
             checks = try IntakeApplication.notificationChecks(configuration)

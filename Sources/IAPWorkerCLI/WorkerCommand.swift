@@ -16,7 +16,7 @@ func runWorker(
     makeHandler: (PipelineStore) throws(ConfigurationError) -> any JobHandler, clients: [ClosingService] = []
 ) async throws {
     let redis = RedisClient(configuration: configuration.redis, poolSize: configuration.redisPoolSize)
-    let store = PipelineStore(redis: redis, keys: configuration.keys)
+    let store = PipelineStore(redis: redis, keys: configuration.keys, replication: configuration.replication)
     let handler: any JobHandler
     do {
         handler = try makeHandler(store)
@@ -75,13 +75,14 @@ public struct DeduperCommand: AsyncParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "iap-deduper", abstract: "Dedupe stage: claims each purchase once, ever.")
     @OptionGroup var redis: RedisOptions
+    @OptionGroup var replication: ReplicationOptions
     @OptionGroup var worker: WorkerOptions
     @OptionGroup var lease: LeaseOptions
     @OptionGroup var catalog: CatalogOptions
     public init() {}
 
     public func run() async throws {
-        let configuration = loadConfiguration(redis, worker, lease, catalog)
+        let configuration = loadConfiguration(redis, replication, worker, lease, catalog)
         let logger = bootstrapLogging(label: "iap-deduper")
         try await runWorker(label: "iap-deduper", configuration: configuration, logger: logger, makeHandler: {
             (_) throws(ConfigurationError) -> any JobHandler in
@@ -94,12 +95,13 @@ public struct GranterCommand: AsyncParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "iap-granter", abstract: "Grant stage: records fulfilments and finishes tickets.")
     @OptionGroup var redis: RedisOptions
+    @OptionGroup var replication: ReplicationOptions
     @OptionGroup var worker: WorkerOptions
     @OptionGroup var lease: LeaseOptions
     public init() {}
 
     public func run() async throws {
-        let configuration = loadConfiguration(redis, worker, lease)
+        let configuration = loadConfiguration(redis, replication, worker, lease)
         let logger = bootstrapLogging(label: "iap-granter")
         try await runWorker(label: "iap-granter", configuration: configuration, logger: logger, makeHandler: {
             (_) throws(ConfigurationError) -> any JobHandler in GrantHandler()

@@ -12,6 +12,9 @@ public enum RedisError: Error, Sendable, Equatable, CustomStringConvertible {
     case unexpectedReply(String)
     /// A `redis://` or `unix://` address could not be parsed.
     case invalidURL(String)
+    /// The command ran on the primary, but fewer replicas than required confirmed it in time: a
+    /// failover now could lose it, so it must not be acknowledged (running it again is safe).
+    case notReplicated(String)
 
     public var description: String {
         switch self {
@@ -21,6 +24,7 @@ public enum RedisError: Error, Sendable, Equatable, CustomStringConvertible {
         case .closed: return "redis client closed"
         case .unexpectedReply(let what): return "unexpected redis reply: \(what)"
         case .invalidURL(let why): return "invalid redis url: \(why)"
+        case .notReplicated(let what): return "not replicated: \(what)"
         }
     }
 
@@ -31,7 +35,7 @@ public enum RedisError: Error, Sendable, Equatable, CustomStringConvertible {
     /// True when trying the same thing again later may succeed.
     public var isTransient: Bool {
         switch self {
-        case .connectionFailed, .connectionLost:
+        case .connectionFailed, .connectionLost, .notReplicated:
             return true
         case .server(let message):
             // A script's error arrives as "<script name>: <reply>": look at both.

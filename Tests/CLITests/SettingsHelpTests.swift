@@ -8,6 +8,7 @@ import Testing
 /// Each command's `--help` lists the settings it reads, and only those.
 @Suite struct SettingsHelpTests {
     static let redis: Set = ["IAP_REDIS_URL", "IAP_PREFIX", "IAP_REDIS_POOL_SIZE"]
+    static let replication: Set = ["IAP_REDIS_MIN_REPLICAS", "IAP_REDIS_REPLICA_TIMEOUT_MS"]
     static let worker: Set = ["IAP_CONCURRENCY", "IAP_MAX_REDELIVERIES", "IAP_SHUTDOWN_GRACE_MS", "IAP_LEASE_MS"]
     static let serverAPIKey: Set = ["IAP_APPLE_API_KEY_ID", "IAP_APPLE_API_ISSUER_ID", "IAP_APPLE_API_PRIVATE_KEY_FILE"]
     static let apps: Set = ["IAP_BUNDLE_IDS", "IAP_APPLE_ROOT_CERTS"]
@@ -17,7 +18,7 @@ import Testing
     }
 
     @Test func theIntakeListsItsServerTicketsAndNotificationChecks() {
-        #expect(Self.settings(in: IntakeCommand.helpMessage()) == Self.redis.union(Self.apps).union(Self.serverAPIKey).union([
+        #expect(Self.settings(in: IntakeCommand.helpMessage()) == Self.redis.union(Self.replication).union(Self.apps).union(Self.serverAPIKey).union([
             "IAP_HTTP_HOST", "IAP_HTTP_PORT", "IAP_MAX_BODY_BYTES", "IAP_APPLE_APP_ID", "IAP_TICKET_TTL_S",
         ]))
     }
@@ -31,9 +32,9 @@ import Testing
     }
 
     @Test func theOtherStagesListOnlyRedisTheWorkerAndTheCatalog() {
-        #expect(Self.settings(in: DeduperCommand.helpMessage()) == Self.redis.union(Self.worker).union(["IAP_PRODUCTS_FILE"]))
+        #expect(Self.settings(in: DeduperCommand.helpMessage()) == Self.redis.union(Self.replication).union(Self.worker).union(["IAP_PRODUCTS_FILE"]))
         #expect(Self.settings(in: NotifierCommand.helpMessage()) == Self.redis.union(Self.worker).union(["IAP_PRODUCTS_FILE"]))
-        #expect(Self.settings(in: GranterCommand.helpMessage()) == Self.redis.union(Self.worker))
+        #expect(Self.settings(in: GranterCommand.helpMessage()) == Self.redis.union(Self.replication).union(Self.worker))
     }
 
     @Test func iapctlListsRedisAndWhatEachSubcommandReads() {

@@ -40,7 +40,11 @@ final class PipelineHarness: @unchecked Sendable {
 
     /// `serverAPI`: configure App Store Server API keys; `simulatorKnowsOurKey`: false makes
     /// apple-sim check tokens against another key (our configuration is then wrong).
-    init(maxAttempts: Int = 4, startWorkers: Bool = true, serverAPI: Bool = false, simulatorKnowsOurKey: Bool = true) async throws {
+    /// `environment`: more settings (they win over the harness's own).
+    init(
+        maxAttempts: Int = 4, startWorkers: Bool = true, serverAPI: Bool = false, simulatorKnowsOurKey: Bool = true,
+        environment extra: [String: String] = [:]
+    ) async throws {
         redisServer = try await RedisServer.start()
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("pipeline-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -71,9 +75,10 @@ final class PipelineHarness: @unchecked Sendable {
             environment["IAP_APPLE_API_ISSUER_ID"] = "57246542-96fe-1a63-e053-0824d011072a"
             environment["IAP_APPLE_API_PRIVATE_KEY_FILE"] = keyFile
         }
+        environment.merge(extra) { _, new in new }
         configuration = try PipelineConfiguration(environment: environment)
         redis = RedisClient(configuration: configuration.redis, poolSize: 4)
-        store = PipelineStore(redis: redis, keys: configuration.keys)
+        store = PipelineStore(redis: redis, keys: configuration.keys, replication: configuration.replication)
         let store = self.store
         let configuration = self.configuration
         let checks = try IntakeApplication.notificationChecks(configuration)
@@ -229,10 +234,11 @@ final class PipelineHarness: @unchecked Sendable {
 /// Runs `body` with a fresh pipeline and always tears it down.
 func withPipeline(
     maxAttempts: Int = 4, startWorkers: Bool = true, serverAPI: Bool = false, simulatorKnowsOurKey: Bool = true,
-    _ body: (PipelineHarness) async throws -> Void
+    environment: [String: String] = [:], _ body: (PipelineHarness) async throws -> Void
 ) async throws {
     let harness = try await PipelineHarness(
-        maxAttempts: maxAttempts, startWorkers: startWorkers, serverAPI: serverAPI, simulatorKnowsOurKey: simulatorKnowsOurKey)
+        maxAttempts: maxAttempts, startWorkers: startWorkers, serverAPI: serverAPI, simulatorKnowsOurKey: simulatorKnowsOurKey,
+        environment: environment)
     do {
         try await body(harness)
     } catch {

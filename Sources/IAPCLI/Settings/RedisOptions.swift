@@ -13,6 +13,19 @@ public struct RedisOptions: SettingsGroup {
     }
 }
 
+/// How many replicas must have a write before it is acknowledged: the intake and the stages.
+public struct ReplicationOptions: SettingsGroup {
+    @Option(help: "IAP_REDIS_MIN_REPLICAS: replicas that must confirm a write before it is acknowledged (default 0)")
+    var redisMinReplicas: String?
+    @Option(help: "IAP_REDIS_REPLICA_TIMEOUT_MS: how long to wait for them (default 1000)") var redisReplicaTimeoutMs: String?
+
+    public init() {}
+
+    public var flags: [String: String?] {
+        ["IAP_REDIS_MIN_REPLICAS": redisMinReplicas, "IAP_REDIS_REPLICA_TIMEOUT_MS": redisReplicaTimeoutMs]
+    }
+}
+
 /// How long tickets live: the intake, and iapctl's replay.
 public struct TicketOptions: SettingsGroup {
     @Option(help: "IAP_TICKET_TTL_S (default 604800)") var ticketTtlS: String?

@@ -43,6 +43,9 @@ public struct PipelineConfiguration: Sendable {
     public var maxBodyBytes = 256 * 1024
     public var shutdownGraceMs = 25000
     public var redisPoolSize = 2
+    /// Replicas that must confirm an acknowledged write (`WAIT`); 0: none.
+    public var redisMinReplicas = 0
+    public var redisReplicaTimeoutMs = 1000
 
     public init(environment: [String: String] = ProcessInfo.processInfo.environment) throws(ConfigurationError) {
         let env = environment.filter { $0.key.hasPrefix("IAP_") && !$0.value.isEmpty }
@@ -105,6 +108,14 @@ public struct PipelineConfiguration: Sendable {
         maxBodyBytes = try Self.int(env, "IAP_MAX_BODY_BYTES", default: maxBodyBytes, in: 1024...64 << 20)
         shutdownGraceMs = try Self.int(env, "IAP_SHUTDOWN_GRACE_MS", default: shutdownGraceMs, in: 0...3_600_000)
         redisPoolSize = try Self.int(env, "IAP_REDIS_POOL_SIZE", default: redisPoolSize, in: 1...256)
+        redisMinReplicas = try Self.int(env, "IAP_REDIS_MIN_REPLICAS", default: redisMinReplicas, in: 0...64)
+        // Below the Redis client's command timeout (5 s): a WAIT must never look like a dead connection.
+        redisReplicaTimeoutMs = try Self.int(env, "IAP_REDIS_REPLICA_TIMEOUT_MS", default: redisReplicaTimeoutMs, in: 1...4000)
+    }
+
+    /// What acknowledged writes wait for; `nil` when `IAP_REDIS_MIN_REPLICAS` is 0.
+    public var replication: RedisReplication? {
+        redisMinReplicas > 0 ? RedisReplication(replicas: redisMinReplicas, timeoutMs: redisReplicaTimeoutMs) : nil
     }
 
     public var keys: RedisKeys { RedisKeys(prefix: prefix) }

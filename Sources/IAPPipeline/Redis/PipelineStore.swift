@@ -6,10 +6,14 @@ import RedisClient
 public struct PipelineStore: Sendable {
     public let redis: RedisClient
     public let keys: RedisKeys
+    /// What the transitions that create something a client or Apple is told about (a ticket, an
+    /// accepted notification, a claim, a grant) wait for before they return; `nil`: nothing.
+    public let replication: RedisReplication?
 
-    public init(redis: RedisClient, keys: RedisKeys) {
+    public init(redis: RedisClient, keys: RedisKeys, replication: RedisReplication? = nil) {
         self.redis = redis
         self.keys = keys
+        self.replication = replication
     }
 
     // MARK: intake
@@ -22,7 +26,8 @@ public struct PipelineStore: Sendable {
             arguments: [
                 job.ticket, job.encoded(), String(job.enqueuedAt), String(ttlSeconds), job.userID,
                 job.productID ?? "", job.transactionID ?? "", keys.scriptPrefix, keys.results,
-            ]
+            ],
+            replicated: replication
         )
         guard let items = reply.array, items.count == 2, let created = items[0].int, let ticket = items[1].string else {
             throw RedisError.unexpectedReply("submit_receipt: \(reply)")
@@ -172,7 +177,7 @@ public struct PipelineStore: Sendable {
             ClaimedJob(taken: job.payload, next: job.next.encoded(), ticket: job.next.ticket, units: String(claims.count))
         })
         let reply = try await redis.run(
-            PipelineScripts.claimPurchases, keys: layout.keys, arguments: [arguments.argument])
+            PipelineScripts.claimPurchases, keys: layout.keys, arguments: [arguments.argument], replicated: replication)
         return try TransitionResult.each(of: reply, expected: jobs.count, script: "claim_purchases")
     }
 
@@ -204,7 +209,8 @@ public struct PipelineStore: Sendable {
         let reply = try await redis.run(
             PipelineScripts.grantPurchases,
             keys: [keys.inflight(member: member), keys.ticket(job.ticket), keys.fulfilment] + grantKeys,
-            arguments: [payload, arguments.argument]
+            arguments: [payload, arguments.argument],
+            replicated: replication
         )
         let items = reply.array ?? []
         let result = TransitionResult(items.first?.int)
@@ -223,7 +229,7 @@ public struct PipelineStore: Sendable {
         let reply = try await redis.run(
             PipelineScripts.acceptNotification,
             keys: [keys.notification(uuid: uuid), keys.ticket(job.ticket), keys.queue(.notify)],
-            arguments: [job.encoded(), arguments.argument])
+            arguments: [job.encoded(), arguments.argument], replicated: replication)
         guard let items = reply.array, items.count == 2, let created = items[0].int, let ticket = items[1].string else {
             throw RedisError.unexpectedReply("accept_notification: \(reply)")
         }
