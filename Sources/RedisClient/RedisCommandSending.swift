@@ -28,25 +28,7 @@ extension RedisCommandSending {
 
     @discardableResult
     public func run(_ script: RedisScript, keyBytes keys: [[UInt8]], argumentBytes arguments: [[UInt8]]) async throws -> RedisReply {
-        let tail = [Array(String(keys.count).utf8)] + keys + arguments
-        if let sha = script.loadedSHA {
-            let reply = try await execute(RedisCommand(bytes: [Array("EVALSHA".utf8), Array(sha.utf8)] + tail))
-            switch reply {
-            case .error(let message) where message.hasPrefix("NOSCRIPT"):
-                break
-            case .error(let message):
-                throw RedisError.server("\(script.name): \(message)")
-            default:
-                return reply
-            }
-        }
-        // Unknown to this server (first use, or the server restarted): load it, then run it.
-        let loaded = try await send(RedisCommand("SCRIPT", "LOAD", script.source))
-        guard let sha = loaded.string else { throw RedisError.unexpectedReply("SCRIPT LOAD returned \(loaded)") }
-        script.loadedSHA = sha
-        let reply = try await execute(RedisCommand(bytes: [Array("EVALSHA".utf8), Array(sha.utf8)] + tail))
-        if case .error(let message) = reply { throw RedisError.server("\(script.name): \(message)") }
-        return reply
+        try await evaluate(script, keys: keys, arguments: arguments, then: [])[0]
     }
 
     /// Runs a script and, in the same pipeline on the same connection, `WAIT` for `replication`'s
@@ -58,29 +40,38 @@ extension RedisCommandSending {
         _ script: RedisScript, keys: [String], arguments: [String], replicated replication: RedisReplication?
     ) async throws -> RedisReply {
         guard let replication, replication.replicas > 0 else { return try await run(script, keys: keys, arguments: arguments) }
-        let tail = [Array(String(keys.count).utf8)] + keys.map { Array($0.utf8) } + arguments.map { Array($0.utf8) }
         let wait = RedisCommand("WAIT", String(replication.replicas), String(replication.timeoutMs))
+        let replies = try await evaluate(
+            script, keys: keys.map { Array($0.utf8) }, arguments: arguments.map { Array($0.utf8) }, then: [wait])
+        guard let confirmed = replies[1].int else { throw RedisError.unexpectedReply("WAIT returned \(replies[1])") }
+        guard confirmed >= replication.replicas else {
+            throw RedisError.notReplicated(
+                "\(script.name): \(confirmed) of \(replication.replicas) replicas confirmed within \(replication.timeoutMs) ms")
+        }
+        return replies[0]
+    }
+
+    /// EVALSHA followed by `then` in one pipeline (one connection, in order); the script's error
+    /// reply is thrown. Unknown to the server (first use, a restart, a new primary), the script is
+    /// loaded and the pipeline sent again.
+    private func evaluate(
+        _ script: RedisScript, keys: [[UInt8]], arguments: [[UInt8]], then: [RedisCommand]
+    ) async throws -> [RedisReply] {
+        let tail = [Array(String(keys.count).utf8)] + keys + arguments
         for attempt in 0..<2 {
             if script.loadedSHA == nil || attempt > 0 {
                 let loaded = try await send(RedisCommand("SCRIPT", "LOAD", script.source))
                 guard let sha = loaded.string else { throw RedisError.unexpectedReply("SCRIPT LOAD returned \(loaded)") }
                 script.loadedSHA = sha
             }
-            let replies = try await pipeline([
-                RedisCommand(bytes: [Array("EVALSHA".utf8), Array((script.loadedSHA ?? "").utf8)] + tail), wait,
-            ])
-            guard replies.count == 2 else { throw RedisError.unexpectedReply("\(script.name) + WAIT: \(replies)") }
+            let evalsha = RedisCommand(bytes: [Array("EVALSHA".utf8), Array((script.loadedSHA ?? "").utf8)] + tail)
+            let replies = then.isEmpty ? [try await execute(evalsha)] : try await pipeline([evalsha] + then)
+            guard replies.count == 1 + then.count else { throw RedisError.unexpectedReply("\(script.name): \(replies)") }
             if case .error(let message) = replies[0] {
-                // Unknown to this server (first use, a restart, a new primary): load it and go again.
                 if message.hasPrefix("NOSCRIPT"), attempt == 0 { continue }
                 throw RedisError.server("\(script.name): \(message)")
             }
-            guard let confirmed = replies[1].int else { throw RedisError.unexpectedReply("WAIT returned \(replies[1])") }
-            guard confirmed >= replication.replicas else {
-                throw RedisError.notReplicated(
-                    "\(script.name): \(confirmed) of \(replication.replicas) replicas confirmed within \(replication.timeoutMs) ms")
-            }
-            return replies[0]
+            return replies
         }
         throw RedisError.server("\(script.name): NOSCRIPT after SCRIPT LOAD")
     }
