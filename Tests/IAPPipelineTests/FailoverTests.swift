@@ -1,0 +1,114 @@
+import Foundation
+import IAPPipeline
+import RedisClient
+import Testing
+import TestSupport
+
+/// The pipeline on a real primary, two replicas and a sentinel, with `IAP_REDIS_MIN_REPLICAS=1`:
+/// the primary is killed with SIGKILL while receipts come in, the sentinel promotes a replica,
+/// and every receipt the intake acknowledged is granted exactly once, without a restart.
+@Suite(.serialized) struct FailoverTests {
+    static let master = "iapfailover"
+
+    @Test func aPrimaryKilledUnderLoadLosesNothingAcknowledgedAndGrantsNothingTwice() async throws {
+        let primary = try await RedisServer.start()
+        let replicas = [
+            try await RedisServer.start(["--replicaof", "127.0.0.1", String(primary.port)]),
+            try await RedisServer.start(["--replicaof", "127.0.0.1", String(primary.port)]),
+        ]
+        defer { for server in [primary] + replicas { server.stop() } }
+        try await until("both replicas are in sync") {
+            try await Self.direct(primary, "INFO", "replication").components(separatedBy: "state=online").count == 3
+        }
+        let sentinel = try await RedisSentinel.start(master: Self.master, primaryPort: primary.port)
+        defer { sentinel.stop() }
+        try await until("the sentinel knows both replicas") {
+            let reply = try await Self.direct(sentinel.port, "SENTINEL", "replicas", Self.master)
+            return reply.components(separatedBy: "master-link-status").count == 3
+        }
+
+        try await withPipeline(environment: [
+            "IAP_REDIS_URL": "redis-sentinel://127.0.0.1:\(sentinel.port)/\(Self.master)",
+            "IAP_REDIS_MIN_REPLICAS": "1", "IAP_REDIS_REPLICA_TIMEOUT_MS": "500",
+        ]) { pipeline in
+            let receipts = (0..<60).map { index in
+                ["receipt_data": receipt([gold("fo-\(index)")]).receiptData(), "user_id": "player-\(index % 7)"]
+            }
+            let tickets = try await withThrowingTaskGroup(of: String.self) { group in
+                for (index, body) in receipts.enumerated() {
+                    group.addTask {
+                        // Spread over ~3 s, so the kill lands in the middle of the stream.
+                        try await Task.sleep(for: .milliseconds(50 * index))
+                        return try await Self.submitUntilAccepted(pipeline, body)
+                    }
+                }
+                group.addTask {
+                    try await Task.sleep(for: .milliseconds(1200))
+                    primary.kill()
+                    return ""
+                }
+                var tickets: [String] = []
+                for try await ticket in group where !ticket.isEmpty { tickets.append(ticket) }
+                return tickets
+            }
+            #expect(Set(tickets).count == receipts.count)
+            try await until("the sentinel names a replica") {
+                let reply = try await Self.direct(sentinel.port, "SENTINEL", "get-master-addr-by-name", Self.master)
+                return !reply.contains(String(primary.port))
+            }
+            // Every acknowledged ticket ends granted: none lost.
+            try await until("every ticket is granted") {
+                for ticket in tickets where try await pipeline.readTicket(ticket)?.status != .granted { return false }
+                return true
+            }
+            // Each purchase granted once: one fulfilment entry and one grant record per receipt.
+            #expect(try await pipeline.redis.send("XLEN", pipeline.configuration.keys.fulfilment).int == Int64(receipts.count))
+            let grants = try await pipeline.redis.send("KEYS", pipeline.configuration.keys.grant(unit: "*")).array ?? []
+            #expect(grants.count == receipts.count)
+        }
+    }
+
+    /// Resends a receipt, as a client does, until the intake acknowledges it (202 or 200).
+    static func submitUntilAccepted(_ pipeline: PipelineHarness, _ body: [String: String]) async throws -> String {
+        let deadline = ContinuousClock.now + .seconds(60)
+        while ContinuousClock.now < deadline {
+            if let reply = try? await pipeline.post(body), reply.status == 202 || reply.status == 200,
+               let ticket = reply.json["ticket"] as? String
+            {
+                return ticket
+            }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        throw TestSupportError("a receipt was never accepted")
+    }
+
+    static func direct(_ server: RedisServer, _ arguments: String...) async throws -> String {
+        try await direct(server.port, arguments)
+    }
+
+    static func direct(_ port: Int, _ arguments: String...) async throws -> String {
+        try await direct(port, arguments)
+    }
+
+    static func direct(_ port: Int, _ arguments: [String]) async throws -> String {
+        let connection = RedisConnection(configuration: .init(endpoint: .tcp(host: "127.0.0.1", port: port)))
+        let reply = try await connection.execute(RedisCommand(arguments))
+        await connection.close()
+        return text(of: reply)
+    }
+
+    /// Every string in a reply, arrays flattened, one per line.
+    static func text(of reply: RedisReply) -> String {
+        if case .array(let items) = reply { return items.map(text(of:)).joined(separator: "\n") }
+        return reply.string ?? reply.int.map(String.init) ?? ""
+    }
+
+    func until(_ what: String, _ condition: () async throws -> Bool) async throws {
+        let deadline = ContinuousClock.now + .seconds(60)
+        while ContinuousClock.now < deadline {
+            if try await condition() { return }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        throw TestSupportError("timed out waiting until \(what)")
+    }
+}
