@@ -43,7 +43,7 @@ public final class RedisSentinel: @unchecked Sendable {
             logfile ""
             sentinel monitor \(master) 127.0.0.1 \(primaryPort) 1
             sentinel down-after-milliseconds \(master) 1000
-            sentinel failover-timeout \(master) 10000
+            sentinel failover-timeout \(master) 3000
 
             """.write(to: file, atomically: true, encoding: .utf8)
         let process = Process()
