@@ -27,4 +27,14 @@ extension InAppTransaction {
             "app_account_token": appAccountToken.json,
         ])
     }
+
+    /// A JSON array of transactions (absent: none).
+    static func list(_ items: [JSONValue]?) throws(JSONShapeError) -> [InAppTransaction] {
+        var transactions: [InAppTransaction] = []
+        transactions.reserveCapacity(items?.count ?? 0)
+        for item in items ?? [] {
+            transactions.append(try InAppTransaction(json: item))
+        }
+        return transactions
+    }
 }

@@ -4,11 +4,7 @@ extension VerifiedReceipt {
     public init(json: JSONValue) throws(JSONShapeError) {
         environment = try json.string("environment")
         bundleID = try json.string("bundle_id")
-        var transactions: [InAppTransaction] = []
-        for item in try json.arrayIfPresent("transactions") ?? [] {
-            transactions.append(try InAppTransaction(json: item))
-        }
-        self.transactions = transactions
+        transactions = try InAppTransaction.list(json.arrayIfPresent("transactions"))
     }
 
     public var json: JSONValue {

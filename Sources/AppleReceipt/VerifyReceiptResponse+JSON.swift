@@ -25,21 +25,13 @@ extension VerifyReceiptResponse {
             return
         }
         receipt = try json.objectIfPresent("receipt").map { receipt throws(JSONShapeError) in try Receipt(json: receipt) }
-        latestReceiptInfo = try Self.transactions(json.arrayIfPresent("latest_receipt_info"))
-    }
-
-    static func transactions(_ items: [JSONValue]?) throws(JSONShapeError) -> [InAppTransaction] {
-        var transactions: [InAppTransaction] = []
-        for item in items ?? [] {
-            transactions.append(try InAppTransaction(json: item))
-        }
-        return transactions
+        latestReceiptInfo = try InAppTransaction.list(json.arrayIfPresent("latest_receipt_info"))
     }
 }
 
 extension VerifyReceiptResponse.Receipt {
     public init(json: JSONValue) throws(JSONShapeError) {
         bundleID = try json.lenientStringIfPresent("bundle_id")
-        inApp = try VerifyReceiptResponse.transactions(json.arrayIfPresent("in_app"))
+        inApp = try InAppTransaction.list(json.arrayIfPresent("in_app"))
     }
 }

@@ -19,12 +19,12 @@ import TestSupport
         ]
         defer { for server in [primary] + replicas { server.stop() } }
         try await until("both replicas are in sync") {
-            try await Self.direct(primary, "INFO", "replication").components(separatedBy: "state=online").count == 3
+            try await directReply(port: primary.port, "INFO", "replication").components(separatedBy: "state=online").count == 3
         }
         let sentinel = try await RedisSentinel.start(master: Self.master, primaryPort: primary.port)
         defer { sentinel.stop() }
         try await until("the sentinel knows both replicas") {
-            let reply = try await Self.direct(sentinel.port, "SENTINEL", "replicas", Self.master)
+            let reply = try await directReply(port: sentinel.port, "SENTINEL", "replicas", Self.master)
             return reply.components(separatedBy: "master-link-status").count == 3
         }
 
@@ -36,7 +36,7 @@ import TestSupport
             var granted = 0
             // Two failovers in a row: the pipeline is never restarted.
             for round in 0..<2 {
-                let named = try await Self.direct(sentinel.port, "SENTINEL", "get-master-addr-by-name", Self.master)
+                let named = try await directReply(port: sentinel.port, "SENTINEL", "get-master-addr-by-name", Self.master)
                 let current = try #require(servers.first { named.hasSuffix("\n\($0.port)") })
                 let receipts = (0..<40).map { index in
                     ["receipt_data": receipt([gold("fo-\(round)-\(index)")]).receiptData(), "user_id": "player-\(index % 7)"]
@@ -60,7 +60,7 @@ import TestSupport
                 }
                 #expect(Set(tickets).count == receipts.count)
                 try await until("the sentinel names another primary") {
-                    let reply = try await Self.direct(sentinel.port, "SENTINEL", "get-master-addr-by-name", Self.master)
+                    let reply = try await directReply(port: sentinel.port, "SENTINEL", "get-master-addr-by-name", Self.master)
                     return !reply.hasSuffix("\n\(current.port)")
                 }
                 // Every acknowledged ticket ends granted: none lost.
@@ -76,10 +76,10 @@ import TestSupport
 
                 // The killed server comes back; Sentinel makes it a replica of the new primary.
                 try await current.restart()
-                let now = try await Self.direct(sentinel.port, "SENTINEL", "get-master-addr-by-name", Self.master)
+                let now = try await directReply(port: sentinel.port, "SENTINEL", "get-master-addr-by-name", Self.master)
                 let primaryNow = try #require(servers.first { now.hasSuffix("\n\($0.port)") })
                 try await until("both replicas follow the new primary") {
-                    try await Self.direct(primaryNow, "INFO", "replication").components(separatedBy: "state=online").count == 3
+                    try await directReply(port: primaryNow.port, "INFO", "replication").components(separatedBy: "state=online").count == 3
                 }
             }
         }
@@ -97,35 +97,5 @@ import TestSupport
             try await Task.sleep(for: .milliseconds(100))
         }
         throw TestSupportError("a receipt was never accepted")
-    }
-
-    static func direct(_ server: RedisServer, _ arguments: String...) async throws -> String {
-        try await direct(server.port, arguments)
-    }
-
-    static func direct(_ port: Int, _ arguments: String...) async throws -> String {
-        try await direct(port, arguments)
-    }
-
-    static func direct(_ port: Int, _ arguments: [String]) async throws -> String {
-        let connection = RedisConnection(configuration: .init(endpoint: .tcp(host: "127.0.0.1", port: port)))
-        let reply = try await connection.execute(RedisCommand(arguments))
-        await connection.close()
-        return text(of: reply)
-    }
-
-    /// Every string in a reply, arrays flattened, one per line.
-    static func text(of reply: RedisReply) -> String {
-        if case .array(let items) = reply { return items.map(text(of:)).joined(separator: "\n") }
-        return reply.string ?? reply.int.map(String.init) ?? ""
-    }
-
-    func until(_ what: String, _ condition: () async throws -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(60)
-        while ContinuousClock.now < deadline {
-            if try await condition() { return }
-            try await Task.sleep(for: .milliseconds(50))
-        }
-        throw TestSupportError("timed out waiting until \(what)")
     }
 }

@@ -41,13 +41,4 @@ import TestSupport
             await replicated.close()
         }
     }
-
-    func until(_ what: String, _ condition: () async throws -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(30)
-        while ContinuousClock.now < deadline {
-            if try await condition() { return }
-            try await Task.sleep(for: .milliseconds(50))
-        }
-        throw TestSupportError("timed out waiting until \(what)")
-    }
 }

@@ -15,15 +15,15 @@ import TestSupport
             replica.stop()
             primary.stop()
         }
-        try await SentinelTests.until("the replica is in sync") {
-            try await SentinelTests.direct(replica, "INFO", "replication").contains("master_link_status:up")
+        try await until("the replica is in sync") {
+            try await directReply(port: replica.port, "INFO", "replication").contains("master_link_status:up")
         }
         let client = RedisClient(configuration: primary.configuration, poolSize: 1)
         // The first run also loads the script (NOSCRIPT, then SCRIPT LOAD, then the pipeline again).
         let reply = try await client.run(
             Self.script, keys: ["k"], arguments: ["1"], replicated: RedisReplication(replicas: 1, timeoutMs: 2000))
         #expect(reply.int == 1)
-        #expect(try await SentinelTests.direct(replica, "GET", "k") == "1")
+        #expect(try await directReply(port: replica.port, "GET", "k") == "1")
 
         // Two replicas wanted, one exists: the write is on the primary, and not acknowledged.
         await #expect(throws: RedisError.self) {

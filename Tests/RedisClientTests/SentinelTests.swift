@@ -43,8 +43,8 @@ import TestSupport
     @Test func followsTwoFailoversInARowWithoutARestart() async throws {
         let primary = try await RedisServer.start()
         let replica = try await RedisServer.start(["--replicaof", "127.0.0.1", String(primary.port)])
-        try await Self.until("the replica is in sync") {
-            try await Self.direct(replica, "INFO", "replication").contains("master_link_status:up")
+        try await until("the replica is in sync") {
+            try await directReply(port: replica.port, "INFO", "replication").contains("master_link_status:up")
         }
         let sentinel = try await RedisSentinel.start(master: Self.master, primaryPort: primary.port)
         defer {
@@ -57,33 +57,33 @@ import TestSupport
         let client = RedisClient(configuration: try RedisConfiguration(url: url), poolSize: 2)
         let blocking = client.makeDedicatedConnection()
         try await client.send("SET", "before", "1")
-        #expect(try await Self.direct(primary, "GET", "before") == "1")
+        #expect(try await directReply(port: primary.port, "GET", "before") == "1")
         #expect(try await client.send("WAIT", "1", "5000").int == 1)
 
         // First failover: the replica becomes the primary. Until the old primary is demoted, a
         // write may still land on it and be lost when it resyncs (what `WAIT` is for): the client
         // has followed when a write it made is on the new primary.
         try await Self.failover(sentinel, to: replica)
-        try await Self.until("a write reaches the new primary") {
+        try await until("a write reaches the new primary") {
             guard (try? await client.send("SET", "after-1", "2")) != nil else { return false }
-            return try await Self.direct(replica, "GET", "after-1") == "2"
+            return try await directReply(port: replica.port, "GET", "after-1") == "2"
         }
-        #expect(try await Self.direct(replica, "GET", "before") == "1")
-        try await Self.until("the blocking connection follows") {
+        #expect(try await directReply(port: replica.port, "GET", "before") == "1")
+        try await until("the blocking connection follows") {
             guard (try? await blocking.execute(RedisCommand("LPUSH", "q", "x")))?.int != nil else { return false }
-            return try await Self.direct(replica, "LLEN", "q") != "0"
+            return try await directReply(port: replica.port, "LLEN", "q") != "0"
         }
 
         // Second failover, back to the first server (which Sentinel made a replica meanwhile).
-        try await Self.until("the old primary follows the new one") {
-            try await Self.direct(primary, "INFO", "replication").contains("master_link_status:up")
+        try await until("the old primary follows the new one") {
+            try await directReply(port: primary.port, "INFO", "replication").contains("master_link_status:up")
         }
         try await Self.failover(sentinel, to: primary)
-        try await Self.until("a write reaches the first server again") {
+        try await until("a write reaches the first server again") {
             guard (try? await client.send("SET", "after-2", "3")) != nil else { return false }
-            return try await Self.direct(primary, "GET", "after-2") == "3"
+            return try await directReply(port: primary.port, "GET", "after-2") == "3"
         }
-        #expect(try await Self.direct(primary, "GET", "after-1") == "2")
+        #expect(try await directReply(port: primary.port, "GET", "after-1") == "2")
         #expect(try await client.send("ROLE").array?.first?.string == "master")
         await blocking.close()
         await client.close()
@@ -107,23 +107,5 @@ import TestSupport
             throw error
         }
         await connection.close()
-    }
-
-    /// One command on a connection of its own to `server`, its reply as text.
-    static func direct(_ server: RedisServer, _ arguments: String...) async throws -> String {
-        let connection = RedisConnection(configuration: server.configuration)
-        let reply = try await connection.execute(RedisCommand(arguments))
-        await connection.close()
-        return reply.string ?? reply.int.map(String.init) ?? "\(reply)"
-    }
-
-    /// Polls `condition` (an event that has no notification to await) until it holds, for at most 30 s.
-    static func until(_ what: String, _ condition: () async throws -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(30)
-        while ContinuousClock.now < deadline {
-            if try await condition() { return }
-            try await Task.sleep(for: .milliseconds(50))
-        }
-        throw TestSupportError("timed out waiting until \(what)")
     }
 }
