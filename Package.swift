@@ -139,6 +139,7 @@ let package = Package(
                 "IAPPipeline",
                 "AppleSimulator",
                 "LoopbackPort",
+                "RedisClient",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),

@@ -7,6 +7,12 @@ public struct ClusterSettings: Sendable {
     public var binDirectory: URL
     public var durability = Durability.always
     public var redisCrash = RedisCrash.process
+    public var topology = RedisTopology.single
+    /// `IAP_REDIS_MIN_REPLICAS` of every pipeline process (0: acknowledgements do not wait for replicas).
+    public var minReplicas = 0
+    /// For this long before a failover's kill the primary is cut off its replicas, as by a
+    /// partition: what it takes meanwhile is on the primary alone when it dies.
+    public var replicationGap: Duration = .zero
     public var appleLatencyMs = 20
     public var processesPerStage: [Stage: Int] = [.verify: 2, .dedupe: 2, .grant: 2, .notify: 1]
     /// `IAP_CONCURRENCY` of every worker process.

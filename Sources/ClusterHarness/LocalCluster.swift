@@ -4,14 +4,16 @@ import Foundation
 import IAPPipeline
 import LoopbackPort
 import NIOCore
+import RedisClient
 
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// A running pipeline on loopback: redis-server, apple-sim, the intake and N processes per stage,
-/// all real processes, with their data and logs in one folder. The drill breaks it through these
-/// methods (`heal` puts every part back); the bench measures it.
+/// A running pipeline on loopback: redis-server (alone, or a primary with replicas and sentinels),
+/// apple-sim, the intake and N processes per stage, all real processes, with their data and logs
+/// in one folder. The drill breaks it through these methods (`heal` puts every part back); the
+/// bench measures it.
 public actor LocalCluster {
     public static let bundleID = "com.example.drill"
     public static let products = #"{"products": {"drill.gold": {"type": "consumable"}, "drill.pack": {"type": "non_consumable"}}}"#
@@ -24,13 +26,18 @@ public actor LocalCluster {
 
     public nonisolated let settings: ClusterSettings
     public nonisolated let directory: URL
-    public nonisolated let redisPort: Int
+    /// The Redis nodes' ports: the first starts as the primary (a failover moves the primary).
+    public nonisolated let redisPorts: [Int]
+    public nonisolated let sentinelPorts: [Int]
     public nonisolated let simulatorPort: Int
     public nonisolated let intakePort: Int
     public nonisolated let keys = RedisKeys()
     private let http: HTTPClient
     nonisolated var controlClient: HTTPClient { http }
-    private var redis: ManagedProcess?
+    var redisNodes: [ManagedProcess?]
+    var sentinels: [ManagedProcess?]
+    /// The index in `redisPorts` of the primary now.
+    var primary = 0
     private var simulator: ManagedProcess?
     private var intake: ManagedProcess?
     private var workers: [Stage: [ManagedProcess]] = [:]
@@ -42,21 +49,34 @@ public actor LocalCluster {
         self.settings = settings
         self.directory = directory
         self.http = http
-        redisPort = try LoopbackPort.free()
+        redisPorts = try (0..<settings.topology.nodes).map { _ in try LoopbackPort.free() }
+        sentinelPorts = try (0..<settings.topology.sentinelCount).map { _ in try LoopbackPort.free() }
+        redisNodes = Array(repeating: nil, count: redisPorts.count)
+        sentinels = Array(repeating: nil, count: sentinelPorts.count)
         simulatorPort = try LoopbackPort.free()
         intakePort = try LoopbackPort.free()
     }
 
-    public nonisolated var redisURL: String { "redis://127.0.0.1:\(redisPort)" }
+    /// The first Redis node: the only one in the `single` topology.
+    public nonisolated var redisPort: Int { redisPorts[0] }
+
+    /// What every process dials: the node, or the sentinels that name the primary.
+    public nonisolated var redisURL: String {
+        switch settings.topology {
+        case .single: "redis://127.0.0.1:\(redisPort)"
+        case .sentinel:
+            "redis-sentinel://" + sentinelPorts.map { "127.0.0.1:\($0)" }.joined(separator: ",") + "/\(RedisTopology.master)"
+        }
+    }
     public nonisolated var intakeURL: String { "http://127.0.0.1:\(intakePort)" }
     private nonisolated var simulatorURL: String { "http://127.0.0.1:\(simulatorPort)" }
-    private var dataDirectory: URL { directory.appendingPathComponent("data") }
+    var dataDirectory: URL { directory.appendingPathComponent("data") }
     /// Written by apple-sim at start: the root of its signing authority, and its Server API key.
     private nonisolated var rootCertificateFile: URL { directory.appendingPathComponent("apple-sim-root.pem") }
     private nonisolated var apiKeyFile: URL { directory.appendingPathComponent("apple-api-key.p8") }
     /// apple-sim's base URL, for its control endpoints (`/control/transactions`, `/control/api-calls`, …).
     public nonisolated var appleURL: String { simulatorURL }
-    private var logDirectory: URL { directory.appendingPathComponent("logs") }
+    var logDirectory: URL { directory.appendingPathComponent("logs") }
 
     /// Starts every part; with `workers: false` only Redis, apple-sim and the intake (jobs queue
     /// up until `addWorker`).
@@ -78,7 +98,8 @@ public actor LocalCluster {
     /// The running processes by kind (`redis-server`, `apple-sim`, `iap-intake`, `iap-verifier`, …).
     public func processesByKind() -> [String: [ManagedProcess]] {
         var kinds: [String: [ManagedProcess]] = [:]
-        for process in [redis, simulator, intake].compactMap({ $0 }) + workers.values.flatMap({ $0 }) where process.isRunning {
+        let parts = redisNodes + sentinels + [simulator, intake]
+        for process in parts.compactMap({ $0 }) + workers.values.flatMap({ $0 }) where process.isRunning {
             kinds[process.kind, default: []].append(process)
         }
         return kinds
@@ -118,7 +139,7 @@ public actor LocalCluster {
             return out
             """
         let output = try await runTool(
-            "redis-cli", ["-p", String(redisPort), "EVAL", script, "1", keys.workers, keys.inflight(member: "")])
+            "redis-cli", ["-p", String(primaryPort), "EVAL", script, "1", keys.workers, keys.inflight(member: "")])
         let lines = output.split(separator: "\n").map(String.init)
         var held: [(stage: Stage, index: Int, jobs: Int)] = []
         for stage in Stage.allCases {
@@ -141,11 +162,13 @@ public actor LocalCluster {
     }
 
     /// `kill -9` redis-server, then start it again on the same folder after `pauseMs`. With
-    /// `RedisCrash.powerCut` the kill also loses every AOF write that was not yet fsynced.
+    /// `RedisCrash.powerCut` the kill also loses every AOF write that was not yet fsynced. (With
+    /// sentinels, a primary that comes back may meet a failover half done: use `failover`.)
     public func crashRedis(pauseMs: Int) async throws {
+        guard settings.topology == .single else { throw ClusterError("a Redis crash and restart needs the single topology") }
         await killRedis()
         if pauseMs > 0 { try await Task.sleep(for: .milliseconds(pauseMs)) }
-        try await startRedis()
+        try await healRedis()
     }
 
     /// `kill -9` the intake, then start it again on its port after `pauseMs`.
@@ -155,9 +178,9 @@ public actor LocalCluster {
         try await startIntake()
     }
 
-    /// `kill -9` redis-server and leave it down until `heal`.
+    /// `kill -9` every redis-server and leave them down until `heal`.
     public func killRedis() async {
-        if let redis { await redis.stop(with: SIGKILL) }
+        for node in redisNodes { await node?.stop(with: SIGKILL) }
     }
 
     public func appleOutage(_ outage: SimulatedOutage) async throws {
@@ -169,29 +192,28 @@ public actor LocalCluster {
         guard response.status == .noContent else { throw ClusterError("apple-sim refused the outage: \(response.status)") }
     }
 
-    /// Pushes poison on every stage queue with redis-cli: bytes that are not a job, and a
-    /// well-formed job whose ticket never existed. Returns how many entries it pushed.
+    /// Pushes poison on every stage queue of the primary: bytes that are not a job, and a
+    /// well-formed job whose ticket never existed (as replicated as the pipeline's own writes, so
+    /// a failover does not take it back). Returns how many entries it pushed.
     public func poison(nonce: UInt64) async throws -> Int {
-        var pushed = 0
-        for stage in Stage.allCases {
+        var commands = Stage.allCases.map { stage in
             var ghost = Job(
                 ticket: "ghost-\(nonce)-\(stage.rawValue)", userID: "nobody", receiptData: "e30=", productID: nil,
                 transactionID: nil, enqueuedAt: 0)
             ghost.stage = stage
-            let garbage = "\u{1}not a job \(nonce) {"
-            let output = try await runTool(
-                "redis-cli", ["-p", String(redisPort), "LPUSH", keys.queue(stage), garbage, ghost.encoded()])
-            guard output.trimmingCharacters(in: .whitespacesAndNewlines).allSatisfy(\.isNumber) else {
-                throw ClusterError("redis-cli LPUSH failed: \(output)")
-            }
-            pushed += 2
+            return RedisCommand("LPUSH", keys.queue(stage), "\u{1}not a job \(nonce) {", ghost.encoded())
         }
-        return pushed
+        if settings.minReplicas > 0 { commands.append(RedisCommand("WAIT", String(settings.minReplicas), "5000")) }
+        let replies = try await pipeline(commands, onNodeAt: primaryPort)
+        guard replies.prefix(Stage.allCases.count).allSatisfy({ $0.int != nil }),
+            replies.dropFirst(Stage.allCases.count).allSatisfy({ ($0.int ?? 0) >= settings.minReplicas })
+        else { throw ClusterError("pushing poison failed: \(replies)") }
+        return 2 * Stage.allCases.count
     }
 
     /// Every part running again: Redis up, Apple back, a live process in every slot.
     public func heal() async throws {
-        if redis?.isRunning != true { try await startRedis() }
+        try await healRedis()
         try await appleOutage(SimulatedOutage(mode: .off, durationMs: 0))
         for stage in Stage.allCases {
             for index in workers[stage]?.indices ?? 0..<0 where workers[stage]?[index].isRunning != true {
@@ -226,13 +248,13 @@ public actor LocalCluster {
                 unclean.append("\(name) did not exit 0 on SIGTERM (\(exit))")
             }
         }
-        for process in [redis, simulator].compactMap({ $0 }) { await process.stop(with: SIGKILL) }
+        for process in (sentinels + redisNodes + [simulator]).compactMap({ $0 }) { await process.stop(with: SIGKILL) }
         return unclean
     }
 
     // MARK: starting parts
 
-    private func launch(
+    func launch(
         _ name: String, _ executable: URL, _ arguments: [String] = [], environment extra: [String: String] = [:]
     ) throws -> ManagedProcess {
         launches += 1
@@ -263,7 +285,7 @@ public actor LocalCluster {
     /// a SIGTERM meets its graceful stop.
     private func waitUntilRegistered(_ process: ManagedProcess) async throws {
         try await waitUntil("\(process.name) registers in \(keys.workers)", while: process) {
-            let members = (try? await self.runTool("redis-cli", ["-p", String(self.redisPort), "ZRANGE", self.keys.workers, "0", "-1"])) ?? ""
+            let members = (try? await self.runTool("redis-cli", ["-p", String(await self.primaryPort), "ZRANGE", self.keys.workers, "0", "-1"])) ?? ""
             return members.split(separator: "\n").contains { Self.pid(ofMember: String($0)) == process.pid }
         }
     }
@@ -272,20 +294,6 @@ public actor LocalCluster {
     static func pid(ofMember member: String) -> Int32? {
         let parts = member.split(separator: "-")
         return parts.count >= 3 ? Int32(parts[parts.count - 2]) : nil
-    }
-
-    private func startRedis() async throws {
-        let arguments = [
-            "--port", String(redisPort), "--bind", "127.0.0.1", "--dir", dataDirectory.path, "--daemonize", "no",
-            "--logfile", "", "--maxmemory-policy", "noeviction",
-        ] + settings.durability.redisArguments
-        let preload = settings.binDirectory.appendingPathComponent(RedisCrash.library).path
-        redis = try launch(
-            "redis-server", try Self.tool("redis-server"), arguments,
-            environment: settings.redisCrash == .powerCut ? ["LD_PRELOAD": preload] : [:])
-        try await waitUntil("redis-server answers PING", while: redis) {
-            (try? await self.runTool("redis-cli", ["-p", String(self.redisPort), "PING"]))?.hasPrefix("PONG") == true
-        }
     }
 
     private func startSimulator() async throws {
@@ -320,6 +328,7 @@ public actor LocalCluster {
             "IAP_MAX_ATTEMPTS": "100",
             "IAP_SHUTDOWN_GRACE_MS": "5000",
             "IAP_REDIS_POOL_SIZE": String(settings.redisPoolSize),
+            "IAP_REDIS_MIN_REPLICAS": String(settings.minReplicas),
             "IAP_APPLE_ROOT_CERTS": rootCertificateFile.path,
             "IAP_APPLE_API_PRODUCTION_URL": simulatorURL,
             "IAP_APPLE_API_SANDBOX_URL": simulatorURL + SimulatedServerAPI.sandboxPrefix,
@@ -337,12 +346,21 @@ public actor LocalCluster {
 
     /// Polls `condition` while `process` runs; a process that exits first fails at once, with
     /// the end of its log in the error so a CI run shows why.
-    private func waitUntil(
-        _ what: String, while process: ManagedProcess?, _ condition: @Sendable () async -> Bool
+    func waitUntil(
+        _ what: String, while process: ManagedProcess?, within limit: Duration = .seconds(30),
+        _ condition: @Sendable () async -> Bool
     ) async throws {
-        let deadline = ContinuousClock.now + .seconds(30)
+        _ = try await waitFor(what, while: process, within: limit) { await condition() ? true : nil }
+    }
+
+    /// Polls `probe` until it finds something, while `process` runs (as `waitUntil`).
+    func waitFor<Found: Sendable>(
+        _ what: String, while process: ManagedProcess?, within limit: Duration = .seconds(30),
+        _ probe: @Sendable () async -> Found?
+    ) async throws -> Found {
+        let deadline = ContinuousClock.now + limit
         while ContinuousClock.now < deadline {
-            if await condition() { return }
+            if let found = await probe() { return found }
             if let process, let exit = process.exitStatus {
                 throw ClusterError("\(process.name) exited (\(exit)) before \(what):\n\(process.logTail())")
             }

@@ -65,7 +65,7 @@ public struct Drill: Sendable {
             _ = await cluster.stop()
             throw error
         }
-        progress("trial \(trial): \(plan.count) receipts, redis :\(cluster.redisPort), logs in \(directory.path)/logs")
+        progress("trial \(trial): \(plan.count) receipts, redis \(cluster.redisURL), logs in \(directory.path)/logs")
         let refunds = plan.filter { $0.refund != nil }
         do {
             try await plan.resolve(with: cluster)
@@ -105,8 +105,10 @@ public struct Drill: Sendable {
         let tickets = submissions.map(\.ticket)
         let (terminal, seconds) = await audit.drain(Set(tickets.compactMap { $0 }), timeout: .seconds(settings.drainTimeoutSeconds))
         let books: TrialAudit.Books
+        let failovers: [FailoverTiming]
         do {
             books = try await audit.check(plan: plan, tickets: tickets, terminal: terminal)
+            failovers = try await audit.timings(of: faults.failovers)
         } catch {
             await redis.close()
             _ = await cluster.stop()
@@ -125,7 +127,7 @@ public struct Drill: Sendable {
             jobsHeldAtSigterm: faults.jobsHeldAtSigterm,
             storeKit: plan.filter { $0.transaction != nil && $0.sameTicketAs == nil }.count,
             refundsRevoked: books.refundsRevoked, refundsBeforeGrant: books.refundsBeforeGrant,
-            poisonPushed: faults.poisonPushed, poisonDeadLettered: books.poisonDeadLettered,
+            failovers: failovers, poisonPushed: faults.poisonPushed, poisonDeadLettered: books.poisonDeadLettered,
             lost: books.lost, doubleGrants: books.doubleGrants, stuck: books.stuck, wrongOutcomes: books.wrong,
             anomalies: anomalies.count, drainSeconds: seconds, examples: books.examples + anomalies.prefix(5))
     }

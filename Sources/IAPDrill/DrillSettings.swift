@@ -9,7 +9,16 @@ public struct DrillSettings: Sendable {
     /// Faults per second, on average, while receipts are being submitted.
     public var faultRate = 1.0
     public var seed: UInt64 = 1
-    public var faults: [FaultKind] = FaultKind.allCases
+    public var faults: [FaultKind] = FaultKind.all(for: .single)
+    /// Each chosen fault is injected at least this often per trial (the trial goes on faulting
+    /// after its receipts are in until it has been).
+    public var faultsPerKind = 1
+    public var topology = RedisTopology.single
+    /// `IAP_REDIS_MIN_REPLICAS` of the pipeline; by default 1 with sentinels (what a failover
+    /// needs to lose nothing acknowledged), 0 without.
+    public var minReplicas: Int?
+    /// How long before each failover's kill the primary's replication links are cut.
+    public var replicationGap: Duration = .zero
     public var durability = Durability.always
     /// Whether a Redis kill is a process crash or a power cut (unsynced AOF writes lost too).
     public var redisCrash = RedisCrash.process
@@ -33,6 +42,9 @@ public struct DrillSettings: Sendable {
         var cluster = ClusterSettings(binDirectory: binDirectory)
         cluster.durability = durability
         cluster.redisCrash = redisCrash
+        cluster.topology = topology
+        cluster.replicationGap = replicationGap
+        cluster.minReplicas = minReplicas ?? (topology == .sentinel ? 1 : 0)
         cluster.appleLatencyMs = appleLatencyMs
         cluster.processesPerStage = Dictionary(uniqueKeysWithValues: Stage.allCases.map { ($0, processesPerStage) })
         cluster.leaseMs = leaseMs

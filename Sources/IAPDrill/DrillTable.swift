@@ -7,12 +7,26 @@ public enum DrillTable {
         // Next to the SIGTERM count: the jobs those processes held when signalled.
         let termHeld = faults.contains(.sigterm)
         let faultColumns = faults.map(\.column) + (termHeld ? ["term jobs"] : [])
-        let header = ["trial", "receipts", "accepted", "503s", "sk2", "refund rev/pre"] + faultColumns
+        // Beside the failovers: the longest wait for a new primary and for the first grant after a kill.
+        let failovers = faults.contains(.failover)
+        let failoverColumns = failovers ? ["promoted s", "kill→grant s"] : []
+        func longest(_ reports: [TrialReport]) -> [String] {
+            guard failovers else { return [] }
+            let timings = reports.flatMap(\.failovers)
+            let grants = timings.map { $0.firstGrantSeconds.map { String(format: "%.1f", $0) } ?? "none" }
+            return [
+                timings.map(\.promotedSeconds).max().map { String(format: "%.1f", $0) } ?? "-",
+                timings.compactMap(\.firstGrantSeconds).max().map { String(format: "%.1f", $0) }
+                    ?? (grants.isEmpty ? "-" : "none"),
+            ]
+        }
+        let header = ["trial", "receipts", "accepted", "503s", "sk2", "refund rev/pre"] + faultColumns + failoverColumns
             + ["poison dl", "lost", "double", "stuck", "wrong", "anomalies", "drain s"]
         var rows = reports.map { report in
             ["\(report.trial)", "\(report.receipts)", "\(report.accepted)", "\(report.refusals)", "\(report.storeKit)",
              "\(report.refundsRevoked)/\(report.refundsBeforeGrant)"]
                 + faults.map { "\(report.faults[$0, default: 0])" } + (termHeld ? ["\(report.jobsHeldAtSigterm)"] : [])
+                + longest([report])
                 + ["\(report.poisonDeadLettered)/\(report.poisonPushed)", "\(report.lost)", "\(report.doubleGrants)",
                    "\(report.stuck)", "\(report.wrongOutcomes)", "\(report.anomalies)", String(format: "%.1f", report.drainSeconds)]
         }
@@ -21,6 +35,7 @@ public enum DrillTable {
             ["total", sum(\.receipts), sum(\.accepted), sum(\.refusals), sum(\.storeKit),
              "\(sum(\.refundsRevoked))/\(sum(\.refundsBeforeGrant))"]
                 + faults.map { kind in sum { $0.faults[kind, default: 0] } } + (termHeld ? [sum(\.jobsHeldAtSigterm)] : [])
+                + longest(reports)
                 + ["\(sum(\.poisonDeadLettered))/\(sum(\.poisonPushed))", sum(\.lost), sum(\.doubleGrants), sum(\.stuck),
                    sum(\.wrongOutcomes), sum(\.anomalies), String(format: "%.1f", reports.map(\.drainSeconds).max() ?? 0)])
         var text = [TextTable.render(header: header, rows: rows, rulesBefore: [rows.count - 1])]

@@ -20,6 +20,7 @@ struct FaultInjector {
     private(set) var jobsHeldAtSigterm = 0
     /// Things that went wrong that are not about the books (a SIGTERM without exit 0).
     private(set) var anomalies: [String] = []
+    private(set) var failovers: [LocalCluster.Failover] = []
     private var bag: [FaultKind] = []
 
     init(cluster: LocalCluster, settings: DrillSettings, rng: SeededGenerator) {
@@ -28,10 +29,11 @@ struct FaultInjector {
         self.rng = rng
     }
 
-    /// Injects faults until `finished` is set and every chosen kind has been injected once.
+    /// Injects faults until `finished` is set and every chosen kind has been injected
+    /// `faultsPerKind` times.
     mutating func run(until finished: NIOLockedValueBox<Bool>) async throws {
         guard !settings.faults.isEmpty, settings.faultRate > 0 else { return }
-        while !(finished.withLockedValue { $0 } && settings.faults.allSatisfy { injected[$0, default: 0] > 0 }) {
+        while !(finished.withLockedValue { $0 } && settings.faults.allSatisfy { injected[$0, default: 0] >= settings.faultsPerKind }) {
             let gap = -log(1 - Double.random(in: 0..<1, using: &rng)) / settings.faultRate
             try await Task.sleep(for: .milliseconds(Int(gap * 1000)))
             let kind = nextKind()
@@ -69,6 +71,8 @@ struct FaultInjector {
         case .stall:
             let (stage, index) = await pickWorker()
             try await cluster.stallWorker(stage, at: index, forMs: settings.leaseMs + 1500)
+        case .failover:
+            failovers.append(try await cluster.failover())
         }
     }
 

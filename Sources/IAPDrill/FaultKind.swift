@@ -1,9 +1,14 @@
+import ClusterHarness
+
 /// The faults the drill injects into a running pipeline.
 public enum FaultKind: String, CaseIterable, Sendable, Codable {
     /// `kill -9` a random stage process, then start a new one.
     case killStage = "kill-stage"
-    /// `kill -9` redis-server, then restart it on the same data folder.
+    /// `kill -9` redis-server, then restart it on the same data folder (single topology).
     case killRedis = "kill-redis"
+    /// `kill -9` the primary; the sentinels promote a replica, the pipeline follows; the killed
+    /// node comes back as a replica (sentinel topology).
+    case failover
     /// `kill -9` the intake mid-request, then start it again: a receipt stored whose 202 never
     /// arrived is resent by its client and must get the same ticket.
     case killIntake = "kill-intake"
@@ -26,6 +31,13 @@ public enum FaultKind: String, CaseIterable, Sendable, Codable {
         case .sigterm: "term"
         case .poison: "poison"
         case .stall: "stall"
+        case .failover: "failover"
         }
+    }
+
+    /// The faults a topology can take: a Redis restart in place (`kill-redis`) with one node, a
+    /// failover with sentinels.
+    public static func all(for topology: RedisTopology) -> [FaultKind] {
+        allCases.filter { topology == .single ? $0 != .failover : $0 != .killRedis }
     }
 }

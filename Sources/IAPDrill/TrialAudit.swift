@@ -1,3 +1,4 @@
+import ClusterHarness
 import Foundation
 import IAPPipeline
 import RedisClient
@@ -29,6 +30,33 @@ struct TrialAudit {
         }
         let elapsed = ContinuousClock.now - start
         return (terminal, Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+    }
+
+    /// Each failover with the time from its kill to the first grant after it: the first
+    /// `granted` entry of the fulfilment stream whose id (the writing primary's clock) is later.
+    func timings(of failovers: [LocalCluster.Failover]) async throws -> [FailoverTiming] {
+        var timings: [FailoverTiming] = []
+        for failover in failovers {
+            var firstGrant: Double?
+            var start = String(failover.killedAtMs + 1)
+            search: while true {
+                let entries = try await store.redis.send("XRANGE", store.keys.fulfilment, start, "+", "COUNT", "200").array ?? []
+                for entry in entries {
+                    guard let id = entry.array?.first?.string else { continue }
+                    start = "(" + id
+                    let fields = entry.array?.last?.stringDictionary ?? [:]
+                    guard fields["event"] ?? "granted" == "granted", let ms = id.split(separator: "-").first.flatMap({ Int64($0) }) else {
+                        continue
+                    }
+                    firstGrant = Double(ms - failover.killedAtMs) / 1000
+                    break search
+                }
+                if entries.count < 200 { break }
+            }
+            timings.append(
+                FailoverTiming(promotedSeconds: failover.promotedSeconds, firstGrantSeconds: firstGrant, wholeSeconds: failover.wholeSeconds))
+        }
+        return timings
     }
 
     static func leftovers(_ stats: PipelineStats) -> Int {

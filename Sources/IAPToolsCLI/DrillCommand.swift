@@ -9,7 +9,8 @@ public struct DrillCommand: AsyncParsableCommand {
         commandName: "iap-drill",
         abstract: "The fault drill: real processes, real faults, then the books: 0 lost, 0 granted twice.",
         discussion: """
-            Per trial: starts redis-server, apple-sim, the intake and the stage workers from --bin-dir, submits \
+            Per trial: starts redis-server (with --topology sentinel: a primary, 2 replicas and 3 sentinels), \
+            apple-sim, the intake and the stage workers from --bin-dir, submits \
             receipts over HTTP while injecting faults, waits until every ticket is terminal and checks the books. \
             Exits 1 when any trial has a lost ticket, a double grant, a stuck job, a wrong outcome or an anomaly \
             (a crash, an unclean SIGTERM exit).
@@ -19,8 +20,20 @@ public struct DrillCommand: AsyncParsableCommand {
     @Option(help: "Receipts submitted per trial.") var receipts = 2000
     @Option(help: "Faults per second, on average, while receipts are submitted.") var faultRate = 1.0
     @Option(help: "Seed of the receipts and the fault schedule.") var seed: UInt64 = 1
-    @Option(help: "Fault kinds, comma-separated: \(FaultKind.allCases.map(\.rawValue).joined(separator: ",")).")
-    var faults = FaultKind.allCases.map(\.rawValue).joined(separator: ",")
+    @Option(help: """
+        Fault kinds, comma-separated: \(FaultKind.allCases.map(\.rawValue).joined(separator: ",")) \
+        (default: every kind the topology takes: kill-redis with single, failover with sentinel).
+        """)
+    var faults: String?
+    @Option(help: "Times each fault kind is injected at least, per trial.") var faultsPerKind = 1
+    @Option(help: "Redis: single (one redis-server) or sentinel (a primary, 2 replicas, 3 sentinels; the pipeline dials the sentinels).")
+    var topology = "single"
+    @Option(help: "IAP_REDIS_MIN_REPLICAS of the pipeline (default: 1 with --topology sentinel, else 0).") var minReplicas: Int?
+    @Option(help: """
+        For this long before each failover's kill, cut the primary off its replicas, as a partition \
+        would (what it takes meanwhile is on it alone when it dies).
+        """)
+    var replicationGapMs = 0
     @Option(help: "Redis persistence: always (AOF, fsync per write), everysec, none.") var durability = "always"
     @Option(help: "What a Redis kill loses: process (kill -9; the kernel keeps what Redis wrote) or power-cut (AOF writes not yet fsynced are lost too).")
     var redisCrash = "process"
@@ -42,13 +55,23 @@ public struct DrillCommand: AsyncParsableCommand {
             throw ValidationError("--fault-rate must not be negative; --rate, --client-concurrency, --processes-per-stage at least 1")
         }
         guard leaseMs >= 1000 else { throw ValidationError("--lease-ms must be at least 1000") }
-        _ = try parsedFaults()
+        guard (0...5000).contains(replicationGapMs) else { throw ValidationError("--replication-gap-ms: 0 to 5000") }
+        guard faultsPerKind >= 1 else { throw ValidationError("--faults-per-kind must be at least 1") }
+        guard let topology = RedisTopology(rawValue: topology) else { throw ValidationError("--topology: single or sentinel") }
+        guard (minReplicas ?? 0) >= 0, (minReplicas ?? 0) <= (topology == .single ? 0 : 2) else {
+            throw ValidationError("--min-replicas: 0 with --topology single, 0 to 2 with sentinel")
+        }
+        let chosen = try parsedFaults()
+        if let wrong = chosen.first(where: { !FaultKind.all(for: topology).contains($0) }) {
+            throw ValidationError("--faults: \(wrong.rawValue) does not apply to --topology \(topology.rawValue)")
+        }
         guard Durability(rawValue: durability) != nil else { throw ValidationError("--durability: always, everysec or none") }
         guard RedisCrash(rawValue: redisCrash) != nil else { throw ValidationError("--redis-crash: process or power-cut") }
     }
 
     private func parsedFaults() throws -> [FaultKind] {
-        try faults.split(separator: ",").filter { !$0.isEmpty }.map { name in
+        guard let faults else { return FaultKind.all(for: RedisTopology(rawValue: topology) ?? .single) }
+        return try faults.split(separator: ",").filter { !$0.isEmpty }.map { name in
             guard let kind = FaultKind(rawValue: name.trimmingCharacters(in: .whitespaces)) else {
                 throw ValidationError("unknown fault '\(name)'; known: \(FaultKind.allCases.map(\.rawValue).joined(separator: ", "))")
             }
@@ -63,6 +86,10 @@ public struct DrillCommand: AsyncParsableCommand {
         settings.faultRate = faultRate
         settings.seed = seed
         settings.faults = try parsedFaults()
+        settings.faultsPerKind = faultsPerKind
+        settings.topology = RedisTopology(rawValue: topology)!
+        settings.minReplicas = minReplicas
+        settings.replicationGap = .milliseconds(replicationGapMs)
         settings.durability = Durability(rawValue: durability)!
         settings.redisCrash = RedisCrash(rawValue: redisCrash)!
         settings.appleLatencyMs = appleLatencyMs
@@ -75,7 +102,12 @@ public struct DrillCommand: AsyncParsableCommand {
         let interrupts = HarnessCommand.killChildrenOnInterrupt()
         defer { _ = interrupts }
         let log = HarnessCommand.progress
-        log("drill: \(trials) × \(receipts) receipts, faults \(settings.faults.map(\.rawValue)) at \(faultRate)/s, durability \(durability), Redis crash: \(redisCrash), seed \(seed)")
+        log(
+            "drill: \(trials) × \(receipts) receipts, faults \(settings.faults.map(\.rawValue)) at \(faultRate)/s, "
+                + "Redis \(topology) with IAP_REDIS_MIN_REPLICAS=\(settings.cluster.minReplicas)"
+                + (replicationGapMs > 0 ? " and a replication gap of \(replicationGapMs) ms before each failover" : "")
+                + ", durability \(durability), "
+                + "Redis crash: \(redisCrash), seed \(seed)")
         let reports = try await Drill(settings: settings, progress: log).run()
         if json {
             try HarnessCommand.printJSON(reports)

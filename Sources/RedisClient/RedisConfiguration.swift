@@ -45,7 +45,7 @@ public struct RedisConfiguration: Sendable, Equatable {
     /// How long any non-blocking command may take before the connection is declared dead.
     public var commandTimeoutMs: Int
     /// After a failed dial, calls fail at once for this long (doubling per failure up to the upper bound).
-    public var reconnectBackoffMs: ClosedRange<Int> = 50...2000
+    public var reconnectBackoffMs: ClosedRange<Int> = 50...1000
 
     public init(
         endpoint: Endpoint,

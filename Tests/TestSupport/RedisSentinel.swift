@@ -16,7 +16,9 @@ public final class RedisSentinel: @unchecked Sendable {
         self.directory = directory
     }
 
-    /// Starts a sentinel that monitors the primary on `primaryPort` as `master` (quorum 1, down after 1 s).
+    /// Starts a sentinel that monitors the primary on `primaryPort` as `master` (quorum 1, down
+    /// after 2 s: at 1 s, with a sentinel's pings a second apart, a primary it has just switched to
+    /// can be held down before its first ping is answered, and failed over again).
     public static func start(master: String, primaryPort: Int) async throws -> RedisSentinel {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("iap-sentinel-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -42,7 +44,7 @@ public final class RedisSentinel: @unchecked Sendable {
             dir \(directory.path)
             logfile ""
             sentinel monitor \(master) 127.0.0.1 \(primaryPort) 1
-            sentinel down-after-milliseconds \(master) 1000
+            sentinel down-after-milliseconds \(master) 2000
             sentinel failover-timeout \(master) 3000
 
             """.write(to: file, atomically: true, encoding: .utf8)

@@ -69,12 +69,9 @@ public final class StageWorker: Service, Sendable {
                 return .stopRequested
             }
             var running = 0
-            var backoffMs = 50
+            var backoff = RedisRetryBackoff()
             var nextOrphanCheck = ContinuousClock.now + .milliseconds(settings.leaseMs)
-            func pause() async {
-                try? await Task.sleep(for: .milliseconds(backoffMs))
-                backoffMs = min(backoffMs * 2, 5000)
-            }
+            func pause() async { await backoff.pause() }
             // A busy worker takes again once a few slots are free, not at every single one: its
             // takes (and the marks and forwards of the jobs it starts together) then go in batches.
             let refill = settings.refill
@@ -119,7 +116,7 @@ public final class StageWorker: Service, Sendable {
                             queueSeemsEmpty = ContinuousClock.now - asked > Self.blockedLongerThan
                         }
                     }
-                    backoffMs = 50
+                    backoff.reset()
                 } catch {
                     // Redis may have moved jobs into our list and lost the reply: look for them soon.
                     context.logger.warning("cannot take jobs", metadata: ["error": "\(error)"])

@@ -65,7 +65,7 @@ public struct WorkerContext: Sendable {
     public func transition<T: Sendable>(
         _ what: String, giveUpAfterMs: Int? = nil, _ body: () async throws -> T
     ) async -> T? {
-        var backoffMs = 50
+        var backoff = RedisRetryBackoff()
         let deadline = giveUpAfterMs.map { ContinuousClock.now + .milliseconds($0) }
         while !Task.isCancelled && deadline.map({ ContinuousClock.now < $0 }) ?? true {
             do {
@@ -76,8 +76,7 @@ public struct WorkerContext: Sendable {
                 logger.error("\(what) failed", metadata: ["error": "\(error)"])
                 return nil
             }
-            try? await Task.sleep(for: .milliseconds(backoffMs))
-            backoffMs = min(backoffMs * 2, 5000)
+            await backoff.pause()
         }
         return nil
     }
