@@ -5,12 +5,17 @@ import Logging
 
 /// Builds the intake's Hummingbird application.
 public enum IntakeApplication {
-    /// `notificationChecks`: how notifications are verified (see `notificationChecks(_:)`).
+    /// `notificationChecks`: how notifications are verified (see `notificationChecks(_:)`);
+    /// `clientKeys`: the game backends that may call it (`nil`: anyone).
     public static func make(
         store: PipelineStore, configuration: PipelineConfiguration, notificationChecks: NotificationRoutes.Checks?,
-        logger: Logger, onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
+        clientKeys: ClientKeyring? = nil, logger: Logger, onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
     ) -> some ApplicationProtocol {
         let router = Router()
+        // Before the routes: a route takes the middleware added before it.
+        if let clientKeys {
+            router.add(middleware: RequestSignatureMiddleware(keyring: clientKeys, store: store, maxBodyBytes: configuration.maxBodyBytes))
+        }
         NotificationRoutes(
             store: store, checks: notificationChecks, maxBodyBytes: configuration.maxBodyBytes,
             ticketTTLSeconds: configuration.ticketTTLSeconds

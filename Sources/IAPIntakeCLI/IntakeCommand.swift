@@ -31,14 +31,28 @@ public struct IntakeCommand: AsyncParsableCommand {
         if checks == nil {
             logger.warning("IAP_BUNDLE_IDS is not set: Server Notifications are answered 503 until it is")
         }
-        let app = IntakeApplication.make(store: store, configuration: configuration, notificationChecks: checks, logger: logger) { port in
+        var keyring: ClientKeyring?
+        if let file = configuration.clientKeysFile {
+            do {
+                keyring = try ClientKeyring(file: file)
+            } catch {
+                failConfiguration(error)
+            }
+            logger.info("requests must be signed", metadata: ["keys": "\(keyring?.current.ids.count ?? 0)"])
+        } else {
+            logger.warning("IAP_CLIENT_KEYS_FILE is not set: the intake serves anyone who can reach it")
+        }
+        let app = IntakeApplication.make(
+            store: store, configuration: configuration, notificationChecks: checks, clientKeys: keyring, logger: logger
+        ) { port in
             logger.info("intake listening", metadata: ["host": "\(configuration.httpHost)", "port": "\(port)"])
         }
         // The group owns the Redis client: the server stops first, then the client closes.
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: ClosingService { await redisClient.close() })]
+        if let keyring { services.append(.init(service: ClientKeysReloader(keyring: keyring, logger: logger))) }
+        services.append(.init(service: app))
         let group = ServiceGroup(
-            configuration: .init(
-                services: [.init(service: ClosingService { await redisClient.close() }), .init(service: app)],
-                gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+            configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()
     }
 }

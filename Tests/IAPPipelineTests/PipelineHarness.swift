@@ -24,6 +24,8 @@ final class PipelineHarness: @unchecked Sendable {
     let simulator: AppleSimulator
     let simulatorServer: RunningServer
     let intake: RunningServer
+    /// The client keys the intake checks (`IAP_CLIENT_KEYS_FILE` in the environment), if any.
+    let clientKeys: ClientKeyring?
     let configuration: PipelineConfiguration
     let apple: AppleVerifier
     let http: HTTPClient
@@ -82,9 +84,12 @@ final class PipelineHarness: @unchecked Sendable {
         let store = self.store
         let configuration = self.configuration
         let checks = try IntakeApplication.notificationChecks(configuration)
+        let keyring = try configuration.clientKeysFile.map { file throws(ConfigurationError) in try ClientKeyring(file: file) }
+        clientKeys = keyring
         intake = try await RunningServer.start {
             IntakeApplication.make(
-                store: store, configuration: configuration, notificationChecks: checks, logger: testLogger, onServerRunning: $0)
+                store: store, configuration: configuration, notificationChecks: checks, clientKeys: keyring, logger: testLogger,
+                onServerRunning: $0)
         }
         apple = AppleVerifier(configuration: configuration.apple)
         lookupClient = try configuration.serverAPI().map { api in
@@ -149,16 +154,22 @@ final class PipelineHarness: @unchecked Sendable {
         try await post(raw: try JSONSerialization.data(withJSONObject: body), contentType: contentType)
     }
 
-    func post(raw body: Data, contentType: String? = "application/json", path: String = "/v1/receipts", method: NIOHTTP1.HTTPMethod = .POST) async throws -> Reply {
+    func post(
+        raw body: Data, contentType: String? = "application/json", path: String = "/v1/receipts", method: NIOHTTP1.HTTPMethod = .POST,
+        headers: [(String, String)] = []
+    ) async throws -> Reply {
         var request = HTTPClientRequest(url: intake.baseURL + path)
         request.method = method
         if let contentType { request.headers.add(name: "Content-Type", value: contentType) }
+        request.headers.add(contentsOf: headers)
         request.body = .bytes(ByteBuffer(data: body))
         return try await send(request)
     }
 
-    func get(_ path: String) async throws -> Reply {
-        try await send(HTTPClientRequest(url: intake.baseURL + path))
+    func get(_ path: String, headers: [(String, String)] = []) async throws -> Reply {
+        var request = HTTPClientRequest(url: intake.baseURL + path)
+        request.headers.add(contentsOf: headers)
+        return try await send(request)
     }
 
     private func send(_ request: HTTPClientRequest) async throws -> Reply {

@@ -6,10 +6,15 @@ public struct IntakeOptions: SettingsGroup {
     @Option(help: "IAP_HTTP_PORT (default 8080)") var httpPort: String?
     @Option(help: "IAP_MAX_BODY_BYTES (default 262144)") var maxBodyBytes: String?
     @Option(help: "IAP_APPLE_APP_ID: the app's Apple id; production notifications for another are refused") var appleAppId: String?
+    @Option(help: "IAP_CLIENT_KEYS_FILE: JSON of key id → secret; set, every request to /v1/receipts* and /v1/users/* must be signed (reloaded on SIGHUP)")
+    var clientKeysFile: String?
 
     public init() {}
 
     public var flags: [String: String?] {
-        ["IAP_HTTP_HOST": httpHost, "IAP_HTTP_PORT": httpPort, "IAP_MAX_BODY_BYTES": maxBodyBytes, "IAP_APPLE_APP_ID": appleAppId]
+        [
+            "IAP_HTTP_HOST": httpHost, "IAP_HTTP_PORT": httpPort, "IAP_MAX_BODY_BYTES": maxBodyBytes, "IAP_APPLE_APP_ID": appleAppId,
+            "IAP_CLIENT_KEYS_FILE": clientKeysFile,
+        ]
     }
 }

@@ -41,6 +41,9 @@ public struct PipelineConfiguration: Sendable {
     public var maxRedeliveries = 5
     public var ticketTTLSeconds = 7 * 24 * 3600
     public var maxBodyBytes = 256 * 1024
+    /// JSON file of the game backends' keys (key id → secret); set: every request to
+    /// `/v1/receipts*` and `/v1/users/*` must be signed with one.
+    public var clientKeysFile: String?
     public var shutdownGraceMs = 25000
     public var redisPoolSize = 2
     /// Replicas that must confirm an acknowledged write (`WAIT`); 0: none.
@@ -106,6 +109,7 @@ public struct PipelineConfiguration: Sendable {
         maxRedeliveries = try Self.int(env, "IAP_MAX_REDELIVERIES", default: maxRedeliveries, in: 0...1000)
         ticketTTLSeconds = try Self.int(env, "IAP_TICKET_TTL_S", default: ticketTTLSeconds, in: 60...31_536_000)
         maxBodyBytes = try Self.int(env, "IAP_MAX_BODY_BYTES", default: maxBodyBytes, in: 1024...64 << 20)
+        clientKeysFile = env["IAP_CLIENT_KEYS_FILE"]
         shutdownGraceMs = try Self.int(env, "IAP_SHUTDOWN_GRACE_MS", default: shutdownGraceMs, in: 0...3_600_000)
         redisPoolSize = try Self.int(env, "IAP_REDIS_POOL_SIZE", default: redisPoolSize, in: 1...256)
         redisMinReplicas = try Self.int(env, "IAP_REDIS_MIN_REPLICAS", default: redisMinReplicas, in: 0...64)

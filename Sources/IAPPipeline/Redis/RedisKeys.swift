@@ -50,6 +50,9 @@ public struct RedisKeys: Sendable, Equatable {
     public func apiPermits(environment: String, endpoint: String) -> String { "\(prefix):apple:permits:\(environment):\(endpoint)" }
     /// string: set after Apple's 429: no process calls that endpoint before this UNIX time (ms); expires then.
     public func apiHold(environment: String, endpoint: String) -> String { "\(prefix):apple:hold:\(environment):\(endpoint)" }
+    /// string: a signature a game backend's request carried (`IAP_CLIENT_KEYS_FILE`), kept for
+    /// twice the allowed clock skew so a replay within it is refused.
+    public func clientSignature(_ hex: String) -> String { "\(prefix):signature:\(hex)" }
     /// string: held briefly by the one worker that runs the reaper.
     public var reaperLock: String { "\(prefix):lock:reaper" }
 

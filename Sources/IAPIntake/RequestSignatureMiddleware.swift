@@ -1,0 +1,139 @@
+import Crypto
+import Foundation
+import Hummingbird
+import IAPPipeline
+import NIOCore
+import RedisClient
+
+/// Refuses every request to `/v1/receipts*` and `/v1/users/*` that a known game backend did not
+/// sign: `X-IAP-Key` (key id), `X-IAP-Timestamp` (Unix seconds) and `X-IAP-Signature`, the hex
+/// HMAC-SHA256 with the key's secret of `timestamp \n method \n target \n body` (the target is the
+/// path and query as sent). Refusals are 401 with `unauthenticated`, `stale_request` (more than
+/// `allowedSkew` off), `bad_signature` or `replayed_request` (a signature seen within twice the
+/// skew: remembered in Redis, fleet-wide). A request answered 5xx did nothing: its signature is
+/// forgotten again, so the backend's retry of it is not taken for a replay.
+public struct RequestSignatureMiddleware<Context: RequestContext>: RouterMiddleware {
+    public static var allowedSkew: Duration { .seconds(300) }
+
+    let keyring: ClientKeyring
+    let store: PipelineStore
+    let maxBodyBytes: Int
+
+    public init(keyring: ClientKeyring, store: PipelineStore, maxBodyBytes: Int) {
+        self.keyring = keyring
+        self.store = store
+        self.maxBodyBytes = maxBodyBytes
+    }
+
+    /// The routes a game backend calls; Apple's notifications carry Apple's signature instead,
+    /// and health checks stay open.
+    static func isGuarded(_ path: String) -> Bool {
+        path == "/v1/receipts" || path.hasPrefix("/v1/receipts/") || path.hasPrefix("/v1/users/")
+    }
+
+    public func handle(
+        _ request: Request, context: Context, next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
+        guard Self.isGuarded(request.uri.path) else { return try await next(request, context) }
+        var request = request
+        let signature = try await authenticate(&request)
+        let response: Response
+        do {
+            response = try await next(request, context)
+        } catch let error as IntakeError where error.status.code >= 500 {
+            await forget(signature)
+            throw error
+        }
+        if response.status.code >= 500 { await forget(signature) }
+        return response
+    }
+
+    /// Best effort: a signature that stays remembered makes the retry a `replayed_request`,
+    /// which a backend that signs each attempt anew never meets.
+    private func forget(_ signature: String) async {
+        _ = try? await store.redis.send("DEL", store.keys.clientSignature(signature))
+    }
+
+    /// Checks the signature (collecting the body, which stays on the request for the route) and
+    /// returns it, lowercased, as remembered.
+    func authenticate(_ request: inout Request) async throws -> String {
+        guard let keyID = Self.header("x-iap-key", of: request), let timestamp = Self.header("x-iap-timestamp", of: request),
+            let signature = Self.header("x-iap-signature", of: request)
+        else {
+            throw IntakeError(.unauthorized, "unauthenticated", "sign the request: X-IAP-Key, X-IAP-Timestamp and X-IAP-Signature")
+        }
+        guard let key = keyring.current.key(keyID) else {
+            throw IntakeError(.unauthorized, "unauthenticated", "X-IAP-Key names no key this intake knows")
+        }
+        guard timestamp.utf8.count <= 12, timestamp.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }),
+            let seconds = Int64(timestamp)
+        else {
+            throw IntakeError(.unauthorized, "stale_request", "X-IAP-Timestamp must be Unix time in seconds")
+        }
+        let now = Int64(Date().timeIntervalSince1970)
+        guard abs(now - seconds) <= Self.allowedSkew.components.seconds else {
+            throw IntakeError(.unauthorized, "stale_request", "X-IAP-Timestamp is more than 300 s from the intake's clock")
+        }
+        guard let mac = Self.bytes(hex: signature), mac.count == SHA256.byteCount else {
+            throw IntakeError(.unauthorized, "bad_signature", "X-IAP-Signature must be 64 hex digits")
+        }
+        if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > maxBodyBytes {
+            throw IntakeRoutes.tooLarge(maxBodyBytes)
+        }
+        let body: ByteBuffer
+        do {
+            body = try await request.collectBody(upTo: maxBodyBytes)
+        } catch is NIOTooManyBytesError {
+            throw IntakeRoutes.tooLarge(maxBodyBytes)
+        }
+        let message = Self.message(timestamp: timestamp, method: request.method.rawValue, target: request.uri.string, body: body)
+        guard HMAC<SHA256>.isValidAuthenticationCode(mac, authenticating: message, using: key) else {
+            throw IntakeError(.unauthorized, "bad_signature", "X-IAP-Signature does not match the request")
+        }
+        // Remembered for twice the skew: a timestamp up to 300 s ahead stays valid until 300 s after it.
+        let remembered = signature.lowercased()
+        let seen: RedisReply
+        do {
+            seen = try await store.redis.send(
+                "SET", store.keys.clientSignature(remembered), keyID, "NX", "EX", String(2 * Self.allowedSkew.components.seconds))
+        } catch {
+            throw IntakeError(.serviceUnavailable, "redis_unavailable", "the request cannot be checked right now; try again")
+        }
+        guard seen != .null else {
+            throw IntakeError(.unauthorized, "replayed_request", "this signature was used already: sign each request anew")
+        }
+        return remembered
+    }
+
+    /// A header's first value, by its lowercase name.
+    static func header(_ name: String, of request: Request) -> String? {
+        request.headers.first { $0.name.canonicalName == name }?.value
+    }
+
+    /// What is signed: `timestamp \n method \n target \n body`.
+    public static func message(timestamp: String, method: String, target: String, body: ByteBuffer) -> [UInt8] {
+        var message = Array("\(timestamp)\n\(method)\n\(target)\n".utf8)
+        message.append(contentsOf: body.readableBytesView)
+        return message
+    }
+
+    static func bytes(hex: String) -> [UInt8]? {
+        let digits = Array(hex.utf8)
+        guard digits.count % 2 == 0 else { return nil }
+        func value(_ digit: UInt8) -> UInt8? {
+            switch digit {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit - UInt8(ascii: "A") + 10
+            default: nil
+            }
+        }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(digits.count / 2)
+        for index in stride(from: 0, to: digits.count, by: 2) {
+            guard let high = value(digits[index]), let low = value(digits[index + 1]) else { return nil }
+            bytes.append(high << 4 | low)
+        }
+        return bytes
+    }
+}

@@ -1,0 +1,175 @@
+import Crypto
+import Foundation
+import Hummingbird
+import IAPIntake
+import IAPPipeline
+import NIOCore
+import Testing
+
+/// `IAP_CLIENT_KEYS_FILE`: only a game backend holding a key may call `/v1/receipts*` and
+/// `/v1/users/*`; every refusal is a 401 with its code, and nothing is queued.
+@Suite(.serialized) struct RequestSigningTests {
+    static let keyID = "backend-1"
+    static let secret = "0123456789abcdef-backend-secret"
+
+    /// A keys file with one key, and the pipeline's intake checking it.
+    private func withSigningPipeline(_ body: (PipelineHarness, URL) async throws -> Void) async throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("client-keys-\(UUID().uuidString).json")
+        try #"{"\#(Self.keyID)": "\#(Self.secret)"}"#.write(to: file, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: file) }
+        try await withPipeline(startWorkers: false, environment: ["IAP_CLIENT_KEYS_FILE": file.path]) { pipeline in
+            try await body(pipeline, file)
+        }
+    }
+
+    /// The three headers for `method target body`, signed with `secret` at `timestamp`.
+    static func headers(
+        _ method: String, _ target: String, _ body: Data = Data(), keyID: String = keyID, secret: String = secret,
+        timestamp: Int64 = Int64(Date().timeIntervalSince1970)
+    ) -> [(String, String)] {
+        let message = RequestSignatureMiddleware<BasicRequestContext>.message(
+            timestamp: String(timestamp), method: method, target: target, body: ByteBuffer(data: body))
+        let mac = HMAC<SHA256>.authenticationCode(for: message, using: SymmetricKey(data: Array(secret.utf8)))
+        let hex = mac.map { String(format: "%02x", $0) }.joined()
+        return [("X-IAP-Key", keyID), ("X-IAP-Timestamp", String(timestamp)), ("X-IAP-Signature", hex)]
+    }
+
+    static func receiptBody(_ id: String) throws -> Data {
+        try JSONSerialization.data(withJSONObject: ["receipt_data": receipt([gold(id)]).receiptData(), "user_id": "player-1"])
+    }
+
+    @Test func aSignedSubmissionIsAcceptedAndItsTicketReadWithASignedGet() async throws {
+        try await withSigningPipeline { pipeline, _ in
+            let body = try Self.receiptBody("s1")
+            let reply = try await pipeline.post(raw: body, headers: Self.headers("POST", "/v1/receipts", body))
+            #expect(reply.status == 202)
+            let ticket = try #require(reply.json["ticket"] as? String)
+            let read = try await pipeline.get("/v1/receipts/\(ticket)", headers: Self.headers("GET", "/v1/receipts/\(ticket)"))
+            #expect(read.status == 200 && read.json["ticket"] as? String == ticket)
+            #expect(try await pipeline.length(pipeline.configuration.keys.queue(.verify)) == 1)
+        }
+    }
+
+    @Test func anUnsignedOrForgedRequestIsRefusedAndNothingIsQueued() async throws {
+        try await withSigningPipeline { pipeline, _ in
+            let body = try Self.receiptBody("f1")
+            var altered = body
+            altered[altered.count - 3] ^= 0x01  // one byte of the body changed after signing
+            let now = Int64(Date().timeIntervalSince1970)
+            let cases: [(String, Data, [(String, String)], String)] = [
+                ("no headers", body, [], "unauthenticated"),
+                ("no signature", body, Array(Self.headers("POST", "/v1/receipts", body).prefix(2)), "unauthenticated"),
+                ("unknown key", body, Self.headers("POST", "/v1/receipts", body, keyID: "someone"), "unauthenticated"),
+                ("another secret", body, Self.headers("POST", "/v1/receipts", body, secret: "another-secret-0123456789"), "bad_signature"),
+                ("a body changed by one byte", altered, Self.headers("POST", "/v1/receipts", body), "bad_signature"),
+                ("signed for another target", body, Self.headers("POST", "/v1/receipts?x=1", body), "bad_signature"),
+                ("signed for another method", body, Self.headers("PUT", "/v1/receipts", body), "bad_signature"),
+                ("a signature that is not hex", body, Self.headers("POST", "/v1/receipts", body).prefix(2) + [("X-IAP-Signature", "zz")], "bad_signature"),
+                ("301 s old", body, Self.headers("POST", "/v1/receipts", body, timestamp: now - 301), "stale_request"),
+                ("301 s ahead", body, Self.headers("POST", "/v1/receipts", body, timestamp: now + 301), "stale_request"),
+                ("a timestamp in ms", body, Self.headers("POST", "/v1/receipts", body, timestamp: now * 1000), "stale_request"),
+                ("a timestamp that is no number", body, Self.headers("POST", "/v1/receipts", body).prefix(1) + [("X-IAP-Timestamp", "soon")] + Self.headers("POST", "/v1/receipts", body).suffix(1), "stale_request"),
+            ]
+            for (what, sent, headers, code) in cases {
+                let reply = try await pipeline.post(raw: sent, headers: headers)
+                #expect(reply.status == 401, "\(what)")
+                #expect((reply.json["error"] as? [String: Any])?["code"] as? String == code, "\(what): \(reply.json)")
+            }
+            // The other guarded routes too.
+            let read = try await pipeline.get("/v1/receipts/AAAAAAAAAAAAAAAAAAAAAA")
+            #expect(read.status == 401)
+            let bind = try await pipeline.post(
+                raw: Data(#"{"app_account_token": "\#(UUID().uuidString)"}"#.utf8), path: "/v1/users/player-1/app-account-token",
+                method: .PUT)
+            #expect(bind.status == 401)
+            #expect(try await pipeline.length(pipeline.configuration.keys.queue(.verify)) == 0)
+        }
+    }
+
+    /// The same signed request twice is a replay; the backend signs a resend anew and gets its
+    /// ticket back.
+    @Test func aReplayedSignatureIsRefusedAndAFreshlySignedResendGetsTheSameTicket() async throws {
+        try await withSigningPipeline { pipeline, _ in
+            let body = try Self.receiptBody("r1")
+            let headers = Self.headers("POST", "/v1/receipts", body)
+            let first = try await pipeline.post(raw: body, headers: headers)
+            #expect(first.status == 202)
+            let replay = try await pipeline.post(raw: body, headers: headers)
+            #expect(replay.status == 401)
+            #expect((replay.json["error"] as? [String: Any])?["code"] as? String == "replayed_request")
+            let resend = try await pipeline.post(
+                raw: body, headers: Self.headers("POST", "/v1/receipts", body, timestamp: Int64(Date().timeIntervalSince1970) - 1))
+            #expect(resend.status == 200 && resend.json["ticket"] as? String == first.json["ticket"] as? String)
+            #expect(try await pipeline.length(pipeline.configuration.keys.queue(.verify)) == 1)
+        }
+    }
+
+    /// A request answered 503 did nothing: the same signed request again is a retry, not a replay
+    /// (here the intake cannot have the receipt replicated: one replica asked for, none there).
+    @Test func aRequestAnswered503CanBeRetriedWithTheSameSignature() async throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("client-keys-\(UUID().uuidString).json")
+        try #"{"\#(Self.keyID)": "\#(Self.secret)"}"#.write(to: file, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: file) }
+        try await withPipeline(
+            startWorkers: false,
+            environment: ["IAP_CLIENT_KEYS_FILE": file.path, "IAP_REDIS_MIN_REPLICAS": "1", "IAP_REDIS_REPLICA_TIMEOUT_MS": "50"]
+        ) { pipeline in
+            let body = try Self.receiptBody("503")
+            let headers = Self.headers("POST", "/v1/receipts", body)
+            for _ in 0..<2 {
+                let reply = try await pipeline.post(raw: body, headers: headers)
+                #expect(reply.status == 503)
+                #expect((reply.json["error"] as? [String: Any])?["code"] as? String == "not_replicated")
+            }
+        }
+    }
+
+    @Test func healthChecksAndApplesNotificationsNeedNoClientSignature() async throws {
+        try await withSigningPipeline { pipeline, _ in
+            #expect(try await pipeline.get("/healthz").status == 200)
+            #expect(try await pipeline.get("/readyz").status == 200)
+            // Apple's own signature is checked there: garbage is a 400 of that route, not a 401.
+            let notification = try await pipeline.post(raw: Data(#"{"signedPayload": "x"}"#.utf8), path: "/v1/notifications/apple")
+            #expect(notification.status == 400)
+        }
+    }
+
+    /// Keys are replaced from the file (SIGHUP in the intake): the new key signs, the removed one
+    /// no longer does; a file that does not load leaves the keys in force.
+    @Test func reloadingTheFileAddsAndRevokesKeys() async throws {
+        try await withSigningPipeline { pipeline, file in
+            let keyring = try #require(pipeline.clientKeys)
+            try #"{"backend-2": "another-secret-0123456789"}"#.write(to: file, atomically: true, encoding: .utf8)
+            #expect(try keyring.reload().ids == ["backend-2"])
+            let body = try Self.receiptBody("k1")
+            let old = try await pipeline.post(raw: body, headers: Self.headers("POST", "/v1/receipts", body))
+            #expect(old.status == 401)
+            let new = try await pipeline.post(
+                raw: body, headers: Self.headers("POST", "/v1/receipts", body, keyID: "backend-2", secret: "another-secret-0123456789"))
+            #expect(new.status == 202)
+            try "{ not json".write(to: file, atomically: true, encoding: .utf8)
+            #expect(throws: ConfigurationError.self) { try keyring.reload() }
+            #expect(keyring.current.ids == ["backend-2"])
+        }
+    }
+
+    @Test(arguments: [
+        ("{}", "names no key"),
+        (#"{"k": "short"}"#, "shorter than 16 bytes"),
+        (#"{"k": 5}"#, "is not a string"),
+        (#"["k"]"#, "is not a JSON object"),
+        (#"{"a key": "0123456789abcdef0"}"#, "without spaces"),
+    ])
+    func aKeysFileThatCannotBeTrustedIsRefused(text: String, problem: String) throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("client-keys-\(UUID().uuidString).json")
+        try text.write(to: file, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: file) }
+        do {
+            _ = try ClientKeys.load(file: file.path)
+            Issue.record("\(text) was accepted")
+        } catch {
+            #expect(error.variable == "IAP_CLIENT_KEYS_FILE" && error.problem.contains(problem), "\(error)")
+        }
+        #expect(throws: ConfigurationError.self) { try ClientKeys.load(file: file.path + ".missing") }
+    }
+}
