@@ -142,6 +142,7 @@ let package = Package(
                 "AppleSimulator",
                 "LoopbackPort",
                 "RedisClient",
+                "IAPIntake",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
@@ -274,7 +275,7 @@ let package = Package(
             dependencies: [
                 "AppleJWS",
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
-                "IAPDrill", "IAPBench", "ClusterHarness", "IAPPipeline", "RedisClient",
+                "IAPDrill", "IAPBench", "ClusterHarness", "IAPIntake", "IAPPipeline", "RedisClient",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],

@@ -1,4 +1,5 @@
 import Foundation
+import IAPIntake
 import IAPPipeline
 
 /// The shape of a local pipeline: how many processes of each stage, and how they are tuned.
@@ -26,6 +27,9 @@ public struct ClusterSettings: Sendable {
     /// `IAP_APPLE_API_MAX_RPS`: the fleet's App Store Server API budget per endpoint.
     public var appleAPIMaxRPS = 200
     public var logLevel = "info"
+    /// The game backend's key: set, the intake checks signatures (`IAP_CLIENT_KEYS_FILE`) and the
+    /// load client signs every attempt.
+    public var clientSigner: RequestSigner?
 
     public init(binDirectory: URL) {
         self.binDirectory = binDirectory

@@ -1,6 +1,8 @@
 import AsyncHTTPClient
 import Foundation
+import IAPIntake
 import NIOCore
+import Synchronization
 
 /// What the load client sends: one user's evidence, a receipt unless `evidenceField` says
 /// `signed_transaction` or `transaction_id`.
@@ -32,12 +34,18 @@ public struct LoadClient: Sendable {
 
     let http: HTTPClient
     let intakeURL: String
+    /// Signs every attempt anew (the intake checks signatures), each with a later timestamp than
+    /// any identical request before it, so neither a retry nor a second submission of the same
+    /// receipt is taken for a replay.
+    let signer: RequestSigner?
+    private let timestamps = SigningTimestamps()
     /// How long one receipt is retried before the client gives up on it.
     public var giveUpAfter: Duration = .seconds(120)
 
-    public init(http: HTTPClient, intakeURL: String) {
+    public init(http: HTTPClient, intakeURL: String, signer: RequestSigner? = nil) {
         self.http = http
         self.intakeURL = intakeURL
+        self.signer = signer
     }
 
     /// Sends every receipt, at most `concurrency` at a time; receipt i leaves no earlier than
@@ -73,6 +81,10 @@ public struct LoadClient: Sendable {
             var request = HTTPClientRequest(url: intakeURL + "/v1/receipts")
             request.method = .POST
             request.headers.add(name: "content-type", value: "application/json")
+            if let signer {
+                let timestamp = timestamps.next(for: body)
+                request.headers.add(contentsOf: signer.headers(method: "POST", target: "/v1/receipts", body: body, timestamp: timestamp))
+            }
             request.body = .bytes(ByteBuffer(data: body))
             do {
                 let response = try await http.execute(request, timeout: .seconds(10))
@@ -97,5 +109,23 @@ public struct LoadClient: Sendable {
         }
         submission.error = "not accepted within \(giveUpAfter)"
         return submission
+    }
+}
+
+/// The timestamps a signing client gives its requests: the clock's second, or one past the last
+/// given to an identical body (the same body signed twice in one second has one signature, and
+/// the intake would refuse the second as a replay).
+final class SigningTimestamps: Sendable {
+    private let last = Mutex<[Data: Int64]>([:])
+
+    func next(for body: Data) -> Int64 {
+        let now = Int64(Date().timeIntervalSince1970)
+        return last.withLock { last in
+            // Bodies signed before this second can no longer collide with a new one.
+            if last.count > 10_000 { last = last.filter { $0.value >= now } }
+            let timestamp = max(now, (last[body] ?? 0) + 1)
+            last[body] = timestamp
+            return timestamp
+        }
     }
 }

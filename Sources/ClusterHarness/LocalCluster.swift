@@ -77,6 +77,13 @@ public actor LocalCluster {
     /// apple-sim's base URL, for its control endpoints (`/control/transactions`, `/control/api-calls`, …).
     public nonisolated var appleURL: String { simulatorURL }
     var logDirectory: URL { directory.appendingPathComponent("logs") }
+    /// The intake's `IAP_CLIENT_KEYS_FILE` when `settings.clientSigner` is set.
+    public nonisolated var clientKeysFile: URL { directory.appendingPathComponent("client-keys.json") }
+
+    /// A client of this cluster's intake (signing its requests when the intake checks them).
+    public nonisolated func loadClient(_ http: HTTPClient) -> LoadClient {
+        LoadClient(http: http, intakeURL: intakeURL, signer: settings.clientSigner)
+    }
 
     /// Starts every part; with `workers: false` only Redis, apple-sim and the intake (jobs queue
     /// up until `addWorker`).
@@ -85,6 +92,7 @@ public actor LocalCluster {
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         }
         try Data(Self.products.utf8).write(to: directory.appendingPathComponent("products.json"))
+        if let signer = settings.clientSigner { try Data(signer.keysFile.utf8).write(to: clientKeysFile) }
         try await startRedis()
         try await startSimulator()
         for stage in Stage.allCases {
@@ -305,7 +313,9 @@ public actor LocalCluster {
     }
 
     private func startIntake() async throws {
-        intake = try launch("iap-intake", settings.binDirectory.appendingPathComponent("iap-intake"))
+        intake = try launch(
+            "iap-intake", settings.binDirectory.appendingPathComponent("iap-intake"),
+            environment: settings.clientSigner == nil ? [:] : ["IAP_CLIENT_KEYS_FILE": clientKeysFile.path])
         try await waitUntil("the intake is ready", while: intake) { await self.answers200(self.intakeURL + "/readyz") }
     }
 

@@ -43,7 +43,7 @@ struct ScenarioRun {
     }
 
     private func measure(_ cluster: LocalCluster, _ redis: RedisClient) async throws -> ScenarioResult {
-        let client = LoadClient(http: http, intakeURL: cluster.intakeURL)
+        let client = cluster.loadClient(http)
         let keys = cluster.keys
         try accepted(await client.submitAll(BenchReceipt.batch("warm", 100), perSecond: nil, concurrency: 16))
 

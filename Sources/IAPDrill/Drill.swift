@@ -82,7 +82,7 @@ public struct Drill: Sendable {
             try await injector.run(until: finished)
             return injector
         }
-        let client = LoadClient(http: http, intakeURL: cluster.intakeURL)
+        let client = cluster.loadClient(http)
         let submissions = await client.submitAll(plan, perSecond: settings.submitRate, concurrency: settings.clientConcurrency)
         // Refunds that come after the submission: while its grant may still be in flight, faults still running.
         var refundError: (any Error)?

@@ -1,5 +1,6 @@
 import ClusterHarness
 import Foundation
+import IAPIntake
 import IAPPipeline
 
 /// Everything one drill run needs; `workers/drill --help` documents each.
@@ -19,6 +20,10 @@ public struct DrillSettings: Sendable {
     public var minReplicas: Int?
     /// How long before each failover's kill the primary's replication links are cut.
     public var replicationGap: Duration = .zero
+    /// The intake checks signatures (`IAP_CLIENT_KEYS_FILE`) and the client signs, as in production.
+    public var signRequests = true
+    /// The drill's game backend key (a new secret per run).
+    let signer = RequestSigner(keyID: "drill", secret: (0..<4).map { _ in String(UInt64.random(in: 0...UInt64.max), radix: 16) }.joined())
     public var durability = Durability.always
     /// Whether a Redis kill is a process crash or a power cut (unsynced AOF writes lost too).
     public var redisCrash = RedisCrash.process
@@ -44,6 +49,7 @@ public struct DrillSettings: Sendable {
         cluster.redisCrash = redisCrash
         cluster.topology = topology
         cluster.replicationGap = replicationGap
+        cluster.clientSigner = signRequests ? signer : nil
         cluster.minReplicas = minReplicas ?? (topology == .sentinel ? 1 : 0)
         cluster.appleLatencyMs = appleLatencyMs
         cluster.processesPerStage = Dictionary(uniqueKeysWithValues: Stage.allCases.map { ($0, processesPerStage) })

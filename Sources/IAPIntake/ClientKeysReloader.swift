@@ -7,14 +7,18 @@ import UnixSignals
 public struct ClientKeysReloader: Service {
     let keyring: ClientKeyring
     let logger: Logger
+    let hangups: UnixSignalsSequence
 
-    public init(keyring: ClientKeyring, logger: Logger) {
+    /// Traps SIGHUP at once (before the server listens: a SIGHUP that came before the trap would
+    /// end the process).
+    public init(keyring: ClientKeyring, logger: Logger) async {
         self.keyring = keyring
         self.logger = logger
+        hangups = await UnixSignalsSequence(trapping: .sighup)
     }
 
     public func run() async throws {
-        for await _ in await UnixSignalsSequence(trapping: .sighup).cancelOnGracefulShutdown() {
+        for await _ in hangups.cancelOnGracefulShutdown() {
             do {
                 let keys = try keyring.reload()
                 logger.info("client keys reloaded", metadata: ["keys": "\(keys.ids.count)"])

@@ -7,8 +7,8 @@ import RedisClient
 
 /// Refuses every request to `/v1/receipts*` and `/v1/users/*` that a known game backend did not
 /// sign: `X-IAP-Key` (key id), `X-IAP-Timestamp` (Unix seconds) and `X-IAP-Signature`, the hex
-/// HMAC-SHA256 with the key's secret of `timestamp \n method \n target \n body` (the target is the
-/// path and query as sent). Refusals are 401 with `unauthenticated`, `stale_request` (more than
+/// HMAC-SHA256 with the key's secret of `RequestSigner.message`: `timestamp \n method \n target \n
+/// body` (the target is the path and query as sent). Refusals are 401 with `unauthenticated`, `stale_request` (more than
 /// `allowedSkew` off), `bad_signature` or `replayed_request` (a signature seen within twice the
 /// skew: remembered in Redis, fleet-wide). A request answered 5xx did nothing: its signature is
 /// forgotten again, so the backend's retry of it is not taken for a replay.
@@ -86,7 +86,8 @@ public struct RequestSignatureMiddleware<Context: RequestContext>: RouterMiddlew
         } catch is NIOTooManyBytesError {
             throw IntakeRoutes.tooLarge(maxBodyBytes)
         }
-        let message = Self.message(timestamp: timestamp, method: request.method.rawValue, target: request.uri.string, body: body)
+        let message = RequestSigner.message(
+            timestamp: timestamp, method: request.method.rawValue, target: request.uri.string, body: body.readableBytesView)
         guard HMAC<SHA256>.isValidAuthenticationCode(mac, authenticating: message, using: key) else {
             throw IntakeError(.unauthorized, "bad_signature", "X-IAP-Signature does not match the request")
         }
@@ -108,13 +109,6 @@ public struct RequestSignatureMiddleware<Context: RequestContext>: RouterMiddlew
     /// A header's first value, by its lowercase name.
     static func header(_ name: String, of request: Request) -> String? {
         request.headers.first { $0.name.canonicalName == name }?.value
-    }
-
-    /// What is signed: `timestamp \n method \n target \n body`.
-    public static func message(timestamp: String, method: String, target: String, body: ByteBuffer) -> [UInt8] {
-        var message = Array("\(timestamp)\n\(method)\n\(target)\n".utf8)
-        message.append(contentsOf: body.readableBytesView)
-        return message
     }
 
     static func bytes(hex: String) -> [UInt8]? {

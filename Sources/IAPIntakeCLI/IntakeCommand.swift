@@ -49,7 +49,7 @@ public struct IntakeCommand: AsyncParsableCommand {
         }
         // The group owns the Redis client: the server stops first, then the client closes.
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: ClosingService { await redisClient.close() })]
-        if let keyring { services.append(.init(service: ClientKeysReloader(keyring: keyring, logger: logger))) }
+        if let keyring { services.append(.init(service: await ClientKeysReloader(keyring: keyring, logger: logger))) }
         services.append(.init(service: app))
         let group = ServiceGroup(
             configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))

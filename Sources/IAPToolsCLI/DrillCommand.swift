@@ -45,6 +45,7 @@ public struct DrillCommand: AsyncParsableCommand {
     @Option(help: "Seconds to wait for the drain before counting tickets as lost.") var drainTimeoutS = 120
     @Option(help: "Folder with the built executables (default: this executable's).") var binDir: String?
     @Option(help: "Folder for each trial's Redis data and logs.") var workDir = "data/drill"
+    @Flag(help: "Leave the intake open (no IAP_CLIENT_KEYS_FILE) and send unsigned requests.") var unsigned = false
     @Flag(help: "Print the reports as JSON instead of a table.") var json = false
 
     public init() {}
@@ -90,6 +91,7 @@ public struct DrillCommand: AsyncParsableCommand {
         settings.topology = RedisTopology(rawValue: topology)!
         settings.minReplicas = minReplicas
         settings.replicationGap = .milliseconds(replicationGapMs)
+        settings.signRequests = !unsigned
         settings.durability = Durability(rawValue: durability)!
         settings.redisCrash = RedisCrash(rawValue: redisCrash)!
         settings.appleLatencyMs = appleLatencyMs
@@ -106,7 +108,7 @@ public struct DrillCommand: AsyncParsableCommand {
             "drill: \(trials) × \(receipts) receipts, faults \(settings.faults.map(\.rawValue)) at \(faultRate)/s, "
                 + "Redis \(topology) with IAP_REDIS_MIN_REPLICAS=\(settings.cluster.minReplicas)"
                 + (replicationGapMs > 0 ? " and a replication gap of \(replicationGapMs) ms before each failover" : "")
-                + ", durability \(durability), "
+                + ", \(unsigned ? "unsigned" : "signed") requests, durability \(durability), "
                 + "Redis crash: \(redisCrash), seed \(seed)")
         let reports = try await Drill(settings: settings, progress: log).run()
         if json {

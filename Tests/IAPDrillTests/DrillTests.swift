@@ -1,6 +1,7 @@
 import AppleJWS
 import AsyncHTTPClient
 import Foundation
+import IAPIntake
 import IAPPipeline
 import NIOConcurrencyHelpers
 import NIOCore
@@ -129,7 +130,7 @@ struct DrillTests {
         _ count: Int, batch: Int, cluster: LocalCluster, http: HTTPClient, store: PipelineStore
     ) async throws -> TrialAudit.Books {
         let plan = (0..<count).map { PlannedReceipt.valid(index: $0, trial: batch) }
-        let submissions = await LoadClient(http: http, intakeURL: cluster.intakeURL).submitAll(plan, perSecond: 1000, concurrency: 8)
+        let submissions = await cluster.loadClient(http).submitAll(plan, perSecond: 1000, concurrency: 8)
         try await cluster.crashRedis(pauseMs: 0)
         let tickets = submissions.map(\.ticket)
         #expect(tickets.allSatisfy { $0 != nil })
@@ -146,7 +147,7 @@ struct DrillTests {
         settings.appleLatencyMs = 600
         try await withCluster(settings) { cluster, http, store in
             let plan = (0..<5).map { PlannedReceipt.valid(index: $0) }
-            let tickets = await LoadClient(http: http, intakeURL: cluster.intakeURL)
+            let tickets = await cluster.loadClient(http)
                 .submitAll(plan, perSecond: 1000, concurrency: 5).compactMap(\.ticket)
             #expect(tickets.count == 5)
             try await waitUntil { try await store.stats(leaseMs: 1000).inflight["verify"] == 5 }
@@ -171,7 +172,7 @@ struct DrillTests {
         var settings = Self.settings
         settings.processesPerStage = 1
         try await withCluster(settings) { cluster, http, store in
-            let client = LoadClient(http: http, intakeURL: cluster.intakeURL)
+            let client = cluster.loadClient(http)
             #expect(await client.submit(PlannedReceipt.valid(index: 0)).ticket != nil)
             await cluster.killRedis()
             try await waitUntil { await Self.status(http, cluster.intakeURL + "/readyz") == 503 }
@@ -200,6 +201,30 @@ struct DrillTests {
         }
     }
 
+    /// The intake started with `IAP_CLIENT_KEYS_FILE` rereads the file on SIGHUP: the key it
+    /// names now signs, the one it no longer names is refused, and the intake keeps running.
+    @Test func theIntakeRereadsItsClientKeysOnSighup() async throws {
+        var settings = Self.settings
+        settings.processesPerStage = 1
+        try await withCluster(settings) { cluster, http, _ in
+            let old = try #require(cluster.settings.clientSigner)
+            let intake = try #require(await cluster.processesByKind()["iap-intake"]?.first)
+            #expect(await cluster.loadClient(http).submit(PlannedReceipt.valid(index: 0)).ticket != nil)
+            let unsigned = await LoadClient(http: http, intakeURL: cluster.intakeURL).submit(PlannedReceipt.valid(index: 1))
+            #expect(unsigned.ticket == nil && unsigned.error?.contains("unauthenticated") == true, "\(unsigned.error ?? "")")
+
+            let rotated = RequestSigner(keyID: "rotated", secret: "rotated-secret-0123456789")
+            try Data(rotated.keysFile.utf8).write(to: cluster.clientKeysFile)
+            intake.signal(SIGHUP)
+            try await waitUntil { (try String(contentsOf: intake.log, encoding: .utf8)).contains("client keys reloaded") }
+            let refused = await LoadClient(http: http, intakeURL: cluster.intakeURL, signer: old).submit(PlannedReceipt.valid(index: 1))
+            #expect(refused.ticket == nil && refused.error?.contains("unauthenticated") == true, "\(refused.error ?? "")")
+            let accepted = await LoadClient(http: http, intakeURL: cluster.intakeURL, signer: rotated).submit(PlannedReceipt.valid(index: 1))
+            #expect(accepted.ticket != nil, "\(accepted.error ?? "")")
+            #expect(intake.isRunning)
+        }
+    }
+
     private static func status(_ http: HTTPClient, _ url: String) async -> UInt? {
         try? await http.execute(HTTPClientRequest(url: url), timeout: .seconds(2)).status.code
     }
@@ -222,7 +247,13 @@ struct DrillTests {
                 var request = HTTPClientRequest(url: cluster.intakeURL + "/v1/receipts")
                 request.method = .POST
                 request.headers.add(name: "content-type", value: "application/json")
-                request.body = .bytes(ByteBuffer(data: try JSONSerialization.data(withJSONObject: body)))
+                let bytes = try JSONSerialization.data(withJSONObject: body)
+                if let signer = cluster.settings.clientSigner {
+                    request.headers.add(
+                        contentsOf: signer.headers(
+                            method: "POST", target: "/v1/receipts", body: bytes, timestamp: Int64(Date().timeIntervalSince1970)))
+                }
+                request.body = .bytes(ByteBuffer(data: bytes))
                 let response = try await http.execute(request, timeout: .seconds(10))
                 let reply = try await response.body.collect(upTo: 1 << 16)
                 #expect(response.status == .accepted)
@@ -270,7 +301,7 @@ struct DrillTests {
         try await withCluster(settings) { cluster, http, store in
             let plan = (0..<5).map { PlannedReceipt.valid(index: $0) }
             let stalled = try #require(await cluster.worker(.verify, at: 0))
-            let tickets = await LoadClient(http: http, intakeURL: cluster.intakeURL)
+            let tickets = await cluster.loadClient(http)
                 .submitAll(plan, perSecond: 1000, concurrency: 5).compactMap(\.ticket)
             #expect(tickets.count == 5)
             try await waitUntil { try await store.stats(leaseMs: 1000).inflight["verify"] == 5 }

@@ -1,9 +1,6 @@
-import Crypto
 import Foundation
-import Hummingbird
 import IAPIntake
 import IAPPipeline
-import NIOCore
 import Testing
 
 /// `IAP_CLIENT_KEYS_FILE`: only a game backend holding a key may call `/v1/receipts*` and
@@ -27,11 +24,7 @@ import Testing
         _ method: String, _ target: String, _ body: Data = Data(), keyID: String = keyID, secret: String = secret,
         timestamp: Int64 = Int64(Date().timeIntervalSince1970)
     ) -> [(String, String)] {
-        let message = RequestSignatureMiddleware<BasicRequestContext>.message(
-            timestamp: String(timestamp), method: method, target: target, body: ByteBuffer(data: body))
-        let mac = HMAC<SHA256>.authenticationCode(for: message, using: SymmetricKey(data: Array(secret.utf8)))
-        let hex = mac.map { String(format: "%02x", $0) }.joined()
-        return [("X-IAP-Key", keyID), ("X-IAP-Timestamp", String(timestamp)), ("X-IAP-Signature", hex)]
+        RequestSigner(keyID: keyID, secret: secret).headers(method: method, target: target, body: body, timestamp: timestamp)
     }
 
     static func receiptBody(_ id: String) throws -> Data {
@@ -151,6 +144,13 @@ import Testing
             #expect(throws: ConfigurationError.self) { try keyring.reload() }
             #expect(keyring.current.ids == ["backend-2"])
         }
+    }
+
+    /// The README's shell recipe (`printf … | openssl dgst -sha256 -hmac`) gives this signature.
+    @Test func theSignatureIsTheDocumentedHMAC() {
+        let headers = RequestSigner(keyID: "k", secret: Self.secret).headers(
+            method: "POST", target: "/v1/receipts", body: Array(#"{"a":1}"#.utf8), timestamp: 1_795_000_000)
+        #expect(headers.first { $0.0 == "X-IAP-Signature" }?.1 == "e837091134e5d520dea1808acfb22cbf989e8d721267ce2ddfe2757764055e10")
     }
 
     @Test(arguments: [

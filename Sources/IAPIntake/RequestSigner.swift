@@ -1,0 +1,38 @@
+import Crypto
+import Foundation
+import PlainJSON
+
+/// How a game backend signs its requests to the intake (`IAP_CLIENT_KEYS_FILE`): the one home of
+/// the signed message's layout, used by the intake to check and by the drill's client to sign.
+public struct RequestSigner: Sendable {
+    public let keyID: String
+    public let secret: String
+
+    public init(keyID: String, secret: String) {
+        self.keyID = keyID
+        self.secret = secret
+    }
+
+    /// What is signed: `timestamp \n method \n target \n body`.
+    public static func message(timestamp: String, method: String, target: String, body: some Collection<UInt8>) -> [UInt8] {
+        var message = Array("\(timestamp)\n\(method)\n\(target)\n".utf8)
+        message.append(contentsOf: body)
+        return message
+    }
+
+    /// `X-IAP-Key`, `X-IAP-Timestamp` and `X-IAP-Signature` for one attempt of a request.
+    public func headers(method: String, target: String, body: some Collection<UInt8>, timestamp: Int64) -> [(String, String)] {
+        let message = Self.message(timestamp: String(timestamp), method: method, target: target, body: body)
+        let mac = HMAC<SHA256>.authenticationCode(for: message, using: SymmetricKey(data: Array(secret.utf8)))
+        let digits = Array("0123456789abcdef".utf8)
+        var hex: [UInt8] = []
+        for byte in mac {
+            hex.append(digits[Int(byte >> 4)])
+            hex.append(digits[Int(byte & 0x0f)])
+        }
+        return [("X-IAP-Key", keyID), ("X-IAP-Timestamp", String(timestamp)), ("X-IAP-Signature", String(decoding: hex, as: UTF8.self))]
+    }
+
+    /// The keys file that lets this signer in: `{"<key id>": "<secret>"}`.
+    public var keysFile: String { JSONValue.object([keyID: .string(secret)]).canonicalText }
+}
