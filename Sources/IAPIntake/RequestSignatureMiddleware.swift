@@ -8,9 +8,9 @@ import RedisClient
 /// Refuses every request to `/v1/receipts*` and `/v1/users/*` that a known game backend did not
 /// sign: `X-IAP-Key` (key id), `X-IAP-Timestamp` (Unix seconds) and `X-IAP-Signature`, the hex
 /// HMAC-SHA256 with the key's secret of `RequestSigner.message`: `timestamp \n method \n target \n
-/// body` (the target is the path and query as sent). Refusals are 401 with `unauthenticated`, `stale_request` (more than
-/// `allowedSkew` off), `bad_signature` or `replayed_request` (a signature seen within twice the
-/// skew: remembered in Redis, fleet-wide). A request answered 5xx did nothing: its signature is
+/// body` (the target is the path and query as sent). Refusals are 401 with `unauthenticated`,
+/// `stale_request` (more than `allowedSkew` off), `bad_signature` or `replayed_request` (a
+/// signature seen within twice the skew: remembered in Redis, fleet-wide). A request answered 5xx did nothing: its signature is
 /// forgotten again, so the backend's retry of it is not taken for a replay.
 public struct RequestSignatureMiddleware<Context: RequestContext>: RouterMiddleware {
     public static var allowedSkew: Duration { .seconds(300) }
@@ -74,7 +74,7 @@ public struct RequestSignatureMiddleware<Context: RequestContext>: RouterMiddlew
         guard abs(now - seconds) <= Self.allowedSkew.components.seconds else {
             throw IntakeError(.unauthorized, "stale_request", "X-IAP-Timestamp is more than 300 s from the intake's clock")
         }
-        guard let mac = Self.bytes(hex: signature), mac.count == SHA256.byteCount else {
+        guard let mac = Hex.decode(signature), mac.count == SHA256.byteCount else {
             throw IntakeError(.unauthorized, "bad_signature", "X-IAP-Signature must be 64 hex digits")
         }
         if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > maxBodyBytes {
@@ -109,25 +109,5 @@ public struct RequestSignatureMiddleware<Context: RequestContext>: RouterMiddlew
     /// A header's first value, by its lowercase name.
     static func header(_ name: String, of request: Request) -> String? {
         request.headers.first { $0.name.canonicalName == name }?.value
-    }
-
-    static func bytes(hex: String) -> [UInt8]? {
-        let digits = Array(hex.utf8)
-        guard digits.count % 2 == 0 else { return nil }
-        func value(_ digit: UInt8) -> UInt8? {
-            switch digit {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
-            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit - UInt8(ascii: "A") + 10
-            default: nil
-            }
-        }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(digits.count / 2)
-        for index in stride(from: 0, to: digits.count, by: 2) {
-            guard let high = value(digits[index]), let low = value(digits[index + 1]) else { return nil }
-            bytes.append(high << 4 | low)
-        }
-        return bytes
     }
 }

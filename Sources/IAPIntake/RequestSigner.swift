@@ -24,13 +24,7 @@ public struct RequestSigner: Sendable {
     public func headers(method: String, target: String, body: some Collection<UInt8>, timestamp: Int64) -> [(String, String)] {
         let message = Self.message(timestamp: String(timestamp), method: method, target: target, body: body)
         let mac = HMAC<SHA256>.authenticationCode(for: message, using: SymmetricKey(data: Array(secret.utf8)))
-        let digits = Array("0123456789abcdef".utf8)
-        var hex: [UInt8] = []
-        for byte in mac {
-            hex.append(digits[Int(byte >> 4)])
-            hex.append(digits[Int(byte & 0x0f)])
-        }
-        return [("X-IAP-Key", keyID), ("X-IAP-Timestamp", String(timestamp)), ("X-IAP-Signature", String(decoding: hex, as: UTF8.self))]
+        return [("X-IAP-Key", keyID), ("X-IAP-Timestamp", String(timestamp)), ("X-IAP-Signature", Hex.encode(mac))]
     }
 
     /// The keys file that lets this signer in: `{"<key id>": "<secret>"}`.
