@@ -22,7 +22,8 @@ public enum IntakeApplication {
         ).register(on: router)
         IntakeRoutes(
             store: store, maxBodyBytes: configuration.maxBodyBytes, ticketTTLSeconds: configuration.ticketTTLSeconds,
-            serverAPIConfigured: configuration.isServerAPIConfigured
+            serverAPIConfigured: configuration.isServerAPIConfigured,
+            limits: SubmissionLimits(perKey: configuration.ratePerKey, perUser: configuration.ratePerUser), signed: clientKeys != nil
         ).register(on: router)
         return Application(
             router: router,

@@ -17,7 +17,7 @@ public struct IntakeError: HTTPResponseError, Equatable {
         let body = try JSONSerialization.data(
             withJSONObject: ["error": ["code": code, "message": message]], options: [.sortedKeys])
         var headers: HTTPFields = [.contentType: "application/json"]
-        if status == .serviceUnavailable { headers[.retryAfter] = "1" }
+        if status == .serviceUnavailable || status == .tooManyRequests { headers[.retryAfter] = "1" }
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body)))
     }
 }

@@ -15,12 +15,20 @@ public struct IntakeRoutes: Sendable {
     public let ticketTTLSeconds: Int
     /// Whether `transaction_id`-only submissions can be looked up (App Store Server API keys are set).
     public let serverAPIConfigured: Bool
+    /// The rate limits; the per-key one applies when requests are signed (`signed`).
+    public let limits: SubmissionLimits
+    public let signed: Bool
 
-    public init(store: PipelineStore, maxBodyBytes: Int, ticketTTLSeconds: Int, serverAPIConfigured: Bool = false) {
+    public init(
+        store: PipelineStore, maxBodyBytes: Int, ticketTTLSeconds: Int, serverAPIConfigured: Bool = false,
+        limits: SubmissionLimits = .none, signed: Bool = false
+    ) {
         self.store = store
         self.maxBodyBytes = maxBodyBytes
         self.ticketTTLSeconds = ticketTTLSeconds
         self.serverAPIConfigured = serverAPIConfigured
+        self.limits = limits
+        self.signed = signed
     }
 
     public func register(on router: Router<some RequestContext>) {
@@ -50,9 +58,15 @@ public struct IntakeRoutes: Sendable {
         let job = Job(
             ticket: TicketID.make(), userID: submission.userID, receiptData: receiptData, signedTransaction: signedTransaction,
             productID: submission.productID, transactionID: submission.transactionID, enqueuedAt: currentTimeMs())
+        var limits = limits
+        // The signature middleware checked this header: the key it names is the caller's.
+        if signed { limits.clientKey = request.header("x-iap-key") }
         let stored: (ticket: String, created: Bool)
         do {
-            stored = try await store.submit(job, receiptDigest: Self.digest(submission), ttlSeconds: ticketTTLSeconds)
+            stored = try await store.submit(job, receiptDigest: Self.digest(submission), ttlSeconds: ticketTTLSeconds, limits: limits)
+        } catch let refusal as RateLimitExceeded {
+            let who = refusal.scope == .clientKey ? "this client key" : "this user"
+            throw IntakeError(.tooManyRequests, "rate_limited", "too many new submissions this second for \(who); retry after 1 s")
         } catch RedisError.notReplicated(let detail) {
             // Stored on the primary, but a failover now could lose it: not acknowledged. The resend
             // finds the same ticket.

@@ -57,8 +57,8 @@ public struct RequestSignatureMiddleware<Context: RequestContext>: RouterMiddlew
     /// Checks the signature (collecting the body, which stays on the request for the route) and
     /// returns it, lowercased, as remembered.
     func authenticate(_ request: inout Request) async throws -> String {
-        guard let keyID = Self.header("x-iap-key", of: request), let timestamp = Self.header("x-iap-timestamp", of: request),
-            let signature = Self.header("x-iap-signature", of: request)
+        guard let keyID = request.header("x-iap-key"), let timestamp = request.header("x-iap-timestamp"),
+            let signature = request.header("x-iap-signature")
         else {
             throw IntakeError(.unauthorized, "unauthenticated", "sign the request: X-IAP-Key, X-IAP-Timestamp and X-IAP-Signature")
         }
@@ -104,10 +104,5 @@ public struct RequestSignatureMiddleware<Context: RequestContext>: RouterMiddlew
             throw IntakeError(.unauthorized, "replayed_request", "this signature was used already: sign each request anew")
         }
         return remembered
-    }
-
-    /// A header's first value, by its lowercase name.
-    static func header(_ name: String, of request: Request) -> String? {
-        request.headers.first { $0.name.canonicalName == name }?.value
     }
 }

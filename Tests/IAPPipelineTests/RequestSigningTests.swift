@@ -117,6 +117,40 @@ import Testing
         }
     }
 
+    /// `IAP_RATE_PER_KEY=1`: a burst of new receipts from one backend is mostly refused with 429
+    /// and `Retry-After`, nothing of it queued; a resend of an accepted receipt is answered anyway.
+    @Test func aBurstOverTheRatePerKeyIsRefusedWith429() async throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("client-keys-\(UUID().uuidString).json")
+        try #"{"\#(Self.keyID)": "\#(Self.secret)"}"#.write(to: file, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: file) }
+        try await withPipeline(startWorkers: false, environment: ["IAP_CLIENT_KEYS_FILE": file.path, "IAP_RATE_PER_KEY": "1"]) { pipeline in
+            var accepted: [(Data, String)] = []
+            var refused = 0
+            let start = Date()
+            for index in 0..<10 {
+                let body = try Self.receiptBody("burst-\(index)")
+                let reply = try await pipeline.post(raw: body, headers: Self.headers("POST", "/v1/receipts", body))
+                if reply.status == 202, let ticket = reply.json["ticket"] as? String {
+                    accepted.append((body, ticket))
+                } else {
+                    #expect(reply.status == 429)
+                    #expect((reply.json["error"] as? [String: Any])?["code"] as? String == "rate_limited")
+                    #expect(reply.headers["retry-after"] == "1")
+                    refused += 1
+                }
+            }
+            // One a second: at most one per second the burst touched.
+            let seconds = Int(Date().timeIntervalSince1970) - Int(start.timeIntervalSince1970) + 1
+            #expect(accepted.count >= 1 && accepted.count <= seconds, "\(accepted.count) accepted over \(seconds) s")
+            #expect(refused == 10 - accepted.count)
+            #expect(try await pipeline.length(pipeline.configuration.keys.queue(.verify)) == accepted.count)
+            let (body, ticket) = try #require(accepted.first)
+            let resend = try await pipeline.post(
+                raw: body, headers: Self.headers("POST", "/v1/receipts", body, timestamp: Int64(Date().timeIntervalSince1970) + 1))
+            #expect(resend.status == 200 && resend.json["ticket"] as? String == ticket)
+        }
+    }
+
     @Test func healthChecksAndApplesNotificationsNeedNoClientSignature() async throws {
         try await withSigningPipeline { pipeline, _ in
             #expect(try await pipeline.get("/healthz").status == 200)

@@ -52,6 +52,40 @@ import Testing
         }
     }
 
+    /// Rate limits count new submissions in the second of `enqueuedAt`, per user and per client
+    /// key; a resubmission is free, another user or the next second has its own window.
+    @Test func submitReceiptRefusesNewSubmissionsOverALimitButNotResubmissions() async throws {
+        try await withRedis { redis, _ in
+            let store = PipelineStore(redis: redis, keys: Self.keys)
+            func job(_ ticket: String, user: String = "u1", at ms: Int64 = 5_000_500) -> Job {
+                Job(ticket: ticket, userID: user, receiptData: "cmVjZWlwdA==", productID: nil, transactionID: nil, enqueuedAt: ms)
+            }
+            let perUser = SubmissionLimits(perUser: 2)
+            #expect(try await store.submit(job("A"), receiptDigest: "a", ttlSeconds: 60, limits: perUser).created)
+            #expect(try await store.submit(job("B"), receiptDigest: "b", ttlSeconds: 60, limits: perUser).created)
+            await #expect(throws: RateLimitExceeded(scope: .user)) {
+                try await store.submit(job("C"), receiptDigest: "c", ttlSeconds: 60, limits: perUser)
+            }
+            let resent = try await store.submit(job("A2"), receiptDigest: "a", ttlSeconds: 60, limits: perUser)
+            #expect(resent.ticket == "A" && !resent.created)
+            #expect(try await store.submit(job("D", user: "u2"), receiptDigest: "d", ttlSeconds: 60, limits: perUser).created)
+            #expect(try await store.submit(job("E", at: 5_001_000), receiptDigest: "e", ttlSeconds: 60, limits: perUser).created)
+            // Refused: no ticket, no digest, nothing queued.
+            #expect(try await redis.send("EXISTS", Self.keys.ticket("C"), Self.keys.receipt(digest: "c")) == .integer(0))
+            #expect(try await Self.list(redis, Self.keys.queue(.verify)).count == 4)
+            #expect(try await redis.send("TTL", Self.keys.rateWindow(user: "u1", second: 5000)).int.map { (1...2).contains($0) } == true)
+
+            let perKey = SubmissionLimits(clientKey: "backend-1", perKey: 1)
+            #expect(try await store.submit(job("F", user: "u3"), receiptDigest: "f", ttlSeconds: 60, limits: perKey).created)
+            await #expect(throws: RateLimitExceeded(scope: .clientKey)) {
+                try await store.submit(job("G", user: "u4"), receiptDigest: "g", ttlSeconds: 60, limits: perKey)
+            }
+            // Unsigned (no key): the per-key limit does not apply.
+            let unsigned = SubmissionLimits(perKey: 1)
+            #expect(try await store.submit(job("H", user: "u5"), receiptDigest: "h", ttlSeconds: 60, limits: unsigned).created)
+        }
+    }
+
     @Test func forwardJobMovesOnlyAJobTheWorkerStillHolds() async throws {
         try await withRedis { redis, _ in
             let store = PipelineStore(redis: redis, keys: Self.keys)

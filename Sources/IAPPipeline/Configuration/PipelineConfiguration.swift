@@ -44,6 +44,9 @@ public struct PipelineConfiguration: Sendable {
     /// JSON file of the game backends' keys (key id → secret); set: every request to
     /// `/v1/receipts*` and `/v1/users/*` must be signed with one.
     public var clientKeysFile: String?
+    /// New submissions a second, fleet-wide, per client key and per user; 0: no limit.
+    public var ratePerKey = 0
+    public var ratePerUser = 0
     public var shutdownGraceMs = 25000
     public var redisPoolSize = 2
     /// Replicas that must confirm an acknowledged write (`WAIT`); 0: none.
@@ -110,6 +113,8 @@ public struct PipelineConfiguration: Sendable {
         ticketTTLSeconds = try Self.int(env, "IAP_TICKET_TTL_S", default: ticketTTLSeconds, in: 60...31_536_000)
         maxBodyBytes = try Self.int(env, "IAP_MAX_BODY_BYTES", default: maxBodyBytes, in: 1024...64 << 20)
         clientKeysFile = env["IAP_CLIENT_KEYS_FILE"]
+        ratePerKey = try Self.int(env, "IAP_RATE_PER_KEY", default: ratePerKey, in: 0...1_000_000)
+        ratePerUser = try Self.int(env, "IAP_RATE_PER_USER", default: ratePerUser, in: 0...1_000_000)
         shutdownGraceMs = try Self.int(env, "IAP_SHUTDOWN_GRACE_MS", default: shutdownGraceMs, in: 0...3_600_000)
         redisPoolSize = try Self.int(env, "IAP_REDIS_POOL_SIZE", default: redisPoolSize, in: 1...256)
         redisMinReplicas = try Self.int(env, "IAP_REDIS_MIN_REPLICAS", default: redisMinReplicas, in: 0...64)

@@ -18,20 +18,31 @@ public struct PipelineStore: Sendable {
 
     // MARK: intake
 
-    /// Stores the ticket and queues the job, or returns the ticket this user's receipt already has.
-    public func submit(_ job: Job, receiptDigest: String, ttlSeconds: Int) async throws -> (ticket: String, created: Bool) {
+    /// Stores the ticket and queues the job, or returns the ticket this user's receipt already has
+    /// (which no rate limit counts). Throws `RateLimitExceeded` when a new submission finds a limit
+    /// of `limits` spent in the second of `job.enqueuedAt`.
+    public func submit(
+        _ job: Job, receiptDigest: String, ttlSeconds: Int, limits: SubmissionLimits = .none
+    ) async throws -> (ticket: String, created: Bool) {
+        let second = job.enqueuedAt / 1000
         let reply = try await redis.run(
             PipelineScripts.submitReceipt,
-            keys: [keys.receipt(digest: receiptDigest), keys.ticket(job.ticket), keys.queue(.verify)],
+            keys: [
+                keys.receipt(digest: receiptDigest), keys.ticket(job.ticket), keys.queue(.verify),
+                keys.rateWindow(clientKey: limits.clientKey ?? "", second: second),
+                keys.rateWindow(user: job.userID, second: second),
+            ],
             arguments: [
                 job.ticket, job.encoded(), String(job.enqueuedAt), String(ttlSeconds), job.userID,
                 job.productID ?? "", job.transactionID ?? "", keys.scriptPrefix, keys.results,
+                String(limits.clientKey == nil ? 0 : limits.perKey), String(limits.perUser),
             ],
             replicated: replication
         )
         guard let items = reply.array, items.count == 2, let created = items[0].int, let ticket = items[1].string else {
             throw RedisError.unexpectedReply("submit_receipt: \(reply)")
         }
+        if created == -1 { throw RateLimitExceeded(scope: ticket == "key" ? .clientKey : .user) }
         return (ticket, created == 1)
     }
 

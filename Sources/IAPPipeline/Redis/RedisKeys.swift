@@ -53,6 +53,10 @@ public struct RedisKeys: Sendable, Equatable {
     /// string: a signature a game backend's request carried (`IAP_CLIENT_KEYS_FILE`), kept for
     /// twice the allowed clock skew so a replay within it is refused.
     public func clientSignature(_ hex: String) -> String { "\(prefix):signature:\(hex)" }
+    /// string: the new submissions of one client key in one Unix second (`IAP_RATE_PER_KEY`); expires after 2 s.
+    public func rateWindow(clientKey: String, second: Int64) -> String { "\(prefix):rate:key:\(clientKey):\(second)" }
+    /// string: the new submissions for one user in one Unix second (`IAP_RATE_PER_USER`); expires after 2 s.
+    public func rateWindow(user: String, second: Int64) -> String { "\(prefix):rate:user:\(user):\(second)" }
     /// string: held briefly by the one worker that runs the reaper.
     public var reaperLock: String { "\(prefix):lock:reaper" }
 

@@ -1,0 +1,16 @@
+/// How many new submissions a second the fleet takes from one client key and for one user
+/// (`IAP_RATE_PER_KEY`, `IAP_RATE_PER_USER`; 0: no limit). Resubmissions are free.
+public struct SubmissionLimits: Sendable, Equatable {
+    /// The signing key the request came with (`nil`: unsigned, no per-key limit).
+    public var clientKey: String?
+    public var perKey: Int
+    public var perUser: Int
+
+    public init(clientKey: String? = nil, perKey: Int = 0, perUser: Int = 0) {
+        self.clientKey = clientKey
+        self.perKey = perKey
+        self.perUser = perUser
+    }
+
+    public static let none = SubmissionLimits()
+}
