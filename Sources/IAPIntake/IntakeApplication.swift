@@ -1,16 +1,19 @@
 import AppleJWS
 import Hummingbird
+import HummingbirdTLS
 import IAPPipeline
 import Logging
 
 /// Builds the intake's Hummingbird application.
 public enum IntakeApplication {
     /// `notificationChecks`: how notifications are verified (see `notificationChecks(_:)`);
-    /// `clientKeys`: the game backends that may call it (`nil`: anyone).
+    /// `clientKeys`: the game backends that may call it (`nil`: anyone); `tls`: its own
+    /// certificate (`nil`: plain HTTP, behind a proxy that terminates TLS).
     public static func make(
         store: PipelineStore, configuration: PipelineConfiguration, notificationChecks: NotificationRoutes.Checks?,
-        clientKeys: ClientKeyring? = nil, logger: Logger, onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
-    ) -> some ApplicationProtocol {
+        clientKeys: ClientKeyring? = nil, tls: TLSConfiguration? = nil, logger: Logger,
+        onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
+    ) throws -> some ApplicationProtocol {
         let router = Router()
         // Before the routes: a route takes the middleware added before it.
         if let clientKeys {
@@ -27,10 +30,30 @@ public enum IntakeApplication {
         ).register(on: router)
         return Application(
             router: router,
+            server: try tls.map { try .tls(.http1(), tlsConfiguration: $0) } ?? .http1(),
             configuration: .init(address: .hostname(configuration.httpHost, port: configuration.httpPort), serverName: "iap-intake"),
             onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? 0) },
             logger: logger
         )
+    }
+
+    /// The intake's own TLS from `IAP_TLS_CERT_FILE` and `IAP_TLS_KEY_FILE`; `nil` when unset.
+    public static func tlsConfiguration(_ configuration: PipelineConfiguration) throws(ConfigurationError) -> TLSConfiguration? {
+        guard let certFile = configuration.tlsCertFile, let keyFile = configuration.tlsKeyFile else { return nil }
+        let chain: [NIOSSLCertificate]
+        do {
+            chain = try NIOSSLCertificate.fromPEMFile(certFile)
+        } catch {
+            throw ConfigurationError("IAP_TLS_CERT_FILE", "\(certFile) holds no PEM certificate (\(error))")
+        }
+        guard !chain.isEmpty else { throw ConfigurationError("IAP_TLS_CERT_FILE", "\(certFile) holds no PEM certificate") }
+        let key: NIOSSLPrivateKey
+        do {
+            key = try NIOSSLPrivateKey(file: keyFile, format: .pem)
+        } catch {
+            throw ConfigurationError("IAP_TLS_KEY_FILE", "\(keyFile) holds no PEM private key (\(error))")
+        }
+        return TLSConfiguration.makeServerConfiguration(certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
     }
 
     /// The checks notifications get from this configuration: its roots, bundle ids and app id;

@@ -1,6 +1,7 @@
 import ArgumentParser
 import IAPCLI
 import Hummingbird
+import HummingbirdTLS
 import IAPIntake
 import IAPPipeline
 import RedisClient
@@ -23,8 +24,10 @@ public struct IntakeCommand: AsyncParsableCommand {
         let redisClient = RedisClient(configuration: configuration.redis, poolSize: configuration.redisPoolSize)
         let store = PipelineStore(redis: redisClient, keys: configuration.keys, replication: configuration.replication)
         let checks: NotificationRoutes.Checks?
+        let tls: TLSConfiguration?
         do {
             checks = try IntakeApplication.notificationChecks(configuration)
+            tls = try IntakeApplication.tlsConfiguration(configuration)
         } catch {
             failConfiguration(error)
         }
@@ -42,10 +45,11 @@ public struct IntakeCommand: AsyncParsableCommand {
         } else {
             logger.warning("IAP_CLIENT_KEYS_FILE is not set: the intake serves anyone who can reach it")
         }
-        let app = IntakeApplication.make(
-            store: store, configuration: configuration, notificationChecks: checks, clientKeys: keyring, logger: logger
+        let app = try IntakeApplication.make(
+            store: store, configuration: configuration, notificationChecks: checks, clientKeys: keyring, tls: tls, logger: logger
         ) { port in
-            logger.info("intake listening", metadata: ["host": "\(configuration.httpHost)", "port": "\(port)"])
+            logger.info(
+                "intake listening", metadata: ["host": "\(configuration.httpHost)", "port": "\(port)", "tls": "\(tls != nil)"])
         }
         // The group owns the Redis client: the server stops first, then the client closes.
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: ClosingService { await redisClient.close() })]

@@ -86,10 +86,11 @@ final class PipelineHarness: @unchecked Sendable {
         let checks = try IntakeApplication.notificationChecks(configuration)
         let keyring = try configuration.clientKeysFile.map { file throws(ConfigurationError) in try ClientKeyring(file: file) }
         clientKeys = keyring
+        let tls = try IntakeApplication.tlsConfiguration(configuration)
         intake = try await RunningServer.start {
-            IntakeApplication.make(
-                store: store, configuration: configuration, notificationChecks: checks, clientKeys: keyring, logger: testLogger,
-                onServerRunning: $0)
+            try IntakeApplication.make(
+                store: store, configuration: configuration, notificationChecks: checks, clientKeys: keyring, tls: tls,
+                logger: testLogger, onServerRunning: $0)
         }
         apple = AppleVerifier(configuration: configuration.apple)
         lookupClient = try configuration.serverAPI().map { api in

@@ -16,9 +16,11 @@ final class RunningServer: Sendable {
     }
 
     /// `make` receives the callback the application calls with its bound port.
-    static func start(_ make: (@escaping @Sendable (Int) async -> Void) -> some ApplicationProtocol) async throws -> RunningServer {
+    static func start(
+        _ make: (@escaping @Sendable (Int) async -> Void) throws -> some ApplicationProtocol
+    ) async throws -> RunningServer {
         let (ports, continuation) = AsyncStream<Int>.makeStream()
-        let app = make { port in continuation.yield(port) }
+        let app = try make { port in continuation.yield(port) }
         let group = ServiceGroup(configuration: .init(services: [app], logger: testLogger))
         let task = Task {
             // A server that fails to start ends the stream, so the caller fails instead of waiting forever.

@@ -47,6 +47,9 @@ public struct PipelineConfiguration: Sendable {
     /// New submissions a second, fleet-wide, per client key and per user; 0: no limit.
     public var ratePerKey = 0
     public var ratePerUser = 0
+    /// PEM files of the intake's own TLS certificate chain and private key (both or neither).
+    public var tlsCertFile: String?
+    public var tlsKeyFile: String?
     public var shutdownGraceMs = 25000
     public var redisPoolSize = 2
     /// Replicas that must confirm an acknowledged write (`WAIT`); 0: none.
@@ -115,6 +118,12 @@ public struct PipelineConfiguration: Sendable {
         clientKeysFile = env["IAP_CLIENT_KEYS_FILE"]
         ratePerKey = try Self.int(env, "IAP_RATE_PER_KEY", default: ratePerKey, in: 0...1_000_000)
         ratePerUser = try Self.int(env, "IAP_RATE_PER_USER", default: ratePerUser, in: 0...1_000_000)
+        tlsCertFile = env["IAP_TLS_CERT_FILE"]
+        tlsKeyFile = env["IAP_TLS_KEY_FILE"]
+        if (tlsCertFile == nil) != (tlsKeyFile == nil) {
+            throw ConfigurationError(
+                tlsCertFile == nil ? "IAP_TLS_CERT_FILE" : "IAP_TLS_KEY_FILE", "required with the other (the intake's TLS certificate and key)")
+        }
         shutdownGraceMs = try Self.int(env, "IAP_SHUTDOWN_GRACE_MS", default: shutdownGraceMs, in: 0...3_600_000)
         redisPoolSize = try Self.int(env, "IAP_REDIS_POOL_SIZE", default: redisPoolSize, in: 1...256)
         redisMinReplicas = try Self.int(env, "IAP_REDIS_MIN_REPLICAS", default: redisMinReplicas, in: 0...64)

@@ -1,0 +1,114 @@
+import AsyncHTTPClient
+import Crypto
+import Foundation
+import HummingbirdTLS
+import IAPIntake
+import IAPPipeline
+import NIOCore
+import NIOFoundationCompat
+import Testing
+import X509
+
+/// `IAP_TLS_CERT_FILE` and `IAP_TLS_KEY_FILE`: the intake speaks HTTPS itself, over real TLS on
+/// loopback, to a client that verifies its certificate.
+@Suite(.serialized) struct IntakeTLSTests {
+    /// A root CA and a `localhost` server certificate it signed, as PEM files in a new folder.
+    struct ServerCertificate {
+        let folder: URL
+        let rootPEM: String
+        var certFile: String { folder.appendingPathComponent("intake.pem").path }
+        var keyFile: String { folder.appendingPathComponent("intake-key.pem").path }
+
+        init() throws {
+            folder = FileManager.default.temporaryDirectory.appendingPathComponent("intake-tls-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            let now = Date()
+            let rootKey = P256.Signing.PrivateKey()
+            let serverKey = P256.Signing.PrivateKey()
+            let rootName = try DistinguishedName { CommonName("IAP Pipeline Test TLS Root") }
+            let serverName = try DistinguishedName { CommonName("localhost") }
+            let root = try Certificate(
+                version: .v3, serialNumber: .init(), publicKey: .init(rootKey.publicKey),
+                notValidBefore: now.addingTimeInterval(-3600), notValidAfter: now.addingTimeInterval(86400),
+                issuer: rootName, subject: rootName, signatureAlgorithm: .ecdsaWithSHA256,
+                extensions: try Certificate.Extensions {
+                    Critical(BasicConstraints.isCertificateAuthority(maxPathLength: 0))
+                    Critical(KeyUsage(keyCertSign: true))
+                },
+                issuerPrivateKey: .init(rootKey))
+            let server = try Certificate(
+                version: .v3, serialNumber: .init(), publicKey: .init(serverKey.publicKey),
+                notValidBefore: now.addingTimeInterval(-3600), notValidAfter: now.addingTimeInterval(86400),
+                issuer: rootName, subject: serverName, signatureAlgorithm: .ecdsaWithSHA256,
+                extensions: try Certificate.Extensions {
+                    Critical(BasicConstraints.notCertificateAuthority)
+                    Critical(KeyUsage(digitalSignature: true))
+                    try ExtendedKeyUsage([.serverAuth])
+                    SubjectAlternativeNames([.dnsName("localhost")])
+                },
+                issuerPrivateKey: .init(rootKey))
+            rootPEM = try root.serializeAsPEM().pemString
+            try server.serializeAsPEM().pemString.write(toFile: certFile, atomically: true, encoding: .utf8)
+            try serverKey.pemRepresentation.write(toFile: keyFile, atomically: true, encoding: .utf8)
+        }
+    }
+
+    private func client(trusting rootPEM: String?) throws -> HTTPClient {
+        var tls = TLSConfiguration.makeClientConfiguration()
+        if let rootPEM { tls.trustRoots = .certificates([try NIOSSLCertificate(bytes: Array(rootPEM.utf8), format: .pem)]) }
+        return HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(tlsConfiguration: tls))
+    }
+
+    @Test func theIntakeAcceptsAReceiptOverHTTPSAndAClientThatDoesNotTrustItRefusesIt() async throws {
+        let certificate = try ServerCertificate()
+        defer { try? FileManager.default.removeItem(at: certificate.folder) }
+        try await withPipeline(
+            startWorkers: false, environment: ["IAP_TLS_CERT_FILE": certificate.certFile, "IAP_TLS_KEY_FILE": certificate.keyFile]
+        ) { pipeline in
+            let url = "https://localhost:\(pipeline.intake.port)/v1/receipts"
+            func post(_ client: HTTPClient, timeout: TimeAmount = .seconds(10)) async throws -> HTTPClientResponse {
+                var request = HTTPClientRequest(url: url)
+                request.method = .POST
+                request.headers.add(name: "content-type", value: "application/json")
+                let body = ["receipt_data": receipt([gold("tls-1")]).receiptData(), "user_id": "player-1"]
+                request.body = .bytes(ByteBuffer(data: try JSONSerialization.data(withJSONObject: body)))
+                return try await client.execute(request, timeout: timeout)
+            }
+            let trusting = try client(trusting: certificate.rootPEM)
+            let accepted = try await post(trusting)
+            #expect(accepted.status == .accepted)
+            try await trusting.shutdown()
+
+            // Verification stays on: a client with only the system's roots refuses the certificate.
+            let stranger = try client(trusting: nil)
+            // (The pool retries the handshake until the deadline, then reports why it failed.)
+            let refusal = await #expect(throws: (any Error).self) { _ = try await post(stranger, timeout: .seconds(2)) }
+            #expect(String(describing: refusal).contains("CERTIFICATE_VERIFY_FAILED"), "\(String(describing: refusal))")
+            try await stranger.shutdown()
+
+            // Plain HTTP to the TLS port gets no answer a client could take for one.
+            let plainClient = HTTPClient(eventLoopGroupProvider: .singleton)
+            let plain = try? await plainClient.execute(HTTPClientRequest(url: pipeline.intake.baseURL + "/healthz"), timeout: .seconds(2))
+            #expect(plain?.status != .ok)
+            try await plainClient.shutdown()
+            #expect(try await pipeline.length(pipeline.configuration.keys.queue(.verify)) == 1)
+        }
+    }
+
+    @Test func aCertificateWithoutItsKeyOrAFileThatIsNoPEMIsAConfigurationError() throws {
+        let certificate = try ServerCertificate()
+        defer { try? FileManager.default.removeItem(at: certificate.folder) }
+        #expect(throws: ConfigurationError("IAP_TLS_KEY_FILE", "required with the other (the intake's TLS certificate and key)")) {
+            _ = try PipelineConfiguration(environment: ["IAP_TLS_CERT_FILE": certificate.certFile])
+        }
+        let swapped = try PipelineConfiguration(
+            environment: ["IAP_TLS_CERT_FILE": certificate.keyFile, "IAP_TLS_KEY_FILE": certificate.certFile])
+        do {
+            _ = try IntakeApplication.tlsConfiguration(swapped)
+            Issue.record("a key file was taken for a certificate")
+        } catch {
+            #expect(error.variable == "IAP_TLS_CERT_FILE" || error.variable == "IAP_TLS_KEY_FILE", "\(error)")
+        }
+        #expect(try IntakeApplication.tlsConfiguration(try PipelineConfiguration(environment: [:])) == nil)
+    }
+}
