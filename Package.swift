@@ -170,6 +170,7 @@ let package = Package(
                 "AppleJWS",
                 .product(name: "Crypto", package: "swift-crypto"),
                 "ClusterHarness",
+                "IAPIntake",
                 "IAPPipeline",
                 "AppleSimulator",
                 "RedisClient",

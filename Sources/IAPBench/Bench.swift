@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import ClusterHarness
 import Foundation
+import IAPIntake
 
 /// The benchmark: per scenario, a fresh pipeline of real processes on loopback is measured stage
 /// by stage, end to end, at half of its peak, idle, and against redis-benchmark's ceiling.
@@ -41,8 +42,9 @@ public struct Bench: Sendable {
     }
 
     /// Each scenario's cluster: the pipeline's production defaults, one deduper and one granter.
-    static func clusterSettings(_ scenario: BenchScenario, binDirectory: URL) -> ClusterSettings {
-        var cluster = ClusterSettings(binDirectory: binDirectory)
+    static func clusterSettings(_ scenario: BenchScenario, settings: BenchSettings) -> ClusterSettings {
+        var cluster = ClusterSettings(binDirectory: settings.binDirectory)
+        if settings.signRequests { cluster.clientSigner = RequestSigner(keyID: "bench", secret: "bench-secret-0123456789abcdef") }
         cluster.durability = scenario.durability
         cluster.appleLatencyMs = scenario.appleLatencyMs
         cluster.processesPerStage = [.verify: scenario.verifiers, .dedupe: 1, .grant: 1]

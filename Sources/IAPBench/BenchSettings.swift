@@ -18,6 +18,8 @@ public struct BenchSettings: Sendable {
     public var clientConcurrency = 64
     /// Requests per `redis-benchmark` test (LPUSH, RPOP).
     public var ceilingRequests = 200_000
+    /// The intake checks signatures (`IAP_CLIENT_KEYS_FILE`) and the load client signs.
+    public var signRequests = false
     public var binDirectory: URL
     public var workDirectory: URL
 

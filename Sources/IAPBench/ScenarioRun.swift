@@ -25,7 +25,7 @@ struct ScenarioRun {
         let directory = settings.workDirectory.appendingPathComponent(scenario.name)
         try? FileManager.default.removeItem(at: directory)
         let cluster = try LocalCluster(
-            settings: Bench.clusterSettings(scenario, binDirectory: settings.binDirectory), directory: directory, http: http)
+            settings: Bench.clusterSettings(scenario, settings: settings), directory: directory, http: http)
         let redis = RedisClient(configuration: try RedisConfiguration(url: cluster.redisURL), poolSize: 2)
         do {
             try await cluster.start(workers: false)

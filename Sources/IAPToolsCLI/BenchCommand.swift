@@ -32,6 +32,7 @@ public struct BenchCommand: AsyncParsableCommand {
     @Option(help: "Requests per redis-benchmark test.") var ceilingRequests = 200_000
     @Option(help: "Folder with the built executables (default: this executable's).") var binDir: String?
     @Option(help: "Folder for each scenario's Redis data and logs.") var workDir = "data/bench"
+    @Flag(help: "The intake checks signatures (IAP_CLIENT_KEYS_FILE) and the client signs every request.") var signed = false
     @Flag(help: "Print the results as JSON instead of tables.") var json = false
 
     public init() {}
@@ -89,6 +90,7 @@ public struct BenchCommand: AsyncParsableCommand {
         settings.lightRate = lightRate
         settings.clientConcurrency = clientConcurrency
         settings.ceilingRequests = ceilingRequests
+        settings.signRequests = signed
 
         let interrupts = HarnessCommand.killChildrenOnInterrupt()
         defer { _ = interrupts }
