@@ -13,11 +13,10 @@ public enum DrillTable {
         func longest(_ reports: [TrialReport]) -> [String] {
             guard failovers else { return [] }
             let timings = reports.flatMap(\.failovers)
-            let grants = timings.map { $0.firstGrantSeconds.map { String(format: "%.1f", $0) } ?? "none" }
+            // "none": failovers happened, but no grant came after any of them.
             return [
                 timings.map(\.promotedSeconds).max().map { String(format: "%.1f", $0) } ?? "-",
-                timings.compactMap(\.firstGrantSeconds).max().map { String(format: "%.1f", $0) }
-                    ?? (grants.isEmpty ? "-" : "none"),
+                timings.compactMap(\.firstGrantSeconds).max().map { String(format: "%.1f", $0) } ?? (timings.isEmpty ? "-" : "none"),
             ]
         }
         let header = ["trial", "receipts", "accepted", "503s", "sk2", "refund rev/pre"] + faultColumns + failoverColumns
