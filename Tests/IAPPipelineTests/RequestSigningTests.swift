@@ -151,6 +151,55 @@ import Testing
         }
     }
 
+    /// Fuzz: 300 requests, each a valid signed submission with one thing broken at random (a
+    /// header dropped or replaced with junk, the timestamp moved or garbled, a body byte flipped,
+    /// the body cut or grown after signing, or a junk body signed properly). Every answer is a 4xx
+    /// with a code, and nothing is queued.
+    @Test func brokenRequestsGetOnly4xxAndQueueNothing() async throws {
+        try await withSigningPipeline { pipeline, _ in
+            var random = SystemRandomNumberGenerator()
+            func junk(_ length: Int, from alphabet: String) -> String {
+                String((0..<length).map { _ in alphabet.randomElement(using: &random)! })
+            }
+            let printable = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.:/+=!@#$%^&*() "
+            var statuses: [Int: Int] = [:]
+            for index in 0..<300 {
+                let now = Int64(Date().timeIntervalSince1970)
+                var body = try Self.receiptBody("fuzz-\(index)")
+                var headers = Self.headers("POST", "/v1/receipts", body, timestamp: now)
+                let kind = Int.random(in: 0..<8, using: &random)
+                switch kind {
+                case 0:
+                    headers.remove(at: Int.random(in: 0..<3, using: &random))
+                case 1:
+                    let slot = Int.random(in: 0..<3, using: &random)
+                    headers[slot].1 = junk(Int.random(in: 1..<80, using: &random), from: printable)
+                case 2:
+                    let shift = Int64.random(in: 301...100_000, using: &random) * (Bool.random(using: &random) ? 1 : -1)
+                    headers = Self.headers("POST", "/v1/receipts", body, timestamp: now + shift)
+                case 3:
+                    let at = Int.random(in: 0..<body.count, using: &random)
+                    body[at] ^= UInt8.random(in: 1...255, using: &random)
+                case 4:
+                    body = body.prefix(Int.random(in: 0..<body.count, using: &random))
+                case 5:
+                    body.append(contentsOf: Array(junk(Int.random(in: 1..<40, using: &random), from: printable).utf8))
+                case 6:
+                    headers[2].1 = junk(64, from: "0123456789abcdef")
+                default:
+                    // Properly signed, but no receipt the intake can take.
+                    body = Data(junk(Int.random(in: 0..<200, using: &random), from: printable + "{}[]\":,").utf8)
+                    headers = Self.headers("POST", "/v1/receipts", body, timestamp: now)
+                }
+                let reply = try await pipeline.post(raw: body, headers: headers)
+                statuses[reply.status, default: 0] += 1
+                let code = (reply.json["error"] as? [String: Any])?["code"] as? String
+                #expect((400..<500).contains(reply.status) && code != nil, "case \(kind): \(reply.status) \(reply.json)")
+            }
+            #expect(try await pipeline.length(pipeline.configuration.keys.queue(.verify)) == 0, "\(statuses)")
+        }
+    }
+
     @Test func healthChecksAndApplesNotificationsNeedNoClientSignature() async throws {
         try await withSigningPipeline { pipeline, _ in
             #expect(try await pipeline.get("/healthz").status == 200)
