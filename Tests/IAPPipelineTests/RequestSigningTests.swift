@@ -84,14 +84,15 @@ import Testing
     @Test func aReplayedSignatureIsRefusedAndAFreshlySignedResendGetsTheSameTicket() async throws {
         try await withSigningPipeline { pipeline, _ in
             let body = try Self.receiptBody("r1")
-            let headers = Self.headers("POST", "/v1/receipts", body)
+            let signedAt = Int64(Date().timeIntervalSince1970)
+            let headers = Self.headers("POST", "/v1/receipts", body, timestamp: signedAt)
             let first = try await pipeline.post(raw: body, headers: headers)
             #expect(first.status == 202)
             let replay = try await pipeline.post(raw: body, headers: headers)
             #expect(replay.status == 401)
             #expect((replay.json["error"] as? [String: Any])?["code"] as? String == "replayed_request")
-            let resend = try await pipeline.post(
-                raw: body, headers: Self.headers("POST", "/v1/receipts", body, timestamp: Int64(Date().timeIntervalSince1970) - 1))
+            // Signed anew with a later timestamp than the first (the same second would be the same signature).
+            let resend = try await pipeline.post(raw: body, headers: Self.headers("POST", "/v1/receipts", body, timestamp: signedAt + 1))
             #expect(resend.status == 200 && resend.json["ticket"] as? String == first.json["ticket"] as? String)
             #expect(try await pipeline.length(pipeline.configuration.keys.queue(.verify)) == 1)
         }
