@@ -58,8 +58,8 @@ import Testing
                 ("signed for another target", body, Self.headers("POST", "/v1/receipts?x=1", body), "bad_signature"),
                 ("signed for another method", body, Self.headers("PUT", "/v1/receipts", body), "bad_signature"),
                 ("a signature that is not hex", body, Self.headers("POST", "/v1/receipts", body).prefix(2) + [("X-IAP-Signature", "zz")], "bad_signature"),
-                ("301 s old", body, Self.headers("POST", "/v1/receipts", body, timestamp: now - 301), "stale_request"),
-                ("301 s ahead", body, Self.headers("POST", "/v1/receipts", body, timestamp: now + 301), "stale_request"),
+                ("310 s old", body, Self.headers("POST", "/v1/receipts", body, timestamp: now - 310), "stale_request"),
+                ("310 s ahead", body, Self.headers("POST", "/v1/receipts", body, timestamp: now + 310), "stale_request"),
                 ("a timestamp in ms", body, Self.headers("POST", "/v1/receipts", body, timestamp: now * 1000), "stale_request"),
                 ("a timestamp that is no number", body, Self.headers("POST", "/v1/receipts", body).prefix(1) + [("X-IAP-Timestamp", "soon")] + Self.headers("POST", "/v1/receipts", body).suffix(1), "stale_request"),
             ]
@@ -176,7 +176,7 @@ import Testing
                     let slot = Int.random(in: 0..<3, using: &random)
                     headers[slot].1 = junk(Int.random(in: 1..<80, using: &random), from: printable)
                 case 2:
-                    let shift = Int64.random(in: 301...100_000, using: &random) * (Bool.random(using: &random) ? 1 : -1)
+                    let shift = Int64.random(in: 310...100_000, using: &random) * (Bool.random(using: &random) ? 1 : -1)
                     headers = Self.headers("POST", "/v1/receipts", body, timestamp: now + shift)
                 case 3:
                     let at = Int.random(in: 0..<body.count, using: &random)
