@@ -137,10 +137,20 @@ public struct IntakeRoutes: Sendable {
         return object
     }
 
+    /// Whether the media type (before any `;` parameters, spaces around it, any case) is
+    /// `application/json`. Read byte by byte: splitting, trimming and lowercasing the header
+    /// cost 2 % of the intake's CPU.
     static func isJSON(_ contentType: String?) -> Bool {
         guard let contentType else { return false }
-        let mediaType = contentType.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased()
-        return mediaType == "application/json"
+        let expected = "application/json".utf8
+        var bytes = contentType.utf8.drop { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }[...]
+        for byte in expected {
+            guard let next = bytes.popFirst() else { return false }
+            let lowered = next >= UInt8(ascii: "A") && next <= UInt8(ascii: "Z") ? next | 0x20 : next
+            guard lowered == byte else { return false }
+        }
+        let rest = bytes.drop { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }
+        return rest.first.map { $0 == UInt8(ascii: ";") } ?? true
     }
 
     static func tooLarge(_ limit: Int) -> IntakeError {
