@@ -117,11 +117,13 @@ import Testing
     @Test func aCommandWithoutAReplyInTimeEndsTheConnection() async throws {
         try await withRedis { (_: RedisClient, server: RedisServer) async throws in
             var configuration = server.configuration
-            configuration.commandTimeoutMs = 200
+            // Generous enough that the PING below answers in time on a busy machine (at 200 ms a
+            // CI run under load missed it).
+            configuration.commandTimeoutMs = 1000
             let connection = RedisConnection(configuration: configuration)
-            // BLPOP for a second without saying it blocks: the reply is late.
+            // BLPOP for 3 s without saying it blocks: the reply is late.
             await #expect {
-                try await connection.send("BLPOP", "never", "1")
+                try await connection.send("BLPOP", "never", "3")
             } throws: { error in
                 if case .connectionLost(let why) = error as? RedisError { return why.contains("in time") }
                 return false
