@@ -28,8 +28,7 @@ struct TrialAudit {
             if pending.isEmpty, let stats = try? await store.stats(leaseMs: leaseMs), Self.leftovers(stats) == 0 { break }
             try? await Task.sleep(for: .milliseconds(100))
         }
-        let elapsed = ContinuousClock.now - start
-        return (terminal, Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+        return (terminal, (ContinuousClock.now - start).seconds)
     }
 
     /// Each failover with the time from its kill to the first grant after it: the first
