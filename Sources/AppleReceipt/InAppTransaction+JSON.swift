@@ -12,6 +12,8 @@ extension InAppTransaction {
         purchaseDateMs = try json.lenientStringIfPresent("purchase_date_ms")
         cancellationDateMs = try json.lenientStringIfPresent("cancellation_date_ms")
         appAccountToken = try json.stringIfPresent("app_account_token")
+        currency = try json.stringIfPresent("currency")
+        storefront = try json.stringIfPresent("storefront")
     }
 
     /// The members `encode(to:)` writes.
@@ -25,6 +27,8 @@ extension InAppTransaction {
             "purchase_date_ms": purchaseDateMs.json,
             "cancellation_date_ms": cancellationDateMs.json,
             "app_account_token": appAccountToken.json,
+            "currency": currency.json,
+            "storefront": storefront.json,
         ])
     }
 

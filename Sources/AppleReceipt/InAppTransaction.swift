@@ -10,6 +10,10 @@ public struct InAppTransaction: Codable, Sendable, Equatable {
     public var cancellationDateMs: String?
     /// StoreKit 2's `appAccountToken`: the app's own id for the account that bought it, when set.
     public var appAccountToken: String?
+    /// A signed transaction's `currency` (ISO 4217) and `storefront` (ISO 3166-1 alpha-3); a
+    /// legacy receipt has neither.
+    public var currency: String?
+    public var storefront: String?
 
     public init(
         transactionID: String,
@@ -41,6 +45,7 @@ public struct InAppTransaction: Codable, Sendable, Equatable {
         case purchaseDateMs = "purchase_date_ms"
         case cancellationDateMs = "cancellation_date_ms"
         case appAccountToken = "app_account_token"
+        case currency, storefront
     }
 
     public init(from decoder: any Decoder) throws {
@@ -53,6 +58,8 @@ public struct InAppTransaction: Codable, Sendable, Equatable {
         purchaseDateMs = try container.decodeLenientStringIfPresent(.purchaseDateMs)
         cancellationDateMs = try container.decodeLenientStringIfPresent(.cancellationDateMs)
         appAccountToken = try container.decodeIfPresent(String.self, forKey: .appAccountToken)
+        currency = try container.decodeIfPresent(String.self, forKey: .currency)
+        storefront = try container.decodeIfPresent(String.self, forKey: .storefront)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -65,6 +72,8 @@ public struct InAppTransaction: Codable, Sendable, Equatable {
         try container.encodeIfPresent(purchaseDateMs, forKey: .purchaseDateMs)
         try container.encodeIfPresent(cancellationDateMs, forKey: .cancellationDateMs)
         try container.encodeIfPresent(appAccountToken, forKey: .appAccountToken)
+        try container.encodeIfPresent(currency, forKey: .currency)
+        try container.encodeIfPresent(storefront, forKey: .storefront)
     }
 }
 

@@ -14,6 +14,15 @@ public enum ReasonCode {
     public static let invalidSignature = "invalid_signature"
     public static let transactionNotFound = "transaction_not_found"
     public static let noGrantUnit = "no_grant_unit"
+    /// `IAP_SANDBOX` does not let this user's sandbox purchases through.
+    public static let sandboxNotAllowed = "sandbox_not_allowed"
+
+    // A held purchase: the dedupe stage's policy keeps it from its grant until an operator decides.
+    // The grant script spells `daily_limit_exceeded` and `refund_limit_exceeded`.
+    public static let currencyNotAllowed = "currency_not_allowed"
+    public static let currencyUnknown = "currency_unknown"
+    public static let dailyLimitExceeded = "daily_limit_exceeded"
+    public static let refundLimitExceeded = "refund_limit_exceeded"
     /// Apple rejected a receipt with this `status`.
     public static func appleStatus(_ status: Int) -> String { "apple_status_\(status)" }
     /// The Server API refused the request's content with this `errorCode`.

@@ -19,5 +19,7 @@ extension InAppTransaction {
             webOrderLineItemID: transaction.webOrderLineItemID, purchaseDateMs: transaction.purchaseDate.map { String($0) },
             cancellationDateMs: transaction.revocationDate.map { String($0) })
         appAccountToken = transaction.appAccountToken
+        currency = transaction.currency
+        storefront = transaction.storefront
     }
 }

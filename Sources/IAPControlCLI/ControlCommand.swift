@@ -9,7 +9,7 @@ import RedisClient
 public struct ControlCommand: AsyncParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "iapctl", abstract: "Inspect the IAP pipeline and manage its dead letters.",
-        subcommands: [Stats.self, ShowTicket.self, Dead.self])
+        subcommands: [Stats.self, ShowTicket.self, Dead.self, HeldCommand.self])
     public init() {}
 
     struct Stats: AsyncParsableCommand {
@@ -29,7 +29,7 @@ public struct ControlCommand: AsyncParsableCommand {
                         + String(stats.queues[stage] ?? 0).leftPadded(6) + String(stats.inflight[stage] ?? 0).leftPadded(11)
                         + String(stats.liveWorkers[stage] ?? 0).leftPadded(14))
             }
-            print("retry \(stats.retry)  dead \(stats.dead)  fulfilments \(stats.fulfilment)")
+            print("retry \(stats.retry)  dead \(stats.dead)  held \(stats.held)  fulfilments \(stats.fulfilment)")
         }
     }
 

@@ -55,9 +55,10 @@ public struct IntakeRoutes: Sendable {
         case .signedTransaction(let jws): signedTransaction = jws
         case .transactionLookup: break
         }
-        let job = Job(
+        var job = Job(
             ticket: TicketID.make(), userID: submission.userID, receiptData: receiptData, signedTransaction: signedTransaction,
             productID: submission.productID, transactionID: submission.transactionID, enqueuedAt: currentTimeMs())
+        job.currency = submission.currency
         var limits = limits
         // The signature middleware checked this header: the key it names is the caller's.
         if signed { limits.clientKey = request.header("x-iap-key") }

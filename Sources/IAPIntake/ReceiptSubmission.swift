@@ -1,4 +1,5 @@
 import AppleJWS
+import IAPPipeline
 import Foundation
 import PlainJSON
 
@@ -8,6 +9,19 @@ public struct ReceiptSubmission: Sendable, Equatable {
     public var userID: String
     public var productID: String?
     public var transactionID: String?
+    /// The currency the client says a legacy receipt was paid in (ISO 4217), for `IAP_CURRENCIES`;
+    /// ignored for signed evidence, which carries Apple's.
+    public var currency: String?
+
+    public init(
+        evidence: Evidence, userID: String, productID: String? = nil, transactionID: String? = nil, currency: String? = nil
+    ) {
+        self.evidence = evidence
+        self.userID = userID
+        self.productID = productID
+        self.transactionID = transactionID
+        self.currency = currency
+    }
 
     public enum Evidence: Sendable, Equatable {
         /// A legacy app receipt: the base64 text and its bytes.
@@ -44,6 +58,10 @@ public struct ReceiptSubmission: Sendable, Equatable {
         if let transactionID, !isPrintable(transactionID) {
             throw IntakeError(.badRequest, "invalid_transaction_id", "transaction_id must be 1 to 128 printable ASCII characters")
         }
+        let currency = try optionalString(fields, "currency")
+        if let currency, !PurchasePolicy.isCurrencyCode(currency) {
+            throw IntakeError(.badRequest, "invalid_currency", "currency must be an ISO 4217 code: three upper-case letters, like USD")
+        }
         let evidence: Evidence
         switch (receiptData, signedTransaction) {
         case (.some, .some):
@@ -70,7 +88,8 @@ public struct ReceiptSubmission: Sendable, Equatable {
             }
             evidence = .transactionLookup
         }
-        return ReceiptSubmission(evidence: evidence, userID: userID, productID: productID, transactionID: transactionID)
+        return ReceiptSubmission(
+            evidence: evidence, userID: userID, productID: productID, transactionID: transactionID, currency: currency)
     }
 
     /// The bytes that identify this submission's evidence for one user; each kind is tagged so no

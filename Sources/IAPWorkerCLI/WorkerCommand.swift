@@ -79,14 +79,15 @@ public struct DeduperCommand: AsyncParsableCommand {
     @OptionGroup var worker: WorkerOptions
     @OptionGroup var lease: LeaseOptions
     @OptionGroup var catalog: CatalogOptions
+    @OptionGroup var policy: PolicyOptions
     public init() {}
 
     public func run() async throws {
-        let configuration = loadConfiguration(redis, replication, worker, lease, catalog)
+        let configuration = loadConfiguration(redis, replication, worker, lease, catalog, policy)
         let logger = bootstrapLogging(label: "iap-deduper")
         try await runWorker(label: "iap-deduper", configuration: configuration, logger: logger, makeHandler: {
             (_) throws(ConfigurationError) -> any JobHandler in
-            DedupeHandler(catalog: try configuration.requireCatalog())
+            DedupeHandler(catalog: try configuration.requireCatalog(), policy: try configuration.purchasePolicy())
         })
     }
 }

@@ -46,6 +46,12 @@ extension JSONValue {
         return number
     }
 
+    public func intIfPresent(_ key: String) throws(JSONShapeError) -> Int? {
+        guard let number = try int64IfPresent(key) else { return nil }
+        guard let exact = Int(exactly: number) else { throw JSONShapeError(member: key, reason: "out of range") }
+        return exact
+    }
+
     public func arrayIfPresent(_ key: String) throws(JSONShapeError) -> [JSONValue]? {
         guard let value = try member(key) else { return nil }
         guard case .array(let items) = value else { throw JSONShapeError(member: key, reason: "not an array") }

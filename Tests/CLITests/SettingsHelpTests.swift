@@ -31,8 +31,10 @@ import Testing
         ]))
     }
 
-    @Test func theOtherStagesListOnlyRedisTheWorkerAndTheCatalog() {
-        #expect(Self.settings(in: DeduperCommand.helpMessage()) == Self.redis.union(Self.replication).union(Self.worker).union(["IAP_PRODUCTS_FILE"]))
+    @Test func theOtherStagesListOnlyRedisTheWorkerTheCatalogAndThePolicy() {
+        #expect(Self.settings(in: DeduperCommand.helpMessage()) == Self.redis.union(Self.replication).union(Self.worker).union([
+            "IAP_PRODUCTS_FILE", "IAP_CURRENCIES", "IAP_SANDBOX", "IAP_MAX_REFUNDS_PER_USER",
+        ]))
         #expect(Self.settings(in: NotifierCommand.helpMessage()) == Self.redis.union(Self.worker).union(["IAP_PRODUCTS_FILE"]))
         #expect(Self.settings(in: GranterCommand.helpMessage()) == Self.redis.union(Self.replication).union(Self.worker))
     }
@@ -41,6 +43,16 @@ import Testing
         #expect(Self.settings(in: ControlCommand.helpMessage(for: ControlCommand.self)).isEmpty)
         let all = Self.settings(in: ControlCommand.helpMessage(for: ControlCommand.Stats.self))
         #expect(all == Self.redis.union(["IAP_LEASE_MS"]))
+        #expect(Self.settings(in: ControlCommand.helpMessage(for: HeldCommand.Release.self)) == Self.redis)
+    }
+
+    /// An operator's decision names what it decides: units, or `--all` (optionally by reason).
+    @Test func aHeldDecisionNeedsUnitsOrAll() throws {
+        #expect(throws: (any Error).self) { try HeldCommand.Release.parse([]) }
+        #expect(throws: (any Error).self) { try HeldCommand.Reject.parse(["--all", "u1"]) }
+        #expect(throws: (any Error).self) { try HeldCommand.Release.parse(["--reason", "currency_unknown", "u1"]) }
+        #expect(try HeldCommand.Release.parse(["--all", "--reason", "daily_limit_exceeded", "--by", "alice"]).decision.operatorName == "alice")
+        #expect(try HeldCommand.Reject.parse(["u1", "u2", "--note", "chargeback"]).decision.units == ["u1", "u2"])
     }
 
     @Test func aFlagWinsOverTheEnvironment() throws {

@@ -39,6 +39,7 @@ import Testing
         ("IAP_TICKET_TTL_S", "1"), ("IAP_MAX_BODY_BYTES", "big"), ("IAP_PREFIX", "a b"),
         ("IAP_APPLE_API_PRODUCTION_URL", "api.storekit.apple.com"), ("IAP_APPLE_API_MAX_RPS", "0"),
         ("IAP_APPLE_APP_ID", "abc"), ("IAP_APPLE_APP_ID", "-5"),
+        ("IAP_CURRENCIES", "USD,US"), ("IAP_CURRENCIES", "US$"), ("IAP_MAX_REFUNDS_PER_USER", "-1"),
     ])
     func aMalformedValueNamesItsVariable(_ variable: String, _ value: String) {
         #expect { try PipelineConfiguration(environment: [variable: value]) } throws: { error in
@@ -95,6 +96,25 @@ import Testing
          "vip": {"type": "auto_renewable"}, "pass": {"type": "non_renewing"}}}
         """.utf8))
 
+    /// The purchase policy's settings: off by default; currencies upper-cased; the sandbox file
+    /// read with comments and blank lines skipped; an unreadable one refused by name.
+    @Test func thePurchasePolicyIsOpenByDefaultAndReadsItsSettings() throws {
+        #expect(try PipelineConfiguration(environment: [:]).purchasePolicy() == .open)
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("sandbox-\(UUID().uuidString).txt")
+        try "# App Review\nreviewer-1\n\n  tester-2  # TestFlight\n".write(to: file, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let policy = try PipelineConfiguration(environment: [
+            "IAP_CURRENCIES": "usd, EUR", "IAP_SANDBOX": file.path, "IAP_MAX_REFUNDS_PER_USER": "3",
+        ]).purchasePolicy()
+        #expect(policy == PurchasePolicy(currencies: ["USD", "EUR"], sandbox: .users(["reviewer-1", "tester-2"]), maxRefundsPerUser: 3))
+        #expect(try PipelineConfiguration(environment: ["IAP_SANDBOX": "DENY"]).purchasePolicy().sandbox == .deny)
+        #expect { try PipelineConfiguration(environment: ["IAP_SANDBOX": "/no/such/file"]).purchasePolicy() } throws: { error in
+            (error as? ConfigurationError)?.variable == "IAP_SANDBOX"
+        }
+        let catalog = try ProductCatalog(json: Data(#"{"products": {"gems": {"type": "consumable", "daily_limit_per_user": 6}}}"#.utf8))
+        #expect(catalog.dailyLimits == ["gems": 6])
+    }
+
     @Test func theProductTypeDecidesTheGrantUnit() {
         #expect(catalog.grantUnit(for: .init(transactionID: "2", originalTransactionID: "1", productID: "gold")) == "2")
         #expect(catalog.grantUnit(for: .init(transactionID: "2", originalTransactionID: "1", productID: "pack")) == "1")
@@ -106,6 +126,9 @@ import Testing
 
     @Test func aBadCatalogIsRefused() {
         #expect(throws: (any Error).self) { try ProductCatalog(json: Data(#"{"products": {"x": {"type": "gift"}}}"#.utf8)) }
+        #expect(throws: (any Error).self) {
+            try ProductCatalog(json: Data(#"{"products": {"x": {"type": "consumable", "daily_limit_per_user": 0}}}"#.utf8))
+        }
         #expect(throws: (any Error).self) { try ProductCatalog(json: Data("[]".utf8)) }
     }
 }

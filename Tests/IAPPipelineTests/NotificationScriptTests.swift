@@ -77,6 +77,8 @@ import Testing
                 try await Self.held(store, second), member: Self.member, job: second, unit: "7", reason: "1", type: "x")
             #expect(secondResult == "already_revoked")
             #expect(try await Self.events(redis).count == 1)
+            // The owner's refunds were counted once (IAP_MAX_REFUNDS_PER_USER reads it).
+            #expect(try await redis.send("GET", Self.keys.refunds(user: "owner")).string == "1")
             // A unit not granted yet: the refund is remembered.
             let early = Self.notificationJob("N3", uuid: "U-3")
             let (_, earlyResult) = try await store.revoke(
@@ -92,6 +94,7 @@ import Testing
             try await Self.grant(redis, unit: "7")
             try await redis.send("HSET", Self.keys.grant(unit: "7"), "revoked_at", "5", "revocation_reason", "1", "revocation_type", "R")
             try await redis.send("SET", Self.keys.refunded(unit: "8"), "5")
+            try await redis.send("SET", Self.keys.refunds(user: "owner"), "1")
             var results: [String?] = []
             for (index, unit) in ["7", "7", "8", "9"].enumerated() {
                 let job = Self.notificationJob("N\(index)", type: "REFUND_REVERSED", uuid: "U-\(index)")
@@ -102,6 +105,8 @@ import Testing
             #expect(record["revoked_at"] == nil && record["reinstated_at"] == "50")
             #expect(try await Self.events(redis).map { $0["event"] } == ["reinstated"])
             #expect(try await redis.send("EXISTS", Self.keys.refunded(unit: "8")).int == 0)
+            // The reversal took the refund off the owner's count.
+            #expect(try await redis.send("GET", Self.keys.refunds(user: "owner")).string == "0")
         }
     }
 

@@ -36,9 +36,11 @@ final class PipelineHarness: @unchecked Sendable {
     private var workers: [Stage: (StageWorker, Task<Void, any Error>)] = [:]
 
     static let bundleID = "com.example.game"
-    static let catalog = ProductCatalog(products: [
-        "gold.100": .consumable, "level.pack": .nonConsumable, "vip.monthly": .autoRenewable,
-    ])
+    static let catalog = ProductCatalog(
+        products: [
+            "gold.100": .consumable, "level.pack": .nonConsumable, "vip.monthly": .autoRenewable, "gems.small": .consumable,
+        ],
+        dailyLimits: ["gems.small": 3])
 
     /// `serverAPI`: configure App Store Server API keys; `simulatorKnowsOurKey`: false makes
     /// apple-sim check tokens against another key (our configuration is then wrong).
@@ -111,7 +113,7 @@ final class PipelineHarness: @unchecked Sendable {
                 lookup: lookupClient.map { ServerAPITransactionLookup(client: $0, signedData: signedData) },
                 bundleIDs: [Self.bundleID], retryPolicy: configuration.retryPolicy)
         case .dedupe:
-            return DedupeHandler(catalog: Self.catalog)
+            return DedupeHandler(catalog: Self.catalog, policy: try! configuration.purchasePolicy())
         case .grant:
             return GrantHandler()
         case .notify:
@@ -211,12 +213,14 @@ final class PipelineHarness: @unchecked Sendable {
         return try #require(reply.json["ticket"] as? String)
     }
 
-    /// Waits for the ticket to be terminal, woken by `iap:results` (no polling).
-    func terminal(_ ticket: String, timeoutMs: Int = 20000) async throws -> Ticket {
+    /// Waits for the ticket to be terminal (or, with `orHeld`, held), woken by `iap:results` (no polling).
+    func terminal(_ ticket: String, orHeld: Bool = false, timeoutMs: Int = 20000) async throws -> Ticket {
         let subscription = try await RedisSubscription(configuration: configuration.redis, channels: [configuration.keys.results])
         defer { Task { await subscription.close() } }
         while true {
-            if let current = try await readTicket(ticket), current.status.isTerminal { return current }
+            if let current = try await readTicket(ticket), current.status.isTerminal || (orHeld && current.status == .held) {
+                return current
+            }
             _ = try await subscription.next(timeoutMs: timeoutMs)
         }
     }

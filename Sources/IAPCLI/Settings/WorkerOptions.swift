@@ -34,3 +34,18 @@ public struct CatalogOptions: SettingsGroup {
 
     public var flags: [String: String?] { ["IAP_PRODUCTS_FILE": productsFile] }
 }
+
+/// The purchase policy (the seeds' fraud rules): the deduper.
+public struct PolicyOptions: SettingsGroup {
+    @Option(help: "IAP_CURRENCIES: ISO 4217 codes a purchase may be paid in, comma-separated (default any)")
+    var currencies: String?
+    @Option(help: "IAP_SANDBOX: allow (default), deny, or a file of user ids allowed to use the sandbox") var sandbox: String?
+    @Option(help: "IAP_MAX_REFUNDS_PER_USER: hold a user's new purchases from this many refunds on (default 0: never)")
+    var maxRefundsPerUser: String?
+
+    public init() {}
+
+    public var flags: [String: String?] {
+        ["IAP_CURRENCIES": currencies, "IAP_SANDBOX": sandbox, "IAP_MAX_REFUNDS_PER_USER": maxRefundsPerUser]
+    }
+}

@@ -50,6 +50,12 @@ public struct PipelineConfiguration: Sendable {
     /// PEM files of the intake's own TLS certificate chain and private key (both or neither).
     public var tlsCertFile: String?
     public var tlsKeyFile: String?
+    /// The purchase policy's settings (see `purchasePolicy()`): ISO 4217 codes, empty: any.
+    public var currencies: [String] = []
+    /// `allow`, `deny`, or the path of a file of user ids allowed to use the sandbox.
+    public var sandbox = "allow"
+    /// 0: no limit.
+    public var maxRefundsPerUser = 0
     public var shutdownGraceMs = 25000
     public var redisPoolSize = 2
     /// Replicas that must confirm an acknowledged write (`WAIT`); 0: none.
@@ -124,6 +130,14 @@ public struct PipelineConfiguration: Sendable {
             throw ConfigurationError(
                 tlsCertFile == nil ? "IAP_TLS_CERT_FILE" : "IAP_TLS_KEY_FILE", "required with the other (the intake's TLS certificate and key)")
         }
+        if let list = env["IAP_CURRENCIES"] {
+            currencies = list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).uppercased() }.filter { !$0.isEmpty }
+            if let bad = currencies.first(where: { !PurchasePolicy.isCurrencyCode($0) }) {
+                throw ConfigurationError("IAP_CURRENCIES", "'\(bad)' is not an ISO 4217 currency code (three letters, like USD)")
+            }
+        }
+        if let value = env["IAP_SANDBOX"] { sandbox = value.trimmingCharacters(in: .whitespaces) }
+        maxRefundsPerUser = try Self.int(env, "IAP_MAX_REFUNDS_PER_USER", default: maxRefundsPerUser, in: 0...1_000_000)
         shutdownGraceMs = try Self.int(env, "IAP_SHUTDOWN_GRACE_MS", default: shutdownGraceMs, in: 0...3_600_000)
         redisPoolSize = try Self.int(env, "IAP_REDIS_POOL_SIZE", default: redisPoolSize, in: 1...256)
         redisMinReplicas = try Self.int(env, "IAP_REDIS_MIN_REPLICAS", default: redisMinReplicas, in: 0...64)
@@ -204,6 +218,27 @@ public struct PipelineConfiguration: Sendable {
         } catch {
             throw ConfigurationError("IAP_PRODUCTS_FILE", "\(path) is not a products file: \(error)")
         }
+    }
+
+    /// The purchase policy, with `IAP_SANDBOX`'s file of users read (one id a line; `#` starts a comment).
+    public func purchasePolicy() throws(ConfigurationError) -> PurchasePolicy {
+        let sandboxPolicy: PurchasePolicy.Sandbox
+        switch sandbox.lowercased() {
+        case "allow": sandboxPolicy = .allow
+        case "deny": sandboxPolicy = .deny
+        default:
+            guard let data = FileManager.default.contents(atPath: sandbox) else {
+                throw ConfigurationError("IAP_SANDBOX", "must be allow, deny or a readable file of user ids; cannot read \(sandbox)")
+            }
+            let lines = String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline)
+            let users = lines.map { line in
+                String(line.prefix { $0 != "#" }).trimmingCharacters(in: .whitespaces)
+            }.filter { !$0.isEmpty }
+            sandboxPolicy = .users(Set(users))
+        }
+        return PurchasePolicy(
+            currencies: currencies.isEmpty ? nil : Set(currencies), sandbox: sandboxPolicy,
+            maxRefundsPerUser: maxRefundsPerUser == 0 ? nil : maxRefundsPerUser)
     }
 
     private static func int(

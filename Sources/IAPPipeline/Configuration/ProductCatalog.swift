@@ -11,19 +11,40 @@ public struct ProductCatalog: Sendable, Equatable {
     }
 
     public var products: [String: ProductType]
+    /// `daily_limit_per_user`: how many of a product one user is granted in a rolling 24 hours
+    /// before the next is held for review; absent: no cap.
+    public var dailyLimits: [String: Int]
 
-    public init(products: [String: ProductType]) {
+    public init(products: [String: ProductType], dailyLimits: [String: Int] = [:]) {
         self.products = products
+        self.dailyLimits = dailyLimits
     }
 
-    /// Reads `{"products": {"<product_id>": {"type": "consumable" | …}}}`.
+    /// Reads `{"products": {"<product_id>": {"type": "consumable" | …, "daily_limit_per_user": N?}}}`.
     public init(json: Data) throws {
         struct File: Decodable {
-            struct Entry: Decodable { var type: ProductType }
+            struct Entry: Decodable {
+                var type: ProductType
+                var dailyLimitPerUser: Int?
+
+                enum CodingKeys: String, CodingKey {
+                    case type
+                    case dailyLimitPerUser = "daily_limit_per_user"
+                }
+            }
             var products: [String: Entry]
         }
         let file = try JSONDecoder().decode(File.self, from: json)
-        self.init(products: file.products.mapValues(\.type))
+        if let (product, _) = file.products.first(where: { ($0.value.dailyLimitPerUser ?? 1) < 1 }) {
+            throw CatalogError(reason: "\(product): daily_limit_per_user must be at least 1")
+        }
+        self.init(products: file.products.mapValues(\.type), dailyLimits: file.products.compactMapValues(\.dailyLimitPerUser))
+    }
+
+    /// A products file that parses but says something impossible.
+    public struct CatalogError: Error, CustomStringConvertible {
+        public var reason: String
+        public var description: String { reason }
     }
 
     /// What one purchase may be granted as, once ever: `nil` for a product not in the catalog.

@@ -17,6 +17,8 @@ extension Job {
         productID = try json.stringIfPresent("product_id")
         transactionID = try json.stringIfPresent("transaction_id")
         source = try json.stringIfPresent("source")
+        currency = try json.stringIfPresent("currency")
+        refundLimit = try json.intIfPresent("refund_limit")
         attempts = try json.int("attempts")
         enqueuedAt = try json.int64("enqueued_at")
         receipt = try json.objectIfPresent("receipt").map { receipt throws(JSONShapeError) in try VerifiedReceipt(json: receipt) }
@@ -50,6 +52,8 @@ extension Job {
             "product_id": productID.json,
             "transaction_id": transactionID.json,
             "source": source.json,
+            "currency": currency.json,
+            "refund_limit": refundLimit.map { .int($0) },
             "notification": notification.map(Self.json(of:)),
             "attempts": .int(attempts),
             "enqueued_at": .int(enqueuedAt),

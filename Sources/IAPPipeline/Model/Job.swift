@@ -16,6 +16,9 @@ public struct Job: Codable, Sendable, Equatable {
     /// `transactionID` is the evidence: the verifier looks it up with the App Store Server API.
     public var productID: String?
     public var transactionID: String?
+    /// The currency the client says a legacy receipt's purchases were paid in (ISO 4217); the
+    /// verify stage drops it for signed evidence, whose own `currency` Apple signed.
+    public var currency: String?
     /// Where the evidence came from: `client` (absent) or `notification` (Apple told us).
     public var source: String?
     /// For the notify stage: the notification, verified at the door.
@@ -27,6 +30,9 @@ public struct Job: Codable, Sendable, Equatable {
     public var receipt: VerifiedReceipt?
     /// Set by the dedupe stage.
     public var purchases: [Purchase]?
+    /// Set by the dedupe stage from `IAP_MAX_REFUNDS_PER_USER`: the grant stage holds new
+    /// purchases of a user with this many refunds and revocations.
+    public var refundLimit: Int?
 
     public init(
         ticket: String, userID: String, receiptData: String?, signedTransaction: String? = nil, productID: String?,
@@ -52,7 +58,8 @@ public struct Job: Codable, Sendable, Equatable {
         case transactionID = "transaction_id"
         case attempts
         case enqueuedAt = "enqueued_at"
-        case receipt, purchases, source, notification
+        case receipt, purchases, source, notification, currency
+        case refundLimit = "refund_limit"
     }
 
     /// What the verify stage checks: the first of receipt, signed transaction, transaction id.

@@ -13,6 +13,8 @@ extension Purchase {
         }
         self.outcome = known
         reason = try json.stringIfPresent("reason")
+        currency = try json.stringIfPresent("currency")
+        dailyLimit = try json.intIfPresent("daily_limit")
     }
 
     public var json: JSONValue {
@@ -24,6 +26,8 @@ extension Purchase {
             "unit": unit.json,
             "outcome": .string(outcome.rawValue),
             "reason": reason.json,
+            "currency": currency.json,
+            "daily_limit": dailyLimit.map { .int($0) },
         ])
     }
 }

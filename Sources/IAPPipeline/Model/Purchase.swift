@@ -8,6 +8,12 @@ public struct Purchase: Codable, Sendable, Equatable {
     public var unit: String?
     public var outcome: PurchaseOutcome
     public var reason: String?
+    /// The currency it was paid in (ISO 4217), when known: the signed transaction's, or for a
+    /// legacy receipt the client's word.
+    public var currency: String?
+    /// The catalog's `daily_limit_per_user` for its product, set by the dedupe stage: the grant
+    /// stage holds it when the user was granted this many of the product in the last 24 hours.
+    public var dailyLimit: Int?
 
     public init(
         transactionID: String, originalTransactionID: String, productID: String, quantity: Int,
@@ -22,10 +28,15 @@ public struct Purchase: Codable, Sendable, Equatable {
         self.reason = reason
     }
 
+    /// Whether the dedupe stage claims its unit: pending ones, and held ones (nobody else may be
+    /// granted a purchase while it waits for an operator).
+    public var isClaimed: Bool { outcome == .pending || outcome == .held }
+
     enum CodingKeys: String, CodingKey {
         case transactionID = "transaction_id"
         case originalTransactionID = "original_transaction_id"
         case productID = "product_id"
-        case quantity, unit, outcome, reason
+        case quantity, unit, outcome, reason, currency
+        case dailyLimit = "daily_limit"
     }
 }

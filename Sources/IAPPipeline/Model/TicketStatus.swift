@@ -1,6 +1,9 @@
 /// A ticket's status as clients see it.
 public enum TicketStatus: String, Codable, Sendable, CaseIterable {
     case queued, verifying, retrying, granted, duplicate, rejected, dead
+    /// A purchase of the ticket waits for an operator (the dedupe stage's policy held it); it
+    /// becomes `granted` or `rejected` when the last held purchase is released or rejected.
+    case held
     /// A Server Notification's ticket: applied, with what happened in `result`.
     case applied
 
@@ -8,7 +11,7 @@ public enum TicketStatus: String, Codable, Sendable, CaseIterable {
     public var isTerminal: Bool {
         switch self {
         case .granted, .duplicate, .rejected, .dead, .applied: return true
-        case .queued, .verifying, .retrying: return false
+        case .queued, .verifying, .retrying, .held: return false
         }
     }
 }
@@ -16,6 +19,9 @@ public enum TicketStatus: String, Codable, Sendable, CaseIterable {
 /// What happened to one purchase of a ticket.
 public enum PurchaseOutcome: String, Codable, Sendable {
     case granted, duplicate, rejected
-    /// Not decided yet: the grant stage turns it into granted or duplicate.
+    /// Not decided yet: the grant stage turns it into granted, duplicate or held.
     case pending
+    /// Claimed, but kept from its grant by a policy rule (`reason`) until an operator releases or
+    /// rejects it (`iapctl held`).
+    case held
 }

@@ -1,16 +1,18 @@
 import RedisClient
 
-/// What an operator looks at first: every queue, in-flight, retry and dead count, live workers.
+/// What an operator looks at first: every queue, in-flight, retry, dead and held count, live workers.
 public struct PipelineStats: Codable, Sendable, Equatable {
     public var queues: [String: Int]
     public var inflight: [String: Int]
     public var retry: Int
     public var dead: Int
+    /// Purchases the purchase policy holds for an operator (`iapctl held list`).
+    public var held: Int
     public var liveWorkers: [String: Int]
     public var fulfilment: Int
 
     enum CodingKeys: String, CodingKey {
-        case queues, inflight, retry, dead, fulfilment
+        case queues, inflight, retry, dead, held, fulfilment
         case liveWorkers = "live_workers"
     }
 }
@@ -28,14 +30,14 @@ extension PipelineStore {
             inflightKeys += (page[1].array ?? []).compactMap(\.string)
         } while cursor != "0"
         var commands = Stage.allCases.map { RedisCommand("LLEN", keys.queue($0)) }
-        commands += [RedisCommand("ZCARD", keys.retry), RedisCommand("LLEN", keys.dead), RedisCommand("XLEN", keys.fulfilment)]
+        commands += [RedisCommand("ZCARD", keys.retry), RedisCommand("LLEN", keys.dead), RedisCommand("XLEN", keys.fulfilment), RedisCommand("ZCARD", keys.holds)]
         commands += inflightKeys.map { RedisCommand("LLEN", $0) }
         let replies = try await redis.pipeline(commands).map { Int($0.int ?? 0) }
-        // Replies: one queue length per stage, then retry, dead, fulfilment, then one per in-flight list.
+        // Replies: one queue length per stage, then retry, dead, fulfilment, held, then one per in-flight list.
         let stages = Stage.allCases.count
-        let (retry, dead, fulfilment) = (replies[stages], replies[stages + 1], replies[stages + 2])
+        let (retry, dead, fulfilment, held) = (replies[stages], replies[stages + 1], replies[stages + 2], replies[stages + 3])
         var inflight = Dictionary(uniqueKeysWithValues: Stage.allCases.map { ($0.rawValue, 0) })
-        for (key, count) in zip(inflightKeys, replies.dropFirst(stages + 3)) {
+        for (key, count) in zip(inflightKeys, replies.dropFirst(stages + 4)) {
             let stage = key.dropFirst(keys.inflight(member: "").count).split(separator: ":").first.map(String.init) ?? "?"
             inflight[stage, default: 0] += count
         }
@@ -45,6 +47,6 @@ extension PipelineStore {
         }
         return PipelineStats(
             queues: Dictionary(uniqueKeysWithValues: zip(Stage.allCases.map(\.rawValue), replies.prefix(stages))),
-            inflight: inflight, retry: retry, dead: dead, liveWorkers: live, fulfilment: fulfilment)
+            inflight: inflight, retry: retry, dead: dead, held: held, liveWorkers: live, fulfilment: fulfilment)
     }
 }

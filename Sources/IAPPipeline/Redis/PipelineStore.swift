@@ -179,7 +179,7 @@ public struct PipelineStore: Sendable {
     /// Claims and forwards several of a worker's dedupe jobs in one script call; one result per job.
     public func claimAndForward(_ jobs: [(payload: String, next: Job)], member: String) async throws -> [TransitionResult] {
         let claims = jobs.map { job in
-            (job.next.purchases ?? []).filter { $0.outcome == .pending }.compactMap(\.unit).map { keys.claim(unit: $0) }
+            (job.next.purchases ?? []).filter(\.isClaimed).compactMap(\.unit).map { keys.claim(unit: $0) }
         }
         let layout = ClaimPurchasesLayout(
             inflight: keys.inflight(member: member), grantQueue: keys.queue(.grant),
@@ -202,21 +202,23 @@ public struct PipelineStore: Sendable {
             (job.receipt?.transactions ?? []).compactMap { tx in tx.appAccountToken.map { (tx.transactionID, $0.lowercased()) } },
             uniquingKeysWith: { first, _ in first })
         for purchase in purchases {
-            if purchase.outcome == .pending, let unit = purchase.unit {
+            if purchase.isClaimed, let unit = purchase.unit {
                 grantKeys += [keys.claim(unit: unit), keys.grant(unit: unit)]
             }
-            // A pending purchase without a unit cannot be claimed: it is rejected, never granted blind.
-            let outcome = purchase.outcome == .pending && purchase.unit == nil ? PurchaseOutcome.rejected : purchase.outcome
+            // A pending or held purchase without a unit cannot be claimed: it is rejected, never granted blind.
+            let outcome = purchase.isClaimed && purchase.unit == nil ? PurchaseOutcome.rejected : purchase.outcome
+            let reason = outcome == purchase.outcome ? purchase.reason : nil
             lines.append(.init(
                 transactionID: purchase.transactionID, originalTransactionID: purchase.originalTransactionID,
                 productID: purchase.productID, quantity: String(purchase.quantity), unit: purchase.unit,
-                outcome: outcome.rawValue, reason: purchase.reason ?? (outcome == .rejected ? ReasonCode.noGrantUnit : nil),
-                appAccountToken: tokens[purchase.transactionID]))
+                outcome: outcome.rawValue, reason: outcome == .rejected ? reason ?? ReasonCode.noGrantUnit : reason,
+                appAccountToken: tokens[purchase.transactionID], currency: purchase.currency,
+                dailyLimit: purchase.dailyLimit.map(String.init)))
         }
         let arguments = GrantPurchasesArguments(
             ticket: job.ticket, now: String(now), channel: keys.results, userID: job.userID,
             environment: job.receipt?.environment ?? "", source: job.source ?? "client", prefix: keys.scriptPrefix,
-            purchases: lines)
+            refundLimit: job.refundLimit.map(String.init), purchases: lines)
         let reply = try await redis.run(
             PipelineScripts.grantPurchases,
             keys: [keys.inflight(member: member), keys.ticket(job.ticket), keys.fulfilment] + grantKeys,
@@ -253,7 +255,7 @@ public struct PipelineStore: Sendable {
     ) async throws -> (TransitionResult, String?) {
         let arguments = [
             "ticket": job.ticket, "now": String(now), "channel": keys.results, "notification": job.notification?.uuid ?? "",
-            "revocation_reason": reason, "revocation_type": type,
+            "revocation_reason": reason, "revocation_type": type, "prefix": keys.scriptPrefix,
         ]
         return try await notificationStep(PipelineScripts.revokeGrant, payload, member: member, job: job, unit: unit, arguments)
     }
@@ -264,6 +266,7 @@ public struct PipelineStore: Sendable {
     ) async throws -> (TransitionResult, String?) {
         let arguments = [
             "ticket": job.ticket, "now": String(now), "channel": keys.results, "notification": job.notification?.uuid ?? "",
+            "prefix": keys.scriptPrefix,
         ]
         return try await notificationStep(PipelineScripts.reinstateGrant, payload, member: member, job: job, unit: unit, arguments)
     }

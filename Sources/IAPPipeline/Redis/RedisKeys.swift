@@ -57,6 +57,18 @@ public struct RedisKeys: Sendable, Equatable {
     public func rateWindow(clientKey: String, second: Int64) -> String { "\(prefix):rate:key:\(clientKey):\(second)" }
     /// string: the new submissions for one user in one Unix second (`IAP_RATE_PER_USER`); expires after 2 s.
     public func rateWindow(user: String, second: Int64) -> String { "\(prefix):rate:user:\(user):\(second)" }
+    /// hash: a purchase the purchase policy holds from its grant (its grant fields, `status`
+    /// `held`/`released`/`rejected`, `reason`, `held_at`, and the operator's `decided_at`,
+    /// `decided_by`, `note`). Never expires: it is the audit of the decision.
+    public func hold(unit: String) -> String { "\(prefix):held:\(unit)" }
+    /// zset: the units held now, score = when held (ms); `iapctl held list` reads it.
+    public var holds: String { "\(prefix):held" }
+    /// string: how many of a user's grants Apple refunded or revoked (less those it reversed);
+    /// `IAP_MAX_REFUNDS_PER_USER` holds the user's new purchases from that many on. Never expires.
+    public func refunds(user: String) -> String { "\(prefix):refunds:\(user)" }
+    /// zset: the units of one product granted to one user in the last 24 hours (score: ms), for
+    /// the catalog's `daily_limit_per_user`; expires 24 hours after the last grant.
+    public func dailyWindow(user: String, product: String) -> String { "\(prefix):daily:\(user):\(product)" }
     /// string: held briefly by the one worker that runs the reaper.
     public var reaperLock: String { "\(prefix):lock:reaper" }
 

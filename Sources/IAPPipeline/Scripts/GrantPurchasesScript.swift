@@ -8,7 +8,14 @@ extension PipelineScripts {
     /// when nobody holds them yet; forget it as unclaimed; set the ticket's final status and
     /// transactions; publish; ack. A purchase Apple refunded before its grant (a refund marker)
     /// is rejected as `refunded` and its claim released. Running it twice grants nothing twice.
-    /// KEYS: in-flight list, ticket key, fulfilment stream, then (claim key, grant key) per pending purchase.
+    ///
+    /// The purchase policy's counted rules are applied here, in the step that would grant: a user
+    /// with `refund_limit` refunds, or a purchase over its product's `daily_limit` in the user's
+    /// rolling 24 hours (`daily:<user>:<product>`, one member per granted unit), is held instead:
+    /// a hold record (`held:<unit>`, indexed in `held`), one `held` entry on the fulfilment stream,
+    /// the ticket `held`. A purchase the dedupe stage held (currency) is held the same way. The
+    /// claim stays with the ticket while it is held; `release_held_purchase` grants it.
+    /// KEYS: in-flight list, ticket key, fulfilment stream, then (claim key, grant key) per claimed purchase.
     /// ARGV[1]: the job as taken; ARGV[2]: `GrantPurchasesArguments` as JSON.
     /// Returns `{1, status}`, `{0}` when the worker no longer holds the job, `{-1}` when the ticket is gone.
     static let grantPurchases = RedisScript(name: "grant_purchases", source: """
@@ -16,15 +23,17 @@ extension PipelineScripts {
         if redis.call('LREM', KEYS[1], 1, ARGV[1]) == 0 then return {0} end
         local a = cjson.decode(ARGV[2])
         local ticket, now, user, environment, p = a.ticket, a.now, a.user_id, a.environment, a.prefix
-        local granted, duplicates, reason = 0, 0, nil
+        local granted, duplicates, held, reason = 0, 0, 0, nil
+        local refunds = 0
+        if a.refund_limit then refunds = tonumber(redis.call('GET', p .. 'refunds:' .. user) or '0') end
         local results = {}
         local k = 4
         for _, purchase in ipairs(a.purchases) do
           local outcome, why = purchase.outcome, purchase.reason or ''
           local tx, otx, product, quantity, unit =
             purchase.transaction_id, purchase.original_transaction_id, purchase.product_id, purchase.quantity, purchase.unit
-          if outcome == 'pending' then
-            local claim, record = KEYS[k], KEYS[k + 1]
+          if outcome == 'pending' or outcome == 'held' then
+            local claim, record, hold = KEYS[k], KEYS[k + 1], p .. 'held:' .. unit
             k = k + 2
             local owner = redis.call('GET', claim)
             if not owner then
@@ -35,35 +44,66 @@ extension PipelineScripts {
               outcome = 'duplicate'
             elseif redis.call('EXISTS', record) == 1 then
               if redis.call('HGET', record, 'ticket') == ticket then outcome = 'granted' else outcome = 'duplicate' end
+            elseif redis.call('HGET', hold, 'ticket') == ticket then
+              -- Held by an earlier run of this job: as it stands (still held, or rejected by an operator).
+              local h = redis.call('HMGET', hold, 'status', 'reason')
+              if h[1] == 'rejected' then outcome = 'rejected' else outcome = 'held' end
+              why = h[2] or why
             elseif redis.call('EXISTS', p .. 'refunded:' .. unit) == 1 then
               -- Apple refunded it before we granted it: nothing to grant; a reversal can still let it through.
               redis.call('DEL', claim)
               outcome, why = 'rejected', 'refunded'
             else
-              redis.call('HSET', record, 'ticket', ticket, 'user_id', user, 'product_id', product,
-                'quantity', quantity, 'transaction_id', tx, 'original_transaction_id', otx,
-                'environment', environment, 'unit', unit, 'granted_at', now, 'source', a.source)
-              redis.call('XADD', KEYS[3], '*', 'event', 'granted', 'source', a.source, 'ticket', ticket,
-                'user_id', user, 'product_id', product, 'quantity', quantity, 'transaction_id', tx,
-                'original_transaction_id', otx, 'environment', environment, 'unit', unit, 'granted_at', now)
-              redis.call('SET', p .. 'owner:' .. otx, user, 'NX')
-              if purchase.app_account_token then
-                redis.call('SET', p .. 'account-token:' .. purchase.app_account_token, user, 'NX')
+              if outcome == 'pending' then
+                if a.refund_limit and refunds >= tonumber(a.refund_limit) then
+                  outcome, why = 'held', 'refund_limit_exceeded'
+                elseif purchase.daily_limit then
+                  local window = p .. 'daily:' .. user .. ':' .. product
+                  redis.call('ZREMRANGEBYSCORE', window, '-inf', string.format('%.0f', tonumber(now) - 86400000))
+                  if redis.call('ZCARD', window) >= tonumber(purchase.daily_limit) then
+                    outcome, why = 'held', 'daily_limit_exceeded'
+                  else
+                    redis.call('ZADD', window, now, unit)
+                    redis.call('PEXPIRE', window, 86400000)
+                  end
+                end
               end
-              redis.call('HDEL', p .. 'unclaimed', tx)
-              outcome = 'granted'
+              if outcome == 'held' then
+                redis.call('HSET', hold, 'status', 'held', 'reason', why, 'ticket', ticket, 'user_id', user,
+                  'product_id', product, 'quantity', quantity, 'transaction_id', tx, 'original_transaction_id', otx,
+                  'environment', environment, 'unit', unit, 'held_at', now, 'source', a.source,
+                  'currency', purchase.currency or '', 'app_account_token', purchase.app_account_token or '')
+                redis.call('ZADD', p .. 'held', now, unit)
+                redis.call('XADD', KEYS[3], '*', 'event', 'held', 'source', a.source, 'ticket', ticket,
+                  'user_id', user, 'product_id', product, 'quantity', quantity, 'transaction_id', tx,
+                  'original_transaction_id', otx, 'environment', environment, 'unit', unit, 'held_at', now, 'reason', why)
+              else
+                redis.call('HSET', record, 'ticket', ticket, 'user_id', user, 'product_id', product,
+                  'quantity', quantity, 'transaction_id', tx, 'original_transaction_id', otx,
+                  'environment', environment, 'unit', unit, 'granted_at', now, 'source', a.source)
+                redis.call('XADD', KEYS[3], '*', 'event', 'granted', 'source', a.source, 'ticket', ticket,
+                  'user_id', user, 'product_id', product, 'quantity', quantity, 'transaction_id', tx,
+                  'original_transaction_id', otx, 'environment', environment, 'unit', unit, 'granted_at', now)
+                redis.call('SET', p .. 'owner:' .. otx, user, 'NX')
+                if purchase.app_account_token then
+                  redis.call('SET', p .. 'account-token:' .. purchase.app_account_token, user, 'NX')
+                end
+                redis.call('HDEL', p .. 'unclaimed', tx)
+                outcome = 'granted'
+              end
             end
           end
           if outcome == 'granted' then granted = granted + 1
           elseif outcome == 'duplicate' then duplicates = duplicates + 1
+          elseif outcome == 'held' then held = held + 1
           elseif not reason and why ~= '' then reason = why end
           local entry = {transaction_id = tx, original_transaction_id = otx, product_id = product,
             quantity = tonumber(quantity), outcome = outcome}
-          if why ~= '' and outcome == 'rejected' then entry.reason = why end
+          if why ~= '' and (outcome == 'rejected' or outcome == 'held') then entry.reason = why end
           results[#results + 1] = cjson.encode(entry)
         end
         local status = 'rejected'
-        if granted > 0 then status = 'granted' elseif duplicates > 0 then status = 'duplicate' end
+        if held > 0 then status = 'held' elseif granted > 0 then status = 'granted' elseif duplicates > 0 then status = 'duplicate' end
         redis.call('HSET', KEYS[2], 'status', status, 'transactions', '[' .. table.concat(results, ',') .. ']',
           'environment', environment, 'updated_at', now)
         if status == 'rejected' then
@@ -86,6 +126,8 @@ struct GrantPurchasesArguments: ScriptArguments {
     var environment: String
     var source: String
     var prefix: String
+    /// `IAP_MAX_REFUNDS_PER_USER`; absent: no limit.
+    var refundLimit: String?
     var purchases: [Line]
 
     struct Line {
@@ -97,6 +139,9 @@ struct GrantPurchasesArguments: ScriptArguments {
         var outcome: String
         var reason: String?
         var appAccountToken: String?
+        var currency: String?
+        /// The catalog's `daily_limit_per_user` for the product; absent: no cap.
+        var dailyLimit: String?
 
         var json: JSONValue {
             .members([
@@ -108,14 +153,17 @@ struct GrantPurchasesArguments: ScriptArguments {
                 "outcome": .string(outcome),
                 "reason": reason.json,
                 "app_account_token": appAccountToken.json,
+                "currency": currency.json,
+                "daily_limit": dailyLimit.json,
             ])
         }
     }
 
     var json: JSONValue {
-        .object([
+        .members([
             "ticket": .string(ticket), "now": .string(now), "channel": .string(channel), "user_id": .string(userID),
             "environment": .string(environment), "source": .string(source), "prefix": .string(prefix),
+            "refund_limit": refundLimit.json,
             "purchases": .array(purchases.map(\.json)),
         ])
     }

@@ -2,9 +2,9 @@ import RedisClient
 
 extension PipelineScripts {
     /// Notify stage, REFUND_REVERSED: undo a revocation once (one `reinstated` entry on the
-    /// fulfilment stream), or forget a refund remembered before the grant; finish the ticket; ack.
+    /// fulfilment stream, one refund fewer in the owner's `refunds:<user>`), or forget a refund remembered before the grant; finish the ticket; ack.
     /// KEYS: in-flight list, ticket key, grant key, refund marker, fulfilment stream.
-    /// ARGV[1]: the job as taken; ARGV[2]: JSON `{"ticket", "now", "channel", "notification"}`.
+    /// ARGV[1]: the job as taken; ARGV[2]: JSON `{"ticket", "now", "channel", "notification", "prefix"}`.
     /// Returns `{1, result}` (`reinstated`, `refund_forgotten`, `not_revoked`), `{0}` lease lost, `{-1}` no ticket.
     static let reinstateGrant = RedisScript(name: "reinstate_grant", source: """
         if redis.call('EXISTS', KEYS[2]) == 0 then return {-1} end
@@ -20,6 +20,8 @@ extension PipelineScripts {
             'user_id', g[2], 'product_id', g[3], 'quantity', g[4], 'transaction_id', g[5],
             'original_transaction_id', g[6], 'environment', g[7], 'unit', g[8], 'granted_at', g[9],
             'reinstated_at', a.now, 'notification', a.notification)
+          local refunds = a.prefix .. 'refunds:' .. g[2]
+          if tonumber(redis.call('GET', refunds) or '0') > 0 then redis.call('DECR', refunds) end
           result = 'reinstated'
         elseif redis.call('DEL', KEYS[4]) == 1 then
           result = 'refund_forgotten'

@@ -3,11 +3,12 @@ import RedisClient
 extension PipelineScripts {
     /// Notify stage, REFUND or REVOKE: revoke the unit's grant once (record gets `revoked_at`,
     /// `revocation_reason`, `revocation_type`; one `revoked` entry on the fulfilment stream for the
-    /// owner), or, when nothing is granted yet, remember the refund so the grant stage grants
-    /// nothing; finish the notification's ticket; ack.
+    /// owner, whose count of refunds, `refunds:<user>`, goes up by one), or, when nothing is
+    /// granted yet, remember the refund so the grant stage grants nothing; finish the
+    /// notification's ticket; ack.
     /// KEYS: in-flight list, ticket key, grant key, refund marker, fulfilment stream.
     /// ARGV[1]: the job as taken; ARGV[2]: JSON `{"ticket", "now", "channel", "notification",
-    ///   "revocation_reason", "revocation_type"}`.
+    ///   "revocation_reason", "revocation_type", "prefix"}`.
     /// Returns `{1, result}` (`revoked`, `already_revoked`, `refund_remembered`), `{0}` lease lost, `{-1}` no ticket.
     static let revokeGrant = RedisScript(name: "revoke_grant", source: """
         if redis.call('EXISTS', KEYS[2]) == 0 then return {-1} end
@@ -28,6 +29,7 @@ extension PipelineScripts {
               'original_transaction_id', g[6], 'environment', g[7], 'unit', g[8], 'granted_at', g[9],
               'revoked_at', a.now, 'revocation_reason', a.revocation_reason, 'revocation_type', a.revocation_type,
               'notification', a.notification)
+            redis.call('INCR', a.prefix .. 'refunds:' .. g[2])
             result = 'revoked'
           end
         else

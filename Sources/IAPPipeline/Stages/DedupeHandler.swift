@@ -1,13 +1,16 @@
 import AppleReceipt
 
-/// Dedupe stage: decides which purchases this job may grant and what each one's grant unit is,
-/// then claims the units (`SET … NX`) and forwards the job to grant, in one script.
+/// Dedupe stage: decides which purchases this job may grant, what each one's grant unit is and
+/// what the purchase policy says of it, then claims the units (`SET … NX`, held ones too, so
+/// nobody else is granted them meanwhile) and forwards the job to grant, in one script.
 public struct DedupeHandler: JobHandler {
     public let stage = Stage.dedupe
     public let catalog: ProductCatalog
+    public let policy: PurchasePolicy
 
-    public init(catalog: ProductCatalog) {
+    public init(catalog: ProductCatalog, policy: PurchasePolicy = .open) {
         self.catalog = catalog
+        self.policy = policy
     }
 
     public func handle(_ payload: String, worker: WorkerContext) async {
@@ -24,6 +27,7 @@ public struct DedupeHandler: JobHandler {
         var next = job
         next.stage = .grant
         next.purchases = purchases(for: job, in: receipt)
+        next.refundLimit = policy.maxRefundsPerUser
         // A paid product our catalog does not know is our configuration's fault, not the user's:
         // rejecting it would lose the order, so it waits as a dead letter for the catalog fix and a replay.
         let unknown = Set(next.purchases?.filter { $0.reason == ReasonCode.unknownProduct }.map(\.productID) ?? [])
@@ -41,7 +45,8 @@ public struct DedupeHandler: JobHandler {
     }
 
     /// The purchases a job may grant: those the client named, else all in the receipt; each
-    /// either pending (with its grant unit) or rejected with a reason.
+    /// pending (with its grant unit and the counted rules' limits), held by a rule the policy
+    /// decides alone (with its unit, to be claimed), or rejected with a reason.
     public func purchases(for job: Job, in receipt: VerifiedReceipt) -> [Purchase] {
         var chosen = receipt.transactions
         var missing: String?
@@ -65,9 +70,18 @@ public struct DedupeHandler: JobHandler {
                 productID: transaction.productID, quantity: transaction.quantity, unit: nil, outcome: .rejected)
             if transaction.isRefunded {
                 purchase.reason = ReasonCode.refunded
+            } else if !policy.allows(environment: receipt.environment, user: job.userID) {
+                purchase.reason = ReasonCode.sandboxNotAllowed
             } else if let unit = catalog.grantUnit(for: transaction) {
                 purchase.unit = unit
-                purchase.outcome = .pending
+                purchase.currency = transaction.currency ?? job.currency
+                purchase.dailyLimit = catalog.dailyLimits[transaction.productID]
+                if let hold = policy.holdReason(currency: purchase.currency) {
+                    purchase.outcome = .held
+                    purchase.reason = hold
+                } else {
+                    purchase.outcome = .pending
+                }
             } else {
                 purchase.reason = ReasonCode.unknownProduct
             }

@@ -107,6 +107,8 @@ public struct VerifyHandler: JobHandler {
         next.stage = .dedupe
         next.attempts = attempt
         next.receipt = receipt
+        // The client's word on the currency counts only for a legacy receipt: Apple signs the rest.
+        if job.receiptData == nil { next.currency = nil }
         next.receiptData = nil
         next.signedTransaction = nil
         let result = await worker.transition("forward_job") {
