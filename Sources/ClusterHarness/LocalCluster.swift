@@ -16,7 +16,12 @@ import Glibc
 /// bench measures it.
 public actor LocalCluster {
     public static let bundleID = "com.example.drill"
-    public static let products = #"{"products": {"drill.gold": {"type": "consumable"}, "drill.pack": {"type": "non_consumable"}}}"#
+    /// `drill.gem` is capped at `gemDailyLimit` a day per user: the purchase policy holds the rest.
+    public static let products = #"""
+        {"products": {"drill.gold": {"type": "consumable"}, "drill.pack": {"type": "non_consumable"},
+                      "drill.gem": {"type": "consumable", "daily_limit_per_user": 2}}}
+        """#
+    public static let gemDailyLimit = 2
 
     /// The receipt data of one new `drill.gold` purchase, transaction `tx-<id>`, for this cluster's app.
     public static func consumableReceipt(id: String) -> String {

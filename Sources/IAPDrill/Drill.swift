@@ -103,11 +103,18 @@ public struct Drill: Sendable {
         let redis = RedisClient(configuration: try RedisConfiguration(url: cluster.redisURL), poolSize: 2)
         let audit = TrialAudit(store: PipelineStore(redis: redis, keys: cluster.keys), leaseMs: settings.leaseMs)
         let tickets = submissions.map(\.ticket)
-        let (terminal, seconds) = await audit.drain(Set(tickets.compactMap { $0 }), timeout: .seconds(settings.drainTimeoutSeconds))
-        let books: TrialAudit.Books
+        var (terminal, seconds) = await audit.drain(Set(tickets.compactMap { $0 }), timeout: .seconds(settings.drainTimeoutSeconds))
+        var books: TrialAudit.Books
         let failovers: [FailoverTiming]
         do {
+            let (released, findings) = try await audit.releaseHeld(&terminal)
             books = try await audit.check(plan: plan, tickets: tickets, terminal: terminal)
+            books.wrong += findings.count
+            for finding in findings { books.note(finding) }
+            if released != books.held {
+                books.wrong += 1
+                books.note("wrong: released \(released) held purchases, the capped ones account for \(books.held)")
+            }
             failovers = try await audit.timings(of: faults.failovers)
         } catch {
             await redis.close()
@@ -126,7 +133,7 @@ public struct Drill: Sendable {
             refusals: submissions.map(\.refusals).reduce(0, +), faults: faults.injected,
             jobsHeldAtSigterm: faults.jobsHeldAtSigterm,
             storeKit: plan.filter { $0.transaction != nil && $0.sameTicketAs == nil }.count,
-            refundsRevoked: books.refundsRevoked, refundsBeforeGrant: books.refundsBeforeGrant,
+            refundsRevoked: books.refundsRevoked, refundsBeforeGrant: books.refundsBeforeGrant, held: books.held,
             failovers: failovers, poisonPushed: faults.poisonPushed, poisonDeadLettered: books.poisonDeadLettered,
             lost: books.lost, doubleGrants: books.doubleGrants, stuck: books.stuck, wrongOutcomes: books.wrong,
             anomalies: anomalies.count, drainSeconds: seconds, examples: books.examples + anomalies.prefix(5))

@@ -72,6 +72,12 @@ extension PlannedReceipt {
                                 unit: earlier.unit, sameTicketAs: nil)
             case .invalid:
                 planned = .init(index: index, scenario: scenario, userID: user, receiptData: receipt([gold], status: 21003), unit: nil, sameTicketAs: nil)
+            case .capped:
+                // Few players, so most of them go over the cap within the trial.
+                let gem = SimulatedReceipt.Transaction(transactionID: "tx-\(id)", productID: "drill.gem")
+                planned = .init(
+                    index: index, scenario: scenario, userID: "gem-player-\(Int.random(in: 0..<20, using: &rng))",
+                    receiptData: receipt([gem]), unit: gem.transactionID, sameTicketAs: nil)
             case .resubmitted:
                 let earlier = plan[Int.random(in: 0..<plan.count, using: &rng)]
                 let original = earlier.sameTicketAs.map { plan[$0] } ?? earlier

@@ -23,6 +23,10 @@ public enum ReceiptScenario: String, CaseIterable, Sendable {
     /// A StoreKit 2 purchase Apple refunds; the REFUND notification comes 1–3 times, before the
     /// submission or after it: granted then revoked once, or never granted.
     case refunded
+    /// A consumable capped at 2 a day per user (`daily_limit_per_user`), bought by a few players
+    /// many times: each player's first 2 are granted, the rest held by the purchase policy, then
+    /// released by the drill once the trial drains: every one granted once.
+    case capped
 
     /// Relative frequency in a trial's mix.
     var weight: Int {
@@ -38,6 +42,7 @@ public enum ReceiptScenario: String, CaseIterable, Sendable {
         case .signed: 10
         case .lookup: 6
         case .refunded: 6
+        case .capped: 8
         }
     }
 }

@@ -8,8 +8,9 @@ struct TrialAudit {
     let store: PipelineStore
     let leaseMs: Int
 
-    /// Polls until every accepted ticket is terminal and nothing is queued, in flight or waiting
-    /// for a retry, or the timeout passes. Returns the tickets seen terminal and the time it took.
+    /// Polls until every accepted ticket is terminal (or held by the purchase policy) and nothing
+    /// is queued, in flight or waiting for a retry, or the timeout passes. Returns the tickets seen
+    /// settled and the time it took.
     func drain(_ tickets: Set<String>, timeout: Duration) async -> (terminal: [String: Ticket], seconds: Double) {
         let start = ContinuousClock.now
         var terminal: [String: Ticket] = [:]
@@ -18,7 +19,7 @@ struct TrialAudit {
             for id in pending {
                 let read: Ticket?
                 do { read = try await store.ticket(id) } catch { continue }
-                if let ticket = read, ticket.status.isTerminal {
+                if let ticket = read, ticket.status.isTerminal || ticket.status == .held {
                     terminal[id] = ticket
                     pending.remove(id)
                 } else if read == nil {
@@ -29,6 +30,30 @@ struct TrialAudit {
             try? await Task.sleep(for: .milliseconds(100))
         }
         return (terminal, (ContinuousClock.now - start).seconds)
+    }
+
+    /// Releases every purchase the purchase policy held, as an operator would once the trial is
+    /// over, and reads their tickets again. Returns how many were released and what else happened.
+    func releaseHeld(_ terminal: inout [String: Ticket]) async throws -> (released: Int, findings: [String]) {
+        var released = 0
+        var findings: [String] = []
+        while true {
+            let held = try await store.heldPurchases(limit: 500)
+            if held.isEmpty { break }
+            for purchase in held {
+                let result = try await store.releaseHeld(unit: purchase.unit, by: "iap-drill", note: "end of trial")
+                if result == .decided("released") {
+                    released += 1
+                } else {
+                    findings.append("wrong: releasing held unit \(purchase.unit) gave \(result)")
+                }
+                if terminal[purchase.ticket] != nil, let ticket = try await store.ticket(purchase.ticket) {
+                    terminal[purchase.ticket] = ticket
+                }
+            }
+            if !findings.isEmpty { break }
+        }
+        return (released, findings)
     }
 
     /// Each failover with the time from its kill to the first grant after it: the first
@@ -70,6 +95,8 @@ struct TrialAudit {
         var poisonDeadLettered = 0
         var refundsRevoked = 0
         var refundsBeforeGrant = 0
+        /// Capped purchases held by the daily cap, then released by the drill.
+        var held = 0
         var examples: [String] = []
 
         mutating func note(_ finding: String) {
@@ -88,18 +115,34 @@ struct TrialAudit {
             books.note("lost: ticket \(id) is \(status)")
         }
 
-        // Fulfilment events per grant unit, in stream order: more than one `granted` is a double
-        // grant, and so is a `granted` after a `revoked`.
+        // Fulfilment events per grant unit, in stream order: more than one grant (`granted`, or
+        // `released` after a hold) is a double grant, and so is a grant after a `revoked`.
         var events: [String: [String]] = [:]
         let entries = try await store.redis.send("XRANGE", store.keys.fulfilment, "-", "+").array ?? []
         for entry in entries {
             let fields = entry.array?.last?.stringDictionary ?? [:]
             if let unit = fields["unit"] { events[unit, default: []].append(fields["event"] ?? "granted") }
         }
-        let fulfilments = events.mapValues { $0.filter { $0 == "granted" }.count }
+        let grants: Set<String> = ["granted", "released"]
+        let fulfilments = events.mapValues { $0.filter(grants.contains).count }
         var doubled = Set(fulfilments.filter { $0.value > 1 }.keys)
         for (unit, sequence) in events {
-            if let revoked = sequence.firstIndex(of: "revoked"), sequence[revoked...].contains("granted") { doubled.insert(unit) }
+            if let revoked = sequence.firstIndex(of: "revoked"), sequence[revoked...].contains(where: grants.contains) { doubled.insert(unit) }
+        }
+        // The daily cap: each player's first purchases of the capped product are granted at once,
+        // up to the cap, and every other one is held, then released: no more, no fewer.
+        var capped: [String: [String]] = [:]
+        for receipt in plan where receipt.scenario == .capped && tickets[receipt.index] != nil {
+            if let unit = receipt.unit { capped[receipt.userID, default: []].append(unit) }
+        }
+        for (user, units) in capped.sorted(by: { $0.key < $1.key }) {
+            let direct = units.filter { events[$0] == ["granted"] }.count
+            let heldThenReleased = units.filter { events[$0] == ["held", "released"] }.count
+            books.held += heldThenReleased
+            if direct != min(units.count, LocalCluster.gemDailyLimit) || direct + heldThenReleased != units.count {
+                books.wrong += 1
+                books.note("wrong: \(user) bought the capped product \(units.count) times: \(direct) granted, \(heldThenReleased) held then released")
+            }
         }
         let revocations = events.mapValues { $0.filter { $0 == "revoked" }.count }
 

@@ -13,6 +13,8 @@ public struct TrialReport: Codable, Sendable {
     /// Refunded purchases: granted then revoked once, and refused because the refund came first.
     public var refundsRevoked: Int = 0
     public var refundsBeforeGrant: Int = 0
+    /// Purchases the daily cap held, released once the trial drained (each granted once).
+    public var held: Int = 0
     /// Each forced failover, in order.
     public var failovers: [FailoverTiming] = []
     public var poisonPushed: Int
