@@ -3,9 +3,10 @@ import Foundation
 import Logging
 import NIOCore
 import NIOFoundationCompat
+import NIOHTTP1
 
 /// The App Store Server API calls the pipeline makes: Get Transaction Info, Get Transaction
-/// History v2 and Get All Subscription Statuses. Every call takes a permit from the fleet-wide
+/// History v2, Get All Subscription Statuses and Send Consumption Information. Every call takes a permit from the fleet-wide
 /// rate limiter first; a 429 holds the endpoint for the whole fleet until Apple's Retry-After.
 public final class ServerAPIClient: Sendable {
     public let configuration: ServerAPIConfiguration
@@ -63,7 +64,25 @@ public final class ServerAPIClient: Sendable {
         await call(.subscriptionStatuses, path: "/inApps/v1/subscriptions/\(Self.escape(transactionID))", environment: environment)
     }
 
-    func call(_ endpoint: ServerAPIEndpoint, path: String, environment: ServerAPIEnvironment) async -> ServerAPIAnswer {
+    /// `PUT /inApps/v2/transactions/consumption/{transactionId}`: Apple answers 202 with no body.
+    public func sendConsumptionInformation(
+        _ information: ConsumptionInformation, transactionID: String, environment: ServerAPIEnvironment
+    ) async -> ServerAPIAnswer {
+        let body: [UInt8]
+        do {
+            body = Array(try JSONEncoder().encode(information))
+        } catch {
+            return .misconfigured(detail: "cannot encode the consumption information: \(error)")
+        }
+        return await call(
+            .consumption, method: .PUT, path: "/inApps/v2/transactions/consumption/\(Self.escape(transactionID))", body: body,
+            environment: environment)
+    }
+
+    func call(
+        _ endpoint: ServerAPIEndpoint, method: HTTPMethod = .GET, path: String, body requestBody: [UInt8]? = nil,
+        environment: ServerAPIEnvironment
+    ) async -> ServerAPIAnswer {
         if let wait = await waitForPermit(endpoint, environment) { return wait }
         let bearer: String
         do {
@@ -72,9 +91,13 @@ public final class ServerAPIClient: Sendable {
             return .misconfigured(detail: "cannot sign the API token: \(error)")
         }
         var request = HTTPClientRequest(url: configuration.baseURL(environment) + path)
-        request.method = .GET
+        request.method = method
         request.headers.add(name: "Authorization", value: "Bearer \(bearer)")
         request.headers.add(name: "Accept", value: "application/json")
+        if let requestBody {
+            request.headers.add(name: "Content-Type", value: "application/json")
+            request.body = .bytes(ByteBuffer(bytes: requestBody))
+        }
         let response: HTTPClientResponse
         let body: ByteBuffer
         do {
@@ -85,7 +108,7 @@ public final class ServerAPIClient: Sendable {
         }
         let status = Int(response.status.code)
         let bytes = Array(body.readableBytesView)
-        if status == 200 { return .ok(bytes) }
+        if (200...299).contains(status) { return .ok(bytes) }
         let error = try? JSONDecoder().decode(ErrorBody.self, from: Data(bytes))
         let code = error?.errorCode
         let detail = "HTTP \(status)" + (code.map { " errorCode \($0)" } ?? "") + (error?.errorMessage.map { ": \($0.prefix(200))" } ?? "")

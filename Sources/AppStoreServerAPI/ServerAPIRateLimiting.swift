@@ -12,4 +12,5 @@ public enum ServerAPIEndpoint: String, Sendable, CaseIterable {
     case transactionInfo = "transaction_info"
     case transactionHistory = "transaction_history"
     case subscriptionStatuses = "subscription_statuses"
+    case consumption
 }

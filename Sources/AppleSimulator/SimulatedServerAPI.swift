@@ -8,7 +8,8 @@ import NIOConcurrencyHelpers
 
 /// apple-sim's App Store Server API: the transactions it knows (registered by tests, the demo or
 /// the drill), answered signed by its own authority, behind a JWT check with the key's public
-/// part, with faults on demand (429 + Retry-After, 5000001) and a log of call times.
+/// part, with faults on demand (429 + Retry-After, 5000001) and a log of call times. It also takes
+/// Send Consumption Information, checks the body as Apple would, and keeps what it was told.
 public final class SimulatedServerAPI: Sendable {
     public static let sandboxPrefix = "/sandbox"
 
@@ -22,6 +23,8 @@ public final class SimulatedServerAPI: Sendable {
         var faults = SimulatedAPIFaults()
         /// Arrival times (ms) of accepted calls per "environment endpoint".
         var calls: [String: [Int64]] = [:]
+        /// Consumption information accepted per transaction id, oldest first (the JSON bodies).
+        var consumption: [String: [[String: String]]] = [:]
     }
 
     init(authority: SigningAuthority, publicKey: P256.Signing.PublicKey?) {
@@ -105,6 +108,12 @@ public final class SimulatedServerAPI: Sendable {
                     self.history(context.parameters.get("id") ?? "", environment: environment)
                 }
             }
+            router.put(RouterPath(stringLiteral: prefix + "/inApps/v2/transactions/consumption/{id}")) { request, context in
+                let body = try await request.body.collect(upTo: 1 << 16)
+                return try self.answer(request, environment: environment, endpoint: "consumption") {
+                    self.consumption(context.parameters.get("id") ?? "", body: Data(buffer: body), environment: environment)
+                }
+            }
         }
         router.post("/control/transactions") { request, context in
             let transaction = try await request.decode(as: JWSTransaction.self, context: context)
@@ -175,6 +184,44 @@ public final class SimulatedServerAPI: Sendable {
             "signedTransactions": signed, "revision": "r\(signed.count)", "hasMore": false, "bundleId": anchor.bundleID,
             "environment": environment,
         ] as [String: any Sendable])) ?? Self.notFound
+    }
+
+    /// The consumption information accepted for a transaction, oldest first: each body's members
+    /// as text (`customerConsented` `true`, `deliveryStatus`, `refundPreference`, …).
+    public func consumptionReports(transactionID: String) -> [[String: String]] {
+        state.withLockedValue { $0.consumption[transactionID] ?? [] }
+    }
+
+    /// `PUT /inApps/v2/transactions/consumption/{id}`: 202, or Apple's 400s for a body it would refuse.
+    private func consumption(_ id: String, body: Data, environment: String) -> Response {
+        guard let transaction = state.withLockedValue({ $0.transactions[id] }), transaction.environment == environment else {
+            return Self.notFound
+        }
+        func refuse(_ code: Int, _ message: String) -> Response {
+            (try? Self.json(.badRequest, ["errorCode": code, "errorMessage": message])) ?? Response(status: .badRequest)
+        }
+        guard let fields = (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] else {
+            return refuse(4_000_000, "The request body is not a JSON object.")
+        }
+        guard let consented = fields["customerConsented"] as? Bool, consented else {
+            return refuse(4_000_035, "Invalid request. The customer consented field is invalid or doesn't indicate consent.")
+        }
+        let statuses: Set = ["DELIVERED", "UNDELIVERED_QUALITY_ISSUE", "UNDELIVERED_WRONG_ITEM", "UNDELIVERED_SERVER_OUTAGE", "UNDELIVERED_OTHER"]
+        guard let delivery = fields["deliveryStatus"] as? String, statuses.contains(delivery) else {
+            return refuse(4_000_036, "Invalid request. The delivery status field is invalid.")
+        }
+        guard fields["sampleContentProvided"] is Bool else {
+            return refuse(4_000_000, "Invalid request. sampleContentProvided is required.")
+        }
+        if let preference = fields["refundPreference"], !["DECLINE", "GRANT_FULL", "GRANT_PRORATED"].contains(preference as? String ?? "") {
+            return refuse(4_000_000, "Invalid request. The refund preference field is invalid.")
+        }
+        let report = fields.mapValues { value -> String in
+            if let flag = value as? Bool { return flag ? "true" : "false" }
+            return "\(value)"
+        }
+        state.withLockedValue { $0.consumption[id, default: []].append(report) }
+        return Response(status: .accepted)
     }
 
     /// Posts `{"signedPayload": …}` to `url` as Apple does; returns the HTTP status.

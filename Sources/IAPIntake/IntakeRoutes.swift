@@ -160,7 +160,11 @@ public struct IntakeRoutes: Sendable {
 }
 
 func json(_ status: HTTPResponse.Status, _ object: [String: String]) -> Response {
+    json(status, JSONValue.object(object.mapValues(JSONValue.string)))
+}
+
+func json(_ status: HTTPResponse.Status, _ value: JSONValue) -> Response {
     var bytes: [UInt8] = []
-    JSONValue.object(object.mapValues(JSONValue.string)).write(into: &bytes)
+    value.write(into: &bytes)
     return Response(status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
 }

@@ -39,6 +39,7 @@ public struct NotificationRoutes: Sendable {
     public func register(on router: Router<some RequestContext>) {
         router.post("/v1/notifications/apple") { request, context in try await notification(request, context: context) }
         router.put("/v1/users/{user_id}/app-account-token") { request, context in try await bindToken(request, context: context) }
+        router.put("/v1/users/{user_id}/consent") { request, context in try await setConsent(request, context: context) }
     }
 
     func notification(_ request: Request, context: some RequestContext) async throws -> Response {
@@ -108,12 +109,18 @@ public struct NotificationRoutes: Sendable {
         return VerifiedNotification(payload, transaction: transaction, renewal: renewal)
     }
 
-    func bindToken(_ request: Request, context: some RequestContext) async throws -> Response {
+    /// The user id of a `/v1/users/{user_id}/…` path, or 400 `invalid_user_id`.
+    static func user(_ context: some RequestContext) throws(IntakeError) -> String {
         // The path carries the user id percent-encoded; a malformed escape leaves it empty (refused).
         let user = context.parameters.get("user_id")?.removingPercentEncoding ?? ""
         guard ReceiptSubmission.isPrintable(user) else {
             throw IntakeError(.badRequest, "invalid_user_id", "user_id must be 1 to 128 printable ASCII characters")
         }
+        return user
+    }
+
+    func bindToken(_ request: Request, context: some RequestContext) async throws -> Response {
+        let user = try Self.user(context)
         let fields = try await IntakeRoutes.jsonObject(request, maxBodyBytes: maxBodyBytes)
         guard let value = fields["app_account_token"], !(value is NSNull) else {
             throw IntakeError(.badRequest, "missing_field", "app_account_token is required")

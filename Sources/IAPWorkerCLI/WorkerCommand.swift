@@ -117,14 +117,31 @@ public struct NotifierCommand: AsyncParsableCommand {
     @OptionGroup var worker: WorkerOptions
     @OptionGroup var lease: LeaseOptions
     @OptionGroup var catalog: CatalogOptions
+    @OptionGroup var consumption: ConsumptionOptions
+    @OptionGroup var retry: RetryOptions
+    @OptionGroup var serverAPIKey: ServerAPIKeyOptions
+    @OptionGroup var serverAPIClient: ServerAPIClientOptions
     public init() {}
 
     public func run() async throws {
-        let configuration = loadConfiguration(redis, worker, lease, catalog)
+        let configuration = loadConfiguration(redis, worker, lease, catalog, consumption, retry, serverAPIKey, serverAPIClient)
         let logger = bootstrapLogging(label: "iap-notifier")
+        let serverAPI = NIOLockedValueBox<ServerAPIClient?>(nil)
         try await runWorker(label: "iap-notifier", configuration: configuration, logger: logger, makeHandler: {
-            (_) throws(ConfigurationError) -> any JobHandler in
-            NotifyHandler(catalog: try configuration.requireCatalog())
-        })
+            (store) throws(ConfigurationError) -> any JobHandler in
+            var answering: ConsumptionAnswering?
+            if let preference = configuration.refundPreference {
+                guard let api = try configuration.serverAPI() else {
+                    throw ConfigurationError(
+                        "IAP_REFUND_PREFERENCE", "answering consumption requests needs the App Store Server API key (IAP_APPLE_API_*)")
+                }
+                let client = ServerAPIClient(
+                    configuration: api, limiter: RedisAPIRateLimiter(store: store, maxPerSecond: configuration.appleAPIMaxRPS),
+                    maxConnections: configuration.concurrency, logger: logger)
+                serverAPI.withLockedValue { $0 = client }
+                answering = ConsumptionAnswering(reporter: client, refundPreference: preference, retryPolicy: configuration.retryPolicy)
+            }
+            return NotifyHandler(catalog: try configuration.requireCatalog(), consumption: answering)
+        }, clients: [ClosingService { await serverAPI.withLockedValue { $0 }?.shutdown() }])
     }
 }

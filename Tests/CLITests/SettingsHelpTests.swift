@@ -35,7 +35,10 @@ import Testing
         #expect(Self.settings(in: DeduperCommand.helpMessage()) == Self.redis.union(Self.replication).union(Self.worker).union([
             "IAP_PRODUCTS_FILE", "IAP_CURRENCIES", "IAP_SANDBOX", "IAP_MAX_REFUNDS_PER_USER",
         ]))
-        #expect(Self.settings(in: NotifierCommand.helpMessage()) == Self.redis.union(Self.worker).union(["IAP_PRODUCTS_FILE"]))
+        #expect(Self.settings(in: NotifierCommand.helpMessage()) == Self.redis.union(Self.worker).union(Self.serverAPIKey).union([
+            "IAP_PRODUCTS_FILE", "IAP_REFUND_PREFERENCE", "IAP_BUNDLE_IDS", "IAP_APPLE_TIMEOUT_MS", "IAP_MAX_ATTEMPTS",
+            "IAP_RETRY_BASE_MS", "IAP_RETRY_MAX_MS", "IAP_APPLE_API_PRODUCTION_URL", "IAP_APPLE_API_SANDBOX_URL", "IAP_APPLE_API_MAX_RPS",
+        ]))
         #expect(Self.settings(in: GranterCommand.helpMessage()) == Self.redis.union(Self.replication).union(Self.worker))
     }
 

@@ -40,6 +40,7 @@ import Testing
         ("IAP_APPLE_API_PRODUCTION_URL", "api.storekit.apple.com"), ("IAP_APPLE_API_MAX_RPS", "0"),
         ("IAP_APPLE_APP_ID", "abc"), ("IAP_APPLE_APP_ID", "-5"),
         ("IAP_CURRENCIES", "USD,US"), ("IAP_CURRENCIES", "US$"), ("IAP_MAX_REFUNDS_PER_USER", "-1"),
+        ("IAP_REFUND_PREFERENCE", "maybe"),
     ])
     func aMalformedValueNamesItsVariable(_ variable: String, _ value: String) {
         #expect { try PipelineConfiguration(environment: [variable: value]) } throws: { error in
@@ -111,6 +112,9 @@ import Testing
         #expect { try PipelineConfiguration(environment: ["IAP_SANDBOX": "/no/such/file"]).purchasePolicy() } throws: { error in
             (error as? ConfigurationError)?.variable == "IAP_SANDBOX"
         }
+        #expect(try PipelineConfiguration(environment: [:]).refundPreference == nil)
+        #expect(try PipelineConfiguration(environment: ["IAP_REFUND_PREFERENCE": "None"]).refundPreference == nil)
+        #expect(try PipelineConfiguration(environment: ["IAP_REFUND_PREFERENCE": "grant_Prorated"]).refundPreference == .grantProrated)
         let catalog = try ProductCatalog(json: Data(#"{"products": {"gems": {"type": "consumable", "daily_limit_per_user": 6}}}"#.utf8))
         #expect(catalog.dailyLimits == ["gems": 6])
     }

@@ -117,7 +117,13 @@ final class PipelineHarness: @unchecked Sendable {
         case .grant:
             return GrantHandler()
         case .notify:
-            return NotifyHandler(catalog: Self.catalog)
+            // As iap-notifier: consumption requests are answered when a refund preference is set.
+            let answering = configuration.refundPreference.flatMap { preference in
+                lookupClient.map {
+                    ConsumptionAnswering(reporter: $0, refundPreference: preference, retryPolicy: configuration.retryPolicy)
+                }
+            }
+            return NotifyHandler(catalog: Self.catalog, consumption: answering)
         }
     }
 

@@ -60,3 +60,17 @@ public struct ServerAPIClientOptions: SettingsGroup {
         ]
     }
 }
+
+/// Answering Apple's consumption requests: the notifier (with the Server API key and client settings).
+public struct ConsumptionOptions: SettingsGroup {
+    @Option(help: "IAP_REFUND_PREFERENCE: none (default: do not answer), decline, grant_full or grant_prorated")
+    var refundPreference: String?
+    @Option(help: "IAP_BUNDLE_IDS: comma-separated bundle ids (the first is the Server API token's bid)") var bundleIds: String?
+    @Option(help: "IAP_APPLE_TIMEOUT_MS (default 15000)") var appleTimeoutMs: String?
+
+    public init() {}
+
+    public var flags: [String: String?] {
+        ["IAP_REFUND_PREFERENCE": refundPreference, "IAP_BUNDLE_IDS": bundleIds, "IAP_APPLE_TIMEOUT_MS": appleTimeoutMs]
+    }
+}

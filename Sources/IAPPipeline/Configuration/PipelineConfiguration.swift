@@ -56,6 +56,9 @@ public struct PipelineConfiguration: Sendable {
     public var sandbox = "allow"
     /// 0: no limit.
     public var maxRefundsPerUser = 0
+    /// What the notifier tells Apple it prefers when a customer asks for a refund
+    /// (`IAP_REFUND_PREFERENCE`); `nil` (`none`): it does not answer consumption requests.
+    public var refundPreference: ConsumptionInformation.RefundPreference?
     public var shutdownGraceMs = 25000
     public var redisPoolSize = 2
     /// Replicas that must confirm an acknowledged write (`WAIT`); 0: none.
@@ -138,6 +141,12 @@ public struct PipelineConfiguration: Sendable {
         }
         if let value = env["IAP_SANDBOX"] { sandbox = value.trimmingCharacters(in: .whitespaces) }
         maxRefundsPerUser = try Self.int(env, "IAP_MAX_REFUNDS_PER_USER", default: maxRefundsPerUser, in: 0...1_000_000)
+        if let text = env["IAP_REFUND_PREFERENCE"], text.lowercased() != "none" {
+            guard let preference = ConsumptionInformation.RefundPreference(rawValue: text.uppercased()) else {
+                throw ConfigurationError("IAP_REFUND_PREFERENCE", "'\(text)' is not none, decline, grant_full or grant_prorated")
+            }
+            refundPreference = preference
+        }
         shutdownGraceMs = try Self.int(env, "IAP_SHUTDOWN_GRACE_MS", default: shutdownGraceMs, in: 0...3_600_000)
         redisPoolSize = try Self.int(env, "IAP_REDIS_POOL_SIZE", default: redisPoolSize, in: 1...256)
         redisMinReplicas = try Self.int(env, "IAP_REDIS_MIN_REPLICAS", default: redisMinReplicas, in: 0...64)

@@ -69,6 +69,9 @@ public struct RedisKeys: Sendable, Equatable {
     /// zset: the units of one product granted to one user in the last 24 hours (score: ms), for
     /// the catalog's `daily_limit_per_user`; expires 24 hours after the last grant.
     public func dailyWindow(user: String, product: String) -> String { "\(prefix):daily:\(user):\(product)" }
+    /// string: whether a user consented to our telling Apple about their purchases when they ask
+    /// for a refund (`1`/`0`), set by the game backend (`PUT /v1/users/{id}/consent`). Never expires.
+    public func consent(user: String) -> String { "\(prefix):consent:\(user)" }
     /// string: held briefly by the one worker that runs the reaper.
     public var reaperLock: String { "\(prefix):lock:reaper" }
 

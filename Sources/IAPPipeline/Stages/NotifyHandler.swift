@@ -1,3 +1,4 @@
+import AppStoreServerAPI
 import AppleJWS
 import AppleReceipt
 import Foundation
@@ -5,18 +6,23 @@ import Foundation
 /// Notify stage: applies one App Store Server Notification, verified at the intake's door.
 /// REFUND and REVOKE take the grant back (or keep a grant from happening), REFUND_REVERSED gives it
 /// back, a purchase Apple reports (ONE_TIME_CHARGE, SUBSCRIBED, DID_RENEW, OFFER_REDEEMED) enters
-/// the dedupe → grant path for its account or waits unclaimed, and everything else is kept per
-/// original transaction. Unknown types never fail.
+/// the dedupe → grant path for its account or waits unclaimed, CONSUMPTION_REQUEST is answered
+/// when the settings say so and the user consented, and everything else is kept per original
+/// transaction. Unknown types never fail.
 public struct NotifyHandler: JobHandler {
     public let stage = Stage.notify
     public let catalog: ProductCatalog
+    /// `nil`: consumption requests are only recorded (no Server API keys, or `IAP_REFUND_PREFERENCE=none`).
+    public let consumption: ConsumptionAnswering?
 
     static let revocations: Set<String> = ["REFUND", "REVOKE"]
     static let reversal = "REFUND_REVERSED"
     static let purchases: Set<String> = ["ONE_TIME_CHARGE", "SUBSCRIBED", "DID_RENEW", "OFFER_REDEEMED"]
+    static let consumptionRequest = "CONSUMPTION_REQUEST"
 
-    public init(catalog: ProductCatalog) {
+    public init(catalog: ProductCatalog, consumption: ConsumptionAnswering? = nil) {
         self.catalog = catalog
+        self.consumption = consumption
     }
 
     public func handle(_ payload: String, worker: WorkerContext) async {
@@ -33,6 +39,9 @@ public struct NotifyHandler: JobHandler {
             await revokeOrReinstate(transaction, notification: notification, payload: payload, job: job, worker: worker)
         } else if Self.purchases.contains(notification.type), let transaction = notification.transaction {
             await grantToAccount(transaction, notification: notification, payload: payload, job: job, worker: worker)
+        } else if notification.type == Self.consumptionRequest, let transaction = notification.transaction, let consumption {
+            await answerConsumptionRequest(
+                transaction, answering: consumption, notification: notification, payload: payload, job: job, worker: worker)
         } else {
             await record(notification, payload: payload, job: job, worker: worker)
         }
@@ -103,15 +112,66 @@ public struct NotifyHandler: JobHandler {
         await worker.settle(result, payload: payload, job: job, what: "forward_job")
     }
 
-    private func record(_ notification: VerifiedNotification, payload: String, job: Job, worker: WorkerContext) async {
+    /// Tells Apple what it asks before deciding a refund: whether we delivered the purchase, and
+    /// the operator's refund preference. Only for a user who consented: without consent nothing
+    /// is sent (Apple would refuse it anyway) and the notification is recorded as not answered.
+    private func answerConsumptionRequest(
+        _ transaction: JWSTransaction, answering: ConsumptionAnswering, notification: VerifiedNotification, payload: String,
+        job: Job, worker: WorkerContext
+    ) async {
+        guard let unit = await unit(of: transaction, payload: payload, job: job, worker: worker) else { return }
+        let read = await worker.transition("read_consumption_facts") {
+            try await worker.store.consumptionFacts(unit: unit, originalTransactionID: transaction.originalTransactionID)
+        }
+        guard let facts = read else { return }
+        guard facts.consented else {
+            await record(notification, result: "consumption_not_consented", payload: payload, job: job, worker: worker)
+            return
+        }
+        let information = ConsumptionInformation(
+            deliveryStatus: facts.delivered ? .delivered : .undeliveredOther, refundPreference: answering.refundPreference)
+        let environment: ServerAPIEnvironment = transaction.environment == "Sandbox" ? .sandbox : .production
+        let attempt = job.attempts + 1
+        switch await answering.reporter.sendConsumptionInformation(
+            information, transactionID: transaction.transactionID, environment: environment)
+        {
+        case .ok:
+            worker.logger.info("consumption information sent", metadata: [
+                "transaction_id": "\(transaction.transactionID)", "delivery_status": "\(information.deliveryStatus.rawValue)",
+            ])
+            await record(notification, result: "consumption_sent", payload: payload, job: job, worker: worker)
+        case .notFound:
+            await record(notification, result: "consumption_transaction_not_found", payload: payload, job: job, worker: worker)
+        case .refused(let errorCode, let detail):
+            worker.logger.warning("Apple refused the consumption information", metadata: ["error_code": "\(errorCode)", "detail": "\(detail)"])
+            await record(notification, result: ReasonCode.appleAPIError(errorCode), payload: payload, job: job, worker: worker)
+        case .unauthorized(let status, let detail):
+            await worker.deadLetter(
+                payload, ticket: job.ticket, reason: ReasonCode.appleAPIUnauthorized,
+                error: "the App Store Server API refused our token (\(status)): check the IAP_APPLE_API_* settings; \(detail)",
+                attempts: attempt)
+        case .misconfigured(let detail):
+            await worker.deadLetter(payload, ticket: job.ticket, reason: ReasonCode.appleAPIMisconfigured, error: detail, attempts: attempt)
+        case .transient(let reason, let detail, let retryAfterMs):
+            await worker.retry(
+                payload, job: job, attempt: attempt, reason: reason, detail: detail, retryAfterMs: retryAfterMs,
+                policy: answering.retryPolicy)
+        }
+    }
+
+    /// Keeps the notification on its original transaction's history (or nowhere when it has none)
+    /// and finishes its ticket with `result` (by default `recorded`, or `ignored` without a transaction).
+    private func record(
+        _ notification: VerifiedNotification, result: String? = nil, payload: String, job: Job, worker: WorkerContext
+    ) async {
         let entry = String(decoding: canonicalJSON(NotificationEntry(notification)), as: UTF8.self)
         let original = notification.originalTransactionID
-        let result = await worker.transition("record_notification") {
+        let moved = await worker.transition("record_notification") {
             try await worker.store.recordNotification(
-                payload, member: worker.member, job: job, result: original == nil ? "ignored" : "recorded", entry: entry,
+                payload, member: worker.member, job: job, result: result ?? (original == nil ? "ignored" : "recorded"), entry: entry,
                 in: original.map { .history(originalTransactionID: $0) } ?? .nothing)
         }
-        await worker.settle(result, payload: payload, job: job, what: "record_notification")
+        await worker.settle(moved, payload: payload, job: job, what: "record_notification")
     }
 
     /// What is kept of a notification that changes no grant.

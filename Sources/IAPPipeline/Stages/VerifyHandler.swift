@@ -70,23 +70,8 @@ public struct VerifyHandler: JobHandler {
             ])
             await worker.deadLetter(payload, ticket: job.ticket, reason: reason, error: detail, attempts: attempt)
         case .transient(let reason, let detail, let retryAfterMs):
-            // Waiting for the fleet's Server API budget, or for Apple's Retry-After after a 429, is
-            // not a failed attempt: the job comes back exactly when a call may be made.
-            let rateLimited = reason == ServerAPIClient.rateLimitedReason && retryAfterMs != nil
-            if !rateLimited && attempt >= retryPolicy.maxAttempts {
-                await worker.deadLetter(
-                    payload, ticket: job.ticket, reason: ReasonCode.retriesExhausted, error: "\(reason): \(detail)", attempts: attempt)
-                return
-            }
-            var next = job
-            next.attempts = rateLimited ? job.attempts : attempt
-            let delay = rateLimited ? retryAfterMs! : retryPolicy.delayMs(afterAttempt: attempt, retryAfterMs: retryAfterMs)
-            let result = await worker.transition("schedule_retry") {
-                try await worker.store.scheduleRetry(
-                    payload, member: worker.member, next: next, dueMs: currentTimeMs() + Int64(delay),
-                    lastError: "\(reason): \(detail)")
-            }
-            await worker.settle(result, payload: payload, job: job, what: "schedule_retry")
+            await worker.retry(
+                payload, job: job, attempt: attempt, reason: reason, detail: detail, retryAfterMs: retryAfterMs, policy: retryPolicy)
         }
     }
 

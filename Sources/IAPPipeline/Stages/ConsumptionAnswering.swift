@@ -1,0 +1,24 @@
+import AppStoreServerAPI
+
+/// The seam to Send Consumption Information: the App Store Server API client, or a test's stand-in.
+public protocol ConsumptionReporting: Sendable {
+    func sendConsumptionInformation(
+        _ information: ConsumptionInformation, transactionID: String, environment: ServerAPIEnvironment
+    ) async -> ServerAPIAnswer
+}
+
+extension ServerAPIClient: ConsumptionReporting {}
+
+/// How the notify stage answers Apple's `CONSUMPTION_REQUEST`: to whom, with which refund
+/// preference, and how often it retries when Apple cannot take the answer.
+public struct ConsumptionAnswering: Sendable {
+    public var reporter: any ConsumptionReporting
+    public var refundPreference: ConsumptionInformation.RefundPreference
+    public var retryPolicy: RetryPolicy
+
+    public init(reporter: any ConsumptionReporting, refundPreference: ConsumptionInformation.RefundPreference, retryPolicy: RetryPolicy) {
+        self.reporter = reporter
+        self.refundPreference = refundPreference
+        self.retryPolicy = retryPolicy
+    }
+}
