@@ -11,6 +11,8 @@ extension InAppTransaction {
         webOrderLineItemID = try json.lenientStringIfPresent("web_order_line_item_id")
         purchaseDateMs = try json.lenientStringIfPresent("purchase_date_ms")
         cancellationDateMs = try json.lenientStringIfPresent("cancellation_date_ms")
+        expiresDateMs = try json.lenientStringIfPresent("expires_date_ms")
+        signedDateMs = try json.lenientStringIfPresent("signed_date_ms")
         appAccountToken = try json.stringIfPresent("app_account_token")
         currency = try json.stringIfPresent("currency")
         storefront = try json.stringIfPresent("storefront")
@@ -26,6 +28,8 @@ extension InAppTransaction {
             "web_order_line_item_id": webOrderLineItemID.json,
             "purchase_date_ms": purchaseDateMs.json,
             "cancellation_date_ms": cancellationDateMs.json,
+            "expires_date_ms": expiresDateMs.json,
+            "signed_date_ms": signedDateMs.json,
             "app_account_token": appAccountToken.json,
             "currency": currency.json,
             "storefront": storefront.json,

@@ -8,6 +8,11 @@ public struct InAppTransaction: Codable, Sendable, Equatable {
     public var webOrderLineItemID: String?
     public var purchaseDateMs: String?
     public var cancellationDateMs: String?
+    /// A subscription period's end (`expires_date_ms`; a signed transaction's `expiresDate`).
+    public var expiresDateMs: String?
+    /// When Apple signed what we know of it (a signed transaction's `signedDate`); a legacy
+    /// receipt has none: the pipeline takes the time it used it.
+    public var signedDateMs: String?
     /// StoreKit 2's `appAccountToken`: the app's own id for the account that bought it, when set.
     public var appAccountToken: String?
     /// A signed transaction's `currency` (ISO 4217) and `storefront` (ISO 3166-1 alpha-3); a
@@ -44,6 +49,8 @@ public struct InAppTransaction: Codable, Sendable, Equatable {
         case webOrderLineItemID = "web_order_line_item_id"
         case purchaseDateMs = "purchase_date_ms"
         case cancellationDateMs = "cancellation_date_ms"
+        case expiresDateMs = "expires_date_ms"
+        case signedDateMs = "signed_date_ms"
         case appAccountToken = "app_account_token"
         case currency, storefront
     }
@@ -57,6 +64,8 @@ public struct InAppTransaction: Codable, Sendable, Equatable {
         webOrderLineItemID = try container.decodeLenientStringIfPresent(.webOrderLineItemID)
         purchaseDateMs = try container.decodeLenientStringIfPresent(.purchaseDateMs)
         cancellationDateMs = try container.decodeLenientStringIfPresent(.cancellationDateMs)
+        expiresDateMs = try container.decodeLenientStringIfPresent(.expiresDateMs)
+        signedDateMs = try container.decodeLenientStringIfPresent(.signedDateMs)
         appAccountToken = try container.decodeIfPresent(String.self, forKey: .appAccountToken)
         currency = try container.decodeIfPresent(String.self, forKey: .currency)
         storefront = try container.decodeIfPresent(String.self, forKey: .storefront)
@@ -71,6 +80,8 @@ public struct InAppTransaction: Codable, Sendable, Equatable {
         try container.encodeIfPresent(webOrderLineItemID, forKey: .webOrderLineItemID)
         try container.encodeIfPresent(purchaseDateMs, forKey: .purchaseDateMs)
         try container.encodeIfPresent(cancellationDateMs, forKey: .cancellationDateMs)
+        try container.encodeIfPresent(expiresDateMs, forKey: .expiresDateMs)
+        try container.encodeIfPresent(signedDateMs, forKey: .signedDateMs)
         try container.encodeIfPresent(appAccountToken, forKey: .appAccountToken)
         try container.encodeIfPresent(currency, forKey: .currency)
         try container.encodeIfPresent(storefront, forKey: .storefront)

@@ -20,6 +20,8 @@ extension InAppTransaction {
             cancellationDateMs: transaction.revocationDate.map { String($0) })
         appAccountToken = transaction.appAccountToken
         currency = transaction.currency
+        expiresDateMs = transaction.expiresDate.map { String($0) }
+        signedDateMs = transaction.signedDate.map { String($0) }
         storefront = transaction.storefront
     }
 }

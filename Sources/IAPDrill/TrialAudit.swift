@@ -123,7 +123,7 @@ struct TrialAudit {
             let fields = entry.array?.last?.stringDictionary ?? [:]
             if let unit = fields["unit"] { events[unit, default: []].append(fields["event"] ?? "granted") }
         }
-        let grants: Set<String> = ["granted", "released"]
+        let grants: Set<String> = ["granted", "released", "renewed"]
         let fulfilments = events.mapValues { $0.filter(grants.contains).count }
         var doubled = Set(fulfilments.filter { $0.value > 1 }.keys)
         for (unit, sequence) in events {

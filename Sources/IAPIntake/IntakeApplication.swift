@@ -23,6 +23,9 @@ public enum IntakeApplication {
             store: store, checks: notificationChecks, maxBodyBytes: configuration.maxBodyBytes,
             ticketTTLSeconds: configuration.ticketTTLSeconds
         ).register(on: router)
+        EntitlementRoutes(
+            store: store, catalog: try configuration.productsFile.map { _ throws(ConfigurationError) in try configuration.requireCatalog() }
+        ).register(on: router)
         IntakeRoutes(
             store: store, maxBodyBytes: configuration.maxBodyBytes, ticketTTLSeconds: configuration.ticketTTLSeconds,
             serverAPIConfigured: configuration.isServerAPIConfigured,

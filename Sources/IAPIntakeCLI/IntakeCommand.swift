@@ -16,10 +16,11 @@ public struct IntakeCommand: AsyncParsableCommand {
     @OptionGroup var tickets: TicketOptions
     @OptionGroup var apps: AppOptions
     @OptionGroup var serverAPIKey: ServerAPIKeyOptions
+    @OptionGroup var catalog: CatalogOptions
     public init() {}
 
     public func run() async throws {
-        let configuration = loadConfiguration(redis, replication, intake, tickets, apps, serverAPIKey)
+        let configuration = loadConfiguration(redis, replication, intake, tickets, apps, serverAPIKey, catalog)
         let logger = bootstrapLogging(label: "iap-intake")
         let redisClient = RedisClient(configuration: configuration.redis, poolSize: configuration.redisPoolSize)
         let store = PipelineStore(redis: redisClient, keys: configuration.keys, replication: configuration.replication)

@@ -20,6 +20,7 @@ import Testing
     @Test func theIntakeListsItsServerTicketsAndNotificationChecks() {
         #expect(Self.settings(in: IntakeCommand.helpMessage()) == Self.redis.union(Self.replication).union(Self.apps).union(Self.serverAPIKey).union([
             "IAP_HTTP_HOST", "IAP_HTTP_PORT", "IAP_MAX_BODY_BYTES", "IAP_APPLE_APP_ID", "IAP_TICKET_TTL_S", "IAP_CLIENT_KEYS_FILE", "IAP_RATE_PER_KEY", "IAP_RATE_PER_USER", "IAP_TLS_CERT_FILE", "IAP_TLS_KEY_FILE",
+            "IAP_PRODUCTS_FILE",
         ]))
     }
 

@@ -133,6 +133,16 @@ import Testing
         #expect(throws: (any Error).self) {
             try ProductCatalog(json: Data(#"{"products": {"x": {"type": "consumable", "daily_limit_per_user": 0}}}"#.utf8))
         }
+        // Consumables give no entitlements; only subscriptions have a group; names are plain.
+        #expect(throws: (any Error).self) {
+            try ProductCatalog(json: Data(#"{"products": {"x": {"type": "consumable", "entitlements": ["gold"]}}}"#.utf8))
+        }
+        #expect(throws: (any Error).self) {
+            try ProductCatalog(json: Data(#"{"products": {"x": {"type": "non_consumable", "subscription_group": "g"}}}"#.utf8))
+        }
+        #expect(throws: (any Error).self) {
+            try ProductCatalog(json: Data(#"{"products": {"x": {"type": "non_consumable", "entitlements": ["a,b"]}}}"#.utf8))
+        }
         #expect(throws: (any Error).self) { try ProductCatalog(json: Data("[]".utf8)) }
     }
 }

@@ -39,8 +39,19 @@ final class PipelineHarness: @unchecked Sendable {
     static let catalog = ProductCatalog(
         products: [
             "gold.100": .consumable, "level.pack": .nonConsumable, "vip.monthly": .autoRenewable, "gems.small": .consumable,
+            "vip.yearly": .autoRenewable,
         ],
-        dailyLimits: ["gems.small": 3])
+        dailyLimits: ["gems.small": 3],
+        entitlements: ["level.pack": ["level_pack"], "vip.monthly": ["premium", "no_ads"], "vip.yearly": ["premium"]],
+        subscriptionGroups: ["vip.monthly": "vip", "vip.yearly": "vip"])
+
+    /// The same catalog as the JSON of `IAP_PRODUCTS_FILE`, for a test that gives it to the intake.
+    static let catalogJSON = #"""
+        {"products": {"gold.100": {"type": "consumable"}, "gems.small": {"type": "consumable", "daily_limit_per_user": 3},
+                      "level.pack": {"type": "non_consumable", "entitlements": ["level_pack"]},
+                      "vip.monthly": {"type": "auto_renewable", "entitlements": ["premium", "no_ads"], "subscription_group": "vip"},
+                      "vip.yearly": {"type": "auto_renewable", "entitlements": ["premium"], "subscription_group": "vip"}}}
+        """#
 
     /// `serverAPI`: configure App Store Server API keys; `simulatorKnowsOurKey`: false makes
     /// apple-sim check tokens against another key (our configuration is then wrong).

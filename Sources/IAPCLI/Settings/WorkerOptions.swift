@@ -26,7 +26,7 @@ public struct RetryOptions: SettingsGroup {
     }
 }
 
-/// The product catalog: the deduper and the notifier.
+/// The product catalog: the deduper, the notifier, and the intake (for entitlements).
 public struct CatalogOptions: SettingsGroup {
     @Option(help: "IAP_PRODUCTS_FILE: products JSON") var productsFile: String?
 

@@ -1,7 +1,8 @@
 import AppleReceipt
 import Foundation
 
-/// The products an app sells and their types: the type decides what a purchase's grant unit is.
+/// The products an app sells: each one's type (which decides what a purchase's grant unit is),
+/// the entitlements it gives, its subscription group, and the purchase policy's daily cap.
 public struct ProductCatalog: Sendable, Equatable {
     public enum ProductType: String, Codable, Sendable {
         case consumable
@@ -14,31 +15,64 @@ public struct ProductCatalog: Sendable, Equatable {
     /// `daily_limit_per_user`: how many of a product one user is granted in a rolling 24 hours
     /// before the next is held for review; absent: no cap.
     public var dailyLimits: [String: Int]
+    /// `entitlements`: what owning the product gives (`premium`, `no_ads`…). Non-consumables give
+    /// them for life (until revoked), subscriptions while active; consumables give none.
+    public var entitlements: [String: [String]]
+    /// `subscription_group` of an auto-renewable product.
+    public var subscriptionGroups: [String: String]
 
-    public init(products: [String: ProductType], dailyLimits: [String: Int] = [:]) {
+    public init(
+        products: [String: ProductType], dailyLimits: [String: Int] = [:], entitlements: [String: [String]] = [:],
+        subscriptionGroups: [String: String] = [:]
+    ) {
         self.products = products
         self.dailyLimits = dailyLimits
+        self.entitlements = entitlements
+        self.subscriptionGroups = subscriptionGroups
     }
 
-    /// Reads `{"products": {"<product_id>": {"type": "consumable" | …, "daily_limit_per_user": N?}}}`.
+    /// Reads `{"products": {"<product_id>": {"type": "consumable" | …, "daily_limit_per_user": N?,
+    /// "entitlements": ["premium", …]?, "subscription_group": "…"?}}}`.
     public init(json: Data) throws {
         struct File: Decodable {
             struct Entry: Decodable {
                 var type: ProductType
                 var dailyLimitPerUser: Int?
+                var entitlements: [String]?
+                var subscriptionGroup: String?
 
                 enum CodingKeys: String, CodingKey {
-                    case type
+                    case type, entitlements
                     case dailyLimitPerUser = "daily_limit_per_user"
+                    case subscriptionGroup = "subscription_group"
                 }
             }
             var products: [String: Entry]
         }
         let file = try JSONDecoder().decode(File.self, from: json)
-        if let (product, _) = file.products.first(where: { ($0.value.dailyLimitPerUser ?? 1) < 1 }) {
-            throw CatalogError(reason: "\(product): daily_limit_per_user must be at least 1")
+        for (product, entry) in file.products.sorted(by: { $0.key < $1.key }) {
+            if (entry.dailyLimitPerUser ?? 1) < 1 {
+                throw CatalogError(reason: "\(product): daily_limit_per_user must be at least 1")
+            }
+            if entry.type == .consumable && !(entry.entitlements ?? []).isEmpty {
+                throw CatalogError(reason: "\(product): a consumable gives no entitlements (it is used up)")
+            }
+            if let bad = entry.entitlements?.first(where: { !Self.isName($0) }) {
+                throw CatalogError(reason: "\(product): entitlement '\(bad)' must be 1 to 64 printable ASCII characters, no comma")
+            }
+            if entry.subscriptionGroup != nil && entry.type != .autoRenewable {
+                throw CatalogError(reason: "\(product): only an auto_renewable product has a subscription_group")
+            }
         }
-        self.init(products: file.products.mapValues(\.type), dailyLimits: file.products.compactMapValues(\.dailyLimitPerUser))
+        self.init(
+            products: file.products.mapValues(\.type), dailyLimits: file.products.compactMapValues(\.dailyLimitPerUser),
+            entitlements: file.products.compactMapValues { $0.entitlements.flatMap { $0.isEmpty ? nil : $0 } },
+            subscriptionGroups: file.products.compactMapValues(\.subscriptionGroup))
+    }
+
+    static func isName(_ text: String) -> Bool {
+        let bytes = Array(text.utf8)
+        return (1...64).contains(bytes.count) && bytes.allSatisfy { (0x21...0x7E).contains($0) && $0 != UInt8(ascii: ",") }
     }
 
     /// A products file that parses but says something impossible.

@@ -15,6 +15,10 @@ extension Purchase {
         reason = try json.stringIfPresent("reason")
         currency = try json.stringIfPresent("currency")
         dailyLimit = try json.intIfPresent("daily_limit")
+        kind = try json.stringIfPresent("kind")
+        entitlements = try json.arrayIfPresent("entitlements")?.compactMap(\.string)
+        expiresAt = try json.int64IfPresent("expires_at")
+        signedAt = try json.int64IfPresent("signed_at")
     }
 
     public var json: JSONValue {
@@ -28,6 +32,10 @@ extension Purchase {
             "reason": reason.json,
             "currency": currency.json,
             "daily_limit": dailyLimit.map { .int($0) },
+            "kind": kind.json,
+            "entitlements": entitlements.map { .array($0.map(JSONValue.string)) },
+            "expires_at": expiresAt.map { .int($0) },
+            "signed_at": signedAt.map { .int($0) },
         ])
     }
 }

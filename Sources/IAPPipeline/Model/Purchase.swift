@@ -14,6 +14,14 @@ public struct Purchase: Codable, Sendable, Equatable {
     /// The catalog's `daily_limit_per_user` for its product, set by the dedupe stage: the grant
     /// stage holds it when the user was granted this many of the product in the last 24 hours.
     public var dailyLimit: Int?
+    /// For what the grant gives beyond itself: `non_consumable` (entitlements for life) or
+    /// `auto_renewable` (the subscription's record); absent for the rest.
+    public var kind: String?
+    /// The catalog's entitlements of the product (for the fulfilment stream's entitlement events).
+    public var entitlements: [String]?
+    /// A subscription period's end, and when Apple said so (ms); see `InAppTransaction`.
+    public var expiresAt: Int64?
+    public var signedAt: Int64?
 
     public init(
         transactionID: String, originalTransactionID: String, productID: String, quantity: Int,
@@ -38,5 +46,8 @@ public struct Purchase: Codable, Sendable, Equatable {
         case productID = "product_id"
         case quantity, unit, outcome, reason, currency
         case dailyLimit = "daily_limit"
+        case kind, entitlements
+        case expiresAt = "expires_at"
+        case signedAt = "signed_at"
     }
 }

@@ -61,7 +61,10 @@ public struct Ticket: Codable, Sendable, Equatable {
     }
 
     static func iso8601(_ milliseconds: String?) -> String {
-        let ms = milliseconds.flatMap { Int64($0) } ?? 0
+        iso8601(milliseconds: milliseconds.flatMap { Int64($0) } ?? 0)
+    }
+
+    static func iso8601(milliseconds ms: Int64) -> String {
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         return formatter.string(from: Date(timeIntervalSince1970: Double(ms) / 1000))

@@ -213,7 +213,9 @@ public struct PipelineStore: Sendable {
                 productID: purchase.productID, quantity: String(purchase.quantity), unit: purchase.unit,
                 outcome: outcome.rawValue, reason: outcome == .rejected ? reason ?? ReasonCode.noGrantUnit : reason,
                 appAccountToken: tokens[purchase.transactionID], currency: purchase.currency,
-                dailyLimit: purchase.dailyLimit.map(String.init)))
+                dailyLimit: purchase.dailyLimit.map(String.init), kind: purchase.kind,
+                entitlements: purchase.entitlements.flatMap { $0.isEmpty ? nil : $0.joined(separator: ",") },
+                expiresAt: purchase.expiresAt.map(String.init), signedAt: purchase.signedAt.map(String.init)))
         }
         let arguments = GrantPurchasesArguments(
             ticket: job.ticket, now: String(now), channel: keys.results, userID: job.userID,

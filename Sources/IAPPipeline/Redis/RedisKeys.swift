@@ -72,6 +72,16 @@ public struct RedisKeys: Sendable, Equatable {
     /// string: whether a user consented to our telling Apple about their purchases when they ask
     /// for a refund (`1`/`0`), set by the game backend (`PUT /v1/users/{id}/consent`). Never expires.
     public func consent(user: String) -> String { "\(prefix):consent:\(user)" }
+    /// set: the grant units of the non-consumables granted to a user (their entitlements last
+    /// until revoked). Never expires.
+    public func lifetime(user: String) -> String { "\(prefix):lifetime:\(user)" }
+    /// hash: one auto-renewable subscription, by its `original_transaction_id`: `user_id` (its
+    /// owner), `product_id`, `status` (`active`, `grace_period`, `billing_retry`, `expired`,
+    /// `revoked`), `expires_at`, `auto_renew`, `latest_transaction_id`, `event_at` (when Apple said
+    /// what made this state: older news is ignored), `cause`, `entitlements`, `updated_at`. Never expires.
+    public func subscription(originalTransactionID: String) -> String { "\(prefix):subscription:\(originalTransactionID)" }
+    /// set: the original transaction ids of a user's subscriptions. Never expires.
+    public func subscriptions(user: String) -> String { "\(prefix):user-subscriptions:\(user)" }
     /// string: held briefly by the one worker that runs the reaper.
     public var reaperLock: String { "\(prefix):lock:reaper" }
 

@@ -18,7 +18,7 @@ extension PipelineScripts {
     /// KEYS: in-flight list, ticket key, fulfilment stream, then (claim key, grant key) per claimed purchase.
     /// ARGV[1]: the job as taken; ARGV[2]: `GrantPurchasesArguments` as JSON.
     /// Returns `{1, status}`, `{0}` when the worker no longer holds the job, `{-1}` when the ticket is gone.
-    static let grantPurchases = RedisScript(name: "grant_purchases", source: """
+    static let grantPurchases = RedisScript(name: "grant_purchases", source: GrantEffects.lua + """
         if redis.call('EXISTS', KEYS[2]) == 0 then return {-1} end
         if redis.call('LREM', KEYS[1], 1, ARGV[1]) == 0 then return {0} end
         local a = cjson.decode(ARGV[2])
@@ -72,7 +72,9 @@ extension PipelineScripts {
                 redis.call('HSET', hold, 'status', 'held', 'reason', why, 'ticket', ticket, 'user_id', user,
                   'product_id', product, 'quantity', quantity, 'transaction_id', tx, 'original_transaction_id', otx,
                   'environment', environment, 'unit', unit, 'held_at', now, 'source', a.source,
-                  'currency', purchase.currency or '', 'app_account_token', purchase.app_account_token or '')
+                  'currency', purchase.currency or '', 'app_account_token', purchase.app_account_token or '',
+                  'kind', purchase.kind or '', 'entitlements', purchase.entitlements or '',
+                  'expires_at', purchase.expires_at or '', 'signed_at', purchase.signed_at or '')
                 redis.call('ZADD', p .. 'held', now, unit)
                 redis.call('XADD', KEYS[3], '*', 'event', 'held', 'source', a.source, 'ticket', ticket,
                   'user_id', user, 'product_id', product, 'quantity', quantity, 'transaction_id', tx,
@@ -81,14 +83,22 @@ extension PipelineScripts {
                 redis.call('HSET', record, 'ticket', ticket, 'user_id', user, 'product_id', product,
                   'quantity', quantity, 'transaction_id', tx, 'original_transaction_id', otx,
                   'environment', environment, 'unit', unit, 'granted_at', now, 'source', a.source)
-                redis.call('XADD', KEYS[3], '*', 'event', 'granted', 'source', a.source, 'ticket', ticket,
+                -- A subscription's later period (a new transaction of the same original) is a renewal.
+                local event = 'granted'
+                if purchase.kind == 'auto_renewable' and tx ~= otx then event = 'renewed' end
+                local fields = {'event', event, 'source', a.source, 'ticket', ticket,
                   'user_id', user, 'product_id', product, 'quantity', quantity, 'transaction_id', tx,
-                  'original_transaction_id', otx, 'environment', environment, 'unit', unit, 'granted_at', now)
-                redis.call('SET', p .. 'owner:' .. otx, user, 'NX')
-                if purchase.app_account_token then
-                  redis.call('SET', p .. 'account-token:' .. purchase.app_account_token, user, 'NX')
+                  'original_transaction_id', otx, 'environment', environment, 'unit', unit, 'granted_at', now}
+                if purchase.expires_at then
+                  fields[#fields + 1] = 'expires_at'
+                  fields[#fields + 1] = purchase.expires_at
                 end
-                redis.call('HDEL', p .. 'unclaimed', tx)
+                redis.call('XADD', KEYS[3], '*', unpack(fields))
+                grantEffects(p, {user_id = user, unit = unit, transaction_id = tx, original_transaction_id = otx,
+                  product_id = product, environment = environment, source = a.source,
+                  app_account_token = purchase.app_account_token, kind = purchase.kind,
+                  entitlements = purchase.entitlements, expires_at = purchase.expires_at, signed_at = purchase.signed_at},
+                  now, KEYS[3])
                 outcome = 'granted'
               end
             end
@@ -142,6 +152,11 @@ struct GrantPurchasesArguments: ScriptArguments {
         var currency: String?
         /// The catalog's `daily_limit_per_user` for the product; absent: no cap.
         var dailyLimit: String?
+        var kind: String?
+        /// Comma-separated.
+        var entitlements: String?
+        var expiresAt: String?
+        var signedAt: String?
 
         var json: JSONValue {
             .members([
@@ -155,6 +170,10 @@ struct GrantPurchasesArguments: ScriptArguments {
                 "app_account_token": appAccountToken.json,
                 "currency": currency.json,
                 "daily_limit": dailyLimit.json,
+                "kind": kind.json,
+                "entitlements": entitlements.json,
+                "expires_at": expiresAt.json,
+                "signed_at": signedAt.json,
             ])
         }
     }

@@ -2,14 +2,15 @@ import RedisClient
 
 extension PipelineScripts {
     /// An operator releases a held purchase: it is granted once, as the grant stage would have
-    /// granted it (grant record, bindings, one `released` entry on the fulfilment stream with
+    /// granted it (grant record, `GrantEffects`, one `released` entry on the fulfilment stream with
     /// `source=operator`), the hold records the decision and leaves the index, and the ticket
     /// shows the purchase granted. A purchase Apple refunded while it was held is rejected as
     /// `refunded` instead: nothing refunded is ever granted.
     /// KEYS: hold, holds index, claim key, grant key, refund marker, fulfilment stream.
     /// ARGV[1]: `HeldPurchaseDecisionArguments` as JSON.
     /// Returns `{1, "released" | "rejected"}`, `{0, status}` when decided already, `{-1}` when no such hold.
-    static let releaseHeldPurchase = RedisScript(name: "release_held_purchase", source: HeldPurchaseDecision.readHold + "\n" + """
+    static let releaseHeldPurchase = RedisScript(
+        name: "release_held_purchase", source: GrantEffects.lua + HeldPurchaseDecision.readHold + "\n" + """
         \(HeldPurchaseDecision.settle)
         if redis.call('EXISTS', KEYS[5]) == 1 then
           redis.call('DEL', KEYS[3])
@@ -26,11 +27,8 @@ extension PipelineScripts {
           'released_by', a.operator)
         redis.call('XADD', KEYS[6], '*', 'event', 'released', 'source', 'operator', 'operator', a.operator,
           \(HeldPurchaseDecision.entryFields), 'granted_at', a.now)
-        redis.call('SET', p .. 'owner:' .. h.original_transaction_id, h.user_id, 'NX')
-        if h.app_account_token and h.app_account_token ~= '' then
-          redis.call('SET', p .. 'account-token:' .. h.app_account_token, h.user_id, 'NX')
-        end
-        redis.call('HDEL', p .. 'unclaimed', h.transaction_id)
+        h.source = 'operator'
+        grantEffects(p, h, a.now, KEYS[6])
         return {1, settle('granted', h.reason)}
         """)
 }

@@ -76,6 +76,14 @@ public struct DedupeHandler: JobHandler {
                 purchase.unit = unit
                 purchase.currency = transaction.currency ?? job.currency
                 purchase.dailyLimit = catalog.dailyLimits[transaction.productID]
+                if let type = catalog.products[transaction.productID], type == .nonConsumable || type == .autoRenewable {
+                    purchase.kind = type.rawValue
+                    purchase.entitlements = catalog.entitlements[transaction.productID]
+                }
+                if catalog.products[transaction.productID] == .autoRenewable {
+                    purchase.expiresAt = transaction.expiresDateMs.flatMap { Int64($0) }
+                    purchase.signedAt = transaction.signedDateMs.flatMap { Int64($0) }
+                }
                 if let hold = policy.holdReason(currency: purchase.currency) {
                     purchase.outcome = .held
                     purchase.reason = hold

@@ -1,0 +1,90 @@
+/// The Lua that every script granting a purchase shares (`grant_purchases`,
+/// `release_held_purchase`): what a new grant does beyond its record and its fulfilment entry.
+enum GrantEffects {
+    /// `grantEffects(p, g, now, stream)`, after the grant record is written; `g` holds the grant's
+    /// `user_id`, `unit`, `transaction_id`, `original_transaction_id`, `product_id`, `environment`,
+    /// and optionally `app_account_token`, `kind`, `entitlements` (comma-separated), `expires_at`,
+    /// `signed_at`:
+    /// - binds the original transaction and the app account token to the user when nobody holds them;
+    /// - forgets the purchase as unclaimed;
+    /// - a non-consumable: adds the unit to the user's lifetime purchases (`lifetime:<user>`);
+    /// - a subscription period: `applySubscription` with the period's status (`active` until
+    ///   `expires_at`, else `expired`).
+    ///
+    /// `applySubscription(p, s, now, stream)` updates `subscription:<original_transaction_id>` in
+    /// signed-time order: news older (`signed_at`) than what made the record is ignored (`stale`),
+    /// as is a grant of a period that ends before the record's. The record keeps its first user
+    /// (the owner). When the status or the product changes while the subscription is or was on
+    /// (`active`, `grace_period`), one `entitlement_changed` entry per entitlement goes to the
+    /// fulfilment stream (a change of product ends the old product's, status `ended`), and one
+    /// `expired` entry when a known subscription expires.
+    static let lua = """
+        local function split(text)
+          local items = {}
+          for item in string.gmatch(text or '', '[^,]+') do items[#items + 1] = item end
+          return items
+        end
+
+        local function applySubscription(p, s, now, stream)
+          local key = p .. 'subscription:' .. s.original_transaction_id
+          local old = redis.call('HMGET', key, 'event_at', 'status', 'product_id', 'entitlements', 'user_id', 'expires_at')
+          if old[1] and tonumber(old[1]) > tonumber(s.signed_at) then return 'stale' end
+          if s.cause == 'grant' and old[6] and old[6] ~= '' and s.expires_at ~= '' and tonumber(old[6]) > tonumber(s.expires_at)
+            and old[2] ~= 'revoked' then
+            return 'older_period'
+          end
+          local user = old[5] or s.user_id
+          redis.call('HSET', key, 'user_id', user, 'product_id', s.product_id, 'status', s.status, 'expires_at', s.expires_at,
+            'event_at', s.signed_at, 'cause', s.cause, 'latest_transaction_id', s.transaction_id,
+            'entitlements', s.entitlements or '', 'environment', s.environment or '', 'updated_at', now)
+          redis.call('SADD', p .. 'user-subscriptions:' .. user, s.original_transaction_id)
+          local function changed(entitlement, status, product)
+            redis.call('XADD', stream, '*', 'event', 'entitlement_changed', 'source', s.source or s.cause, 'user_id', user,
+              'entitlement', entitlement, 'status', status, 'product_id', product,
+              'original_transaction_id', s.original_transaction_id, 'expires_at', s.expires_at, 'changed_at', now)
+          end
+          local wasOn = old[2] == 'active' or old[2] == 'grace_period'
+          local isOn = s.status == 'active' or s.status == 'grace_period'
+          if old[3] and old[3] ~= s.product_id and wasOn then
+            local kept = {}
+            if isOn then
+              for _, e in ipairs(split(s.entitlements)) do kept[e] = true end
+            end
+            for _, e in ipairs(split(old[4])) do
+              if not kept[e] then changed(e, 'ended', old[3]) end
+            end
+          end
+          if (wasOn or isOn) and (old[2] ~= s.status or old[3] ~= s.product_id) then
+            for _, e in ipairs(split(s.entitlements)) do changed(e, s.status, s.product_id) end
+          end
+          if s.status == 'expired' and old[2] and old[2] ~= 'expired' then
+            redis.call('XADD', stream, '*', 'event', 'expired', 'source', s.source or s.cause, 'user_id', user,
+              'product_id', s.product_id, 'original_transaction_id', s.original_transaction_id, 'expires_at', s.expires_at,
+              'changed_at', now)
+          end
+          return 'applied'
+        end
+
+        local function grantEffects(p, g, now, stream)
+          redis.call('SET', p .. 'owner:' .. g.original_transaction_id, g.user_id, 'NX')
+          if g.app_account_token and g.app_account_token ~= '' then
+            redis.call('SET', p .. 'account-token:' .. g.app_account_token, g.user_id, 'NX')
+          end
+          redis.call('HDEL', p .. 'unclaimed', g.transaction_id)
+          if g.kind == 'non_consumable' then
+            redis.call('SADD', p .. 'lifetime:' .. g.user_id, g.unit)
+          elseif g.kind == 'auto_renewable' then
+            local expires = g.expires_at or ''
+            local status = 'active'
+            if expires ~= '' and tonumber(expires) <= tonumber(now) then status = 'expired' end
+            local signed = g.signed_at or ''
+            if signed == '' then signed = now end
+            applySubscription(p, {original_transaction_id = g.original_transaction_id, user_id = g.user_id,
+              product_id = g.product_id, status = status, expires_at = expires, signed_at = signed, cause = 'grant',
+              source = g.source, transaction_id = g.transaction_id, entitlements = g.entitlements,
+              environment = g.environment}, now, stream)
+          end
+        end
+
+        """
+}

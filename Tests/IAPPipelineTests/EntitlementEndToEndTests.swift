@@ -1,0 +1,53 @@
+import AppleJWS
+import AppleSimulator
+import Foundation
+import IAPPipeline
+import Testing
+
+/// `GET /v1/users/{user_id}/entitlements` over HTTP, after purchases went through the pipeline.
+@Suite(.serialized) struct EntitlementEndToEndTests {
+    /// The harness's catalog as `IAP_PRODUCTS_FILE`, so the intake can name entitlements.
+    static func withCatalog(_ body: (PipelineHarness) async throws -> Void) async throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("products-\(UUID().uuidString).json")
+        try PipelineHarness.catalogJSON.write(to: file, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: file) }
+        try await withPipeline(environment: ["IAP_PRODUCTS_FILE": file.path], body)
+    }
+
+    @Test func aUsersSubscriptionAndNonConsumableAreTheirEntitlements() async throws {
+        try await Self.withCatalog { pipeline in
+            let now = Int64(Date().timeIntervalSince1970 * 1000)
+            let subscription = JWSTransaction(
+                transactionID: "7000000000000001", webOrderLineItemID: "7000000000000101", bundleID: PipelineHarness.bundleID,
+                productID: "vip.monthly", purchaseDate: now - 1000, expiresDate: now + 3_600_000, type: "Auto-Renewable Subscription",
+                signedDate: now)
+            let jws = try pipeline.simulator.serverAPI.register(subscription)
+            #expect(try await pipeline.terminal(try await pipeline.submit(signed: jws)).status == .granted)
+            let pack = receipt([.init(transactionID: "7100", productID: "level.pack")])
+            #expect(try await pipeline.terminal(try await pipeline.submit(pack)).status == .granted)
+
+            let reply = try await pipeline.get("/v1/users/player-1/entitlements")
+            #expect(reply.status == 200)
+            #expect(reply.json["user_id"] as? String == "player-1" && (reply.json["as_of"] as? String)?.hasPrefix("20") == true)
+            let items = try #require(reply.json["entitlements"] as? [[String: Any]])
+            #expect(items.map { $0["entitlement"] as? String } == ["level_pack", "no_ads", "premium"])
+            #expect(items[0]["product_id"] as? String == "level.pack" && items[0]["expires_at"] == nil)
+            #expect(items[2]["product_id"] as? String == "vip.monthly" && items[2]["status"] as? String == "active")
+            #expect(items[2]["original_transaction_id"] as? String == "7000000000000001" && items[2]["expires_at"] is String)
+            // The stream says it too, for a backend that only reads it.
+            let events = try await pipeline.fulfilments().filter { $0["event"] == "entitlement_changed" }
+            #expect(Set(events.compactMap { $0["entitlement"] }) == ["premium", "no_ads"])
+
+            let nobody = try await pipeline.get("/v1/users/nobody/entitlements")
+            #expect(nobody.status == 200 && (nobody.json["entitlements"] as? [Any])?.isEmpty == true)
+        }
+    }
+
+    @Test func anIntakeWithoutACatalogSaysSo() async throws {
+        try await withPipeline(startWorkers: false) { pipeline in
+            let reply = try await pipeline.get("/v1/users/player-1/entitlements")
+            #expect(reply.status == 503)
+            #expect((reply.json["error"] as? [String: Any])?["code"] as? String == "entitlements_not_configured")
+        }
+    }
+}

@@ -1,0 +1,168 @@
+import AppleJWS
+import AppleReceipt
+import Foundation
+import IAPPipeline
+import RedisClient
+import TestSupport
+import Testing
+
+/// What a grant gives beyond itself: a non-consumable's entitlements for life, a subscription's
+/// record (in signed-time order, one renewal event per later period, entitlement events when its
+/// status or product changes), and what `entitlements(user:)` reads from them.
+@Suite struct EntitlementTests {
+    static let keys = RedisKeys(prefix: "iap")
+    static let member = "grant:w1"
+    static let catalog = PipelineHarness.catalog
+    static let day: Int64 = 86_400_000
+
+    /// Grants one purchase as the grant stage would, the dedupe stage having annotated it from the catalog.
+    static func grant(
+        _ store: PipelineStore, ticket: String, user: String = "u1", transaction: String, original: String? = nil,
+        product: String, expiresAt: Int64? = nil, signedAt: Int64? = nil, now: Int64
+    ) async throws -> TicketStatus? {
+        var job = Job(ticket: ticket, userID: user, receiptData: "cmVjZWlwdA==", productID: nil, transactionID: nil, enqueuedAt: 1)
+        _ = try await store.submit(job, receiptDigest: "d-\(ticket)", ttlSeconds: 3600)
+        var transaction = InAppTransaction(
+            transactionID: transaction, originalTransactionID: original, productID: product,
+            webOrderLineItemID: catalog.products[product] == .autoRenewable ? "w-\(transaction)" : nil)
+        transaction.expiresDateMs = expiresAt.map(String.init)
+        transaction.signedDateMs = signedAt.map(String.init)
+        job.stage = .dedupe
+        job.receipt = VerifiedReceipt(environment: "Production", bundleID: "b", transactions: [transaction])
+        job.purchases = DedupeHandler(catalog: catalog).purchases(for: job, in: job.receipt!)
+        job.stage = .grant
+        job.receiptData = nil
+        let payload = job.encoded()
+        try await store.redis.send("LPUSH", keys.inflight(member: member), payload)
+        let (result, status) = try await store.grant(payload, member: member, job: job, now: now)
+        #expect(result == .moved)
+        return status
+    }
+
+    static func events(_ redis: RedisClient) async throws -> [[String: String]] {
+        (try await redis.send("XRANGE", keys.fulfilment, "-", "+").array ?? []).map { $0.array?.last?.stringDictionary ?? [:] }
+    }
+
+    @Test func aNonConsumableEntitlesItsUserUntilRevoked() async throws {
+        try await withRedis { redis, _ in
+            let store = PipelineStore(redis: redis, keys: Self.keys)
+            let now: Int64 = 1_800_000_000_000
+            #expect(try await Self.grant(store, ticket: "T", transaction: "p1", product: "level.pack", now: now) == .granted)
+            let owned = try await store.entitlements(user: "u1", catalog: Self.catalog, now: now)
+            #expect(owned.entitlements == [.init(
+                entitlement: "level_pack", productID: "level.pack", status: "active", expiresAt: nil, originalTransactionID: "p1")])
+            #expect(try await store.entitlements(user: "u2", catalog: Self.catalog, now: now).entitlements.isEmpty)
+            try await redis.send("HSET", Self.keys.grant(unit: "p1"), "revoked_at", String(now))
+            #expect(try await store.entitlements(user: "u1", catalog: Self.catalog, now: now).entitlements.isEmpty)
+        }
+    }
+
+    /// Period 1 subscribes, period 2 renews (event `renewed`, no entitlement change), a period
+    /// granted late does not move the record back, and the entitlements end with the last period.
+    @Test func aSubscriptionRenewsOncePerPeriodAndEndsWithItsLastPeriod() async throws {
+        try await withRedis { redis, _ in
+            let store = PipelineStore(redis: redis, keys: Self.keys)
+            let t0: Int64 = 1_800_000_000_000
+            let first = try await Self.grant(
+                store, ticket: "A", transaction: "s1", product: "vip.monthly", expiresAt: t0 + 30 * Self.day, signedAt: t0, now: t0)
+            #expect(first == .granted)
+            var record = try await redis.send("HGETALL", Self.keys.subscription(originalTransactionID: "s1")).stringDictionary
+            #expect(record["status"] == "active" && record["user_id"] == "u1" && record["expires_at"] == String(t0 + 30 * Self.day))
+            var events = try await Self.events(redis)
+            #expect(events.map { $0["event"] } == ["granted", "entitlement_changed", "entitlement_changed"])
+            #expect(Set(events.dropFirst().compactMap { $0["entitlement"] }) == ["premium", "no_ads"])
+            #expect(events[1]["status"] == "active" && events[1]["user_id"] == "u1" && events[1]["original_transaction_id"] == "s1")
+            let active = try await store.entitlements(user: "u1", catalog: Self.catalog, now: t0 + 1)
+            #expect(active.entitlements.map(\.entitlement) == ["no_ads", "premium"])
+            #expect(active.entitlements.allSatisfy { $0.status == "active" && $0.expiresAt != nil })
+
+            let renewed = try await Self.grant(
+                store, ticket: "B", transaction: "s2", original: "s1", product: "vip.monthly", expiresAt: t0 + 60 * Self.day,
+                signedAt: t0 + 30 * Self.day, now: t0 + 30 * Self.day)
+            #expect(renewed == .granted)
+            events = try await Self.events(redis)
+            #expect(events.map { $0["event"] } == ["granted", "entitlement_changed", "entitlement_changed", "renewed"])
+            record = try await redis.send("HGETALL", Self.keys.subscription(originalTransactionID: "s1")).stringDictionary
+            #expect(record["latest_transaction_id"] == "s2" && record["expires_at"] == String(t0 + 60 * Self.day))
+
+            // Period 1 again, through another receipt of a later day (a new ticket, but the same unit: a duplicate).
+            #expect(try await Self.grant(
+                store, ticket: "C", transaction: "s1", product: "vip.monthly", expiresAt: t0 + 30 * Self.day, now: t0 + 40 * Self.day)
+                == .duplicate)
+            // A period granted late (its transaction never reached us before) does not move the record back.
+            #expect(try await Self.grant(
+                store, ticket: "D", transaction: "s0", original: "s1", product: "vip.monthly", expiresAt: t0 + 20 * Self.day,
+                now: t0 + 41 * Self.day) == .granted)
+            record = try await redis.send("HGETALL", Self.keys.subscription(originalTransactionID: "s1")).stringDictionary
+            #expect(record["latest_transaction_id"] == "s2")
+            // Past the last period's end, nothing is active any more (until a renewal is known).
+            #expect(try await store.entitlements(user: "u1", catalog: Self.catalog, now: t0 + 60 * Self.day + 1).entitlements.isEmpty)
+        }
+    }
+
+    /// News older than what made the record changes nothing; a period that has already ended
+    /// makes an `expired` subscription and its event.
+    @Test func olderNewsIsIgnoredAndAnEndedPeriodIsExpired() async throws {
+        try await withRedis { redis, _ in
+            let store = PipelineStore(redis: redis, keys: Self.keys)
+            let t0: Int64 = 1_800_000_000_000
+            try await redis.send(
+                "HSET", Self.keys.subscription(originalTransactionID: "s1"), "user_id", "u1", "product_id", "vip.monthly",
+                "status", "revoked", "event_at", String(t0 + 10), "entitlements", "premium,no_ads")
+            #expect(try await Self.grant(
+                store, ticket: "A", transaction: "s1", product: "vip.monthly", expiresAt: t0 + Self.day, signedAt: t0, now: t0 + 20)
+                == .granted)
+            #expect(try await redis.send("HGET", Self.keys.subscription(originalTransactionID: "s1"), "status").string == "revoked")
+            #expect(try await Self.events(redis).map { $0["event"] } == ["granted"])
+
+            #expect(try await Self.grant(
+                store, ticket: "B", user: "u2", transaction: "e1", product: "vip.monthly", expiresAt: t0 - Self.day, signedAt: t0,
+                now: t0) == .granted)
+            let record = try await redis.send("HGETALL", Self.keys.subscription(originalTransactionID: "e1")).stringDictionary
+            #expect(record["status"] == "expired")
+            // It never entitled anyone to anything: only its grant is news.
+            #expect(try await Self.events(redis).map { $0["event"] } == ["granted", "granted"])
+            #expect(try await store.entitlements(user: "u2", catalog: Self.catalog, now: t0).entitlements.isEmpty)
+        }
+    }
+
+    /// A change of product within the group (an upgrade keeps the original transaction id): the
+    /// old product's entitlements the new one lacks end, the new product's are announced.
+    @Test func anUpgradeEndsTheOldProductsEntitlements() async throws {
+        try await withRedis { redis, _ in
+            let store = PipelineStore(redis: redis, keys: Self.keys)
+            let t0: Int64 = 1_800_000_000_000
+            _ = try await Self.grant(
+                store, ticket: "A", transaction: "s1", product: "vip.monthly", expiresAt: t0 + 30 * Self.day, signedAt: t0, now: t0)
+            #expect(try await Self.grant(
+                store, ticket: "B", transaction: "s2", original: "s1", product: "vip.yearly", expiresAt: t0 + 365 * Self.day,
+                signedAt: t0 + Self.day, now: t0 + Self.day) == .granted)
+            let events = try await Self.events(redis).dropFirst(3).map { "\($0["event"]!) \($0["entitlement"] ?? "-") \($0["status"] ?? "-")" }
+            #expect(events == ["renewed - -", "entitlement_changed no_ads ended", "entitlement_changed premium active"])
+            let now = try await store.entitlements(user: "u1", catalog: Self.catalog, now: t0 + 2 * Self.day)
+            #expect(now.entitlements.map { "\($0.entitlement) \($0.productID)" } == ["premium vip.yearly"])
+        }
+    }
+
+    /// A held non-consumable gives its entitlements once an operator releases it.
+    @Test func aReleasedNonConsumableEntitlesItsUser() async throws {
+        try await withRedis { redis, _ in
+            let store = PipelineStore(redis: redis, keys: Self.keys)
+            var job = Job(ticket: "T", userID: "u1", receiptData: "cmVjZWlwdA==", productID: nil, transactionID: nil, enqueuedAt: 1)
+            _ = try await store.submit(job, receiptDigest: "d-T", ttlSeconds: 3600)
+            job.stage = .grant
+            job.receiptData = nil
+            job.receipt = VerifiedReceipt(environment: "Production", bundleID: "b", transactions: [])
+            var purchase = Purchase(
+                transactionID: "p1", originalTransactionID: "p1", productID: "level.pack", quantity: 1, unit: "p1", outcome: .held,
+                reason: "currency_unknown")
+            purchase.kind = "non_consumable"
+            job.purchases = [purchase]
+            try await redis.send("LPUSH", Self.keys.inflight(member: Self.member), job.encoded())
+            #expect(try await store.grant(job.encoded(), member: Self.member, job: job, now: 5).1 == .held)
+            #expect(try await store.entitlements(user: "u1", catalog: Self.catalog, now: 6).entitlements.isEmpty)
+            #expect(try await store.releaseHeld(unit: "p1", by: "alice", now: 7) == .decided("released"))
+            #expect(try await store.entitlements(user: "u1", catalog: Self.catalog, now: 8).entitlements.map(\.entitlement) == ["level_pack"])
+        }
+    }
+}
