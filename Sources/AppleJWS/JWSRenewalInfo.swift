@@ -10,6 +10,20 @@ public struct JWSRenewalInfo: SignedPayload, Codable, Equatable {
     public var environment: String?
     public var signedDate: Int64?
 
+    public init(
+        originalTransactionID: String, productID: String? = nil, autoRenewStatus: Int? = 1, isInBillingRetryPeriod: Bool? = nil,
+        gracePeriodExpiresDate: Int64? = nil, environment: String? = nil, signedDate: Int64? = nil
+    ) {
+        self.originalTransactionID = originalTransactionID
+        self.productID = productID
+        self.autoRenewProductID = productID
+        self.autoRenewStatus = autoRenewStatus
+        self.isInBillingRetryPeriod = isInBillingRetryPeriod
+        self.gracePeriodExpiresDate = gracePeriodExpiresDate
+        self.environment = environment
+        self.signedDate = signedDate
+    }
+
     enum CodingKeys: String, CodingKey {
         case originalTransactionID = "originalTransactionId"
         case autoRenewProductID = "autoRenewProductId"

@@ -42,10 +42,11 @@ public final class SimulatedServerAPI: Sendable {
     }
 
     /// A signed Server Notification V2 about a registered transaction (or none, for `TEST`). For
-    /// REFUND and REVOKE the transaction carries its revocation, as Apple's does.
+    /// REFUND and REVOKE the transaction carries its revocation, as Apple's does. `renewal`: the
+    /// subscription's renewal info to sign along (grace period, billing retry, auto-renew).
     public func signedNotification(
         type: String, subtype: String? = nil, transactionID: String?, uuid: String = UUID().uuidString.lowercased(),
-        appAppleID: Int64? = nil
+        appAppleID: Int64? = nil, renewal: JWSRenewalInfo? = nil
     ) throws -> String {
         var transaction = transactionID.flatMap { id in state.withLockedValue { $0.transactions[id] } }
         if let id = transactionID, transaction == nil { throw SimulatorError("apple-sim knows no transaction \(id)") }
@@ -57,11 +58,15 @@ public final class SimulatedServerAPI: Sendable {
         }
         transaction?.signedDate = now
         let signedTransaction = try transaction.map { try authority.signer.sign(payload: $0) }
+        var stampedRenewal = renewal
+        stampedRenewal?.signedDate = now
+        let signedRenewal = try stampedRenewal.map { try authority.signer.sign(payload: $0) }
         let payload = NotificationPayload(
             notificationType: type, subtype: subtype, notificationUUID: uuid, signedDate: now,
             data: .init(
                 appAppleID: appAppleID, bundleID: transaction?.bundleID ?? "com.example.game",
-                environment: transaction?.environment ?? "Sandbox", signedTransactionInfo: signedTransaction))
+                environment: transaction?.environment ?? "Sandbox", signedTransactionInfo: signedTransaction,
+                signedRenewalInfo: signedRenewal))
         return try authority.signer.sign(payload: payload)
     }
 

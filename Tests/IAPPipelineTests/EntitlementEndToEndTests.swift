@@ -50,4 +50,68 @@ import Testing
             #expect((reply.json["error"] as? [String: Any])?["code"] as? String == "entitlements_not_configured")
         }
     }
+
+    static func subscribe(_ pipeline: PipelineHarness, _ id: String, expiresIn: Int64 = 3_600_000) async throws {
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        let subscription = JWSTransaction(
+            transactionID: id, webOrderLineItemID: "w\(id)", bundleID: PipelineHarness.bundleID, productID: "vip.monthly",
+            purchaseDate: now - 1000, expiresDate: now + expiresIn, type: "Auto-Renewable Subscription", signedDate: now - 1000,
+            environment: "Sandbox")
+        let jws = try pipeline.simulator.serverAPI.register(subscription)
+        #expect(try await pipeline.terminal(try await pipeline.submit(signed: jws)).status == .granted)
+    }
+
+    static func entitlements(_ pipeline: PipelineHarness) async throws -> [String] {
+        let reply = try await pipeline.get("/v1/users/player-1/entitlements")
+        return (reply.json["entitlements"] as? [[String: Any]] ?? []).map { "\($0["entitlement"]!) \($0["status"]!)" }
+    }
+
+    static func deliver(_ pipeline: PipelineHarness, _ signed: String) async throws -> Ticket {
+        let reply = try await pipeline.notify(signed)
+        #expect(reply.status == 200)
+        return try await pipeline.terminal(try #require(reply.json["ticket"] as? String))
+    }
+
+    /// A refund revokes the subscription; a DID_RENEW Apple signed before the refund but
+    /// delivered after it does not bring the entitlements back.
+    @Test func aLateRenewalAfterARefundStaysRevoked() async throws {
+        try await Self.withCatalog { pipeline in
+            try await Self.subscribe(pipeline, "7200000000000001")
+            #expect(try await Self.entitlements(pipeline) == ["no_ads active", "premium active"])
+            let api = pipeline.simulator.serverAPI
+            let lateRenewal = try api.signedNotification(type: "DID_RENEW", transactionID: "7200000000000001")
+            let refund = try api.signedNotification(type: "REFUND", transactionID: "7200000000000001")
+            #expect(try await Self.deliver(pipeline, refund).result == "revoked")
+            #expect(try await Self.entitlements(pipeline).isEmpty)
+            let record = try await pipeline.redis.send(
+                "HGETALL", pipeline.configuration.keys.subscription(originalTransactionID: "7200000000000001")).stringDictionary
+            #expect(record["status"] == "revoked" && record["cause"] == "notification:REFUND")
+            _ = try await pipeline.terminal(try #require(try await pipeline.notify(lateRenewal).json["ticket"] as? String))
+            #expect(try await Self.entitlements(pipeline).isEmpty)
+            let revoked = try await pipeline.fulfilments().filter { $0["event"] == "entitlement_changed" && $0["status"] == "revoked" }
+            #expect(Set(revoked.compactMap { $0["entitlement"] }) == ["premium", "no_ads"])
+        }
+    }
+
+    /// Billing trouble: a grace period keeps the entitlements (flagged), its end and then the
+    /// expiry take them away, whatever the client says.
+    @Test func aGracePeriodKeepsTheEntitlementsAndExpiryEndsThem() async throws {
+        try await Self.withCatalog { pipeline in
+            try await Self.subscribe(pipeline, "7200000000000002")
+            let api = pipeline.simulator.serverAPI
+            let graceEnds = Int64(Date().timeIntervalSince1970 * 1000) + 86_400_000
+            let failed = try api.signedNotification(
+                type: "DID_FAIL_TO_RENEW", subtype: "GRACE_PERIOD", transactionID: "7200000000000002",
+                renewal: JWSRenewalInfo(originalTransactionID: "7200000000000002", gracePeriodExpiresDate: graceEnds, environment: "Sandbox"))
+            #expect(try await Self.deliver(pipeline, failed).result == "applied")
+            #expect(try await Self.entitlements(pipeline) == ["no_ads grace_period", "premium grace_period"])
+            #expect(try await Self.deliver(pipeline, try api.signedNotification(type: "GRACE_PERIOD_EXPIRED", transactionID: "7200000000000002")).result == "applied")
+            #expect(try await Self.entitlements(pipeline).isEmpty)
+            #expect(try await Self.deliver(pipeline, try api.signedNotification(type: "EXPIRED", subtype: "BILLING_RETRY", transactionID: "7200000000000002")).result == "applied")
+            let record = try await pipeline.redis.send(
+                "HGETALL", pipeline.configuration.keys.subscription(originalTransactionID: "7200000000000002")).stringDictionary
+            #expect(record["status"] == "expired")
+            #expect(try await pipeline.fulfilments().contains { $0["event"] == "expired" && $0["original_transaction_id"] == "7200000000000002" })
+        }
+    }
 }

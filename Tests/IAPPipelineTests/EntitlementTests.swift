@@ -165,4 +165,70 @@ import Testing
             #expect(try await store.entitlements(user: "u1", catalog: Self.catalog, now: 8).entitlements.map(\.entitlement) == ["level_pack"])
         }
     }
+
+    /// Accepts a notification job and moves it into the notifier's in-flight list.
+    static func notificationJob(_ store: PipelineStore, _ ticket: String) async throws -> (String, Job) {
+        let job = NotificationScriptTests.notificationJob(ticket, type: "EXPIRED", uuid: "U-\(ticket)")
+        let payload = try await NotificationScriptTests.held(store, job)
+        return (payload, job)
+    }
+
+    /// `apply_subscription_notification`: in signed-time order, with the entitlement events, kept on the history.
+    @Test func aNotificationMovesASubscriptionOnlyWithNewerNews() async throws {
+        try await withRedis { redis, _ in
+            let store = PipelineStore(redis: redis, keys: Self.keys)
+            let t0: Int64 = 1_800_000_000_000
+            _ = try await Self.grant(
+                store, ticket: "A", transaction: "s1", product: "vip.monthly", expiresAt: t0 + 30 * Self.day, signedAt: t0, now: t0)
+            func change(_ status: String?, signedAt: Int64, grace: Int64? = nil, autoRenew: Int? = nil) -> SubscriptionChange {
+                SubscriptionChange(
+                    originalTransactionID: "s1", productID: "vip.monthly", status: status, expiresAt: t0 + 30 * Self.day,
+                    graceExpiresAt: grace, signedAt: signedAt, cause: "notification:TEST", transactionID: "s1",
+                    entitlements: ["premium", "no_ads"], environment: "Production", autoRenew: autoRenew)
+            }
+            var (payload, job) = try await Self.notificationJob(store, "N1")
+            var (moved, result) = try await store.applySubscriptionNotification(
+                payload, member: NotificationScriptTests.member, job: job,
+                change: change("grace_period", signedAt: t0 + 30 * Self.day, grace: t0 + 46 * Self.day), entry: "e1",
+                now: t0 + 30 * Self.day)
+            #expect(moved == .moved && result == "applied")
+            let grace = try await store.entitlements(user: "u1", catalog: Self.catalog, now: t0 + 40 * Self.day)
+            #expect(grace.entitlements.map { "\($0.entitlement) \($0.status)" } == ["no_ads grace_period", "premium grace_period"])
+            #expect(try await store.ticket("N1")?.result == "applied")
+            #expect(try await redis.send("LRANGE", Self.keys.notifications(originalTransactionID: "s1"), "0", "-1").array?.count == 1)
+
+            // Older news (signed before the grace period began) changes nothing.
+            (payload, job) = try await Self.notificationJob(store, "N2")
+            (moved, result) = try await store.applySubscriptionNotification(
+                payload, member: NotificationScriptTests.member, job: job, change: change("expired", signedAt: t0 + Self.day), entry: "e2")
+            #expect(result == "stale")
+            #expect(try await redis.send("HGET", Self.keys.subscription(originalTransactionID: "s1"), "status").string == "grace_period")
+
+            // Auto-renew turned off: the status stays, the flag changes.
+            (payload, job) = try await Self.notificationJob(store, "N3")
+            (_, result) = try await store.applySubscriptionNotification(
+                payload, member: NotificationScriptTests.member, job: job, change: change(nil, signedAt: t0 + 31 * Self.day, autoRenew: 0),
+                entry: "e3")
+            let record = try await redis.send("HGETALL", Self.keys.subscription(originalTransactionID: "s1")).stringDictionary
+            #expect(result == "applied" && record["status"] == "grace_period" && record["auto_renew"] == "0")
+
+            (payload, job) = try await Self.notificationJob(store, "N4")
+            (_, result) = try await store.applySubscriptionNotification(
+                payload, member: NotificationScriptTests.member, job: job, change: change("expired", signedAt: t0 + 47 * Self.day),
+                entry: "e4", now: t0 + 47 * Self.day)
+            #expect(result == "applied")
+            let tail = try await Self.events(redis).suffix(3).map { "\($0["event"]!) \($0["entitlement"] ?? "-") \($0["status"] ?? "-")" }
+            #expect(Set(tail) == ["entitlement_changed premium expired", "entitlement_changed no_ads expired", "expired - -"])
+            #expect(try await store.entitlements(user: "u1", catalog: Self.catalog, now: t0 + 40 * Self.day).entitlements.isEmpty)
+
+            // A subscription nobody was granted: nothing to apply.
+            (payload, job) = try await Self.notificationJob(store, "N5")
+            var unknown = change("expired", signedAt: t0)
+            unknown.originalTransactionID = "nobody"
+            (_, result) = try await store.applySubscriptionNotification(
+                payload, member: NotificationScriptTests.member, job: job, change: unknown, entry: "e5")
+            #expect(result == "unknown_subscription")
+            #expect(try await redis.send("EXISTS", Self.keys.subscription(originalTransactionID: "nobody")).int == 0)
+        }
+    }
 }

@@ -1,4 +1,5 @@
 import AppleReceipt
+import PlainJSON
 import Foundation
 import RedisClient
 
@@ -251,34 +252,60 @@ public struct PipelineStore: Sendable {
         return (ticket, created == 1)
     }
 
-    /// REFUND / REVOKE of `unit`; returns the result (`revoked`, `already_revoked`, `refund_remembered`) when it moved.
+    /// REFUND / REVOKE of `unit`; returns the result (`revoked`, `already_revoked`, `refund_remembered`)
+    /// when it moved. `subscription`: the period's subscription becomes `revoked` with it.
     public func revoke(
-        _ payload: String, member: String, job: Job, unit: String, reason: String, type: String, now: Int64 = currentTimeMs()
+        _ payload: String, member: String, job: Job, unit: String, reason: String, type: String,
+        subscription: SubscriptionChange? = nil, now: Int64 = currentTimeMs()
     ) async throws -> (TransitionResult, String?) {
-        let arguments = [
-            "ticket": job.ticket, "now": String(now), "channel": keys.results, "notification": job.notification?.uuid ?? "",
-            "revocation_reason": reason, "revocation_type": type, "prefix": keys.scriptPrefix,
-        ]
+        let arguments: JSONValue = .members([
+            "ticket": .string(job.ticket), "now": .string(String(now)), "channel": .string(keys.results),
+            "notification": .string(job.notification?.uuid ?? ""), "revocation_reason": .string(reason),
+            "revocation_type": .string(type), "prefix": .string(keys.scriptPrefix), "subscription": subscription?.json,
+        ])
         return try await notificationStep(PipelineScripts.revokeGrant, payload, member: member, job: job, unit: unit, arguments)
     }
 
-    /// REFUND_REVERSED of `unit`; returns the result (`reinstated`, `refund_forgotten`, `not_revoked`) when it moved.
+    /// REFUND_REVERSED of `unit`; returns the result (`reinstated`, `refund_forgotten`, `not_revoked`)
+    /// when it moved. `subscription`: the period's subscription's status as the transaction now says.
     public func reinstate(
-        _ payload: String, member: String, job: Job, unit: String, now: Int64 = currentTimeMs()
+        _ payload: String, member: String, job: Job, unit: String, subscription: SubscriptionChange? = nil,
+        now: Int64 = currentTimeMs()
     ) async throws -> (TransitionResult, String?) {
-        let arguments = [
-            "ticket": job.ticket, "now": String(now), "channel": keys.results, "notification": job.notification?.uuid ?? "",
-            "prefix": keys.scriptPrefix,
-        ]
+        let arguments: JSONValue = .members([
+            "ticket": .string(job.ticket), "now": .string(String(now)), "channel": .string(keys.results),
+            "notification": .string(job.notification?.uuid ?? ""), "prefix": .string(keys.scriptPrefix),
+            "subscription": subscription?.json,
+        ])
         return try await notificationStep(PipelineScripts.reinstateGrant, payload, member: member, job: job, unit: unit, arguments)
     }
 
     private func notificationStep(
-        _ script: RedisScript, _ payload: String, member: String, job: Job, unit: String, _ arguments: [String: String]
+        _ script: RedisScript, _ payload: String, member: String, job: Job, unit: String, _ arguments: JSONValue
     ) async throws -> (TransitionResult, String?) {
         let reply = try await redis.run(
             script,
             keys: [keys.inflight(member: member), keys.ticket(job.ticket), keys.grant(unit: unit), keys.refunded(unit: unit), keys.fulfilment],
+            arguments: [payload, arguments.canonicalText])
+        let items = reply.array ?? []
+        return (TransitionResult(items.first?.int), items.count > 1 ? items[1].string : nil)
+    }
+
+    /// A notification that moves a subscription without a grant: applied to its record in
+    /// signed-time order, kept on its history; returns what applying it did (`applied`, `stale`,
+    /// `unknown_subscription`) when it moved.
+    public func applySubscriptionNotification(
+        _ payload: String, member: String, job: Job, change: SubscriptionChange, entry: String, now: Int64 = currentTimeMs()
+    ) async throws -> (TransitionResult, String?) {
+        let arguments = ApplySubscriptionNotificationArguments(
+            ticket: job.ticket, now: String(now), channel: keys.results, prefix: keys.scriptPrefix, entry: entry, keep: "100",
+            subscription: change)
+        let reply = try await redis.run(
+            PipelineScripts.applySubscriptionNotification,
+            keys: [
+                keys.inflight(member: member), keys.ticket(job.ticket),
+                keys.notifications(originalTransactionID: change.originalTransactionID), keys.fulfilment,
+            ],
             arguments: [payload, arguments.argument])
         let items = reply.array ?? []
         return (TransitionResult(items.first?.int), items.count > 1 ? items[1].string : nil)

@@ -13,8 +13,10 @@ enum GrantEffects {
     ///
     /// `applySubscription(p, s, now, stream)` updates `subscription:<original_transaction_id>` in
     /// signed-time order: news older (`signed_at`) than what made the record is ignored (`stale`),
-    /// as is a grant of a period that ends before the record's. The record keeps its first user
-    /// (the owner). When the status or the product changes while the subscription is or was on
+    /// as is a grant of a period that ends before the record's, and, with `require_latest` (a
+    /// refund), news about another transaction than the record's latest (`not_latest`). The
+    /// record keeps its first user (the owner); without a record and a user it is
+    /// `unknown_subscription`. Absent `status`, `expires_at`, `product_id`, `entitlements` keep the record's. When the status or the product changes while the subscription is or was on
     /// (`active`, `grace_period`), one `entitlement_changed` entry per entitlement goes to the
     /// fulfilment stream (a change of product ends the old product's, status `ended`), and one
     /// `expired` entry when a known subscription expires.
@@ -27,16 +29,35 @@ enum GrantEffects {
 
         local function applySubscription(p, s, now, stream)
           local key = p .. 'subscription:' .. s.original_transaction_id
-          local old = redis.call('HMGET', key, 'event_at', 'status', 'product_id', 'entitlements', 'user_id', 'expires_at')
+          local old = redis.call('HMGET', key, 'event_at', 'status', 'product_id', 'entitlements', 'user_id', 'expires_at',
+            'latest_transaction_id')
+          if not old[5] and not s.user_id then return 'unknown_subscription' end
           if old[1] and tonumber(old[1]) > tonumber(s.signed_at) then return 'stale' end
           if s.cause == 'grant' and old[6] and old[6] ~= '' and s.expires_at ~= '' and tonumber(old[6]) > tonumber(s.expires_at)
             and old[2] ~= 'revoked' then
             return 'older_period'
           end
+          if s.require_latest and old[7] and old[7] ~= s.transaction_id then return 'not_latest' end
+          if not s.status then
+            if not old[2] then return 'unknown_subscription' end
+            s.status = old[2]
+          end
           local user = old[5] or s.user_id
-          redis.call('HSET', key, 'user_id', user, 'product_id', s.product_id, 'status', s.status, 'expires_at', s.expires_at,
-            'event_at', s.signed_at, 'cause', s.cause, 'latest_transaction_id', s.transaction_id,
-            'entitlements', s.entitlements or '', 'environment', s.environment or '', 'updated_at', now)
+          local expires = s.expires_at
+          if not expires or expires == '' then expires = old[6] or '' end
+          local product = s.product_id or old[3]
+          local entitlements = s.entitlements
+          if not entitlements or (product == old[3] and entitlements == '') then entitlements = old[4] or '' end
+          s.expires_at, s.product_id, s.entitlements = expires, product, entitlements
+          redis.call('HSET', key, 'user_id', user, 'product_id', product, 'status', s.status, 'expires_at', expires,
+            'event_at', s.signed_at, 'cause', s.cause, 'latest_transaction_id', s.transaction_id or old[7] or '',
+            'entitlements', entitlements, 'environment', s.environment or '', 'updated_at', now)
+          if s.grace_expires_at and s.grace_expires_at ~= '' then
+            redis.call('HSET', key, 'grace_expires_at', s.grace_expires_at)
+          else
+            redis.call('HDEL', key, 'grace_expires_at')
+          end
+          if s.auto_renew then redis.call('HSET', key, 'auto_renew', s.auto_renew) end
           redis.call('SADD', p .. 'user-subscriptions:' .. user, s.original_transaction_id)
           local function changed(entitlement, status, product)
             redis.call('XADD', stream, '*', 'event', 'entitlement_changed', 'source', s.source or s.cause, 'user_id', user,

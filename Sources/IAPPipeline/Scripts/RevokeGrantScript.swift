@@ -8,9 +8,10 @@ extension PipelineScripts {
     /// notification's ticket; ack.
     /// KEYS: in-flight list, ticket key, grant key, refund marker, fulfilment stream.
     /// ARGV[1]: the job as taken; ARGV[2]: JSON `{"ticket", "now", "channel", "notification",
-    ///   "revocation_reason", "revocation_type", "prefix"}`.
+    ///   "revocation_reason", "revocation_type", "prefix", "subscription"?}`: for a subscription's
+    ///   period, the record becomes `revoked` (`applySubscription`, only when it is the latest period).
     /// Returns `{1, result}` (`revoked`, `already_revoked`, `refund_remembered`), `{0}` lease lost, `{-1}` no ticket.
-    static let revokeGrant = RedisScript(name: "revoke_grant", source: """
+    static let revokeGrant = RedisScript(name: "revoke_grant", source: GrantEffects.lua + """
         if redis.call('EXISTS', KEYS[2]) == 0 then return {-1} end
         if redis.call('LREM', KEYS[1], 1, ARGV[1]) == 0 then return {0} end
         local a = cjson.decode(ARGV[2])
@@ -30,6 +31,10 @@ extension PipelineScripts {
               'revoked_at', a.now, 'revocation_reason', a.revocation_reason, 'revocation_type', a.revocation_type,
               'notification', a.notification)
             redis.call('INCR', a.prefix .. 'refunds:' .. g[2])
+            if a.subscription then
+              a.subscription.user_id = g[2]
+              applySubscription(a.prefix, a.subscription, a.now, KEYS[5])
+            end
             result = 'revoked'
           end
         else

@@ -19,6 +19,8 @@ public struct NotifyHandler: JobHandler {
     static let reversal = "REFUND_REVERSED"
     static let purchases: Set<String> = ["ONE_TIME_CHARGE", "SUBSCRIBED", "DID_RENEW", "OFFER_REDEEMED"]
     static let consumptionRequest = "CONSUMPTION_REQUEST"
+    /// Types that move a subscription without a grant.
+    static let subscriptionChanges: Set<String> = ["EXPIRED", "DID_FAIL_TO_RENEW", "GRACE_PERIOD_EXPIRED", "DID_CHANGE_RENEWAL_STATUS"]
 
     public init(catalog: ProductCatalog, consumption: ConsumptionAnswering? = nil) {
         self.catalog = catalog
@@ -39,6 +41,10 @@ public struct NotifyHandler: JobHandler {
             await revokeOrReinstate(transaction, notification: notification, payload: payload, job: job, worker: worker)
         } else if Self.purchases.contains(notification.type), let transaction = notification.transaction {
             await grantToAccount(transaction, notification: notification, payload: payload, job: job, worker: worker)
+        } else if Self.subscriptionChanges.contains(notification.type), let transaction = notification.transaction,
+                  let change = subscriptionChange(transaction, notification: notification, status: Self.status(after: notification))
+        {
+            await applySubscriptionChange(change, notification: notification, payload: payload, job: job, worker: worker)
         } else if notification.type == Self.consumptionRequest, let transaction = notification.transaction, let consumption {
             await answerConsumptionRequest(
                 transaction, answering: consumption, notification: notification, payload: payload, job: job, worker: worker)
@@ -62,13 +68,18 @@ public struct NotifyHandler: JobHandler {
         guard let unit = await unit(of: transaction, payload: payload, job: job, worker: worker) else { return }
         let reversal = notification.type == Self.reversal
         let step = reversal ? "reinstate_grant" : "revoke_grant"
-        let outcome = await worker.transition(step) {
+        // A subscription's period: its record follows (only when it is the latest period).
+        let now = currentTimeMs()
+        let afterReversal = (transaction.expiresDate ?? Int64.max) > now ? "active" : "expired"
+        var change = subscriptionChange(transaction, notification: notification, status: reversal ? afterReversal : "revoked")
+        change?.requireLatest = true
+        let outcome = await worker.transition(step) { [change] in
             reversal
-                ? try await worker.store.reinstate(payload, member: worker.member, job: job, unit: unit)
+                ? try await worker.store.reinstate(payload, member: worker.member, job: job, unit: unit, subscription: change)
                 : try await worker.store.revoke(
                     payload, member: worker.member, job: job, unit: unit,
                     reason: transaction.revocationReason.map(String.init) ?? "",
-                    type: transaction.revocationType ?? notification.type)
+                    type: transaction.revocationType ?? notification.type, subscription: change)
         }
         guard let (result, applied) = outcome else { return }
         if result == .moved {
@@ -157,6 +168,49 @@ public struct NotifyHandler: JobHandler {
                 payload, job: job, attempt: attempt, reason: reason, detail: detail, retryAfterMs: retryAfterMs,
                 policy: answering.retryPolicy)
         }
+    }
+
+    /// The subscription's new state a notification says, or `nil` when its product is not an
+    /// auto-renewable one of the catalog. Signed time: the notification's `signedDate`.
+    private func subscriptionChange(
+        _ transaction: JWSTransaction, notification: VerifiedNotification, status: String?
+    ) -> SubscriptionChange? {
+        guard catalog.products[transaction.productID] == .autoRenewable else { return nil }
+        let autoRenew = notification.renewal?.autoRenewStatus
+        return SubscriptionChange(
+            originalTransactionID: transaction.originalTransactionID, productID: transaction.productID, status: status,
+            expiresAt: transaction.expiresDate,
+            graceExpiresAt: status == "grace_period" ? notification.renewal?.gracePeriodExpiresDate : nil,
+            signedAt: notification.signedDate ?? transaction.signedDate ?? currentTimeMs(), cause: "notification:\(notification.type)",
+            transactionID: transaction.transactionID, entitlements: catalog.entitlements[transaction.productID] ?? [],
+            environment: transaction.environment, autoRenew: autoRenew)
+    }
+
+    /// What a subscription is after `EXPIRED`, `DID_FAIL_TO_RENEW` (grace period or billing retry),
+    /// `GRACE_PERIOD_EXPIRED` (Apple still retries); `nil` (unchanged) after `DID_CHANGE_RENEWAL_STATUS`.
+    static func status(after notification: VerifiedNotification) -> String? {
+        switch notification.type {
+        case "EXPIRED": return "expired"
+        case "DID_FAIL_TO_RENEW": return notification.subtype == "GRACE_PERIOD" ? "grace_period" : "billing_retry"
+        case "GRACE_PERIOD_EXPIRED": return "billing_retry"
+        default: return nil
+        }
+    }
+
+    private func applySubscriptionChange(
+        _ change: SubscriptionChange, notification: VerifiedNotification, payload: String, job: Job, worker: WorkerContext
+    ) async {
+        let entry = String(decoding: canonicalJSON(NotificationEntry(notification)), as: UTF8.self)
+        let outcome = await worker.transition("apply_subscription_notification") {
+            try await worker.store.applySubscriptionNotification(payload, member: worker.member, job: job, change: change, entry: entry)
+        }
+        guard let (result, applied) = outcome else { return }
+        if result == .moved {
+            worker.logger.info("subscription notification applied", metadata: [
+                "type": "\(notification.type)", "original_transaction_id": "\(change.originalTransactionID)", "result": "\(applied ?? "?")",
+            ])
+        }
+        await worker.settle(result, payload: payload, job: job, what: "apply_subscription_notification")
     }
 
     /// Keeps the notification on its original transaction's history (or nowhere when it has none)
