@@ -34,7 +34,7 @@ import Testing
 
     @Test func theOtherStagesListOnlyRedisTheWorkerTheCatalogAndThePolicy() {
         #expect(Self.settings(in: DeduperCommand.helpMessage()) == Self.redis.union(Self.replication).union(Self.worker).union([
-            "IAP_PRODUCTS_FILE", "IAP_CURRENCIES", "IAP_SANDBOX", "IAP_MAX_REFUNDS_PER_USER",
+            "IAP_PRODUCTS_FILE", "IAP_CURRENCIES", "IAP_SANDBOX", "IAP_MAX_REFUNDS_PER_USER", "IAP_SHARING_POLICY",
         ]))
         #expect(Self.settings(in: NotifierCommand.helpMessage()) == Self.redis.union(Self.worker).union(Self.serverAPIKey).union([
             "IAP_PRODUCTS_FILE", "IAP_REFUND_PREFERENCE", "IAP_BUNDLE_IDS", "IAP_APPLE_TIMEOUT_MS", "IAP_MAX_ATTEMPTS",

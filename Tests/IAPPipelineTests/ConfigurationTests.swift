@@ -40,7 +40,7 @@ import Testing
         ("IAP_APPLE_API_PRODUCTION_URL", "api.storekit.apple.com"), ("IAP_APPLE_API_MAX_RPS", "0"),
         ("IAP_APPLE_APP_ID", "abc"), ("IAP_APPLE_APP_ID", "-5"),
         ("IAP_CURRENCIES", "USD,US"), ("IAP_CURRENCIES", "US$"), ("IAP_MAX_REFUNDS_PER_USER", "-1"),
-        ("IAP_REFUND_PREFERENCE", "maybe"),
+        ("IAP_REFUND_PREFERENCE", "maybe"), ("IAP_SHARING_POLICY", "lend"),
     ])
     func aMalformedValueNamesItsVariable(_ variable: String, _ value: String) {
         #expect { try PipelineConfiguration(environment: [variable: value]) } throws: { error in
@@ -108,6 +108,7 @@ import Testing
             "IAP_CURRENCIES": "usd, EUR", "IAP_SANDBOX": file.path, "IAP_MAX_REFUNDS_PER_USER": "3",
         ]).purchasePolicy()
         #expect(policy == PurchasePolicy(currencies: ["USD", "EUR"], sandbox: .users(["reviewer-1", "tester-2"]), maxRefundsPerUser: 3))
+        #expect(try PipelineConfiguration(environment: ["IAP_SHARING_POLICY": "Transfer"]).purchasePolicy().sharing == .transfer)
         #expect(try PipelineConfiguration(environment: ["IAP_SANDBOX": "DENY"]).purchasePolicy().sandbox == .deny)
         #expect { try PipelineConfiguration(environment: ["IAP_SANDBOX": "/no/such/file"]).purchasePolicy() } throws: { error in
             (error as? ConfigurationError)?.variable == "IAP_SANDBOX"

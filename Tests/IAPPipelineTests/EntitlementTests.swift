@@ -18,7 +18,7 @@ import Testing
     /// Grants one purchase as the grant stage would, the dedupe stage having annotated it from the catalog.
     static func grant(
         _ store: PipelineStore, ticket: String, user: String = "u1", transaction: String, original: String? = nil,
-        product: String, expiresAt: Int64? = nil, signedAt: Int64? = nil, now: Int64
+        product: String, expiresAt: Int64? = nil, signedAt: Int64? = nil, sharing: SharingPolicy = .bind, now: Int64
     ) async throws -> TicketStatus? {
         var job = Job(ticket: ticket, userID: user, receiptData: "cmVjZWlwdA==", productID: nil, transactionID: nil, enqueuedAt: 1)
         _ = try await store.submit(job, receiptDigest: "d-\(ticket)", ttlSeconds: 3600)
@@ -30,6 +30,7 @@ import Testing
         job.stage = .dedupe
         job.receipt = VerifiedReceipt(environment: "Production", bundleID: "b", transactions: [transaction])
         job.purchases = DedupeHandler(catalog: catalog).purchases(for: job, in: job.receipt!)
+        job.sharing = sharing
         job.stage = .grant
         job.receiptData = nil
         let payload = job.encoded()
@@ -229,6 +230,50 @@ import Testing
                 payload, member: NotificationScriptTests.member, job: job, change: unknown, entry: "e5")
             #expect(result == "unknown_subscription")
             #expect(try await redis.send("EXISTS", Self.keys.subscription(originalTransactionID: "nobody")).int == 0)
+        }
+    }
+
+    /// `IAP_SHARING_POLICY` when a second account proves a purchase the first was granted.
+    @Test(arguments: SharingPolicy.allCases)
+    func anotherAccountProvingAnOwnedPurchaseFollowsTheSharingPolicy(_ sharing: SharingPolicy) async throws {
+        try await withRedis { redis, _ in
+            let store = PipelineStore(redis: redis, keys: Self.keys)
+            let t0: Int64 = 1_800_000_000_000
+            #expect(try await Self.grant(store, ticket: "A", user: "alice", transaction: "p1", product: "level.pack", now: t0) == .granted)
+            #expect(try await Self.grant(
+                store, ticket: "S", user: "alice", transaction: "s1", product: "vip.monthly", expiresAt: t0 + Self.day, signedAt: t0,
+                now: t0) == .granted)
+            // Bob restores both on his device (new transaction ids, same originals).
+            let pack = try await Self.grant(
+                store, ticket: "B", user: "bob", transaction: "p2", original: "p1", product: "level.pack", sharing: sharing, now: t0 + 1)
+            let sub = try await Self.grant(
+                store, ticket: "C", user: "bob", transaction: "s1", product: "vip.monthly", expiresAt: t0 + Self.day, signedAt: t0,
+                sharing: sharing, now: t0 + 1)
+            let ticket = try #require(try await store.ticket("B"))
+            let alice = try await store.entitlements(user: "alice", catalog: Self.catalog, now: t0 + 2).entitlements.map(\.entitlement)
+            let bob = try await store.entitlements(user: "bob", catalog: Self.catalog, now: t0 + 2).entitlements.map(\.entitlement)
+            let events = try await Self.events(redis).dropFirst(4).map { "\($0["event"]!) \($0["user_id"]!) \($0["entitlement"] ?? $0["revocation_reason"] ?? "-")" }
+            switch sharing {
+            case .bind:
+                #expect(pack == .duplicate && sub == .duplicate && ticket.transactions.first?.reason == "owned_by_another_account")
+                #expect(alice == ["level_pack", "no_ads", "premium"] && bob.isEmpty && events.isEmpty)
+            case .transfer:
+                #expect(pack == .granted && sub == .granted)
+                #expect(alice.isEmpty && bob == ["level_pack", "no_ads", "premium"])
+                #expect(try await redis.send("GET", Self.keys.owner(originalTransactionID: "p1")).string == "bob")
+                #expect(try await redis.send("HGET", Self.keys.grant(unit: "p1"), "transferred_from").string == "alice")
+                #expect(events.prefix(4) == ["revoked alice transferred", "granted bob -", "entitlement_changed alice level_pack",
+                                             "entitlement_changed bob level_pack"])
+            case .share:
+                #expect(pack == .duplicate && sub == .duplicate && ticket.transactions.first?.reason == "shared")
+                #expect(alice == ["level_pack", "no_ads", "premium"] && bob == ["level_pack", "no_ads", "premium"])
+                #expect(events.allSatisfy { $0.hasPrefix("entitlement_changed bob") } && events.count == 3)
+            }
+            // A consumable is never shared or transferred: granted once, ever.
+            #expect(try await Self.grant(store, ticket: "G1", user: "alice", transaction: "g1", product: "gold.100", now: t0) == .granted)
+            #expect(try await Self.grant(
+                store, ticket: "G2", user: "bob", transaction: "g1", product: "gold.100", sharing: sharing, now: t0) == .duplicate)
+            #expect(try await redis.send("HGET", Self.keys.grant(unit: "g1"), "user_id").string == "alice")
         }
     }
 }

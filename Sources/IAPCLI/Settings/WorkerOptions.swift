@@ -42,10 +42,15 @@ public struct PolicyOptions: SettingsGroup {
     @Option(help: "IAP_SANDBOX: allow (default), deny, or a file of user ids allowed to use the sandbox") var sandbox: String?
     @Option(help: "IAP_MAX_REFUNDS_PER_USER: hold a user's new purchases from this many refunds on (default 0: never)")
     var maxRefundsPerUser: String?
+    @Option(help: "IAP_SHARING_POLICY: bind (default), transfer or share: another account proving an owned purchase")
+    var sharingPolicy: String?
 
     public init() {}
 
     public var flags: [String: String?] {
-        ["IAP_CURRENCIES": currencies, "IAP_SANDBOX": sandbox, "IAP_MAX_REFUNDS_PER_USER": maxRefundsPerUser]
+        [
+            "IAP_CURRENCIES": currencies, "IAP_SANDBOX": sandbox, "IAP_MAX_REFUNDS_PER_USER": maxRefundsPerUser,
+            "IAP_SHARING_POLICY": sharingPolicy,
+        ]
     }
 }

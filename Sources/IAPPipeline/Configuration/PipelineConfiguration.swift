@@ -56,6 +56,7 @@ public struct PipelineConfiguration: Sendable {
     public var sandbox = "allow"
     /// 0: no limit.
     public var maxRefundsPerUser = 0
+    public var sharingPolicy = SharingPolicy.bind
     /// What the notifier tells Apple it prefers when a customer asks for a refund
     /// (`IAP_REFUND_PREFERENCE`); `nil` (`none`): it does not answer consumption requests.
     public var refundPreference: ConsumptionInformation.RefundPreference?
@@ -141,6 +142,12 @@ public struct PipelineConfiguration: Sendable {
         }
         if let value = env["IAP_SANDBOX"] { sandbox = value.trimmingCharacters(in: .whitespaces) }
         maxRefundsPerUser = try Self.int(env, "IAP_MAX_REFUNDS_PER_USER", default: maxRefundsPerUser, in: 0...1_000_000)
+        if let text = env["IAP_SHARING_POLICY"] {
+            guard let policy = SharingPolicy(rawValue: text.lowercased()) else {
+                throw ConfigurationError("IAP_SHARING_POLICY", "'\(text)' is not bind, transfer or share")
+            }
+            sharingPolicy = policy
+        }
         if let text = env["IAP_REFUND_PREFERENCE"], text.lowercased() != "none" {
             guard let preference = ConsumptionInformation.RefundPreference(rawValue: text.uppercased()) else {
                 throw ConfigurationError("IAP_REFUND_PREFERENCE", "'\(text)' is not none, decline, grant_full or grant_prorated")
@@ -247,7 +254,7 @@ public struct PipelineConfiguration: Sendable {
         }
         return PurchasePolicy(
             currencies: currencies.isEmpty ? nil : Set(currencies), sandbox: sandboxPolicy,
-            maxRefundsPerUser: maxRefundsPerUser == 0 ? nil : maxRefundsPerUser)
+            maxRefundsPerUser: maxRefundsPerUser == 0 ? nil : maxRefundsPerUser, sharing: sharingPolicy)
     }
 
     private static func int(

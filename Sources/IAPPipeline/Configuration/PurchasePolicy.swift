@@ -18,11 +18,16 @@ public struct PurchasePolicy: Sendable, Equatable {
     public var sandbox: Sandbox
     /// Refunds and revocations after which a user's new purchases are held (`IAP_MAX_REFUNDS_PER_USER`); `nil`: never.
     public var maxRefundsPerUser: Int?
+    /// `IAP_SHARING_POLICY`.
+    public var sharing: SharingPolicy
 
-    public init(currencies: Set<String>? = nil, sandbox: Sandbox = .allow, maxRefundsPerUser: Int? = nil) {
+    public init(
+        currencies: Set<String>? = nil, sandbox: Sandbox = .allow, maxRefundsPerUser: Int? = nil, sharing: SharingPolicy = .bind
+    ) {
         self.currencies = currencies
         self.sandbox = sandbox
         self.maxRefundsPerUser = maxRefundsPerUser
+        self.sharing = sharing
     }
 
     /// Grants whatever Apple verified.

@@ -19,6 +19,10 @@ extension Job {
         source = try json.stringIfPresent("source")
         currency = try json.stringIfPresent("currency")
         refundLimit = try json.intIfPresent("refund_limit")
+        sharing = try json.stringIfPresent("sharing").map { text throws(JSONShapeError) in
+            guard let policy = SharingPolicy(rawValue: text) else { throw JSONShapeError(member: "sharing", reason: "unknown policy \(text)") }
+            return policy
+        }
         attempts = try json.int("attempts")
         enqueuedAt = try json.int64("enqueued_at")
         receipt = try json.objectIfPresent("receipt").map { receipt throws(JSONShapeError) in try VerifiedReceipt(json: receipt) }
@@ -54,6 +58,7 @@ extension Job {
             "source": source.json,
             "currency": currency.json,
             "refund_limit": refundLimit.map { .int($0) },
+            "sharing": sharing.map { .string($0.rawValue) },
             "notification": notification.map(Self.json(of:)),
             "attempts": .int(attempts),
             "enqueued_at": .int(enqueuedAt),

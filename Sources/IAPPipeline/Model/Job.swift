@@ -33,6 +33,9 @@ public struct Job: Codable, Sendable, Equatable {
     /// Set by the dedupe stage from `IAP_MAX_REFUNDS_PER_USER`: the grant stage holds new
     /// purchases of a user with this many refunds and revocations.
     public var refundLimit: Int?
+    /// Set by the dedupe stage from `IAP_SHARING_POLICY`: what the grant stage does when another
+    /// user holds the grant of a non-consumable or subscription this job proves.
+    public var sharing: SharingPolicy?
 
     public init(
         ticket: String, userID: String, receiptData: String?, signedTransaction: String? = nil, productID: String?,
@@ -60,6 +63,7 @@ public struct Job: Codable, Sendable, Equatable {
         case enqueuedAt = "enqueued_at"
         case receipt, purchases, source, notification, currency
         case refundLimit = "refund_limit"
+        case sharing
     }
 
     /// What the verify stage checks: the first of receipt, signed transaction, transaction id.

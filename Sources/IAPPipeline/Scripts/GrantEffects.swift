@@ -86,6 +86,68 @@ enum GrantEffects {
           return 'applied'
         end
 
+        -- One `entitlement_changed` entry per entitlement (comma-separated) for one user.
+        local function announce(stream, user, entitlements, status, product, original, expires, now, source)
+          for _, e in ipairs(split(entitlements)) do
+            redis.call('XADD', stream, '*', 'event', 'entitlement_changed', 'source', source, 'user_id', user,
+              'entitlement', e, 'status', status, 'product_id', product, 'original_transaction_id', original,
+              'expires_at', expires or '', 'changed_at', now)
+          end
+        end
+
+        -- IAP_SHARING_POLICY, when `user` proves a purchase whose grant (`record`) another user holds:
+        -- `transfer` moves the grant, its claim, its owner and its entitlements to `user` (the
+        -- holder's `revoked` with reason `transferred`, the new owner's `granted`); `share` gives
+        -- `user` its entitlements too. Returns the purchase's outcome and reason.
+        local function sharePurchase(p, a, purchase, claim, record, now, stream)
+          local holder = redis.call('HGET', record, 'user_id')
+          local user, unit, otx = a.user_id, purchase.unit, purchase.original_transaction_id
+          if not holder or holder == user or not purchase.kind or not a.sharing then return 'duplicate', '' end
+          local on, status, expires = true, 'active', ''
+          if purchase.kind == 'auto_renewable' then
+            local sub = redis.call('HMGET', p .. 'subscription:' .. otx, 'status', 'expires_at')
+            status, expires = sub[1] or 'active', sub[2] or ''
+            on = status == 'active' or status == 'grace_period'
+          end
+          if a.sharing == 'transfer' then
+            local g = redis.call('HMGET', record, 'ticket', 'product_id', 'quantity', 'transaction_id', 'environment', 'granted_at')
+            redis.call('HSET', record, 'user_id', user, 'ticket', a.ticket, 'transferred_from', holder, 'transferred_at', now)
+            redis.call('SET', claim, a.ticket)
+            redis.call('XADD', stream, '*', 'event', 'revoked', 'source', a.source, 'ticket', g[1], 'user_id', holder,
+              'product_id', g[2], 'quantity', g[3], 'transaction_id', g[4], 'original_transaction_id', otx,
+              'environment', g[5], 'unit', unit, 'granted_at', g[6], 'revoked_at', now, 'revocation_reason', 'transferred')
+            redis.call('XADD', stream, '*', 'event', 'granted', 'source', a.source, 'ticket', a.ticket, 'user_id', user,
+              'product_id', g[2], 'quantity', g[3], 'transaction_id', g[4], 'original_transaction_id', otx,
+              'environment', g[5], 'unit', unit, 'granted_at', now, 'transferred_from', holder)
+            redis.call('SET', p .. 'owner:' .. otx, user)
+            if purchase.kind == 'non_consumable' then
+              redis.call('SREM', p .. 'lifetime:' .. holder, unit)
+              redis.call('SADD', p .. 'lifetime:' .. user, unit)
+            else
+              redis.call('HSET', p .. 'subscription:' .. otx, 'user_id', user)
+              redis.call('SREM', p .. 'user-subscriptions:' .. holder, otx)
+              redis.call('SADD', p .. 'user-subscriptions:' .. user, otx)
+            end
+            if on then
+              announce(stream, holder, purchase.entitlements, 'ended', purchase.product_id, otx, expires, now, a.source)
+              announce(stream, user, purchase.entitlements, status, purchase.product_id, otx, expires, now, a.source)
+            end
+            return 'granted', ''
+          elseif a.sharing == 'share' then
+            local added
+            if purchase.kind == 'non_consumable' then
+              added = redis.call('SADD', p .. 'lifetime:' .. user, unit)
+            else
+              added = redis.call('SADD', p .. 'user-subscriptions:' .. user, otx)
+            end
+            if added == 1 and on then
+              announce(stream, user, purchase.entitlements, status, purchase.product_id, otx, expires, now, a.source)
+            end
+            return 'duplicate', 'shared'
+          end
+          return 'duplicate', 'owned_by_another_account'
+        end
+
         local function grantEffects(p, g, now, stream)
           redis.call('SET', p .. 'owner:' .. g.original_transaction_id, g.user_id, 'NX')
           if g.app_account_token and g.app_account_token ~= '' then

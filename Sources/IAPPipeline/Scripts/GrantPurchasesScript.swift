@@ -15,6 +15,11 @@ extension PipelineScripts {
     /// a hold record (`held:<unit>`, indexed in `held`), one `held` entry on the fulfilment stream,
     /// the ticket `held`. A purchase the dedupe stage held (currency) is held the same way. The
     /// claim stays with the ticket while it is held; `release_held_purchase` grants it.
+    ///
+    /// A non-consumable or subscription another user was granted follows `sharing`
+    /// (`IAP_SHARING_POLICY`, see `sharePurchase`): `duplicate` with reason
+    /// `owned_by_another_account` (`bind`), granted to this user instead (`transfer`), or
+    /// `duplicate` with reason `shared` and its entitlements (`share`).
     /// KEYS: in-flight list, ticket key, fulfilment stream, then (claim key, grant key) per claimed purchase.
     /// ARGV[1]: the job as taken; ARGV[2]: `GrantPurchasesArguments` as JSON.
     /// Returns `{1, status}`, `{0}` when the worker no longer holds the job, `{-1}` when the ticket is gone.
@@ -41,7 +46,7 @@ extension PipelineScripts {
               owner = ticket
             end
             if owner ~= ticket then
-              outcome = 'duplicate'
+              outcome, why = sharePurchase(p, a, purchase, claim, record, now, KEYS[3])
             elseif redis.call('EXISTS', record) == 1 then
               if redis.call('HGET', record, 'ticket') == ticket then outcome = 'granted' else outcome = 'duplicate' end
             elseif redis.call('HGET', hold, 'ticket') == ticket then
@@ -109,7 +114,7 @@ extension PipelineScripts {
           elseif not reason and why ~= '' then reason = why end
           local entry = {transaction_id = tx, original_transaction_id = otx, product_id = product,
             quantity = tonumber(quantity), outcome = outcome}
-          if why ~= '' and (outcome == 'rejected' or outcome == 'held') then entry.reason = why end
+          if why ~= '' and outcome ~= 'granted' then entry.reason = why end
           results[#results + 1] = cjson.encode(entry)
         end
         local status = 'rejected'
@@ -138,6 +143,8 @@ struct GrantPurchasesArguments: ScriptArguments {
     var prefix: String
     /// `IAP_MAX_REFUNDS_PER_USER`; absent: no limit.
     var refundLimit: String?
+    /// `IAP_SHARING_POLICY`: `bind`, `transfer` or `share`; absent: a plain duplicate.
+    var sharing: String?
     var purchases: [Line]
 
     struct Line {
@@ -183,6 +190,7 @@ struct GrantPurchasesArguments: ScriptArguments {
             "ticket": .string(ticket), "now": .string(now), "channel": .string(channel), "user_id": .string(userID),
             "environment": .string(environment), "source": .string(source), "prefix": .string(prefix),
             "refund_limit": refundLimit.json,
+            "sharing": sharing.json,
             "purchases": .array(purchases.map(\.json)),
         ])
     }
