@@ -9,27 +9,70 @@ import RedisClient
 public struct ControlCommand: AsyncParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "iapctl", abstract: "Inspect the IAP pipeline and manage its dead letters.",
-        subcommands: [Stats.self, ShowTicket.self, Dead.self, HeldCommand.self])
+        subcommands: [Stats.self, ShowTicket.self, Dead.self, HeldCommand.self, GrantCommand.self, RevokeCommand.self])
     public init() {}
 
     struct Stats: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "stats", abstract: "Queue depths, in-flight, retry, dead, live workers.")
+        static let configuration = CommandConfiguration(
+            commandName: "stats", abstract: "Queue depths, oldest job, in-flight, retry, dead, held, live workers.")
         @OptionGroup var redis: RedisOptions
         @OptionGroup var lease: LeaseOptions
-        @Flag(help: "Print JSON.") var json = false
+        @Flag(help: "Print JSON (with --watch: one line a second).") var json = false
+        @Flag(help: "Refresh every second, with fulfilments a second, until Ctrl-C.") var watch = false
 
         func run() async throws {
             let configuration = loadConfiguration(redis, lease)
-            let stats = try await withStore(configuration) { try await $0.stats(leaseMs: configuration.leaseMs) }
-            if json { return printJSON(stats) }
-            print("stage   queued  in-flight  live-workers")
+            let (json, watch, leaseMs) = (json, watch, configuration.leaseMs)
+            try await withStore(configuration) { store in
+                var previous: (fulfilment: Int, at: ContinuousClock.Instant)?
+                repeat {
+                    let stats = try await store.stats(leaseMs: leaseMs)
+                    let now = ContinuousClock.now
+                    let rate = previous.map { Double(stats.fulfilment - $0.fulfilment) / max((now - $0.at) / .seconds(1), 0.001) }
+                    previous = (stats.fulfilment, now)
+                    if json {
+                        Self.printLine(stats, rate: rate)
+                    } else {
+                        if watch { print("\u{1B}[H\u{1B}[2J", terminator: "") }
+                        Self.printTable(stats, rate: rate)
+                    }
+                    // Through a pipe stdout is block-buffered: each refresh must leave now.
+                    fflush(nil)
+                    if watch { try await Task.sleep(for: .seconds(1)) }
+                } while watch
+            }
+        }
+
+        static func printTable(_ stats: PipelineStats, rate: Double?) {
+            print("stage   queued  oldest s  in-flight  live-workers")
             for stage in Stage.allCases.map(\.rawValue) {
+                let age = stats.oldestAgeMs[stage].map { String(format: "%.1f", Double($0) / 1000) } ?? "-"
                 print(
                     stage.padding(toLength: 8, withPad: " ", startingAt: 0)
-                        + String(stats.queues[stage] ?? 0).leftPadded(6) + String(stats.inflight[stage] ?? 0).leftPadded(11)
-                        + String(stats.liveWorkers[stage] ?? 0).leftPadded(14))
+                        + String(stats.queues[stage] ?? 0).leftPadded(6) + age.leftPadded(10)
+                        + String(stats.inflight[stage] ?? 0).leftPadded(11) + String(stats.liveWorkers[stage] ?? 0).leftPadded(14))
             }
-            print("retry \(stats.retry)  dead \(stats.dead)  held \(stats.held)  fulfilments \(stats.fulfilment)")
+            print("retry \(stats.retry) (due \(stats.retryDue))  dead \(stats.dead)  held \(stats.held)  fulfilments \(stats.fulfilment)"
+                + (rate.map { String(format: " (%.1f/s)", $0) } ?? ""))
+        }
+
+        /// One JSON line: the stats and, from the second line on, fulfilments a second.
+        static func printLine(_ stats: PipelineStats, rate: Double?) {
+            struct Line: Encodable {
+                var stats: PipelineStats
+                var fulfilmentsPerSecond: Double?
+
+                func encode(to encoder: any Encoder) throws {
+                    try stats.encode(to: encoder)
+                    var container = encoder.container(keyedBy: Key.self)
+                    try container.encodeIfPresent(fulfilmentsPerSecond, forKey: .rate)
+                }
+
+                enum Key: String, CodingKey { case rate = "fulfilments_per_second" }
+            }
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            print(String(decoding: (try? encoder.encode(Line(stats: stats, fulfilmentsPerSecond: rate))) ?? Data(), as: UTF8.self))
         }
     }
 
@@ -55,14 +98,16 @@ public struct ControlCommand: AsyncParsableCommand {
             static let configuration = CommandConfiguration(commandName: "list", abstract: "Newest dead letters first.")
             @OptionGroup var redis: RedisOptions
             @Option(help: "How many.") var limit = 20
+            @Option(help: "Only those dead for this reason (retries_exhausted, unknown_product, …).") var reason: String?
             @Flag(help: "Print JSON.") var json = false
 
             func run() async throws {
                 let configuration = loadConfiguration(redis)
-                let entries = try await withStore(configuration) { try await $0.deadLetters(limit: limit) }
+                let entries = try await withStore(configuration) { try await $0.deadLetters(limit: reason == nil ? limit : Int(Int32.max)) }
                 let letters = entries.map { (try? DeadLetter.decode($0)) ?? DeadLetter(
                     job: $0, stage: "?", reason: ReasonCode.unreadableDeadLetter, error: nil, attempts: 0, at: 0, ticket: nil) }
-                if json { return printJSON(letters) }
+                    .filter { reason == nil || $0.reason == reason }.prefix(max(limit, 0))
+                if json { return printJSON(Array(letters)) }
                 for letter in letters {
                     print("\(letter.ticket ?? "-")  \(letter.stage)  \(letter.reason)  attempts=\(letter.attempts)  \(letter.error ?? "")")
                 }
@@ -75,39 +120,65 @@ public struct ControlCommand: AsyncParsableCommand {
                 commandName: "replay", abstract: "Queue dead jobs again with attempts reset (never grants twice).")
             @OptionGroup var redis: RedisOptions
             @OptionGroup var ticketSettings: TicketOptions
-            @Flag(help: "Replay every dead letter.") var all = false
+            @Flag(help: "Replay every dead letter (with --reason: every one dead for it).") var all = false
+            @Option(help: "With --all: only those dead for this reason.") var reason: String?
+            @Flag(help: "Print what would be replayed; change nothing.") var dryRun = false
+            @Flag(help: "Print JSON.") var json = false
             @Argument(help: "Tickets whose dead letters to replay.") var tickets: [String] = []
 
             func validate() throws {
                 guard all != !tickets.isEmpty else { throw ValidationError("give --all or one or more tickets") }
+                if reason != nil && !all { throw ValidationError("--reason goes with --all") }
+            }
+
+            struct Outcome: Encodable {
+                var replayed: [String] = []
+                var skipped: [String] = []
+                var dryRun: Bool
+
+                enum CodingKeys: String, CodingKey {
+                    case replayed, skipped
+                    case dryRun = "dry_run"
+                }
             }
 
             func run() async throws {
                 let configuration = loadConfiguration(redis, ticketSettings)
-                let (replayed, skipped) = try await withStore(configuration) { store in
-                    var replayed = 0
-                    var skipped: [String] = []
+                let (all, reason, tickets, dryRun) = (all, reason, tickets, dryRun)
+                let outcome = try await withStore(configuration) { store in
+                    var outcome = Outcome(dryRun: dryRun)
                     for entry in try await store.deadLetters(limit: Int(Int32.max)) {
                         let letter = try? DeadLetter.decode(entry)
-                        guard all || tickets.contains(letter?.ticket ?? "") else { continue }
+                        let chosen = all ? (reason == nil || letter?.reason == reason) : tickets.contains(letter?.ticket ?? "")
+                        guard chosen else { continue }
+                        let name = letter?.ticket ?? "(undecodable)"
+                        if dryRun {
+                            if letter.map({ (try? Job.decode($0.job)) != nil }) == true { outcome.replayed.append(name) } else { outcome.skipped.append(name) }
+                            continue
+                        }
                         do {
-                            if try await store.replay(entry: entry, ttlSeconds: configuration.ticketTTLSeconds) { replayed += 1 }
+                            if try await store.replay(entry: entry, ttlSeconds: configuration.ticketTTLSeconds) { outcome.replayed.append(name) }
                         } catch let error as RedisError {
                             throw error
                         } catch {
-                            skipped.append(letter?.ticket ?? "(undecodable)")
+                            outcome.skipped.append(name)
                         }
                     }
-                    return (replayed, skipped)
+                    return outcome
                 }
-                print("replayed \(replayed)")
-                if !skipped.isEmpty { print("not replayable (no job inside; see 'dead list'): \(skipped.joined(separator: ", "))") }
+                if json { return printJSON(outcome) }
+                let names = dryRun && !outcome.replayed.isEmpty ? ": " + outcome.replayed.joined(separator: ", ") : ""
+                print("\(dryRun ? "would replay" : "replayed") \(outcome.replayed.count)\(names)")
+                if !outcome.skipped.isEmpty {
+                    print("not replayable (no job inside; see 'dead list'): \(outcome.skipped.joined(separator: ", "))")
+                }
             }
         }
 
         struct Purge: AsyncParsableCommand {
             static let configuration = CommandConfiguration(commandName: "purge", abstract: "Delete every dead letter.")
             @OptionGroup var redis: RedisOptions
+            @Flag(help: "Print JSON.") var json = false
 
             func run() async throws {
                 let configuration = loadConfiguration(redis)
@@ -117,6 +188,7 @@ public struct ControlCommand: AsyncParsableCommand {
                     ])
                     return reply.first?.int ?? 0
                 }
+                if json { return printJSON(["purged": count]) }
                 print("purged \(count)")
             }
         }

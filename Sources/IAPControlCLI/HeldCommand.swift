@@ -37,6 +37,7 @@ struct HeldCommand: AsyncParsableCommand {
         @Option(help: "With --all: only those held for this reason.") var reason: String?
         @Option(help: "Who decides, for the audit (default: $USER).") var by: String?
         @Option(help: "Why, for the audit.") var note = ""
+        @Flag(help: "Print JSON.") var json = false
         @Argument(help: "Units of the held purchases (as 'held list' shows them).") var units: [String] = []
 
         func validate() throws {
@@ -60,6 +61,15 @@ struct HeldCommand: AsyncParsableCommand {
                 var results: [(String, HeldPurchaseResult)] = []
                 for unit in targets { results.append((unit, try await step(store, unit, by, note))) }
                 return results
+            }
+            if json {
+                return printJSON(results.map { unit, result -> [String: String] in
+                    switch result {
+                    case .decided(let decision): return ["unit": unit, "result": decision]
+                    case .alreadyDecided(let status): return ["unit": unit, "result": "unchanged", "status": status]
+                    case .notFound: return ["unit": unit, "result": "not_held"]
+                    }
+                })
             }
             for (unit, result) in results {
                 switch result {

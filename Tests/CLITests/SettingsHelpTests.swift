@@ -48,6 +48,17 @@ import Testing
         let all = Self.settings(in: ControlCommand.helpMessage(for: ControlCommand.Stats.self))
         #expect(all == Self.redis.union(["IAP_LEASE_MS"]))
         #expect(Self.settings(in: ControlCommand.helpMessage(for: HeldCommand.Release.self)) == Self.redis)
+        #expect(Self.settings(in: ControlCommand.helpMessage(for: GrantCommand.self)) == Self.redis)
+        #expect(Self.settings(in: ControlCommand.helpMessage(for: RevokeCommand.self)) == Self.redis)
+    }
+
+    /// The on-call commands refuse what they cannot do before touching Redis.
+    @Test func onCallCommandsCheckTheirArguments() throws {
+        #expect(throws: (any Error).self) { try GrantCommand.parse(["--user", "u", "--product", "p", "--id", "c", "--quantity", "0"]) }
+        #expect(throws: (any Error).self) { try GrantCommand.parse(["--user", "u", "--product", "p"]) }
+        #expect(throws: (any Error).self) { try ControlCommand.Dead.Replay.parse(["--reason", "retries_exhausted", "T1"]) }
+        #expect(try ControlCommand.Dead.Replay.parse(["--all", "--reason", "unknown_product", "--dry-run"]).dryRun)
+        #expect(try ControlCommand.Stats.parse(["--watch", "--json"]).watch)
     }
 
     /// An operator's decision names what it decides: units, or `--all` (optionally by reason).

@@ -10,10 +10,16 @@ public struct PipelineStats: Codable, Sendable, Equatable {
     public var held: Int
     public var liveWorkers: [String: Int]
     public var fulfilment: Int
+    /// Per queue, how long its oldest job has waited (ms since it was submitted); absent when empty.
+    public var oldestAgeMs: [String: Int64] = [:]
+    /// Retries whose time has come (the housekeeping moves them back to their queue).
+    public var retryDue: Int = 0
 
     enum CodingKeys: String, CodingKey {
         case queues, inflight, retry, dead, held, fulfilment
         case liveWorkers = "live_workers"
+        case oldestAgeMs = "oldest_age_ms"
+        case retryDue = "retry_due"
     }
 }
 
@@ -31,6 +37,13 @@ extension PipelineStore {
         } while cursor != "0"
         var commands = Stage.allCases.map { RedisCommand("LLEN", keys.queue($0)) }
         commands += [RedisCommand("ZCARD", keys.retry), RedisCommand("LLEN", keys.dead), RedisCommand("XLEN", keys.fulfilment), RedisCommand("ZCARD", keys.holds)]
+        // The oldest job of each queue is at its right end (producers push left, workers take right).
+        let oldest = try await redis.pipeline(
+            Stage.allCases.map { RedisCommand("LINDEX", keys.queue($0), "-1") } + [RedisCommand("ZCOUNT", keys.retry, "-inf", String(now))])
+        var ages: [String: Int64] = [:]
+        for (stage, reply) in zip(Stage.allCases, oldest) {
+            if let job = reply.string.flatMap({ try? Job.decode($0) }) { ages[stage.rawValue] = max(now - job.enqueuedAt, 0) }
+        }
         commands += inflightKeys.map { RedisCommand("LLEN", $0) }
         let replies = try await redis.pipeline(commands).map { Int($0.int ?? 0) }
         // Replies: one queue length per stage, then retry, dead, fulfilment, held, then one per in-flight list.
@@ -47,6 +60,7 @@ extension PipelineStore {
         }
         return PipelineStats(
             queues: Dictionary(uniqueKeysWithValues: zip(Stage.allCases.map(\.rawValue), replies.prefix(stages))),
-            inflight: inflight, retry: retry, dead: dead, held: held, liveWorkers: live, fulfilment: fulfilment)
+            inflight: inflight, retry: retry, dead: dead, held: held, liveWorkers: live, fulfilment: fulfilment, oldestAgeMs: ages,
+            retryDue: Int(oldest.last?.int ?? 0))
     }
 }

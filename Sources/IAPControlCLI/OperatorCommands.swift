@@ -1,0 +1,67 @@
+import ArgumentParser
+import Foundation
+import IAPCLI
+import IAPPipeline
+
+/// `iapctl grant`: grant by hand (a lost order support found, a compensation), once per `--id`.
+struct GrantCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "grant", abstract: "Grant a product to a user by hand, once per --id (audited: source=operator).")
+    @OptionGroup var redis: RedisOptions
+    @Option(help: "The user to grant it to.") var user: String
+    @Option(help: "The product id.") var product: String
+    @Option(help: "Your id for this grant (a support case): the same id never grants twice.") var id: String
+    @Option(help: "How many.") var quantity = 1
+    @Option(help: "Who grants, for the audit (default: $USER).") var by: String?
+    @Option(help: "Why, for the audit.") var note = ""
+    @Flag(help: "Print JSON.") var json = false
+
+    func validate() throws {
+        for (name, value) in [("--user", user), ("--product", product), ("--id", id)] where value.isEmpty || value.count > 128 {
+            throw ValidationError("\(name) must be 1 to 128 characters")
+        }
+        guard (1...1_000_000).contains(quantity) else { throw ValidationError("--quantity must be 1 to 1000000") }
+    }
+
+    func run() async throws {
+        let configuration = loadConfiguration(redis)
+        let operatorName = by ?? ProcessInfo.processInfo.environment["USER"] ?? "operator"
+        let (user, product, id, quantity, note) = (user, product, id, quantity, note)
+        let before = try await withStore(configuration) { store in
+            try await store.grantByOperator(id: id, user: user, product: product, quantity: quantity, by: operatorName, note: note)
+        }
+        let unit = PipelineStore.operatorUnit(id: id)
+        if json {
+            return printJSON(["unit": unit, "result": before == nil ? "granted" : "granted_before", "user_id": before ?? user])
+        }
+        if let before {
+            print("\(unit)  unchanged: granted before to \(before)")
+        } else {
+            print("\(unit)  granted to \(user)")
+        }
+    }
+}
+
+/// `iapctl revoke`: take a grant back by hand (not a refund: the user's refund count stays).
+struct RevokeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "revoke", abstract: "Revoke a grant by hand, once (audited: source=operator).")
+    @OptionGroup var redis: RedisOptions
+    @Argument(help: "The grant unit (a transaction id, an original transaction id, wol:<id>, operator:<id>).") var unit: String
+    @Option(help: "Who revokes, for the audit (default: $USER).") var by: String?
+    @Option(help: "Why, for the audit.") var note = ""
+    @Flag(help: "Print JSON.") var json = false
+
+    func run() async throws {
+        let configuration = loadConfiguration(redis)
+        let operatorName = by ?? ProcessInfo.processInfo.environment["USER"] ?? "operator"
+        let (unit, note) = (unit, note)
+        let result = try await withStore(configuration) { try await $0.revokeByOperator(unit: unit, by: operatorName, note: note) }
+        if json { return printJSON(["unit": unit, "result": result ?? "not_granted"]) }
+        switch result {
+        case "revoked": print("\(unit)  revoked")
+        case let other?: print("\(unit)  unchanged: \(other)")
+        case nil: print("\(unit)  unchanged: nothing is granted under it")
+        }
+    }
+}

@@ -1,0 +1,61 @@
+import Foundation
+import IAPPipeline
+import RedisClient
+import TestSupport
+import Testing
+
+/// What an on-call engineer does by hand (`iapctl grant`, `iapctl revoke`) and reads (`iapctl stats`).
+@Suite struct OperatorScriptTests {
+    static let keys = RedisKeys(prefix: "iap")
+
+    static func events(_ redis: RedisClient) async throws -> [[String: String]] {
+        (try await redis.send("XRANGE", keys.fulfilment, "-", "+").array ?? []).map { $0.array?.last?.stringDictionary ?? [:] }
+    }
+
+    @Test func aGrantByHandHappensOncePerIdAndIsAudited() async throws {
+        try await withRedis { redis, _ in
+            let store = PipelineStore(redis: redis, keys: Self.keys)
+            #expect(try await store.grantByOperator(
+                id: "case-42", user: "u1", product: "gold.100", quantity: 3, by: "alice", note: "lost order", now: 10) == nil)
+            #expect(try await store.grantByOperator(
+                id: "case-42", user: "u2", product: "gold.100", quantity: 3, by: "bob", note: "again", now: 11) == "u1")
+            let record = try await redis.send("HGETALL", Self.keys.grant(unit: "operator:case-42")).stringDictionary
+            #expect(record["user_id"] == "u1" && record["quantity"] == "3" && record["source"] == "operator" && record["granted_by"] == "alice")
+            let events = try await Self.events(redis)
+            #expect(events.count == 1)
+            #expect(events[0]["event"] == "granted" && events[0]["source"] == "operator" && events[0]["operator"] == "alice")
+            #expect(events[0]["note"] == "lost order" && events[0]["unit"] == "operator:case-42")
+        }
+    }
+
+    @Test func aRevocationByHandHappensOnceAndIsNoRefund() async throws {
+        try await withRedis { redis, _ in
+            let store = PipelineStore(redis: redis, keys: Self.keys)
+            _ = try await store.grantByOperator(id: "c1", user: "u1", product: "p", quantity: 1, by: "alice", note: "", now: 1)
+            #expect(try await store.revokeByOperator(unit: "operator:c1", by: "bob", note: "fraud", now: 5) == "revoked")
+            #expect(try await store.revokeByOperator(unit: "operator:c1", by: "bob", note: "fraud", now: 6) == "already_revoked")
+            #expect(try await store.revokeByOperator(unit: "nothing", by: "bob", note: "", now: 6) == nil)
+            let record = try await redis.send("HGETALL", Self.keys.grant(unit: "operator:c1")).stringDictionary
+            #expect(record["revoked_at"] == "5" && record["revocation_reason"] == "operator" && record["revoked_by"] == "bob")
+            let events = try await Self.events(redis)
+            #expect(events.map { $0["event"] } == ["granted", "revoked"] && events[1]["source"] == "operator" && events[1]["user_id"] == "u1")
+            #expect(try await redis.send("EXISTS", Self.keys.refunds(user: "u1")).int == 0)
+        }
+    }
+
+    /// `iapctl stats` shows how long the oldest job of each queue has waited and the retries due.
+    @Test func statsShowTheOldestJobsAgeAndTheRetriesDue() async throws {
+        try await withRedis { redis, _ in
+            let store = PipelineStore(redis: redis, keys: Self.keys)
+            let now = currentTimeMs()
+            let old = Job(ticket: "T1", userID: "u", receiptData: "cmVjZWlwdA==", productID: nil, transactionID: nil, enqueuedAt: now - 5000)
+            let new = Job(ticket: "T2", userID: "u", receiptData: "cmVjZWlwdA==", productID: nil, transactionID: nil, enqueuedAt: now)
+            _ = try await store.submit(old, receiptDigest: "a", ttlSeconds: 60)
+            _ = try await store.submit(new, receiptDigest: "b", ttlSeconds: 60)
+            try await redis.send("ZADD", Self.keys.retry, String(now - 1), "r1", String(now + 60_000), "r2")
+            let stats = try await store.stats(leaseMs: 30000, now: now)
+            #expect(stats.queues["verify"] == 2 && stats.oldestAgeMs["verify"] == 5000 && stats.oldestAgeMs["dedupe"] == nil)
+            #expect(stats.retry == 2 && stats.retryDue == 1)
+        }
+    }
+}
