@@ -3,6 +3,7 @@ public struct BenchReport: Sendable, Codable {
     public var scenarios: [ScenarioResult]
     public var jws: JWSBenchResult?
     public var redisClient: RedisClientBenchResult?
+    public var wait: WaitBenchResult?
 
     public init(scenarios: [ScenarioResult], jws: JWSBenchResult?, redisClient: RedisClientBenchResult? = nil) {
         self.scenarios = scenarios

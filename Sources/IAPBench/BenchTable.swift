@@ -10,6 +10,7 @@ public enum BenchTable {
         var parts: [String] = []
         if let jws = report.jws { parts.append(render(jws)) }
         if let redis = report.redisClient { parts.append(render(redis)) }
+        if let wait = report.wait { parts.append(render(wait)) }
         if !report.scenarios.isEmpty { parts.append(render(report.scenarios)) }
         return parts.joined(separator: "\n\n")
     }
@@ -30,6 +31,16 @@ public enum BenchTable {
             rows: [["redis-client", "\(redis.callers)", f(redis.commandsPerSecond), f(redis.clientCPUMicrosecondsPerCommand, 1),
                     f(redis.roundTripP50Microseconds), f(redis.roundTripP99Microseconds), f(redis.redisBenchmarkPerSecond),
                     f(redis.redisBenchmarkCPUMicrosecondsPerCommand, 1)]])
+    }
+
+    public static func render(_ wait: WaitBenchResult) -> String {
+        func f(_ value: Double, _ digits: Int = 0) -> String { String(format: "%.\(digits)f", value) }
+        return TextTable.render(
+            header: ["scenario", "waiting clients", "granted", "intake RSS MB before", "with them", "bytes/client",
+                     "intake CPU % waiting", "redis connections", "all answered s", "intake CPU ms answering"],
+            rows: [["wait", "\(wait.clients)", "\(wait.granted)", f(wait.intakeRSSBeforeMB, 1), f(wait.intakeRSSWaitingMB, 1),
+                    f(wait.bytesPerWaitingClient), f(wait.idleCPUPercent, 2), "\(wait.redisConnectedClients)",
+                    f(wait.answeredSeconds, 2), f(wait.intakeCPUMsWhileAnswering)]])
     }
 
     public static func render(_ results: [ScenarioResult]) -> String {

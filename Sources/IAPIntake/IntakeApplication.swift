@@ -11,7 +11,7 @@ public enum IntakeApplication {
     /// certificate (`nil`: plain HTTP, behind a proxy that terminates TLS).
     public static func make(
         store: PipelineStore, configuration: PipelineConfiguration, notificationChecks: NotificationRoutes.Checks?,
-        clientKeys: ClientKeyring? = nil, tls: TLSConfiguration? = nil, logger: Logger,
+        clientKeys: ClientKeyring? = nil, tls: TLSConfiguration? = nil, waiters: TicketWaiters? = nil, logger: Logger,
         onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
     ) throws -> some ApplicationProtocol {
         let router = Router()
@@ -26,15 +26,19 @@ public enum IntakeApplication {
         EntitlementRoutes(
             store: store, catalog: try configuration.productsFile.map { _ throws(ConfigurationError) in try configuration.requireCatalog() }
         ).register(on: router)
+        // One subscription to iap:results for every waiting client, run with the server.
+        let waiters = waiters ?? TicketWaiters(redis: configuration.redis, channel: store.keys.results, logger: logger)
         IntakeRoutes(
             store: store, maxBodyBytes: configuration.maxBodyBytes, ticketTTLSeconds: configuration.ticketTTLSeconds,
             serverAPIConfigured: configuration.isServerAPIConfigured,
-            limits: SubmissionLimits(perKey: configuration.ratePerKey, perUser: configuration.ratePerUser), signed: clientKeys != nil
+            limits: SubmissionLimits(perKey: configuration.ratePerKey, perUser: configuration.ratePerUser), signed: clientKeys != nil,
+            waiters: waiters
         ).register(on: router)
         return Application(
             router: router,
             server: try tls.map { try .tls(.http1(), tlsConfiguration: $0) } ?? .http1(),
             configuration: .init(address: .hostname(configuration.httpHost, port: configuration.httpPort), serverName: "iap-intake"),
+            services: [waiters],
             onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? 0) },
             logger: logger
         )

@@ -18,11 +18,16 @@ public struct IntakeRoutes: Sendable {
     /// The rate limits; the per-key one applies when requests are signed (`signed`).
     public let limits: SubmissionLimits
     public let signed: Bool
+    /// Serves `?wait=`; `nil`: a GET answers at once.
+    public let waiters: TicketWaiters?
+    /// The longest `?wait=`, in seconds.
+    public static let longestWait = 30
 
     public init(
         store: PipelineStore, maxBodyBytes: Int, ticketTTLSeconds: Int, serverAPIConfigured: Bool = false,
-        limits: SubmissionLimits = .none, signed: Bool = false
+        limits: SubmissionLimits = .none, signed: Bool = false, waiters: TicketWaiters? = nil
     ) {
+        self.waiters = waiters
         self.store = store
         self.maxBodyBytes = maxBodyBytes
         self.ticketTTLSeconds = ticketTTLSeconds
@@ -88,11 +93,36 @@ public struct IntakeRoutes: Sendable {
         return response
     }
 
+    /// `GET /v1/receipts/{ticket}[?wait=<seconds>]`: the ticket now, or, with `wait` (0 to 30),
+    /// once it is terminal or held, or when the wait ends (then as it is).
     func ticket(_ request: Request, context: some RequestContext) async throws -> Response {
         let id = context.parameters.get("ticket") ?? ""
         guard TicketID.isWellFormed(id) else {
             throw IntakeError(.notFound, "ticket_not_found", "no such ticket")
         }
+        var wait = 0
+        if let text = request.uri.queryParameters.get("wait") {
+            guard let seconds = Int(text), (0...Self.longestWait).contains(seconds) else {
+                throw IntakeError(.badRequest, "invalid_wait", "wait must be a whole number of seconds from 0 to \(Self.longestWait)")
+            }
+            wait = seconds
+        }
+        // Registered before the first read, so a change between the read and the wait is not missed.
+        let registration = wait > 0 ? waiters?.register(id) : nil
+        defer { if let registration { waiters?.cancel(registration) } }
+        let deadline = ContinuousClock.now + .seconds(wait)
+        var ticket = try await read(id)
+        if let registration {
+            while !ticket.status.isTerminal && ticket.status != .held, await TicketWaiters.next(registration, until: deadline) {
+                ticket = try await read(id)
+            }
+        }
+        return Response(
+            status: .ok, headers: [.contentType: "application/json"],
+            body: .init(byteBuffer: ByteBuffer(bytes: ticket.encoded())))
+    }
+
+    private func read(_ id: String) async throws -> Ticket {
         let ticket: Ticket?
         do {
             ticket = try await store.ticket(id)
@@ -100,9 +130,7 @@ public struct IntakeRoutes: Sendable {
             throw IntakeError(.serviceUnavailable, "redis_unavailable", "tickets cannot be read right now")
         }
         guard let ticket else { throw IntakeError(.notFound, "ticket_not_found", "no such ticket") }
-        return Response(
-            status: .ok, headers: [.contentType: "application/json"],
-            body: .init(byteBuffer: ByteBuffer(bytes: ticket.encoded())))
+        return ticket
     }
 
     /// One user's one piece of evidence: the same pair always maps to the same ticket.

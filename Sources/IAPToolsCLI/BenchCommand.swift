@@ -16,12 +16,14 @@ public struct BenchCommand: AsyncParsableCommand {
             appendfsync always, then 1, 2, 4 and 8 verifiers of concurrency 8 at 50 ms (scaling), and one verifier \
             of concurrency 256 at 50 ms (as many requests open as the Go peer). \
             Scenario jws: StoreKit 2 signed transactions verified per CPU second on one thread, chain cache warm. \
-            Scenario redis-client: the Redis client alone (64 callers, SET) beside redis-benchmark on the same server.
+            Scenario redis-client: the Redis client alone (64 callers, SET) beside redis-benchmark on the same server. \
+            Scenario wait: --wait-clients clients waiting on GET /v1/receipts/{ticket}?wait=30 on one intake, then the workers start.
             """)
 
     @Option(help: "Scenarios to run, comma-separated names (default: all; see --list).") var scenarios: String?
     @Flag(help: "List the scenarios and exit.") var list = false
     @Option(help: "Distinct signed transactions of the jws scenario.") var jwsTokens = 2000
+    @Option(help: "Waiting clients of the wait scenario.") var waitClients = 5000
     @Option(help: "Receipts the intake takes alone.") var intakeReceipts = 3000
     @Option(help: "Most receipts of the end-to-end run (it is sized to about --e2e-seconds).") var e2eReceipts = 6000
     @Option(help: "Seconds the end-to-end run aims at.") var e2eSeconds = 5.0
@@ -40,9 +42,11 @@ public struct BenchCommand: AsyncParsableCommand {
     private static let all = BenchScenario.matrix + BenchScenario.scaling
     private static let jwsName = "jws"
     private static let redisClientName = "redis-client"
+    private static let waitName = "wait"
 
     public func validate() throws {
         guard jwsTokens >= 1 else { throw ValidationError("--jws-tokens: at least 1") }
+        guard (1...15000).contains(waitClients) else { throw ValidationError("--wait-clients: 1 to 15000") }
         guard intakeReceipts >= 300, e2eReceipts >= 300 else { throw ValidationError("--intake-receipts and --e2e-receipts: at least 300") }
         guard e2eSeconds > 0, halfPeakSeconds > 0, lightRate >= 1, clientConcurrency >= 1, ceilingRequests >= 1000 else {
             throw ValidationError("--e2e-seconds and --half-peak-seconds must be positive, --light-rate at least 1, --client-concurrency at least 1, --ceiling-requests at least 1000")
@@ -50,25 +54,28 @@ public struct BenchCommand: AsyncParsableCommand {
         _ = try selected()
     }
 
-    /// The cluster scenarios chosen, and whether the jws and redis-client scenarios are.
-    private func selected() throws -> (clusters: [BenchScenario], jws: Bool, redisClient: Bool) {
-        guard let scenarios else { return (Self.all, true, true) }
+    /// The cluster scenarios chosen, and whether the jws, redis-client and wait scenarios are.
+    private func selected() throws -> (clusters: [BenchScenario], jws: Bool, redisClient: Bool, wait: Bool) {
+        guard let scenarios else { return (Self.all, true, true, true) }
         var clusters: [BenchScenario] = []
         var jws = false
         var redisClient = false
+        var wait = false
         for name in scenarios.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) {
             if name == Self.jwsName {
                 jws = true
             } else if name == Self.redisClientName {
                 redisClient = true
+            } else if name == Self.waitName {
+                wait = true
             } else if let scenario = Self.all.first(where: { $0.name == name }) {
                 clusters.append(scenario)
             } else {
                 throw ValidationError(
-                    "unknown scenario '\(name)'; known: \((Self.all.map(\.name) + [Self.jwsName, Self.redisClientName]).joined(separator: ", "))")
+                    "unknown scenario '\(name)'; known: \((Self.all.map(\.name) + [Self.jwsName, Self.redisClientName, Self.waitName]).joined(separator: ", "))")
             }
         }
-        return (clusters, jws, redisClient)
+        return (clusters, jws, redisClient, wait)
     }
 
     public func run() async throws {
@@ -78,6 +85,7 @@ public struct BenchCommand: AsyncParsableCommand {
             }
             print("\(Self.jwsName): StoreKit 2 signed transactions verified on one thread, chain cache warm (no processes)")
             print("\(Self.redisClientName): the Redis client alone, 64 callers sending SET, beside redis-benchmark on the same server")
+            print("\(Self.waitName): \(waitClients) clients waiting on ?wait=30 on one intake, then the workers start")
             return
         }
         let chosen = try selected()
@@ -110,10 +118,17 @@ public struct BenchCommand: AsyncParsableCommand {
                 redis.redisBenchmarkCPUMicrosecondsPerCommand))
             report.redisClient = redis
         }
+        if chosen.wait {
+            let wait = try await WaitBench(clients: waitClients).run(
+                binDirectory: settings.binDirectory, workDirectory: settings.workDirectory, progress: log)
+            log(String(format: "wait: %d clients, %.0f bytes each on the intake, %.2f %% CPU while waiting, all answered in %.2f s",
+                wait.clients, wait.bytesPerWaitingClient, wait.idleCPUPercent, wait.answeredSeconds))
+            report.wait = wait
+        }
         if !chosen.clusters.isEmpty {
             report.scenarios = try await Bench(settings: settings, progress: log).run()
         }
-        log("bench: \(report.scenarios.count + (report.jws == nil ? 0 : 1) + (report.redisClient == nil ? 0 : 1)) scenarios in \(Int((ContinuousClock.now - started) / .seconds(1))) s")
+        log("bench: \(report.scenarios.count + (report.jws == nil ? 0 : 1) + (report.redisClient == nil ? 0 : 1) + (report.wait == nil ? 0 : 1)) scenarios in \(Int((ContinuousClock.now - started) / .seconds(1))) s")
         if json {
             try HarnessCommand.printJSON(report)
         } else {

@@ -26,6 +26,8 @@ final class PipelineHarness: @unchecked Sendable {
     let intake: RunningServer
     /// The client keys the intake checks (`IAP_CLIENT_KEYS_FILE` in the environment), if any.
     let clientKeys: ClientKeyring?
+    /// The intake's waiting clients (`?wait=`).
+    let waiters: TicketWaiters
     let configuration: PipelineConfiguration
     let apple: AppleVerifier
     let http: HTTPClient
@@ -100,10 +102,12 @@ final class PipelineHarness: @unchecked Sendable {
         let keyring = try configuration.clientKeysFile.map { file throws(ConfigurationError) in try ClientKeyring(file: file) }
         clientKeys = keyring
         let tls = try IntakeApplication.tlsConfiguration(configuration)
+        let waiters = TicketWaiters(redis: configuration.redis, channel: configuration.keys.results, logger: testLogger)
+        self.waiters = waiters
         intake = try await RunningServer.start {
             try IntakeApplication.make(
                 store: store, configuration: configuration, notificationChecks: checks, clientKeys: keyring, tls: tls,
-                logger: testLogger, onServerRunning: $0)
+                waiters: waiters, logger: testLogger, onServerRunning: $0)
         }
         apple = AppleVerifier(configuration: configuration.apple)
         lookupClient = try configuration.serverAPI().map { api in

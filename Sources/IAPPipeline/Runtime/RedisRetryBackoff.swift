@@ -1,16 +1,18 @@
 /// How a worker's loops wait between attempts while Redis is away: 50 ms, doubling up to 1 s. The
 /// cap is how long a worker may lag a Redis that is back (restarted, or a replica promoted by
 /// Sentinel); while Redis is away it costs one try a second per waiting loop.
-struct RedisRetryBackoff {
+public struct RedisRetryBackoff: Sendable {
     static let first = Duration.milliseconds(50)
     static let longest = Duration.seconds(1)
-    private(set) var next = first
+    public private(set) var next = first
+
+    public init() {}
 
     /// Sleeps for the current wait (a cancelled task returns at once), then doubles it.
-    mutating func pause() async {
+    public mutating func pause() async {
         try? await Task.sleep(for: next)
         next = min(next * 2, Self.longest)
     }
 
-    mutating func reset() { next = Self.first }
+    public mutating func reset() { next = Self.first }
 }

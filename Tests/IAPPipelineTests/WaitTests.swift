@@ -1,0 +1,90 @@
+import AsyncHTTPClient
+import Foundation
+import IAPIntake
+import IAPPipeline
+import RedisClient
+import TestSupport
+import Testing
+
+/// `GET /v1/receipts/{ticket}?wait=`: a client waits for its result instead of polling, served by
+/// one subscription per intake.
+@Suite(.serialized) struct WaitTests {
+    @Test func aWaitingClientGetsItsResultWhenItComes() async throws {
+        try await withPipeline(startWorkers: false) { pipeline in
+            let ticket = try await pipeline.submit(receipt([gold("w1")]))
+            let answer = Task {
+                let reply = try await pipeline.get("/v1/receipts/\(ticket)?wait=20")
+                return (reply.status, reply.json["status"] as? String)
+            }
+            try await until("the client waits") { pipeline.waiters.waiting == 1 }
+            for stage in Stage.allCases { pipeline.start(stage) }
+            let (status, ticketStatus) = try await answer.value
+            #expect(status == 200 && ticketStatus == "granted")
+            try await until("the wait is over") { pipeline.waiters.waiting == 0 }
+        }
+    }
+
+    /// A wait that ends answers with the ticket as it is; a terminal ticket is answered at once.
+    @Test func aWaitEndsWithTheTicketAsItIs() async throws {
+        try await withPipeline(startWorkers: false) { pipeline in
+            let ticket = try await pipeline.submit(receipt([gold("w2")]))
+            let waited = try await pipeline.get("/v1/receipts/\(ticket)?wait=1")
+            #expect(waited.status == 200 && waited.json["status"] as? String == "queued")
+            for stage in Stage.allCases { pipeline.start(stage) }
+            _ = try await pipeline.terminal(ticket)
+            let done = try await pipeline.get("/v1/receipts/\(ticket)?wait=30")
+            #expect(done.json["status"] as? String == "granted")
+            #expect(try await pipeline.get("/v1/receipts/AAAAAAAAAAAAAAAAAAAAAA?wait=5").status == 404)
+        }
+    }
+
+    @Test func aWaitOutsideZeroToThirtySecondsIsRefused() async throws {
+        try await withPipeline(startWorkers: false) { pipeline in
+            let ticket = try await pipeline.submit(receipt([gold("w3")]))
+            for wait in ["31", "-1", "abc", "1.5", ""] {
+                let reply = try await pipeline.get("/v1/receipts/\(ticket)?wait=\(wait)")
+                #expect(reply.status == 400, "wait=\(wait)")
+                #expect((reply.json["error"] as? [String: Any])?["code"] as? String == "invalid_wait", "wait=\(wait)")
+            }
+            #expect(try await pipeline.get("/v1/receipts/\(ticket)?wait=0").json["status"] as? String == "queued")
+        }
+    }
+
+    /// Two hundred clients waiting on one intake: one Redis subscription, every one answered.
+    @Test func manyWaitingClientsShareOneSubscription() async throws {
+        try await withPipeline(startWorkers: false) { pipeline in
+            var tickets: [String] = []
+            for index in 0..<200 { tickets.append(try await pipeline.submit(receipt([gold("many-\(index)")]))) }
+            // A client with room for every waiting request at once (the harness's keeps a few connections).
+            var configuration = HTTPClient.Configuration()
+            configuration.connectionPool = .init(idleTimeout: .seconds(30), concurrentHTTP1ConnectionsPerHostSoftLimit: 256)
+            let http = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+            let base = pipeline.intake.baseURL
+            let answers = Task {
+                try await withThrowingTaskGroup(of: String?.self) { group in
+                    for ticket in tickets {
+                        group.addTask {
+                            let response = try await http.execute(HTTPClientRequest(url: base + "/v1/receipts/\(ticket)?wait=25"), timeout: .seconds(30))
+                            let body = try await response.body.collect(upTo: 1 << 16)
+                            let json = try JSONSerialization.jsonObject(with: Data(buffer: body)) as? [String: Any]
+                            return json?["status"] as? String
+                        }
+                    }
+                    return try await group.reduce(into: [String?]()) { $0.append($1) }
+                }
+            }
+            do {
+                try await until("every client waits") { pipeline.waiters.waiting == 200 }
+                let subscribers = try await pipeline.redis.send("PUBSUB", "NUMSUB", pipeline.configuration.keys.results).array ?? []
+                #expect(subscribers.last?.int == 1)
+                for stage in Stage.allCases { pipeline.start(stage) }
+                let statuses = try await answers.value
+                #expect(statuses.count == 200 && statuses.allSatisfy { $0 == "granted" })
+            } catch {
+                try? await http.shutdown()
+                throw error
+            }
+            try await http.shutdown()
+        }
+    }
+}
