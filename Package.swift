@@ -185,6 +185,7 @@ let package = Package(
             name: "IAPCLI",
             dependencies: [
                 "IAPPipeline",
+                "PlainJSON",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
@@ -279,7 +280,7 @@ let package = Package(
             dependencies: [
                 "AppleJWS",
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
-                "IAPDrill", "IAPBench", "ClusterHarness", "IAPIntake", "IAPPipeline", "RedisClient",
+                "IAPDrill", "IAPBench", "ClusterHarness", "IAPIntake", "IAPPipeline", "RedisClient", "AppleSimulator",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],

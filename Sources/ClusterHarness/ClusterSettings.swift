@@ -27,6 +27,9 @@ public struct ClusterSettings: Sendable {
     /// `IAP_APPLE_API_MAX_RPS`: the fleet's App Store Server API budget per endpoint.
     public var appleAPIMaxRPS = 200
     public var logLevel = "info"
+    /// More settings for every pipeline process (they win over the cluster's own), e.g.
+    /// `IAP_LOG_FORMAT`, `IAP_APPLE_SHARED_SECRET`.
+    public var environment: [String: String] = [:]
     /// The game backend's key: set, the intake checks signatures (`IAP_CLIENT_KEYS_FILE`) and the
     /// load client signs every attempt.
     public var clientSigner: RequestSigner?

@@ -326,9 +326,13 @@ public actor LocalCluster {
 
     /// What every pipeline process gets: short leases and retries so a trial drains in seconds.
     private var environment: [String: String] {
+        ownEnvironment.merging(settings.environment) { _, extra in extra }
+    }
+
+    private var ownEnvironment: [String: String] {
         [
             "PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin",
-            "LOG_LEVEL": settings.logLevel,
+            "IAP_LOG_LEVEL": settings.logLevel,
             "IAP_REDIS_URL": redisURL,
             "IAP_HTTP_PORT": String(intakePort),
             "IAP_APPLE_PRODUCTION_URL": simulatorURL + AppleSimulator.productionPath,

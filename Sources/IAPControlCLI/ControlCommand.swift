@@ -9,7 +9,7 @@ import RedisClient
 public struct ControlCommand: AsyncParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "iapctl", abstract: "Inspect the IAP pipeline and manage its dead letters.",
-        subcommands: [Stats.self, ShowTicket.self, Dead.self, HeldCommand.self, GrantCommand.self, RevokeCommand.self])
+        subcommands: [Stats.self, ShowTicket.self, Dead.self, HeldCommand.self, GrantCommand.self, RevokeCommand.self, UserCommand.self])
     public init() {}
 
     struct Stats: AsyncParsableCommand {

@@ -65,3 +65,44 @@ struct RevokeCommand: AsyncParsableCommand {
         }
     }
 }
+
+/// `iapctl user`: one user's grants, revocations, holds, subscriptions and entitlements.
+struct UserCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "user", abstract: "A user's timeline: grants, revocations, holds, subscriptions, entitlements.")
+    @OptionGroup var redis: RedisOptions
+    @OptionGroup var catalog: CatalogOptions
+    @Argument(help: "The user id.") var user: String
+    @Flag(help: "Print JSON.") var json = false
+
+    func run() async throws {
+        let configuration = loadConfiguration(redis, catalog)
+        let products: ProductCatalog?
+        do {
+            products = try configuration.productsFile.map { _ throws(ConfigurationError) in try configuration.requireCatalog() }
+        } catch {
+            failConfiguration(error)
+        }
+        let user = user
+        let report = try await withStore(configuration) { try await $0.userReport(user: user, catalog: products) }
+        if json { return printJSON(report) }
+        print("user \(report.userID)  refunds \(report.refunds)")
+        if let entitlements = report.entitlements {
+            print("entitlements: " + (entitlements.entitlements.isEmpty ? "none" : entitlements.entitlements.map {
+                "\($0.entitlement) (\($0.status)\($0.expiresAt.map { " until \($0)" } ?? ""))"
+            }.joined(separator: ", ")))
+        }
+        for (original, record) in report.subscriptions.sorted(by: { $0.key < $1.key }) {
+            print("subscription \(original): \(record["product_id"] ?? "?") \(record["status"] ?? "?") expires_at=\(record["expires_at"] ?? "-")")
+        }
+        if !report.lifetime.isEmpty { print("non-consumables: \(report.lifetime.joined(separator: ", "))") }
+        for purchase in report.held { print("held \(purchase.unit): \(purchase.reason) (\(purchase.productID))") }
+        print("timeline:")
+        for entry in report.timeline {
+            let detail = ["product_id", "unit", "entitlement", "status", "reason", "revocation_reason", "source"]
+                .compactMap { key in entry[key].map { "\(key)=\($0)" } }.joined(separator: " ")
+            print("  \(entry["id"] ?? "")  \(entry["event"] ?? "?")  \(detail)")
+        }
+        if report.timeline.isEmpty { print("  nothing") }
+    }
+}

@@ -50,6 +50,7 @@ import Testing
         #expect(Self.settings(in: ControlCommand.helpMessage(for: HeldCommand.Release.self)) == Self.redis)
         #expect(Self.settings(in: ControlCommand.helpMessage(for: GrantCommand.self)) == Self.redis)
         #expect(Self.settings(in: ControlCommand.helpMessage(for: RevokeCommand.self)) == Self.redis)
+        #expect(Self.settings(in: ControlCommand.helpMessage(for: UserCommand.self)) == Self.redis.union(["IAP_PRODUCTS_FILE"]))
     }
 
     /// The on-call commands refuse what they cannot do before touching Redis.

@@ -1,4 +1,5 @@
 import AppleJWS
+import AppleSimulator
 import AsyncHTTPClient
 import Foundation
 import IAPIntake
@@ -331,10 +332,13 @@ struct DrillTests {
     }
 
     private func withCluster(
-        _ settings: DrillSettings, _ body: (LocalCluster, HTTPClient, PipelineStore) async throws -> Void
+        _ settings: DrillSettings, adjust: (inout ClusterSettings) -> Void = { _ in }, afterStop: () throws -> Void = {},
+        _ body: (LocalCluster, HTTPClient, PipelineStore) async throws -> Void
     ) async throws {
         let http = HTTPClient(eventLoopGroupProvider: .singleton)
-        let cluster = try LocalCluster(settings: settings.cluster, directory: settings.workDirectory, http: http)
+        var clusterSettings = settings.cluster
+        adjust(&clusterSettings)
+        let cluster = try LocalCluster(settings: clusterSettings, directory: settings.workDirectory, http: http)
         let redis = RedisClient(configuration: try RedisConfiguration(url: cluster.redisURL), poolSize: 2)
         do {
             try await cluster.start()
@@ -350,7 +354,69 @@ struct DrillTests {
         #expect(unclean.isEmpty, "\(unclean)")
         #expect(await cluster.crashes().isEmpty)
         try await http.shutdown()
+        try afterStop()
         try? FileManager.default.removeItem(at: settings.workDirectory)
+    }
+
+    /// Every process at the most verbose level, logging JSON, through receipts (one a dead letter),
+    /// a signed transaction, a lookup and a refund notification: no log line carries the shared
+    /// secret, the client key's secret, the API private key, a receipt or a signed transaction.
+    @Test func atTheMostVerboseLevelNoSecretReachesALog() async throws {
+        var settings = Self.settings
+        settings.processesPerStage = 1
+        let sharedSecret = "shared-secret-\(UUID().uuidString)"
+        var secrets: [String: String] = ["shared secret": sharedSecret]
+        let logs = settings.workDirectory.appendingPathComponent("logs")
+        try await withCluster(settings, adjust: { cluster in
+            cluster.logLevel = "trace"
+            cluster.environment = ["IAP_LOG_FORMAT": "json", "IAP_APPLE_SHARED_SECRET": sharedSecret]
+        }, afterStop: {
+            var lines = 0
+            for file in try FileManager.default.contentsOfDirectory(atPath: logs.path) where file.hasPrefix("iap-") {
+                let text = try String(contentsOf: logs.appendingPathComponent(file), encoding: .utf8)
+                for (what, secret) in secrets { #expect(!text.contains(secret), "\(file) holds the \(what)") }
+                for line in text.split(separator: "\n") {
+                    lines += 1
+                    let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+                    #expect(object?["level"] is String && object?["message"] is String, "\(file): not a JSON log line: \(line.prefix(200))")
+                }
+            }
+            #expect(lines > 0)
+        }) { cluster, http, store in
+            let signer = try #require(cluster.settings.clientSigner)
+            secrets["client key secret"] = signer.secret
+            let key = try String(contentsOf: settings.workDirectory.appendingPathComponent("apple-api-key.p8"), encoding: .utf8)
+            for (index, line) in key.split(separator: "\n").enumerated() where !line.hasPrefix("-----") {
+                secrets["API private key line \(index)"] = String(line)
+            }
+            let client = cluster.loadClient(http)
+            var tickets: [String] = []
+            let valid = PlannedReceipt.valid(index: 0, trial: 7)
+            secrets["a receipt"] = String(valid.receiptData.suffix(60))
+            tickets.append(try #require(await client.submit(valid).ticket))
+            let unknown = SimulatedReceipt(
+                bundleID: LocalCluster.bundleID, transactions: [.init(transactionID: "log-unknown", productID: "not.in.catalog")],
+                nonce: "log").receiptData()
+            secrets["a receipt of an unknown product"] = String(unknown.suffix(60))
+            tickets.append(try #require(await client.submit(
+                PlannedReceipt(index: 1, scenario: .valid, userID: "player-x", receiptData: unknown, unit: nil, sameTicketAs: nil)).ticket))
+            let transaction = JWSTransaction(
+                transactionID: "log-sk2", bundleID: LocalCluster.bundleID, productID: "drill.gold",
+                purchaseDate: Int64(Date().timeIntervalSince1970 * 1000), type: "Consumable", environment: "Production")
+            let jws = try await cluster.registerTransaction(transaction)
+            secrets["a signed transaction's signature"] = String(jws.split(separator: ".").last!)
+            var signed = PlannedReceipt(index: 2, scenario: .signed, userID: "player-y", receiptData: jws, unit: "log-sk2", sameTicketAs: nil)
+            signed.evidenceField = "signed_transaction"
+            tickets.append(try #require(await client.submit(signed).ticket))
+            try await waitUntil {
+                var done = 0
+                for ticket in tickets where try await store.ticket(ticket)?.status.isTerminal == true { done += 1 }
+                return done == tickets.count
+            }
+            #expect(try await store.ticket(tickets[1])?.status == .dead)
+            #expect(try await cluster.deliverNotification(type: "REFUND", transactionID: "log-sk2") == [200])
+            try await waitUntil { try await store.redis.send("HEXISTS", store.keys.grant(unit: "log-sk2"), "revoked_at").int == 1 }
+        }
     }
 
     /// Waits for a condition of the running system (with a generous limit, not a timing claim).

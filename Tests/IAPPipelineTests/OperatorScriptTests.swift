@@ -58,4 +58,24 @@ import Testing
             #expect(stats.retry == 2 && stats.retryDue == 1)
         }
     }
+
+    /// `iapctl user`: the user's entries of the stream in order, their holds, subscriptions and entitlements.
+    @Test func aUsersReportGathersTheirTimeline() async throws {
+        try await withRedis { redis, _ in
+            let store = PipelineStore(redis: redis, keys: Self.keys)
+            let t0: Int64 = 1_800_000_000_000
+            _ = try await EntitlementTests.grant(store, ticket: "A", transaction: "p1", product: "level.pack", now: t0)
+            _ = try await EntitlementTests.grant(
+                store, ticket: "S", transaction: "s1", product: "vip.monthly", expiresAt: t0 + 86_400_000, signedAt: t0, now: t0)
+            _ = try await EntitlementTests.grant(store, ticket: "O", user: "other", transaction: "g1", product: "gold.100", now: t0)
+            _ = try await store.grantByOperator(id: "c1", user: "u1", product: "gold.100", quantity: 1, by: "alice", note: "", now: t0 + 1)
+            try await redis.send("SET", Self.keys.refunds(user: "u1"), "2")
+            let report = try await store.userReport(user: "u1", catalog: PipelineHarness.catalog, now: t0 + 2)
+            #expect(report.refunds == 2 && report.lifetime == ["p1"] && report.subscriptions["s1"]?["status"] == "active")
+            #expect(report.timeline.map { $0["event"] ?? "" } == ["granted", "granted", "entitlement_changed", "entitlement_changed", "granted"])
+            #expect(report.timeline.allSatisfy { $0["user_id"] == "u1" && $0["id"] != nil })
+            #expect(report.entitlements?.entitlements.map(\.entitlement) == ["level_pack", "no_ads", "premium"])
+            #expect(try await store.userReport(user: "nobody", catalog: nil).timeline.isEmpty)
+        }
+    }
 }

@@ -1,0 +1,62 @@
+import RedisClient
+
+/// Everything the pipeline knows about one user, for an operator (`iapctl user`).
+public struct UserReport: Codable, Sendable {
+    public var userID: String
+    /// Refunds and revocations counted for `IAP_MAX_REFUNDS_PER_USER`.
+    public var refunds: Int
+    /// The units of the non-consumables granted to the user.
+    public var lifetime: [String]
+    /// The user's subscription records, by original transaction id.
+    public var subscriptions: [String: [String: String]]
+    /// The user's purchases held now.
+    public var held: [HeldPurchase]
+    /// The user's entries of the fulfilment stream, oldest first, each with its stream `id`.
+    public var timeline: [[String: String]]
+    /// With a catalog: what the user is entitled to now.
+    public var entitlements: UserEntitlements?
+
+    enum CodingKeys: String, CodingKey {
+        case refunds, lifetime, subscriptions, held, timeline, entitlements
+        case userID = "user_id"
+    }
+}
+
+extension PipelineStore {
+    /// The user's grants, revocations, holds, subscriptions and entitlements. The timeline reads the
+    /// whole fulfilment stream (in pages): for an investigation, not for a dashboard.
+    public func userReport(user: String, catalog: ProductCatalog?, now: Int64 = currentTimeMs()) async throws -> UserReport {
+        let basics = try await redis.pipeline([
+            RedisCommand("GET", keys.refunds(user: user)), RedisCommand("SMEMBERS", keys.lifetime(user: user)),
+            RedisCommand("SMEMBERS", keys.subscriptions(user: user)),
+        ])
+        let originals = (basics[2].array ?? []).compactMap(\.string).sorted()
+        var subscriptions: [String: [String: String]] = [:]
+        if !originals.isEmpty {
+            let records = try await redis.pipeline(originals.map { RedisCommand("HGETALL", keys.subscription(originalTransactionID: $0)) })
+            for (original, record) in zip(originals, records) { subscriptions[original] = record.stringDictionary }
+        }
+        var timeline: [[String: String]] = []
+        var start = "-"
+        while true {
+            let page = try await redis.send("XRANGE", keys.fulfilment, start, "+", "COUNT", "1000").array ?? []
+            for entry in page {
+                guard let id = entry.array?.first?.string else { continue }
+                start = "(" + id
+                var fields = entry.array?.last?.stringDictionary ?? [:]
+                if fields["user_id"] == user {
+                    fields["id"] = id
+                    timeline.append(fields)
+                }
+            }
+            if page.count < 1000 { break }
+        }
+        let held = try await heldPurchases(limit: Int(Int32.max)).filter { $0.userID == user }
+        var entitled: UserEntitlements?
+        if let catalog { entitled = try await entitlements(user: user, catalog: catalog, now: now) }
+        return UserReport(
+            userID: user, refunds: basics[0].string.flatMap { Int($0) } ?? 0,
+            lifetime: (basics[1].array ?? []).compactMap(\.string).sorted(), subscriptions: subscriptions, held: held,
+            timeline: timeline, entitlements: entitled)
+    }
+}
