@@ -1,3 +1,4 @@
+import AppleReceipt
 import AsyncHTTPClient
 import Foundation
 import Logging
@@ -100,13 +101,16 @@ public final class ServerAPIClient: Sendable {
         }
         let response: HTTPClientResponse
         let body: ByteBuffer
+        let started = ContinuousClock.now
         do {
             response = try await http.execute(request, timeout: .nanoseconds(configuration.timeout.nanoseconds))
             body = try await response.body.collect(upTo: Self.maxResponseBytes)
         } catch {
+            AppleCallMetrics.record(endpoint: endpoint.rawValue, environment: environment.rawValue, status: "unreachable", since: started)
             return .transient(reason: "apple_api_unreachable", detail: "\(error)", retryAfterMs: nil)
         }
         let status = Int(response.status.code)
+        AppleCallMetrics.record(endpoint: endpoint.rawValue, environment: environment.rawValue, status: String(status), since: started)
         let bytes = Array(body.readableBytesView)
         if (200...299).contains(status) { return .ok(bytes) }
         let error = try? JSONDecoder().decode(ErrorBody.self, from: Data(bytes))

@@ -80,13 +80,17 @@ public final class AppleVerifier: Sendable {
         request.body = .bytes(ByteBuffer(bytes: body.body))
         let response: HTTPClientResponse
         let bytes: ByteBuffer
+        let started = ContinuousClock.now
+        let environment = url == configuration.sandboxURL ? "sandbox" : "production"
         do {
             response = try await http.execute(request, timeout: .milliseconds(Int64(configuration.timeoutMs)))
             bytes = try await response.body.collect(upTo: Self.maxResponseBytes)
         } catch {
+            AppleCallMetrics.record(endpoint: "verify_receipt", environment: environment, status: "unreachable", since: started)
             return .ended(.transient(reason: "apple_unreachable", detail: Self.describe(error), retryAfterMs: nil))
         }
         let code = Int(response.status.code)
+        AppleCallMetrics.record(endpoint: "verify_receipt", environment: environment, status: String(code), since: started)
         if code == 429 || code >= 500 {
             let retryAfter = response.headers.first(name: "Retry-After").flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
             return .ended(.transient(

@@ -11,11 +11,19 @@ public enum IntakeApplication {
     /// certificate (`nil`: plain HTTP, behind a proxy that terminates TLS).
     public static func make(
         store: PipelineStore, configuration: PipelineConfiguration, notificationChecks: NotificationRoutes.Checks?,
-        clientKeys: ClientKeyring? = nil, tls: TLSConfiguration? = nil, waiters: TicketWaiters? = nil, logger: Logger,
-        onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
+        clientKeys: ClientKeyring? = nil, tls: TLSConfiguration? = nil, waiters: TicketWaiters? = nil,
+        metrics: Metrics? = nil, logger: Logger, onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
     ) throws -> some ApplicationProtocol {
         let router = Router()
         // Before the routes: a route takes the middleware added before it.
+        if let metrics {
+            router.add(middleware: RequestMetricsMiddleware())
+            router.get("/metrics") { _, _ in
+                Response(
+                    status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
+                    body: .init(byteBuffer: ByteBuffer(bytes: metrics.text())))
+            }
+        }
         if let clientKeys {
             router.add(middleware: RequestSignatureMiddleware(keyring: clientKeys, store: store, maxBodyBytes: configuration.maxBodyBytes))
         }
@@ -38,10 +46,22 @@ public enum IntakeApplication {
             router: router,
             server: try tls.map { try .tls(.http1(), tlsConfiguration: $0) } ?? .http1(),
             configuration: .init(address: .hostname(configuration.httpHost, port: configuration.httpPort), serverName: "iap-intake"),
-            services: [waiters],
+            services: [waiters] + (metrics.map { [QueueSampler(store: store, every: $0.sampleEvery, logger: logger)] } ?? []),
             onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? 0) },
             logger: logger
         )
+    }
+
+    /// The intake's metrics: where `/metrics` reads the Prometheus text from, and how often the
+    /// queues are sampled for it.
+    public struct Metrics: Sendable {
+        public var text: @Sendable () -> [UInt8]
+        public var sampleEvery: Duration
+
+        public init(sampleEvery: Duration = .seconds(5), text: @escaping @Sendable () -> [UInt8]) {
+            self.text = text
+            self.sampleEvery = sampleEvery
+        }
     }
 
     /// The intake's own TLS from `IAP_TLS_CERT_FILE` and `IAP_TLS_KEY_FILE`; `nil` when unset.

@@ -46,8 +46,10 @@ public struct IntakeCommand: AsyncParsableCommand {
         } else {
             logger.warning("IAP_CLIENT_KEYS_FILE is not set: the intake serves anyone who can reach it")
         }
+        _ = bootstrapMetrics()
         let app = try IntakeApplication.make(
-            store: store, configuration: configuration, notificationChecks: checks, clientKeys: keyring, tls: tls, logger: logger
+            store: store, configuration: configuration, notificationChecks: checks, clientKeys: keyring, tls: tls,
+            metrics: .init(text: metricsText), logger: logger
         ) { port in
             logger.info(
                 "intake listening", metadata: ["host": "\(configuration.httpHost)", "port": "\(port)", "tls": "\(tls != nil)"])

@@ -15,6 +15,7 @@ func runWorker(
     label: String, configuration: PipelineConfiguration, logger: Logger,
     makeHandler: (PipelineStore) throws(ConfigurationError) -> any JobHandler, clients: [ClosingService] = []
 ) async throws {
+    let registry = bootstrapMetrics()
     let redis = RedisClient(configuration: configuration.redis, poolSize: configuration.redisPoolSize)
     let store = PipelineStore(redis: redis, keys: configuration.keys, replication: configuration.replication)
     let handler: any JobHandler
@@ -24,7 +25,10 @@ func runWorker(
         failConfiguration(error)
     }
     let worker = StageWorker(handler: handler, store: store, settings: WorkerSettings(configuration), logger: logger)
-    let services: [any Service] = [ClosingService { await redis.close() }] + clients + [worker]
+    let metrics: [any Service] = configuration.metricsPort.map {
+        [MetricsServer(registry: registry, host: configuration.httpHost, port: $0, logger: logger)]
+    } ?? []
+    let services: [any Service] = [ClosingService { await redis.close() }] + clients + metrics + [worker]
     let group = ServiceGroup(
         configuration: .init(
             services: services.map { .init(service: $0) }, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))

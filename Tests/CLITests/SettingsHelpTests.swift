@@ -9,7 +9,7 @@ import Testing
 @Suite struct SettingsHelpTests {
     static let redis: Set = ["IAP_REDIS_URL", "IAP_PREFIX", "IAP_REDIS_POOL_SIZE"]
     static let replication: Set = ["IAP_REDIS_MIN_REPLICAS", "IAP_REDIS_REPLICA_TIMEOUT_MS"]
-    static let worker: Set = ["IAP_CONCURRENCY", "IAP_MAX_REDELIVERIES", "IAP_SHUTDOWN_GRACE_MS", "IAP_LEASE_MS"]
+    static let worker: Set = ["IAP_CONCURRENCY", "IAP_MAX_REDELIVERIES", "IAP_SHUTDOWN_GRACE_MS", "IAP_LEASE_MS", "IAP_METRICS_PORT"]
     static let serverAPIKey: Set = ["IAP_APPLE_API_KEY_ID", "IAP_APPLE_API_ISSUER_ID", "IAP_APPLE_API_PRIVATE_KEY_FILE"]
     static let apps: Set = ["IAP_BUNDLE_IDS", "IAP_APPLE_ROOT_CERTS"]
 

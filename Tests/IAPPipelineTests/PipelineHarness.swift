@@ -5,6 +5,7 @@ import AppleReceipt
 import AppleSimulator
 import AsyncHTTPClient
 import Foundation
+import IAPCLI
 import IAPIntake
 import IAPPipeline
 import Logging
@@ -102,12 +103,15 @@ final class PipelineHarness: @unchecked Sendable {
         let keyring = try configuration.clientKeysFile.map { file throws(ConfigurationError) in try ClientKeyring(file: file) }
         clientKeys = keyring
         let tls = try IntakeApplication.tlsConfiguration(configuration)
+        // As the executables do: every metric from here on lands in the process's registry.
+        _ = bootstrapMetrics()
         let waiters = TicketWaiters(redis: configuration.redis, channel: configuration.keys.results, logger: testLogger)
         self.waiters = waiters
         intake = try await RunningServer.start {
             try IntakeApplication.make(
                 store: store, configuration: configuration, notificationChecks: checks, clientKeys: keyring, tls: tls,
-                waiters: waiters, logger: testLogger, onServerRunning: $0)
+                waiters: waiters, metrics: .init(sampleEvery: .milliseconds(100), text: metricsText), logger: testLogger,
+                onServerRunning: $0)
         }
         apple = AppleVerifier(configuration: configuration.apple)
         lookupClient = try configuration.serverAPI().map { api in

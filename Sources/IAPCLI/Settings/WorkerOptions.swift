@@ -5,11 +5,15 @@ public struct WorkerOptions: SettingsGroup {
     @Option(help: "IAP_CONCURRENCY (default 64)") var concurrency: String?
     @Option(help: "IAP_MAX_REDELIVERIES (default 5)") var maxRedeliveries: String?
     @Option(help: "IAP_SHUTDOWN_GRACE_MS (default 25000)") var shutdownGraceMs: String?
+    @Option(help: "IAP_METRICS_PORT: serve /metrics (Prometheus) on this port (default: none)") var metricsPort: String?
 
     public init() {}
 
     public var flags: [String: String?] {
-        ["IAP_CONCURRENCY": concurrency, "IAP_MAX_REDELIVERIES": maxRedeliveries, "IAP_SHUTDOWN_GRACE_MS": shutdownGraceMs]
+        [
+            "IAP_CONCURRENCY": concurrency, "IAP_MAX_REDELIVERIES": maxRedeliveries, "IAP_SHUTDOWN_GRACE_MS": shutdownGraceMs,
+            "IAP_METRICS_PORT": metricsPort,
+        ]
     }
 }
 

@@ -61,6 +61,8 @@ public struct PipelineConfiguration: Sendable {
     /// (`IAP_REFUND_PREFERENCE`); `nil` (`none`): it does not answer consumption requests.
     public var refundPreference: ConsumptionInformation.RefundPreference?
     public var shutdownGraceMs = 25000
+    /// A stage worker's `/metrics` port; `nil`: none (the intake serves `/metrics` on its own port).
+    public var metricsPort: Int?
     public var redisPoolSize = 2
     /// Replicas that must confirm an acknowledged write (`WAIT`); 0: none.
     public var redisMinReplicas = 0
@@ -154,6 +156,7 @@ public struct PipelineConfiguration: Sendable {
             }
             refundPreference = preference
         }
+        if env["IAP_METRICS_PORT"] != nil { metricsPort = try Self.int(env, "IAP_METRICS_PORT", default: 0, in: 1...65535) }
         shutdownGraceMs = try Self.int(env, "IAP_SHUTDOWN_GRACE_MS", default: shutdownGraceMs, in: 0...3_600_000)
         redisPoolSize = try Self.int(env, "IAP_REDIS_POOL_SIZE", default: redisPoolSize, in: 1...256)
         redisMinReplicas = try Self.int(env, "IAP_REDIS_MIN_REPLICAS", default: redisMinReplicas, in: 0...64)

@@ -157,7 +157,9 @@ public final class StageWorker: Service, Sendable {
     private func handle(_ payload: String, in group: inout TaskGroup<Event>) {
         handling.withLockedValue { $0[payload, default: 0] += 1 }
         group.addTask {
+            let started = ContinuousClock.now
             await self.handler.handle(payload, worker: self.context)
+            PipelineMetrics.jobHandled(stage: self.handler.stage, took: ContinuousClock.now - started)
             self.handling.withLockedValue { held in
                 held[payload, default: 1] -= 1
                 if held[payload] == 0 { held[payload] = nil }
@@ -225,6 +227,7 @@ public final class StageWorker: Service, Sendable {
                 let reaped = try await context.store.reapExpiredWorkers(
                     reaper: context.member, leaseMs: settings.leaseMs, maxRedeliveries: settings.maxRedeliveries,
                     lockMs: settings.housekeepingMs, forgetAfterMs: settings.forgetAfterMs)
+                PipelineMetrics.reaped(workers: reaped.workers, returned: reaped.returned, deadLettered: reaped.deadLettered)
                 if reaped.workers > 0 {
                     context.logger.warning("reaped workers past their lease", metadata: [
                         "workers": "\(reaped.workers)", "returned": "\(reaped.returned)", "dead": "\(reaped.deadLettered)",

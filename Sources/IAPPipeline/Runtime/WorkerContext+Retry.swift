@@ -14,6 +14,7 @@ extension WorkerContext {
             await deadLetter(payload, ticket: job.ticket, reason: ReasonCode.retriesExhausted, error: "\(reason): \(detail)", attempts: attempt)
             return
         }
+        PipelineMetrics.retried(stage: stage, reason: reason)
         var next = job
         next.attempts = rateLimited ? job.attempts : attempt
         let delay = rateLimited ? retryAfterMs! : policy.delayMs(afterAttempt: attempt, retryAfterMs: retryAfterMs)

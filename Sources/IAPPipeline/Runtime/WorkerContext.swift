@@ -71,6 +71,7 @@ public struct WorkerContext: Sendable {
             do {
                 return try await body()
             } catch let error as RedisError where error.isTransient {
+                PipelineMetrics.redisError(stage: stage)
                 logger.warning("redis unavailable during \(what), retrying", metadata: ["error": "\(error)"])
             } catch {
                 logger.error("\(what) failed", metadata: ["error": "\(error)"])
@@ -86,6 +87,7 @@ public struct WorkerContext: Sendable {
         _ payload: String, ticket: String?, reason: String, error: String, attempts: Int
     ) async {
         logger.error("dead-lettering job", metadata: ["ticket": "\(ticket ?? "-")", "reason": "\(reason)", "error": "\(error)"])
+        PipelineMetrics.deadLettered(stage: stage, reason: reason)
         _ = await transition("dead_letter_job") {
             try await store.deadLetter(
                 payload, member: member, stage: stage, ticket: ticket, reason: reason, error: error, attempts: attempts)
@@ -95,7 +97,9 @@ public struct WorkerContext: Sendable {
     /// Handles what every transition can report besides success.
     public func settle(_ result: TransitionResult?, payload: String, job: Job, what: String) async {
         switch result {
-        case .moved, nil:
+        case .moved:
+            PipelineMetrics.moved(stage: stage, by: what)
+        case nil:
             return
         case .leaseLost:
             logger.warning("lost the lease on a job: another worker has it now", metadata: ["ticket": "\(job.ticket)", "step": "\(what)"])

@@ -1,0 +1,34 @@
+import Hummingbird
+import Logging
+import NIOCore
+import Prometheus
+import ServiceLifecycle
+
+/// A stage worker's `/metrics` (`IAP_METRICS_PORT`): the Prometheus text format of its registry,
+/// on its own port (the intake serves `/metrics` on its HTTP port).
+public struct MetricsServer: Service {
+    let registry: PrometheusCollectorRegistry
+    let host: String
+    let port: Int
+    let logger: Logger
+
+    public init(registry: PrometheusCollectorRegistry, host: String, port: Int, logger: Logger) {
+        self.registry = registry
+        self.host = host
+        self.port = port
+        self.logger = logger
+    }
+
+    public func run() async throws {
+        let router = Router()
+        let registry = self.registry
+        router.get("/metrics") { _, _ in
+            Response(
+                status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
+                body: .init(byteBuffer: ByteBuffer(bytes: registry.emitToBuffer())))
+        }
+        let application = Application(
+            router: router, configuration: .init(address: .hostname(host, port: port), serverName: "iap-metrics"), logger: logger)
+        try await application.runService()
+    }
+}

@@ -1,0 +1,30 @@
+import IAPPipeline
+import Logging
+import ServiceLifecycle
+
+/// The intake's look at the queues every `every` for the metrics (depth and oldest job's age per
+/// queue, retries scheduled, dead letters, held purchases): one pipelined read, no SCAN.
+public struct QueueSampler: Service {
+    let store: PipelineStore
+    let every: Duration
+    let logger: Logger
+
+    public init(store: PipelineStore, every: Duration = .seconds(5), logger: Logger) {
+        self.store = store
+        self.every = every
+        self.logger = logger
+    }
+
+    public func run() async throws {
+        await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                do {
+                    PipelineMetrics.sampled(try await store.queueSample())
+                } catch {
+                    logger.debug("queue sample failed", metadata: ["error": "\(error)"])
+                }
+                try? await Task.sleep(for: every)
+            }
+        }
+    }
+}

@@ -1,0 +1,52 @@
+import Metrics
+
+/// Every metric the stages record, named in one place (swift-metrics; the executables export
+/// them as Prometheus). Labels are bounded: stages, script names, reason codes, never a ticket or
+/// a user.
+public enum PipelineMetrics {
+    /// `iap_jobs_total{stage, outcome}`: jobs a stage moved on, by the script that moved them
+    /// (`forward_job`, `claim_purchases`, `grant_purchases`, `finish_ticket`, `schedule_retry`, …).
+    public static func moved(stage: Stage, by script: String) {
+        Counter(label: "iap_jobs_total", dimensions: [("stage", stage.rawValue), ("outcome", script)]).increment()
+    }
+
+    /// `iap_job_duration_seconds{stage}`: from a job's taking to its handler's end.
+    public static func jobHandled(stage: Stage, took: Duration) {
+        Timer(label: "iap_job_duration_seconds", dimensions: [("stage", stage.rawValue)]).record(duration: took)
+    }
+
+    /// `iap_dead_letters_total{stage, reason}`.
+    public static func deadLettered(stage: Stage, reason: String) {
+        Counter(label: "iap_dead_letters_total", dimensions: [("stage", stage.rawValue), ("reason", reason)]).increment()
+    }
+
+    /// `iap_retries_total{stage, reason}`: a job parked for its next attempt (Apple's transient failures, rate limits).
+    public static func retried(stage: Stage, reason: String) {
+        Counter(label: "iap_retries_total", dimensions: [("stage", stage.rawValue), ("reason", reason)]).increment()
+    }
+
+    /// `iap_redis_errors_total{stage}`: a transition Redis could not take (it is retried).
+    public static func redisError(stage: Stage) {
+        Counter(label: "iap_redis_errors_total", dimensions: [("stage", stage.rawValue)]).increment()
+    }
+
+    /// `iap_reaped_total{what}`: `workers` reaped, jobs `returned` to their queue, `dead_lettered` poison.
+    public static func reaped(workers: Int, returned: Int, deadLettered: Int) {
+        if workers > 0 { Counter(label: "iap_reaped_total", dimensions: [("what", "workers")]).increment(by: workers) }
+        if returned > 0 { Counter(label: "iap_reaped_total", dimensions: [("what", "returned")]).increment(by: returned) }
+        if deadLettered > 0 { Counter(label: "iap_reaped_total", dimensions: [("what", "dead_lettered")]).increment(by: deadLettered) }
+    }
+
+    /// The queues as the intake samples them: `iap_queue_depth{queue}`, `iap_queue_oldest_age_seconds{queue}`
+    /// (0 when empty), `iap_retry_scheduled`, `iap_dead_letters`, `iap_held_purchases`.
+    public static func sampled(_ sample: QueueSample) {
+        for (queue, depth) in sample.depths {
+            Gauge(label: "iap_queue_depth", dimensions: [("queue", queue)]).record(depth)
+            Gauge(label: "iap_queue_oldest_age_seconds", dimensions: [("queue", queue)])
+                .record(Double(sample.oldestAgeMs[queue] ?? 0) / 1000)
+        }
+        Gauge(label: "iap_retry_scheduled").record(sample.retry)
+        Gauge(label: "iap_dead_letters").record(sample.dead)
+        Gauge(label: "iap_held_purchases").record(sample.held)
+    }
+}
