@@ -49,8 +49,9 @@ extension PipelineScripts {
               outcome, why = sharePurchase(p, a, purchase, claim, record, now, KEYS[3])
             elseif redis.call('EXISTS', record) == 1 then
               if redis.call('HGET', record, 'ticket') == ticket then outcome = 'granted' else outcome = 'duplicate' end
-            elseif redis.call('HGET', hold, 'ticket') == ticket then
+            elseif (outcome == 'held' or a.refund_limit or purchase.daily_limit) and redis.call('HGET', hold, 'ticket') == ticket then
               -- Held by an earlier run of this job: as it stands (still held, or rejected by an operator).
+              -- Only a purchase a rule could hold has a hold to look for: no extra read on the common path.
               local h = redis.call('HMGET', hold, 'status', 'reason')
               if h[1] == 'rejected' then outcome = 'rejected' else outcome = 'held' end
               why = h[2] or why
