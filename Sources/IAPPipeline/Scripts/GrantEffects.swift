@@ -100,9 +100,11 @@ enum GrantEffects {
         -- holder's `revoked` with reason `transferred`, the new owner's `granted`); `share` gives
         -- `user` its entitlements too. Returns the purchase's outcome and reason.
         local function sharePurchase(p, a, purchase, claim, record, now, stream)
+          -- A consumable (no kind) is a plain duplicate without a read.
+          if not purchase.kind or not a.sharing then return 'duplicate', '' end
           local holder = redis.call('HGET', record, 'user_id')
           local user, unit, otx = a.user_id, purchase.unit, purchase.original_transaction_id
-          if not holder or holder == user or not purchase.kind or not a.sharing then return 'duplicate', '' end
+          if not holder or holder == user then return 'duplicate', '' end
           local on, status, expires = true, 'active', ''
           if purchase.kind == 'auto_renewable' then
             local sub = redis.call('HMGET', p .. 'subscription:' .. otx, 'status', 'expires_at')
