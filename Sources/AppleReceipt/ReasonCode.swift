@@ -35,6 +35,9 @@ public enum ReasonCode {
     public static let undecodableJob = "undecodable_job"
     public static let missingVerifiedReceipt = "missing_verified_receipt"
     public static let serverAPINotConfigured = "server_api_not_configured"
+    /// A subscription's re-check came due on a verifier without App Store Server API keys: nobody
+    /// to ask (the schedule tries again, then gives up; notifications still move the subscription).
+    public static let recheckUnavailable = "recheck_unavailable"
     public static let appleAPIUnauthorized = "apple_api_unauthorized"
     public static let appleAPIMisconfigured = "apple_api_misconfigured"
     public static let unreadableDeadLetter = "unreadable_dead_letter"

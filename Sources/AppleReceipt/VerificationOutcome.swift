@@ -16,16 +16,19 @@ public struct VerifiedReceipt: Codable, Sendable, Equatable {
     public var environment: String
     public var bundleID: String
     public var transactions: [InAppTransaction]
+    /// A re-check's answer: what Apple says of the subscription as a whole now; `nil` otherwise.
+    public var renewal: SubscriptionRenewal?
 
-    public init(environment: String, bundleID: String, transactions: [InAppTransaction]) {
+    public init(environment: String, bundleID: String, transactions: [InAppTransaction], renewal: SubscriptionRenewal? = nil) {
         self.environment = environment
         self.bundleID = bundleID
         self.transactions = transactions
+        self.renewal = renewal
     }
 
     enum CodingKeys: String, CodingKey {
         case environment
         case bundleID = "bundle_id"
-        case transactions
+        case transactions, renewal
     }
 }

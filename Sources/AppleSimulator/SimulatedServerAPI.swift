@@ -25,6 +25,10 @@ public final class SimulatedServerAPI: Sendable {
         var calls: [String: [Int64]] = [:]
         /// Consumption information accepted per transaction id, oldest first (the JSON bodies).
         var consumption: [String: [[String: String]]] = [:]
+        /// The subscriptions it plays, by original transaction id, with when each started.
+        var subscriptions: [String: (plan: SimulatedSubscription, start: Int64)] = [:]
+        /// Any transaction id of a played subscription → its original transaction id.
+        var subscriptionOf: [String: String] = [:]
     }
 
     init(authority: SigningAuthority, publicKey: P256.Signing.PublicKey?) {
@@ -70,6 +74,106 @@ public final class SimulatedServerAPI: Sendable {
         return try authority.signer.sign(payload: payload)
     }
 
+    /// Starts playing a subscription; returns its first transaction signed (what the app gets).
+    /// With `notify`, its renewals and its end are notified as time passes, until the process ends.
+    @discardableResult
+    public func startSubscription(_ plan: SimulatedSubscription) throws -> String {
+        guard plan.periodMs >= 100 else { throw SimulatorError("period_ms must be at least 100") }
+        let start = plan.start ?? Int64(Date().timeIntervalSince1970 * 1000)
+        let first = plan.transaction(period: 0, from: start)
+        state.withLockedValue { state in
+            state.subscriptions[plan.originalTransactionID] = (plan, start)
+            state.subscriptionOf[first.transactionID] = plan.originalTransactionID
+            state.transactions[first.transactionID] = first
+        }
+        if let notify = plan.notify {
+            Task.detached { await self.notifyRenewals(of: plan, from: start, to: notify) }
+        }
+        return try authority.signer.sign(payload: first)
+    }
+
+    /// A known transaction (a played subscription's period once begun), signed as StoreKit 2 gives it.
+    public func signedTransaction(_ transactionID: String) throws -> String? {
+        materialize()
+        return try state.withLockedValue { $0.transactions[transactionID] }.map { try authority.signer.sign(payload: $0) }
+    }
+
+    /// The periods of played subscriptions begun by `now` become known transactions.
+    func materialize(now: Int64 = Int64(Date().timeIntervalSince1970 * 1000)) {
+        state.withLockedValue { state in
+            for (plan, start) in state.subscriptions.values {
+                for k in 0..<plan.periods(at: now, from: start) where state.transactions[plan.transactionID(period: k)] == nil {
+                    let transaction = plan.transaction(period: k, from: start)
+                    state.transactions[transaction.transactionID] = transaction
+                    state.subscriptionOf[transaction.transactionID] = plan.originalTransactionID
+                }
+            }
+        }
+    }
+
+    /// `GET /inApps/v1/subscriptions/{id}`: the subscription's status, its latest transaction and renewal info, signed.
+    private func subscriptionStatuses(_ id: String, environment: String) -> Response {
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        materialize(now: now)
+        let found: (plan: SimulatedSubscription, start: Int64)? = state.withLockedValue { state in
+            state.subscriptionOf[id].flatMap { state.subscriptions[$0] }
+        }
+        guard let (plan, start) = found, plan.environment == environment else { return Self.notFound }
+        let periods = plan.periods(at: now, from: start)
+        let (status, renewal) = plan.state(at: now, from: start, periods: periods)
+        var latest = plan.transaction(period: periods - 1, from: start)
+        latest = state.withLockedValue { $0.transactions[latest.transactionID] } ?? latest
+        guard let signedTransaction = try? authority.signer.sign(payload: latest),
+              let signedRenewal = try? authority.signer.sign(payload: renewal)
+        else { return Self.notFound }
+        return (try? Self.json(.ok, [
+            "environment": environment, "bundleId": plan.bundleID,
+            "data": [[
+                "subscriptionGroupIdentifier": "sim.\(plan.productID)",
+                "lastTransactions": [[
+                    "originalTransactionId": plan.originalTransactionID, "status": status,
+                    "signedTransactionInfo": signedTransaction, "signedRenewalInfo": signedRenewal,
+                ] as [String: any Sendable]],
+            ] as [String: any Sendable]],
+        ] as [String: any Sendable])) ?? Self.notFound
+    }
+
+    /// Sends DID_RENEW at each renewal, then EXPIRED or DID_FAIL_TO_RENEW, each lost, duplicated
+    /// or delayed as `notify` says.
+    private func notifyRenewals(of plan: SimulatedSubscription, from start: Int64, to notify: SimulatedSubscription.Notify) async {
+        var k = 1
+        while plan.renewals.map({ k <= $0 + 1 }) ?? true {
+            let at = start + Int64(k) * plan.periodMs
+            let wait = at - Int64(Date().timeIntervalSince1970 * 1000)
+            if wait > 0 { try? await Task.sleep(for: .milliseconds(wait)) }
+            if Task.isCancelled { return }
+            materialize()
+            let renewed = plan.renewals.map { k <= $0 } ?? true
+            let (type, subtype): (String, String?) = renewed
+                ? ("DID_RENEW", nil)
+                : plan.ending == .expire ? ("EXPIRED", "VOLUNTARY") : ("DID_FAIL_TO_RENEW", plan.graceMs > 0 ? "GRACE_PERIOD" : nil)
+            let transactionID = plan.transactionID(period: renewed ? k : k - 1)
+            let now = Int64(Date().timeIntervalSince1970 * 1000)
+            let renewal = plan.state(at: max(now, at), from: start, periods: renewed ? k + 1 : k).renewal
+            if let signed = try? signedNotification(type: type, subtype: subtype, transactionID: transactionID, renewal: renewal) {
+                send(signed, to: notify)
+            }
+            k += 1
+        }
+    }
+
+    private func send(_ signed: String, to notify: SimulatedSubscription.Notify) {
+        if Double.random(in: 0..<1) < notify.lossRate { return }
+        let copies = Double.random(in: 0..<1) < notify.duplicateRate ? 2 : 1
+        for _ in 0..<copies {
+            let delay = notify.maxDelayMs > 0 ? Int64.random(in: 0...notify.maxDelayMs) : 0
+            Task.detached {
+                if delay > 0 { try? await Task.sleep(for: .milliseconds(delay)) }
+                _ = try? await Self.deliver(signed, to: notify.url)
+            }
+        }
+    }
+
     public func setFaults(_ faults: SimulatedAPIFaults) {
         state.withLockedValue { $0.faults = faults }
     }
@@ -108,6 +212,11 @@ public final class SimulatedServerAPI: Sendable {
                     self.transactionInfo(context.parameters.get("id") ?? "", environment: environment)
                 }
             }
+            router.get(RouterPath(stringLiteral: prefix + "/inApps/v1/subscriptions/{id}")) { request, context in
+                try self.answer(request, environment: environment, endpoint: "subscription_statuses") {
+                    self.subscriptionStatuses(context.parameters.get("id") ?? "", environment: environment)
+                }
+            }
             router.get(RouterPath(stringLiteral: prefix + "/inApps/v2/history/{id}")) { request, context in
                 try self.answer(request, environment: environment, endpoint: "transaction_history") {
                     self.history(context.parameters.get("id") ?? "", environment: environment)
@@ -123,6 +232,14 @@ public final class SimulatedServerAPI: Sendable {
         router.post("/control/transactions") { request, context in
             let transaction = try await request.decode(as: JWSTransaction.self, context: context)
             return try Self.json(.ok, ["signedTransaction": try self.register(transaction)])
+        }
+        router.post("/control/subscriptions") { request, context in
+            let plan = try await request.decode(as: SimulatedSubscription.self, context: context)
+            do {
+                return try Self.json(.ok, ["signedTransaction": try self.startSubscription(plan)])
+            } catch let error as SimulatorError {
+                throw HTTPError(.badRequest, message: error.message)
+            }
         }
         router.post("/control/notifications") { request, context in
             let order = try await request.decode(as: NotificationOrder.self, context: context)
@@ -173,6 +290,7 @@ public final class SimulatedServerAPI: Sendable {
     }
 
     private func transactionInfo(_ id: String, environment: String) -> Response {
+        materialize()
         guard let transaction = state.withLockedValue({ $0.transactions[id] }), transaction.environment == environment,
               let signed = try? authority.signer.sign(payload: transaction)
         else { return Self.notFound }
@@ -180,6 +298,7 @@ public final class SimulatedServerAPI: Sendable {
     }
 
     private func history(_ id: String, environment: String) -> Response {
+        materialize()
         let all = state.withLockedValue { $0.transactions.values }
         guard let anchor = all.first(where: { $0.transactionID == id && $0.environment == environment }) else { return Self.notFound }
         let related = all.filter { $0.originalTransactionID == anchor.originalTransactionID && $0.environment == environment }

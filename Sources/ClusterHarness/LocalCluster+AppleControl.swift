@@ -16,6 +16,14 @@ extension LocalCluster {
         return signed
     }
 
+    /// Has apple-sim play a subscription (renewals without the client, notifications as planned);
+    /// returns its first period signed, as the app gets it.
+    public func startSubscription(_ plan: SimulatedSubscription) async throws -> String {
+        let reply = try await control("/control/subscriptions", body: try JSONEncoder().encode(plan))
+        guard let signed = reply["signedTransaction"] as? String else { throw ClusterError("apple-sim did not start it: \(reply)") }
+        return signed
+    }
+
     /// Has apple-sim sign a notification about a registered transaction and deliver it to the
     /// intake `times` times (the same UUID); returns the intake's HTTP statuses.
     public func deliverNotification(type: String, transactionID: String, times: Int = 1) async throws -> [Int] {

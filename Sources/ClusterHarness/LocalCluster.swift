@@ -17,9 +17,11 @@ import Glibc
 public actor LocalCluster {
     public static let bundleID = "com.example.drill"
     /// `drill.gem` is capped at `gemDailyLimit` a day per user: the purchase policy holds the rest.
+    /// `drill.vip` is a subscription apple-sim renews by itself.
     public static let products = #"""
         {"products": {"drill.gold": {"type": "consumable"}, "drill.pack": {"type": "non_consumable"},
-                      "drill.gem": {"type": "consumable", "daily_limit_per_user": 2}}}
+                      "drill.gem": {"type": "consumable", "daily_limit_per_user": 2},
+                      "drill.vip": {"type": "auto_renewable", "entitlements": ["vip"], "subscription_group": "vip"}}}
         """#
     public static let gemDailyLimit = 2
 

@@ -4,6 +4,7 @@ public struct BenchReport: Sendable, Codable {
     public var jws: JWSBenchResult?
     public var redisClient: RedisClientBenchResult?
     public var wait: WaitBenchResult?
+    public var rechecks: RecheckBenchResult?
 
     public init(scenarios: [ScenarioResult], jws: JWSBenchResult?, redisClient: RedisClientBenchResult? = nil) {
         self.scenarios = scenarios

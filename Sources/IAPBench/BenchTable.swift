@@ -11,6 +11,7 @@ public enum BenchTable {
         if let jws = report.jws { parts.append(render(jws)) }
         if let redis = report.redisClient { parts.append(render(redis)) }
         if let wait = report.wait { parts.append(render(wait)) }
+        if let rechecks = report.rechecks { parts.append(render(rechecks)) }
         if !report.scenarios.isEmpty { parts.append(render(report.scenarios)) }
         return parts.joined(separator: "\n\n")
     }
@@ -31,6 +32,16 @@ public enum BenchTable {
             rows: [["redis-client", "\(redis.callers)", f(redis.commandsPerSecond), f(redis.clientCPUMicrosecondsPerCommand, 1),
                     f(redis.roundTripP50Microseconds), f(redis.roundTripP99Microseconds), f(redis.redisBenchmarkPerSecond),
                     f(redis.redisBenchmarkCPUMicrosecondsPerCommand, 1)]])
+    }
+
+    public static func render(_ rechecks: RecheckBenchResult) -> String {
+        func f(_ value: Double, _ digits: Int = 0) -> String { String(format: "%.\(digits)f", value) }
+        return TextTable.render(
+            header: ["scenario", "scheduled", "schedule B/sub", "record B/sub", "total MB", "due", "batch", "drained/s",
+                     "µs/batch", "µs/call, none due"],
+            rows: [["rechecks", "\(rechecks.subscriptions)", f(rechecks.scheduleBytesPerSubscription),
+                    f(rechecks.recordBytesPerSubscription), f(rechecks.totalMB, 1), "\(rechecks.due)", "\(rechecks.batch)",
+                    f(rechecks.drainPerSecond), f(rechecks.microsecondsPerBatch), f(rechecks.idleCallMicroseconds, 1)]])
     }
 
     public static func render(_ wait: WaitBenchResult) -> String {

@@ -9,7 +9,9 @@ import RedisClient
 public struct ControlCommand: AsyncParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "iapctl", abstract: "Inspect the IAP pipeline and manage its dead letters.",
-        subcommands: [Stats.self, ShowTicket.self, Dead.self, HeldCommand.self, GrantCommand.self, RevokeCommand.self, UserCommand.self])
+        subcommands: [Stats.self, ShowTicket.self, Dead.self, HeldCommand.self, GrantCommand.self, RevokeCommand.self, UserCommand.self,
+            RecheckCommand.self,
+        ])
     public init() {}
 
     struct Stats: AsyncParsableCommand {
@@ -54,6 +56,7 @@ public struct ControlCommand: AsyncParsableCommand {
             }
             print("retry \(stats.retry) (due \(stats.retryDue))  dead \(stats.dead)  held \(stats.held)  fulfilments \(stats.fulfilment)"
                 + (rate.map { String(format: " (%.1f/s)", $0) } ?? ""))
+            print("re-checks \(stats.rechecks) (due within the hour \(stats.rechecksDueNextHour))")
         }
 
         /// One JSON line: the stats and, from the second line on, fulfilments a second.
@@ -198,7 +201,7 @@ public struct ControlCommand: AsyncParsableCommand {
 func withStore<T: Sendable>(_ configuration: PipelineConfiguration, _ body: (PipelineStore) async throws -> T) async throws -> T {
     let redis = RedisClient(configuration: configuration.redis, poolSize: configuration.redisPoolSize)
     do {
-        let result = try await body(PipelineStore(redis: redis, keys: configuration.keys))
+        let result = try await body(PipelineStore(redis: redis, keys: configuration.keys, recheck: configuration.recheck))
         await redis.close()
         return result
     } catch {

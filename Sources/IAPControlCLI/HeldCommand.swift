@@ -87,9 +87,10 @@ struct HeldCommand: AsyncParsableCommand {
             commandName: "release", abstract: "Grant held purchases, once each (one refunded meanwhile is rejected).")
         @OptionGroup var redis: RedisOptions
         @OptionGroup var decision: Decision
+        @OptionGroup var recheck: RecheckOptions
 
         func run() async throws {
-            try await decision.decide(loadConfiguration(redis)) { store, unit, by, note in
+            try await decision.decide(loadConfiguration(redis, recheck)) { store, unit, by, note in
                 try await store.releaseHeld(unit: unit, by: by, note: note)
             }
         }

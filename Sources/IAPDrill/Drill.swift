@@ -67,6 +67,8 @@ public struct Drill: Sendable {
         }
         progress("trial \(trial): \(plan.count) receipts, redis \(cluster.redisURL), logs in \(directory.path)/logs")
         let refunds = plan.filter { $0.refund != nil }
+        var subscriptions = PlannedSubscription.plan(
+            count: settings.subscriptionsPerTrial, trial: trial, intakeURL: cluster.intakeURL, using: &rng)
         do {
             try await plan.resolve(with: cluster)
             // Refunds Apple sends before the client reports the purchase.
@@ -83,11 +85,29 @@ public struct Drill: Sendable {
             return injector
         }
         let client = cluster.loadClient(http)
+        // The subscribers buy and send their first period; apple-sim renews the rest while the faults run.
+        let subscriptionStart = Int64(Date().timeIntervalSince1970 * 1000)
+        do {
+            for index in subscriptions.indices {
+                subscriptions[index].plan.start = subscriptionStart
+                subscriptions[index].receiptData = try await cluster.startSubscription(subscriptions[index].plan)
+            }
+        } catch {
+            injector.cancel()
+            _ = await cluster.stop()
+            throw error
+        }
+        let subscribed = await client.submitAll(subscriptions, perSecond: nil, concurrency: 4)
         let submissions = await client.submitAll(plan, perSecond: settings.submitRate, concurrency: settings.clientConcurrency)
         // Refunds that come after the submission: while its grant may still be in flight, faults still running.
         var refundError: (any Error)?
         for receipt in refunds where !receipt.refund!.beforeSubmission {
             do { try await deliverRefund(receipt, to: cluster) } catch { refundError = error }
+        }
+        // Faults go on until every subscription has had its last period and its end.
+        if let end = subscriptions.map(\.endsAt).max() {
+            let wait = end + 1000 - Int64(Date().timeIntervalSince1970 * 1000)
+            if wait > 0 { try? await Task.sleep(for: .milliseconds(wait)) }
         }
         finished.withLockedValue { $0 = true }
         let faults: FaultInjector
@@ -103,7 +123,11 @@ public struct Drill: Sendable {
         let redis = RedisClient(configuration: try RedisConfiguration(url: cluster.redisURL), poolSize: 2)
         let audit = TrialAudit(store: PipelineStore(redis: redis, keys: cluster.keys), leaseMs: settings.leaseMs)
         let tickets = submissions.map(\.ticket)
-        var (terminal, seconds) = await audit.drain(Set(tickets.compactMap { $0 }), timeout: .seconds(settings.drainTimeoutSeconds))
+        var (terminal, seconds) = await audit.drain(
+            Set((tickets + subscribed.map(\.ticket)).compactMap { $0 }), timeout: .seconds(settings.drainTimeoutSeconds))
+        let subscriptionAudit = SubscriptionAudit(store: audit.store, leaseMs: settings.leaseMs)
+        let settled = await subscriptionAudit.settle(subscriptions, timeout: .seconds(60))
+        var subscriptionBooks = SubscriptionAudit.Books()
         var books: TrialAudit.Books
         let failovers: [FailoverTiming]
         do {
@@ -116,6 +140,11 @@ public struct Drill: Sendable {
                 books.note("wrong: released \(released) held purchases, the capped ones account for \(books.held)")
             }
             failovers = try await audit.timings(of: faults.failovers)
+            subscriptionBooks = try await subscriptionAudit.check(subscriptions)
+            if let settled { subscriptionBooks.note("the subscriptions never settled in 60 s: \(settled)") }
+            books.lost += subscriptionBooks.lost
+            books.wrong += subscriptionBooks.wrong + (settled == nil ? 0 : 1)
+            for finding in subscriptionBooks.findings { books.note(finding) }
         } catch {
             await redis.close()
             _ = await cluster.stop()
@@ -128,12 +157,16 @@ public struct Drill: Sendable {
         for (receipt, submission) in zip(plan, submissions) where submission.error != nil {
             anomalies.append("receipt #\(receipt.index) (\(receipt.scenario.rawValue)) not accepted: \(submission.error!)")
         }
+        for (subscription, submission) in zip(subscriptions, subscribed) where submission.error != nil {
+            anomalies.append("subscription \(subscription.originalTransactionID) not accepted: \(submission.error!)")
+        }
         return TrialReport(
             trial: trial, receipts: plan.count, accepted: Set(tickets.compactMap { $0 }).count,
             refusals: submissions.map(\.refusals).reduce(0, +), faults: faults.injected,
             jobsHeldAtSigterm: faults.jobsHeldAtSigterm,
             storeKit: plan.filter { $0.transaction != nil && $0.sameTicketAs == nil }.count,
             refundsRevoked: books.refundsRevoked, refundsBeforeGrant: books.refundsBeforeGrant, held: books.held,
+            subscriptions: subscriptions.count, periods: subscriptionBooks.periods,
             failovers: failovers, poisonPushed: faults.poisonPushed, poisonDeadLettered: books.poisonDeadLettered,
             lost: books.lost, doubleGrants: books.doubleGrants, stuck: books.stuck, wrongOutcomes: books.wrong,
             anomalies: anomalies.count, drainSeconds: seconds, examples: books.examples + anomalies.prefix(5))

@@ -7,6 +7,8 @@ import IAPPipeline
 public struct DrillSettings: Sendable {
     public var trials = 10
     public var receiptsPerTrial = 2000
+    /// Subscriptions apple-sim renews by itself during each trial (2-second periods).
+    public var subscriptionsPerTrial = 12
     /// Faults per second, on average, while receipts are being submitted.
     public var faultRate = 1.0
     public var seed: UInt64 = 1
@@ -55,6 +57,10 @@ public struct DrillSettings: Sendable {
         cluster.processesPerStage = Dictionary(uniqueKeysWithValues: Stage.allCases.map { ($0, processesPerStage) })
         cluster.leaseMs = leaseMs
         cluster.appleAPIMaxRPS = appleAPIMaxRPS
+        // Re-checks at the end of each 2-second period, half a second after it, then two more.
+        cluster.environment["IAP_RECHECK_BEFORE_S"] = "0"
+        cluster.environment["IAP_RECHECK_AFTER_S"] = "0.5"
+        cluster.environment["IAP_RECHECK_MAX"] = "2"
         return cluster
     }
 

@@ -15,6 +15,9 @@ public struct TrialReport: Codable, Sendable {
     public var refundsBeforeGrant: Int = 0
     /// Purchases the daily cap held, released once the trial drained (each granted once).
     public var held: Int = 0
+    /// Subscriptions apple-sim renewed during the trial, and their periods granted once to their subscriber.
+    public var subscriptions: Int = 0
+    public var periods: Int = 0
     /// Each forced failover, in order.
     public var failovers: [FailoverTiming] = []
     public var poisonPushed: Int

@@ -24,6 +24,7 @@ public struct BenchCommand: AsyncParsableCommand {
     @Flag(help: "List the scenarios and exit.") var list = false
     @Option(help: "Distinct signed transactions of the jws scenario.") var jwsTokens = 2000
     @Option(help: "Waiting clients of the wait scenario.") var waitClients = 5000
+    @Option(help: "Subscriptions the rechecks scenario schedules (1 % of them due).") var recheckSubscriptions = 1_000_000
     @Option(help: "Receipts the intake takes alone.") var intakeReceipts = 3000
     @Option(help: "Most receipts of the end-to-end run (it is sized to about --e2e-seconds).") var e2eReceipts = 6000
     @Option(help: "Seconds the end-to-end run aims at.") var e2eSeconds = 5.0
@@ -43,10 +44,12 @@ public struct BenchCommand: AsyncParsableCommand {
     private static let jwsName = "jws"
     private static let redisClientName = "redis-client"
     private static let waitName = "wait"
+    private static let rechecksName = "rechecks"
 
     public func validate() throws {
         guard jwsTokens >= 1 else { throw ValidationError("--jws-tokens: at least 1") }
         guard (1...15000).contains(waitClients) else { throw ValidationError("--wait-clients: 1 to 15000") }
+        guard (100...20_000_000).contains(recheckSubscriptions) else { throw ValidationError("--recheck-subscriptions: 100 to 20000000") }
         guard intakeReceipts >= 300, e2eReceipts >= 300 else { throw ValidationError("--intake-receipts and --e2e-receipts: at least 300") }
         guard e2eSeconds > 0, halfPeakSeconds > 0, lightRate >= 1, clientConcurrency >= 1, ceilingRequests >= 1000 else {
             throw ValidationError("--e2e-seconds and --half-peak-seconds must be positive, --light-rate at least 1, --client-concurrency at least 1, --ceiling-requests at least 1000")
@@ -55,12 +58,13 @@ public struct BenchCommand: AsyncParsableCommand {
     }
 
     /// The cluster scenarios chosen, and whether the jws, redis-client and wait scenarios are.
-    private func selected() throws -> (clusters: [BenchScenario], jws: Bool, redisClient: Bool, wait: Bool) {
-        guard let scenarios else { return (Self.all, true, true, true) }
+    private func selected() throws -> (clusters: [BenchScenario], jws: Bool, redisClient: Bool, wait: Bool, rechecks: Bool) {
+        guard let scenarios else { return (Self.all, true, true, true, true) }
         var clusters: [BenchScenario] = []
         var jws = false
         var redisClient = false
         var wait = false
+        var rechecks = false
         for name in scenarios.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) {
             if name == Self.jwsName {
                 jws = true
@@ -68,14 +72,16 @@ public struct BenchCommand: AsyncParsableCommand {
                 redisClient = true
             } else if name == Self.waitName {
                 wait = true
+            } else if name == Self.rechecksName {
+                rechecks = true
             } else if let scenario = Self.all.first(where: { $0.name == name }) {
                 clusters.append(scenario)
             } else {
                 throw ValidationError(
-                    "unknown scenario '\(name)'; known: \((Self.all.map(\.name) + [Self.jwsName, Self.redisClientName, Self.waitName]).joined(separator: ", "))")
+                    "unknown scenario '\(name)'; known: \((Self.all.map(\.name) + [Self.jwsName, Self.redisClientName, Self.waitName, Self.rechecksName]).joined(separator: ", "))")
             }
         }
-        return (clusters, jws, redisClient, wait)
+        return (clusters, jws, redisClient, wait, rechecks)
     }
 
     public func run() async throws {
@@ -86,6 +92,7 @@ public struct BenchCommand: AsyncParsableCommand {
             print("\(Self.jwsName): StoreKit 2 signed transactions verified on one thread, chain cache warm (no processes)")
             print("\(Self.redisClientName): the Redis client alone, 64 callers sending SET, beside redis-benchmark on the same server")
             print("\(Self.waitName): \(waitClients) clients waiting on ?wait=30 on one intake, then the workers start")
+            print("\(Self.rechecksName): \(recheckSubscriptions) subscriptions scheduled for re-checks, 1 % due, drained in batches (Redis memory, drain rate)")
             return
         }
         let chosen = try selected()
@@ -125,10 +132,17 @@ public struct BenchCommand: AsyncParsableCommand {
                 wait.clients, wait.bytesPerWaitingClient, wait.idleCPUPercent, wait.answeredSeconds))
             report.wait = wait
         }
+        if chosen.rechecks {
+            let rechecks = try await RecheckBench(subscriptions: recheckSubscriptions, due: max(recheckSubscriptions / 100, 1))
+                .run(workDirectory: settings.workDirectory, progress: log)
+            log(String(format: "rechecks: %d scheduled, %.0f + %.0f bytes each (schedule + record), %.0f due drained/s",
+                rechecks.subscriptions, rechecks.scheduleBytesPerSubscription, rechecks.recordBytesPerSubscription, rechecks.drainPerSecond))
+            report.rechecks = rechecks
+        }
         if !chosen.clusters.isEmpty {
             report.scenarios = try await Bench(settings: settings, progress: log).run()
         }
-        log("bench: \(report.scenarios.count + (report.jws == nil ? 0 : 1) + (report.redisClient == nil ? 0 : 1) + (report.wait == nil ? 0 : 1)) scenarios in \(Int((ContinuousClock.now - started) / .seconds(1))) s")
+        log("bench: \(report.scenarios.count + (report.jws == nil ? 0 : 1) + (report.redisClient == nil ? 0 : 1) + (report.wait == nil ? 0 : 1) + (report.rechecks == nil ? 0 : 1)) scenarios in \(Int((ContinuousClock.now - started) / .seconds(1))) s")
         if json {
             try HarnessCommand.printJSON(report)
         } else {

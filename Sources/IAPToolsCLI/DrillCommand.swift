@@ -18,6 +18,7 @@ public struct DrillCommand: AsyncParsableCommand {
 
     @Option(help: "Trials to run, each on a fresh Redis.") var trials = 10
     @Option(help: "Receipts submitted per trial.") var receipts = 2000
+    @Option(help: "Subscriptions apple-sim renews by itself per trial (2 s periods, re-checked and notified).") var subscriptions = 12
     @Option(help: "Faults per second, on average, while receipts are submitted.") var faultRate = 1.0
     @Option(help: "Seed of the receipts and the fault schedule.") var seed: UInt64 = 1
     @Option(help: """
@@ -52,6 +53,7 @@ public struct DrillCommand: AsyncParsableCommand {
 
     public func validate() throws {
         guard trials >= 1, receipts >= 1 else { throw ValidationError("--trials and --receipts must be at least 1") }
+        guard (0...1000).contains(subscriptions) else { throw ValidationError("--subscriptions: 0 to 1000") }
         guard faultRate >= 0, rate >= 1, clientConcurrency >= 1, processesPerStage >= 1 else {
             throw ValidationError("--fault-rate must not be negative; --rate, --client-concurrency, --processes-per-stage at least 1")
         }
@@ -84,6 +86,7 @@ public struct DrillCommand: AsyncParsableCommand {
         var settings = DrillSettings(binDirectory: HarnessCommand.binDirectory(binDir), workDirectory: URL(fileURLWithPath: workDir))
         settings.trials = trials
         settings.receiptsPerTrial = receipts
+        settings.subscriptionsPerTrial = subscriptions
         settings.faultRate = faultRate
         settings.seed = seed
         settings.faults = try parsedFaults()

@@ -17,7 +17,8 @@ func runWorker(
 ) async throws {
     let registry = bootstrapMetrics()
     let redis = RedisClient(configuration: configuration.redis, poolSize: configuration.redisPoolSize)
-    let store = PipelineStore(redis: redis, keys: configuration.keys, replication: configuration.replication)
+    let store = PipelineStore(
+        redis: redis, keys: configuration.keys, replication: configuration.replication, recheck: configuration.recheck)
     let handler: any JobHandler
     do {
         handler = try makeHandler(store)
@@ -46,10 +47,13 @@ public struct VerifierCommand: AsyncParsableCommand {
     @OptionGroup var receiptAPI: ReceiptAPIOptions
     @OptionGroup var serverAPIKey: ServerAPIKeyOptions
     @OptionGroup var serverAPIClient: ServerAPIClientOptions
+    @OptionGroup var recheck: RecheckOptions
+    @OptionGroup var tickets: TicketOptions
     public init() {}
 
     public func run() async throws {
-        let configuration = loadConfiguration(redis, worker, lease, retry, apps, receiptAPI, serverAPIKey, serverAPIClient)
+        let configuration = loadConfiguration(
+            redis, worker, lease, retry, apps, receiptAPI, serverAPIKey, serverAPIClient, recheck, tickets)
         let logger = bootstrapLogging(label: "iap-verifier")
         let apple = AppleVerifier(configuration: configuration.apple)
         let serverAPI = NIOLockedValueBox<ServerAPIClient?>(nil)
@@ -57,6 +61,7 @@ public struct VerifierCommand: AsyncParsableCommand {
             (store) throws(ConfigurationError) -> any JobHandler in
             let signedData = SignedDataVerifier(rootCertificates: try configuration.rootCertificates())
             var lookup: ServerAPITransactionLookup?
+            var subscriptions: ServerAPISubscriptionCheck?
             if let api = try configuration.serverAPI() {
                 let client = ServerAPIClient(
                     configuration: api,
@@ -64,9 +69,10 @@ public struct VerifierCommand: AsyncParsableCommand {
                     maxConnections: configuration.concurrency, logger: logger)
                 serverAPI.withLockedValue { $0 = client }
                 lookup = ServerAPITransactionLookup(client: client, signedData: signedData)
+                subscriptions = ServerAPISubscriptionCheck(client: client, signedData: signedData)
             }
             return VerifyHandler(
-                verifier: apple, signedData: signedData, lookup: lookup, bundleIDs: try configuration.requireBundleIDs(),
+                verifier: apple, signedData: signedData, lookup: lookup, subscriptions: subscriptions, bundleIDs: try configuration.requireBundleIDs(),
                 retryPolicy: configuration.retryPolicy)
         }, clients: [
             ClosingService { await apple.shutdown() },
@@ -103,10 +109,11 @@ public struct GranterCommand: AsyncParsableCommand {
     @OptionGroup var replication: ReplicationOptions
     @OptionGroup var worker: WorkerOptions
     @OptionGroup var lease: LeaseOptions
+    @OptionGroup var recheck: RecheckOptions
     public init() {}
 
     public func run() async throws {
-        let configuration = loadConfiguration(redis, replication, worker, lease)
+        let configuration = loadConfiguration(redis, replication, worker, lease, recheck)
         let logger = bootstrapLogging(label: "iap-granter")
         try await runWorker(label: "iap-granter", configuration: configuration, logger: logger, makeHandler: {
             (_) throws(ConfigurationError) -> any JobHandler in GrantHandler()
@@ -120,6 +127,7 @@ public struct NotifierCommand: AsyncParsableCommand {
     @OptionGroup var redis: RedisOptions
     @OptionGroup var worker: WorkerOptions
     @OptionGroup var lease: LeaseOptions
+    @OptionGroup var recheck: RecheckOptions
     @OptionGroup var catalog: CatalogOptions
     @OptionGroup var consumption: ConsumptionOptions
     @OptionGroup var retry: RetryOptions
@@ -128,7 +136,8 @@ public struct NotifierCommand: AsyncParsableCommand {
     public init() {}
 
     public func run() async throws {
-        let configuration = loadConfiguration(redis, worker, lease, catalog, consumption, retry, serverAPIKey, serverAPIClient)
+        let configuration = loadConfiguration(
+            redis, worker, lease, catalog, consumption, retry, serverAPIKey, serverAPIClient, recheck)
         let logger = bootstrapLogging(label: "iap-notifier")
         let serverAPI = NIOLockedValueBox<ServerAPIClient?>(nil)
         try await runWorker(label: "iap-notifier", configuration: configuration, logger: logger, makeHandler: {

@@ -12,6 +12,7 @@ import Testing
     static let worker: Set = ["IAP_CONCURRENCY", "IAP_MAX_REDELIVERIES", "IAP_SHUTDOWN_GRACE_MS", "IAP_LEASE_MS", "IAP_METRICS_PORT"]
     static let serverAPIKey: Set = ["IAP_APPLE_API_KEY_ID", "IAP_APPLE_API_ISSUER_ID", "IAP_APPLE_API_PRIVATE_KEY_FILE"]
     static let apps: Set = ["IAP_BUNDLE_IDS", "IAP_APPLE_ROOT_CERTS"]
+    static let recheck: Set = ["IAP_RECHECK_BEFORE_S", "IAP_RECHECK_AFTER_S", "IAP_RECHECK_MAX"]
 
     static func settings(in help: String) -> Set<String> {
         Set(help.matches(of: /IAP_[A-Z0-9_]+/).map { String($0.output) })
@@ -28,8 +29,8 @@ import Testing
         #expect(Self.settings(in: VerifierCommand.helpMessage()) == Self.redis.union(Self.worker).union(Self.apps).union(Self.serverAPIKey).union([
             "IAP_MAX_ATTEMPTS", "IAP_RETRY_BASE_MS", "IAP_RETRY_MAX_MS", "IAP_APPLE_PRODUCTION_URL", "IAP_APPLE_SANDBOX_URL",
             "IAP_APPLE_SHARED_SECRET", "IAP_APPLE_TIMEOUT_MS", "IAP_APPLE_API_PRODUCTION_URL", "IAP_APPLE_API_SANDBOX_URL",
-            "IAP_APPLE_API_MAX_RPS",
-        ]))
+            "IAP_APPLE_API_MAX_RPS", "IAP_TICKET_TTL_S",
+        ]).union(Self.recheck))
     }
 
     @Test func theOtherStagesListOnlyRedisTheWorkerTheCatalogAndThePolicy() {
@@ -39,15 +40,16 @@ import Testing
         #expect(Self.settings(in: NotifierCommand.helpMessage()) == Self.redis.union(Self.worker).union(Self.serverAPIKey).union([
             "IAP_PRODUCTS_FILE", "IAP_REFUND_PREFERENCE", "IAP_BUNDLE_IDS", "IAP_APPLE_TIMEOUT_MS", "IAP_MAX_ATTEMPTS",
             "IAP_RETRY_BASE_MS", "IAP_RETRY_MAX_MS", "IAP_APPLE_API_PRODUCTION_URL", "IAP_APPLE_API_SANDBOX_URL", "IAP_APPLE_API_MAX_RPS",
-        ]))
-        #expect(Self.settings(in: GranterCommand.helpMessage()) == Self.redis.union(Self.replication).union(Self.worker))
+        ]).union(Self.recheck))
+        #expect(Self.settings(in: GranterCommand.helpMessage()) == Self.redis.union(Self.replication).union(Self.worker).union(Self.recheck))
     }
 
     @Test func iapctlListsRedisAndWhatEachSubcommandReads() {
         #expect(Self.settings(in: ControlCommand.helpMessage(for: ControlCommand.self)).isEmpty)
         let all = Self.settings(in: ControlCommand.helpMessage(for: ControlCommand.Stats.self))
         #expect(all == Self.redis.union(["IAP_LEASE_MS"]))
-        #expect(Self.settings(in: ControlCommand.helpMessage(for: HeldCommand.Release.self)) == Self.redis)
+        #expect(Self.settings(in: ControlCommand.helpMessage(for: HeldCommand.Release.self)) == Self.redis.union(Self.recheck))
+        #expect(Self.settings(in: ControlCommand.helpMessage(for: RecheckCommand.self)) == Self.redis)
         #expect(Self.settings(in: ControlCommand.helpMessage(for: GrantCommand.self)) == Self.redis)
         #expect(Self.settings(in: ControlCommand.helpMessage(for: RevokeCommand.self)) == Self.redis)
         #expect(Self.settings(in: ControlCommand.helpMessage(for: UserCommand.self)) == Self.redis.union(["IAP_PRODUCTS_FILE"]))

@@ -43,6 +43,8 @@ struct DrillTests {
         #expect(report.accepted > 200)
         // StoreKit 2 purchases and refunds (some before their grant) were part of the trial.
         #expect(report.storeKit > 0 && report.refundsRevoked + report.refundsBeforeGrant > 0, "\(report)")
+        // Subscriptions apple-sim renewed without the client: every period granted once (each has at least one renewal).
+        #expect(report.subscriptions == 12 && report.periods >= 24, "\(report.examples)")
         #expect(report.lost == 0, "\(report.examples)")
         #expect(report.doubleGrants == 0, "\(report.examples)")
         #expect(report.stuck == 0, "\(report.examples)")

@@ -96,7 +96,8 @@ final class PipelineHarness: @unchecked Sendable {
         environment.merge(extra) { _, new in new }
         configuration = try PipelineConfiguration(environment: environment)
         redis = RedisClient(configuration: configuration.redis, poolSize: 4)
-        store = PipelineStore(redis: redis, keys: configuration.keys, replication: configuration.replication)
+        store = PipelineStore(
+            redis: redis, keys: configuration.keys, replication: configuration.replication, recheck: configuration.recheck)
         let store = self.store
         let configuration = self.configuration
         let checks = try IntakeApplication.notificationChecks(configuration)
@@ -130,6 +131,7 @@ final class PipelineHarness: @unchecked Sendable {
             return VerifyHandler(
                 verifier: apple, signedData: signedData,
                 lookup: lookupClient.map { ServerAPITransactionLookup(client: $0, signedData: signedData) },
+                subscriptions: lookupClient.map { ServerAPISubscriptionCheck(client: $0, signedData: signedData) },
                 bundleIDs: [Self.bundleID], retryPolicy: configuration.retryPolicy)
         case .dedupe:
             return DedupeHandler(catalog: Self.catalog, policy: try! configuration.purchasePolicy())
@@ -149,7 +151,9 @@ final class PipelineHarness: @unchecked Sendable {
     func start(_ stage: Stage) {
         let worker = StageWorker(
             handler: handler(for: stage), store: store,
-            settings: WorkerSettings(concurrency: 8, leaseMs: 30000, blockMs: 200, housekeepingMs: 20),
+            settings: WorkerSettings(
+                concurrency: 8, leaseMs: 30000, blockMs: 200, housekeepingMs: 20,
+                rechecks: .init(schedule: configuration.recheck, ticketTTLSeconds: configuration.ticketTTLSeconds)),
             logger: testLogger)
         workers[stage] = (worker, Task { try await worker.run() })
     }
@@ -265,6 +269,29 @@ final class PipelineHarness: @unchecked Sendable {
     func fulfilments() async throws -> [[String: String]] {
         let reply = try await redis.send("XRANGE", configuration.keys.fulfilment, "-", "+")
         return (reply.array ?? []).compactMap { entry in entry.array.map { $0.count == 2 ? $0[1].stringDictionary : [:] } }
+    }
+
+    /// Waits until the fulfilment stream's entries so far satisfy `done`, woken by the stream itself
+    /// (XREAD BLOCK), and returns them.
+    func fulfilments(until done: @escaping ([[String: String]]) -> Bool, timeoutMs: Int = 30000) async throws -> [[String: String]] {
+        var seen: [[String: String]] = []
+        var last = "0-0"
+        let deadline = ContinuousClock.now + .milliseconds(timeoutMs)
+        let connection = RedisConnection(configuration: configuration.redis)
+        defer { Task { await connection.close() } }
+        while ContinuousClock.now < deadline {
+            let reply = try await connection.execute(
+                RedisCommand("XREAD", "BLOCK", "1000", "STREAMS", configuration.keys.fulfilment, last), blockingMs: 1000)
+            for stream in reply.array ?? [] {
+                for entry in stream.array?.last?.array ?? [] {
+                    guard let parts = entry.array, parts.count == 2, let id = parts[0].string else { continue }
+                    last = id
+                    seen.append(parts[1].stringDictionary)
+                }
+            }
+            if done(seen) { return seen }
+        }
+        throw TestSupportError("no fulfilment entry matched within \(timeoutMs) ms; saw \(seen.map { $0["event"] ?? "?" })")
     }
 
     func length(_ key: String) async throws -> Int {

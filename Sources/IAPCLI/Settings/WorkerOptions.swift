@@ -58,3 +58,19 @@ public struct PolicyOptions: SettingsGroup {
         ]
     }
 }
+
+/// When subscriptions are re-checked with Apple: the verifier (which promotes due re-checks), and
+/// the granter and notifier (whose steps schedule them).
+public struct RecheckOptions: SettingsGroup {
+    @Option(help: "IAP_RECHECK_BEFORE_S: ask Apple this long before a subscription period ends (default 3600)")
+    var recheckBeforeS: String?
+    @Option(help: "IAP_RECHECK_AFTER_S: and this long after it ended without a renewal (default 3600)") var recheckAfterS: String?
+    @Option(help: "IAP_RECHECK_MAX: then at most this many more times, waits doubling, while Apple has not settled it (default 5)")
+    var recheckMax: String?
+
+    public init() {}
+
+    public var flags: [String: String?] {
+        ["IAP_RECHECK_BEFORE_S": recheckBeforeS, "IAP_RECHECK_AFTER_S": recheckAfterS, "IAP_RECHECK_MAX": recheckMax]
+    }
+}

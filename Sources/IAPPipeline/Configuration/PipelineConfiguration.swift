@@ -60,6 +60,8 @@ public struct PipelineConfiguration: Sendable {
     /// What the notifier tells Apple it prefers when a customer asks for a refund
     /// (`IAP_REFUND_PREFERENCE`); `nil` (`none`): it does not answer consumption requests.
     public var refundPreference: ConsumptionInformation.RefundPreference?
+    /// When subscriptions are re-checked with Apple (`IAP_RECHECK_BEFORE_S`, `IAP_RECHECK_AFTER_S`, `IAP_RECHECK_MAX`).
+    public var recheck = RecheckSchedule.standard
     public var shutdownGraceMs = 25000
     /// A stage worker's `/metrics` port; `nil`: none (the intake serves `/metrics` on its own port).
     public var metricsPort: Int?
@@ -136,6 +138,10 @@ public struct PipelineConfiguration: Sendable {
             throw ConfigurationError(
                 tlsCertFile == nil ? "IAP_TLS_CERT_FILE" : "IAP_TLS_KEY_FILE", "required with the other (the intake's TLS certificate and key)")
         }
+        recheck = RecheckSchedule(
+            before: try Self.seconds(env, "IAP_RECHECK_BEFORE_S", default: recheck.before),
+            after: try Self.seconds(env, "IAP_RECHECK_AFTER_S", default: recheck.after),
+            maxTries: try Self.int(env, "IAP_RECHECK_MAX", default: recheck.maxTries, in: 0...100))
         if let list = env["IAP_CURRENCIES"] {
             currencies = list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).uppercased() }.filter { !$0.isEmpty }
             if let bad = currencies.first(where: { !PurchasePolicy.isCurrencyCode($0) }) {
@@ -271,6 +277,16 @@ public struct PipelineConfiguration: Sendable {
             throw ConfigurationError(name, "\(number) is outside \(range.lowerBound)...\(range.upperBound)")
         }
         return number
+    }
+
+    /// Seconds, decimals allowed (`0.5`), within 0 and 30 days.
+    private static func seconds(_ env: [String: String], _ name: String, default value: Duration) throws(ConfigurationError) -> Duration {
+        guard let text = env[name] else { return value }
+        guard let number = Double(text.trimmingCharacters(in: .whitespaces)), number.isFinite else {
+            throw ConfigurationError(name, "'\(text)' is not a number of seconds")
+        }
+        guard (0...2_592_000).contains(number) else { throw ConfigurationError(name, "\(text) is outside 0...2592000 seconds") }
+        return .milliseconds(Int64((number * 1000).rounded()))
     }
 
     private static func url(_ env: [String: String], _ name: String, default value: String) throws(ConfigurationError) -> String {

@@ -23,6 +23,7 @@ extension Job {
             guard let policy = SharingPolicy(rawValue: text) else { throw JSONShapeError(member: "sharing", reason: "unknown policy \(text)") }
             return policy
         }
+        recheck = try json.objectIfPresent("recheck").map { value throws(JSONShapeError) in try RecheckRequest(json: value) }
         attempts = try json.int("attempts")
         enqueuedAt = try json.int64("enqueued_at")
         receipt = try json.objectIfPresent("receipt").map { receipt throws(JSONShapeError) in try VerifiedReceipt(json: receipt) }
@@ -59,6 +60,7 @@ extension Job {
             "currency": currency.json,
             "refund_limit": refundLimit.map { .int($0) },
             "sharing": sharing.map { .string($0.rawValue) },
+            "recheck": recheck?.json,
             "notification": notification.map(Self.json(of:)),
             "attempts": .int(attempts),
             "enqueued_at": .int(enqueuedAt),

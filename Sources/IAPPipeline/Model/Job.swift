@@ -21,6 +21,8 @@ public struct Job: Codable, Sendable, Equatable {
     public var currency: String?
     /// Where the evidence came from: `client` (absent) or `notification` (Apple told us).
     public var source: String?
+    /// For a re-check job (`source` `recheck`): the subscription to ask Apple about; the evidence.
+    public var recheck: RecheckRequest?
     /// For the notify stage: the notification, verified at the door.
     public var notification: VerifiedNotification?
     /// Verification attempts made so far.
@@ -63,14 +65,16 @@ public struct Job: Codable, Sendable, Equatable {
         case enqueuedAt = "enqueued_at"
         case receipt, purchases, source, notification, currency
         case refundLimit = "refund_limit"
-        case sharing
+        case sharing, recheck
     }
 
-    /// What the verify stage checks: the first of receipt, signed transaction, transaction id.
+    /// What the verify stage checks: the first of receipt, signed transaction, transaction id,
+    /// subscription to re-check.
     public var evidence: Evidence? {
         if let receiptData { return .receipt(receiptData) }
         if let signedTransaction { return .signedTransaction(signedTransaction) }
         if let transactionID { return .transactionLookup(transactionID) }
+        if let recheck { return .recheck(recheck) }
         return nil
     }
 
@@ -78,5 +82,6 @@ public struct Job: Codable, Sendable, Equatable {
         case receipt(String)
         case signedTransaction(String)
         case transactionLookup(String)
+        case recheck(RecheckRequest)
     }
 }

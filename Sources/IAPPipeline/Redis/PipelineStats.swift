@@ -14,9 +14,13 @@ public struct PipelineStats: Codable, Sendable, Equatable {
     public var oldestAgeMs: [String: Int64] = [:]
     /// Retries whose time has come (the housekeeping moves them back to their queue).
     public var retryDue: Int = 0
+    /// Subscription re-checks scheduled, and those due within the next hour (overdue included).
+    public var rechecks: Int = 0
+    public var rechecksDueNextHour: Int = 0
 
     enum CodingKeys: String, CodingKey {
-        case queues, inflight, retry, dead, held, fulfilment
+        case queues, inflight, retry, dead, held, fulfilment, rechecks
+        case rechecksDueNextHour = "rechecks_due_next_hour"
         case liveWorkers = "live_workers"
         case oldestAgeMs = "oldest_age_ms"
         case retryDue = "retry_due"
@@ -39,7 +43,10 @@ extension PipelineStore {
         commands += [RedisCommand("ZCARD", keys.retry), RedisCommand("LLEN", keys.dead), RedisCommand("XLEN", keys.fulfilment), RedisCommand("ZCARD", keys.holds)]
         // The oldest job of each queue is at its right end (producers push left, workers take right).
         let oldest = try await redis.pipeline(
-            Stage.allCases.map { RedisCommand("LINDEX", keys.queue($0), "-1") } + [RedisCommand("ZCOUNT", keys.retry, "-inf", String(now))])
+            Stage.allCases.map { RedisCommand("LINDEX", keys.queue($0), "-1") } + [
+                RedisCommand("ZCARD", keys.rechecks), RedisCommand("ZCOUNT", keys.rechecks, "-inf", String(now + 3_600_000)),
+                RedisCommand("ZCOUNT", keys.retry, "-inf", String(now)),
+            ])
         var ages: [String: Int64] = [:]
         for (stage, reply) in zip(Stage.allCases, oldest) {
             if let job = reply.string.flatMap({ try? Job.decode($0) }) { ages[stage.rawValue] = max(now - job.enqueuedAt, 0) }
@@ -61,6 +68,7 @@ extension PipelineStore {
         return PipelineStats(
             queues: Dictionary(uniqueKeysWithValues: zip(Stage.allCases.map(\.rawValue), replies.prefix(stages))),
             inflight: inflight, retry: retry, dead: dead, held: held, liveWorkers: live, fulfilment: fulfilment, oldestAgeMs: ages,
-            retryDue: Int(oldest.last?.int ?? 0))
+            retryDue: Int(oldest.last?.int ?? 0), rechecks: Int(oldest[Stage.allCases.count].int ?? 0),
+            rechecksDueNextHour: Int(oldest[Stage.allCases.count + 1].int ?? 0))
     }
 }

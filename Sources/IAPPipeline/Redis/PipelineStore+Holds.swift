@@ -32,7 +32,7 @@ extension PipelineStore {
         _ script: RedisScript, unit: String, by operatorName: String, note: String, now: Int64
     ) async throws -> HeldPurchaseResult {
         let arguments = HeldPurchaseDecisionArguments(
-            now: String(now), operatorName: operatorName, note: note, channel: keys.results, prefix: keys.scriptPrefix)
+            now: String(now), operatorName: operatorName, note: note, channel: keys.results, prefix: keys.scriptPrefix, recheck: recheck)
         let reply = try await redis.run(
             script,
             keys: [

@@ -10,11 +10,16 @@ public struct PipelineStore: Sendable {
     /// What the transitions that create something a client or Apple is told about (a ticket, an
     /// accepted notification, a claim, a grant) wait for before they return; `nil`: nothing.
     public let replication: RedisReplication?
+    /// When the steps that move a subscription schedule its next re-check; `nil`: never.
+    public let recheck: RecheckSchedule?
 
-    public init(redis: RedisClient, keys: RedisKeys, replication: RedisReplication? = nil) {
+    public init(
+        redis: RedisClient, keys: RedisKeys, replication: RedisReplication? = nil, recheck: RecheckSchedule? = .standard
+    ) {
         self.redis = redis
         self.keys = keys
         self.replication = replication
+        self.recheck = recheck
     }
 
     // MARK: intake
@@ -218,10 +223,12 @@ public struct PipelineStore: Sendable {
                 entitlements: purchase.entitlements.flatMap { $0.isEmpty ? nil : $0.joined(separator: ",") },
                 expiresAt: purchase.expiresAt.map(String.init), signedAt: purchase.signedAt.map(String.init)))
         }
+        let subscription = job.receipt.flatMap { receipt in receipt.renewal.map { Self.recheckChange($0, receipt: receipt, purchases: purchases) } }
         let arguments = GrantPurchasesArguments(
             ticket: job.ticket, now: String(now), channel: keys.results, userID: job.userID,
             environment: job.receipt?.environment ?? "", source: job.source ?? "client", prefix: keys.scriptPrefix,
-            refundLimit: job.refundLimit.map(String.init), sharing: job.sharing?.rawValue, purchases: lines)
+            refundLimit: job.refundLimit.map(String.init), sharing: job.sharing?.rawValue, purchases: lines,
+            recheck: recheck, subscription: subscription)
         let reply = try await redis.run(
             PipelineScripts.grantPurchases,
             keys: [keys.inflight(member: member), keys.ticket(job.ticket), keys.fulfilment] + grantKeys,
@@ -231,6 +238,19 @@ public struct PipelineStore: Sendable {
         let items = reply.array ?? []
         let result = TransitionResult(items.first?.int)
         return (result, items.count > 1 ? items[1].string.flatMap(TicketStatus.init(rawValue:)) : nil)
+    }
+
+    /// A re-check's answer as the subscription's new state: the status Apple gives, the latest
+    /// period's end and transaction, credited to the record's owner.
+    static func recheckChange(_ renewal: SubscriptionRenewal, receipt: VerifiedReceipt, purchases: [Purchase]) -> SubscriptionChange {
+        // The latest period: the answer lists the earlier ones it fetched first.
+        let latest = receipt.transactions.last { $0.originalTransactionID == renewal.originalTransactionID }
+        let line = purchases.first { $0.transactionID == latest?.transactionID }
+        return SubscriptionChange(
+            originalTransactionID: renewal.originalTransactionID, productID: latest?.productID, status: renewal.status,
+            expiresAt: latest?.expiresDateMs.flatMap { Int64($0) }, graceExpiresAt: renewal.graceExpiresAt, signedAt: renewal.signedAt,
+            cause: "recheck", transactionID: latest?.transactionID, entitlements: line?.entitlements ?? [],
+            environment: receipt.environment, autoRenew: renewal.autoRenew, source: "recheck")
     }
 
     // MARK: notifications
@@ -262,6 +282,7 @@ public struct PipelineStore: Sendable {
             "ticket": .string(job.ticket), "now": .string(String(now)), "channel": .string(keys.results),
             "notification": .string(job.notification?.uuid ?? ""), "revocation_reason": .string(reason),
             "revocation_type": .string(type), "prefix": .string(keys.scriptPrefix), "subscription": subscription?.json,
+            "recheck": recheck?.json,
         ])
         return try await notificationStep(PipelineScripts.revokeGrant, payload, member: member, job: job, unit: unit, arguments)
     }
@@ -275,7 +296,7 @@ public struct PipelineStore: Sendable {
         let arguments: JSONValue = .members([
             "ticket": .string(job.ticket), "now": .string(String(now)), "channel": .string(keys.results),
             "notification": .string(job.notification?.uuid ?? ""), "prefix": .string(keys.scriptPrefix),
-            "subscription": subscription?.json,
+            "subscription": subscription?.json, "recheck": recheck?.json,
         ])
         return try await notificationStep(PipelineScripts.reinstateGrant, payload, member: member, job: job, unit: unit, arguments)
     }
@@ -299,7 +320,7 @@ public struct PipelineStore: Sendable {
     ) async throws -> (TransitionResult, String?) {
         let arguments = ApplySubscriptionNotificationArguments(
             ticket: job.ticket, now: String(now), channel: keys.results, prefix: keys.scriptPrefix, entry: entry, keep: "100",
-            subscription: change)
+            subscription: change, recheck: recheck)
         let reply = try await redis.run(
             PipelineScripts.applySubscriptionNotification,
             keys: [

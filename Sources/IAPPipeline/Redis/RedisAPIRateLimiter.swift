@@ -68,3 +68,4 @@ struct TakeAPIPermitArguments: Encodable {
 }
 
 extension ServerAPITransactionLookup: TransactionLookup {}
+extension ServerAPISubscriptionCheck: SubscriptionChecking {}

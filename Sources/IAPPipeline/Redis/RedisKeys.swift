@@ -78,10 +78,16 @@ public struct RedisKeys: Sendable, Equatable {
     /// hash: one auto-renewable subscription, by its `original_transaction_id`: `user_id` (its
     /// owner), `product_id`, `status` (`active`, `grace_period`, `billing_retry`, `expired`,
     /// `revoked`), `expires_at`, `auto_renew`, `latest_transaction_id`, `event_at` (when Apple said
-    /// what made this state: older news is ignored), `cause`, `entitlements`, `updated_at`. Never expires.
+    /// what made this state: older news is ignored), `cause`, `entitlements`, `updated_at`,
+    /// `grace_expires_at`, `environment`, `recheck_tries` (re-checks of this period so far),
+    /// `rechecked_at`. Never expires.
     public func subscription(originalTransactionID: String) -> String { "\(prefix):subscription:\(originalTransactionID)" }
     /// set: the original transaction ids of a user's subscriptions. Never expires.
     public func subscriptions(user: String) -> String { "\(prefix):user-subscriptions:\(user)" }
+    /// zset: the subscriptions to re-check with Apple, member = `original_transaction_id`, score =
+    /// when (ms): before and after each period's end (`IAP_RECHECK_*`); removed when it expires or is
+    /// revoked. Due ones become re-check jobs on the verify queue (`promote_due_rechecks`).
+    public var rechecks: String { "\(prefix):rechecks" }
     /// string: held briefly by the one worker that runs the reaper.
     public var reaperLock: String { "\(prefix):lock:reaper" }
 

@@ -37,6 +37,11 @@ public enum PipelineMetrics {
         if deadLettered > 0 { Counter(label: "iap_reaped_total", dimensions: [("what", "dead_lettered")]).increment(by: deadLettered) }
     }
 
+    /// `iap_rechecks_queued_total`: subscriptions whose re-check came due and went to the verify queue.
+    public static func rechecksQueued(_ count: Int) {
+        if count > 0 { Counter(label: "iap_rechecks_queued_total").increment(by: count) }
+    }
+
     /// The queues as the intake samples them: `iap_queue_depth{queue}`, `iap_queue_oldest_age_seconds{queue}`
     /// (0 when empty), `iap_retry_scheduled`, `iap_dead_letters`, `iap_held_purchases`.
     public static func sampled(_ sample: QueueSample) {

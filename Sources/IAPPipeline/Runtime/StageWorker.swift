@@ -224,6 +224,12 @@ public final class StageWorker: Service, Sendable {
         while !Task.isCancelled {
             do {
                 try await context.store.promoteDueRetries()
+                // Re-checks go to the verify stage: its workers queue them, the others need not.
+                if handler.stage == .verify, let rechecks = settings.rechecks {
+                    let queued = try await context.store.promoteDueRechecks(
+                        schedule: rechecks.schedule, ticketTTLSeconds: rechecks.ticketTTLSeconds)
+                    PipelineMetrics.rechecksQueued(queued)
+                }
                 let reaped = try await context.store.reapExpiredWorkers(
                     reaper: context.member, leaseMs: settings.leaseMs, maxRedeliveries: settings.maxRedeliveries,
                     lockMs: settings.housekeepingMs, forgetAfterMs: settings.forgetAfterMs)

@@ -15,6 +15,7 @@ extension PipelineScripts {
         if redis.call('EXISTS', KEYS[2]) == 0 then return {-1} end
         if redis.call('LREM', KEYS[1], 1, ARGV[1]) == 0 then return {0} end
         local a = cjson.decode(ARGV[2])
+        recheckPolicy = a.recheck
         local result = applySubscription(a.prefix, a.subscription, a.now, KEYS[4])
         redis.call('LPUSH', KEYS[3], a.entry)
         redis.call('LTRIM', KEYS[3], 0, tonumber(a.keep) - 1)
@@ -46,12 +47,15 @@ public struct SubscriptionChange: Sendable, Equatable {
     public var autoRenew: Int?
     /// Only when `transactionID` is the record's latest (a refund of an old period changes nothing now).
     public var requireLatest = false
+    /// Where the news came from, on the fulfilment stream's entries: `notification` or `recheck`.
+    public var source = "notification"
 
     public init(
         originalTransactionID: String, userID: String? = nil, productID: String?, status: String?, expiresAt: Int64?,
         graceExpiresAt: Int64? = nil, signedAt: Int64, cause: String, transactionID: String?, entitlements: [String],
-        environment: String?, autoRenew: Int? = nil, requireLatest: Bool = false
+        environment: String?, autoRenew: Int? = nil, requireLatest: Bool = false, source: String = "notification"
     ) {
+        self.source = source
         self.originalTransactionID = originalTransactionID
         self.userID = userID
         self.productID = productID
@@ -77,7 +81,7 @@ public struct SubscriptionChange: Sendable, Equatable {
             "grace_expires_at": graceExpiresAt.map { .string(String($0)) },
             "signed_at": .string(String(signedAt)),
             "cause": .string(cause),
-            "source": .string("notification"),
+            "source": .string(source),
             "transaction_id": transactionID.json,
             "entitlements": .string(entitlements.joined(separator: ",")),
             "environment": environment.json,
@@ -96,11 +100,12 @@ struct ApplySubscriptionNotificationArguments: ScriptArguments {
     var entry: String
     var keep: String
     var subscription: SubscriptionChange
+    var recheck: RecheckSchedule?
 
     var json: JSONValue {
-        .object([
+        .members([
             "ticket": .string(ticket), "now": .string(now), "channel": .string(channel), "prefix": .string(prefix),
-            "entry": .string(entry), "keep": .string(keep), "subscription": subscription.json,
+            "entry": .string(entry), "keep": .string(keep), "subscription": subscription.json, "recheck": recheck?.json,
         ])
     }
 }

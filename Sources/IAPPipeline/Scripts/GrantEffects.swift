@@ -21,6 +21,44 @@ enum GrantEffects {
     /// fulfilment stream (a change of product ends the old product's, status `ended`), and one
     /// `expired` entry when a known subscription expires.
     static let lua = """
+        -- The re-check schedule (`RecheckSchedule.json`), set by a script from its arguments
+        -- (`recheckPolicy = a.recheck`); absent: no subscription is scheduled.
+        local recheckPolicy = nil
+
+        -- When subscription `otx` (record `key`) is next asked about: `before_ms` before its period
+        -- ends while active, `after_ms` after it ended, then waits doubling from `after_ms` (at
+        -- least a second, at most `longest_ms`) for `max_tries` more tries; never once Apple said
+        -- it expired, or it was revoked (a late grant of a period that is over is not Apple saying
+        -- so: it is asked about). `reset`: a new period, whose tries count from zero.
+        local function scheduleRecheck(p, key, otx, status, expires, now, reset, cause)
+          local r = recheckPolicy
+          if not r then return end
+          local zset = p .. 'rechecks'
+          -- Apple says it ended; a grant of a period that is over only says that period is.
+          local settled = status == 'revoked' or (status == 'expired' and cause ~= 'grant')
+          if settled or not expires or expires == '' then
+            redis.call('ZREM', zset, otx)
+            redis.call('HDEL', key, 'recheck_tries')
+            return
+          end
+          local tries = 0
+          if reset then redis.call('HDEL', key, 'recheck_tries') else tries = tonumber(redis.call('HGET', key, 'recheck_tries') or '0') end
+          local e, n, before, after = tonumber(expires), tonumber(now), tonumber(r.before_ms), tonumber(r.after_ms)
+          local due
+          if status == 'active' and n < e - before then
+            due = e - before
+          elseif n < e + after then
+            due = e + after
+          else
+            if tries >= 2 + tonumber(r.max_tries) then
+              redis.call('ZREM', zset, otx)
+              return
+            end
+            due = n + math.min(math.max(after, 1000) * 2 ^ math.max(tries - 2, 0), tonumber(r.longest_ms))
+          end
+          redis.call('ZADD', zset, string.format('%.0f', due), otx)
+        end
+
         local function split(text)
           local items = {}
           for item in string.gmatch(text or '', '[^,]+') do items[#items + 1] = item end
@@ -32,7 +70,16 @@ enum GrantEffects {
           local old = redis.call('HMGET', key, 'event_at', 'status', 'product_id', 'entitlements', 'user_id', 'expires_at',
             'latest_transaction_id')
           if not old[5] and not s.user_id then return 'unknown_subscription' end
-          if old[1] and tonumber(old[1]) > tonumber(s.signed_at) then return 'stale' end
+          if old[1] and tonumber(old[1]) > tonumber(s.signed_at) then
+            -- Older news leaves the status alone, but a later period's grant still extends what the
+            -- record knows of its periods (its end and latest transaction): a DID_RENEW that comes
+            -- after the EXPIRED of the period it started.
+            if s.cause == 'grant' and old[6] and old[6] ~= '' and s.expires_at and s.expires_at ~= ''
+              and tonumber(s.expires_at) > tonumber(old[6]) then
+              redis.call('HSET', key, 'expires_at', s.expires_at, 'latest_transaction_id', s.transaction_id, 'updated_at', now)
+            end
+            return 'stale'
+          end
           if s.cause == 'grant' and old[6] and old[6] ~= '' and s.expires_at ~= '' and tonumber(old[6]) > tonumber(s.expires_at)
             and old[2] ~= 'revoked' then
             return 'older_period'
@@ -58,6 +105,7 @@ enum GrantEffects {
             redis.call('HDEL', key, 'grace_expires_at')
           end
           if s.auto_renew then redis.call('HSET', key, 'auto_renew', s.auto_renew) end
+          scheduleRecheck(p, key, s.original_transaction_id, s.status, expires, now, old[6] ~= expires, s.cause)
           redis.call('SADD', p .. 'user-subscriptions:' .. user, s.original_transaction_id)
           local function changed(entitlement, status, product)
             redis.call('XADD', stream, '*', 'event', 'entitlement_changed', 'source', s.source or s.cause, 'user_id', user,

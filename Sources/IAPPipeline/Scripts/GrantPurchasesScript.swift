@@ -27,6 +27,7 @@ extension PipelineScripts {
         if redis.call('EXISTS', KEYS[2]) == 0 then return {-1} end
         if redis.call('LREM', KEYS[1], 1, ARGV[1]) == 0 then return {0} end
         local a = cjson.decode(ARGV[2])
+        recheckPolicy = a.recheck
         local ticket, now, user, environment, p = a.ticket, a.now, a.user_id, a.environment, a.prefix
         local granted, duplicates, held, reason = 0, 0, 0, nil
         local refunds = 0
@@ -118,6 +119,10 @@ extension PipelineScripts {
           if why ~= '' and outcome ~= 'granted' then entry.reason = why end
           results[#results + 1] = cjson.encode(entry)
         end
+        -- A re-check's answer: the subscription as Apple says it is now, after any new period's grant.
+        if a.subscription then
+          redis.call('HSET', KEYS[2], 'subscription', applySubscription(p, a.subscription, now, KEYS[3]))
+        end
         local status = 'rejected'
         if held > 0 then status = 'held' elseif granted > 0 then status = 'granted' elseif duplicates > 0 then status = 'duplicate' end
         redis.call('HSET', KEYS[2], 'status', status, 'transactions', '[' .. table.concat(results, ',') .. ']',
@@ -147,6 +152,11 @@ struct GrantPurchasesArguments: ScriptArguments {
     /// `IAP_SHARING_POLICY`: `bind`, `transfer` or `share`; absent: a plain duplicate.
     var sharing: String?
     var purchases: [Line]
+    /// When the subscriptions this step moves are re-checked next.
+    var recheck: RecheckSchedule?
+    /// A re-check's answer: the subscription's state as Apple says it now, applied after the
+    /// purchases (in signed-time order, like a notification).
+    var subscription: SubscriptionChange?
 
     struct Line {
         var transactionID: String
@@ -193,6 +203,8 @@ struct GrantPurchasesArguments: ScriptArguments {
             "refund_limit": refundLimit.json,
             "sharing": sharing.json,
             "purchases": .array(purchases.map(\.json)),
+            "recheck": recheck?.json,
+            "subscription": subscription?.json,
         ])
     }
 }

@@ -7,6 +7,7 @@ enum HeldPurchaseDecision {
     /// when an operator decided it already.
     static let readHold = """
         local a = cjson.decode(ARGV[1])
+        recheckPolicy = a.recheck
         local p = a.prefix
         local fields = redis.call('HGETALL', KEYS[1])
         if #fields == 0 then return {-1} end
@@ -66,11 +67,12 @@ struct HeldPurchaseDecisionArguments: ScriptArguments {
     var note: String
     var channel: String
     var prefix: String
+    var recheck: RecheckSchedule?
 
     var json: JSONValue {
-        .object([
+        .members([
             "now": .string(now), "operator": .string(operatorName), "note": .string(note), "channel": .string(channel),
-            "prefix": .string(prefix),
+            "prefix": .string(prefix), "recheck": recheck?.json,
         ])
     }
 }

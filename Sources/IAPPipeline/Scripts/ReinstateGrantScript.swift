@@ -11,6 +11,7 @@ extension PipelineScripts {
         if redis.call('EXISTS', KEYS[2]) == 0 then return {-1} end
         if redis.call('LREM', KEYS[1], 1, ARGV[1]) == 0 then return {0} end
         local a = cjson.decode(ARGV[2])
+        recheckPolicy = a.recheck
         local result = 'not_revoked'
         if redis.call('HEXISTS', KEYS[3], 'revoked_at') == 1 then
           redis.call('HDEL', KEYS[3], 'revoked_at', 'revocation_reason', 'revocation_type')

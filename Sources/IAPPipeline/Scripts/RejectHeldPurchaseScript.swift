@@ -8,7 +8,7 @@ extension PipelineScripts {
     /// KEYS: hold, holds index, claim key, grant key, refund marker, fulfilment stream.
     /// ARGV[1]: `HeldPurchaseDecisionArguments` as JSON.
     /// Returns `{1, "rejected"}`, `{0, status}` when decided already, `{-1}` when no such hold.
-    static let rejectHeldPurchase = RedisScript(name: "reject_held_purchase", source: HeldPurchaseDecision.readHold + "\n" + """
+    static let rejectHeldPurchase = RedisScript(name: "reject_held_purchase", source: "local recheckPolicy\n" + HeldPurchaseDecision.readHold + "\n" + """
         \(HeldPurchaseDecision.settle)
         redis.call('XADD', KEYS[6], '*', 'event', 'rejected', 'source', 'operator', 'operator', a.operator,
           \(HeldPurchaseDecision.entryFields), 'reason', h.reason, 'rejected_at', a.now)

@@ -4,3 +4,13 @@ import AppleReceipt
 public protocol TransactionLookup: Sendable {
     func lookUp(transactionID: String, attempt: Int) async -> VerificationOutcome
 }
+
+/// The seam to Apple for re-checks: what Apple says of a subscription now (its latest
+/// transaction, verified, with the subscription's state in `VerifiedReceipt.renewal`).
+public protocol SubscriptionChecking: Sendable {
+    /// `knownLatest`, `knownExpiresAt`: the latest period the pipeline knows; every period Apple
+    /// began since is in the answer, oldest first, so none is skipped.
+    func check(
+        originalTransactionID: String, environment: String, knownLatest: String?, knownExpiresAt: Int64?, attempt: Int
+    ) async -> VerificationOutcome
+}

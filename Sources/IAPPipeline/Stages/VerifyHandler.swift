@@ -12,16 +12,19 @@ public struct VerifyHandler: JobHandler {
     public let signedData: SignedDataVerifier
     /// `nil` when no App Store Server API keys are configured.
     public let lookup: (any TransactionLookup)?
+    /// `nil` when no App Store Server API keys are configured: re-checks then end `recheck_unavailable`.
+    public let subscriptions: (any SubscriptionChecking)?
     public let bundleIDs: Set<String>
     public let retryPolicy: RetryPolicy
 
     public init(
         verifier: any ReceiptVerifying, signedData: SignedDataVerifier, lookup: (any TransactionLookup)? = nil,
-        bundleIDs: Set<String>, retryPolicy: RetryPolicy
+        subscriptions: (any SubscriptionChecking)? = nil, bundleIDs: Set<String>, retryPolicy: RetryPolicy
     ) {
         self.verifier = verifier
         self.signedData = signedData
         self.lookup = lookup
+        self.subscriptions = subscriptions
         self.bundleIDs = bundleIDs
         self.retryPolicy = retryPolicy
     }
@@ -54,6 +57,17 @@ public struct VerifyHandler: JobHandler {
                 return
             }
             outcome = await lookup.lookUp(transactionID: transactionID, attempt: attempt)
+        case .recheck(let request):
+            guard let subscriptions else {
+                // Without Server API keys there is nobody to ask: the schedule tries again later and gives up.
+                await reject(
+                    payload, job: job, reason: ReasonCode.recheckUnavailable, attempt: attempt, environment: request.environment,
+                    lastError: "re-checks need the App Store Server API: set IAP_APPLE_API_*", worker: worker)
+                return
+            }
+            outcome = await subscriptions.check(
+                originalTransactionID: request.originalTransactionID, environment: request.environment,
+                knownLatest: request.latestTransactionID, knownExpiresAt: request.expiresAt, attempt: attempt)
         }
         if Task.isCancelled { return }
         switch outcome {

@@ -1,0 +1,155 @@
+import AppleJWS
+import AppleReceipt
+import Foundation
+
+/// A re-check with Get All Subscription Statuses: finds the subscription among the customer's,
+/// verifies its latest signed transaction and renewal info exactly as any signed data, and
+/// answers them as a verified receipt of that one transaction with the subscription's state.
+public struct ServerAPISubscriptionCheck: Sendable {
+    public let client: ServerAPIClient
+    public let signedData: SignedDataVerifier
+
+    public init(client: ServerAPIClient, signedData: SignedDataVerifier) {
+        self.client = client
+        self.signedData = signedData
+    }
+
+    public func check(
+        originalTransactionID: String, environment: String, knownLatest: String? = nil, knownExpiresAt: Int64? = nil, attempt: Int
+    ) async -> VerificationOutcome {
+        let environment = ServerAPIEnvironment(rawValue: environment) ?? .production
+        let body: [UInt8]
+        switch await client.subscriptionStatuses(originalTransactionID, environment: environment) {
+        case .ok(let bytes): body = bytes
+        case .notFound:
+            return .rejected(
+                reason: ReasonCode.transactionNotFound,
+                detail: "Apple knows no subscription \(originalTransactionID) in \(environment.rawValue)")
+        case .unauthorized(let status, let detail):
+            return .misconfigured(
+                reason: ReasonCode.appleAPIUnauthorized,
+                detail: "the App Store Server API refused our token (\(status)): check IAP_APPLE_API_*; \(detail)")
+        case .refused(let errorCode, let detail):
+            return .rejected(reason: ReasonCode.appleAPIError(errorCode), detail: detail)
+        case .misconfigured(let detail):
+            return .misconfigured(reason: ReasonCode.appleAPIMisconfigured, detail: detail)
+        case .transient(let reason, let detail, let retryAfterMs):
+            return .transient(reason: reason, detail: detail, retryAfterMs: retryAfterMs)
+        }
+        guard let answer = try? JSONDecoder().decode(StatusResponse.self, from: Data(body)) else {
+            return .transient(reason: "apple_api_bad_response", detail: "not a subscription statuses answer", retryAfterMs: nil)
+        }
+        let items = answer.data.flatMap(\.lastTransactions)
+        guard let item = items.first(where: { $0.originalTransactionId == originalTransactionID }) ?? (items.count == 1 ? items.first : nil),
+              let signedTransaction = item.signedTransactionInfo
+        else {
+            return .rejected(
+                reason: ReasonCode.transactionNotFound, detail: "Apple's statuses do not list subscription \(originalTransactionID)")
+        }
+        let transaction: JWSTransaction
+        var renewal: JWSRenewalInfo?
+        do {
+            transaction = try await signedData.verify(signedTransaction, as: JWSTransaction.self)
+            if let info = item.signedRenewalInfo { renewal = try await signedData.verify(info, as: JWSRenewalInfo.self) }
+        } catch {
+            return .rejected(reason: ReasonCode.invalidSignature, detail: error.description)
+        }
+        guard transaction.originalTransactionID == originalTransactionID,
+              renewal.map({ $0.originalTransactionID == originalTransactionID }) ?? true
+        else {
+            return .rejected(reason: ReasonCode.invalidSignature, detail: "Apple's answer is about another subscription")
+        }
+        guard let status = SubscriptionRenewal.status(apple: item.status) else {
+            return .transient(reason: "apple_api_bad_response", detail: "unknown subscription status \(item.status)", retryAfterMs: nil)
+        }
+        var receipt = VerifiedReceipt(signed: transaction)
+        // The periods before the latest, from the customer's history: those begun since the latest
+        // one we know, and the three before it (a period another source skipped, say a
+        // notification of the next one that came first), so none is left ungranted; the ones
+        // granted already are duplicates.
+        if let knownLatest {
+            let length = max((transaction.expiresDate ?? 0) - (transaction.purchaseDate ?? 0), 0)
+            let since = (knownLatest == transaction.transactionID ? transaction.expiresDate : knownExpiresAt).map { $0 - 3 * length } ?? 0
+            switch await periods(of: transaction, after: since, environment: environment) {
+            case .success(let earlier): receipt.transactions = earlier.map(InAppTransaction.init(signed:)) + receipt.transactions
+            case .failure(let failure): return failure.outcome
+            }
+        }
+        receipt.renewal = SubscriptionRenewal(
+            originalTransactionID: originalTransactionID, status: status, autoRenew: renewal?.autoRenewStatus,
+            graceExpiresAt: renewal?.gracePeriodExpiresDate,
+            signedAt: max(renewal?.signedDate ?? 0, transaction.signedDate ?? 0))
+        return .valid(receipt)
+    }
+
+    /// The subscription's periods that end after `after` and before `latest`'s, verified, oldest
+    /// first (Get Transaction History v2, at most `maxHistoryPages` pages).
+    private func periods(
+        of latest: JWSTransaction, after: Int64, environment: ServerAPIEnvironment
+    ) async -> Result<[JWSTransaction], Failure> {
+        var found: [JWSTransaction] = []
+        var revision: String?
+        for _ in 0..<Self.maxHistoryPages {
+            let body: [UInt8]
+            switch await client.transactionHistory(latest.transactionID, revision: revision, environment: environment) {
+            case .ok(let bytes): body = bytes
+            case .notFound: return .success(found)
+            case .unauthorized(let status, let detail):
+                return .failure(Failure(.misconfigured(
+                    reason: ReasonCode.appleAPIUnauthorized, detail: "the App Store Server API refused our token (\(status)): \(detail)")))
+            case .refused(let errorCode, let detail): return .failure(Failure(.rejected(reason: ReasonCode.appleAPIError(errorCode), detail: detail)))
+            case .misconfigured(let detail): return .failure(Failure(.misconfigured(reason: ReasonCode.appleAPIMisconfigured, detail: detail)))
+            case .transient(let reason, let detail, let retryAfterMs):
+                return .failure(Failure(.transient(reason: reason, detail: detail, retryAfterMs: retryAfterMs)))
+            }
+            guard let page = try? JSONDecoder().decode(HistoryResponse.self, from: Data(body)) else {
+                return .failure(Failure(.transient(reason: "apple_api_bad_response", detail: "not a history answer", retryAfterMs: nil)))
+            }
+            for signed in page.signedTransactions {
+                let transaction: JWSTransaction
+                do {
+                    transaction = try await signedData.verify(signed, as: JWSTransaction.self)
+                } catch {
+                    return .failure(Failure(.rejected(reason: ReasonCode.invalidSignature, detail: error.description)))
+                }
+                guard transaction.originalTransactionID == latest.originalTransactionID, transaction.transactionID != latest.transactionID,
+                      let expires = transaction.expiresDate, expires > after, expires <= (latest.expiresDate ?? .max)
+                else { continue }
+                found.append(transaction)
+            }
+            guard page.hasMore, let next = page.revision else { break }
+            revision = next
+        }
+        return .success(found.sorted { ($0.expiresDate ?? 0) < ($1.expiresDate ?? 0) })
+    }
+
+    static let maxHistoryPages = 10
+
+    /// A verification outcome that ends the check early.
+    struct Failure: Error {
+        var outcome: VerificationOutcome
+        init(_ outcome: VerificationOutcome) { self.outcome = outcome }
+    }
+
+    struct HistoryResponse: Decodable {
+        var signedTransactions: [String]
+        var revision: String?
+        var hasMore: Bool
+    }
+
+    /// `StatusResponse`, the parts read.
+    struct StatusResponse: Decodable {
+        var data: [Group]
+
+        struct Group: Decodable {
+            var lastTransactions: [Item]
+        }
+
+        struct Item: Decodable {
+            var originalTransactionId: String
+            var status: Int
+            var signedTransactionInfo: String?
+            var signedRenewalInfo: String?
+        }
+    }
+}

@@ -1,0 +1,61 @@
+import PlainJSON
+
+/// What Apple says of an auto-renewable subscription as a whole, now (a re-check's answer, from
+/// Get All Subscription Statuses and its signed renewal info): the state the pipeline records.
+public struct SubscriptionRenewal: Codable, Sendable, Equatable {
+    public var originalTransactionID: String
+    /// `active`, `expired`, `billing_retry`, `grace_period` or `revoked`.
+    public var status: String
+    /// `1` when it renews automatically, `0` when the customer turned that off.
+    public var autoRenew: Int?
+    public var graceExpiresAt: Int64?
+    /// When Apple signed it (the renewal info's `signedDate`): the subscription's record applies
+    /// news in this order.
+    public var signedAt: Int64
+
+    public init(originalTransactionID: String, status: String, autoRenew: Int?, graceExpiresAt: Int64?, signedAt: Int64) {
+        self.originalTransactionID = originalTransactionID
+        self.status = status
+        self.autoRenew = autoRenew
+        self.graceExpiresAt = graceExpiresAt
+        self.signedAt = signedAt
+    }
+
+    /// Get All Subscription Statuses' `status`: 1 active, 2 expired, 3 billing retry, 4 grace period, 5 revoked.
+    public static func status(apple code: Int) -> String? {
+        switch code {
+        case 1: "active"
+        case 2: "expired"
+        case 3: "billing_retry"
+        case 4: "grace_period"
+        case 5: "revoked"
+        default: nil
+        }
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case originalTransactionID = "original_transaction_id"
+        case status
+        case autoRenew = "auto_renew"
+        case graceExpiresAt = "grace_expires_at"
+        case signedAt = "signed_at"
+    }
+
+    public init(json: JSONValue) throws(JSONShapeError) {
+        originalTransactionID = try json.string("original_transaction_id")
+        status = try json.string("status")
+        autoRenew = try json.intIfPresent("auto_renew")
+        graceExpiresAt = try json.int64IfPresent("grace_expires_at")
+        signedAt = try json.int64("signed_at")
+    }
+
+    public var json: JSONValue {
+        .members([
+            "original_transaction_id": .string(originalTransactionID),
+            "status": .string(status),
+            "auto_renew": autoRenew.map { .int($0) },
+            "grace_expires_at": graceExpiresAt.map { .int(Int($0)) },
+            "signed_at": .int(Int(signedAt)),
+        ])
+    }
+}

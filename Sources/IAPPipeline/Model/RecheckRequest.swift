@@ -1,0 +1,41 @@
+import PlainJSON
+
+/// A re-check job's evidence: the subscription to ask Apple about, and the environment its
+/// record says it lives in. `promote_due_rechecks` writes it (with `cjson`); the verify stage reads it.
+public struct RecheckRequest: Codable, Sendable, Equatable {
+    public var originalTransactionID: String
+    /// `Production` or `Sandbox`.
+    public var environment: String
+    /// The latest period the record knows, and its end: periods Apple has since begun are all
+    /// fetched (a re-check late by more than a period must not skip one).
+    public var latestTransactionID: String?
+    public var expiresAt: Int64?
+
+    public init(originalTransactionID: String, environment: String, latestTransactionID: String? = nil, expiresAt: Int64? = nil) {
+        self.originalTransactionID = originalTransactionID
+        self.environment = environment
+        self.latestTransactionID = latestTransactionID
+        self.expiresAt = expiresAt
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case originalTransactionID = "original_transaction_id"
+        case environment
+        case latestTransactionID = "latest_transaction_id"
+        case expiresAt = "expires_at"
+    }
+
+    init(json: JSONValue) throws(JSONShapeError) {
+        originalTransactionID = try json.string("original_transaction_id")
+        environment = try json.stringIfPresent("environment") ?? "Production"
+        latestTransactionID = try json.stringIfPresent("latest_transaction_id").flatMap { $0.isEmpty ? nil : $0 }
+        expiresAt = try json.stringIfPresent("expires_at").flatMap { Int64($0) }
+    }
+
+    var json: JSONValue {
+        .members([
+            "original_transaction_id": .string(originalTransactionID), "environment": .string(environment),
+            "latest_transaction_id": latestTransactionID.json, "expires_at": expiresAt.map { .string(String($0)) },
+        ])
+    }
+}

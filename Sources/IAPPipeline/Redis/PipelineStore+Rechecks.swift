@@ -1,0 +1,32 @@
+import RedisClient
+
+extension PipelineStore {
+    /// Queues the due re-checks (at most `limit`) as re-check jobs; returns how many.
+    public func promoteDueRechecks(
+        schedule: RecheckSchedule, ticketTTLSeconds: Int, limit: Int = 500, now: Int64 = currentTimeMs()
+    ) async throws -> Int {
+        let arguments = PromoteDueRechecksArguments(
+            prefix: keys.scriptPrefix, now: String(now), limit: String(limit), ttl: String(ticketTTLSeconds), recheck: schedule)
+        let reply = try await redis.run(
+            PipelineScripts.promoteDueRechecks, keys: [keys.rechecks, keys.queue(.verify)], arguments: [arguments.argument])
+        return Int(reply.int ?? 0)
+    }
+
+    /// Makes a subscription's re-check due now; `false` when no subscription has this original transaction id.
+    public func forceRecheck(originalTransactionID: String, now: Int64 = currentTimeMs()) async throws -> Bool {
+        let reply = try await redis.run(
+            PipelineScripts.forceRecheck, keys: [keys.rechecks, keys.subscription(originalTransactionID: originalTransactionID)],
+            arguments: [originalTransactionID, String(now)])
+        return reply.int == 1
+    }
+
+    /// When a subscription's next re-check is due (ms), if it has one.
+    public func recheckDue(originalTransactionID: String) async throws -> Int64? {
+        try await redis.send("ZSCORE", keys.rechecks, originalTransactionID).string.flatMap { Int64(Double($0) ?? -1) }
+    }
+
+    /// How many re-checks are due by `horizon` from now (those overdue included).
+    public func rechecksDue(within horizon: Duration, now: Int64 = currentTimeMs()) async throws -> Int {
+        Int(try await redis.send("ZCOUNT", keys.rechecks, "-inf", String(now + horizon.milliseconds)).int ?? 0)
+    }
+}

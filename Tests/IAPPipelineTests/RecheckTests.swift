@@ -1,0 +1,220 @@
+import AppleJWS
+import AppleSimulator
+import Foundation
+import IAPPipeline
+import RedisClient
+import TestSupport
+import Testing
+
+/// Re-checks (the seeds' task engine): the schedule and its promotion as atomic steps, and
+/// subscriptions that renew and end with no client, through the whole pipeline and apple-sim.
+@Suite(.serialized) struct RecheckTests {
+    static let schedule = RecheckSchedule(before: .seconds(60), after: .seconds(30), maxTries: 2)
+
+    /// A subscription record as the grant stage leaves it, without going through it.
+    static func record(
+        _ store: PipelineStore, _ otx: String, user: String = "player-1", status: String = "active", expiresAt: Int64,
+        tries: Int? = nil
+    ) async throws {
+        var fields = [
+            "HSET", store.keys.subscription(originalTransactionID: otx), "user_id", user, "product_id", "vip.monthly",
+            "status", status, "expires_at", String(expiresAt), "event_at", "1", "environment", "Sandbox",
+        ]
+        if let tries { fields += ["recheck_tries", String(tries)] }
+        _ = try await store.redis.send(RedisCommand(fields))
+    }
+
+    @Test func promotionQueuesOnlyTheDueOnesABatchAtATimeAndCountsTheirTries() async throws {
+        try await withPipeline(startWorkers: false) { pipeline in
+            let store = pipeline.store
+            let keys = store.keys
+            let now: Int64 = 1_800_000_000_000
+            for id in ["s1", "s2", "s3"] { try await Self.record(store, id, expiresAt: now + 10_000) }
+            try await Self.record(store, "gone", status: "revoked", expiresAt: now - 10_000)
+            try await Self.record(store, "tired", expiresAt: now - 10_000, tries: 4)
+            for (id, due) in [("s1", now - 3), ("s2", now - 2), ("s3", now - 1), ("later", now + 1), ("gone", now - 9), ("tired", now - 8)] {
+                _ = try await store.redis.send("ZADD", keys.rechecks, String(due), id)
+            }
+            _ = try await store.redis.send("ZADD", keys.rechecks, String(now - 10), "unknown")
+            // One batch of 4 reads the 4 lowest scores only: unknown, gone, tired leave the schedule, s1 is queued.
+            let first = try await store.promoteDueRechecks(schedule: Self.schedule, ticketTTLSeconds: 60, limit: 4, now: now)
+            #expect(first == 1)
+            let second = try await store.promoteDueRechecks(schedule: Self.schedule, ticketTTLSeconds: 60, limit: 4, now: now)
+            #expect(second == 2)
+            #expect(try await store.promoteDueRechecks(schedule: Self.schedule, ticketTTLSeconds: 60, limit: 4, now: now) == 0)
+            let jobs = try await store.redis.send("LRANGE", keys.queue(.verify), "0", "-1").array?.compactMap(\.string) ?? []
+            let decoded = try jobs.map { try Job.decode($0) }
+            #expect(Set(decoded.compactMap { $0.recheck?.originalTransactionID }) == ["s1", "s2", "s3"])
+            #expect(decoded.allSatisfy { $0.source == "recheck" && $0.userID == "player-1" && $0.recheck?.environment == "Sandbox" })
+            #expect(decoded.allSatisfy { $0.evidence == .recheck($0.recheck!) })
+            let ticket = try #require(try await store.ticket(decoded[0].ticket))
+            #expect(ticket.status == .queued)
+            // Each try is counted and the next one waits `after`; the ones that left are gone for good.
+            #expect(try await store.redis.send("HGET", keys.subscription(originalTransactionID: "s1"), "recheck_tries").string == "1")
+            #expect(try await store.recheckDue(originalTransactionID: "s1") == now + 30_000)
+            for id in ["unknown", "gone", "tired"] {
+                #expect(try await store.recheckDue(originalTransactionID: id) == nil)
+            }
+            #expect(try await store.recheckDue(originalTransactionID: "later") == now + 1)
+            #expect(try await store.rechecksDue(within: .seconds(3600), now: now) == 4)
+
+            // iapctl recheck: due now, tries from zero; an unknown subscription is said to be unknown.
+            try await Self.record(store, "tired", expiresAt: now - 10_000, tries: 4)
+            #expect(try await store.forceRecheck(originalTransactionID: "tired", now: now))
+            #expect(try await store.forceRecheck(originalTransactionID: "nobody", now: now) == false)
+            #expect(try await store.promoteDueRechecks(schedule: Self.schedule, ticketTTLSeconds: 60, now: now) == 1)
+        }
+    }
+
+    @Test func aGrantSchedulesBeforeTheEndAndAnExpiryUnschedules() async throws {
+        try await withPipeline(environment: ["IAP_RECHECK_BEFORE_S": "600", "IAP_RECHECK_AFTER_S": "120"]) { pipeline in
+            let store = pipeline.store
+            let now = Int64(Date().timeIntervalSince1970 * 1000)
+            let expires = now + 3_600_000
+            let jws = try pipeline.simulator.serverAPI.register(JWSTransaction(
+                transactionID: "8100", webOrderLineItemID: "w8100", bundleID: PipelineHarness.bundleID, productID: "vip.monthly",
+                purchaseDate: now, expiresDate: expires, type: "Auto-Renewable Subscription", signedDate: now))
+            #expect(try await pipeline.terminal(try await pipeline.submit(signed: jws)).status == .granted)
+            #expect(try await store.recheckDue(originalTransactionID: "8100") == expires - 600_000)
+            // Within `before` of its end: the next look is `after` past it.
+            let late = try pipeline.simulator.serverAPI.register(JWSTransaction(
+                transactionID: "8200", webOrderLineItemID: "w8200", bundleID: PipelineHarness.bundleID, productID: "vip.monthly",
+                purchaseDate: now, expiresDate: now + 60_000, type: "Auto-Renewable Subscription", signedDate: now))
+            #expect(try await pipeline.terminal(try await pipeline.submit(signed: late)).status == .granted)
+            #expect(try await store.recheckDue(originalTransactionID: "8200") == now + 60_000 + 120_000)
+            // Apple says it expired: nothing left to ask.
+            let expired = try pipeline.simulator.serverAPI.signedNotification(type: "EXPIRED", subtype: "VOLUNTARY", transactionID: "8100")
+            let reply = try await pipeline.notify(expired)
+            #expect(reply.status == 200)
+            _ = try await pipeline.terminal(try #require(reply.json["ticket"] as? String))
+            #expect(try await store.recheckDue(originalTransactionID: "8100") == nil)
+        }
+    }
+
+    static let fast = ["IAP_RECHECK_BEFORE_S": "0", "IAP_RECHECK_AFTER_S": "0.3", "IAP_RECHECK_MAX": "3"]
+
+    static func play(
+        _ pipeline: PipelineHarness, _ otx: String, renewals: Int, ending: SimulatedSubscription.Ending = .expire,
+        notify: SimulatedSubscription.Notify? = nil
+    ) throws -> String {
+        try pipeline.simulator.serverAPI.startSubscription(SimulatedSubscription(
+            originalTransactionID: otx, productID: "vip.monthly", bundleID: PipelineHarness.bundleID, environment: "Sandbox",
+            periodMs: 1500, renewals: renewals, ending: ending, notify: notify))
+    }
+
+    /// Whether the stream says subscription `otx` ended after its `periods` periods were granted
+    /// (a period granted after its own end says `expired` too, until a re-check brings the next).
+    static func ended(_ otx: String, periods count: Int) -> ([[String: String]]) -> Bool {
+        { entries in
+            let last = entries.lastIndex { $0["event"] == "expired" && $0["original_transaction_id"] == otx }
+            return last != nil && periods(Array(entries[..<last!]), otx).count == count
+        }
+    }
+
+    /// Every period's grant on the stream, by transaction id.
+    static func periods(_ entries: [[String: String]], _ otx: String) -> [String: [[String: String]]] {
+        Dictionary(grouping: entries.filter {
+            ($0["event"] == "granted" || $0["event"] == "renewed") && $0["original_transaction_id"] == otx
+        }) { $0["transaction_id"] ?? "" }
+    }
+
+    @Test func aSubscriptionRenewedOnlyByRecheckIsGrantedOncePerPeriodToItsOwnerThenExpires() async throws {
+        try await withPipeline(serverAPI: true, environment: Self.fast) { pipeline in
+            let jws = try Self.play(pipeline, "9100", renewals: 2)
+            #expect(try await pipeline.terminal(try await pipeline.submit(signed: jws, user: "owner")).status == .granted)
+            // No client, no notification: only re-checks tell the pipeline about periods 1 and 2 and the end.
+            let entries = try await pipeline.fulfilments(until: Self.ended("9100", periods: 3))
+            let periods = Self.periods(entries, "9100")
+            #expect(periods.keys.sorted() == ["9100", "9100-r1", "9100-r2"])
+            #expect(periods.values.allSatisfy { $0.count == 1 && $0[0]["user_id"] == "owner" })
+            #expect(periods["9100-r1"]?.first?["event"] == "renewed" && periods["9100-r1"]?.first?["source"] == "recheck")
+            let expired = try #require(entries.first { $0["event"] == "expired" })
+            #expect(expired["user_id"] == "owner" && expired["source"] == "recheck")
+            // Apple's word that it expired ends the schedule (a late grant of the last period alone would not).
+            try await until("Apple's expiry is applied", within: .seconds(15)) {
+                try await pipeline.store.recheckDue(originalTransactionID: "9100") == nil
+            }
+            let record = try await pipeline.redis.send("HGETALL", pipeline.store.keys.subscription(originalTransactionID: "9100")).stringDictionary
+            #expect(record["status"] == "expired" && record["latest_transaction_id"] == "9100-r2" && record["cause"] == "recheck")
+            let entitlements = try await pipeline.store.entitlements(user: "owner", catalog: PipelineHarness.catalog)
+            #expect(entitlements.entitlements.isEmpty)
+        }
+    }
+
+    @Test func aRenewalSeenByNotificationRecheckAndClientIsGrantedOnce() async throws {
+        try await withPipeline(serverAPI: true, environment: Self.fast) { pipeline in
+            // Apple's notices arrive twice each and late, some overtaking others.
+            let notify = SimulatedSubscription.Notify(
+                url: pipeline.intake.baseURL + "/v1/notifications/apple", duplicateRate: 1, maxDelayMs: 400)
+            let jws = try Self.play(pipeline, "9200", renewals: 2, notify: notify)
+            #expect(try await pipeline.terminal(try await pipeline.submit(signed: jws, user: "owner")).status == .granted)
+            // The client sends period 1 too, as soon as it exists.
+            var renewal: String?
+            try await until("period 1 begins", within: .seconds(10)) {
+                renewal = try pipeline.simulator.serverAPI.signedTransaction("9200-r1")
+                return renewal != nil
+            }
+            let ticket = try await pipeline.submit(signed: try #require(renewal), user: "owner")
+            #expect([.granted, .duplicate].contains(try await pipeline.terminal(ticket).status))
+            let entries = try await pipeline.fulfilments(until: Self.ended("9200", periods: 3))
+            let periods = Self.periods(entries, "9200")
+            #expect(periods.keys.sorted() == ["9200", "9200-r1", "9200-r2"])
+            #expect(periods.values.allSatisfy { $0.count == 1 && $0[0]["user_id"] == "owner" })
+            #expect(entries.filter { $0["event"] == "expired" }.count >= 1)
+        }
+    }
+
+    @Test func aRecheckLateByMoreThanAPeriodGrantsEveryPeriodItMissed() async throws {
+        try await withPipeline(serverAPI: true, environment: Self.fast) { pipeline in
+            let jws = try Self.play(pipeline, "9500", renewals: 2)
+            #expect(try await pipeline.terminal(try await pipeline.submit(signed: jws, user: "owner")).status == .granted)
+            // No verify worker while period 1 comes and goes: the re-check that comes then sees period 2 as the latest.
+            await pipeline.stop(.verify)
+            try await until("period 2 begins", within: .seconds(10)) {
+                try pipeline.simulator.serverAPI.signedTransaction("9500-r2") != nil
+            }
+            pipeline.start(.verify)
+            let entries = try await pipeline.fulfilments(until: Self.ended("9500", periods: 3))
+            let periods = Self.periods(entries, "9500")
+            #expect(periods.keys.sorted() == ["9500", "9500-r1", "9500-r2"])
+            #expect(periods.values.allSatisfy { $0.count == 1 && $0[0]["user_id"] == "owner" })
+            #expect(periods["9500-r1"]?.first?["source"] == "recheck" && periods["9500-r2"]?.first?["source"] == "recheck")
+        }
+    }
+
+    @Test func billingRetryIsRecheckedWithBackoffThenGivenUp() async throws {
+        try await withPipeline(serverAPI: true, environment: Self.fast.merging(["IAP_RECHECK_MAX": "1"]) { $1 }) { pipeline in
+            let jws = try Self.play(pipeline, "9300", renewals: 0, ending: .billingRetry)
+            #expect(try await pipeline.terminal(try await pipeline.submit(signed: jws, user: "owner")).status == .granted)
+            let entries = try await pipeline.fulfilments(until: { entries in
+                entries.contains { $0["event"] == "entitlement_changed" && $0["status"] == "billing_retry" && $0["original_transaction_id"] == "9300" }
+            })
+            #expect(entries.contains { $0["event"] == "entitlement_changed" && $0["source"] == "recheck" })
+            let key = pipeline.store.keys.subscription(originalTransactionID: "9300")
+            // Apple keeps saying billing retry: before/at the end, after it, IAP_RECHECK_MAX more, then the schedule lets go.
+            try await until("the re-checks give up", within: .seconds(30)) {
+                try await pipeline.store.recheckDue(originalTransactionID: "9300") == nil
+            }
+            let record = try await pipeline.redis.send("HGETALL", key).stringDictionary
+            #expect(record["status"] == "billing_retry")
+            #expect(record["recheck_tries"] == "3")
+            #expect(try await pipeline.store.entitlements(user: "owner", catalog: PipelineHarness.catalog).entitlements.isEmpty)
+        }
+    }
+
+    @Test func aRecheckWithoutServerAPIKeysEndsUnavailableAndIsNotADeadLetter() async throws {
+        try await withPipeline(environment: Self.fast) { pipeline in
+            let store = pipeline.store
+            try await Self.record(store, "9400", expiresAt: Int64(Date().timeIntervalSince1970 * 1000) - 1)
+            #expect(try await store.forceRecheck(originalTransactionID: "9400"))
+            let entries = try await pipeline.redis.send("LLEN", store.keys.dead).int
+            try await until("the re-check ran", within: .seconds(10)) {
+                try await pipeline.redis.send("HGET", store.keys.subscription(originalTransactionID: "9400"), "recheck_tries").string == "1"
+            }
+            let ticketID = try #require(try await pipeline.redis.send("KEYS", store.keys.ticket("recheck-9400-*")).array?.first?.string)
+            let ticket = try await pipeline.terminal(String(ticketID.dropFirst(store.keys.ticket("").count)))
+            #expect(ticket.status == .rejected && ticket.reason == "recheck_unavailable")
+            #expect(try await pipeline.redis.send("LLEN", store.keys.dead).int == entries)
+        }
+    }
+}
