@@ -40,11 +40,13 @@ public final class AppleVerifier: Sendable {
             }
             switch AppleStatus.classify(answer.status, isRetryable: answer.isRetryable, attempt: attempt) {
             case .valid:
-                return .valid(VerifiedReceipt(
+                var receipt = VerifiedReceipt(
                     environment: answer.environment ?? environment,
                     bundleID: answer.receipt?.bundleID ?? "",
                     transactions: answer.transactions
-                ))
+                )
+                receipt.pendingRenewals = answer.pendingRenewalInfo
+                return .valid(receipt)
             case .sandboxReceipt where url != configuration.sandboxURL:
                 url = configuration.sandboxURL
                 environment = "Sandbox"

@@ -18,6 +18,8 @@ public struct VerifiedReceipt: Codable, Sendable, Equatable {
     public var transactions: [InAppTransaction]
     /// A re-check's answer: what Apple says of the subscription as a whole now; `nil` otherwise.
     public var renewal: SubscriptionRenewal?
+    /// A verifyReceipt answer's `pending_renewal_info`, for a re-check by receipt; not carried on.
+    public var pendingRenewals: [VerifyReceiptResponse.PendingRenewal] = []
 
     public init(environment: String, bundleID: String, transactions: [InAppTransaction], renewal: SubscriptionRenewal? = nil) {
         self.environment = environment

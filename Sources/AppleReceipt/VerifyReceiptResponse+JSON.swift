@@ -26,6 +26,16 @@ extension VerifyReceiptResponse {
         }
         receipt = try json.objectIfPresent("receipt").map { receipt throws(JSONShapeError) in try Receipt(json: receipt) }
         latestReceiptInfo = try InAppTransaction.list(json.arrayIfPresent("latest_receipt_info"))
+        var pending: [PendingRenewal] = []
+        for item in try json.arrayIfPresent("pending_renewal_info") ?? [] {
+            guard let original = try item.lenientStringIfPresent("original_transaction_id") else { continue }
+            pending.append(PendingRenewal(
+                originalTransactionID: original,
+                autoRenewStatus: try item.lenientStringIfPresent("auto_renew_status").flatMap { Int($0) },
+                isInBillingRetryPeriod: try item.lenientStringIfPresent("is_in_billing_retry_period") == "1",
+                gracePeriodExpiresDateMs: try item.lenientStringIfPresent("grace_period_expires_date_ms").flatMap { Int64($0) }))
+        }
+        pendingRenewalInfo = pending
     }
 }
 

@@ -5,6 +5,15 @@ public struct VerifyReceiptResponse: Sendable, Equatable {
     public var isRetryable: Bool
     public var receipt: Receipt?
     public var latestReceiptInfo: [InAppTransaction]
+    /// `pending_renewal_info`: each subscription's renewal state (auto-renew, billing retry, grace period).
+    public var pendingRenewalInfo: [PendingRenewal] = []
+
+    public struct PendingRenewal: Sendable, Equatable {
+        public var originalTransactionID: String
+        public var autoRenewStatus: Int?
+        public var isInBillingRetryPeriod: Bool
+        public var gracePeriodExpiresDateMs: Int64?
+    }
 
     public struct Receipt: Sendable, Equatable {
         public var bundleID: String?

@@ -1,3 +1,4 @@
+import AppleJWS
 @preconcurrency import Crypto
 import Foundation
 import Hummingbird
@@ -121,14 +122,21 @@ public final class AppleSimulator: Sendable {
             if let retryable = receipt.retryable { answer["is-retryable"] = retryable }
             return Answer(body: Self.json(answer))
         }
-        return Answer(body: Self.validAnswer(receipt, sandbox: sandbox))
+        return Answer(body: Self.validAnswer(receipt, sandbox: sandbox, subscription: receipt.subscription.flatMap(serverAPI.receiptView(of:))))
     }
 
     /// Apple's answer for a good receipt. Codable rather than JSONSerialization: the simulator
     /// shares the bench's machine, so what it spends is taken from the pipeline.
-    static func validAnswer(_ receipt: SimulatedReceipt, sandbox: Bool) -> Data {
+    static func validAnswer(
+        _ receipt: SimulatedReceipt, sandbox: Bool,
+        subscription: (periods: [JWSTransaction], renewal: JWSRenewalInfo, status: Int)? = nil
+    ) -> Data {
         let now = String(Int64(Date().timeIntervalSince1970 * 1000))
-        let answer = SimulatedAnswer(
+        func expires(of transactionID: String) -> String? {
+            guard let period = subscription?.periods.first(where: { $0.transactionID == transactionID }) else { return nil }
+            return period.expiresDate.map { String($0) }
+        }
+        var answer = SimulatedAnswer(
             environment: sandbox ? "Sandbox" : "Production",
             receipt: .init(
                 receiptType: sandbox ? "ProductionSandbox" : "Production", bundleID: receipt.bundleID, requestDateMs: now,
@@ -138,8 +146,17 @@ public final class AppleSimulator: Sendable {
                         originalTransactionID: transaction.originalTransactionID ?? transaction.transactionID,
                         productID: transaction.productID, quantity: String(transaction.quantity ?? 1), purchaseDateMs: now,
                         originalPurchaseDateMs: now, webOrderLineItemID: transaction.webOrderLineItemID,
-                        cancellationDateMs: transaction.cancellationDateMs)
+                        cancellationDateMs: transaction.cancellationDateMs,
+                        expiresDateMs: expires(of: transaction.transactionID))
                 }))
+        if let subscription {
+            answer.latestReceiptInfo = subscription.periods.map(SimulatedAnswer.InApp.init(period:))
+            answer.pendingRenewalInfo = [.init(
+                originalTransactionID: subscription.renewal.originalTransactionID,
+                autoRenewStatus: String(subscription.renewal.autoRenewStatus ?? 0),
+                isInBillingRetryPeriod: subscription.renewal.isInBillingRetryPeriod == true ? "1" : "0",
+                gracePeriodExpiresDateMs: subscription.renewal.gracePeriodExpiresDate.map { String($0) })]
+        }
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
         return (try? encoder.encode(answer)) ?? Data()

@@ -49,6 +49,9 @@ public struct SimulatedReceipt: Codable, Sendable, Equatable {
     public var retryAfterSeconds: Int?
     /// A nonce so otherwise identical receipts differ.
     public var nonce: String?
+    /// The original transaction id of a subscription apple-sim plays: the answer lists its periods
+    /// so far in `latest_receipt_info` and its state in `pending_renewal_info`.
+    public var subscription: String?
 
     public init(
         bundleID: String, environment: String = "Production", transactions: [Transaction], status: Int? = nil,
@@ -72,7 +75,7 @@ public struct SimulatedReceipt: Codable, Sendable, Equatable {
         case transientFailures = "transient_failures"
         case failureHTTPStatus = "failure_http_status"
         case retryAfterSeconds = "retry_after_s"
-        case nonce
+        case nonce, subscription
     }
 
     /// The receipt data a client would send.

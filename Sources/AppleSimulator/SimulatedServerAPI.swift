@@ -98,6 +98,19 @@ public final class SimulatedServerAPI: Sendable {
         return try state.withLockedValue { $0.transactions[transactionID] }.map { try authority.signer.sign(payload: $0) }
     }
 
+    /// A played subscription as a receipt shows it: its periods begun so far and its renewal state.
+    func receiptView(of originalTransactionID: String) -> (periods: [JWSTransaction], renewal: JWSRenewalInfo, status: Int)? {
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        materialize(now: now)
+        return state.withLockedValue { state in
+            guard let (plan, start) = state.subscriptions[originalTransactionID] else { return nil }
+            let count = plan.periods(at: now, from: start)
+            let periods = (0..<count).compactMap { state.transactions[plan.transactionID(period: $0)] }
+            let (status, renewal) = plan.state(at: now, from: start, periods: count)
+            return (periods, renewal, status)
+        }
+    }
+
     /// The periods of played subscriptions begun by `now` become known transactions.
     func materialize(now: Int64 = Int64(Date().timeIntervalSince1970 * 1000)) {
         state.withLockedValue { state in

@@ -202,6 +202,27 @@ import Testing
         }
     }
 
+    @Test func withoutServerAPIKeysAReceiptsSubscriptionIsRecheckedByVerifyReceipt() async throws {
+        try await withPipeline(environment: Self.fast) { pipeline in
+            _ = try Self.play(pipeline, "9600", renewals: 2)
+            var legacy = receipt(
+                [.init(transactionID: "9600", productID: "vip.monthly", webOrderLineItemID: "9600-w0")], environment: "Sandbox")
+            legacy.subscription = "9600"
+            #expect(try await pipeline.terminal(try await pipeline.submit(legacy, user: "owner")).status == .granted)
+            let key = pipeline.store.keys.subscription(originalTransactionID: "9600")
+            #expect(try await pipeline.redis.send("HGET", key, "receipt").string == legacy.receiptData())
+            let entries = try await pipeline.fulfilments(until: Self.ended("9600", periods: 3))
+            let periods = Self.periods(entries, "9600")
+            #expect(periods.keys.sorted() == ["9600", "9600-r1", "9600-r2"])
+            #expect(periods.values.allSatisfy { $0.count == 1 && $0[0]["user_id"] == "owner" })
+            #expect(periods["9600-r1"]?.first?["source"] == "recheck")
+            try await until("Apple's expiry is applied", within: .seconds(15)) {
+                try await pipeline.store.recheckDue(originalTransactionID: "9600") == nil
+            }
+            #expect(try await pipeline.redis.send("HGET", key, "status").string == "expired")
+        }
+    }
+
     @Test func aRecheckWithoutServerAPIKeysEndsUnavailableAndIsNotADeadLetter() async throws {
         try await withPipeline(environment: Self.fast) { pipeline in
             let store = pipeline.store

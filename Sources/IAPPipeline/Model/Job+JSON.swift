@@ -23,6 +23,7 @@ extension Job {
             guard let policy = SharingPolicy(rawValue: text) else { throw JSONShapeError(member: "sharing", reason: "unknown policy \(text)") }
             return policy
         }
+        subscriptionReceipt = try json.stringIfPresent("subscription_receipt")
         recheck = try json.objectIfPresent("recheck").map { value throws(JSONShapeError) in try RecheckRequest(json: value) }
         attempts = try json.int("attempts")
         enqueuedAt = try json.int64("enqueued_at")
@@ -61,6 +62,7 @@ extension Job {
             "refund_limit": refundLimit.map { .int($0) },
             "sharing": sharing.map { .string($0.rawValue) },
             "recheck": recheck?.json,
+            "subscription_receipt": subscriptionReceipt.json,
             "notification": notification.map(Self.json(of:)),
             "attempts": .int(attempts),
             "enqueued_at": .int(enqueuedAt),

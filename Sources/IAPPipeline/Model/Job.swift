@@ -21,6 +21,9 @@ public struct Job: Codable, Sendable, Equatable {
     public var currency: String?
     /// Where the evidence came from: `client` (absent) or `notification` (Apple told us).
     public var source: String?
+    /// A legacy receipt that proves a subscription, carried from verify to grant, which stores it
+    /// on the subscription's record for re-checks by `verifyReceipt`.
+    public var subscriptionReceipt: String?
     /// For a re-check job (`source` `recheck`): the subscription to ask Apple about; the evidence.
     public var recheck: RecheckRequest?
     /// For the notify stage: the notification, verified at the door.
@@ -66,6 +69,7 @@ public struct Job: Codable, Sendable, Equatable {
         case receipt, purchases, source, notification, currency
         case refundLimit = "refund_limit"
         case sharing, recheck
+        case subscriptionReceipt = "subscription_receipt"
     }
 
     /// What the verify stage checks: the first of receipt, signed transaction, transaction id,

@@ -20,6 +20,11 @@ extension PipelineStore {
         return reply.int == 1
     }
 
+    /// The latest legacy receipt a client sent for a subscription (its owner's), for re-checks by `verifyReceipt`.
+    public func subscriptionReceipt(originalTransactionID: String) async throws -> String? {
+        try await redis.send("HGET", keys.subscription(originalTransactionID: originalTransactionID), "receipt").string
+    }
+
     /// When a subscription's next re-check is due (ms), if it has one.
     public func recheckDue(originalTransactionID: String) async throws -> Int64? {
         try await redis.send("ZSCORE", keys.rechecks, originalTransactionID).string.flatMap { Int64(Double($0) ?? -1) }

@@ -228,7 +228,7 @@ public struct PipelineStore: Sendable {
             ticket: job.ticket, now: String(now), channel: keys.results, userID: job.userID,
             environment: job.receipt?.environment ?? "", source: job.source ?? "client", prefix: keys.scriptPrefix,
             refundLimit: job.refundLimit.map(String.init), sharing: job.sharing?.rawValue, purchases: lines,
-            recheck: recheck, subscription: subscription)
+            recheck: recheck, subscription: subscription, receipt: job.subscriptionReceipt)
         let reply = try await redis.run(
             PipelineScripts.grantPurchases,
             keys: [keys.inflight(member: member), keys.ticket(job.ticket), keys.fulfilment] + grantKeys,

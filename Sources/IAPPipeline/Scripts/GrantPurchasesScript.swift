@@ -119,6 +119,15 @@ extension PipelineScripts {
           if why ~= '' and outcome ~= 'granted' then entry.reason = why end
           results[#results + 1] = cjson.encode(entry)
         end
+        -- A legacy receipt of subscriptions this user owns: kept for re-checks by verifyReceipt.
+        if a.receipt then
+          for _, purchase in ipairs(a.purchases) do
+            if purchase.kind == 'auto_renewable' then
+              local key = p .. 'subscription:' .. purchase.original_transaction_id
+              if redis.call('HGET', key, 'user_id') == user then redis.call('HSET', key, 'receipt', a.receipt) end
+            end
+          end
+        end
         -- A re-check's answer: the subscription as Apple says it is now, after any new period's grant.
         if a.subscription then
           redis.call('HSET', KEYS[2], 'subscription', applySubscription(p, a.subscription, now, KEYS[3]))
@@ -157,6 +166,8 @@ struct GrantPurchasesArguments: ScriptArguments {
     /// A re-check's answer: the subscription's state as Apple says it now, applied after the
     /// purchases (in signed-time order, like a notification).
     var subscription: SubscriptionChange?
+    /// A legacy receipt proving the job's subscriptions: kept on the records this user owns.
+    var receipt: String?
 
     struct Line {
         var transactionID: String
@@ -205,6 +216,7 @@ struct GrantPurchasesArguments: ScriptArguments {
             "purchases": .array(purchases.map(\.json)),
             "recheck": recheck?.json,
             "subscription": subscription?.json,
+            "receipt": receipt.json,
         ])
     }
 }

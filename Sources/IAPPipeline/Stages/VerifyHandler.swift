@@ -58,16 +58,14 @@ public struct VerifyHandler: JobHandler {
             }
             outcome = await lookup.lookUp(transactionID: transactionID, attempt: attempt)
         case .recheck(let request):
-            guard let subscriptions else {
-                // Without Server API keys there is nobody to ask: the schedule tries again later and gives up.
-                await reject(
-                    payload, job: job, reason: ReasonCode.recheckUnavailable, attempt: attempt, environment: request.environment,
-                    lastError: "re-checks need the App Store Server API: set IAP_APPLE_API_*", worker: worker)
-                return
+            if let subscriptions {
+                outcome = await subscriptions.check(
+                    originalTransactionID: request.originalTransactionID, environment: request.environment,
+                    knownLatest: request.latestTransactionID, knownExpiresAt: request.expiresAt, attempt: attempt)
+            } else {
+                guard let recheck = await recheckByReceipt(request, payload: payload, job: job, attempt: attempt, worker: worker) else { return }
+                outcome = recheck
             }
-            outcome = await subscriptions.check(
-                originalTransactionID: request.originalTransactionID, environment: request.environment,
-                knownLatest: request.latestTransactionID, knownExpiresAt: request.expiresAt, attempt: attempt)
         }
         if Task.isCancelled { return }
         switch outcome {
@@ -89,6 +87,34 @@ public struct VerifyHandler: JobHandler {
         }
     }
 
+    /// Without Server API keys: verifyReceipt with the subscription's stored receipt (the latest a
+    /// client sent), read as a re-check; `nil` when the job already ended (nothing to ask with).
+    private func recheckByReceipt(
+        _ request: RecheckRequest, payload: String, job: Job, attempt: Int, worker: WorkerContext
+    ) async -> VerificationOutcome? {
+        let stored: String?
+        do {
+            stored = try await worker.store.subscriptionReceipt(originalTransactionID: request.originalTransactionID)
+        } catch {
+            return .transient(reason: "redis_unavailable", detail: "\(error)", retryAfterMs: nil)
+        }
+        guard let stored else {
+            // Nobody to ask with: the schedule tries again later and gives up.
+            await reject(
+                payload, job: job, reason: ReasonCode.recheckUnavailable, attempt: attempt, environment: request.environment,
+                lastError: "no App Store Server API key (IAP_APPLE_API_*) and no receipt of this subscription stored", worker: worker)
+            return nil
+        }
+        let outcome = await verifier.verify(receiptData: stored, attempt: attempt)
+        guard case .valid(let receipt) = outcome else { return outcome }
+        guard let answer = receipt.recheck(
+            of: request.originalTransactionID, knownExpiresAt: request.expiresAt, now: currentTimeMs())
+        else {
+            return .rejected(reason: ReasonCode.transactionNotFound, detail: "the stored receipt does not list this subscription")
+        }
+        return .valid(answer)
+    }
+
     private func accept(_ receipt: VerifiedReceipt, payload: String, job: Job, attempt: Int, worker: WorkerContext) async {
         guard bundleIDs.contains(receipt.bundleID) else {
             await reject(
@@ -108,6 +134,9 @@ public struct VerifyHandler: JobHandler {
         next.receipt = receipt
         // The client's word on the currency counts only for a legacy receipt: Apple signs the rest.
         if job.receiptData == nil { next.currency = nil }
+        // A legacy receipt of a subscription is kept (on its record, by the grant) for re-checks by receipt.
+        next.subscriptionReceipt = job.receiptData != nil && receipt.transactions.contains { $0.expiresDateMs != nil }
+            ? job.receiptData : nil
         next.receiptData = nil
         next.signedTransaction = nil
         let result = await worker.transition("forward_job") {
