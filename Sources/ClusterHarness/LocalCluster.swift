@@ -211,7 +211,9 @@ public actor LocalCluster {
     /// well-formed job whose ticket never existed (as replicated as the pipeline's own writes, so
     /// a failover does not take it back). Returns how many entries it pushed.
     public func poison(nonce: UInt64) async throws -> Int {
-        var commands = Stage.allCases.map { stage in
+        // Only the queues some process takes from.
+        let stages = Stage.allCases.filter { settings.processesPerStage[$0, default: 0] > 0 }
+        var commands = stages.map { stage in
             var ghost = Job(
                 ticket: "ghost-\(nonce)-\(stage.rawValue)", userID: "nobody", receiptData: "e30=", productID: nil,
                 transactionID: nil, enqueuedAt: 0)
@@ -220,10 +222,10 @@ public actor LocalCluster {
         }
         if settings.minReplicas > 0 { commands.append(RedisCommand("WAIT", String(settings.minReplicas), "5000")) }
         let replies = try await pipeline(commands, onNodeAt: primaryPort)
-        guard replies.prefix(Stage.allCases.count).allSatisfy({ $0.int != nil }),
-            replies.dropFirst(Stage.allCases.count).allSatisfy({ ($0.int ?? 0) >= settings.minReplicas })
+        guard replies.prefix(stages.count).allSatisfy({ $0.int != nil }),
+            replies.dropFirst(stages.count).allSatisfy({ ($0.int ?? 0) >= settings.minReplicas })
         else { throw ClusterError("pushing poison failed: \(replies)") }
-        return 2 * Stage.allCases.count
+        return 2 * stages.count
     }
 
     /// Every part running again: Redis up, Apple back, a live process in every slot.
@@ -286,6 +288,7 @@ public actor LocalCluster {
         case .dedupe: "iap-deduper"
         case .grant: "iap-granter"
         case .notify: "iap-notifier"
+        case .webhook: "iap-webhook"
         }
         return try launch(name, settings.binDirectory.appendingPathComponent(name))
     }

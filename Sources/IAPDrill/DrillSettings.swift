@@ -54,7 +54,7 @@ public struct DrillSettings: Sendable {
         cluster.clientSigner = signRequests ? signer : nil
         cluster.minReplicas = minReplicas ?? (topology == .sentinel ? 1 : 0)
         cluster.appleLatencyMs = appleLatencyMs
-        cluster.processesPerStage = Dictionary(uniqueKeysWithValues: Stage.allCases.map { ($0, processesPerStage) })
+        cluster.processesPerStage = Dictionary(uniqueKeysWithValues: Stage.allCases.filter { $0 != .webhook }.map { ($0, processesPerStage) })
         cluster.leaseMs = leaseMs
         cluster.appleAPIMaxRPS = appleAPIMaxRPS
         // Re-checks at the end of each 2-second period, half a second after it, then two more.

@@ -77,7 +77,7 @@ struct FaultInjector {
     }
 
     private mutating func pickWorker() async -> (Stage, Int) {
-        let stage = Stage.allCases.randomElement(using: &rng)!
+        let stage = Stage.allCases.filter { settings.cluster.processesPerStage[$0, default: 0] > 0 }.randomElement(using: &rng)!
         return (stage, Int.random(in: 0..<max(await cluster.workerCount(stage), 1), using: &rng))
     }
 }

@@ -12,7 +12,7 @@ import ServiceLifecycle
 /// Runs one stage's worker until SIGTERM/SIGINT, then stops it gracefully. The service group owns
 /// the Redis client and `clients` (Apple's): the worker stops first, then they close, Redis last.
 func runWorker(
-    label: String, configuration: PipelineConfiguration, logger: Logger,
+    label: String, configuration: PipelineConfiguration, settings: WorkerSettings? = nil, logger: Logger,
     makeHandler: (PipelineStore) throws(ConfigurationError) -> any JobHandler, clients: [ClosingService] = []
 ) async throws {
     let registry = bootstrapMetrics()
@@ -25,7 +25,7 @@ func runWorker(
     } catch {
         failConfiguration(error)
     }
-    let worker = StageWorker(handler: handler, store: store, settings: WorkerSettings(configuration), logger: logger)
+    let worker = StageWorker(handler: handler, store: store, settings: settings ?? WorkerSettings(configuration), logger: logger)
     let metrics: [any Service] = configuration.metricsPort.map {
         [MetricsServer(registry: registry, host: configuration.httpHost, port: $0, logger: logger)]
     } ?? []
@@ -156,5 +156,39 @@ public struct NotifierCommand: AsyncParsableCommand {
             }
             return NotifyHandler(catalog: try configuration.requireCatalog(), consumption: answering)
         }, clients: [ClosingService { await serverAPI.withLockedValue { $0 }?.shutdown() }])
+    }
+}
+
+public struct WebhookCommand: AsyncParsableCommand {
+    public static let configuration = CommandConfiguration(
+        commandName: "iap-webhook",
+        abstract: "Webhook stage: delivers every fulfilment event to the game backend, signed, in order per user.")
+    @OptionGroup var redis: RedisOptions
+    @OptionGroup var worker: WorkerOptions
+    @OptionGroup var lease: LeaseOptions
+    @OptionGroup var retry: RetryOptions
+    @OptionGroup var webhook: WebhookOptions
+    public init() {}
+
+    public func run() async throws {
+        let configuration = loadConfiguration(redis, worker, lease, retry, webhook)
+        let logger = bootstrapLogging(label: "iap-webhook")
+        let target: (url: String, secret: String)
+        do {
+            target = try configuration.requireWebhook()
+        } catch {
+            failConfiguration(error)
+        }
+        let client = WebhookClient(
+            url: target.url, timeout: .milliseconds(configuration.webhookTimeoutMs), maxConnections: configuration.concurrency)
+        var settings = WorkerSettings(configuration)
+        // New events reach their users' lists within this.
+        settings.housekeepingMs = 200
+        try await runWorker(label: "iap-webhook", configuration: configuration, settings: settings, logger: logger, makeHandler: {
+            (_) throws(ConfigurationError) -> any JobHandler in
+            WebhookHandler(
+                poster: client, signer: WebhookSigner(secret: target.secret), maxAge: configuration.webhookMaxAge,
+                retryPolicy: configuration.retryPolicy)
+        }, clients: [ClosingService { await client.shutdown() }])
     }
 }

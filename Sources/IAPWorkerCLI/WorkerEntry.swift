@@ -6,4 +6,5 @@ public enum WorkerEntry {
     public static func deduper() async { await ProcessEntry.serve(DeduperCommand.self) }
     public static func granter() async { await ProcessEntry.serve(GranterCommand.self) }
     public static func notifier() async { await ProcessEntry.serve(NotifierCommand.self) }
+    public static func webhook() async { await ProcessEntry.serve(WebhookCommand.self) }
 }

@@ -42,6 +42,10 @@ import Testing
             "IAP_RETRY_BASE_MS", "IAP_RETRY_MAX_MS", "IAP_APPLE_API_PRODUCTION_URL", "IAP_APPLE_API_SANDBOX_URL", "IAP_APPLE_API_MAX_RPS",
         ]).union(Self.recheck))
         #expect(Self.settings(in: GranterCommand.helpMessage()) == Self.redis.union(Self.replication).union(Self.worker).union(Self.recheck))
+        #expect(Self.settings(in: WebhookCommand.helpMessage()) == Self.redis.union(Self.worker).union([
+            "IAP_WEBHOOK_URL", "IAP_WEBHOOK_SECRET", "IAP_WEBHOOK_MAX_AGE_S", "IAP_WEBHOOK_TIMEOUT_MS", "IAP_MAX_ATTEMPTS",
+            "IAP_RETRY_BASE_MS", "IAP_RETRY_MAX_MS",
+        ]))
     }
 
     @Test func iapctlListsRedisAndWhatEachSubcommandReads() {

@@ -180,7 +180,7 @@ struct DrillTests {
             await cluster.killRedis()
             try await waitUntil { await Self.status(http, cluster.intakeURL + "/readyz") == 503 }
             let pipeline = await cluster.processesByKind().filter { $0.key.hasPrefix("iap-") }.values.flatMap { $0 }
-            #expect(pipeline.count == 1 + Stage.allCases.count, "the intake and one process per stage")
+            #expect(pipeline.count == 1 + settings.cluster.processesPerStage.count, "the intake and one process per stage")
             let before = pipeline.map { ProcessUsage.read(pid: $0.pid)?.cpuSeconds ?? 0 }
             let resent = Task { await client.submit(PlannedReceipt.valid(index: 1)) }
             // An observation window, not a wait for an event: what the processes do while Redis is away.

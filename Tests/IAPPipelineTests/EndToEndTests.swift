@@ -191,14 +191,16 @@ import Testing
     }
 
     @Test func poisonOnEveryQueueIsDeadLetteredAndWorkersKeepRunning() async throws {
-        try await withPipeline { pipeline in
+        // Every stage runs, the webhook's too (its deliveries fail: nothing listens there, and they wait to be retried).
+        let webhook = ["IAP_WEBHOOK_URL": "http://127.0.0.1:9/hook", "IAP_WEBHOOK_SECRET": "0123456789abcdef0123"]
+        try await withPipeline(environment: webhook) { pipeline in
             let keys = pipeline.configuration.keys
             for stage in Stage.allCases { try await pipeline.redis.send("LPUSH", keys.queue(stage), "\u{1}garbage{") }
             // A job that is fine goes through after the garbage: the workers survived it.
             #expect(try await pipeline.terminal(try await pipeline.submit(receipt([gold("13000")]))).status == .granted)
             var reasons: [String] = []
             for entry in try await pipeline.store.deadLetters(limit: 10) { reasons.append(try DeadLetter.decode(entry).reason) }
-            // One garbage entry per stage queue, the notify queue included.
+            // One garbage entry per stage queue, the notify and webhook queues included.
             #expect(reasons == Array(repeating: "undecodable_job", count: Stage.allCases.count))
         }
     }

@@ -35,6 +35,8 @@ final class PipelineHarness: @unchecked Sendable {
     /// apple-sim's signing authority: the verifier trusts its root (as `IAP_APPLE_ROOT_CERTS` would).
     var authority: SigningAuthority { simulator.authority }
     let lookupClient: ServerAPIClient?
+    /// With `IAP_WEBHOOK_URL` in the environment: the webhook stage's client.
+    let webhookClient: WebhookClient?
     private let directory: URL
     private var workers: [Stage: (StageWorker, Task<Void, any Error>)] = [:]
 
@@ -119,6 +121,7 @@ final class PipelineHarness: @unchecked Sendable {
             ServerAPIClient(configuration: api, limiter: RedisAPIRateLimiter(store: store, maxPerSecond: configuration.appleAPIMaxRPS))
         }
         http = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup)
+        webhookClient = configuration.webhookURL.map { WebhookClient(url: $0, timeout: .milliseconds(configuration.webhookTimeoutMs), maxConnections: 8) }
         if startWorkers {
             for stage in Stage.allCases { start(stage) }
         }
@@ -145,10 +148,17 @@ final class PipelineHarness: @unchecked Sendable {
                 }
             }
             return NotifyHandler(catalog: Self.catalog, consumption: answering)
+        case .webhook:
+            let target = try! configuration.requireWebhook()
+            return WebhookHandler(
+                poster: webhookClient!, signer: WebhookSigner(secret: target.secret), maxAge: configuration.webhookMaxAge,
+                retryPolicy: configuration.retryPolicy)
         }
     }
 
+    /// Starts a worker of `stage` (the webhook's only when `IAP_WEBHOOK_URL` is set).
     func start(_ stage: Stage) {
+        if stage == .webhook && webhookClient == nil { return }
         let worker = StageWorker(
             handler: handler(for: stage), store: store,
             settings: WorkerSettings(
@@ -170,6 +180,7 @@ final class PipelineHarness: @unchecked Sendable {
         await simulatorServer.stop()
         await apple.shutdown()
         await lookupClient?.shutdown()
+        await webhookClient?.shutdown()
         try? FileManager.default.removeItem(at: directory)
         try? await http.shutdown()
         await redis.close()

@@ -182,6 +182,31 @@ import Testing
         }
     }
 
+    @Test func aRenewalAnotherAccountSendsIsGrantedToTheOwner() async throws {
+        // Slow re-checks: only the client brings the renewal here.
+        try await withPipeline(serverAPI: true, environment: ["IAP_RECHECK_BEFORE_S": "0", "IAP_RECHECK_AFTER_S": "60"]) { pipeline in
+            let jws = try pipeline.simulator.serverAPI.startSubscription(SimulatedSubscription(
+                originalTransactionID: "9700", productID: "vip.monthly", bundleID: PipelineHarness.bundleID, environment: "Sandbox",
+                periodMs: 600, renewals: 1))
+            #expect(try await pipeline.terminal(try await pipeline.submit(signed: jws, user: "owner")).status == .granted)
+            var renewal: String?
+            try await until("period 1 begins", within: .seconds(10)) {
+                renewal = try pipeline.simulator.serverAPI.signedTransaction("9700-r1")
+                return renewal != nil
+            }
+            // Another account on the same Apple ID sends the renewal first: it is the owner's.
+            let other = try await pipeline.terminal(try await pipeline.submit(signed: try #require(renewal), user: "sibling"))
+            #expect(other.status == .duplicate && other.transactions.first?.reason == "owned_by_another_account")
+            let record = try await pipeline.redis.send("HGETALL", pipeline.store.keys.grant(unit: "wol:9700-w1")).stringDictionary
+            #expect(record["user_id"] == "owner")
+            let renewed = try await pipeline.fulfilments().filter { $0["event"] == "renewed" }
+            #expect(renewed.count == 1 && renewed.first?["user_id"] == "owner")
+            // The owner sending it later: a duplicate, already theirs.
+            let mine = try await pipeline.terminal(try await pipeline.submit(signed: try #require(renewal), user: "owner"))
+            #expect(mine.status == .duplicate)
+        }
+    }
+
     @Test func billingRetryIsRecheckedWithBackoffThenGivenUp() async throws {
         try await withPipeline(serverAPI: true, environment: Self.fast.merging(["IAP_RECHECK_MAX": "1"]) { $1 }) { pipeline in
             let jws = try Self.play(pipeline, "9300", renewals: 0, ending: .billingRetry)

@@ -74,3 +74,22 @@ public struct RecheckOptions: SettingsGroup {
         ["IAP_RECHECK_BEFORE_S": recheckBeforeS, "IAP_RECHECK_AFTER_S": recheckAfterS, "IAP_RECHECK_MAX": recheckMax]
     }
 }
+
+/// The game backend's webhook: `iap-webhook`.
+public struct WebhookOptions: SettingsGroup {
+    @Option(help: "IAP_WEBHOOK_URL: where the fulfilment events are POSTed (required)") var webhookURL: String?
+    @Option(help: "IAP_WEBHOOK_SECRET: the HMAC-SHA256 signing secret, at least 16 bytes (required; prefer the variable)")
+    var webhookSecret: String?
+    @Option(help: "IAP_WEBHOOK_MAX_AGE_S: retry an event this long, then dead-letter it (default 259200: 3 days)")
+    var webhookMaxAgeS: String?
+    @Option(help: "IAP_WEBHOOK_TIMEOUT_MS: each POST's timeout (default 10000)") var webhookTimeoutMs: String?
+
+    public init() {}
+
+    public var flags: [String: String?] {
+        [
+            "IAP_WEBHOOK_URL": webhookURL, "IAP_WEBHOOK_SECRET": webhookSecret, "IAP_WEBHOOK_MAX_AGE_S": webhookMaxAgeS,
+            "IAP_WEBHOOK_TIMEOUT_MS": webhookTimeoutMs,
+        ]
+    }
+}

@@ -62,6 +62,12 @@ public struct PipelineConfiguration: Sendable {
     public var refundPreference: ConsumptionInformation.RefundPreference?
     /// When subscriptions are re-checked with Apple (`IAP_RECHECK_BEFORE_S`, `IAP_RECHECK_AFTER_S`, `IAP_RECHECK_MAX`).
     public var recheck = RecheckSchedule.standard
+    /// `iap-webhook`: where to deliver the fulfilment events, the shared signing secret, how long
+    /// an event is retried, and each POST's timeout.
+    public var webhookURL: String?
+    public var webhookSecret: String?
+    public var webhookMaxAge: Duration = .seconds(3 * 86400)
+    public var webhookTimeoutMs = 10000
     public var shutdownGraceMs = 25000
     /// A stage worker's `/metrics` port; `nil`: none (the intake serves `/metrics` on its own port).
     public var metricsPort: Int?
@@ -142,6 +148,13 @@ public struct PipelineConfiguration: Sendable {
             before: try Self.seconds(env, "IAP_RECHECK_BEFORE_S", default: recheck.before),
             after: try Self.seconds(env, "IAP_RECHECK_AFTER_S", default: recheck.after),
             maxTries: try Self.int(env, "IAP_RECHECK_MAX", default: recheck.maxTries, in: 0...100))
+        if env["IAP_WEBHOOK_URL"] != nil { webhookURL = try Self.url(env, "IAP_WEBHOOK_URL", default: "") }
+        if let secret = env["IAP_WEBHOOK_SECRET"] {
+            guard secret.utf8.count >= 16 else { throw ConfigurationError("IAP_WEBHOOK_SECRET", "must be at least 16 bytes") }
+            webhookSecret = secret
+        }
+        webhookMaxAge = .seconds(try Self.int(env, "IAP_WEBHOOK_MAX_AGE_S", default: Int(webhookMaxAge / .seconds(1)), in: 1...2_592_000))
+        webhookTimeoutMs = try Self.int(env, "IAP_WEBHOOK_TIMEOUT_MS", default: webhookTimeoutMs, in: 100...120_000)
         if let list = env["IAP_CURRENCIES"] {
             currencies = list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).uppercased() }.filter { !$0.isEmpty }
             if let bad = currencies.first(where: { !PurchasePolicy.isCurrencyCode($0) }) {
@@ -243,6 +256,15 @@ public struct PipelineConfiguration: Sendable {
         } catch {
             throw ConfigurationError("IAP_PRODUCTS_FILE", "\(path) is not a products file: \(error)")
         }
+    }
+
+    /// The webhook's URL and secret, both required by `iap-webhook`.
+    public func requireWebhook() throws(ConfigurationError) -> (url: String, secret: String) {
+        guard let webhookURL else { throw ConfigurationError("IAP_WEBHOOK_URL", "required: where iap-webhook delivers the events") }
+        guard let webhookSecret else {
+            throw ConfigurationError("IAP_WEBHOOK_SECRET", "required: the secret the deliveries are signed with (at least 16 bytes)")
+        }
+        return (webhookURL, webhookSecret)
     }
 
     /// The purchase policy, with `IAP_SANDBOX`'s file of users read (one id a line; `#` starts a comment).

@@ -24,6 +24,7 @@ extension Job {
             return policy
         }
         subscriptionReceipt = try json.stringIfPresent("subscription_receipt")
+        webhookEvent = try json.stringIfPresent("webhook_event")
         recheck = try json.objectIfPresent("recheck").map { value throws(JSONShapeError) in try RecheckRequest(json: value) }
         attempts = try json.int("attempts")
         enqueuedAt = try json.int64("enqueued_at")
@@ -63,6 +64,7 @@ extension Job {
             "sharing": sharing.map { .string($0.rawValue) },
             "recheck": recheck?.json,
             "subscription_receipt": subscriptionReceipt.json,
+            "webhook_event": webhookEvent.json,
             "notification": notification.map(Self.json(of:)),
             "attempts": .int(attempts),
             "enqueued_at": .int(enqueuedAt),

@@ -24,6 +24,9 @@ public struct Job: Codable, Sendable, Equatable {
     /// A legacy receipt that proves a subscription, carried from verify to grant, which stores it
     /// on the subscription's record for re-checks by `verifyReceipt`.
     public var subscriptionReceipt: String?
+    /// For a replayed webhook delivery: the one event to deliver (JSON: `id`, `fields`); a user's
+    /// delivery job has none and delivers the head of the user's list.
+    public var webhookEvent: String?
     /// For a re-check job (`source` `recheck`): the subscription to ask Apple about; the evidence.
     public var recheck: RecheckRequest?
     /// For the notify stage: the notification, verified at the door.
@@ -70,6 +73,7 @@ public struct Job: Codable, Sendable, Equatable {
         case refundLimit = "refund_limit"
         case sharing, recheck
         case subscriptionReceipt = "subscription_receipt"
+        case webhookEvent = "webhook_event"
     }
 
     /// What the verify stage checks: the first of receipt, signed transaction, transaction id,

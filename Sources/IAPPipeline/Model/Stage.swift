@@ -1,8 +1,10 @@
-/// The pipeline's worker stages: the three a purchase passes through, in order, and the one that
-/// applies Apple's Server Notifications.
+/// The pipeline's worker stages: the three a purchase passes through, in order, the one that
+/// applies Apple's Server Notifications, and the one that delivers the fulfilment stream's events
+/// to the game backend's webhook.
 public enum Stage: String, Codable, Sendable, CaseIterable {
     case verify
     case dedupe
     case grant
     case notify
+    case webhook
 }

@@ -88,6 +88,21 @@ public struct RedisKeys: Sendable, Equatable {
     /// when (ms): before and after each period's end (`IAP_RECHECK_*`); removed when it expires or is
     /// revoked. Due ones become re-check jobs on the verify queue (`promote_due_rechecks`).
     public var rechecks: String { "\(prefix):rechecks" }
+    /// The consumer group of `iap-webhook` on the fulfilment stream (created at the stream's start
+    /// unless it exists: create it at `$` first to deliver only new events).
+    public static let webhookGroup = "webhook"
+    /// list: one user's fulfilment events waiting for delivery to the webhook, oldest first (JSON:
+    /// the entry's `id` and `fields`), filled from the stream by `route_fulfilment_events`.
+    public func webhookEvents(user: String) -> String { "\(prefix):webhook:events:\(user)" }
+    /// set: the users whose events a webhook job is delivering (at most one job per user, so a
+    /// user's events arrive in order).
+    public var webhookBusy: String { "\(prefix):webhook:busy" }
+    /// The ticket of the job delivering one user's events (`iapctl ticket webhook:<user>` shows
+    /// its retries); a replayed dead event's is `webhook-event:<entry id>`.
+    public static func webhookTicket(user: String) -> String { "webhook:\(user)" }
+    /// How long a delivery ticket lives unless its job ends first (then it is deleted): past the
+    /// longest `IAP_WEBHOOK_MAX_AGE_S`, so a user's retrying job always has its ticket.
+    public static let webhookTicketTTLSeconds = 31 * 86400
     /// string: held briefly by the one worker that runs the reaper.
     public var reaperLock: String { "\(prefix):lock:reaper" }
 

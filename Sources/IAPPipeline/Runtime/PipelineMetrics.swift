@@ -37,6 +37,15 @@ public enum PipelineMetrics {
         if deadLettered > 0 { Counter(label: "iap_reaped_total", dimensions: [("what", "dead_lettered")]).increment(by: deadLettered) }
     }
 
+    /// `iap_webhook_deliveries_total{result}` (`delivered`, `failed`, `expired`) and
+    /// `iap_webhook_delivery_seconds{result}`: each POST to the game backend's webhook.
+    public static func webhookDelivery(_ result: String, took: Duration) {
+        Counter(label: "iap_webhook_deliveries_total", dimensions: [("result", result)]).increment()
+        if result != "expired" {
+            Timer(label: "iap_webhook_delivery_seconds", dimensions: [("result", result)]).record(duration: took)
+        }
+    }
+
     /// `iap_rechecks_queued_total`: subscriptions whose re-check came due and went to the verify queue.
     public static func rechecksQueued(_ count: Int) {
         if count > 0 { Counter(label: "iap_rechecks_queued_total").increment(by: count) }

@@ -224,6 +224,10 @@ public final class StageWorker: Service, Sendable {
         while !Task.isCancelled {
             do {
                 try await context.store.promoteDueRetries()
+                // The webhook workers move new fulfilment entries to their users' delivery lists.
+                if handler.stage == .webhook {
+                    while try await context.store.routeFulfilmentEvents(consumer: context.member, count: 500) == 500 {}
+                }
                 // Re-checks go to the verify stage: its workers queue them, the others need not.
                 if handler.stage == .verify, let rechecks = settings.rechecks {
                     let queued = try await context.store.promoteDueRechecks(

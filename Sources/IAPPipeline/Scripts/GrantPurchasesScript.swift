@@ -16,6 +16,8 @@ extension PipelineScripts {
     /// the ticket `held`. A purchase the dedupe stage held (currency) is held the same way. The
     /// claim stays with the ticket while it is held; `release_held_purchase` grants it.
     ///
+    /// A subscription's later period is granted to the subscription's owner (`owner:<original>`)
+    /// whoever sends it: another account's ticket gets `duplicate`, `owned_by_another_account`.
     /// A non-consumable or subscription another user was granted follows `sharing`
     /// (`IAP_SHARING_POLICY`, see `sharePurchase`): `duplicate` with reason
     /// `owned_by_another_account` (`bind`), granted to this user instead (`transfer`), or
@@ -49,7 +51,14 @@ extension PipelineScripts {
             if owner ~= ticket then
               outcome, why = sharePurchase(p, a, purchase, claim, record, now, KEYS[3])
             elseif redis.call('EXISTS', record) == 1 then
-              if redis.call('HGET', record, 'ticket') == ticket then outcome = 'granted' else outcome = 'duplicate' end
+              local r = redis.call('HMGET', record, 'ticket', 'user_id')
+              if r[1] ~= ticket then
+                outcome = 'duplicate'
+              elseif r[2] == user then
+                outcome = 'granted'
+              else
+                outcome, why = 'duplicate', 'owned_by_another_account'
+              end
             elseif (outcome == 'held' or a.refund_limit or purchase.daily_limit) and redis.call('HGET', hold, 'ticket') == ticket then
               -- Held by an earlier run of this job: as it stands (still held, or rejected by an operator).
               -- Only a purchase a rule could hold has a hold to look for: no extra read on the common path.
@@ -87,26 +96,31 @@ extension PipelineScripts {
                   'user_id', user, 'product_id', product, 'quantity', quantity, 'transaction_id', tx,
                   'original_transaction_id', otx, 'environment', environment, 'unit', unit, 'held_at', now, 'reason', why)
               else
-                redis.call('HSET', record, 'ticket', ticket, 'user_id', user, 'product_id', product,
+                -- A subscription's later period belongs to the subscription's owner, whoever sends it.
+                local grantee = user
+                if purchase.kind == 'auto_renewable' and tx ~= otx then
+                  grantee = redis.call('GET', p .. 'owner:' .. otx) or user
+                end
+                redis.call('HSET', record, 'ticket', ticket, 'user_id', grantee, 'product_id', product,
                   'quantity', quantity, 'transaction_id', tx, 'original_transaction_id', otx,
                   'environment', environment, 'unit', unit, 'granted_at', now, 'source', a.source)
                 -- A subscription's later period (a new transaction of the same original) is a renewal.
                 local event = 'granted'
                 if purchase.kind == 'auto_renewable' and tx ~= otx then event = 'renewed' end
                 local fields = {'event', event, 'source', a.source, 'ticket', ticket,
-                  'user_id', user, 'product_id', product, 'quantity', quantity, 'transaction_id', tx,
+                  'user_id', grantee, 'product_id', product, 'quantity', quantity, 'transaction_id', tx,
                   'original_transaction_id', otx, 'environment', environment, 'unit', unit, 'granted_at', now}
                 if purchase.expires_at then
                   fields[#fields + 1] = 'expires_at'
                   fields[#fields + 1] = purchase.expires_at
                 end
                 redis.call('XADD', KEYS[3], '*', unpack(fields))
-                grantEffects(p, {user_id = user, unit = unit, transaction_id = tx, original_transaction_id = otx,
+                grantEffects(p, {user_id = grantee, unit = unit, transaction_id = tx, original_transaction_id = otx,
                   product_id = product, environment = environment, source = a.source,
                   app_account_token = purchase.app_account_token, kind = purchase.kind,
                   entitlements = purchase.entitlements, expires_at = purchase.expires_at, signed_at = purchase.signed_at},
                   now, KEYS[3])
-                outcome = 'granted'
+                if grantee == user then outcome = 'granted' else outcome, why = 'duplicate', 'owned_by_another_account' end
               end
             end
           end

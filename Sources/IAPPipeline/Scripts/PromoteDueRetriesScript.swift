@@ -9,7 +9,8 @@ extension PipelineScripts {
         for _, member in ipairs(due) do
           redis.call('ZREM', KEYS[1], member)
           local ok, job = pcall(cjson.decode, member)
-          if ok and type(job) == 'table' and (job.stage == 'verify' or job.stage == 'dedupe' or job.stage == 'grant' or job.stage == 'notify') then
+          if ok and type(job) == 'table' and (job.stage == 'verify' or job.stage == 'dedupe' or job.stage == 'grant' or job.stage == 'notify'
+            or job.stage == 'webhook') then
             redis.call('LPUSH', ARGV[1] .. 'queue:' .. job.stage, member)
           else
             redis.call('LPUSH', KEYS[2], cjson.encode({job = member, stage = 'retry', reason = 'undecodable_job',

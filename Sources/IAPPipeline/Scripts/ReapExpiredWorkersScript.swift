@@ -19,7 +19,7 @@ extension PipelineScripts {
         for _, member in ipairs(expired) do
           local before = returned + dead
           local stage = string.match(member, '^(%a+):')
-          local valid = stage == 'verify' or stage == 'dedupe' or stage == 'grant' or stage == 'notify'
+          local valid = stage == 'verify' or stage == 'dedupe' or stage == 'grant' or stage == 'notify' or stage == 'webhook'
           local inflight = prefix .. 'inflight:' .. member
           while true do
             -- newest first, each pushed to the consuming end: the oldest ends up first in line

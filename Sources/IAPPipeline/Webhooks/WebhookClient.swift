@@ -1,0 +1,56 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+
+/// How one POST to the webhook ended.
+public enum WebhookPostResult: Sendable, Equatable {
+    case delivered
+    /// Anything but a 2xx, or no answer: retried. `detail` never holds the body.
+    case failed(String)
+}
+
+/// The seam to the game backend's webhook.
+public protocol WebhookPosting: Sendable {
+    func post(_ body: [UInt8], headers: [(String, String)]) async -> WebhookPostResult
+}
+
+/// POSTs to `IAP_WEBHOOK_URL` with AsyncHTTPClient: TLS verified (never switched off), no
+/// redirects followed, each call bounded by `timeout`.
+public final class WebhookClient: WebhookPosting {
+    public let url: String
+    private let timeout: Duration
+    private let http: HTTPClient
+
+    public init(url: String, timeout: Duration, maxConnections: Int) {
+        self.url = url
+        self.timeout = timeout
+        var configuration = HTTPClient.Configuration()
+        configuration.timeout = .init(connect: .seconds(5))
+        configuration.redirectConfiguration = .disallow
+        configuration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: max(maxConnections, 1))
+        http = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+    }
+
+    public func shutdown() async {
+        try? await http.shutdown()
+    }
+
+    public func post(_ body: [UInt8], headers: [(String, String)]) async -> WebhookPostResult {
+        var request = HTTPClientRequest(url: url)
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/json")
+        request.headers.add(name: "User-Agent", value: "iap-webhook")
+        for (name, value) in headers { request.headers.add(name: name, value: value) }
+        request.body = .bytes(ByteBuffer(bytes: body))
+        do {
+            let response = try await http.execute(request, timeout: .nanoseconds(timeout.components.seconds * 1_000_000_000
+                + timeout.components.attoseconds / 1_000_000_000))
+            _ = try? await response.body.collect(upTo: 64 << 10)
+            let status = Int(response.status.code)
+            return (200...299).contains(status) ? .delivered : .failed("HTTP \(status)")
+        } catch {
+            return .failed("unreachable: \(error)")
+        }
+    }
+}

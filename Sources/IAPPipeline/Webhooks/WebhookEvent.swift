@@ -1,0 +1,49 @@
+import Foundation
+import PlainJSON
+
+/// One fulfilment stream entry as the webhook delivers it: `id` (the entry id, stable across
+/// retries: the receiver's idempotency key), `type` (the entry's `event`), `created_at` (when it
+/// was added, from its id) and the entry's other fields, as one JSON object.
+public struct WebhookEvent: Sendable, Equatable {
+    public var id: String
+    public var fields: [String: String]
+
+    public init(id: String, fields: [String: String]) {
+        self.id = id
+        self.fields = fields
+    }
+
+    /// Reads an entry of a user's delivery list (`{"id", "fields"}`, as `route_fulfilment_events` writes it).
+    public init?(listEntry text: String) {
+        guard let json = try? JSONValue(parsing: text), let id = json["id"]?.string, !id.isEmpty,
+              let members = json["fields"]?.object
+        else { return nil }
+        self.id = id
+        self.fields = members.compactMapValues(\.string)
+    }
+
+    /// The list entry again (for a dead letter's replay).
+    public var listEntry: String {
+        JSONValue.object(["id": .string(id), "fields": .object(fields.mapValues(JSONValue.string))]).canonicalText
+    }
+
+    /// When the stream took it (ms), from its id (`<ms>-<seq>`).
+    public var createdAtMs: Int64 { Int64(id.split(separator: "-").first ?? "") ?? 0 }
+
+    /// The body the webhook receives: canonical JSON (sorted members), so its bytes and thus its
+    /// signature are the same on every retry.
+    public var body: [UInt8] {
+        var members = fields.mapValues(JSONValue.string)
+        members.removeValue(forKey: "event")
+        members["id"] = .string(id)
+        members["type"] = .string(fields["event"] ?? "")
+        members["created_at"] = .string(Self.iso8601(createdAtMs))
+        return Array(JSONValue.object(members).canonicalText.utf8)
+    }
+
+    static func iso8601(_ ms: Int64) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter.string(from: Date(timeIntervalSince1970: Double(ms) / 1000))
+    }
+}

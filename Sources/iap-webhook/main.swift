@@ -1,0 +1,3 @@
+import IAPWorkerCLI
+
+await WorkerEntry.webhook()
