@@ -42,7 +42,8 @@ public struct ClusterSettings: Sendable {
 
     /// Fails unless every executable the cluster starts (and the power-cut library it needs) is built.
     public func checkExecutables() throws {
-        for name in Self.executables + (redisCrash == .powerCut ? [RedisCrash.library] : []) {
+        let webhook = processesPerStage[.webhook, default: 0] > 0 ? ["iap-webhook"] : []
+        for name in Self.executables + webhook + (redisCrash == .powerCut ? [RedisCrash.library] : []) {
             let path = binDirectory.appendingPathComponent(name).path
             guard FileManager.default.isExecutableFile(atPath: path) else {
                 throw ClusterError("\(path) is missing: build the package first")

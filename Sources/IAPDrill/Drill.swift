@@ -58,7 +58,15 @@ public struct Drill: Sendable {
         var plan = PlannedReceipt.plan(count: settings.receiptsPerTrial, trial: trial, using: &rng)
         let directory = settings.workDirectory.appendingPathComponent("trial-\(trial)")
         try? FileManager.default.removeItem(at: directory)
-        let cluster = try LocalCluster(settings: settings.cluster, directory: directory, http: http)
+        // The game backend's webhook, when the trial runs iap-webhook.
+        let sink = settings.webhooks ? WebhookSink(failureRate: settings.webhookFailureRate) : nil
+        var clusterSettings = settings.cluster
+        if let sink {
+            clusterSettings.environment["IAP_WEBHOOK_URL"] = try await sink.start()
+            clusterSettings.environment["IAP_WEBHOOK_SECRET"] = WebhookSink.secret
+        }
+        defer { if let sink { Task { await sink.stop() } } }
+        let cluster = try LocalCluster(settings: clusterSettings, directory: directory, http: http)
         do {
             try await cluster.start()
         } catch {
@@ -128,10 +136,18 @@ public struct Drill: Sendable {
         let subscriptionAudit = SubscriptionAudit(store: audit.store, leaseMs: settings.leaseMs)
         let settled = await subscriptionAudit.settle(subscriptions, timeout: .seconds(60))
         var subscriptionBooks = SubscriptionAudit.Books()
+        var webhookBooks = WebhookAudit.Books()
         var books: TrialAudit.Books
         let failovers: [FailoverTiming]
         do {
             let (released, findings) = try await audit.releaseHeld(&terminal)
+            // Every event, the releases' included, reaches the webhook before the books are read.
+            let webhookAudit = WebhookAudit(store: audit.store, leaseMs: settings.leaseMs)
+            if let sink {
+                let settledHooks = await webhookAudit.settle(sink, timeout: .seconds(60))
+                webhookBooks = try await webhookAudit.check(sink)
+                if !settledHooks { webhookBooks.note("the webhook deliveries never settled in 60 s") }
+            }
             books = try await audit.check(plan: plan, tickets: tickets, terminal: terminal)
             books.wrong += findings.count
             for finding in findings { books.note(finding) }
@@ -142,7 +158,9 @@ public struct Drill: Sendable {
             failovers = try await audit.timings(of: faults.failovers)
             subscriptionBooks = try await subscriptionAudit.check(subscriptions)
             if let settled { subscriptionBooks.note("the subscriptions never settled in 60 s: \(settled)") }
-            books.lost += subscriptionBooks.lost
+            books.lost += subscriptionBooks.lost + webhookBooks.lost
+            books.wrong += webhookBooks.wrong
+            for finding in webhookBooks.findings { books.note(finding) }
             books.wrong += subscriptionBooks.wrong + (settled == nil ? 0 : 1)
             for finding in subscriptionBooks.findings { books.note(finding) }
         } catch {
@@ -167,6 +185,7 @@ public struct Drill: Sendable {
             storeKit: plan.filter { $0.transaction != nil && $0.sameTicketAs == nil }.count,
             refundsRevoked: books.refundsRevoked, refundsBeforeGrant: books.refundsBeforeGrant, held: books.held,
             subscriptions: subscriptions.count, periods: subscriptionBooks.periods,
+            webhookDelivered: webhookBooks.delivered, webhookRedelivered: webhookBooks.redelivered,
             failovers: failovers, poisonPushed: faults.poisonPushed, poisonDeadLettered: books.poisonDeadLettered,
             lost: books.lost, doubleGrants: books.doubleGrants, stuck: books.stuck, wrongOutcomes: books.wrong,
             anomalies: anomalies.count, drainSeconds: seconds, examples: books.examples + anomalies.prefix(5))

@@ -9,6 +9,10 @@ public struct DrillSettings: Sendable {
     public var receiptsPerTrial = 2000
     /// Subscriptions apple-sim renews by itself during each trial (2-second periods).
     public var subscriptionsPerTrial = 12
+    /// `iap-webhook` processes (as many as of every stage) deliver every event to a receiver in
+    /// the drill, which refuses `webhookFailureRate` of the deliveries; 0 processes: no webhook.
+    public var webhooks = true
+    public var webhookFailureRate = 0.1
     /// Faults per second, on average, while receipts are being submitted.
     public var faultRate = 1.0
     public var seed: UInt64 = 1
@@ -54,7 +58,8 @@ public struct DrillSettings: Sendable {
         cluster.clientSigner = signRequests ? signer : nil
         cluster.minReplicas = minReplicas ?? (topology == .sentinel ? 1 : 0)
         cluster.appleLatencyMs = appleLatencyMs
-        cluster.processesPerStage = Dictionary(uniqueKeysWithValues: Stage.allCases.filter { $0 != .webhook }.map { ($0, processesPerStage) })
+        cluster.processesPerStage = Dictionary(
+            uniqueKeysWithValues: Stage.allCases.filter { webhooks || $0 != .webhook }.map { ($0, processesPerStage) })
         cluster.leaseMs = leaseMs
         cluster.appleAPIMaxRPS = appleAPIMaxRPS
         // Re-checks at the end of each 2-second period, half a second after it, then two more.

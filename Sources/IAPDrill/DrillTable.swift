@@ -19,11 +19,12 @@ public enum DrillTable {
                 timings.compactMap(\.firstGrantSeconds).max().map { String(format: "%.1f", $0) } ?? (timings.isEmpty ? "-" : "none"),
             ]
         }
-        let header = ["trial", "receipts", "accepted", "503s", "sk2", "refund rev/pre", "held", "subs/periods"] + faultColumns + failoverColumns
+        let header = ["trial", "receipts", "accepted", "503s", "sk2", "refund rev/pre", "held", "subs/periods", "hooks/again"] + faultColumns + failoverColumns
             + ["poison dl", "lost", "double", "stuck", "wrong", "anomalies", "drain s"]
         var rows = reports.map { report in
             ["\(report.trial)", "\(report.receipts)", "\(report.accepted)", "\(report.refusals)", "\(report.storeKit)",
-             "\(report.refundsRevoked)/\(report.refundsBeforeGrant)", "\(report.held)", "\(report.subscriptions)/\(report.periods)"]
+             "\(report.refundsRevoked)/\(report.refundsBeforeGrant)", "\(report.held)", "\(report.subscriptions)/\(report.periods)",
+             "\(report.webhookDelivered)/\(report.webhookRedelivered)"]
                 + faults.map { "\(report.faults[$0, default: 0])" } + (termHeld ? ["\(report.jobsHeldAtSigterm)"] : [])
                 + longest([report])
                 + ["\(report.poisonDeadLettered)/\(report.poisonPushed)", "\(report.lost)", "\(report.doubleGrants)",
@@ -32,7 +33,8 @@ public enum DrillTable {
         func sum(_ value: (TrialReport) -> Int) -> String { "\(reports.map(value).reduce(0, +))" }
         rows.append(
             ["total", sum(\.receipts), sum(\.accepted), sum(\.refusals), sum(\.storeKit),
-             "\(sum(\.refundsRevoked))/\(sum(\.refundsBeforeGrant))", sum(\.held), "\(sum(\.subscriptions))/\(sum(\.periods))"]
+             "\(sum(\.refundsRevoked))/\(sum(\.refundsBeforeGrant))", sum(\.held), "\(sum(\.subscriptions))/\(sum(\.periods))",
+             "\(sum(\.webhookDelivered))/\(sum(\.webhookRedelivered))"]
                 + faults.map { kind in sum { $0.faults[kind, default: 0] } } + (termHeld ? [sum(\.jobsHeldAtSigterm)] : [])
                 + longest(reports)
                 + ["\(sum(\.poisonDeadLettered))/\(sum(\.poisonPushed))", sum(\.lost), sum(\.doubleGrants), sum(\.stuck),

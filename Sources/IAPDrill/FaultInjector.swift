@@ -13,6 +13,7 @@ import Glibc
 struct FaultInjector {
     let cluster: LocalCluster
     let settings: DrillSettings
+    private var stageTurn = -1
     var rng: SeededGenerator
     private(set) var injected: [FaultKind: Int] = [:]
     private(set) var poisonPushed = 0
@@ -76,8 +77,11 @@ struct FaultInjector {
         }
     }
 
+    /// The stages take turns (each is hit as often as the others, the webhook's too); the process is random.
     private mutating func pickWorker() async -> (Stage, Int) {
-        let stage = Stage.allCases.filter { settings.cluster.processesPerStage[$0, default: 0] > 0 }.randomElement(using: &rng)!
+        let stages = Stage.allCases.filter { settings.cluster.processesPerStage[$0, default: 0] > 0 }
+        stageTurn += 1
+        let stage = stages[stageTurn % stages.count]
         return (stage, Int.random(in: 0..<max(await cluster.workerCount(stage), 1), using: &rng))
     }
 }

@@ -18,6 +18,9 @@ public struct TrialReport: Codable, Sendable {
     /// Subscriptions apple-sim renewed during the trial, and their periods granted once to their subscriber.
     public var subscriptions: Int = 0
     public var periods: Int = 0
+    /// Fulfilment events the webhook receiver got (each at least once), and how many times again.
+    public var webhookDelivered: Int = 0
+    public var webhookRedelivered: Int = 0
     /// Each forced failover, in order.
     public var failovers: [FailoverTiming] = []
     public var poisonPushed: Int

@@ -19,6 +19,8 @@ public struct DrillCommand: AsyncParsableCommand {
     @Option(help: "Trials to run, each on a fresh Redis.") var trials = 10
     @Option(help: "Receipts submitted per trial.") var receipts = 2000
     @Option(help: "Subscriptions apple-sim renews by itself per trial (2 s periods, re-checked and notified).") var subscriptions = 12
+    @Flag(help: "Run without iap-webhook (by default it delivers every event to a receiver in the drill that refuses 10 % of them).")
+    var noWebhooks = false
     @Option(help: "Faults per second, on average, while receipts are submitted.") var faultRate = 1.0
     @Option(help: "Seed of the receipts and the fault schedule.") var seed: UInt64 = 1
     @Option(help: """
@@ -87,6 +89,7 @@ public struct DrillCommand: AsyncParsableCommand {
         settings.trials = trials
         settings.receiptsPerTrial = receipts
         settings.subscriptionsPerTrial = subscriptions
+        settings.webhooks = !noWebhooks
         settings.faultRate = faultRate
         settings.seed = seed
         settings.faults = try parsedFaults()

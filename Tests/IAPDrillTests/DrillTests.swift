@@ -28,11 +28,14 @@ struct DrillTests {
         var settings = DrillSettings(binDirectory: bin, workDirectory: work)
         settings.trials = 1
         settings.processesPerStage = 2
+        // The drills below turn the webhook on; the cluster tests run without it.
+        settings.webhooks = false
         return settings
     }
 
     @Test func aShortDrillWithEveryFaultKeepsTheBooks() async throws {
         var settings = Self.settings
+        settings.webhooks = true
         settings.receiptsPerTrial = 300
         settings.submitRate = 60
         settings.faultRate = 2
@@ -45,6 +48,8 @@ struct DrillTests {
         #expect(report.storeKit > 0 && report.refundsRevoked + report.refundsBeforeGrant > 0, "\(report)")
         // Subscriptions apple-sim renewed without the client: every period granted once (each has at least one renewal).
         #expect(report.subscriptions == 12 && report.periods >= 24, "\(report.examples)")
+        // Every fulfilment event reached the webhook receiver through the kills, some more than once.
+        #expect(report.webhookDelivered > 100, "\(report)")
         #expect(report.lost == 0, "\(report.examples)")
         #expect(report.doubleGrants == 0, "\(report.examples)")
         #expect(report.stuck == 0, "\(report.examples)")

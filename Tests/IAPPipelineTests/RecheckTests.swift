@@ -31,7 +31,7 @@ import Testing
             let now: Int64 = 1_800_000_000_000
             for id in ["s1", "s2", "s3"] { try await Self.record(store, id, expiresAt: now + 10_000) }
             try await Self.record(store, "gone", status: "revoked", expiresAt: now - 10_000)
-            try await Self.record(store, "tired", expiresAt: now - 10_000, tries: 4)
+            try await Self.record(store, "tired", status: "billing_retry", expiresAt: now - 10_000, tries: 4)
             for (id, due) in [("s1", now - 3), ("s2", now - 2), ("s3", now - 1), ("later", now + 1), ("gone", now - 9), ("tired", now - 8)] {
                 _ = try await store.redis.send("ZADD", keys.rechecks, String(due), id)
             }
@@ -59,7 +59,7 @@ import Testing
             #expect(try await store.rechecksDue(within: .seconds(3600), now: now) == 4)
 
             // iapctl recheck: due now, tries from zero; an unknown subscription is said to be unknown.
-            try await Self.record(store, "tired", expiresAt: now - 10_000, tries: 4)
+            try await Self.record(store, "tired", status: "billing_retry", expiresAt: now - 10_000, tries: 4)
             #expect(try await store.forceRecheck(originalTransactionID: "tired", now: now))
             #expect(try await store.forceRecheck(originalTransactionID: "nobody", now: now) == false)
             #expect(try await store.promoteDueRechecks(schedule: Self.schedule, ticketTTLSeconds: 60, now: now) == 1)
@@ -82,12 +82,15 @@ import Testing
                 purchaseDate: now, expiresDate: now + 60_000, type: "Auto-Renewable Subscription", signedDate: now))
             #expect(try await pipeline.terminal(try await pipeline.submit(signed: late)).status == .granted)
             #expect(try await store.recheckDue(originalTransactionID: "8200") == now + 60_000 + 120_000)
-            // Apple says it expired: nothing left to ask.
+            // Apple's notice that it expired: one closing re-check, `after` from now (a period a lost
+            // notice skipped is found then); its answer that it expired ends the schedule.
             let expired = try pipeline.simulator.serverAPI.signedNotification(type: "EXPIRED", subtype: "VOLUNTARY", transactionID: "8100")
             let reply = try await pipeline.notify(expired)
             #expect(reply.status == 200)
+            let before = Int64(Date().timeIntervalSince1970 * 1000)
             _ = try await pipeline.terminal(try #require(reply.json["ticket"] as? String))
-            #expect(try await store.recheckDue(originalTransactionID: "8100") == nil)
+            let closing = try #require(try await store.recheckDue(originalTransactionID: "8100"))
+            #expect(closing >= before + 120_000 - 5000 && closing <= Int64(Date().timeIntervalSince1970 * 1000) + 120_000)
         }
     }
 

@@ -27,15 +27,19 @@ enum GrantEffects {
 
         -- When subscription `otx` (record `key`) is next asked about: `before_ms` before its period
         -- ends while active, `after_ms` after it ended, then waits doubling from `after_ms` (at
-        -- least a second, at most `longest_ms`) for `max_tries` more tries; never once Apple said
-        -- it expired, or it was revoked (a late grant of a period that is over is not Apple saying
-        -- so: it is asked about). `reset`: a new period, whose tries count from zero.
+        -- least a second, at most `longest_ms`) for `max_tries` more tries (for ever while we
+        -- believe it active); never once a re-check found it expired, or it was revoked. An
+        -- `EXPIRED` notification gets one closing re-check `after_ms` later; a late grant of a
+        -- period that is over is not Apple saying it ended: it is asked about. `reset`: a new
+        -- period, whose tries count from zero.
         local function scheduleRecheck(p, key, otx, status, expires, now, reset, cause)
           local r = recheckPolicy
           if not r then return end
           local zset = p .. 'rechecks'
-          -- Apple says it ended; a grant of a period that is over only says that period is.
-          local settled = status == 'revoked' or (status == 'expired' and cause ~= 'grant')
+          -- A re-check's answer that it ended settles it. A notification that it expired gets one
+          -- closing re-check (it fills any period a lost notification skipped); a grant of a
+          -- period that is over only says that period is.
+          local settled = status == 'revoked' or (status == 'expired' and cause == 'recheck')
           if settled or not expires or expires == '' then
             redis.call('ZREM', zset, otx)
             redis.call('HDEL', key, 'recheck_tries')
@@ -45,12 +49,16 @@ enum GrantEffects {
           if reset then redis.call('HDEL', key, 'recheck_tries') else tries = tonumber(redis.call('HGET', key, 'recheck_tries') or '0') end
           local e, n, before, after = tonumber(expires), tonumber(now), tonumber(r.before_ms), tonumber(r.after_ms)
           local due
-          if status == 'active' and n < e - before then
+          if status == 'expired' and cause ~= 'grant' then
+            due = n + math.max(after, 1000)
+          elseif status == 'active' and n < e - before then
             due = e - before
           elseif n < e + after then
             due = e + after
           else
-            if tries >= 2 + tonumber(r.max_tries) then
+            -- Only a subscription Apple holds in billing retry is let go; one we believe active is
+            -- asked about again (at most a day apart) until Apple settles it.
+            if tries >= 2 + tonumber(r.max_tries) and status ~= 'active' then
               redis.call('ZREM', zset, otx)
               return
             end

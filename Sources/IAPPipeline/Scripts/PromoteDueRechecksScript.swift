@@ -21,7 +21,7 @@ extension PipelineScripts {
           local key = p .. 'subscription:' .. otx
           local s = redis.call('HMGET', key, 'user_id', 'status', 'environment', 'recheck_tries', 'latest_transaction_id', 'expires_at')
           local tries = tonumber(s[4] or '0') + 1
-          if not s[1] or s[2] == 'revoked' or tries > 2 + tonumber(r.max_tries) then
+          if not s[1] or s[2] == 'revoked' or (tries > 2 + tonumber(r.max_tries) and s[2] ~= 'active') then
             redis.call('ZREM', KEYS[1], otx)
           else
             redis.call('HSET', key, 'recheck_tries', tries, 'rechecked_at', now)

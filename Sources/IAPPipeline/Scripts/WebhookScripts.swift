@@ -52,8 +52,10 @@ extension PipelineScripts {
     /// event (`replay`) touches no list: its ticket is deleted.
     /// KEYS: in-flight list, the user's events, busy set, webhook queue, ticket key, dead list.
     /// ARGV[1]: the job as taken; ARGV[2]: `WebhookDoneArguments` as JSON.
-    /// Returns 1, or 0 when the worker no longer holds the job.
+    /// Returns 1, 0 when the worker no longer holds the job, -1 when its ticket is gone (a job
+    /// nobody queued: dead-lettered as `ticket_missing`, like any stage's).
     static let finishWebhookEvent = RedisScript(name: "finish_webhook_event", source: """
+        if redis.call('EXISTS', KEYS[5]) == 0 then return -1 end
         if redis.call('LREM', KEYS[1], 1, ARGV[1]) == 0 then return 0 end
         local a = cjson.decode(ARGV[2])
         if a.dead_entry then redis.call('LPUSH', KEYS[6], a.dead_entry) end

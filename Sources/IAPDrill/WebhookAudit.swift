@@ -1,0 +1,74 @@
+import Foundation
+import IAPPipeline
+import RedisClient
+
+/// The drill's books on webhook deliveries: every fulfilment entry reached the receiver (at least
+/// once, under its id), with a valid signature, each user's in stream order.
+struct WebhookAudit {
+    let store: PipelineStore
+    let leaseMs: Int
+
+    struct Books {
+        var delivered = 0
+        var redelivered = 0
+        var refused = 0
+        var lost = 0
+        var wrong = 0
+        var findings: [String] = []
+
+        mutating func note(_ finding: String) {
+            if findings.count < 4 { findings.append(finding) }
+        }
+    }
+
+    /// The stream's entries: id and user, in order.
+    func entries() async throws -> [(id: String, user: String)] {
+        let reply = try await store.redis.send("XRANGE", store.keys.fulfilment, "-", "+").array ?? []
+        return reply.compactMap { entry in
+            guard let parts = entry.array, parts.count == 2, let id = parts[0].string else { return nil }
+            let user = parts[1].stringDictionary["user_id"] ?? "_"
+            return (id, user.isEmpty ? "_" : user)
+        }
+    }
+
+    /// Waits (at most `timeout`) until every entry was accepted and no delivery job is left.
+    func settle(_ sink: WebhookSink, timeout: Duration) async -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if let all = try? await entries(), all.allSatisfy({ sink.snapshot.accepted[$0.id, default: 0] > 0 }),
+               let stats = try? await store.stats(leaseMs: leaseMs), TrialAudit.leftovers(stats) == 0,
+               (try? await store.redis.send("SCARD", store.keys.webhookBusy).int) == 0
+            {
+                return true
+            }
+            try? await Task.sleep(for: .milliseconds(200))
+        }
+        return false
+    }
+
+    func check(_ sink: WebhookSink) async throws -> Books {
+        var books = Books()
+        let state = sink.snapshot
+        let all = try await entries()
+        for entry in all where state.accepted[entry.id, default: 0] == 0 {
+            books.lost += 1
+            books.note("lost: fulfilment entry \(entry.id) of \(entry.user) never reached the webhook")
+        }
+        books.delivered = all.filter { state.accepted[$0.id, default: 0] > 0 }.count
+        books.redelivered = state.accepted.values.reduce(0) { $0 + max($1 - 1, 0) }
+        books.refused = state.refused
+        if state.badSignatures > 0 {
+            books.wrong += 1
+            books.note("wrong: \(state.badSignatures) deliveries with a bad signature")
+        }
+        for (user, ids) in Dictionary(grouping: all, by: \.user).mapValues({ $0.map(\.id) }) {
+            let delivered = state.order[user] ?? []
+            let expected = ids.filter { delivered.contains($0) }
+            if delivered.filter({ ids.contains($0) }) != expected {
+                books.wrong += 1
+                books.note("wrong: \(user)'s events reached the webhook out of stream order")
+            }
+        }
+        return books
+    }
+}
