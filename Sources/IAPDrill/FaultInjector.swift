@@ -67,6 +67,11 @@ struct FaultInjector {
             jobsHeldAtSigterm += busiest?.jobs ?? 0
             let (name, exit) = try await cluster.replaceWorker(stage, at: index, signal: SIGTERM, pauseMs: 0)
             if !exit.isClean { anomalies.append("\(name) did not exit 0 on SIGTERM (\(exit))") }
+        case .killWebhook:
+            // Without webhook processes, any stage's.
+            let hooks = await cluster.workerCount(.webhook)
+            let (stage, index) = hooks > 0 ? (Stage.webhook, Int.random(in: 0..<hooks, using: &rng)) : await pickWorker()
+            _ = try await cluster.replaceWorker(stage, at: index, signal: SIGKILL, pauseMs: Int.random(in: 0..<500, using: &rng))
         case .poison:
             poisonPushed += try await cluster.poison(nonce: rng.next())
         case .stall:

@@ -20,6 +20,9 @@ public enum FaultKind: String, CaseIterable, Sendable, Codable {
     case poison
     /// SIGSTOP a stage process past its lease, then SIGCONT: it must not ack what the reaper took.
     case stall
+    /// `kill -9` an `iap-webhook` process mid-delivery, then start a new one: every event still
+    /// reaches the webhook, in order per user (some twice, under the same id).
+    case killWebhook = "kill-webhook"
 
     /// Column heading in the drill's table.
     var column: String {
@@ -32,6 +35,7 @@ public enum FaultKind: String, CaseIterable, Sendable, Codable {
         case .poison: "poison"
         case .stall: "stall"
         case .failover: "failover"
+        case .killWebhook: "hook kill"
         }
     }
 

@@ -49,10 +49,12 @@ final class WebhookSink: Sendable {
             }
             return Response(status: refuse ? .internalServerError : .noContent)
         }
+        var logger = Logger(label: "drill-webhook")
+        logger.logLevel = .warning
         let app = Application(
             router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
             onServerRunning: { channel in continuation.yield(channel.localAddress?.port ?? 0) },
-            logger: Logger(label: "drill-webhook"))
+            logger: logger)
         task.withLockedValue { $0 = Task { try await app.runService() } }
         var iterator = ports.makeAsyncIterator()
         guard let port = await iterator.next(), port > 0 else { throw DrillError("the webhook receiver did not start") }
