@@ -40,6 +40,11 @@ public struct IntakeRoutes: Sendable {
         router.post("/v1/receipts") { request, context in try await submit(request, context: context) }
         router.get("/v1/receipts/{ticket}") { request, context in try await ticket(request, context: context) }
         router.get("/healthz") { _, _ in json(.ok, ["status": "ok"]) }
+        router.get("/openapi.json") { _, _ in
+            Response(
+                status: .ok, headers: [.contentType: "application/json"],
+                body: .init(byteBuffer: ByteBuffer(string: OpenAPIDocument.json)))
+        }
         router.get("/readyz") { _, _ in
             do {
                 try await store.redis.send("PING")

@@ -1,0 +1,79 @@
+import Foundation
+import IAPIntake
+import Testing
+
+/// The API as a document: `/openapi.json` serves the repository's OpenAPI 3.1 document, it names
+/// every route, and schemathesis (from PyPI, which `workers/test` installs) finds no server error
+/// and no answer that breaks it over the cases it generates against a live intake.
+@Suite(.serialized) struct OpenAPITests {
+    static let routes: [String: String] = [
+        "/v1/receipts": "post", "/v1/receipts/{ticket}": "get", "/v1/notifications/apple": "post",
+        "/v1/users/{user_id}/app-account-token": "put", "/v1/users/{user_id}/consent": "put",
+        "/v1/users/{user_id}/entitlements": "get", "/healthz": "get", "/readyz": "get", "/metrics": "get", "/openapi.json": "get",
+    ]
+
+    @Test func theDocumentIsServedAndNamesEveryRoute() async throws {
+        try await withPipeline(startWorkers: false) { pipeline in
+            let reply = try await pipeline.get("/openapi.json")
+            #expect(reply.status == 200 && reply.json["openapi"] as? String == "3.1.0")
+            let served = try #require(reply.json["paths"] as? [String: [String: Any]])
+            for (path, method) in Self.routes {
+                #expect(served[path]?[method] != nil, "\(method.uppercased()) \(path) is not in the document")
+            }
+            #expect(Set(served.keys) == Set(Self.routes.keys))
+            let file = try #require(try JSONSerialization.jsonObject(with: Data(OpenAPIDocument.json.utf8)) as? [String: Any])
+            #expect((file["paths"] as? [String: Any])?.count == served.count)
+        }
+    }
+
+    static var schemathesis: String? {
+        if let given = ProcessInfo.processInfo.environment["SCHEMATHESIS_BIN"], FileManager.default.isExecutableFile(atPath: given) {
+            return given
+        }
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? ""
+        let home = ProcessInfo.processInfo.environment["HOME"] ?? "/root"
+        let folders = path.split(separator: ":").map(String.init) + ["\(home)/.local/bin", "/usr/local/bin"]
+        return folders.map { "\($0)/schemathesis" }.first { FileManager.default.isExecutableFile(atPath: $0) }
+    }
+
+    @Test func schemathesisFindsNoServerErrorAndNoSchemaViolation() async throws {
+        let tool = try #require(Self.schemathesis, "schemathesis is not installed: workers/test installs it (pip install schemathesis)")
+        // The intake with its catalog, as deployed: every route answers.
+        let catalog = FileManager.default.temporaryDirectory.appendingPathComponent("products-\(UUID().uuidString).json")
+        try PipelineHarness.catalogJSON.write(to: catalog, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: catalog) }
+        try await withPipeline(environment: ["IAP_PRODUCTS_FILE": catalog.path]) { pipeline in
+            let output = FileManager.default.temporaryDirectory.appendingPathComponent("schemathesis-\(UUID().uuidString).txt")
+            _ = FileManager.default.createFile(atPath: output.path, contents: nil)
+            defer { try? FileManager.default.removeItem(at: output) }
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: tool)
+            process.arguments = [
+                "run", pipeline.intake.baseURL + "/openapi.json", "--url", pipeline.intake.baseURL,
+                "--checks", "not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance,response_headers_conformance",
+                "--max-examples", ProcessInfo.processInfo.environment["IAP_SCHEMATHESIS_EXAMPLES"] ?? "40",
+                "--request-timeout", "40", "--generation-deterministic", "--no-color",
+            ]
+            var environment = ProcessInfo.processInfo.environment
+            environment["SCHEMATHESIS_TELEMETRY"] = "false"
+            process.environment = environment
+            let handle = try FileHandle(forWritingTo: output)
+            process.standardOutput = handle
+            process.standardError = handle
+            try process.run()
+            // The tool's own exit, awaited off the cooperative pool.
+            let status = await withCheckedContinuation { continuation in
+                DispatchQueue.global().async {
+                    process.waitUntilExit()
+                    continuation.resume(returning: process.terminationStatus)
+                }
+            }
+            try handle.close()
+            let text = (try? String(contentsOf: output, encoding: .utf8)) ?? ""
+            // The run's size, for the record (`IAP_SCHEMATHESIS_EXAMPLES` makes it longer).
+            for line in text.split(separator: "\n") where line.contains("generated") { print("schemathesis: \(line)") }
+            #expect(status == 0, "schemathesis failed:\n\(text.suffix(6000))")
+            #expect(text.contains("passed") || text.contains("Passed"), "\(text.suffix(2000))")
+        }
+    }
+}
