@@ -151,6 +151,8 @@ public final class ServerAPIClient: Sendable {
                 return .transient(reason: "rate_limiter_unavailable", detail: "\(error)", retryAfterMs: nil)
             }
             guard let wait else { return nil }
+            AppleCallMetrics.rateLimitWait(
+                endpoint: endpoint.rawValue, environment: environment.rawValue, wait: wait, deferred: wait > Self.longestInPlaceWait)
             if wait > Self.longestInPlaceWait {
                 return .transient(
                     reason: Self.rateLimitedReason, detail: "the fleet's budget for \(endpoint.rawValue) is spent",

@@ -10,4 +10,18 @@ public enum AppleCallMetrics {
         Timer(label: "iap_apple_request_duration_seconds", dimensions: [("endpoint", endpoint), ("environment", environment)])
             .record(duration: ContinuousClock.now - started)
     }
+
+    /// The fleet's Server API budget made a call wait: `iap_apple_rate_limit_waits_total{endpoint,
+    /// environment, outcome}` (`waited` in place, or `deferred`: the job retries later) and
+    /// `iap_apple_rate_limit_wait_seconds{endpoint, environment}`.
+    public static func rateLimitWait(endpoint: String, environment: String, wait: Duration, deferred: Bool) {
+        Counter(
+            label: "iap_apple_rate_limit_waits_total",
+            dimensions: [("endpoint", endpoint), ("environment", environment), ("outcome", deferred ? "deferred" : "waited")]
+        ).increment()
+        if !deferred {
+            Timer(label: "iap_apple_rate_limit_wait_seconds", dimensions: [("endpoint", endpoint), ("environment", environment)])
+                .record(duration: wait)
+        }
+    }
 }

@@ -1,3 +1,4 @@
+import Metrics
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
@@ -19,6 +20,8 @@ public final class RedisConnection: RedisCommandSending, Sendable {
         var dialBackoffMs = 0
         var nextDialAt = NIODeadline.uptimeNanoseconds(0)
         var lastDialError = ""
+        /// Whether a dial ever succeeded: the next successful one is a reconnect.
+        var everConnected = false
     }
 
     /// - Parameter eventLoopGroup: where the socket lives; the process-wide NIO group by default.
@@ -164,6 +167,8 @@ public final class RedisConnection: RedisCommandSending, Sendable {
                 state.dialing = nil
                 switch result {
                 case .success(let channel):
+                    RedisMetrics.connected(again: state.everConnected)
+                    state.everConnected = true
                     state.dialBackoffMs = 0
                     if state.isClosed {
                         channel.close(promise: nil)
@@ -171,6 +176,7 @@ public final class RedisConnection: RedisCommandSending, Sendable {
                         state.channel = channel
                     }
                 case .failure(let error):
+                    RedisMetrics.dialFailed()
                     let bounds = configuration.reconnectBackoffMs
                     state.dialBackoffMs = min(max(state.dialBackoffMs * 2, bounds.lowerBound), bounds.upperBound)
                     state.nextDialAt = .now() + .milliseconds(Int64(state.dialBackoffMs))

@@ -366,17 +366,26 @@ struct DrillTests {
     }
 
     /// Every process at the most verbose level, logging JSON, through receipts (one a dead letter),
-    /// a signed transaction, a lookup and a refund notification: no log line carries the shared
-    /// secret, the client key's secret, the API private key, a receipt or a signed transaction.
+    /// a signed transaction, a lookup, a refund notification and webhook deliveries (some refused,
+    /// then retried): no log line carries the shared secret, the client key's secret, the API
+    /// private key, the webhook secret, a receipt or a signed transaction.
     @Test func atTheMostVerboseLevelNoSecretReachesALog() async throws {
         var settings = Self.settings
         settings.processesPerStage = 1
+        settings.webhooks = true
         let sharedSecret = "shared-secret-\(UUID().uuidString)"
-        var secrets: [String: String] = ["shared secret": sharedSecret]
+        // The webhook receiver refuses a third of the deliveries: the retries are logged too.
+        let sink = WebhookSink(failureRate: 0.3)
+        let webhookURL = try await sink.start()
+        defer { Task { await sink.stop() } }
+        var secrets: [String: String] = ["shared secret": sharedSecret, "webhook secret": WebhookSink.secret]
         let logs = settings.workDirectory.appendingPathComponent("logs")
         try await withCluster(settings, adjust: { cluster in
             cluster.logLevel = "trace"
-            cluster.environment = ["IAP_LOG_FORMAT": "json", "IAP_APPLE_SHARED_SECRET": sharedSecret]
+            cluster.environment = [
+                "IAP_LOG_FORMAT": "json", "IAP_APPLE_SHARED_SECRET": sharedSecret, "IAP_WEBHOOK_URL": webhookURL,
+                "IAP_WEBHOOK_SECRET": WebhookSink.secret,
+            ]
         }, afterStop: {
             var lines = 0
             for file in try FileManager.default.contentsOfDirectory(atPath: logs.path) where file.hasPrefix("iap-") {
@@ -423,6 +432,12 @@ struct DrillTests {
             #expect(try await store.ticket(tickets[1])?.status == .dead)
             #expect(try await cluster.deliverNotification(type: "REFUND", transactionID: "log-sk2") == [200])
             try await waitUntil { try await store.redis.send("HEXISTS", store.keys.grant(unit: "log-sk2"), "revoked_at").int == 1 }
+            // Every event reached the webhook (signed: the receiver checks), retries included.
+            try await waitUntil {
+                let entries = try await store.redis.send("XLEN", store.keys.fulfilment).int ?? 0
+                return entries > 0 && sink.snapshot.accepted.count == entries
+            }
+            #expect(sink.snapshot.badSignatures == 0)
         }
     }
 

@@ -1,3 +1,4 @@
+import AppleJWS
 import AsyncHTTPClient
 import Foundation
 import IAPCLI
@@ -48,6 +49,41 @@ import Testing
             try await until("the queues are sampled") {
                 Self.value(try await Self.scrape(pipeline), "iap_queue_depth", ["queue": "verify"]) != nil
             }
+        }
+    }
+
+    /// A Redis restart shows as reconnects; a wait for the fleet's Server API budget as a rate-limiter wait.
+    @Test func reconnectsAndRateLimiterWaitsAreCounted() async throws {
+        try await withPipeline(serverAPI: true, environment: ["IAP_APPLE_API_MAX_RPS": "1"]) { pipeline in
+            _ = try await pipeline.terminal(try await pipeline.submit(receipt([gold("r1")])))
+            let before = Self.value(try await Self.scrape(pipeline), "iap_redis_reconnects_total", [:]) ?? 0
+            try await pipeline.redisServer.restart()
+            // A client resends on 503 while the intake's connections dial again.
+            let again = receipt([gold("r2")]).receiptData()
+            var ticket: String?
+            try await until("the intake takes receipts again", within: .seconds(20)) {
+                ticket = try await pipeline.post(["receipt_data": again, "user_id": "player-1"]).json["ticket"] as? String
+                return ticket != nil
+            }
+            _ = try await pipeline.terminal(try #require(ticket))
+            try await until("the reconnects are counted") {
+                (Self.value(try await Self.scrape(pipeline), "iap_redis_reconnects_total", [:]) ?? 0) > before
+            }
+            // Lookups at 1 call a second for the fleet: the second waits for its permit.
+            for id in ["rl-1", "rl-2"] {
+                _ = try pipeline.simulator.serverAPI.register(JWSTransaction(
+                    transactionID: id, bundleID: PipelineHarness.bundleID, productID: "gold.100", type: "Consumable", environment: "Sandbox"))
+            }
+            var tickets: [String] = []
+            for id in ["rl-1", "rl-2"] {
+                let reply = try await pipeline.post(["transaction_id": id, "user_id": "player-1"])
+                tickets.append(try #require(reply.json["ticket"] as? String))
+            }
+            for ticket in tickets { #expect(try await pipeline.terminal(ticket).status == .granted) }
+            let text = try await Self.scrape(pipeline)
+            let waited = (Self.value(text, "iap_apple_rate_limit_waits_total", ["outcome": "waited"]) ?? 0)
+                + (Self.value(text, "iap_apple_rate_limit_waits_total", ["outcome": "deferred"]) ?? 0)
+            #expect(waited >= 1, "\(text.split(separator: "\n").filter { $0.contains("rate_limit") })")
         }
     }
 

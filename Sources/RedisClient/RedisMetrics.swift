@@ -1,0 +1,14 @@
+import Metrics
+
+/// The Redis client's connections: `iap_redis_reconnects_total` (a connection dialled again after
+/// it was lost: a Redis restart, a failover, a network cut) and `iap_redis_dial_failures_total`
+/// (dials that failed; the client retries them with backoff).
+enum RedisMetrics {
+    static func connected(again: Bool) {
+        if again { Counter(label: "iap_redis_reconnects_total").increment() }
+    }
+
+    static func dialFailed() {
+        Counter(label: "iap_redis_dial_failures_total").increment()
+    }
+}
