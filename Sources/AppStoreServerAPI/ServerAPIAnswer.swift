@@ -1,3 +1,5 @@
+import AppleReceipt
+
 /// How one call to the App Store Server API ended, classified the way the pipeline acts on it.
 public enum ServerAPIAnswer: Sendable, Equatable {
     /// 200 with its JSON body.
@@ -12,4 +14,27 @@ public enum ServerAPIAnswer: Sendable, Equatable {
     case misconfigured(detail: String)
     /// Try later: 5xx, 5000001, 4040002/4040004/4040006, timeouts, 429 (with `retryAfterMs`).
     case transient(reason: String, detail: String, retryAfterMs: Int?)
+}
+
+extension ServerAPIAnswer {
+    /// How a call that did not answer 200 ends a verification: our key refused or our setup wrong
+    /// is a dead letter, Apple's refusal of the request a rejection, the rest a retry. `nil` for
+    /// `.ok` and `.notFound`, which the caller reads itself.
+    public var failureOutcome: VerificationOutcome? {
+        switch self {
+        case .ok, .notFound:
+            return nil
+        case .unauthorized(let status, let detail):
+            return .misconfigured(
+                reason: ReasonCode.appleAPIUnauthorized,
+                detail: "the App Store Server API refused our token (\(status)): check IAP_APPLE_API_KEY_ID, "
+                    + "IAP_APPLE_API_ISSUER_ID, IAP_APPLE_API_PRIVATE_KEY_FILE and IAP_BUNDLE_IDS; \(detail)")
+        case .refused(let errorCode, let detail):
+            return .rejected(reason: ReasonCode.appleAPIError(errorCode), detail: detail)
+        case .misconfigured(let detail):
+            return .misconfigured(reason: ReasonCode.appleAPIMisconfigured, detail: detail)
+        case .transient(let reason, let detail, let retryAfterMs):
+            return .transient(reason: reason, detail: detail, retryAfterMs: retryAfterMs)
+        }
+    }
 }

@@ -19,27 +19,20 @@ public struct ServerAPISubscriptionCheck: Sendable {
     ) async -> VerificationOutcome {
         let environment = ServerAPIEnvironment(rawValue: environment) ?? .production
         let body: [UInt8]
-        switch await client.subscriptionStatuses(originalTransactionID, environment: environment) {
+        let answer = await client.subscriptionStatuses(originalTransactionID, environment: environment)
+        switch answer {
         case .ok(let bytes): body = bytes
         case .notFound:
             return .rejected(
                 reason: ReasonCode.transactionNotFound,
                 detail: "Apple knows no subscription \(originalTransactionID) in \(environment.rawValue)")
-        case .unauthorized(let status, let detail):
-            return .misconfigured(
-                reason: ReasonCode.appleAPIUnauthorized,
-                detail: "the App Store Server API refused our token (\(status)): check IAP_APPLE_API_*; \(detail)")
-        case .refused(let errorCode, let detail):
-            return .rejected(reason: ReasonCode.appleAPIError(errorCode), detail: detail)
-        case .misconfigured(let detail):
-            return .misconfigured(reason: ReasonCode.appleAPIMisconfigured, detail: detail)
-        case .transient(let reason, let detail, let retryAfterMs):
-            return .transient(reason: reason, detail: detail, retryAfterMs: retryAfterMs)
+        default:
+            return answer.failureOutcome!
         }
-        guard let answer = try? JSONDecoder().decode(StatusResponse.self, from: Data(body)) else {
+        guard let statuses = try? JSONDecoder().decode(StatusResponse.self, from: Data(body)) else {
             return .transient(reason: "apple_api_bad_response", detail: "not a subscription statuses answer", retryAfterMs: nil)
         }
-        let items = answer.data.flatMap(\.lastTransactions)
+        let items = statuses.data.flatMap(\.lastTransactions)
         guard let item = items.first(where: { $0.originalTransactionId == originalTransactionID }) ?? (items.count == 1 ? items.first : nil),
               let signedTransaction = item.signedTransactionInfo
         else {
@@ -91,16 +84,11 @@ public struct ServerAPISubscriptionCheck: Sendable {
         var revision: String?
         for _ in 0..<Self.maxHistoryPages {
             let body: [UInt8]
-            switch await client.transactionHistory(latest.transactionID, revision: revision, environment: environment) {
+            let answer = await client.transactionHistory(latest.transactionID, revision: revision, environment: environment)
+            switch answer {
             case .ok(let bytes): body = bytes
             case .notFound: return .success(found)
-            case .unauthorized(let status, let detail):
-                return .failure(Failure(.misconfigured(
-                    reason: ReasonCode.appleAPIUnauthorized, detail: "the App Store Server API refused our token (\(status)): \(detail)")))
-            case .refused(let errorCode, let detail): return .failure(Failure(.rejected(reason: ReasonCode.appleAPIError(errorCode), detail: detail)))
-            case .misconfigured(let detail): return .failure(Failure(.misconfigured(reason: ReasonCode.appleAPIMisconfigured, detail: detail)))
-            case .transient(let reason, let detail, let retryAfterMs):
-                return .failure(Failure(.transient(reason: reason, detail: detail, retryAfterMs: retryAfterMs)))
+            default: return .failure(Failure(answer.failureOutcome!))
             }
             guard let page = try? JSONDecoder().decode(HistoryResponse.self, from: Data(body)) else {
                 return .failure(Failure(.transient(reason: "apple_api_bad_response", detail: "not a history answer", retryAfterMs: nil)))

@@ -15,7 +15,8 @@ public struct ServerAPITransactionLookup: Sendable {
 
     public func lookUp(transactionID: String, attempt: Int) async -> VerificationOutcome {
         for environment in ServerAPIEnvironment.allCases {
-            switch await client.transactionInfo(transactionID, environment: environment) {
+            let answer = await client.transactionInfo(transactionID, environment: environment)
+            switch answer {
             case .ok(let body):
                 guard let answer = try? JSONDecoder().decode(TransactionInfoBody.self, from: Data(body)) else {
                     return .transient(reason: "apple_api_bad_response", detail: "no signedTransactionInfo", retryAfterMs: nil)
@@ -27,17 +28,8 @@ public struct ServerAPITransactionLookup: Sendable {
                 return outcome
             case .notFound:
                 continue
-            case .unauthorized(let status, let detail):
-                return .misconfigured(
-                    reason: ReasonCode.appleAPIUnauthorized,
-                    detail: "the App Store Server API refused our token (\(status)): check IAP_APPLE_API_KEY_ID, "
-                        + "IAP_APPLE_API_ISSUER_ID, IAP_APPLE_API_PRIVATE_KEY_FILE and IAP_BUNDLE_IDS; \(detail)")
-            case .refused(let errorCode, let detail):
-                return .rejected(reason: ReasonCode.appleAPIError(errorCode), detail: detail)
-            case .misconfigured(let detail):
-                return .misconfigured(reason: ReasonCode.appleAPIMisconfigured, detail: detail)
-            case .transient(let reason, let detail, let retryAfterMs):
-                return .transient(reason: reason, detail: detail, retryAfterMs: retryAfterMs)
+            default:
+                return answer.failureOutcome!
             }
         }
         return .rejected(reason: ReasonCode.transactionNotFound, detail: "Apple knows no transaction \(transactionID) in production or sandbox")

@@ -21,28 +21,9 @@ public struct RecheckBench: Sendable {
     }
 
     public func run(workDirectory: URL, progress: @Sendable (String) -> Void) async throws -> RecheckBenchResult {
-        let port = try LoopbackPort.free()
-        let folder = workDirectory.appendingPathComponent("rechecks")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let server = Process()
-        server.executableURL = try LocalCluster.tool("redis-server")
-        server.arguments = ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", folder.path]
-        server.standardOutput = FileHandle.nullDevice
-        server.standardError = FileHandle.nullDevice
-        try server.run()
-        defer {
-            kill(server.processIdentifier, SIGKILL)
-            server.waitUntilExit()
-        }
-        var configuration = RedisConfiguration(endpoint: .tcp(host: "127.0.0.1", port: port))
-        configuration.reconnectBackoffMs = 20...100
-        let redis = RedisClient(configuration: configuration)
-        defer { Task { await redis.close() } }
-        for attempt in 0... {
-            if (try? await redis.send("PING")) != nil { break }
-            if attempt > 100 { throw BenchError("redis-server on :\(port) did not answer") }
-            try await Task.sleep(for: .milliseconds(50))
-        }
+        let scratch = try await ScratchRedis(folder: workDirectory.appendingPathComponent("rechecks"))
+        defer { scratch.stop() }
+        let redis = scratch.client
         let store = PipelineStore(redis: redis, keys: RedisKeys())
         let keys = store.keys
         let now = Int64(Date().timeIntervalSince1970 * 1000)

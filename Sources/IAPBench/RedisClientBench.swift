@@ -18,29 +18,9 @@ public struct RedisClientBench: Sendable {
     }
 
     public func run(workDirectory: URL) async throws -> RedisClientBenchResult {
-        let port = try LoopbackPort.free()
-        let folder = workDirectory.appendingPathComponent("redis-client")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let server = Process()
-        server.executableURL = try LocalCluster.tool("redis-server")
-        server.arguments = ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", folder.path]
-        server.standardOutput = FileHandle.nullDevice
-        server.standardError = FileHandle.nullDevice
-        try server.run()
-        defer {
-            // SIGKILL: nothing to save, and a child of the bench starts with SIGTERM blocked.
-            kill(server.processIdentifier, SIGKILL)
-            server.waitUntilExit()
-        }
-        var configuration = RedisConfiguration(endpoint: .tcp(host: "127.0.0.1", port: port))
-        configuration.reconnectBackoffMs = 20...100
-        let client = RedisClient(configuration: configuration)
-        defer { Task { await client.close() } }
-        for attempt in 0... {
-            if (try? await client.send("PING")) != nil { break }
-            if attempt > 100 { throw BenchError("redis-server on :\(port) did not answer") }
-            try await Task.sleep(for: .milliseconds(50))
-        }
+        let redis = try await ScratchRedis(folder: workDirectory.appendingPathComponent("redis-client"))
+        defer { redis.stop() }
+        let (port, client) = (redis.port, redis.client)
         // One caller: the round trip.
         var rtts: [Double] = []
         for index in 0..<5000 {

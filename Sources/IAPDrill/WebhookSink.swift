@@ -50,7 +50,8 @@ final class WebhookSink: Sendable {
             return Response(status: refuse ? .internalServerError : .noContent)
         }
         var logger = Logger(label: "drill-webhook")
-        logger.logLevel = .warning
+        // Quiet: its stop (a cancellation) is not news.
+        logger.logLevel = .critical
         let app = Application(
             router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
             onServerRunning: { channel in continuation.yield(channel.localAddress?.port ?? 0) },
