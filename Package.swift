@@ -115,6 +115,9 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Metrics", package: "swift-metrics"),
             ],
+            // The Lua scripts, one file per command (Lua/*.lua, Lua/includes/*.lua), built into
+            // the binary: nothing to ship beside an executable.
+            resources: [.embedInCode("Lua")],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -297,7 +300,7 @@ let package = Package(
             dependencies: [
                 "AppleJWS",
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
-                "IAPDrill", "IAPBench", "ClusterHarness", "IAPIntake", "IAPPipeline", "RedisClient", "AppleSimulator",
+                "IAPDrill", "IAPBench", "ClusterHarness", "IAPIntake", "IAPPipeline", "RedisClient", "AppleSimulator", "LoopbackPort",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],
@@ -337,6 +340,8 @@ let package = Package(
                 "AppStoreServerAPI",
                 .product(name: "Crypto", package: "swift-crypto"),
                 "IAPPipeline", "PlainJSON", "IAPIntake", "AppleSimulator", "TestSupport", "LoopbackPort", "IAPCLI",
+                "IAPControlCLI",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),

@@ -144,18 +144,15 @@ public actor LocalCluster {
 
     /// The jobs each running stage process holds now (the length of its in-flight list).
     public func jobsHeld() async throws -> [(stage: Stage, index: Int, jobs: Int)] {
-        // One read-only script gives every worker id and its list's length.
-        let script = """
-            local out = {}
-            for _, member in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
-              out[#out + 1] = member
-              out[#out + 1] = redis.call('LLEN', ARGV[1] .. member)
-            end
-            return out
-            """
-        let output = try await runTool(
-            "redis-cli", ["-p", String(primaryPort), "EVAL", script, "1", keys.workers, keys.inflight(member: "")])
-        let lines = output.split(separator: "\n").map(String.init)
+        // Reads only (no script builds keys): every worker id, then its list's length.
+        let port = String(primaryPort)
+        let members = try await runTool("redis-cli", ["-p", port, "ZRANGE", keys.workers, "0", "-1"])
+            .split(separator: "\n").map(String.init)
+        var lines: [String] = []
+        for member in members {
+            lines += [member, try await runTool("redis-cli", ["-p", port, "LLEN", keys.inflight(member: member)])
+                .trimmingCharacters(in: .whitespacesAndNewlines)]
+        }
         var held: [(stage: Stage, index: Int, jobs: Int)] = []
         for stage in Stage.allCases {
             for (index, process) in (workers[stage] ?? []).enumerated() where process.isRunning {

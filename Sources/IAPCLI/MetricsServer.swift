@@ -29,6 +29,9 @@ public struct MetricsServer: Service {
         }
         let application = Application(
             router: router, configuration: .init(address: .hostname(host, port: port), serverName: "iap-metrics"), logger: logger)
-        try await application.runService()
+        // `run()`, not `runService()`: the worker's ServiceGroup owns the signals and stops this
+        // server in its turn. `runService()` starts a group of its own that also catches SIGTERM,
+        // ends first, and made the worker's group report "finished unexpectedly" (exit 1).
+        try await application.run()
     }
 }

@@ -38,10 +38,11 @@ struct HeldCommand: AsyncParsableCommand {
         @Option(help: "Who decides, for the audit (default: $USER).") var by: String?
         @Option(help: "Why, for the audit.") var note = ""
         @Flag(help: "Print JSON.") var json = false
-        @Argument(help: "Units of the held purchases (as 'held list' shows them).") var units: [String] = []
+        @Argument(help: "Units of held purchases (as 'held list' shows them), or tickets: every purchase a ticket holds.")
+        var ids: [String] = []
 
         func validate() throws {
-            guard all != !units.isEmpty else { throw ValidationError("give --all or one or more units") }
+            guard all != !ids.isEmpty else { throw ValidationError("give --all or one or more units or tickets") }
             if reason != nil && !all { throw ValidationError("--reason goes with --all") }
         }
 
@@ -51,34 +52,47 @@ struct HeldCommand: AsyncParsableCommand {
             _ configuration: PipelineConfiguration,
             _ step: @escaping @Sendable (PipelineStore, String, String, String) async throws -> HeldPurchaseResult
         ) async throws {
-            let chosen = units
+            let chosen = ids
             let (all, reason, by, note) = (all, reason, operatorName, note)
-            let results = try await withStore(configuration) { store in
-                var targets = chosen
+            let (results, unmatched) = try await withStore(configuration) { store in
+                var targets: [String] = []
+                var unmatched: [String] = []
                 if all {
                     targets = try await store.heldPurchases(limit: Int(Int32.max)).filter { reason == nil || $0.reason == reason }.map(\.unit)
                 }
+                for id in chosen {
+                    let units = try await store.heldUnits(matching: id)
+                    if units.isEmpty { unmatched.append(id) }
+                    targets += units
+                }
                 var results: [(String, HeldPurchaseResult)] = []
                 for unit in targets { results.append((unit, try await step(store, unit, by, note))) }
-                return results
+                return (results, unmatched)
             }
             if json {
-                return printJSON(results.map { unit, result -> [String: String] in
+                printJSON(results.map { unit, result -> [String: String] in
                     switch result {
                     case .decided(let decision): return ["unit": unit, "result": decision]
                     case .alreadyDecided(let status): return ["unit": unit, "result": "unchanged", "status": status]
                     case .notFound: return ["unit": unit, "result": "not_held"]
                     }
-                })
-            }
-            for (unit, result) in results {
-                switch result {
-                case .decided(let decision): print("\(unit)  \(decision)")
-                case .alreadyDecided(let status): print("\(unit)  unchanged: \(status) before")
-                case .notFound: print("\(unit)  unchanged: not held")
+                } + unmatched.map { ["id": $0, "result": "no_match"] })
+            } else {
+                for (unit, result) in results {
+                    switch result {
+                    case .decided(let decision): print("\(unit)  \(decision)")
+                    case .alreadyDecided(let status): print("\(unit)  unchanged: \(status) before")
+                    case .notFound: print("\(unit)  unchanged: not held")
+                    }
                 }
+                if results.isEmpty && unmatched.isEmpty { print("no held purchases") }
             }
-            if results.isEmpty { print("no held purchases") }
+            // An id that is neither a held unit nor a ticket holding one is the operator's mistake
+            // (a typo, the wrong environment): said on stderr, and the command exits 1.
+            for id in unmatched {
+                FileHandle.standardError.write(Data("\(id): no held purchase has this unit or ticket\n".utf8))
+            }
+            if !unmatched.isEmpty { throw ExitCode.failure }
         }
     }
 

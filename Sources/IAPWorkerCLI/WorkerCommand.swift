@@ -73,7 +73,8 @@ public struct VerifierCommand: AsyncParsableCommand {
             }
             return VerifyHandler(
                 verifier: apple, signedData: signedData, lookup: lookup, subscriptions: subscriptions, bundleIDs: try configuration.requireBundleIDs(),
-                retryPolicy: configuration.retryPolicy)
+                retryPolicy: configuration.retryPolicy,
+                rechecks: RecheckPromotion(schedule: configuration.recheck, ticketTTLSeconds: configuration.ticketTTLSeconds))
         }, clients: [
             ClosingService { await apple.shutdown() },
             ClosingService { await serverAPI.withLockedValue { $0 }?.shutdown() },

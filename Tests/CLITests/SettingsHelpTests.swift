@@ -74,7 +74,7 @@ import Testing
         #expect(throws: (any Error).self) { try HeldCommand.Reject.parse(["--all", "u1"]) }
         #expect(throws: (any Error).self) { try HeldCommand.Release.parse(["--reason", "currency_unknown", "u1"]) }
         #expect(try HeldCommand.Release.parse(["--all", "--reason", "daily_limit_exceeded", "--by", "alice"]).decision.operatorName == "alice")
-        #expect(try HeldCommand.Reject.parse(["u1", "u2", "--note", "chargeback"]).decision.units == ["u1", "u2"])
+        #expect(try HeldCommand.Reject.parse(["u1", "u2", "--note", "chargeback"]).decision.ids == ["u1", "u2"])
     }
 
     @Test func aFlagWinsOverTheEnvironment() throws {

@@ -4,6 +4,7 @@ import AsyncHTTPClient
 import Foundation
 import IAPIntake
 import IAPPipeline
+import LoopbackPort
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOFoundationCompat
@@ -170,6 +171,37 @@ struct DrillTests {
             #expect(books.lost == 0 && books.doubleGrants == 0 && books.wrong == 0 && books.stuck == 0, "\(books.examples)")
             #expect(terminal.values.allSatisfy { $0.status == .granted })
             #expect(try await store.redis.send("XLEN", store.keys.fulfilment) == .integer(5))
+        }
+    }
+
+    /// A worker with `IAP_METRICS_PORT` (as the compose file runs it): before its first job its
+    /// `/metrics` already has its stage's counters at 0 (so `rate()` and alerts work on a quiet
+    /// stage), and SIGTERM ends it with exit code 0.
+    @Test func aWorkerWithAMetricsPortReportsZerosBeforeItsFirstJobAndExitsCleanOnSigterm() async throws {
+        var settings = Self.settings
+        settings.processesPerStage = 1
+        try await withCluster(settings) { cluster, http, _ in
+            let port = try LoopbackPort.free()
+            let worker = try await cluster.launch(
+                "iap-deduper", settings.binDirectory.appendingPathComponent("iap-deduper"),
+                environment: ["IAP_METRICS_PORT": String(port)])
+            var text = ""
+            try await waitUntil {
+                let reply = try await http.execute(HTTPClientRequest(url: "http://127.0.0.1:\(port)/metrics"), timeout: .seconds(2))
+                text = String(buffer: try await reply.body.collect(upTo: 1 << 22))
+                return reply.status == .ok
+            }
+            for line in [
+                #"iap_jobs_total{stage="dedupe",outcome="claim_purchases"} 0"#,
+                #"iap_redis_errors_total{stage="dedupe"} 0"#,
+                #"iap_dead_letters_total{stage="dedupe",reason="ticket_missing"} 0"#,
+                #"iap_reaped_total{what="workers"} 0"#,
+            ] {
+                #expect(text.contains(line), "\(line) missing from:\n\(text)")
+            }
+            #expect(text.contains(#"iap_job_duration_seconds_count{stage="dedupe"} 0"#), "\(text)")
+            let exit = await worker.stop(with: SIGTERM)
+            #expect(exit.isClean, "\(exit): \(worker.logTail())")
         }
     }
 

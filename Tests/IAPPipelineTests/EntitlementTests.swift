@@ -10,7 +10,7 @@ import Testing
 /// record (in signed-time order, one renewal event per later period, entitlement events when its
 /// status or product changes), and what `entitlements(user:)` reads from them.
 @Suite struct EntitlementTests {
-    static let keys = RedisKeys(prefix: "iap")
+    static let keys = RedisKeys(prefix: "{t}iap")
     static let member = "grant:w1"
     static let catalog = PipelineHarness.catalog
     static let day: Int64 = 86_400_000
@@ -45,7 +45,7 @@ import Testing
     }
 
     @Test func aNonConsumableEntitlesItsUserUntilRevoked() async throws {
-        try await withRedis { redis, _ in
+        try await withClusterNode { redis, _ in
             let store = PipelineStore(redis: redis, keys: Self.keys)
             let now: Int64 = 1_800_000_000_000
             #expect(try await Self.grant(store, ticket: "T", transaction: "p1", product: "level.pack", now: now) == .granted)
@@ -61,7 +61,7 @@ import Testing
     /// Period 1 subscribes, period 2 renews (event `renewed`, no entitlement change), a period
     /// granted late does not move the record back, and the entitlements end with the last period.
     @Test func aSubscriptionRenewsOncePerPeriodAndEndsWithItsLastPeriod() async throws {
-        try await withRedis { redis, _ in
+        try await withClusterNode { redis, _ in
             let store = PipelineStore(redis: redis, keys: Self.keys)
             let t0: Int64 = 1_800_000_000_000
             let first = try await Self.grant(
@@ -104,7 +104,7 @@ import Testing
     /// News older than what made the record changes nothing; a period that has already ended
     /// makes an `expired` subscription and its event.
     @Test func olderNewsIsIgnoredAndAnEndedPeriodIsExpired() async throws {
-        try await withRedis { redis, _ in
+        try await withClusterNode { redis, _ in
             let store = PipelineStore(redis: redis, keys: Self.keys)
             let t0: Int64 = 1_800_000_000_000
             try await redis.send(
@@ -130,7 +130,7 @@ import Testing
     /// A change of product within the group (an upgrade keeps the original transaction id): the
     /// old product's entitlements the new one lacks end, the new product's are announced.
     @Test func anUpgradeEndsTheOldProductsEntitlements() async throws {
-        try await withRedis { redis, _ in
+        try await withClusterNode { redis, _ in
             let store = PipelineStore(redis: redis, keys: Self.keys)
             let t0: Int64 = 1_800_000_000_000
             _ = try await Self.grant(
@@ -147,7 +147,7 @@ import Testing
 
     /// A held non-consumable gives its entitlements once an operator releases it.
     @Test func aReleasedNonConsumableEntitlesItsUser() async throws {
-        try await withRedis { redis, _ in
+        try await withClusterNode { redis, _ in
             let store = PipelineStore(redis: redis, keys: Self.keys)
             var job = Job(ticket: "T", userID: "u1", receiptData: "cmVjZWlwdA==", productID: nil, transactionID: nil, enqueuedAt: 1)
             _ = try await store.submit(job, receiptDigest: "d-T", ttlSeconds: 3600)
@@ -176,7 +176,7 @@ import Testing
 
     /// `apply_subscription_notification`: in signed-time order, with the entitlement events, kept on the history.
     @Test func aNotificationMovesASubscriptionOnlyWithNewerNews() async throws {
-        try await withRedis { redis, _ in
+        try await withClusterNode { redis, _ in
             let store = PipelineStore(redis: redis, keys: Self.keys)
             let t0: Int64 = 1_800_000_000_000
             _ = try await Self.grant(
@@ -236,7 +236,7 @@ import Testing
     /// `IAP_SHARING_POLICY` when a second account proves a purchase the first was granted.
     @Test(arguments: SharingPolicy.allCases)
     func anotherAccountProvingAnOwnedPurchaseFollowsTheSharingPolicy(_ sharing: SharingPolicy) async throws {
-        try await withRedis { redis, _ in
+        try await withClusterNode { redis, _ in
             let store = PipelineStore(redis: redis, keys: Self.keys)
             let t0: Int64 = 1_800_000_000_000
             #expect(try await Self.grant(store, ticket: "A", user: "alice", transaction: "p1", product: "level.pack", now: t0) == .granted)

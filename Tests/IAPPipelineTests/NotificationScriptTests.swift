@@ -10,7 +10,7 @@ import Testing
 /// revoke_grant, reinstate_grant, record_notification, and what grant_purchases does with a
 /// refund marker, owners, app account tokens and unclaimed purchases.
 @Suite struct NotificationScriptTests {
-    static let keys = RedisKeys(prefix: "iap")
+    static let keys = RedisKeys(prefix: "{t}iap")
     static let member = "notify:w1"
 
     static func notificationJob(_ ticket: String, type: String = "REFUND", uuid: String = "U-1") -> Job {
@@ -42,7 +42,7 @@ import Testing
     }
 
     @Test func acceptNotificationStoresOncePerUUID() async throws {
-        try await withRedis { redis, _ in
+        try await withClusterNode { redis, _ in
             let store = PipelineStore(redis: redis, keys: Self.keys)
             let first = try await store.acceptNotification(Self.notificationJob("N1"), uuid: "U-1", ttlSeconds: 3600)
             let again = try await store.acceptNotification(Self.notificationJob("N2"), uuid: "U-1", ttlSeconds: 3600)
@@ -56,7 +56,7 @@ import Testing
     }
 
     @Test func revokeGrantRevokesOnceOrRemembersTheRefund() async throws {
-        try await withRedis { redis, _ in
+        try await withClusterNode { redis, _ in
             let store = PipelineStore(redis: redis, keys: Self.keys)
             try await Self.grant(redis, unit: "7")
             let job = Self.notificationJob("N1")
@@ -89,7 +89,7 @@ import Testing
     }
 
     @Test func reinstateGrantUndoesARevocationOnceOrForgetsTheRefund() async throws {
-        try await withRedis { redis, _ in
+        try await withClusterNode { redis, _ in
             let store = PipelineStore(redis: redis, keys: Self.keys)
             try await Self.grant(redis, unit: "7")
             try await redis.send("HSET", Self.keys.grant(unit: "7"), "revoked_at", "5", "revocation_reason", "1", "revocation_type", "R")
@@ -111,7 +111,7 @@ import Testing
     }
 
     @Test func recordNotificationKeepsTheNewestHundredOrParksUnclaimed() async throws {
-        try await withRedis { redis, _ in
+        try await withClusterNode { redis, _ in
             let store = PipelineStore(redis: redis, keys: Self.keys)
             for index in 0..<102 {
                 let job = Self.notificationJob("N\(index)", type: "DID_CHANGE_RENEWAL_STATUS", uuid: "U-\(index)")
@@ -131,7 +131,7 @@ import Testing
     }
 
     @Test func grantPurchasesHonoursARefundMarkerAndBindsOwnerAndToken() async throws {
-        try await withRedis { redis, _ in
+        try await withClusterNode { redis, _ in
             let store = PipelineStore(redis: redis, keys: Self.keys)
             try await redis.send("SET", Self.keys.refunded(unit: "2"), "1")
             try await redis.send("HSET", Self.keys.unclaimed, "1", "{}")

@@ -6,14 +6,14 @@ import Testing
 
 /// What an on-call engineer does by hand (`iapctl grant`, `iapctl revoke`) and reads (`iapctl stats`).
 @Suite struct OperatorScriptTests {
-    static let keys = RedisKeys(prefix: "iap")
+    static let keys = RedisKeys(prefix: "{t}iap")
 
     static func events(_ redis: RedisClient) async throws -> [[String: String]] {
         (try await redis.send("XRANGE", keys.fulfilment, "-", "+").array ?? []).map { $0.array?.last?.stringDictionary ?? [:] }
     }
 
     @Test func aGrantByHandHappensOncePerIdAndIsAudited() async throws {
-        try await withRedis { redis, _ in
+        try await withClusterNode { redis, _ in
             let store = PipelineStore(redis: redis, keys: Self.keys)
             #expect(try await store.grantByOperator(
                 id: "case-42", user: "u1", product: "gold.100", quantity: 3, by: "alice", note: "lost order", now: 10) == nil)
@@ -29,7 +29,7 @@ import Testing
     }
 
     @Test func aRevocationByHandHappensOnceAndIsNoRefund() async throws {
-        try await withRedis { redis, _ in
+        try await withClusterNode { redis, _ in
             let store = PipelineStore(redis: redis, keys: Self.keys)
             _ = try await store.grantByOperator(id: "c1", user: "u1", product: "p", quantity: 1, by: "alice", note: "", now: 1)
             #expect(try await store.revokeByOperator(unit: "operator:c1", by: "bob", note: "fraud", now: 5) == "revoked")
@@ -45,7 +45,7 @@ import Testing
 
     /// `iapctl stats` shows how long the oldest job of each queue has waited and the retries due.
     @Test func statsShowTheOldestJobsAgeAndTheRetriesDue() async throws {
-        try await withRedis { redis, _ in
+        try await withClusterNode { redis, _ in
             let store = PipelineStore(redis: redis, keys: Self.keys)
             let now = currentTimeMs()
             let old = Job(ticket: "T1", userID: "u", receiptData: "cmVjZWlwdA==", productID: nil, transactionID: nil, enqueuedAt: now - 5000)
@@ -61,7 +61,7 @@ import Testing
 
     /// `iapctl user`: the user's entries of the stream in order, their holds, subscriptions and entitlements.
     @Test func aUsersReportGathersTheirTimeline() async throws {
-        try await withRedis { redis, _ in
+        try await withClusterNode { redis, _ in
             let store = PipelineStore(redis: redis, keys: Self.keys)
             let t0: Int64 = 1_800_000_000_000
             _ = try await EntitlementTests.grant(store, ticket: "A", transaction: "p1", product: "level.pack", now: t0)

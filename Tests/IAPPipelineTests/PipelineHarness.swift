@@ -135,7 +135,8 @@ final class PipelineHarness: @unchecked Sendable {
                 verifier: apple, signedData: signedData,
                 lookup: lookupClient.map { ServerAPITransactionLookup(client: $0, signedData: signedData) },
                 subscriptions: lookupClient.map { ServerAPISubscriptionCheck(client: $0, signedData: signedData) },
-                bundleIDs: [Self.bundleID], retryPolicy: configuration.retryPolicy)
+                bundleIDs: [Self.bundleID], retryPolicy: configuration.retryPolicy,
+                rechecks: RecheckPromotion(schedule: configuration.recheck, ticketTTLSeconds: configuration.ticketTTLSeconds))
         case .dedupe:
             return DedupeHandler(catalog: Self.catalog, policy: try! configuration.purchasePolicy())
         case .grant:
@@ -161,9 +162,7 @@ final class PipelineHarness: @unchecked Sendable {
         if stage == .webhook && webhookClient == nil { return }
         let worker = StageWorker(
             handler: handler(for: stage), store: store,
-            settings: WorkerSettings(
-                concurrency: 8, leaseMs: 30000, blockMs: 200, housekeepingMs: 20,
-                rechecks: .init(schedule: configuration.recheck, ticketTTLSeconds: configuration.ticketTTLSeconds)),
+            settings: WorkerSettings(concurrency: 8, leaseMs: 30000, blockMs: 200, housekeepingMs: 20),
             logger: testLogger)
         workers[stage] = (worker, Task { try await worker.run() })
     }

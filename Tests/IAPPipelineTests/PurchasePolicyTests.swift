@@ -8,7 +8,7 @@ import Testing
 /// The purchase policy: what the dedupe stage decides alone (sandbox, currency), and what the
 /// grant script counts (daily caps, refunds), holds and lets an operator release or reject once.
 @Suite struct PurchasePolicyTests {
-    static let keys = RedisKeys(prefix: "iap")
+    static let keys = RedisKeys(prefix: "{t}iap")
     static let member = "grant:w1"
 
     /// Stores a ticket and puts its grant job (one purchase, unit = transaction id) in the grant
@@ -60,7 +60,7 @@ import Testing
 
     /// The seeds' burst of small purchases: 20 grant steps racing for one user's daily cap of 3.
     @Test func twentyParallelGrantsAgainstACapOfThreeGrantExactlyThree() async throws {
-        try await withRedis { redis, _ in
+        try await withClusterNode { redis, _ in
             let store = PipelineStore(redis: redis, keys: Self.keys)
             var jobs: [(payload: String, job: Job)] = []
             for index in 0..<20 {
@@ -87,7 +87,7 @@ import Testing
 
     /// The window is the last 24 hours: a grant a day and a millisecond old no longer counts.
     @Test func theDailyWindowRolls() async throws {
-        try await withRedis { redis, _ in
+        try await withClusterNode { redis, _ in
             let store = PipelineStore(redis: redis, keys: Self.keys)
             let day: Int64 = 86_400_000
             let first = try await Self.grantNew(store, now: 10_000, ticket: "A", transaction: "a", dailyLimit: 1)
@@ -101,7 +101,7 @@ import Testing
 
     /// From `IAP_MAX_REFUNDS_PER_USER` refunds on, a user's new purchases wait for an operator.
     @Test func aUserWithTooManyRefundsHasNewPurchasesHeld() async throws {
-        try await withRedis { redis, _ in
+        try await withClusterNode { redis, _ in
             let store = PipelineStore(redis: redis, keys: Self.keys)
             try await redis.send("SET", Self.keys.refunds(user: "u1"), "1")
             #expect(try await Self.grantNew(store, ticket: "A", transaction: "a", refundLimit: 2) == .granted)
@@ -119,7 +119,7 @@ import Testing
     /// Held by the dedupe stage (currency), released once: granted as the grant stage would have,
     /// audited, the ticket following; a second decision and a redelivered grant job change nothing.
     @Test func aHeldPurchaseIsReleasedOnceAndItsTicketFollows() async throws {
-        try await withRedis { redis, _ in
+        try await withClusterNode { redis, _ in
             let store = PipelineStore(redis: redis, keys: Self.keys)
             let job = try await Self.grantJob(store, ticket: "T", transaction: "t1", outcome: .held, reason: "currency_not_allowed", currency: "RUB")
             #expect(try await Self.grant(store, job) == .held)
@@ -156,7 +156,7 @@ import Testing
 
     /// Rejected: never granted, to anyone (the claim stays with its ticket), audited once.
     @Test func aRejectedHoldIsNeverGranted() async throws {
-        try await withRedis { redis, _ in
+        try await withClusterNode { redis, _ in
             let store = PipelineStore(redis: redis, keys: Self.keys)
             let job = try await Self.grantJob(store, ticket: "T", transaction: "t1", outcome: .held, reason: "currency_unknown")
             #expect(try await Self.grant(store, job) == .held)
@@ -177,7 +177,7 @@ import Testing
 
     /// Apple refunded it while it waited: releasing it grants nothing and says why.
     @Test func aPurchaseRefundedWhileHeldIsRejectedOnRelease() async throws {
-        try await withRedis { redis, _ in
+        try await withClusterNode { redis, _ in
             let store = PipelineStore(redis: redis, keys: Self.keys)
             #expect(try await Self.grantNew(store, ticket: "T", transaction: "t1", dailyLimit: 1) == .granted)
             #expect(try await Self.grantNew(store, ticket: "U", transaction: "t2", dailyLimit: 1) == .held)
@@ -194,7 +194,7 @@ import Testing
     /// A ticket of two purchases, one granted and one held, stays `held` until the held one is
     /// decided, then shows what they add up to.
     @Test func aTicketIsHeldWhileAnyOfItsPurchasesIs() async throws {
-        try await withRedis { redis, _ in
+        try await withClusterNode { redis, _ in
             let store = PipelineStore(redis: redis, keys: Self.keys)
             var job = try await Self.grantJob(store, ticket: "T", transaction: "a")
             try await redis.send("DEL", Self.keys.inflight(member: Self.member))

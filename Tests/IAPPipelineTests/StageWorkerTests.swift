@@ -1,5 +1,5 @@
 import Foundation
-import IAPPipeline
+@testable import IAPPipeline
 import Logging
 import NIOConcurrencyHelpers
 import RedisClient
@@ -30,7 +30,7 @@ import Testing
             if Task.isCancelled { return }
             var next = try! Job.decode(payload)
             next.stage = .dedupe
-            let result = await worker.transition("forward_job") {
+            let result = await worker.transition(ForwardJob.self) {
                 try await worker.store.forward(payload, member: worker.member, to: next)
             }
             results.withLockedValue { $0.append(result) }
@@ -59,8 +59,8 @@ import Testing
     }
 
     @Test func aWorkerThatLostItsLeaseCannotAckWhenItResumes() async throws {
-        try await withRedis { redis, _ in
-            let store = PipelineStore(redis: redis, keys: RedisKeys())
+        try await withClusterNode { redis, _ in
+            let store = PipelineStore(redis: redis, keys: RedisKeys(prefix: "{t}iap"))
             let handler = GateHandler()
             // The test is the reaper: it holds the reaper lock, so the worker's own housekeeping never reaps.
             try await redis.send("SET", store.keys.reaperLock, "test-reaper", "PX", "600000")
@@ -87,8 +87,8 @@ import Testing
     /// Redis moved a job into the worker's list but the BLMOVE reply never arrived (a crash or a
     /// broken connection): the worker is alive, so no reaper will return it; the worker adopts it.
     @Test func aJobLeftInTheWorkersOwnListWithoutAHandlerIsAdopted() async throws {
-        try await withRedis { redis, _ in
-            let store = PipelineStore(redis: redis, keys: RedisKeys())
+        try await withClusterNode { redis, _ in
+            let store = PipelineStore(redis: redis, keys: RedisKeys(prefix: "{t}iap"))
             let handler = GateHandler()
             let worker = StageWorker(
                 handler: handler, store: store, settings: WorkerSettings(concurrency: 2, leaseMs: 300, blockMs: 100), logger: testLogger)
@@ -107,8 +107,8 @@ import Testing
     }
 
     @Test func aGracefulStopHandsUnfinishedJobsBackAndLeavesTheWorkerSet() async throws {
-        try await withRedis { redis, _ in
-            let store = PipelineStore(redis: redis, keys: RedisKeys())
+        try await withClusterNode { redis, _ in
+            let store = PipelineStore(redis: redis, keys: RedisKeys(prefix: "{t}iap"))
             let handler = GateHandler()
             let (worker, running) = Self.start(handler, store, WorkerSettings(concurrency: 2, leaseMs: 30000, shutdownGraceMs: 0, blockMs: 100))
             try await Self.submit(store, "T1")
@@ -128,8 +128,8 @@ import Testing
     }
 
     @Test func aGracefulStopLetsJobsInFlightFinish() async throws {
-        try await withRedis { redis, _ in
-            let store = PipelineStore(redis: redis, keys: RedisKeys())
+        try await withClusterNode { redis, _ in
+            let store = PipelineStore(redis: redis, keys: RedisKeys(prefix: "{t}iap"))
             let handler = GateHandler()
             let (worker, running) = Self.start(handler, store, WorkerSettings(concurrency: 1, leaseMs: 30000, shutdownGraceMs: 60_000, blockMs: 100))
             try await Self.submit(store, "T1")
@@ -148,8 +148,8 @@ import Testing
 extension StageWorkerTests {
     @Test(.timeLimit(.minutes(1)))
     func aWorkerStopsEvenWhileRedisIsAway() async throws {
-        try await withRedis { redis, server in
-            let store = PipelineStore(redis: redis, keys: RedisKeys())
+        try await withClusterNode { redis, server in
+            let store = PipelineStore(redis: redis, keys: RedisKeys(prefix: "{t}iap"))
             let (worker, running) = Self.start(GateHandler(), store, WorkerSettings(concurrency: 1, leaseMs: 30000, shutdownGraceMs: 0, blockMs: 100))
             server.kill()
             worker.stop()

@@ -14,38 +14,25 @@ extension PipelineStore {
         HeldPurchase(hash: try await redis.send("HGETALL", keys.hold(unit: unit)).stringDictionary)
     }
 
+    /// What an operator means by `id` (`iapctl held release|reject`): the unit itself when it was
+    /// ever held (decided or not), else the units of every purchase the ticket `id` holds now (an
+    /// operator has the ticket from the player's complaint). Empty when `id` is neither.
+    public func heldUnits(matching id: String) async throws -> [String] {
+        if try await redis.send("EXISTS", keys.hold(unit: id)).int == 1 { return [id] }
+        return try await heldPurchases(limit: Int(Int32.max)).filter { $0.ticket == id }.map(\.unit)
+    }
+
     /// Grants a held purchase once (or rejects it when Apple refunded it meanwhile).
     public func releaseHeld(
         unit: String, by operatorName: String, note: String = "", now: Int64 = currentTimeMs()
     ) async throws -> HeldPurchaseResult {
-        try await decideHeld(PipelineScripts.releaseHeldPurchase, unit: unit, by: operatorName, note: note, now: now)
+        try await run(ReleaseHeldPurchase(keys, unit: unit, by: operatorName, note: note, recheck: recheck, now: now), replicated: true)
     }
 
     /// Rejects a held purchase: it is never granted.
     public func rejectHeld(
         unit: String, by operatorName: String, note: String = "", now: Int64 = currentTimeMs()
     ) async throws -> HeldPurchaseResult {
-        try await decideHeld(PipelineScripts.rejectHeldPurchase, unit: unit, by: operatorName, note: note, now: now)
-    }
-
-    private func decideHeld(
-        _ script: RedisScript, unit: String, by operatorName: String, note: String, now: Int64
-    ) async throws -> HeldPurchaseResult {
-        let arguments = HeldPurchaseDecisionArguments(
-            now: String(now), operatorName: operatorName, note: note, channel: keys.results, prefix: keys.scriptPrefix, recheck: recheck)
-        let reply = try await redis.run(
-            script,
-            keys: [
-                keys.hold(unit: unit), keys.holds, keys.claim(unit: unit), keys.grant(unit: unit), keys.refunded(unit: unit),
-                keys.fulfilment,
-            ],
-            arguments: [arguments.argument], replicated: replication)
-        let items = reply.array ?? []
-        switch (items.first?.int, items.count > 1 ? items[1].string : nil) {
-        case (1, let decision?): return .decided(decision)
-        case (0, let status?): return .alreadyDecided(status)
-        case (-1, _): return .notFound
-        default: throw RedisError.unexpectedReply("\(script.name): \(reply)")
-        }
+        try await run(RejectHeldPurchase(keys, unit: unit, by: operatorName, note: note, now: now), replicated: true)
     }
 }

@@ -5,19 +5,12 @@ extension PipelineStore {
     public func promoteDueRechecks(
         schedule: RecheckSchedule, ticketTTLSeconds: Int, limit: Int = 500, now: Int64 = currentTimeMs()
     ) async throws -> Int {
-        let arguments = PromoteDueRechecksArguments(
-            prefix: keys.scriptPrefix, now: String(now), limit: String(limit), ttl: String(ticketTTLSeconds), recheck: schedule)
-        let reply = try await redis.run(
-            PipelineScripts.promoteDueRechecks, keys: [keys.rechecks, keys.queue(.verify)], arguments: [arguments.argument])
-        return Int(reply.int ?? 0)
+        try await run(PromoteDueRechecks(keys, schedule: schedule, ticketTTLSeconds: ticketTTLSeconds, limit: limit, now: now))
     }
 
     /// Makes a subscription's re-check due now; `false` when no subscription has this original transaction id.
     public func forceRecheck(originalTransactionID: String, now: Int64 = currentTimeMs()) async throws -> Bool {
-        let reply = try await redis.run(
-            PipelineScripts.forceRecheck, keys: [keys.rechecks, keys.subscription(originalTransactionID: originalTransactionID)],
-            arguments: [originalTransactionID, String(now)])
-        return reply.int == 1
+        try await run(ForceRecheck(keys, originalTransactionID: originalTransactionID, now: now))
     }
 
     /// The latest legacy receipt a client sent for a subscription (its owner's), for re-checks by `verifyReceipt`.

@@ -6,14 +6,7 @@ extension PipelineStore {
     public func routeFulfilmentEvents(
         consumer: String, count: Int = 500, now: Int64 = currentTimeMs()
     ) async throws -> Int {
-        let arguments = RouteFulfilmentArguments(
-            prefix: keys.scriptPrefix, group: RedisKeys.webhookGroup, consumer: consumer, count: String(count), now: String(now),
-            ttl: String(RedisKeys.webhookTicketTTLSeconds))
-        let reply = try await redis.run(
-            PipelineScripts.routeFulfilmentEvents, keys: [keys.fulfilment, keys.queue(.webhook), keys.webhookBusy],
-            arguments: [arguments.argument])
-        if case .error(let message) = reply { throw RedisError.server(message) }
-        return Int(reply.int ?? 0)
+        try await run(RouteFulfilmentEvents(keys, consumer: consumer, count: count, now: now))
     }
 
     /// The oldest event waiting for delivery to `user` (JSON: `id`, `fields`), if any.
@@ -26,19 +19,6 @@ extension PipelineStore {
     public func finishWebhookEvent(
         _ payload: String, member: String, job: Job, eventID: String, deadEntry: String? = nil, now: Int64 = currentTimeMs()
     ) async throws -> TransitionResult {
-        var next = job
-        next.attempts = 0
-        next.enqueuedAt = now
-        let arguments = WebhookDoneArguments(
-            user: job.userID, eventID: eventID, next: next.encoded(), now: String(now), replay: job.webhookEvent != nil,
-            deadEntry: deadEntry, ttl: String(RedisKeys.webhookTicketTTLSeconds))
-        let reply = try await redis.run(
-            PipelineScripts.finishWebhookEvent,
-            keys: [
-                keys.inflight(member: member), keys.webhookEvents(user: job.userID), keys.webhookBusy, keys.queue(.webhook),
-                keys.ticket(job.ticket), keys.dead,
-            ],
-            arguments: [payload, arguments.argument])
-        return TransitionResult(reply.int)
+        try await run(FinishWebhookEvent(keys, member: member, taken: payload, job: job, eventID: eventID, deadEntry: deadEntry, now: now))
     }
 }

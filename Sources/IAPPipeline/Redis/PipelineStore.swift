@@ -30,26 +30,13 @@ public struct PipelineStore: Sendable {
     public func submit(
         _ job: Job, receiptDigest: String, ttlSeconds: Int, limits: SubmissionLimits = .none
     ) async throws -> (ticket: String, created: Bool) {
-        let second = job.enqueuedAt / 1000
-        let reply = try await redis.run(
-            PipelineScripts.submitReceipt,
-            keys: [
-                keys.receipt(digest: receiptDigest), keys.ticket(job.ticket), keys.queue(.verify),
-                keys.rateWindow(clientKey: limits.clientKey ?? "", second: second),
-                keys.rateWindow(user: job.userID, second: second),
-            ],
-            arguments: [
-                job.ticket, job.encoded(), String(job.enqueuedAt), String(ttlSeconds), job.userID,
-                job.productID ?? "", job.transactionID ?? "", keys.scriptPrefix, keys.results,
-                String(limits.clientKey == nil ? 0 : limits.perKey), String(limits.perUser),
-            ],
-            replicated: replication
-        )
-        guard let items = reply.array, items.count == 2, let created = items[0].int, let ticket = items[1].string else {
-            throw RedisError.unexpectedReply("submit_receipt: \(reply)")
+        switch try await run(
+            SubmitReceipt(keys, job: job, receiptDigest: receiptDigest, ttlSeconds: ttlSeconds, limits: limits), replicated: true)
+        {
+        case .queued(let ticket): return (ticket, true)
+        case .resubmitted(let ticket): return (ticket, false)
+        case .limited(let scope): throw RateLimitExceeded(scope: scope)
         }
-        if created == -1 { throw RateLimitExceeded(scope: ticket == "key" ? .clientKey : .user) }
-        return (ticket, created == 1)
     }
 
     public func ticket(_ id: String) async throws -> Ticket? {
@@ -77,22 +64,17 @@ public struct PipelineStore: Sendable {
     /// Moves up to `max` jobs from `stage`'s queue into the worker's in-flight list without
     /// blocking; none when the queue is empty.
     public func takeJobs(from stage: Stage, member: String, max: Int) async throws -> [String] {
-        let reply = try await redis.run(
-            PipelineScripts.takeJobs, keys: [keys.queue(stage), keys.inflight(member: member)],
-            arguments: [TakeJobsArguments(max: String(max)).argument])
-        return (reply.array ?? []).compactMap(\.string)
+        try await run(TakeJobs(keys, stage: stage, member: member, max: max))
     }
 
     /// Shows `verifying` on the tickets; returns those whose hash is gone.
     public func markVerifying(tickets: [String], now: Int64 = currentTimeMs()) async throws -> Set<String> {
         if tickets.isEmpty { return [] }
-        let arguments = MarkVerifyingArguments(now: String(now), channel: keys.results, tickets: tickets)
-        let reply = try await redis.run(
-            PipelineScripts.markVerifying, keys: tickets.map(keys.ticket),
-            arguments: [arguments.argument])
-        let found = (reply.array ?? []).map { $0.int ?? 0 }
-        guard found.count == tickets.count else { throw RedisError.unexpectedReply("mark_verifying: \(reply)") }
-        return Set(zip(tickets, found).filter { $0.1 == -1 }.map(\.0))
+        let found = try await run(MarkVerifying(keys, tickets: tickets, now: now))
+        guard found.count == tickets.count else {
+            throw ScriptReplyError(script: MarkVerifying.name, "\(found.count) answers for \(tickets.count) tickets")
+        }
+        return Set(zip(tickets, found).filter { !$0.1 }.map(\.0))
     }
 
     /// Returns `false` when the ticket hash is gone.
@@ -121,28 +103,17 @@ public struct PipelineStore: Sendable {
 
     /// Forwards several of a worker's jobs in one script call; one result per job, in order.
     public func forward(_ jobs: [Forward], member: String) async throws -> [TransitionResult] {
-        let layout = ForwardJobsLayout(
-            inflight: keys.inflight(member: member), jobs: jobs.map { (keys.queue($0.next.stage), keys.ticket($0.next.ticket)) })
-        let arguments = ForwardJobsArguments(jobs: jobs.map {
-            ForwardedJob(taken: $0.payload, next: $0.next.encoded(), fields: $0.ticketFields.flatMap { [$0.0, $0.1] })
-        })
-        let reply = try await redis.run(
-            PipelineScripts.forwardJob, keys: layout.keys, arguments: [arguments.argument])
-        return try TransitionResult.each(of: reply, expected: jobs.count, script: "forward_job")
+        let results = try await run(ForwardJob(keys, member: member, jobs: jobs))
+        guard results.count == jobs.count else {
+            throw ScriptReplyError(script: ForwardJob.name, "\(results.count) answers for \(jobs.count) jobs")
+        }
+        return results
     }
 
     public func scheduleRetry(
         _ payload: String, member: String, next: Job, dueMs: Int64, lastError: String, now: Int64 = currentTimeMs()
     ) async throws -> TransitionResult {
-        let reply = try await redis.run(
-            PipelineScripts.scheduleRetry,
-            keys: [keys.inflight(member: member), keys.retry, keys.ticket(next.ticket)],
-            arguments: [
-                payload, next.encoded(), String(dueMs), String(now), String(next.attempts), lastError, keys.results,
-                next.ticket,
-            ]
-        )
-        return TransitionResult(reply.int)
+        try await run(ScheduleRetry(keys, member: member, taken: payload, next: next, dueMs: dueMs, lastError: lastError, now: now))
     }
 
     /// `ticket` is `nil` for a job that could not be decoded.
@@ -152,14 +123,7 @@ public struct PipelineStore: Sendable {
     ) async throws -> TransitionResult {
         let entry = DeadLetter(
             job: payload, stage: stage.rawValue, reason: reason, error: error, attempts: attempts, at: now, ticket: ticket)
-        let reply = try await redis.run(
-            PipelineScripts.deadLetterJob,
-            keys: [keys.inflight(member: member), keys.dead, keys.ticket(ticket ?? "")],
-            arguments: [
-                payload, entry.encoded(), reason, String(attempts), String(now), keys.results, ticket ?? "", error,
-            ]
-        )
-        return TransitionResult(reply.int)
+        return try await run(DeadLetterJob(keys, member: member, taken: payload, entry: entry, ticket: ticket, lastError: error))
     }
 
     /// `lastError` is the precise cause behind `reason` (kept on the ticket, never a secret).
@@ -167,15 +131,9 @@ public struct PipelineStore: Sendable {
         _ payload: String, member: String, ticket: String, status: TicketStatus, reason: String, attempts: Int,
         environment: String?, lastError: String? = nil, now: Int64 = currentTimeMs()
     ) async throws -> TransitionResult {
-        let arguments = FinishTicketArguments(
-            status: status.rawValue, reason: reason, attempts: String(attempts), now: String(now), channel: keys.results, ticket: ticket,
-            environment: environment, lastError: lastError)
-        let reply = try await redis.run(
-            PipelineScripts.finishTicket,
-            keys: [keys.inflight(member: member), keys.ticket(ticket)],
-            arguments: [payload, arguments.argument]
-        )
-        return TransitionResult(reply.int)
+        try await run(FinishTicket(
+            keys, member: member, taken: payload, ticket: ticket, status: status, reason: reason, attempts: attempts,
+            environment: environment, lastError: lastError, now: now))
     }
 
     public func claimAndForward(_ payload: String, member: String, to next: Job) async throws -> TransitionResult {
@@ -184,60 +142,17 @@ public struct PipelineStore: Sendable {
 
     /// Claims and forwards several of a worker's dedupe jobs in one script call; one result per job.
     public func claimAndForward(_ jobs: [(payload: String, next: Job)], member: String) async throws -> [TransitionResult] {
-        let claims = jobs.map { job in
-            (job.next.purchases ?? []).filter(\.isClaimed).compactMap(\.unit).map { keys.claim(unit: $0) }
+        let results = try await run(ClaimPurchases(keys, member: member, jobs: jobs), replicated: true)
+        guard results.count == jobs.count else {
+            throw ScriptReplyError(script: ClaimPurchases.name, "\(results.count) answers for \(jobs.count) jobs")
         }
-        let layout = ClaimPurchasesLayout(
-            inflight: keys.inflight(member: member), grantQueue: keys.queue(.grant),
-            jobs: zip(jobs, claims).map { (keys.ticket($0.0.next.ticket), $0.1) })
-        let arguments = ClaimPurchasesArguments(jobs: zip(jobs, claims).map { job, claims in
-            ClaimedJob(taken: job.payload, next: job.next.encoded(), ticket: job.next.ticket, units: String(claims.count))
-        })
-        let reply = try await redis.run(
-            PipelineScripts.claimPurchases, keys: layout.keys, arguments: [arguments.argument], replicated: replication)
-        return try TransitionResult.each(of: reply, expected: jobs.count, script: "claim_purchases")
+        return results
     }
 
     public func grant(
         _ payload: String, member: String, job: Job, now: Int64 = currentTimeMs()
     ) async throws -> (TransitionResult, TicketStatus?) {
-        let purchases = job.purchases ?? []
-        var grantKeys: [String] = []
-        var lines: [GrantPurchasesArguments.Line] = []
-        let tokens = Dictionary(
-            (job.receipt?.transactions ?? []).compactMap { tx in tx.appAccountToken.map { (tx.transactionID, $0.lowercased()) } },
-            uniquingKeysWith: { first, _ in first })
-        for purchase in purchases {
-            if purchase.isClaimed, let unit = purchase.unit {
-                grantKeys += [keys.claim(unit: unit), keys.grant(unit: unit)]
-            }
-            // A pending or held purchase without a unit cannot be claimed: it is rejected, never granted blind.
-            let outcome = purchase.isClaimed && purchase.unit == nil ? PurchaseOutcome.rejected : purchase.outcome
-            let reason = outcome == purchase.outcome ? purchase.reason : nil
-            lines.append(.init(
-                transactionID: purchase.transactionID, originalTransactionID: purchase.originalTransactionID,
-                productID: purchase.productID, quantity: String(purchase.quantity), unit: purchase.unit,
-                outcome: outcome.rawValue, reason: outcome == .rejected ? reason ?? ReasonCode.noGrantUnit : reason,
-                appAccountToken: tokens[purchase.transactionID], currency: purchase.currency,
-                dailyLimit: purchase.dailyLimit.map(String.init), kind: purchase.kind,
-                entitlements: purchase.entitlements.flatMap { $0.isEmpty ? nil : $0.joined(separator: ",") },
-                expiresAt: purchase.expiresAt.map(String.init), signedAt: purchase.signedAt.map(String.init)))
-        }
-        let subscription = job.receipt.flatMap { receipt in receipt.renewal.map { Self.recheckChange($0, receipt: receipt, purchases: purchases) } }
-        let arguments = GrantPurchasesArguments(
-            ticket: job.ticket, now: String(now), channel: keys.results, userID: job.userID,
-            environment: job.receipt?.environment ?? "", source: job.source ?? "client", prefix: keys.scriptPrefix,
-            refundLimit: job.refundLimit.map(String.init), sharing: job.sharing?.rawValue, purchases: lines,
-            recheck: recheck, subscription: subscription, receipt: job.subscriptionReceipt)
-        let reply = try await redis.run(
-            PipelineScripts.grantPurchases,
-            keys: [keys.inflight(member: member), keys.ticket(job.ticket), keys.fulfilment] + grantKeys,
-            arguments: [payload, arguments.argument],
-            replicated: replication
-        )
-        let items = reply.array ?? []
-        let result = TransitionResult(items.first?.int)
-        return (result, items.count > 1 ? items[1].string.flatMap(TicketStatus.init(rawValue:)) : nil)
+        try await run(GrantPurchases(keys, member: member, taken: payload, job: job, recheck: recheck, now: now), replicated: true)
     }
 
     /// A re-check's answer as the subscription's new state: the status Apple gives, the latest
@@ -257,19 +172,7 @@ public struct PipelineStore: Sendable {
 
     /// Stores a verified notification and queues it, or returns the ticket its UUID already has.
     public func acceptNotification(_ job: Job, uuid: String, ttlSeconds: Int) async throws -> (ticket: String, created: Bool) {
-        let arguments: [String: String] = [
-            "ticket": job.ticket, "now": String(job.enqueuedAt), "ttl": String(ttlSeconds),
-            "retention": String(max(Int(RedisKeys.notificationRetention / .seconds(1)), ttlSeconds)), "channel": keys.results,
-            "type": job.notification?.type ?? "",
-        ]
-        let reply = try await redis.run(
-            PipelineScripts.acceptNotification,
-            keys: [keys.notification(uuid: uuid), keys.ticket(job.ticket), keys.queue(.notify)],
-            arguments: [job.encoded(), arguments.argument], replicated: replication)
-        guard let items = reply.array, items.count == 2, let created = items[0].int, let ticket = items[1].string else {
-            throw RedisError.unexpectedReply("accept_notification: \(reply)")
-        }
-        return (ticket, created == 1)
+        try await run(AcceptNotification(keys, job: job, uuid: uuid, ttlSeconds: ttlSeconds), replicated: true)
     }
 
     /// REFUND / REVOKE of `unit`; returns the result (`revoked`, `already_revoked`, `refund_remembered`)
@@ -278,13 +181,9 @@ public struct PipelineStore: Sendable {
         _ payload: String, member: String, job: Job, unit: String, reason: String, type: String,
         subscription: SubscriptionChange? = nil, now: Int64 = currentTimeMs()
     ) async throws -> (TransitionResult, String?) {
-        let arguments: JSONValue = .members([
-            "ticket": .string(job.ticket), "now": .string(String(now)), "channel": .string(keys.results),
-            "notification": .string(job.notification?.uuid ?? ""), "revocation_reason": .string(reason),
-            "revocation_type": .string(type), "prefix": .string(keys.scriptPrefix), "subscription": subscription?.json,
-            "recheck": recheck?.json,
-        ])
-        return try await notificationStep(PipelineScripts.revokeGrant, payload, member: member, job: job, unit: unit, arguments)
+        try await run(RevokeGrant(
+            keys, member: member, taken: payload, job: job, unit: unit, reason: reason, type: type, subscription: subscription,
+            recheck: recheck, now: now))
     }
 
     /// REFUND_REVERSED of `unit`; returns the result (`reinstated`, `refund_forgotten`, `not_revoked`)
@@ -293,23 +192,8 @@ public struct PipelineStore: Sendable {
         _ payload: String, member: String, job: Job, unit: String, subscription: SubscriptionChange? = nil,
         now: Int64 = currentTimeMs()
     ) async throws -> (TransitionResult, String?) {
-        let arguments: JSONValue = .members([
-            "ticket": .string(job.ticket), "now": .string(String(now)), "channel": .string(keys.results),
-            "notification": .string(job.notification?.uuid ?? ""), "prefix": .string(keys.scriptPrefix),
-            "subscription": subscription?.json, "recheck": recheck?.json,
-        ])
-        return try await notificationStep(PipelineScripts.reinstateGrant, payload, member: member, job: job, unit: unit, arguments)
-    }
-
-    private func notificationStep(
-        _ script: RedisScript, _ payload: String, member: String, job: Job, unit: String, _ arguments: JSONValue
-    ) async throws -> (TransitionResult, String?) {
-        let reply = try await redis.run(
-            script,
-            keys: [keys.inflight(member: member), keys.ticket(job.ticket), keys.grant(unit: unit), keys.refunded(unit: unit), keys.fulfilment],
-            arguments: [payload, arguments.canonicalText])
-        let items = reply.array ?? []
-        return (TransitionResult(items.first?.int), items.count > 1 ? items[1].string : nil)
+        try await run(ReinstateGrant(
+            keys, member: member, taken: payload, job: job, unit: unit, subscription: subscription, recheck: recheck, now: now))
     }
 
     /// A notification that moves a subscription without a grant: applied to its record in
@@ -318,18 +202,8 @@ public struct PipelineStore: Sendable {
     public func applySubscriptionNotification(
         _ payload: String, member: String, job: Job, change: SubscriptionChange, entry: String, now: Int64 = currentTimeMs()
     ) async throws -> (TransitionResult, String?) {
-        let arguments = ApplySubscriptionNotificationArguments(
-            ticket: job.ticket, now: String(now), channel: keys.results, prefix: keys.scriptPrefix, entry: entry, keep: "100",
-            subscription: change, recheck: recheck)
-        let reply = try await redis.run(
-            PipelineScripts.applySubscriptionNotification,
-            keys: [
-                keys.inflight(member: member), keys.ticket(job.ticket),
-                keys.notifications(originalTransactionID: change.originalTransactionID), keys.fulfilment,
-            ],
-            arguments: [payload, arguments.argument])
-        let items = reply.array ?? []
-        return (TransitionResult(items.first?.int), items.count > 1 ? items[1].string : nil)
+        try await run(ApplySubscriptionNotification(
+            keys, member: member, taken: payload, job: job, change: change, entry: entry, recheck: recheck, now: now))
     }
 
     /// Where `record_notification` keeps an entry.
@@ -346,19 +220,8 @@ public struct PipelineStore: Sendable {
         _ payload: String, member: String, job: Job, result: String, entry: String, in record: NotificationRecord,
         now: Int64 = currentTimeMs()
     ) async throws -> TransitionResult {
-        var recordKeys = [keys.inflight(member: member), keys.ticket(job.ticket)]
-        var arguments = ["ticket": job.ticket, "now": String(now), "channel": keys.results, "result": result, "entry": entry, "keep": "100"]
-        switch record {
-        case .history(let original): recordKeys.append(keys.notifications(originalTransactionID: original))
-        case .unclaimed(let transactionID):
-            recordKeys.append(keys.unclaimed)
-            arguments["transaction_id"] = transactionID
-        case .nothing: break
-        }
-        let reply = try await redis.run(
-            PipelineScripts.recordNotification, keys: recordKeys,
-            arguments: [payload, arguments.argument])
-        return TransitionResult(reply.int)
+        try await run(RecordNotification(
+            keys, member: member, taken: payload, job: job, result: result, entry: entry, in: record, now: now))
     }
 
     /// The user an app account token or an original transaction belongs to, token first.
@@ -380,10 +243,7 @@ public struct PipelineStore: Sendable {
 
     @discardableResult
     public func promoteDueRetries(now: Int64 = currentTimeMs(), limit: Int = 500) async throws -> Int {
-        let reply = try await redis.run(
-            PipelineScripts.promoteDueRetries, keys: [keys.retry, keys.dead],
-            arguments: [keys.scriptPrefix, String(now), String(limit)])
-        return Int(reply.int ?? 0)
+        try await run(PromoteDueRetries(keys, now: now, limit: limit))
     }
 
     public struct ReapResult: Sendable, Equatable {
@@ -407,15 +267,9 @@ public struct PipelineStore: Sendable {
         reaper: String, leaseMs: Int, maxRedeliveries: Int, lockMs: Int = 1000, forgetAfterMs: Int? = nil,
         now: Int64 = currentTimeMs()
     ) async throws -> ReapResult {
-        let reply = try await redis.run(
-            PipelineScripts.reapExpiredWorkers, keys: [keys.workers, keys.dead, keys.reaperLock],
-            arguments: [
-                keys.scriptPrefix, String(now), String(leaseMs), String(maxRedeliveries), String(lockMs), reaper,
-                keys.results, String(forgetAfterMs ?? 2 * leaseMs),
-            ])
-        let counts = (reply.array ?? []).map { Int($0.int ?? 0) }
-        guard counts.count == 3 else { throw RedisError.unexpectedReply("reap_expired_workers: \(reply)") }
-        return ReapResult(ran: counts[0] >= 0, workers: max(counts[0], 0), returned: counts[1], deadLettered: counts[2])
+        try await run(ReapExpiredWorkers(
+            keys, reaper: reaper, lease: .milliseconds(leaseMs), maxRedeliveries: maxRedeliveries, lock: .milliseconds(lockMs),
+            forgetAfter: .milliseconds(forgetAfterMs ?? 2 * leaseMs), now: now))
     }
 
     /// The jobs a worker's in-flight list holds, oldest first.
@@ -425,10 +279,7 @@ public struct PipelineStore: Sendable {
 
     @discardableResult
     public func requeueInflight(member: String, stage: Stage) async throws -> Int {
-        let reply = try await redis.run(
-            PipelineScripts.requeueInflight, keys: [keys.inflight(member: member), keys.queue(stage), keys.workers],
-            arguments: [member])
-        return Int(reply.int ?? 0)
+        try await run(RequeueInflight(keys, member: member, stage: stage))
     }
 
     // MARK: operators
@@ -444,10 +295,6 @@ public struct PipelineStore: Sendable {
         let letter = try DeadLetter.decode(entry)
         var job = try Job.decode(letter.job)
         job.attempts = 0
-        let reply = try await redis.run(
-            PipelineScripts.replayDeadLetter,
-            keys: [keys.dead, keys.queue(job.stage), keys.ticket(job.ticket)],
-            arguments: [entry, job.encoded(), String(now), keys.results, job.ticket, String(ttlSeconds)])
-        return reply.int == 1
+        return try await run(ReplayDeadLetter(keys, entry: entry, job: job, ttlSeconds: ttlSeconds, now: now))
     }
 }

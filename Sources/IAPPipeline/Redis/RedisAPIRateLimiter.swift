@@ -35,35 +35,13 @@ public struct RedisAPIRateLimiter: ServerAPIRateLimiting {
 extension PipelineStore {
     /// Takes one call from the fleet's budget; returns 0 when granted, else the ms to wait.
     public func takeAPIPermit(environment: String, endpoint: String, limit: Int, window: Duration) async throws -> Int64 {
-        let arguments = TakeAPIPermitArguments(limit: limit, windowMs: Int(window / .milliseconds(1)), call: UUID().uuidString)
-        let reply = try await redis.run(
-            PipelineScripts.takeAPIPermit,
-            keys: [keys.apiPermits(environment: environment, endpoint: endpoint), keys.apiHold(environment: environment, endpoint: endpoint)],
-            arguments: [String(decoding: canonicalJSON(arguments), as: UTF8.self)])
-        guard let wait = reply.int else { throw RedisError.unexpectedReply("take_api_permit: \(reply)") }
-        return wait
+        try await run(TakeAPIPermit(keys, environment: environment, endpoint: endpoint, limit: limit, window: window))
     }
 
     /// Holds an endpoint fleet-wide until `untilMs` (UNIX ms); returns the hold in force.
     @discardableResult
     public func holdAPIEndpoint(environment: String, endpoint: String, untilMs: Int64) async throws -> Int64 {
-        let reply = try await redis.run(
-            PipelineScripts.holdAPIEndpoint, keys: [keys.apiHold(environment: environment, endpoint: endpoint)],
-            arguments: [["until_ms": String(untilMs)].argument])
-        return reply.int ?? 0
-    }
-}
-
-/// The named arguments of `take_api_permit`.
-struct TakeAPIPermitArguments: Encodable {
-    var limit: Int
-    var windowMs: Int
-    var call: String
-
-    enum CodingKeys: String, CodingKey {
-        case limit
-        case windowMs = "window_ms"
-        case call
+        try await run(HoldAPIEndpoint(keys, environment: environment, endpoint: endpoint, untilMs: untilMs))
     }
 }
 

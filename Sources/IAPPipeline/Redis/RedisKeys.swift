@@ -108,7 +108,4 @@ public struct RedisKeys: Sendable, Equatable {
 
     /// How long a notification's UUID is remembered: 35 days (Apple retries for up to 3).
     public static let notificationRetention: Duration = .seconds(35 * 86400)
-
-    /// The prefix scripts use to rebuild keys they only learn at run time (queues, in-flight lists).
-    var scriptPrefix: String { prefix + ":" }
 }

@@ -1,6 +1,6 @@
 import RedisClient
 
-/// How a transition script ended.
+/// How a step that ends a job the worker holds came out.
 public enum TransitionResult: Sendable, Equatable {
     /// The job moved.
     case moved
@@ -9,18 +9,28 @@ public enum TransitionResult: Sendable, Equatable {
     /// The ticket hash is gone: nothing moved; the job should be dead-lettered.
     case ticketMissing
 
-    init(_ code: Int64?) {
+    /// The code every such script answers: 1, 0 or -1; any other is the script's error.
+    init(code: Int64?, script: String) throws {
         switch code {
         case 1: self = .moved
+        case 0: self = .leaseLost
         case -1: self = .ticketMissing
-        default: self = .leaseLost
+        default: throw ScriptReplyError(script: script, "the code \(code.map(String.init) ?? "nil")")
+        }
+    }
+
+    /// A reply that is the code alone (`1`), or an array that starts with it (`{1, result}`).
+    init(_ reply: RedisReply, script: String) throws {
+        if case .array(let items) = reply {
+            try self.init(code: items.first?.int, script: script)
+        } else {
+            try self.init(code: reply.int, script: script)
         }
     }
 
     /// One result per job from a script that moved a batch.
     static func each(of reply: RedisReply, expected: Int, script: String) throws -> [TransitionResult] {
-        let results = (reply.array ?? []).map { TransitionResult($0.int) }
-        guard results.count == expected else { throw RedisError.unexpectedReply("\(script): \(reply)") }
-        return results
+        guard let items = reply.array, items.count == expected else { throw ScriptReplyError(script: script, reply: reply) }
+        return try items.map { try TransitionResult(code: $0.int, script: script) }
     }
 }

@@ -1,9 +1,24 @@
+import AppleReceipt
 import Metrics
 
 /// Every metric the stages record, named in one place (swift-metrics; the executables export
 /// them as Prometheus). Labels are bounded: stages, script names, reason codes, never a ticket or
 /// a user.
 public enum PipelineMetrics {
+    /// Every series a worker of `stage` reports, at 0 from its start (Prometheus: avoid missing
+    /// metrics, so `rate()` and alerts work on a quiet stage): its jobs by the scripts that move
+    /// them (`transitions`), their duration, Redis errors, the common dead-letter reasons, the reaper.
+    public static func prepare(stage: Stage, transitions: [any PipelineScript.Type]) {
+        let label = ("stage", stage.rawValue)
+        for script in transitions { _ = Counter(label: "iap_jobs_total", dimensions: [label, ("outcome", script.name)]) }
+        _ = Timer(label: "iap_job_duration_seconds", dimensions: [label])
+        _ = Counter(label: "iap_redis_errors_total", dimensions: [label])
+        for reason in [ReasonCode.ticketMissing, ReasonCode.undecodableJob, ReasonCode.retriesExhausted] {
+            _ = Counter(label: "iap_dead_letters_total", dimensions: [label, ("reason", reason)])
+        }
+        for what in ["workers", "returned", "dead_lettered"] { _ = Counter(label: "iap_reaped_total", dimensions: [("what", what)]) }
+    }
+
     /// `iap_jobs_total{stage, outcome}`: jobs a stage moved on, by the script that moved them
     /// (`forward_job`, `claim_purchases`, `grant_purchases`, `finish_ticket`, `schedule_retry`, …).
     public static func moved(stage: Stage, by script: String) {

@@ -4,9 +4,9 @@ import NIOConcurrencyHelpers
 import RedisClient
 import ServiceLifecycle
 
-/// Runs one stage: takes jobs into its own in-flight list (in batches while the queue is long,
-/// with BLMOVE when it is empty), handles up to `concurrency` at once, heartbeats, and does the
-/// fleet's housekeeping (due retries, reaping).
+/// Runs one stage's handler: takes jobs into its own in-flight list (in batches while the queue
+/// is long, with BLMOVE when it is empty), handles up to `concurrency` at once, heartbeats, and
+/// does the fleet's housekeeping (due retries, reaping) and the handler's own. It names no stage.
 /// On graceful shutdown it stops taking jobs, lets those in flight finish within the grace
 /// period, hands back any left and leaves the worker set.
 public final class StageWorker: Service, Sendable {
@@ -32,6 +32,7 @@ public final class StageWorker: Service, Sendable {
     public var member: String { context.member }
 
     public func run() async throws {
+        PipelineMetrics.prepare(stage: handler.stage, transitions: handler.transitions)
         await withGracefulShutdownHandler {
             await withTaskGroup(of: Void.self) { group in
                 group.addTask { await self.heartbeatLoop() }
@@ -58,6 +59,19 @@ public final class StageWorker: Service, Sendable {
         case graceOver
     }
 
+    /// The loop's own state between its steps.
+    private struct Loop {
+        /// Jobs being handled now.
+        var running = 0
+        var backoff = RedisRetryBackoff()
+        var nextOrphanCheck: ContinuousClock.Instant
+        /// A queue that was just found empty is waited on (BLMOVE) without asking take_jobs
+        /// first, until a BLMOVE comes back at once (jobs are waiting again).
+        var queueSeemsEmpty = false
+    }
+
+    /// Takes jobs and handles them, up to `concurrency` at once, until a stop; then drains. Each
+    /// round: wait for free slots, check the heartbeat, adopt orphans when due, take, start.
     private func takeAndHandle() async {
         // The blocking connection is this loop's own: closed when the loop ends, before hand-back.
         let connection = context.store.redis.makeDedicatedConnection()
@@ -68,90 +82,94 @@ public final class StageWorker: Service, Sendable {
                 for await _ in self.stopSignal.stream { break }
                 return .stopRequested
             }
-            var running = 0
-            var backoff = RedisRetryBackoff()
-            var nextOrphanCheck = ContinuousClock.now + .milliseconds(settings.leaseMs)
-            func pause() async { await backoff.pause() }
-            // A busy worker takes again once a few slots are free, not at every single one: its
-            // takes (and the marks and forwards of the jobs it starts together) then go in batches.
-            let refill = settings.refill
-            var queueSeemsEmpty = false
+            var loop = Loop(nextOrphanCheck: .now + .milliseconds(settings.leaseMs))
             while !context.isStopping && !Task.isCancelled {
-                if running > settings.concurrency - refill {
-                    if await group.next() == .handled { running -= 1 }
+                // A busy worker takes again once a few slots are free, not at every single one: its
+                // takes (and the marks and forwards of the jobs it starts together) then go in batches.
+                if loop.running > settings.concurrency - settings.refill {
+                    if await group.next() == .handled { loop.running -= 1 }
                     continue
                 }
                 // A worker that cannot heartbeat may be reaped at any moment: it takes nothing until it can.
-                guard await heartbeatIsFresh() else {
-                    await pause()
+                guard await heartbeatIsFresh(), await adoptOrphansIfDue(&loop, &group) else {
+                    await loop.backoff.pause()
                     continue
                 }
-                if ContinuousClock.now >= nextOrphanCheck {
-                    guard let orphans = try? await orphans() else {
-                        await pause()
-                        continue
-                    }
-                    for payload in orphans {
-                        running += 1
-                        handle(payload, in: &group)
-                    }
-                    nextOrphanCheck = ContinuousClock.now + .milliseconds(settings.leaseMs)
-                }
-                var taken: [String] = []
-                do {
-                    // A long queue is taken in batches; a queue that was just found empty is
-                    // waited on (BLMOVE) without asking take_jobs first, until a BLMOVE comes back
-                    // at once (jobs are waiting again).
-                    let wanted = min(settings.concurrency - running, settings.takeBatch)
-                    if !queueSeemsEmpty {
-                        taken = try await context.store.takeJobs(from: handler.stage, member: context.member, max: wanted)
-                        queueSeemsEmpty = taken.count < wanted
-                    }
-                    if taken.isEmpty {
-                        let asked = ContinuousClock.now
-                        if let payload = try await context.store.take(
-                            from: handler.stage, member: context.member, on: connection, blockMs: settings.blockMs)
-                        {
-                            taken = [payload]
-                            queueSeemsEmpty = ContinuousClock.now - asked > Self.blockedLongerThan
-                        }
-                    }
-                    backoff.reset()
-                } catch {
-                    // Redis may have moved jobs into our list and lost the reply: look for them soon.
-                    context.logger.warning("cannot take jobs", metadata: ["error": "\(error)"])
-                    nextOrphanCheck = .now
-                    queueSeemsEmpty = false
-                    await pause()
-                    continue
-                }
-                for payload in taken {
-                    running += 1
+                for payload in await take(&loop, on: connection) {
+                    loop.running += 1
                     handle(payload, in: &group)
                 }
             }
-            // Draining: jobs in flight get the grace period, then are cancelled (and handed back).
-            if running > 0 {
-                let graceMs = settings.shutdownGraceMs
-                group.addTask {
-                    try? await Task.sleep(for: .milliseconds(graceMs))
-                    return .graceOver
-                }
-                while running > 0, let event = await group.next() {
-                    switch event {
-                    case .handled:
-                        running -= 1
-                    case .graceOver:
-                        context.logger.warning("grace period over, abandoning jobs in flight", metadata: ["jobs": "\(running)"])
-                        group.cancelAll()
-                    case .stopRequested:
-                        continue
-                    }
-                }
-            }
+            await drain(&group, running: loop.running)
             group.cancelAll()
         }
         await connection.close()
+    }
+
+    /// Once a lease, the jobs in this worker's list that no handler has are handled; `false` when
+    /// the list could not be read.
+    private func adoptOrphansIfDue(_ loop: inout Loop, _ group: inout TaskGroup<Event>) async -> Bool {
+        guard ContinuousClock.now >= loop.nextOrphanCheck else { return true }
+        guard let orphans = try? await orphans() else { return false }
+        for payload in orphans {
+            loop.running += 1
+            handle(payload, in: &group)
+        }
+        loop.nextOrphanCheck = .now + .milliseconds(settings.leaseMs)
+        return true
+    }
+
+    /// A batch from a long queue (`take_jobs`), else one job by BLMOVE; none when Redis failed
+    /// (after a pause: it may have moved jobs into our list and lost the reply, so orphans are
+    /// looked for soon) or the wait ended empty.
+    private func take(_ loop: inout Loop, on connection: RedisConnection) async -> [String] {
+        do {
+            let wanted = min(settings.concurrency - loop.running, settings.takeBatch)
+            var taken: [String] = []
+            if !loop.queueSeemsEmpty {
+                taken = try await context.store.takeJobs(from: handler.stage, member: context.member, max: wanted)
+                loop.queueSeemsEmpty = taken.count < wanted
+            }
+            if taken.isEmpty {
+                let asked = ContinuousClock.now
+                if let payload = try await context.store.take(
+                    from: handler.stage, member: context.member, on: connection, blockMs: settings.blockMs)
+                {
+                    taken = [payload]
+                    loop.queueSeemsEmpty = ContinuousClock.now - asked > Self.blockedLongerThan
+                }
+            }
+            loop.backoff.reset()
+            return taken
+        } catch {
+            context.logger.warning("cannot take jobs", metadata: ["error": "\(error)"])
+            loop.nextOrphanCheck = .now
+            loop.queueSeemsEmpty = false
+            await loop.backoff.pause()
+            return []
+        }
+    }
+
+    /// Jobs in flight get the grace period, then are cancelled (and handed back).
+    private func drain(_ group: inout TaskGroup<Event>, running: Int) async {
+        guard running > 0 else { return }
+        var running = running
+        let grace = Duration.milliseconds(settings.shutdownGraceMs)
+        group.addTask {
+            try? await Task.sleep(for: grace)
+            return .graceOver
+        }
+        while running > 0, let event = await group.next() {
+            switch event {
+            case .handled:
+                running -= 1
+            case .graceOver:
+                context.logger.warning("grace period over, abandoning jobs in flight", metadata: ["jobs": "\(running)"])
+                group.cancelAll()
+            case .stopRequested:
+                continue
+            }
+        }
     }
 
     private func handle(_ payload: String, in group: inout TaskGroup<Event>) {
@@ -206,7 +224,7 @@ public final class StageWorker: Service, Sendable {
 
     private func handBack() async {
         // With Redis gone for longer than the grace period, the reaper returns the jobs later instead.
-        let returned = await context.transition("requeue_inflight", giveUpAfterMs: max(settings.shutdownGraceMs, 1000)) {
+        let returned = await context.transition(RequeueInflight.self, giveUpAfter: .milliseconds(max(settings.shutdownGraceMs, 1000))) {
             try await context.store.requeueInflight(member: context.member, stage: handler.stage)
         }
         context.logger.info("worker stopped", metadata: ["returned": "\(returned ?? 0)"])
@@ -220,33 +238,29 @@ public final class StageWorker: Service, Sendable {
         }
     }
 
+    /// The fleet's housekeeping (due retries, reaping) and the stage's own (`JobHandler.housekeeping`).
     private func housekeepingLoop() async {
         while !Task.isCancelled {
             do {
                 try await context.store.promoteDueRetries()
-                // The webhook workers move new fulfilment entries to their users' delivery lists.
-                if handler.stage == .webhook {
-                    while try await context.store.routeFulfilmentEvents(consumer: context.member, count: 500) == 500 {}
-                }
-                // Re-checks go to the verify stage: its workers queue them, the others need not.
-                if handler.stage == .verify, let rechecks = settings.rechecks {
-                    let queued = try await context.store.promoteDueRechecks(
-                        schedule: rechecks.schedule, ticketTTLSeconds: rechecks.ticketTTLSeconds)
-                    PipelineMetrics.rechecksQueued(queued)
-                }
-                let reaped = try await context.store.reapExpiredWorkers(
-                    reaper: context.member, leaseMs: settings.leaseMs, maxRedeliveries: settings.maxRedeliveries,
-                    lockMs: settings.housekeepingMs, forgetAfterMs: settings.forgetAfterMs)
-                PipelineMetrics.reaped(workers: reaped.workers, returned: reaped.returned, deadLettered: reaped.deadLettered)
-                if reaped.workers > 0 {
-                    context.logger.warning("reaped workers past their lease", metadata: [
-                        "workers": "\(reaped.workers)", "returned": "\(reaped.returned)", "dead": "\(reaped.deadLettered)",
-                    ])
-                }
+                try await handler.housekeeping(context)
+                try await reap()
             } catch {
                 context.logger.warning("housekeeping failed", metadata: ["error": "\(error)"])
             }
             try? await Task.sleep(for: .milliseconds(settings.housekeepingMs))
+        }
+    }
+
+    private func reap() async throws {
+        let reaped = try await context.store.reapExpiredWorkers(
+            reaper: context.member, leaseMs: settings.leaseMs, maxRedeliveries: settings.maxRedeliveries,
+            lockMs: settings.housekeepingMs, forgetAfterMs: settings.forgetAfterMs)
+        PipelineMetrics.reaped(workers: reaped.workers, returned: reaped.returned, deadLettered: reaped.deadLettered)
+        if reaped.workers > 0 {
+            context.logger.warning("reaped workers past their lease", metadata: [
+                "workers": "\(reaped.workers)", "returned": "\(reaped.returned)", "dead": "\(reaped.deadLettered)",
+            ])
         }
     }
 

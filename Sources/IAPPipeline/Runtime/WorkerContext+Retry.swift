@@ -18,10 +18,10 @@ extension WorkerContext {
         var next = job
         next.attempts = rateLimited ? job.attempts : attempt
         let delay = rateLimited ? retryAfterMs! : policy.delayMs(afterAttempt: attempt, retryAfterMs: retryAfterMs)
-        let result = await transition("schedule_retry") {
+        let result = await transition(ScheduleRetry.self) {
             try await store.scheduleRetry(
                 payload, member: member, next: next, dueMs: currentTimeMs() + Int64(delay), lastError: "\(reason): \(detail)")
         }
-        await settle(result, payload: payload, job: job, what: "schedule_retry")
+        await settle(result, payload: payload, job: job, by: ScheduleRetry.self)
     }
 }

@@ -58,15 +58,26 @@ public struct WorkerContext: Sendable {
 
     public var isStopping: Bool { stopping.withLockedValue { $0 } }
 
-    /// Runs a transition, retrying with backoff while Redis is unreachable or not ready (the scripts are
-    /// safe to repeat: one that ran already finds the job gone and moves nothing). Gives up when
-    /// the task is cancelled; the job then stays in flight for the stop or the reaper to return.
-    /// `giveUpAfterMs` bounds the retrying (a stopping worker must not wait for Redis forever).
+    /// Runs a step (`body`: one call of `script`), retrying with backoff while Redis is unreachable
+    /// or not ready (the scripts are safe to repeat: one that ran already finds the job gone and
+    /// moves nothing). Gives up when the task is cancelled; the job then stays in flight for the
+    /// stop or the reaper to return. `giveUpAfter` bounds the retrying (a stopping worker must not
+    /// wait for Redis forever). An error that is not Redis's (a reply the script's header does not
+    /// list) is logged and gives `nil`: the job stays in flight, and the reaper returns it.
     public func transition<T: Sendable>(
-        _ what: String, giveUpAfterMs: Int? = nil, _ body: () async throws -> T
+        _ script: any PipelineScript.Type, giveUpAfter: Duration? = nil, _ body: () async throws -> T
     ) async -> T? {
+        await retrying(script.name, giveUpAfter: giveUpAfter, body)
+    }
+
+    /// The same for reads a step needs before its script (`find_account`, …).
+    public func transition<T: Sendable>(reading what: String, _ body: () async throws -> T) async -> T? {
+        await retrying(what, giveUpAfter: nil, body)
+    }
+
+    private func retrying<T: Sendable>(_ what: String, giveUpAfter: Duration?, _ body: () async throws -> T) async -> T? {
         var backoff = RedisRetryBackoff()
-        let deadline = giveUpAfterMs.map { ContinuousClock.now + .milliseconds($0) }
+        let deadline = giveUpAfter.map { ContinuousClock.now + $0 }
         while !Task.isCancelled && deadline.map({ ContinuousClock.now < $0 }) ?? true {
             do {
                 return try await body()
@@ -88,14 +99,15 @@ public struct WorkerContext: Sendable {
     ) async {
         logger.error("dead-lettering job", metadata: ["ticket": "\(ticket ?? "-")", "reason": "\(reason)", "error": "\(error)"])
         PipelineMetrics.deadLettered(stage: stage, reason: reason)
-        _ = await transition("dead_letter_job") {
+        _ = await transition(DeadLetterJob.self) {
             try await store.deadLetter(
                 payload, member: member, stage: stage, ticket: ticket, reason: reason, error: error, attempts: attempts)
         }
     }
 
     /// Handles what every transition can report besides success.
-    public func settle(_ result: TransitionResult?, payload: String, job: Job, what: String) async {
+    public func settle(_ result: TransitionResult?, payload: String, job: Job, by script: any PipelineScript.Type) async {
+        let what = script.name
         switch result {
         case .moved:
             PipelineMetrics.moved(stage: stage, by: what)

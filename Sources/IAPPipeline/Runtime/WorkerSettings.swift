@@ -11,18 +11,6 @@ public struct WorkerSettings: Sendable {
     public var housekeepingMs: Int
     /// Most jobs one `take_jobs` moves (never more than the free slots).
     public var takeBatch: Int
-    /// What a verify worker's housekeeping needs to queue due re-checks; `nil`: it queues none.
-    public var rechecks: RecheckPromotion?
-
-    public struct RecheckPromotion: Sendable {
-        public var schedule: RecheckSchedule
-        public var ticketTTLSeconds: Int
-
-        public init(schedule: RecheckSchedule, ticketTTLSeconds: Int) {
-            self.schedule = schedule
-            self.ticketTTLSeconds = ticketTTLSeconds
-        }
-    }
 
     /// How many slots must be free before a busy worker takes again: an eighth of its slots (at
     /// most `takeBatch`), so a full worker takes in batches rather than one job per finished one.
@@ -34,9 +22,8 @@ public struct WorkerSettings: Sendable {
 
     public init(
         concurrency: Int = 64, leaseMs: Int = 30000, maxRedeliveries: Int = 5, shutdownGraceMs: Int = 25000,
-        blockMs: Int = 1000, housekeepingMs: Int = 1000, takeBatch: Int = 32, rechecks: RecheckPromotion? = nil
+        blockMs: Int = 1000, housekeepingMs: Int = 1000, takeBatch: Int = 32
     ) {
-        self.rechecks = rechecks
         precondition(takeBatch > 0, "takeBatch must be positive")
         self.takeBatch = takeBatch
         self.concurrency = concurrency
@@ -50,7 +37,6 @@ public struct WorkerSettings: Sendable {
     public init(_ configuration: PipelineConfiguration, concurrency: Int? = nil) {
         self.init(
             concurrency: concurrency ?? configuration.concurrency, leaseMs: configuration.leaseMs,
-            maxRedeliveries: configuration.maxRedeliveries, shutdownGraceMs: configuration.shutdownGraceMs,
-            rechecks: RecheckPromotion(schedule: configuration.recheck, ticketTTLSeconds: configuration.ticketTTLSeconds))
+            maxRedeliveries: configuration.maxRedeliveries, shutdownGraceMs: configuration.shutdownGraceMs)
     }
 }

@@ -1,78 +1,111 @@
 import PlainJSON
+import RedisClient
 
-/// What `release_held_purchase` and `reject_held_purchase` share: their keys, their arguments and
-/// the Lua that reads a hold and settles its ticket.
-enum HeldPurchaseDecision {
-    /// Reads the hold (KEYS[1]) into `h`, or returns `{-1}` when there is none and `{0, status}`
-    /// when an operator decided it already.
-    static let readHold = """
-        local a = cjson.decode(ARGV[1])
-        recheckPolicy = a.recheck
-        local p = a.prefix
-        local fields = redis.call('HGETALL', KEYS[1])
-        if #fields == 0 then return {-1} end
-        local h = {}
-        for i = 1, #fields, 2 do h[fields[i]] = fields[i + 1] end
-        if h.status ~= 'held' then return {0, h.status} end
-        """
+/// What `release_held_purchase` and `reject_held_purchase` share: the hold's own keys first, its
+/// arguments, and the decoding of their replies. The keys that follow from the hold (its ticket,
+/// user, original transaction, token) are declared once the script has named them.
+struct HeldPurchaseDecision: Sendable {
+    let redisKeys: RedisKeys
+    let unit: String
+    var members: [String: JSONValue]
 
-    /// `settle(outcome, why)`: records the decision on the hold, takes it off the index, and gives
-    /// the ticket (if it has not expired) the purchase's new outcome and the status its purchases
-    /// add up to: `held` while any is, else `granted`, `duplicate`, `rejected`.
-    static let settle = """
-        local function settle(outcome, why)
-          local decision = outcome == 'granted' and 'released' or 'rejected'
-          redis.call('HSET', KEYS[1], 'status', decision, 'decided_at', a.now, 'decided_by', a.operator,
-            'decision_reason', why, 'note', a.note)
-          redis.call('ZREM', KEYS[2], h.unit)
-          local ticketKey = p .. 'ticket:' .. h.ticket
-          local text = redis.call('HGET', ticketKey, 'transactions')
-          if not text then return decision end
-          local list = cjson.decode(text)
-          local granted, duplicates, held, reason = 0, 0, 0, nil
-          for _, entry in ipairs(list) do
-            if entry.transaction_id == h.transaction_id and entry.outcome == 'held' then
-              entry.outcome = outcome
-              if outcome == 'rejected' then entry.reason = why else entry.reason = nil end
-            end
-            if entry.outcome == 'granted' then granted = granted + 1
-            elseif entry.outcome == 'duplicate' then duplicates = duplicates + 1
-            elseif entry.outcome == 'held' then held = held + 1
-            elseif not reason and entry.reason then reason = entry.reason end
-          end
-          local status = 'rejected'
-          if held > 0 then status = 'held' elseif granted > 0 then status = 'granted' elseif duplicates > 0 then status = 'duplicate' end
-          redis.call('HSET', ticketKey, 'status', status, 'updated_at', a.now)
-          if #list > 0 then redis.call('HSET', ticketKey, 'transactions', cjson.encode(list)) end
-          if status == 'rejected' then redis.call('HSET', ticketKey, 'reason', reason or 'no_purchases')
-          else redis.call('HDEL', ticketKey, 'reason') end
-          redis.call('PUBLISH', a.channel, h.ticket)
-          return decision
-        end
-        """
+    init(_ keys: RedisKeys, unit: String, by operatorName: String, note: String, recheck: RecheckSchedule?, now: Int64) {
+        redisKeys = keys
+        self.unit = unit
+        members = [
+            "now": .string(String(now)), "operator": .string(operatorName), "note": .string(note), "channel": .string(keys.results),
+        ]
+        if let recheck { members["recheck"] = recheck.json }
+    }
 
-    /// The fields of a hold that a fulfilment entry about it repeats, as XADD arguments.
-    static let entryFields = """
-        'ticket', h.ticket, 'user_id', h.user_id, 'product_id', h.product_id, 'quantity', h.quantity,
-        'transaction_id', h.transaction_id, 'original_transaction_id', h.original_transaction_id,
-        'environment', h.environment, 'unit', h.unit, 'held_at', h.held_at, 'hold_reason', h.reason
-        """
+    var argument: String { JSONValue.object(members).canonicalText }
+
+    /// The hold as the script named it (`{-2, hold}`).
+    struct Named {
+        var ticket: String
+        var userID: String
+        var originalTransactionID: String
+        var appAccountToken: String
+    }
+
+    mutating func named(_ needed: RedisReply, script: String) throws -> Named {
+        let hold = try needed.json(script: script)
+        guard let ticket = hold["ticket"]?.string else { throw ScriptReplyError(script: script, reply: needed) }
+        let named = Named(
+            ticket: ticket, userID: hold["user_id"]?.string ?? "", originalTransactionID: hold["original_transaction_id"]?.string ?? "",
+            appAccountToken: hold["app_account_token"]?.string ?? "")
+        members["ticket"] = .string(named.ticket)
+        members["user_id"] = .string(named.userID)
+        members["original_transaction_id"] = .string(named.originalTransactionID)
+        return named
+    }
+
+    static func decode(_ reply: RedisReply, script: String, decisions: Set<String>) throws -> HeldPurchaseResult {
+        guard let items = reply.array, let code = items.first?.int else { throw ScriptReplyError(script: script, reply: reply) }
+        switch (code, items.count > 1 ? items[1].string : nil) {
+        case (1, let decision?) where decisions.contains(decision): return .decided(decision)
+        case (0, let status?): return .alreadyDecided(status)
+        case (-1, nil): return .notFound
+        default: throw ScriptReplyError(script: script, reply: reply)
+        }
+    }
 }
 
-/// The named arguments of `release_held_purchase` and `reject_held_purchase`.
-struct HeldPurchaseDecisionArguments: ScriptArguments {
-    var now: String
-    /// Who decided (audited on the hold and the fulfilment stream).
-    var operatorName: String
-    var note: String
-    var channel: String
-    var prefix: String
-    var recheck: RecheckSchedule?
+/// `release_held_purchase`: an operator grants a held purchase once (or rejects it when Apple
+/// refunded it meanwhile).
+struct ReleaseHeldPurchase: DeclaringScript {
+    static let script = LuaSource.script("release_held_purchase", PackageResources.release_held_purchase_lua)
+    private var decision: HeldPurchaseDecision
+    private(set) var keys: [String]
+    private(set) var arguments: [String]
 
-    var json: JSONValue {
-        .members([
-            "now": .string(now), "operator": .string(operatorName), "note": .string(note), "channel": .string(channel),
-            "prefix": .string(prefix), "recheck": recheck?.json,
-        ])
+    init(_ keys: RedisKeys, unit: String, by operatorName: String, note: String, recheck: RecheckSchedule?, now: Int64) {
+        decision = HeldPurchaseDecision(keys, unit: unit, by: operatorName, note: note, recheck: recheck, now: now)
+        self.keys = Self.holdKeys(keys, unit: unit)
+        arguments = [decision.argument]
+    }
+
+    private static func holdKeys(_ keys: RedisKeys, unit: String) -> [String] {
+        [keys.hold(unit: unit), keys.holds, keys.claim(unit: unit), keys.grant(unit: unit), keys.refunded(unit: unit), keys.fulfilment]
+    }
+
+    mutating func declare(_ needed: RedisReply) throws {
+        let hold = try decision.named(needed, script: Self.name)
+        let k = decision.redisKeys
+        keys = Self.holdKeys(k, unit: decision.unit) + [
+            k.ticket(hold.ticket), k.owner(originalTransactionID: hold.originalTransactionID), k.unclaimed,
+            k.lifetime(user: hold.userID), k.subscription(originalTransactionID: hold.originalTransactionID), k.rechecks,
+            k.subscriptions(user: hold.userID),
+        ] + (hold.appAccountToken.isEmpty ? [] : [k.accountToken(hold.appAccountToken)])
+        arguments = [decision.argument]
+    }
+
+    static func decode(_ reply: RedisReply) throws -> HeldPurchaseResult {
+        try HeldPurchaseDecision.decode(reply, script: name, decisions: ["released", "rejected"])
+    }
+}
+
+/// `reject_held_purchase`: an operator rejects a held purchase: never granted, to anyone.
+struct RejectHeldPurchase: DeclaringScript {
+    static let script = LuaSource.script("reject_held_purchase", PackageResources.reject_held_purchase_lua)
+    private var decision: HeldPurchaseDecision
+    private(set) var keys: [String]
+    private(set) var arguments: [String]
+
+    init(_ keys: RedisKeys, unit: String, by operatorName: String, note: String, now: Int64) {
+        decision = HeldPurchaseDecision(keys, unit: unit, by: operatorName, note: note, recheck: nil, now: now)
+        self.keys = [keys.hold(unit: unit), keys.holds]
+        arguments = [decision.argument]
+    }
+
+    mutating func declare(_ needed: RedisReply) throws {
+        let hold = try decision.named(needed, script: Self.name)
+        let k = decision.redisKeys
+        keys = [k.hold(unit: decision.unit), k.holds, k.ticket(hold.ticket), k.fulfilment]
+        arguments = [decision.argument]
+    }
+
+    static func decode(_ reply: RedisReply) throws -> HeldPurchaseResult {
+        try HeldPurchaseDecision.decode(reply, script: name, decisions: ["rejected"])
     }
 }

@@ -1,3 +1,13 @@
-/// The Lua scripts that move jobs between Redis structures: each move is one of these, atomic,
-/// one file each, named after what it does. `PipelineStore` is the only caller.
-public enum PipelineScripts {}
+/// Every script of the pipeline, one `.lua` file each under `Lua/` (a test loads each into a
+/// real Redis, checks it with luac, and runs it on a cluster node that refuses undeclared keys).
+/// `PipelineStore` is the only caller.
+public enum PipelineScripts {
+    public static let all: [any PipelineScript.Type] = [
+        AcceptNotification.self, ApplySubscriptionNotification.self, ClaimPurchases.self, DeadLetterJob.self,
+        FinishTicket.self, FinishWebhookEvent.self, ForceRecheck.self, ForwardJob.self, GrantByOperator.self,
+        GrantPurchases.self, HoldAPIEndpoint.self, MarkVerifying.self, PromoteDueRechecks.self, PromoteDueRetries.self,
+        ReapExpiredWorkers.self, RecordNotification.self, ReinstateGrant.self, RejectHeldPurchase.self,
+        ReleaseHeldPurchase.self, ReplayDeadLetter.self, RequeueInflight.self, RevokeByOperator.self, RevokeGrant.self,
+        RouteFulfilmentEvents.self, ScheduleRetry.self, SubmitReceipt.self, TakeAPIPermit.self, TakeJobs.self,
+    ]
+}

@@ -10,8 +10,3 @@ extension ScriptArguments {
     /// The script's argument: the canonical JSON text.
     var argument: String { json.canonicalText }
 }
-
-/// Arguments that are only strings.
-extension Dictionary: ScriptArguments where Key == String, Value == String {
-    var json: JSONValue { .object(mapValues(JSONValue.string)) }
-}

@@ -5,6 +5,7 @@ import AppleReceipt
 /// nobody else is granted them meanwhile) and forwards the job to grant, in one script.
 public struct DedupeHandler: JobHandler {
     public let stage = Stage.dedupe
+    public let transitions: [any PipelineScript.Type] = [ClaimPurchases.self]
     public let catalog: ProductCatalog
     public let policy: PurchasePolicy
 
@@ -39,10 +40,10 @@ public struct DedupeHandler: JobHandler {
                 attempts: job.attempts)
             return
         }
-        let result = await worker.transition("claim_purchases") {
+        let result = await worker.transition(ClaimPurchases.self) {
             try await worker.claimAndForward(payload, to: next)
         }
-        await worker.settle(result, payload: payload, job: job, what: "claim_purchases")
+        await worker.settle(result, payload: payload, job: job, by: ClaimPurchases.self)
     }
 
     /// The purchases a job may grant: those the client named, else all in the receipt; each

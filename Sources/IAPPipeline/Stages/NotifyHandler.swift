@@ -11,6 +11,10 @@ import Foundation
 /// transaction. Unknown types never fail.
 public struct NotifyHandler: JobHandler {
     public let stage = Stage.notify
+    public let transitions: [any PipelineScript.Type] = [
+        RevokeGrant.self, ReinstateGrant.self, ApplySubscriptionNotification.self, RecordNotification.self, ForwardJob.self,
+        ScheduleRetry.self,
+    ]
     public let catalog: ProductCatalog
     /// `nil`: consumption requests are only recorded (no Server API keys, or `IAP_REFUND_PREFERENCE=none`).
     public let consumption: ConsumptionAnswering?
@@ -67,7 +71,7 @@ public struct NotifyHandler: JobHandler {
     ) async {
         guard let unit = await unit(of: transaction, payload: payload, job: job, worker: worker) else { return }
         let reversal = notification.type == Self.reversal
-        let step = reversal ? "reinstate_grant" : "revoke_grant"
+        let step: any PipelineScript.Type = reversal ? ReinstateGrant.self : RevokeGrant.self
         // A subscription's period: its record follows (only when it is the latest period).
         let now = currentTimeMs()
         let afterReversal = (transaction.expiresDate ?? Int64.max) > now ? "active" : "expired"
@@ -87,13 +91,13 @@ public struct NotifyHandler: JobHandler {
                 "type": "\(notification.type)", "unit": "\(unit)", "result": "\(applied ?? "?")",
             ])
         }
-        await worker.settle(result, payload: payload, job: job, what: step)
+        await worker.settle(result, payload: payload, job: job, by: step)
     }
 
     private func grantToAccount(
         _ transaction: JWSTransaction, notification: VerifiedNotification, payload: String, job: Job, worker: WorkerContext
     ) async {
-        let found = await worker.transition("find_account") {
+        let found = await worker.transition(reading: "find_account") {
             try await worker.store.account(
                 appAccountToken: transaction.appAccountToken, originalTransactionID: transaction.originalTransactionID)
         }
@@ -101,12 +105,12 @@ public struct NotifyHandler: JobHandler {
         guard let user else {
             // Nobody we know bought it: it waits until a user proves it (any evidence), then is granted once.
             let entry = String(decoding: canonicalJSON(transaction), as: UTF8.self)
-            let result = await worker.transition("record_notification") {
+            let result = await worker.transition(RecordNotification.self) {
                 try await worker.store.recordNotification(
                     payload, member: worker.member, job: job, result: "unclaimed", entry: entry,
                     in: .unclaimed(transactionID: transaction.transactionID))
             }
-            await worker.settle(result, payload: payload, job: job, what: "record_notification")
+            await worker.settle(result, payload: payload, job: job, by: RecordNotification.self)
             return
         }
         var next = job
@@ -115,12 +119,12 @@ public struct NotifyHandler: JobHandler {
         next.source = "notification"
         next.receipt = VerifiedReceipt(signed: transaction)
         next.notification = nil
-        let result = await worker.transition("forward_job") {
+        let result = await worker.transition(ForwardJob.self) {
             try await worker.forward(
                 payload, to: next,
                 ticketFields: [("user_id", user), ("environment", next.receipt?.environment ?? ""), ("attempts", "1")])
         }
-        await worker.settle(result, payload: payload, job: job, what: "forward_job")
+        await worker.settle(result, payload: payload, job: job, by: ForwardJob.self)
     }
 
     /// Tells Apple what it asks before deciding a refund: whether we delivered the purchase, and
@@ -131,7 +135,7 @@ public struct NotifyHandler: JobHandler {
         job: Job, worker: WorkerContext
     ) async {
         guard let unit = await unit(of: transaction, payload: payload, job: job, worker: worker) else { return }
-        let read = await worker.transition("read_consumption_facts") {
+        let read = await worker.transition(reading: "read_consumption_facts") {
             try await worker.store.consumptionFacts(unit: unit, originalTransactionID: transaction.originalTransactionID)
         }
         guard let facts = read else { return }
@@ -201,7 +205,7 @@ public struct NotifyHandler: JobHandler {
         _ change: SubscriptionChange, notification: VerifiedNotification, payload: String, job: Job, worker: WorkerContext
     ) async {
         let entry = String(decoding: canonicalJSON(NotificationEntry(notification)), as: UTF8.self)
-        let outcome = await worker.transition("apply_subscription_notification") {
+        let outcome = await worker.transition(ApplySubscriptionNotification.self) {
             try await worker.store.applySubscriptionNotification(payload, member: worker.member, job: job, change: change, entry: entry)
         }
         guard let (result, applied) = outcome else { return }
@@ -210,7 +214,7 @@ public struct NotifyHandler: JobHandler {
                 "type": "\(notification.type)", "original_transaction_id": "\(change.originalTransactionID)", "result": "\(applied ?? "?")",
             ])
         }
-        await worker.settle(result, payload: payload, job: job, what: "apply_subscription_notification")
+        await worker.settle(result, payload: payload, job: job, by: ApplySubscriptionNotification.self)
     }
 
     /// Keeps the notification on its original transaction's history (or nowhere when it has none)
@@ -220,12 +224,12 @@ public struct NotifyHandler: JobHandler {
     ) async {
         let entry = String(decoding: canonicalJSON(NotificationEntry(notification)), as: UTF8.self)
         let original = notification.originalTransactionID
-        let moved = await worker.transition("record_notification") {
+        let moved = await worker.transition(RecordNotification.self) {
             try await worker.store.recordNotification(
                 payload, member: worker.member, job: job, result: result ?? (original == nil ? "ignored" : "recorded"), entry: entry,
                 in: original.map { .history(originalTransactionID: $0) } ?? .nothing)
         }
-        await worker.settle(moved, payload: payload, job: job, what: "record_notification")
+        await worker.settle(moved, payload: payload, job: job, by: RecordNotification.self)
     }
 
     /// What is kept of a notification that changes no grant.

@@ -16,11 +16,17 @@ public struct VerifyHandler: JobHandler {
     public let subscriptions: (any SubscriptionChecking)?
     public let bundleIDs: Set<String>
     public let retryPolicy: RetryPolicy
+    /// What the housekeeping needs to queue due re-checks; `nil`: this worker queues none.
+    public let rechecks: RecheckPromotion?
+
+    public let transitions: [any PipelineScript.Type] = [ForwardJob.self, FinishTicket.self, ScheduleRetry.self]
 
     public init(
         verifier: any ReceiptVerifying, signedData: SignedDataVerifier, lookup: (any TransactionLookup)? = nil,
-        subscriptions: (any SubscriptionChecking)? = nil, bundleIDs: Set<String>, retryPolicy: RetryPolicy
+        subscriptions: (any SubscriptionChecking)? = nil, bundleIDs: Set<String>, retryPolicy: RetryPolicy,
+        rechecks: RecheckPromotion? = nil
     ) {
+        self.rechecks = rechecks
         self.verifier = verifier
         self.signedData = signedData
         self.lookup = lookup
@@ -29,16 +35,24 @@ public struct VerifyHandler: JobHandler {
         self.retryPolicy = retryPolicy
     }
 
+    /// Re-checks go to the verify stage: its workers queue those due (`promote_due_rechecks`).
+    public func housekeeping(_ worker: WorkerContext) async throws {
+        guard let rechecks else { return }
+        let queued = try await worker.store.promoteDueRechecks(
+            schedule: rechecks.schedule, ticketTTLSeconds: rechecks.ticketTTLSeconds)
+        PipelineMetrics.rechecksQueued(queued)
+    }
+
     public func handle(_ payload: String, worker: WorkerContext) async {
         guard let job = try? Job.decode(payload), job.stage == .verify, let evidence = job.evidence else {
             await worker.deadLetter(payload, ticket: nil, reason: ReasonCode.undecodableJob, error: "not a verify job", attempts: 0)
             return
         }
-        guard let exists = await worker.transition("mark_verifying", { try await worker.markVerifying(ticket: job.ticket) }) else {
+        guard let exists = await worker.transition(MarkVerifying.self, { try await worker.markVerifying(ticket: job.ticket) }) else {
             return
         }
         if !exists {
-            await worker.settle(.ticketMissing, payload: payload, job: job, what: "mark_verifying")
+            await worker.settle(.ticketMissing, payload: payload, job: job, by: MarkVerifying.self)
             return
         }
         let attempt = job.attempts + 1
@@ -139,23 +153,23 @@ public struct VerifyHandler: JobHandler {
             ? job.receiptData : nil
         next.receiptData = nil
         next.signedTransaction = nil
-        let result = await worker.transition("forward_job") {
+        let result = await worker.transition(ForwardJob.self) {
             try await worker.forward(
                 payload, to: next,
                 ticketFields: [("environment", receipt.environment), ("attempts", String(attempt))])
         }
-        await worker.settle(result, payload: payload, job: job, what: "forward_job")
+        await worker.settle(result, payload: payload, job: job, by: ForwardJob.self)
     }
 
     private func reject(
         _ payload: String, job: Job, reason: String, attempt: Int, environment: String?, lastError: String?,
         worker: WorkerContext
     ) async {
-        let result = await worker.transition("finish_ticket") {
+        let result = await worker.transition(FinishTicket.self) {
             try await worker.store.finish(
                 payload, member: worker.member, ticket: job.ticket, status: .rejected, reason: reason, attempts: attempt,
                 environment: environment, lastError: lastError)
         }
-        await worker.settle(result, payload: payload, job: job, what: "finish_ticket")
+        await worker.settle(result, payload: payload, job: job, by: FinishTicket.self)
     }
 }

@@ -18,12 +18,22 @@ public struct WebhookHandler: JobHandler {
     public static let expiredReason = "webhook_expired"
     public static let failedReason = "webhook_failed"
 
+    public let transitions: [any PipelineScript.Type] = [FinishWebhookEvent.self, ScheduleRetry.self]
+
     public init(poster: any WebhookPosting, signer: WebhookSigner, maxAge: Duration, retryPolicy: RetryPolicy) {
         self.poster = poster
         self.signer = signer
         self.maxAge = maxAge
         self.retryPolicy = retryPolicy
     }
+
+    /// New fulfilment entries go to their users' delivery lists (`route_fulfilment_events`), 500
+    /// at a time until none is left.
+    public func housekeeping(_ worker: WorkerContext) async throws {
+        while try await worker.store.routeFulfilmentEvents(consumer: worker.member, count: Self.routeBatch) == Self.routeBatch {}
+    }
+
+    static let routeBatch = 500
 
     public func handle(_ payload: String, worker: WorkerContext) async {
         guard let job = try? Job.decode(payload), job.stage == .webhook else {
@@ -34,7 +44,7 @@ public struct WebhookHandler: JobHandler {
         if let replay = job.webhookEvent {
             text = replay
         } else {
-            guard let head = await worker.transition("next_webhook_event", { try await worker.store.nextWebhookEvent(user: job.userID) })
+            guard let head = await worker.transition(reading: "next_webhook_event", { try await worker.store.nextWebhookEvent(user: job.userID) })
             else { return }
             text = head
         }
@@ -84,9 +94,9 @@ public struct WebhookHandler: JobHandler {
     }
 
     private func finish(_ payload: String, job: Job, eventID: String, deadEntry: String? = nil, worker: WorkerContext) async {
-        let result = await worker.transition("finish_webhook_event") {
+        let result = await worker.transition(FinishWebhookEvent.self) {
             try await worker.store.finishWebhookEvent(payload, member: worker.member, job: job, eventID: eventID, deadEntry: deadEntry)
         }
-        await worker.settle(result, payload: payload, job: job, what: "finish_webhook_event")
+        await worker.settle(result, payload: payload, job: job, by: FinishWebhookEvent.self)
     }
 }

@@ -1,0 +1,285 @@
+#!lua
+--[[
+  grant_purchases: grant stage, one step per job. For each purchase this ticket owns the claim
+  of, writes the grant record if it does not exist and adds it to the fulfilment stream only then
+  (event `granted`, or `renewed` for a subscription's later period); binds the purchase's
+  original transaction id and app account token to the user when nobody holds them; forgets it
+  as unclaimed; sets the ticket's final status and transactions; publishes; acks. Running it
+  twice grants nothing twice.
+
+  The steps, each a function below, in the order a purchase meets them:
+  - claimOwner: the claim (`txn:<unit>`) is taken for this ticket unless another ticket has it;
+  - another ticket's claim: sharePurchase (IAP_SHARING_POLICY: `bind`, `transfer`, `share`);
+  - existingGrant: a grant record exists (a redelivered job, or another ticket granted it);
+  - earlierHold: an earlier run of this job held it (still held, or rejected by an operator);
+  - refundedBeforeGrant: Apple refunded it before its grant (`refunded:<unit>`): rejected
+    `refunded`, its claim released;
+  - countedRules: the purchase policy's counted rules, in the step that would grant: a user with
+    `refund_limit` refunds, or a purchase over its product's `daily_limit` in the user's rolling
+    24 hours (`daily:<user>:<product>`, one member per granted unit), is held;
+  - holdPurchase: a hold record (`held:<unit>`, indexed in `held`), one `held` entry, the ticket
+    `held`; the claim stays with the ticket; `release_held_purchase` grants it later;
+  - grantPurchase: the record, the stream entry and grantEffects. A subscription's later period
+    is granted to the subscription's owner (`owner:<original>`) whoever sends it: another
+    account's ticket gets `duplicate`, `owned_by_another_account`.
+  Then the job's legacy receipt is kept on the subscriptions this user owns (for re-checks by
+  verifyReceipt), and a re-check's answer (`subscription`) is applied after any new period's grant.
+
+  Input:
+    KEYS[1] inflight            the worker's in-flight list
+    KEYS[2] ticket              the job's ticket hash
+    KEYS[3] stream              the fulfilment stream
+    KEYS[4] unclaimed           `unclaimed`
+    KEYS[5] holds               `held` (the index of holds)
+    KEYS[6] rechecks            the re-check schedule
+    KEYS[7] refunds             `refunds:<user>`
+    KEYS[8] lifetime            `lifetime:<user>`
+    KEYS[9] userSubscriptions   `user-subscriptions:<user>`
+    KEYS[10…] the keys named by index in ARGV: each purchase's `k` (claim, record, hold, refunded,
+              owner, subscription, daily, token: as it has them), each other user's in `others`
+              (lifetime, subscriptions), the re-check answer's record (`subscription_key`)
+    ARGV[1] taken               the job as taken
+    ARGV[2] arguments           JSON (`GrantPurchasesArguments`): ticket, now, channel, user_id,
+                                environment, source, refund_limit?, sharing?, purchases (each:
+                                transaction_id, original_transaction_id, product_id, quantity,
+                                unit?, outcome, reason?, app_account_token?, currency?,
+                                daily_limit?, kind?, entitlements?, expires_at?, signed_at?, k),
+                                recheck? (the re-check schedule), subscription? and
+                                subscription_key? (a re-check's answer), receipt?, others?
+                                (user id → {lifetime, subscriptions}: KEYS indexes)
+  Output:
+    {1, status} granted, duplicate, held or rejected; {0} the worker no longer holds the job;
+    {-1} its ticket is gone; {-2, users (JSON array)} declare these users' keys in `others`
+    and call again (nothing was written)
+]]
+--- @include "ticket_status"
+--- @include "grant_effects"
+--- @include "share_purchase"
+
+local inflight, ticketKey, stream = KEYS[1], KEYS[2], KEYS[3]
+local a = cjson.decode(ARGV[2])
+local ticket, now, user, environment = a.ticket, a.now, a.user_id, a.environment
+local others = a.others or {}
+
+-- A purchase's keys, by name, from its `k` (indexes into KEYS).
+local function keysOf(purchase)
+  local k = {}
+  for name, index in pairs(purchase.k or {}) do k[name] = KEYS[index] end
+  return k
+end
+
+local function isClaimed(purchase)
+  return (purchase.outcome == 'pending' or purchase.outcome == 'held') and purchase.k and purchase.k.claim
+end
+
+-- The users besides this one whose keys a step will touch and the caller has not declared: the
+-- holder a transfer takes a purchase from, the owner a renewal is granted to. Reads only.
+local function undeclaredUsers()
+  local missing, seen = {}, {}
+  local function need(other)
+    if other and other ~= user and not others[other] and not seen[other] then
+      seen[other] = true
+      missing[#missing + 1] = other
+    end
+  end
+  for _, purchase in ipairs(a.purchases) do
+    if isClaimed(purchase) then
+      local k = keysOf(purchase)
+      if a.sharing == 'transfer' and purchase.kind then
+        local claimedBy = redis.call('GET', k.claim)
+        if claimedBy and claimedBy ~= ticket then need(redis.call('HGET', k.record, 'user_id')) end
+      end
+      if purchase.kind == 'auto_renewable' and purchase.transaction_id ~= purchase.original_transaction_id then
+        need(redis.call('GET', k.owner))
+      end
+    end
+  end
+  return missing
+end
+
+-- The keys of one user: this one's, or another's as declared in `others`.
+local function userKeys(id)
+  if id == user then return {lifetime = KEYS[8], subscriptions = KEYS[9]} end
+  local o = others[id] or {}
+  return {lifetime = KEYS[o.lifetime], subscriptions = KEYS[o.subscriptions]}
+end
+
+-- The ticket that holds the purchase's claim, taking it for this ticket when nobody has.
+local function claimOwner(k)
+  local owner = redis.call('GET', k.claim)
+  if owner then return owner end
+  redis.call('SET', k.claim, ticket)
+  return ticket
+end
+
+-- A grant record exists: this job's own earlier run, or another ticket's grant.
+local function existingGrant(k)
+  local r = redis.call('HMGET', k.record, 'ticket', 'user_id')
+  if r[1] ~= ticket then return 'duplicate', '' end
+  if r[2] == user then return 'granted', '' end
+  return 'duplicate', 'owned_by_another_account'
+end
+
+-- Held by an earlier run of this job: as it stands (still held, or rejected by an operator).
+-- Only a purchase a rule could hold has a hold to look for: no extra read on the common path.
+local function earlierHold(k, purchase, why)
+  local couldBeHeld = purchase.outcome == 'held' or a.refund_limit or purchase.daily_limit
+  if not couldBeHeld or redis.call('HGET', k.hold, 'ticket') ~= ticket then return nil end
+  local h = redis.call('HMGET', k.hold, 'status', 'reason')
+  if h[1] == 'rejected' then return 'rejected', h[2] or why end
+  return 'held', h[2] or why
+end
+
+-- Apple refunded it before we granted it: nothing to grant; a reversal can still let it through.
+local function refundedBeforeGrant(k)
+  if redis.call('EXISTS', k.refunded) == 0 then return nil end
+  redis.call('DEL', k.claim)
+  return 'rejected', 'refunded'
+end
+
+-- The purchase policy's counted rules: the reason to hold a pending purchase, or nil (then a
+-- daily-capped purchase is counted in the user's window).
+local function countedRules(k, purchase, refunds)
+  if a.refund_limit and refunds >= tonumber(a.refund_limit) then return 'refund_limit_exceeded' end
+  if purchase.daily_limit then
+    redis.call('ZREMRANGEBYSCORE', k.daily, '-inf', string.format('%.0f', tonumber(now) - 86400000))
+    if redis.call('ZCARD', k.daily) >= tonumber(purchase.daily_limit) then return 'daily_limit_exceeded' end
+    redis.call('ZADD', k.daily, now, purchase.unit)
+    redis.call('PEXPIRE', k.daily, 86400000)
+  end
+  return nil
+end
+
+local function holdPurchase(k, purchase, why)
+  local tx, otx, product, quantity, unit =
+    purchase.transaction_id, purchase.original_transaction_id, purchase.product_id, purchase.quantity, purchase.unit
+  redis.call('HSET', k.hold, 'status', 'held', 'reason', why, 'ticket', ticket, 'user_id', user,
+    'product_id', product, 'quantity', quantity, 'transaction_id', tx, 'original_transaction_id', otx,
+    'environment', environment, 'unit', unit, 'held_at', now, 'source', a.source,
+    'currency', purchase.currency or '', 'app_account_token', purchase.app_account_token or '',
+    'kind', purchase.kind or '', 'entitlements', purchase.entitlements or '',
+    'expires_at', purchase.expires_at or '', 'signed_at', purchase.signed_at or '')
+  redis.call('ZADD', KEYS[5], now, unit)
+  redis.call('XADD', stream, '*', 'event', 'held', 'source', a.source, 'ticket', ticket,
+    'user_id', user, 'product_id', product, 'quantity', quantity, 'transaction_id', tx,
+    'original_transaction_id', otx, 'environment', environment, 'unit', unit, 'held_at', now, 'reason', why)
+end
+
+-- Writes the grant record and its stream entry, then grantEffects; returns the outcome for this
+-- ticket (`granted`, or a duplicate when the subscription's owner is another account).
+local function grantPurchase(k, purchase)
+  local tx, otx, product, quantity, unit =
+    purchase.transaction_id, purchase.original_transaction_id, purchase.product_id, purchase.quantity, purchase.unit
+  local renewal = purchase.kind == 'auto_renewable' and tx ~= otx
+  -- A subscription's later period belongs to the subscription's owner, whoever sends it.
+  local grantee = user
+  if renewal then grantee = redis.call('GET', k.owner) or user end
+  redis.call('HSET', k.record, 'ticket', ticket, 'user_id', grantee, 'product_id', product,
+    'quantity', quantity, 'transaction_id', tx, 'original_transaction_id', otx,
+    'environment', environment, 'unit', unit, 'granted_at', now, 'source', a.source)
+  local fields = {'event', renewal and 'renewed' or 'granted', 'source', a.source, 'ticket', ticket,
+    'user_id', grantee, 'product_id', product, 'quantity', quantity, 'transaction_id', tx,
+    'original_transaction_id', otx, 'environment', environment, 'unit', unit, 'granted_at', now}
+  if purchase.expires_at then
+    fields[#fields + 1] = 'expires_at'
+    fields[#fields + 1] = purchase.expires_at
+  end
+  redis.call('XADD', stream, '*', unpack(fields))
+  local theirs = userKeys(grantee)
+  grantEffects(
+    {owner = k.owner, accountToken = k.token, unclaimed = KEYS[4], lifetime = theirs.lifetime, subscription = k.subscription,
+      rechecks = KEYS[6], userSubscriptions = theirs.subscriptions, stream = stream},
+    {user_id = grantee, unit = unit, transaction_id = tx, original_transaction_id = otx, product_id = product,
+      environment = environment, source = a.source, app_account_token = purchase.app_account_token, kind = purchase.kind,
+      entitlements = purchase.entitlements, expires_at = purchase.expires_at, signed_at = purchase.signed_at},
+    now, a.recheck)
+  if grantee == user then return 'granted', '' end
+  return 'duplicate', 'owned_by_another_account'
+end
+
+-- One claimed purchase's outcome and reason, through the steps above.
+local function decide(purchase, refunds)
+  local k = keysOf(purchase)
+  local why = purchase.reason or ''
+  local owner = claimOwner(k)
+  if owner ~= ticket then
+    -- Only a transfer touches the holder's keys: a consumable's duplicate costs no read.
+    local theirs = {}
+    if a.sharing == 'transfer' and purchase.kind then
+      local holder = redis.call('HGET', k.record, 'user_id')
+      if holder then theirs = userKeys(holder) end
+    end
+    return sharePurchase(
+      {claim = k.claim, record = k.record, subscription = k.subscription, owner = k.owner, stream = stream,
+        lifetime = KEYS[8], userSubscriptions = KEYS[9], holderLifetime = theirs.lifetime,
+        holderSubscriptions = theirs.subscriptions},
+      a, purchase, now)
+  end
+  if redis.call('EXISTS', k.record) == 1 then return existingGrant(k) end
+  local outcome, reason = earlierHold(k, purchase, why)
+  if outcome then return outcome, reason end
+  outcome, reason = refundedBeforeGrant(k)
+  if outcome then return outcome, reason end
+  outcome = purchase.outcome
+  if outcome == 'pending' then
+    local rule = countedRules(k, purchase, refunds)
+    if rule then outcome, why = 'held', rule end
+  end
+  if outcome == 'held' then
+    holdPurchase(k, purchase, why)
+    return 'held', why
+  end
+  return grantPurchase(k, purchase)
+end
+
+-- A legacy receipt of subscriptions this user owns: kept for re-checks by verifyReceipt.
+local function keepReceipt()
+  for _, purchase in ipairs(a.purchases) do
+    local k = keysOf(purchase)
+    if purchase.kind == 'auto_renewable' and k.subscription and redis.call('HGET', k.subscription, 'user_id') == user then
+      redis.call('HSET', k.subscription, 'receipt', a.receipt)
+    end
+  end
+end
+
+-- The ack comes after the look for undeclared keys: a step that must be called again has
+-- written nothing, and the job stays in flight for that call.
+if redis.call('EXISTS', ticketKey) == 0 then return {-1} end
+local missing = undeclaredUsers()
+if #missing > 0 then return {-2, cjson.encode(missing)} end
+if redis.call('LREM', inflight, 1, ARGV[1]) == 0 then return {0} end
+
+local refunds = 0
+if a.refund_limit then refunds = tonumber(redis.call('GET', KEYS[7]) or '0') end
+local granted, duplicates, held, reason = 0, 0, 0, nil
+local results = {}
+for _, purchase in ipairs(a.purchases) do
+  local outcome, why = purchase.outcome, purchase.reason or ''
+  if isClaimed(purchase) then outcome, why = decide(purchase, refunds) end
+  if outcome == 'granted' then granted = granted + 1
+  elseif outcome == 'duplicate' then duplicates = duplicates + 1
+  elseif outcome == 'held' then held = held + 1
+  elseif not reason and why ~= '' then reason = why end
+  local entry = {transaction_id = purchase.transaction_id, original_transaction_id = purchase.original_transaction_id,
+    product_id = purchase.product_id, quantity = tonumber(purchase.quantity), outcome = outcome}
+  if why ~= '' and outcome ~= 'granted' then entry.reason = why end
+  results[#results + 1] = cjson.encode(entry)
+end
+if a.receipt then keepReceipt() end
+-- A re-check's answer: the subscription as Apple says it is now, after any new period's grant.
+if a.subscription then
+  local applied = applySubscription(
+    {subscription = KEYS[a.subscription_key], rechecks = KEYS[6], userSubscriptions = KEYS[9], stream = stream},
+    a.subscription, now, a.recheck)
+  redis.call('HSET', ticketKey, 'subscription', applied)
+end
+local status = ticketStatus(granted, duplicates, held)
+redis.call('HSET', ticketKey, 'status', status, 'transactions', '[' .. table.concat(results, ',') .. ']',
+  'environment', environment, 'updated_at', now)
+if status == 'rejected' then
+  redis.call('HSET', ticketKey, 'reason', reason or 'no_purchases')
+else
+  redis.call('HDEL', ticketKey, 'reason')
+end
+redis.call('PUBLISH', a.channel, ticket)
+return {1, status}

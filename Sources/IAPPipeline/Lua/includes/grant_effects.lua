@@ -1,0 +1,38 @@
+--[[
+  grantEffects(k, g, now, policy): what a new grant does beyond its record and its fulfilment
+  entry (`grant_purchases`, `release_held_purchase`):
+  - binds the original transaction and the app account token to the user when nobody holds them;
+  - forgets the purchase as unclaimed;
+  - a non-consumable: adds the unit to the user's lifetime purchases;
+  - a subscription period: applySubscription with the period's status (`active` until
+    `expires_at`, else `expired`).
+
+  k: owner (`owner:<original>`), accountToken (`account-token:<token>`, nil without a token),
+     unclaimed, lifetime (the user's), subscription, rechecks, userSubscriptions (the user's), stream.
+  g: user_id, unit, transaction_id, original_transaction_id, product_id, environment, source, and
+     optionally app_account_token, kind, entitlements (comma-separated), expires_at, signed_at.
+]]
+--- @include "apply_subscription"
+
+local function grantEffects(k, g, now, policy)
+  redis.call('SET', k.owner, g.user_id, 'NX')
+  if k.accountToken and g.app_account_token and g.app_account_token ~= '' then
+    redis.call('SET', k.accountToken, g.user_id, 'NX')
+  end
+  redis.call('HDEL', k.unclaimed, g.transaction_id)
+  if g.kind == 'non_consumable' then
+    redis.call('SADD', k.lifetime, g.unit)
+  elseif g.kind == 'auto_renewable' then
+    local expires = g.expires_at or ''
+    local status = 'active'
+    if expires ~= '' and tonumber(expires) <= tonumber(now) then status = 'expired' end
+    local signed = g.signed_at or ''
+    if signed == '' then signed = now end
+    applySubscription(
+      {subscription = k.subscription, rechecks = k.rechecks, userSubscriptions = k.userSubscriptions, stream = k.stream},
+      {original_transaction_id = g.original_transaction_id, user_id = g.user_id, product_id = g.product_id,
+        status = status, expires_at = expires, signed_at = signed, cause = 'grant', source = g.source,
+        transaction_id = g.transaction_id, entitlements = g.entitlements, environment = g.environment},
+      now, policy)
+  end
+end

@@ -1,0 +1,105 @@
+#!lua
+--[[
+  reap_expired_workers: returns the in-flight jobs of workers whose heartbeat is older than the
+  lease to the front of their queue, counting each redelivery on the ticket; a job redelivered
+  too often is dead-lettered as poison. One worker at a time runs it, under a short lock (its
+  holder may run it again). A silent worker stays in the set, reaped every round, until it has
+  been silent for `forget_ms`: a BLMOVE it sent before going silent can still deliver a job into
+  its list after the first round.
+
+  The in-flight lists of the expired workers, and the tickets of the jobs in them, are keys this
+  script learns by reading: when one is not declared (`inflight`, `tickets`), it answers
+  {-2, needed} having changed nothing; the caller declares them and calls again.
+
+  Input:
+    KEYS[1] workers    the worker set (zset: member → last heartbeat, ms)
+    KEYS[2] dead       the dead letters
+    KEYS[3] lock       the reaper's lock
+    KEYS[4] verify     the queues of the stages, by name:
+    KEYS[5] dedupe
+    KEYS[6] grant
+    KEYS[7] notify
+    KEYS[8] webhook
+    KEYS[9…] as ARGV names them: in-flight lists (`inflight`: member → index), tickets'
+             hashes (`tickets`: ticket id → index)
+    ARGV[1] arguments  JSON: now, lease_ms, max_redeliveries, lock_ms, reaper, channel,
+                       forget_ms, inflight?, tickets?
+  Output:
+    {workers that lost jobs, jobs returned, jobs dead-lettered}; {-1, 0, 0} another reaper holds
+    the lock; {-2, needed (JSON: members, tickets)} declare these keys and call again
+]]
+local workers, dead, lock = KEYS[1], KEYS[2], KEYS[3]
+local queues = {verify = KEYS[4], dedupe = KEYS[5], grant = KEYS[6], notify = KEYS[7], webhook = KEYS[8]}
+local a = cjson.decode(ARGV[1])
+local inflightOf, ticketOf = a.inflight or {}, a.tickets or {}
+local now = tonumber(a.now)
+
+local holder = redis.call('GET', lock)
+if holder and holder ~= a.reaper then return {-1, 0, 0} end
+
+-- A job as the reaper reads it: its stage's queue (nil: a worker of no known stage) and, when
+-- it decodes to a job, its ticket id.
+local function readJob(member, payload)
+  local queue = queues[string.match(member, '^(%a+):') or '']
+  local ok, job = pcall(cjson.decode, payload)
+  if ok and type(job) == 'table' and type(job.ticket) == 'string' then return queue, job.ticket end
+  return queue, nil
+end
+
+-- Every key this round will touch and the caller has not declared.
+local expired = redis.call('ZRANGEBYSCORE', workers, '-inf', now - tonumber(a.lease_ms))
+local members, tickets = {}, {}
+for _, member in ipairs(expired) do
+  if not inflightOf[member] then
+    members[#members + 1] = member
+  else
+    for _, payload in ipairs(redis.call('LRANGE', KEYS[inflightOf[member]], 0, -1)) do
+      local queue, ticket = readJob(member, payload)
+      if queue and ticket and not ticketOf[ticket] then tickets[#tickets + 1] = ticket end
+    end
+  end
+end
+if #members > 0 or #tickets > 0 then return {-2, cjson.encode({members = members, tickets = tickets})} end
+
+redis.call('SET', lock, a.reaper, 'PX', a.lock_ms)
+local returned, deadLettered, reaped = 0, 0, 0
+for _, member in ipairs(expired) do
+  local before = returned + deadLettered
+  local inflight = KEYS[inflightOf[member]]
+  while true do
+    -- newest first, each pushed to the consuming end: the oldest ends up first in line
+    local payload = redis.call('LPOP', inflight)
+    if not payload then break end
+    local queue, ticket = readJob(member, payload)
+    local reason, ticketKey = nil, nil
+    if not queue then
+      reason = 'unknown_stage'
+    elseif not ticket then
+      reason = 'undecodable_job'
+    else
+      ticketKey = KEYS[ticketOf[ticket]]
+      if redis.call('EXISTS', ticketKey) == 1 then
+        local count = redis.call('HINCRBY', ticketKey, 'redeliveries', 1)
+        if count > tonumber(a.max_redeliveries) then reason = 'poison_redelivered' end
+      else
+        ticketKey = nil
+      end
+    end
+    if reason then
+      redis.call('LPUSH', dead, cjson.encode({job = payload, stage = string.match(member, '^(%a+):') or 'unknown',
+        reason = reason, error = 'worker ' .. member .. ' lost its lease', attempts = 0, at = now, ticket = ticket}))
+      if ticketKey then
+        redis.call('HSET', ticketKey, 'status', 'dead', 'reason', reason, 'updated_at', a.now)
+        redis.call('PUBLISH', a.channel, ticket)
+      end
+      deadLettered = deadLettered + 1
+    else
+      redis.call('RPUSH', queue, payload)
+      returned = returned + 1
+    end
+  end
+  if returned + deadLettered > before then reaped = reaped + 1 end
+  local seen = tonumber(redis.call('ZSCORE', workers, member))
+  if seen and seen < now - tonumber(a.forget_ms) then redis.call('ZREM', workers, member) end
+end
+return {reaped, returned, deadLettered}

@@ -1,0 +1,33 @@
+#!lua
+--[[
+  record_notification: notify stage, a notification that grants nothing now: keeps it (on the
+  original transaction's list, newest first, at most `keep`; or, for a purchase whose account is
+  unknown, in the unclaimed hash until a user submits it), finishes the ticket with `result`; ack.
+
+  Input:
+    KEYS[1] inflight   the worker's in-flight list
+    KEYS[2] ticket     the job's ticket hash
+    KEYS[3] record     optional: `notifications:<original>` (list) or `unclaimed` (hash)
+    ARGV[1] taken      the job as taken
+    ARGV[2] arguments  JSON: ticket, now, channel, result, entry, keep, transaction_id? (the
+                       unclaimed hash's field; absent: KEYS[3] is the list)
+  Output:
+    1 recorded, 0 the worker no longer holds the job, -1 its ticket is gone
+]]
+--- @include "ack_job"
+
+local inflight, ticket, record = KEYS[1], KEYS[2], KEYS[3]
+local acked = ackJob(inflight, ticket, ARGV[1])
+if acked ~= 1 then return acked end
+local a = cjson.decode(ARGV[2])
+if record then
+  if a.transaction_id then
+    redis.call('HSET', record, a.transaction_id, a.entry)
+  else
+    redis.call('LPUSH', record, a.entry)
+    redis.call('LTRIM', record, 0, tonumber(a.keep) - 1)
+  end
+end
+redis.call('HSET', ticket, 'status', 'applied', 'result', a.result, 'attempts', '1', 'updated_at', a.now)
+redis.call('PUBLISH', a.channel, a.ticket)
+return 1

@@ -1,0 +1,51 @@
+#!lua
+--[[
+  reinstate_grant: notify stage, REFUND_REVERSED: undoes a revocation once (one `reinstated`
+  entry on the fulfilment stream, one refund fewer in the owner's count), or forgets a refund
+  remembered before the grant; finishes the ticket; acks. For a subscription's period
+  (`subscription`), the record's status as the transaction now says.
+
+  The grant's owner is data: the caller declares the keys of the owner it expects (`owner`); when
+  the record names another, the script answers {-2, owner} and changes nothing.
+
+  Input:
+    KEYS[1..9] as revoke_grant: inflight, ticket, record, refunded, stream, refunds (the
+               owner's), subscription, rechecks, ownerSubscriptions
+    ARGV[1] taken      the job as taken
+    ARGV[2] arguments  JSON: ticket, now, channel, notification, owner?, subscription?, recheck?
+  Output:
+    {1, result} `reinstated`, `refund_forgotten`, `not_revoked`; {0} the worker no longer holds
+    the job; {-1} its ticket is gone; {-2, owner} declare that owner's keys and call again
+]]
+--- @include "apply_subscription"
+
+local inflight, ticket, record, refunded, stream = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local a = cjson.decode(ARGV[2])
+if redis.call('EXISTS', ticket) == 0 then return {-1} end
+local owner = redis.call('HGET', record, 'user_id')
+if owner and owner ~= a.owner then return {-2, owner} end
+if redis.call('LREM', inflight, 1, ARGV[1]) == 0 then return {0} end
+
+local result = 'not_revoked'
+if owner and redis.call('HEXISTS', record, 'revoked_at') == 1 then
+  redis.call('HDEL', record, 'revoked_at', 'revocation_reason', 'revocation_type')
+  redis.call('HSET', record, 'reinstated_at', a.now)
+  local g = redis.call('HMGET', record, 'ticket', 'user_id', 'product_id', 'quantity', 'transaction_id',
+    'original_transaction_id', 'environment', 'unit', 'granted_at')
+  redis.call('XADD', stream, '*', 'event', 'reinstated', 'source', 'notification', 'ticket', g[1],
+    'user_id', g[2], 'product_id', g[3], 'quantity', g[4], 'transaction_id', g[5],
+    'original_transaction_id', g[6], 'environment', g[7], 'unit', g[8], 'granted_at', g[9],
+    'reinstated_at', a.now, 'notification', a.notification)
+  if tonumber(redis.call('GET', KEYS[6]) or '0') > 0 then redis.call('DECR', KEYS[6]) end
+  if a.subscription then
+    a.subscription.user_id = owner
+    applySubscription({subscription = KEYS[7], rechecks = KEYS[8], userSubscriptions = KEYS[9], stream = stream},
+      a.subscription, a.now, a.recheck)
+  end
+  result = 'reinstated'
+elseif redis.call('DEL', refunded) == 1 then
+  result = 'refund_forgotten'
+end
+redis.call('HSET', ticket, 'status', 'applied', 'result', result, 'attempts', '1', 'updated_at', a.now)
+redis.call('PUBLISH', a.channel, a.ticket)
+return {1, result}

@@ -1,0 +1,70 @@
+#!lua
+--[[
+  release_held_purchase: an operator releases a held purchase: it is granted once, as the grant
+  stage would have granted it (grant record, grantEffects, one `released` entry on the
+  fulfilment stream with `source=operator`), the hold records the decision and leaves the index,
+  and the ticket shows the purchase granted. A purchase Apple refunded while it was held is
+  rejected as `refunded` instead: nothing refunded is ever granted.
+
+  Most keys follow from the hold (its ticket, user, original transaction, app account token),
+  which only this script reads: called with others (or none), it answers {-2, hold} naming them
+  and changes nothing; the caller declares their keys and calls again.
+
+  Input:
+    KEYS[1]  hold               `held:<unit>`
+    KEYS[2]  holds              `held` (the index)
+    KEYS[3]  claim              `txn:<unit>`
+    KEYS[4]  record             `grant:<unit>`
+    KEYS[5]  refunded           `refunded:<unit>`
+    KEYS[6]  stream             the fulfilment stream
+    KEYS[7]  ticket             the hold's ticket hash
+    KEYS[8]  owner              `owner:<original>`
+    KEYS[9]  unclaimed          `unclaimed`
+    KEYS[10] lifetime           `lifetime:<user>`
+    KEYS[11] subscription       `subscription:<original>`
+    KEYS[12] rechecks           the re-check schedule
+    KEYS[13] userSubscriptions  `user-subscriptions:<user>`
+    KEYS[14] accountToken       optional: `account-token:<token>` when the hold has a token
+    ARGV[1] arguments           JSON: now, operator, note, channel, ticket, user_id,
+                                original_transaction_id, recheck?
+  Output:
+    {1, 'released' | 'rejected'}; {0, status} decided already (or `claimed_elsewhere`);
+    {-1} no such hold; {-2, hold (JSON: ticket, user_id, original_transaction_id,
+    app_account_token)} declare these keys and call again
+]]
+--- @include "read_hold"
+--- @include "hold_entry"
+--- @include "settle_hold"
+--- @include "grant_effects"
+
+local hold, holds, claim, record, refunded, stream, ticket = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
+local a = cjson.decode(ARGV[1])
+local h = readHold(hold)
+if not h then return {-1} end
+if h.status ~= 'held' then return {0, h.status} end
+if h.ticket ~= a.ticket or h.user_id ~= a.user_id or h.original_transaction_id ~= a.original_transaction_id
+  or ((h.app_account_token or '') ~= '' and not KEYS[14]) then
+  return {-2, cjson.encode({ticket = h.ticket, user_id = h.user_id, original_transaction_id = h.original_transaction_id,
+    app_account_token = h.app_account_token or ''})}
+end
+local k = {hold = hold, holds = holds, ticket = ticket}
+if redis.call('EXISTS', refunded) == 1 then
+  redis.call('DEL', claim)
+  redis.call('XADD', stream, '*', unpack(holdEntry(h, {'event', 'rejected', 'source', 'operator', 'operator', a.operator},
+    {'reason', 'refunded', 'rejected_at', a.now})))
+  return {1, settleHold(k, h, 'rejected', 'refunded', a)}
+end
+if redis.call('GET', claim) ~= h.ticket or redis.call('EXISTS', record) == 1 then
+  return {0, 'claimed_elsewhere'}
+end
+redis.call('HSET', record, 'ticket', h.ticket, 'user_id', h.user_id, 'product_id', h.product_id,
+  'quantity', h.quantity, 'transaction_id', h.transaction_id, 'original_transaction_id', h.original_transaction_id,
+  'environment', h.environment, 'unit', h.unit, 'granted_at', a.now, 'source', h.source, 'released_by', a.operator)
+redis.call('XADD', stream, '*', unpack(holdEntry(h, {'event', 'released', 'source', 'operator', 'operator', a.operator},
+  {'granted_at', a.now})))
+h.source = 'operator'
+grantEffects(
+  {owner = KEYS[8], accountToken = KEYS[14], unclaimed = KEYS[9], lifetime = KEYS[10], subscription = KEYS[11],
+    rechecks = KEYS[12], userSubscriptions = KEYS[13], stream = stream},
+  h, a.now, a.recheck)
+return {1, settleHold(k, h, 'granted', h.reason, a)}

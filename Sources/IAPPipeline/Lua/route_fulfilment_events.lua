@@ -1,0 +1,81 @@
+#!lua
+--[[
+  route_fulfilment_events: `iap-webhook`'s housekeeping: reads the next fulfilment entries for the
+  consumer group (XREADGROUP; the group is created at the stream's start the first time),
+  appends each to its user's list of events to deliver, queues a delivery job for a user who has
+  none (one job per user, with its ticket `webhook:<user>`), and acknowledges the entries (XACK):
+  all in this one step, so a crash can neither lose an entry nor leave one pending (nothing is
+  ever left for XAUTOCLAIM to claim). An entry without a user goes to the user `_`.
+
+  Each user's list and ticket are keys this script learns by reading the entries: it first looks
+  at what the group will read next (XRANGE after the group's last delivered id) and, when a
+  user's keys are not declared in `users`, answers {-2, users} having changed nothing but the
+  group's creation; the caller declares them and calls again.
+
+  Input:
+    KEYS[1] stream         the fulfilment stream
+    KEYS[2] webhookQueue   the webhook stage's queue
+    KEYS[3] busy           `webhook:busy`
+    KEYS[4…] per user, as `users` names them: `webhook:events:<user>`, `ticket:webhook:<user>`
+    ARGV[1] arguments      JSON: group, consumer, count, now, ttl (s), users? (user → {events, ticket}: KEYS indexes)
+  Output:
+    how many entries were routed; {-2, users (JSON array)} declare these users' keys and call again
+]]
+local stream, webhookQueue, busy = KEYS[1], KEYS[2], KEYS[3]
+local a = cjson.decode(ARGV[1])
+local users = a.users or {}
+
+-- The group's last delivered id, creating the group at the stream's start (every event is
+-- delivered) when there is none.
+local function lastDelivered()
+  local ok, groups = pcall(redis.call, 'XINFO', 'GROUPS', stream)
+  if ok then
+    for _, group in ipairs(groups) do
+      local fields = {}
+      for i = 1, #group, 2 do fields[group[i]] = group[i + 1] end
+      if fields.name == a.group then return fields['last-delivered-id'] end
+    end
+  end
+  redis.call('XGROUP', 'CREATE', stream, a.group, '0', 'MKSTREAM')
+  return '0-0'
+end
+
+local function userOf(fields)
+  for i = 1, #fields, 2 do
+    if fields[i] == 'user_id' and fields[i + 1] ~= '' then return fields[i + 1] end
+  end
+  return '_'
+end
+
+local upcoming = redis.call('XRANGE', stream, '(' .. lastDelivered(), '+', 'COUNT', tonumber(a.count))
+if #upcoming == 0 then return 0 end
+local missing, seen = {}, {}
+for _, entry in ipairs(upcoming) do
+  local user = userOf(entry[2])
+  if not users[user] and not seen[user] then
+    seen[user] = true
+    missing[#missing + 1] = user
+  end
+end
+if #missing > 0 then return {-2, cjson.encode(missing)} end
+
+local read = redis.call('XREADGROUP', 'GROUP', a.group, a.consumer, 'COUNT', #upcoming, 'STREAMS', stream, '>')
+local routed = 0
+for _, entry in ipairs(read[1][2]) do
+  local id, list = entry[1], entry[2]
+  local fields = {}
+  for i = 1, #list, 2 do fields[list[i]] = list[i + 1] end
+  local user = userOf(list)
+  local events, ticket = KEYS[users[user].events], KEYS[users[user].ticket]
+  redis.call('RPUSH', events, cjson.encode({id = id, fields = fields}))
+  if redis.call('SADD', busy, user) == 1 then
+    redis.call('HSET', ticket, 'status', 'queued', 'attempts', '0', 'user_id', user, 'source', 'webhook',
+      'created_at', a.now, 'updated_at', a.now)
+    redis.call('EXPIRE', ticket, tonumber(a.ttl))
+    redis.call('LPUSH', webhookQueue, cjson.encode({ticket = 'webhook:' .. user, stage = 'webhook', user_id = user,
+      attempts = 0, enqueued_at = tonumber(a.now)}))
+  end
+  redis.call('XACK', stream, a.group, id)
+  routed = routed + 1
+end
+return routed

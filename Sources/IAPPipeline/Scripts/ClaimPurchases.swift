@@ -1,0 +1,29 @@
+import PlainJSON
+import RedisClient
+
+/// `claim_purchases`: each dedupe job's grant units claimed for its ticket, the job forwarded to grant.
+struct ClaimPurchases: PipelineScript {
+    static let script = LuaSource.script("claim_purchases", PackageResources.claim_purchases_lua)
+    let keys: [String]
+    let arguments: [String]
+
+    init(_ keys: RedisKeys, member: String, jobs: [(payload: String, next: Job)]) {
+        var list = [keys.inflight(member: member), keys.queue(.grant)]
+        var entries: [JSONValue] = []
+        for job in jobs {
+            let claims = (job.next.purchases ?? []).filter(\.isClaimed).compactMap(\.unit).map { keys.claim(unit: $0) }
+            list += [keys.ticket(job.next.ticket)] + claims
+            entries.append(.object([
+                "taken": .string(job.payload), "next": .string(job.next.encoded()), "ticket": .string(job.next.ticket),
+                "units": .string(String(claims.count)),
+            ]))
+        }
+        self.keys = list
+        arguments = [JSONValue.object(["jobs": .array(entries)]).canonicalText]
+    }
+
+    static func decode(_ reply: RedisReply) throws -> [TransitionResult] {
+        guard let count = reply.array?.count else { throw ScriptReplyError(script: name, reply: reply) }
+        return try TransitionResult.each(of: reply, expected: count, script: name)
+    }
+}

@@ -1,0 +1,23 @@
+import PlainJSON
+import RedisClient
+
+/// `finish_ticket`: a job acked and its ticket given a terminal status without a grant.
+struct FinishTicket: PipelineScript {
+    static let script = LuaSource.script("finish_ticket", PackageResources.finish_ticket_lua)
+    let keys: [String]
+    let arguments: [String]
+
+    init(
+        _ keys: RedisKeys, member: String, taken: String, ticket: String, status: TicketStatus, reason: String, attempts: Int,
+        environment: String?, lastError: String?, now: Int64
+    ) {
+        self.keys = [keys.inflight(member: member), keys.ticket(ticket)]
+        arguments = [taken, JSONValue.members([
+            "status": .string(status.rawValue), "reason": .string(reason), "attempts": .string(String(attempts)),
+            "now": .string(String(now)), "channel": .string(keys.results), "ticket": .string(ticket),
+            "environment": environment.json, "last_error": lastError.json,
+        ]).canonicalText]
+    }
+
+    static func decode(_ reply: RedisReply) throws -> TransitionResult { try TransitionResult(reply, script: name) }
+}

@@ -1,0 +1,26 @@
+import PlainJSON
+import RedisClient
+
+/// `forward_job`: jobs of one worker onto their next stages' queues, each as if alone.
+struct ForwardJob: PipelineScript {
+    static let script = LuaSource.script("forward_job", PackageResources.forward_job_lua)
+    let keys: [String]
+    let arguments: [String]
+
+    init(_ keys: RedisKeys, member: String, jobs: [PipelineStore.Forward]) {
+        var list = [keys.inflight(member: member)]
+        for job in jobs { list += [keys.queue(job.next.stage), keys.ticket(job.next.ticket)] }
+        self.keys = list
+        arguments = [JSONValue.object(["jobs": .array(jobs.map { job in
+            .object([
+                "taken": .string(job.payload), "next": .string(job.next.encoded()),
+                "fields": .array(job.ticketFields.flatMap { [JSONValue.string($0.0), .string($0.1)] }),
+            ])
+        })]).canonicalText]
+    }
+
+    static func decode(_ reply: RedisReply) throws -> [TransitionResult] {
+        guard let count = reply.array?.count else { throw ScriptReplyError(script: name, reply: reply) }
+        return try TransitionResult.each(of: reply, expected: count, script: name)
+    }
+}

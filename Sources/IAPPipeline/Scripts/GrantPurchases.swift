@@ -1,0 +1,181 @@
+import AppleReceipt
+import PlainJSON
+import RedisClient
+
+/// `grant_purchases`: the grant stage's one step per job (see `Lua/grant_purchases.lua`). Every
+/// key is declared: the job's and its user's, each purchase's by name (`k`), and the keys of any
+/// other user the step reaches (a transfer's holder, a renewal's owner) once the script names them.
+struct GrantPurchases: DeclaringScript {
+    static let script = LuaSource.script("grant_purchases", PackageResources.grant_purchases_lua)
+    private let redisKeys: RedisKeys
+    private var declared: DeclaredKeys
+    private var members: GrantPurchasesArguments
+    private(set) var arguments: [String]
+    var keys: [String] { declared.list }
+
+    init(
+        _ keys: RedisKeys, member: String, taken: String, job: Job, recheck: RecheckSchedule?, now: Int64
+    ) {
+        redisKeys = keys
+        let user = job.userID
+        var declared = DeclaredKeys([
+            keys.inflight(member: member), keys.ticket(job.ticket), keys.fulfilment, keys.unclaimed, keys.holds, keys.rechecks,
+            keys.refunds(user: user), keys.lifetime(user: user), keys.subscriptions(user: user),
+        ])
+        let purchases = job.purchases ?? []
+        let tokens = Dictionary(
+            (job.receipt?.transactions ?? []).compactMap { tx in tx.appAccountToken.map { (tx.transactionID, $0.lowercased()) } },
+            uniquingKeysWith: { first, _ in first })
+        var lines: [GrantPurchasesArguments.Line] = []
+        for purchase in purchases {
+            // A pending or held purchase without a unit cannot be claimed: it is rejected, never granted blind.
+            let outcome = purchase.isClaimed && purchase.unit == nil ? PurchaseOutcome.rejected : purchase.outcome
+            let reason = outcome == purchase.outcome ? purchase.reason : nil
+            let token = tokens[purchase.transactionID]
+            var k: [String: Int] = [:]
+            if purchase.isClaimed, let unit = purchase.unit {
+                k["claim"] = declared.index(of: keys.claim(unit: unit))
+                k["record"] = declared.index(of: keys.grant(unit: unit))
+                k["hold"] = declared.index(of: keys.hold(unit: unit))
+                k["refunded"] = declared.index(of: keys.refunded(unit: unit))
+                k["owner"] = declared.index(of: keys.owner(originalTransactionID: purchase.originalTransactionID))
+                if purchase.dailyLimit != nil {
+                    k["daily"] = declared.index(of: keys.dailyWindow(user: user, product: purchase.productID))
+                }
+                if let token { k["token"] = declared.index(of: keys.accountToken(token)) }
+            }
+            if purchase.isClaimed || purchase.kind == "auto_renewable" {
+                k["subscription"] = declared.index(of: keys.subscription(originalTransactionID: purchase.originalTransactionID))
+            }
+            lines.append(.init(
+                transactionID: purchase.transactionID, originalTransactionID: purchase.originalTransactionID,
+                productID: purchase.productID, quantity: String(purchase.quantity), unit: purchase.unit,
+                outcome: outcome.rawValue, reason: outcome == .rejected ? reason ?? ReasonCode.noGrantUnit : reason,
+                appAccountToken: token, currency: purchase.currency,
+                dailyLimit: purchase.dailyLimit.map(String.init), kind: purchase.kind,
+                entitlements: purchase.entitlements.flatMap { $0.isEmpty ? nil : $0.joined(separator: ",") },
+                expiresAt: purchase.expiresAt.map(String.init), signedAt: purchase.signedAt.map(String.init), keys: k))
+        }
+        let subscription = job.receipt.flatMap { receipt in
+            receipt.renewal.map { PipelineStore.recheckChange($0, receipt: receipt, purchases: purchases) }
+        }
+        let subscriptionKey = subscription.map {
+            declared.index(of: keys.subscription(originalTransactionID: $0.originalTransactionID))
+        }
+        members = GrantPurchasesArguments(
+            ticket: job.ticket, now: String(now), channel: keys.results, userID: user,
+            environment: job.receipt?.environment ?? "", source: job.source ?? "client",
+            refundLimit: job.refundLimit.map(String.init), sharing: job.sharing?.rawValue, purchases: lines,
+            recheck: recheck, subscription: subscription, subscriptionKey: subscriptionKey, receipt: job.subscriptionReceipt)
+        self.declared = declared
+        arguments = [taken, members.argument]
+    }
+
+    /// The users the script named (a JSON array): their lifetime and subscriptions sets.
+    mutating func declare(_ needed: RedisReply) throws {
+        guard let users = try needed.json(script: Self.name).array?.compactMap(\.string), !users.isEmpty else {
+            throw ScriptReplyError(script: Self.name, reply: needed)
+        }
+        for user in users {
+            members.others[user] = [
+                "lifetime": declared.index(of: redisKeys.lifetime(user: user)),
+                "subscriptions": declared.index(of: redisKeys.subscriptions(user: user)),
+            ]
+        }
+        arguments[1] = members.argument
+    }
+
+    /// `{1, status}`, `{0}`, `{-1}`: how the job moved and, when it did, the ticket's status.
+    static func decode(_ reply: RedisReply) throws -> (TransitionResult, TicketStatus?) {
+        let result = try TransitionResult(reply, script: name)
+        guard result == .moved else { return (result, nil) }
+        guard let items = reply.array, items.count == 2, let status = items[1].string.flatMap(TicketStatus.init(rawValue:)) else {
+            throw ScriptReplyError(script: name, reply: reply)
+        }
+        return (result, status)
+    }
+}
+
+/// The named arguments of `grant_purchases`.
+struct GrantPurchasesArguments: ScriptArguments {
+    var ticket: String
+    /// Numbers travel as strings where Redis stores them: cjson reads numbers as doubles.
+    var now: String
+    var channel: String
+    var userID: String
+    var environment: String
+    var source: String
+    /// `IAP_MAX_REFUNDS_PER_USER`; absent: no limit.
+    var refundLimit: String?
+    /// `IAP_SHARING_POLICY`: `bind`, `transfer` or `share`; absent: a plain duplicate.
+    var sharing: String?
+    var purchases: [Line]
+    /// When the subscriptions this step moves are re-checked next.
+    var recheck: RecheckSchedule?
+    /// A re-check's answer: the subscription's state as Apple says it now, applied after the
+    /// purchases (in signed-time order, like a notification).
+    var subscription: SubscriptionChange?
+    /// The KEYS index of the answer's subscription record.
+    var subscriptionKey: Int?
+    /// A legacy receipt proving the job's subscriptions: kept on the records this user owns.
+    var receipt: String?
+    /// Other users whose keys the step touches (user → `lifetime`, `subscriptions`: KEYS indexes).
+    var others: [String: [String: Int]] = [:]
+
+    struct Line {
+        var transactionID: String
+        var originalTransactionID: String
+        var productID: String
+        var quantity: String
+        var unit: String?
+        var outcome: String
+        var reason: String?
+        var appAccountToken: String?
+        var currency: String?
+        /// The catalog's `daily_limit_per_user` for the product; absent: no cap.
+        var dailyLimit: String?
+        var kind: String?
+        /// Comma-separated.
+        var entitlements: String?
+        var expiresAt: String?
+        var signedAt: String?
+        /// The purchase's keys by name (claim, record, hold, refunded, owner, subscription, daily,
+        /// token): KEYS indexes.
+        var keys: [String: Int]
+
+        var json: JSONValue {
+            .members([
+                "transaction_id": .string(transactionID),
+                "original_transaction_id": .string(originalTransactionID),
+                "product_id": .string(productID),
+                "quantity": .string(quantity),
+                "unit": unit.json,
+                "outcome": .string(outcome),
+                "reason": reason.json,
+                "app_account_token": appAccountToken.json,
+                "currency": currency.json,
+                "daily_limit": dailyLimit.json,
+                "kind": kind.json,
+                "entitlements": entitlements.json,
+                "expires_at": expiresAt.json,
+                "signed_at": signedAt.json,
+                "k": .object(keys.mapValues { .int($0) }),
+            ])
+        }
+    }
+
+    var json: JSONValue {
+        .members([
+            "ticket": .string(ticket), "now": .string(now), "channel": .string(channel), "user_id": .string(userID),
+            "environment": .string(environment), "source": .string(source),
+            "refund_limit": refundLimit.json,
+            "sharing": sharing.json,
+            "purchases": .array(purchases.map(\.json)),
+            "recheck": recheck?.json,
+            "subscription": subscription?.json,
+            "subscription_key": subscriptionKey.map { .int($0) },
+            "receipt": receipt.json,
+            "others": others.isEmpty ? nil : .object(others.mapValues { .object($0.mapValues { .int($0) }) }),
+        ])
+    }
+}

@@ -1,0 +1,81 @@
+import PlainJSON
+import RedisClient
+
+/// One of the pipeline's Lua scripts (`Lua/<name>.lua`), typed at the Swift edge. A value of
+/// the type is one call: the keys it touches, built from `RedisKeys` in the order the file's
+/// header lists them, and its named arguments. The type decodes the reply into Swift; a reply
+/// code the header does not list throws `ScriptReplyError`, never passes for another outcome.
+public protocol PipelineScript: Sendable {
+    associatedtype Reply: Sendable
+    /// The script: its name (the file's) and its source with its includes.
+    static var script: RedisScript { get }
+    /// Every key the call touches, in the order of the header's `KEYS`.
+    var keys: [String] { get }
+    /// `ARGV`, in the order of the header.
+    var arguments: [String] { get }
+    static func decode(_ reply: RedisReply) throws -> Reply
+}
+
+extension PipelineScript {
+    /// The script's name: what logs, metrics and the key map call this step.
+    public static var name: String { script.name }
+}
+
+/// A script that touches keys it learns only by reading (a hold's ticket, the jobs in a dead
+/// worker's list): it answers `{-2, needed}` having changed nothing, and is called again with
+/// what it named declared, so that every key a script touches is one its caller declared.
+protocol DeclaringScript: PipelineScript {
+    /// Adds the keys the reply's `needed` names to this call.
+    mutating func declare(_ needed: RedisReply) throws
+}
+
+/// A script's reply that its header does not list.
+public struct ScriptReplyError: Error, Sendable, Equatable, CustomStringConvertible {
+    public let script: String
+    public let reply: String
+
+    public init(script: String, reply: RedisReply) {
+        self.script = script
+        self.reply = "\(reply)"
+    }
+
+    public init(script: String, _ why: String) {
+        self.script = script
+        self.reply = why
+    }
+
+    public var description: String { "\(script) answered what it never should: \(reply)" }
+}
+
+extension PipelineStore {
+    /// How many times a script may name keys to declare before the call gives up (each call
+    /// learns more: a dead worker's list, then the tickets in it).
+    static let declarationRounds = 4
+
+    /// Runs one call of a script; `replicated`: waits for `replication` (a step that creates
+    /// something a client or Apple is told about).
+    func run<S: PipelineScript>(_ call: S, replicated: Bool = false) async throws -> S.Reply {
+        try S.decode(try await redis.run(S.script, keys: call.keys, arguments: call.arguments,
+            replicated: replicated ? replication : nil))
+    }
+
+    /// Runs one call of a script that may name keys to declare, declaring them and calling again.
+    func run<S: DeclaringScript>(_ call: S, replicated: Bool = false) async throws -> S.Reply {
+        var call = call
+        for _ in 0..<Self.declarationRounds {
+            let reply = try await redis.run(S.script, keys: call.keys, arguments: call.arguments,
+                replicated: replicated ? replication : nil)
+            guard case .array(let items) = reply, items.first?.int == -2 else { return try S.decode(reply) }
+            try call.declare(items.count > 1 ? items[1] : .null)
+        }
+        throw ScriptReplyError(script: S.name, "still naming keys to declare after \(Self.declarationRounds) calls")
+    }
+}
+
+extension RedisReply {
+    /// The JSON text a script sent (`cjson.encode`), parsed.
+    func json(script: String) throws -> JSONValue {
+        guard let text = string, let value = try? JSONValue(parsing: text) else { throw ScriptReplyError(script: script, reply: self) }
+        return value
+    }
+}

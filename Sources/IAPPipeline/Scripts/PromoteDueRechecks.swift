@@ -1,0 +1,55 @@
+import PlainJSON
+import RedisClient
+
+/// `promote_due_rechecks`: due re-checks become re-check jobs on the verify queue, at most
+/// `limit` a call. The records of the due subscriptions, then their tickets (whose ids hold the
+/// try each record counts), are declared as the script names them.
+struct PromoteDueRechecks: DeclaringScript {
+    static let script = LuaSource.script("promote_due_rechecks", PackageResources.promote_due_rechecks_lua)
+    private let redisKeys: RedisKeys
+    private let now: Int64
+    private var declared: DeclaredKeys
+    private var members: [String: JSONValue]
+    private var records: [String: JSONValue] = [:]
+    private var tickets: [String: JSONValue] = [:]
+    private(set) var arguments: [String]
+    var keys: [String] { declared.list }
+
+    init(_ keys: RedisKeys, schedule: RecheckSchedule, ticketTTLSeconds: Int, limit: Int, now: Int64) {
+        redisKeys = keys
+        self.now = now
+        declared = DeclaredKeys([keys.rechecks, keys.queue(.verify)])
+        members = [
+            "now": .string(String(now)), "limit": .string(String(limit)), "ttl": .string(String(ticketTTLSeconds)),
+            "recheck": schedule.json,
+        ]
+        arguments = [JSONValue.object(members).canonicalText]
+    }
+
+    /// The ticket of a subscription's re-check: `recheck-<original>-<now>-<try>`.
+    static func ticket(original: String, now: Int64, try attempt: Int) -> String { "recheck-\(original)-\(now)-\(attempt)" }
+
+    mutating func declare(_ needed: RedisReply) throws {
+        let named = try needed.json(script: Self.name)
+        for original in named["records"]?.array ?? [] {
+            guard let original = original.string else { throw ScriptReplyError(script: Self.name, reply: needed) }
+            records[original] = .int(declared.index(of: redisKeys.subscription(originalTransactionID: original)))
+        }
+        for ticket in named["tickets"]?.array ?? [] {
+            guard let original = ticket["original"]?.string, let attempt = ticket["try"]?.int else {
+                throw ScriptReplyError(script: Self.name, reply: needed)
+            }
+            let id = Self.ticket(original: original, now: now, try: attempt)
+            tickets[original] = .object(["index": .int(declared.index(of: redisKeys.ticket(id))), "try": .int(attempt)])
+        }
+        members["records"] = .object(records)
+        members["tickets"] = .object(tickets)
+        arguments = [JSONValue.object(members).canonicalText]
+    }
+
+    /// How many jobs were queued.
+    static func decode(_ reply: RedisReply) throws -> Int {
+        guard let count = reply.int, count >= 0 else { throw ScriptReplyError(script: name, reply: reply) }
+        return Int(count)
+    }
+}

@@ -1,0 +1,20 @@
+import PlainJSON
+import RedisClient
+
+/// `promote_due_retries`: due retries back onto their stages' queues.
+struct PromoteDueRetries: PipelineScript {
+    static let script = LuaSource.script("promote_due_retries", PackageResources.promote_due_retries_lua)
+    let keys: [String]
+    let arguments: [String]
+
+    init(_ keys: RedisKeys, now: Int64, limit: Int) {
+        self.keys = [keys.retry, keys.dead] + Stage.allCases.map(keys.queue)
+        arguments = [JSONValue.object(["now": .string(String(now)), "limit": .string(String(limit))]).canonicalText]
+    }
+
+    /// How many entries were moved.
+    static func decode(_ reply: RedisReply) throws -> Int {
+        guard let count = reply.int else { throw ScriptReplyError(script: name, reply: reply) }
+        return Int(count)
+    }
+}

@@ -1,0 +1,31 @@
+import PlainJSON
+import RedisClient
+
+/// `record_notification`: a notification that grants nothing now, kept; its ticket finished.
+struct RecordNotification: PipelineScript {
+    static let script = LuaSource.script("record_notification", PackageResources.record_notification_lua)
+    let keys: [String]
+    let arguments: [String]
+
+    init(
+        _ keys: RedisKeys, member: String, taken: String, job: Job, result: String, entry: String,
+        in record: PipelineStore.NotificationRecord, now: Int64
+    ) {
+        var list = [keys.inflight(member: member), keys.ticket(job.ticket)]
+        var transactionID: String?
+        switch record {
+        case .history(let original): list.append(keys.notifications(originalTransactionID: original))
+        case .unclaimed(let id):
+            list.append(keys.unclaimed)
+            transactionID = id
+        case .nothing: break
+        }
+        self.keys = list
+        arguments = [taken, JSONValue.members([
+            "ticket": .string(job.ticket), "now": .string(String(now)), "channel": .string(keys.results),
+            "result": .string(result), "entry": .string(entry), "keep": .string("100"), "transaction_id": transactionID.json,
+        ]).canonicalText]
+    }
+
+    static func decode(_ reply: RedisReply) throws -> TransitionResult { try TransitionResult(reply, script: name) }
+}

@@ -1,0 +1,101 @@
+import PlainJSON
+import RedisClient
+
+/// What `revoke_grant` and `reinstate_grant` share: their keys and arguments, and the grant's
+/// owner, which is data: the first call declares no owner; a grant that has one answers
+/// `{-2, owner}`, and the call declares that owner's refund count and, for a subscription's
+/// period, the record, the schedule and the owner's subscriptions.
+struct RefundStepCall: Sendable {
+    private let redisKeys: RedisKeys
+    private let fixed: [String]
+    private let subscriptionID: String?
+    private var members: [String: JSONValue]
+    private(set) var keys: [String]
+    private(set) var arguments: [String]
+
+    init(
+        _ keys: RedisKeys, member: String, taken: String, job: Job, unit: String, subscription: SubscriptionChange?,
+        recheck: RecheckSchedule?, now: Int64, extra: [String: JSONValue] = [:]
+    ) {
+        redisKeys = keys
+        fixed = [
+            keys.inflight(member: member), keys.ticket(job.ticket), keys.grant(unit: unit), keys.refunded(unit: unit), keys.fulfilment,
+        ]
+        subscriptionID = subscription?.originalTransactionID
+        members = extra.merging([
+            "ticket": .string(job.ticket), "now": .string(String(now)), "channel": .string(keys.results),
+            "notification": .string(job.notification?.uuid ?? ""),
+        ]) { $1 }
+        if let subscription { members["subscription"] = subscription.json }
+        if let recheck { members["recheck"] = recheck.json }
+        self.keys = fixed
+        arguments = [taken, JSONValue.object(members).canonicalText]
+    }
+
+    mutating func declare(_ needed: RedisReply, script: String) throws {
+        guard let owner = needed.string else { throw ScriptReplyError(script: script, reply: needed) }
+        keys = fixed + [redisKeys.refunds(user: owner)]
+        if let subscriptionID {
+            keys += [redisKeys.subscription(originalTransactionID: subscriptionID), redisKeys.rechecks, redisKeys.subscriptions(user: owner)]
+        }
+        members["owner"] = .string(owner)
+        arguments[1] = JSONValue.object(members).canonicalText
+    }
+
+    /// How the job moved and, when it did, what the step did.
+    static func decode(_ reply: RedisReply, script: String, results: Set<String>) throws -> (TransitionResult, String?) {
+        let result = try TransitionResult(reply, script: script)
+        guard result == .moved else { return (result, nil) }
+        guard let items = reply.array, items.count == 2, let what = items[1].string, results.contains(what) else {
+            throw ScriptReplyError(script: script, reply: reply)
+        }
+        return (result, what)
+    }
+}
+
+/// `revoke_grant`: REFUND or REVOKE of one grant unit, once.
+struct RevokeGrant: DeclaringScript {
+    static let script = LuaSource.script("revoke_grant", PackageResources.revoke_grant_lua)
+    private var call: RefundStepCall
+    var keys: [String] { call.keys }
+    var arguments: [String] { call.arguments }
+
+    init(
+        _ keys: RedisKeys, member: String, taken: String, job: Job, unit: String, reason: String, type: String,
+        subscription: SubscriptionChange?, recheck: RecheckSchedule?, now: Int64
+    ) {
+        call = RefundStepCall(
+            keys, member: member, taken: taken, job: job, unit: unit, subscription: subscription, recheck: recheck, now: now,
+            extra: ["revocation_reason": .string(reason), "revocation_type": .string(type)])
+    }
+
+    mutating func declare(_ needed: RedisReply) throws { try call.declare(needed, script: Self.name) }
+
+    /// `revoked`, `already_revoked`, `refund_remembered` when it moved.
+    static func decode(_ reply: RedisReply) throws -> (TransitionResult, String?) {
+        try RefundStepCall.decode(reply, script: name, results: ["revoked", "already_revoked", "refund_remembered"])
+    }
+}
+
+/// `reinstate_grant`: REFUND_REVERSED of one grant unit, once.
+struct ReinstateGrant: DeclaringScript {
+    static let script = LuaSource.script("reinstate_grant", PackageResources.reinstate_grant_lua)
+    private var call: RefundStepCall
+    var keys: [String] { call.keys }
+    var arguments: [String] { call.arguments }
+
+    init(
+        _ keys: RedisKeys, member: String, taken: String, job: Job, unit: String, subscription: SubscriptionChange?,
+        recheck: RecheckSchedule?, now: Int64
+    ) {
+        call = RefundStepCall(
+            keys, member: member, taken: taken, job: job, unit: unit, subscription: subscription, recheck: recheck, now: now)
+    }
+
+    mutating func declare(_ needed: RedisReply) throws { try call.declare(needed, script: Self.name) }
+
+    /// `reinstated`, `refund_forgotten`, `not_revoked` when it moved.
+    static func decode(_ reply: RedisReply) throws -> (TransitionResult, String?) {
+        try RefundStepCall.decode(reply, script: name, results: ["reinstated", "refund_forgotten", "not_revoked"])
+    }
+}

@@ -1,0 +1,26 @@
+import PlainJSON
+import RedisClient
+
+/// `replay_dead_letter`: a dead letter's job queued again, attempts reset, by one caller only.
+struct ReplayDeadLetter: PipelineScript {
+    static let script = LuaSource.script("replay_dead_letter", PackageResources.replay_dead_letter_lua)
+    let keys: [String]
+    let arguments: [String]
+
+    init(_ keys: RedisKeys, entry: String, job: Job, ttlSeconds: Int, now: Int64) {
+        self.keys = [keys.dead, keys.queue(job.stage), keys.ticket(job.ticket)]
+        arguments = [entry, JSONValue.object([
+            "job": .string(job.encoded()), "now": .string(String(now)), "channel": .string(keys.results),
+            "ticket": .string(job.ticket), "ttl": .string(String(ttlSeconds)),
+        ]).canonicalText]
+    }
+
+    /// `false` when the entry is no longer there.
+    static func decode(_ reply: RedisReply) throws -> Bool {
+        switch reply.int {
+        case 1: return true
+        case 0: return false
+        default: throw ScriptReplyError(script: name, reply: reply)
+        }
+    }
+}

@@ -1,0 +1,26 @@
+import PlainJSON
+import RedisClient
+
+/// `revoke_by_operator`: a grant taken back by hand, once.
+struct RevokeByOperator: PipelineScript {
+    static let script = LuaSource.script("revoke_by_operator", PackageResources.revoke_by_operator_lua)
+    let keys: [String]
+    let arguments: [String]
+
+    init(_ keys: RedisKeys, unit: String, by operatorName: String, note: String, now: Int64) {
+        self.keys = [keys.grant(unit: unit), keys.fulfilment]
+        arguments = [JSONValue.object([
+            "now": .string(String(now)), "operator": .string(operatorName), "note": .string(note),
+        ]).canonicalText]
+    }
+
+    /// `revoked`, `already_revoked`, or `nil` when nothing is granted under the unit.
+    static func decode(_ reply: RedisReply) throws -> String? {
+        guard let items = reply.array, let code = items.first?.int else { throw ScriptReplyError(script: name, reply: reply) }
+        switch (code, items.count > 1 ? items[1].string : nil) {
+        case (1, "revoked"?), (0, "already_revoked"?): return items[1].string
+        case (-1, nil): return nil
+        default: throw ScriptReplyError(script: name, reply: reply)
+        }
+    }
+}

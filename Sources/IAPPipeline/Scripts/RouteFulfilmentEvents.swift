@@ -1,0 +1,46 @@
+import PlainJSON
+import RedisClient
+
+/// `route_fulfilment_events`: the next fulfilment entries to their users' delivery lists, a
+/// delivery job queued for each user without one. Each user's list and ticket are declared as
+/// the script names the users of the entries it will read.
+struct RouteFulfilmentEvents: DeclaringScript {
+    static let script = LuaSource.script("route_fulfilment_events", PackageResources.route_fulfilment_events_lua)
+    private let redisKeys: RedisKeys
+    private var declared: DeclaredKeys
+    private var members: [String: JSONValue]
+    private var users: [String: JSONValue] = [:]
+    private(set) var arguments: [String]
+    var keys: [String] { declared.list }
+
+    init(_ keys: RedisKeys, consumer: String, count: Int, now: Int64) {
+        redisKeys = keys
+        declared = DeclaredKeys([keys.fulfilment, keys.queue(.webhook), keys.webhookBusy])
+        members = [
+            "group": .string(RedisKeys.webhookGroup), "consumer": .string(consumer), "count": .string(String(count)),
+            "now": .string(String(now)), "ttl": .string(String(RedisKeys.webhookTicketTTLSeconds)),
+        ]
+        arguments = [JSONValue.object(members).canonicalText]
+    }
+
+    mutating func declare(_ needed: RedisReply) throws {
+        guard let named = try needed.json(script: Self.name).array, !named.isEmpty else {
+            throw ScriptReplyError(script: Self.name, reply: needed)
+        }
+        for user in named {
+            guard let user = user.string else { throw ScriptReplyError(script: Self.name, reply: needed) }
+            users[user] = .object([
+                "events": .int(declared.index(of: redisKeys.webhookEvents(user: user))),
+                "ticket": .int(declared.index(of: redisKeys.ticket(RedisKeys.webhookTicket(user: user)))),
+            ])
+        }
+        members["users"] = .object(users)
+        arguments = [JSONValue.object(members).canonicalText]
+    }
+
+    /// How many entries were routed.
+    static func decode(_ reply: RedisReply) throws -> Int {
+        guard let count = reply.int, count >= 0 else { throw ScriptReplyError(script: name, reply: reply) }
+        return Int(count)
+    }
+}

@@ -1,0 +1,20 @@
+import PlainJSON
+import RedisClient
+
+/// `schedule_retry`: a job parked in the retry set until `due`; its ticket `retrying`.
+struct ScheduleRetry: PipelineScript {
+    static let script = LuaSource.script("schedule_retry", PackageResources.schedule_retry_lua)
+    let keys: [String]
+    let arguments: [String]
+
+    init(_ keys: RedisKeys, member: String, taken: String, next: Job, dueMs: Int64, lastError: String, now: Int64) {
+        self.keys = [keys.inflight(member: member), keys.retry, keys.ticket(next.ticket)]
+        arguments = [taken, JSONValue.object([
+            "next": .string(next.encoded()), "due": .string(String(dueMs)), "now": .string(String(now)),
+            "attempts": .string(String(next.attempts)), "last_error": .string(lastError), "channel": .string(keys.results),
+            "ticket": .string(next.ticket),
+        ]).canonicalText]
+    }
+
+    static func decode(_ reply: RedisReply) throws -> TransitionResult { try TransitionResult(reply, script: name) }
+}

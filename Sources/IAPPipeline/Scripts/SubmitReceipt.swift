@@ -1,0 +1,55 @@
+import PlainJSON
+import RedisClient
+
+/// `submit_receipt`: a new ticket and its job, unless this user sent this receipt before or a
+/// rate limit is spent. A resubmission names the ticket it produced: declared, then answered.
+struct SubmitReceipt: DeclaringScript {
+    static let script = LuaSource.script("submit_receipt", PackageResources.submit_receipt_lua)
+    private(set) var keys: [String]
+    private(set) var arguments: [String]
+    private let redisKeys: RedisKeys
+    private var members: [String: JSONValue]
+
+    enum Reply: Sendable, Equatable {
+        case queued(ticket: String)
+        case resubmitted(ticket: String)
+        case limited(RateLimitExceeded.Scope)
+    }
+
+    init(_ keys: RedisKeys, job: Job, receiptDigest: String, ttlSeconds: Int, limits: SubmissionLimits) {
+        let second = job.enqueuedAt / 1000
+        redisKeys = keys
+        self.keys = [
+            keys.receipt(digest: receiptDigest), keys.ticket(job.ticket), keys.queue(.verify),
+            keys.rateWindow(clientKey: limits.clientKey ?? "", second: second), keys.rateWindow(user: job.userID, second: second),
+        ]
+        members = [
+            "ticket": .string(job.ticket), "now": .string(String(job.enqueuedAt)), "ttl": .string(String(ttlSeconds)),
+            "user_id": .string(job.userID), "product_id": .string(job.productID ?? ""),
+            "transaction_id": .string(job.transactionID ?? ""), "channel": .string(keys.results),
+            "per_key": .string(String(limits.clientKey == nil ? 0 : limits.perKey)), "per_user": .string(String(limits.perUser)),
+        ]
+        arguments = [job.encoded(), JSONValue.object(members).canonicalText]
+    }
+
+    /// The ticket a resubmission names: its hash is declared as the sixth key.
+    mutating func declare(_ needed: RedisReply) throws {
+        guard let existing = needed.string else { throw ScriptReplyError(script: Self.name, reply: needed) }
+        keys = Array(keys.prefix(5)) + [redisKeys.ticket(existing)]
+        members["existing"] = .string(existing)
+        arguments[1] = JSONValue.object(members).canonicalText
+    }
+
+    static func decode(_ reply: RedisReply) throws -> Reply {
+        guard let items = reply.array, items.count == 2, let code = items[0].int, let text = items[1].string else {
+            throw ScriptReplyError(script: name, reply: reply)
+        }
+        switch (code, text) {
+        case (1, _): return .queued(ticket: text)
+        case (0, _): return .resubmitted(ticket: text)
+        case (-1, "key"): return .limited(.clientKey)
+        case (-1, "user"): return .limited(.user)
+        default: throw ScriptReplyError(script: name, reply: reply)
+        }
+    }
+}
