@@ -11,16 +11,15 @@
   Output:
     {1, 'revoked'}; {0, 'already_revoked'}; {-1} nothing is granted under that unit
 ]]
+--- @include "grant_entry"
+
 local record, stream = KEYS[1], KEYS[2]
 local a = cjson.decode(ARGV[1])
 if redis.call('EXISTS', record) == 0 then return {-1} end
 if redis.call('HEXISTS', record, 'revoked_at') == 1 then return {0, 'already_revoked'} end
 redis.call('HSET', record, 'revoked_at', a.now, 'revocation_reason', 'operator', 'revoked_by', a.operator, 'note', a.note)
 redis.call('HDEL', record, 'reinstated_at')
-local g = redis.call('HMGET', record, 'ticket', 'user_id', 'product_id', 'quantity', 'transaction_id',
-  'original_transaction_id', 'environment', 'unit', 'granted_at')
-redis.call('XADD', stream, '*', 'event', 'revoked', 'source', 'operator', 'operator', a.operator, 'note', a.note,
-  'ticket', g[1], 'user_id', g[2], 'product_id', g[3], 'quantity', g[4], 'transaction_id', g[5],
-  'original_transaction_id', g[6], 'environment', g[7], 'unit', g[8], 'granted_at', g[9], 'revoked_at', a.now,
-  'revocation_reason', 'operator')
+redis.call('XADD', stream, '*', unpack((grantEntry(record,
+  {'event', 'revoked', 'source', 'operator', 'operator', a.operator, 'note', a.note},
+  {'revoked_at', a.now, 'revocation_reason', 'operator'}))))
 return {1, 'revoked'}

@@ -27,14 +27,15 @@
     {1, result} `revoked`, `already_revoked`, `refund_remembered`; {0} the worker no longer holds
     the job; {-1} its ticket is gone; {-2, owner} declare that owner's keys and call again
 ]]
+--- @include "ack_for_owner"
+--- @include "grant_entry"
 --- @include "apply_subscription"
 
 local inflight, ticket, record, refunded, stream = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local a = cjson.decode(ARGV[2])
-if redis.call('EXISTS', ticket) == 0 then return {-1} end
-local owner = redis.call('HGET', record, 'user_id')
-if owner and owner ~= a.owner then return {-2, owner} end
-if redis.call('LREM', inflight, 1, ARGV[1]) == 0 then return {0} end
+local acked, owner = ackForOwner(inflight, ticket, record, ARGV[1], a.owner)
+if acked == -2 then return {-2, owner} end
+if acked ~= 1 then return {acked} end
 
 local result
 if not owner then
@@ -46,13 +47,9 @@ else
   redis.call('HSET', record, 'revoked_at', a.now, 'revocation_reason', a.revocation_reason,
     'revocation_type', a.revocation_type)
   redis.call('HDEL', record, 'reinstated_at')
-  local g = redis.call('HMGET', record, 'ticket', 'user_id', 'product_id', 'quantity', 'transaction_id',
-    'original_transaction_id', 'environment', 'unit', 'granted_at')
-  redis.call('XADD', stream, '*', 'event', 'revoked', 'source', 'notification', 'ticket', g[1],
-    'user_id', g[2], 'product_id', g[3], 'quantity', g[4], 'transaction_id', g[5],
-    'original_transaction_id', g[6], 'environment', g[7], 'unit', g[8], 'granted_at', g[9],
-    'revoked_at', a.now, 'revocation_reason', a.revocation_reason, 'revocation_type', a.revocation_type,
-    'notification', a.notification)
+  redis.call('XADD', stream, '*', unpack((grantEntry(record, {'event', 'revoked', 'source', 'notification'},
+    {'revoked_at', a.now, 'revocation_reason', a.revocation_reason, 'revocation_type', a.revocation_type,
+      'notification', a.notification}))))
   redis.call('INCR', KEYS[6])
   if a.subscription then
     a.subscription.user_id = owner

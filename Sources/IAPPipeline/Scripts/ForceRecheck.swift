@@ -15,11 +15,5 @@ struct ForceRecheck: PipelineScript {
     }
 
     /// `false` when no subscription has this original transaction id.
-    static func decode(_ reply: RedisReply) throws -> Bool {
-        switch reply.int {
-        case 1: return true
-        case 0: return false
-        default: throw ScriptReplyError(script: name, reply: reply)
-        }
-    }
+    static func decode(_ reply: RedisReply) throws -> Bool { try reply.flag(script: name) }
 }

@@ -7,10 +7,12 @@ import RedisClient
 enum LuaSource {
     /// Every include, by name (a test checks this against the folder).
     static let includes: [String: [UInt8]] = [
+        "ack_for_owner": PackageResources.ack_for_owner_lua,
         "ack_job": PackageResources.ack_job_lua,
         "announce_entitlements": PackageResources.announce_entitlements_lua,
         "apply_subscription": PackageResources.apply_subscription_lua,
         "grant_effects": PackageResources.grant_effects_lua,
+        "grant_entry": PackageResources.grant_entry_lua,
         "hold_entry": PackageResources.hold_entry_lua,
         "read_hold": PackageResources.read_hold_lua,
         "schedule_recheck": PackageResources.schedule_recheck_lua,

@@ -73,6 +73,15 @@ extension PipelineStore {
 }
 
 extension RedisReply {
+    /// A script's yes or no: 1 or 0, nothing else.
+    func flag(script: String) throws -> Bool {
+        switch int {
+        case 1: return true
+        case 0: return false
+        default: throw ScriptReplyError(script: script, reply: self)
+        }
+    }
+
     /// The JSON text a script sent (`cjson.encode`), parsed.
     func json(script: String) throws -> JSONValue {
         guard let text = string, let value = try? JSONValue(parsing: text) else { throw ScriptReplyError(script: script, reply: self) }

@@ -16,11 +16,5 @@ struct ReplayDeadLetter: PipelineScript {
     }
 
     /// `false` when the entry is no longer there.
-    static func decode(_ reply: RedisReply) throws -> Bool {
-        switch reply.int {
-        case 1: return true
-        case 0: return false
-        default: throw ScriptReplyError(script: name, reply: reply)
-        }
-    }
+    static func decode(_ reply: RedisReply) throws -> Bool { try reply.flag(script: name) }
 }
