@@ -184,7 +184,7 @@ public struct WebhookCommand: AsyncParsableCommand {
             url: target.url, timeout: .milliseconds(configuration.webhookTimeoutMs), maxConnections: configuration.concurrency)
         var settings = WorkerSettings(configuration)
         // New events reach their users' lists within this.
-        settings.housekeepingMs = 200
+        settings.housekeeping = .milliseconds(200)
         try await runWorker(label: "iap-webhook", configuration: configuration, settings: settings, logger: logger, makeHandler: {
             (_) throws(ConfigurationError) -> any JobHandler in
             WebhookHandler(

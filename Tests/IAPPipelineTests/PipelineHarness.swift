@@ -162,7 +162,7 @@ final class PipelineHarness: @unchecked Sendable {
         if stage == .webhook && webhookClient == nil { return }
         let worker = StageWorker(
             handler: handler(for: stage), store: store,
-            settings: WorkerSettings(concurrency: 8, leaseMs: 30000, blockMs: 200, housekeepingMs: 20),
+            settings: WorkerSettings(concurrency: 8, lease: .milliseconds(30000), block: .milliseconds(200), housekeeping: .milliseconds(20)),
             logger: testLogger)
         workers[stage] = (worker, Task { try await worker.run() })
     }

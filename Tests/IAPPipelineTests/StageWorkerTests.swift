@@ -64,14 +64,14 @@ import Testing
             let handler = GateHandler()
             // The test is the reaper: it holds the reaper lock, so the worker's own housekeeping never reaps.
             try await redis.send("SET", store.keys.reaperLock, "test-reaper", "PX", "600000")
-            let (worker, running) = Self.start(handler, store, WorkerSettings(concurrency: 1, leaseMs: 60_000, blockMs: 100, housekeepingMs: 50))
+            let (worker, running) = Self.start(handler, store, WorkerSettings(concurrency: 1, lease: .milliseconds(60_000), block: .milliseconds(100), housekeeping: .milliseconds(50)))
             try await Self.submit(store, "T1")
             var taken = handler.taken.makeAsyncIterator()
             let payload = try #require(await taken.next())
             // As if the worker had been paused past its lease: the reaper hands its job to others.
             try await store.heartbeat(member: worker.member)
             let reaped = try await store.reapExpiredWorkers(
-                reaper: "test-reaper", leaseMs: 60_000, maxRedeliveries: 5, lockMs: 600_000, now: currentTimeMs() + 3_600_000)
+                reaper: "test-reaper", lease: .milliseconds(60_000), maxRedeliveries: 5, lock: .milliseconds(600_000), now: currentTimeMs() + 3_600_000)
             #expect(reaped.returned == 1)
             #expect(try await redis.send("LRANGE", store.keys.queue(.verify), "0", "-1") == .array([.bulk(Array(payload.utf8))]))
             // Now stop taking new jobs and let the paused one resume: its forward must not move anything.
@@ -91,7 +91,7 @@ import Testing
             let store = PipelineStore(redis: redis, keys: RedisKeys(prefix: "{t}iap"))
             let handler = GateHandler()
             let worker = StageWorker(
-                handler: handler, store: store, settings: WorkerSettings(concurrency: 2, leaseMs: 300, blockMs: 100), logger: testLogger)
+                handler: handler, store: store, settings: WorkerSettings(concurrency: 2, lease: .milliseconds(300), block: .milliseconds(100)), logger: testLogger)
             try await Self.submit(store, "T1")
             let orphan = try #require(try await redis.send("LMOVE", store.keys.queue(.verify), store.keys.inflight(member: worker.member), "RIGHT", "LEFT").string)
             let running = Task { try await worker.run() }
@@ -110,7 +110,7 @@ import Testing
         try await withClusterNode { redis, _ in
             let store = PipelineStore(redis: redis, keys: RedisKeys(prefix: "{t}iap"))
             let handler = GateHandler()
-            let (worker, running) = Self.start(handler, store, WorkerSettings(concurrency: 2, leaseMs: 30000, shutdownGraceMs: 0, blockMs: 100))
+            let (worker, running) = Self.start(handler, store, WorkerSettings(concurrency: 2, lease: .milliseconds(30000), shutdownGrace: .milliseconds(0), block: .milliseconds(100)))
             try await Self.submit(store, "T1")
             try await Self.submit(store, "T2")
             var taken = handler.taken.makeAsyncIterator()
@@ -131,7 +131,7 @@ import Testing
         try await withClusterNode { redis, _ in
             let store = PipelineStore(redis: redis, keys: RedisKeys(prefix: "{t}iap"))
             let handler = GateHandler()
-            let (worker, running) = Self.start(handler, store, WorkerSettings(concurrency: 1, leaseMs: 30000, shutdownGraceMs: 60_000, blockMs: 100))
+            let (worker, running) = Self.start(handler, store, WorkerSettings(concurrency: 1, lease: .milliseconds(30000), shutdownGrace: .milliseconds(60_000), block: .milliseconds(100)))
             try await Self.submit(store, "T1")
             var taken = handler.taken.makeAsyncIterator()
             _ = await taken.next()
@@ -150,7 +150,7 @@ extension StageWorkerTests {
     func aWorkerStopsEvenWhileRedisIsAway() async throws {
         try await withClusterNode { redis, server in
             let store = PipelineStore(redis: redis, keys: RedisKeys(prefix: "{t}iap"))
-            let (worker, running) = Self.start(GateHandler(), store, WorkerSettings(concurrency: 1, leaseMs: 30000, shutdownGraceMs: 0, blockMs: 100))
+            let (worker, running) = Self.start(GateHandler(), store, WorkerSettings(concurrency: 1, lease: .milliseconds(30000), shutdownGrace: .milliseconds(0), block: .milliseconds(100)))
             server.kill()
             worker.stop()
             // It gives up handing back after a bounded wait instead of hanging on the dead Redis

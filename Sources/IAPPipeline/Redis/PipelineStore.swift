@@ -46,13 +46,14 @@ public struct PipelineStore: Sendable {
 
     // MARK: workers
 
-    /// Blocks until a job is in `stage`'s queue and moves it into the worker's in-flight list.
-    public func take(from stage: Stage, member: String, on connection: RedisConnection, blockMs: Int) async throws -> String? {
-        let fraction = String(blockMs % 1000)
-        let seconds = "\(blockMs / 1000)." + String(repeating: "0", count: 3 - fraction.count) + fraction
+    /// Blocks (at most `block`) until a job is in `stage`'s queue and moves it into the worker's in-flight list.
+    public func take(from stage: Stage, member: String, on connection: RedisConnection, block: Duration) async throws -> String? {
+        let ms = Int(block.milliseconds)
+        let fraction = String(ms % 1000)
+        let seconds = "\(ms / 1000)." + String(repeating: "0", count: 3 - fraction.count) + fraction
         let reply = try await connection.execute(
             RedisCommand("BLMOVE", keys.queue(stage), keys.inflight(member: member), "RIGHT", "LEFT", seconds),
-            blockingMs: blockMs)
+            blockingMs: ms)
         if case .error(let message) = reply { throw RedisError.server(message) }
         return reply.string
     }
@@ -261,15 +262,15 @@ public struct PipelineStore: Sendable {
         }
     }
 
-    /// `forgetAfterMs`: how long a silent worker stays in `iap:workers` (reaped every round) so that
+    /// `forgetAfter`: how long a silent worker stays in `iap:workers` (reaped every round) so that
     /// a job its last BLMOVE delivers late is still returned; by default twice the lease.
     public func reapExpiredWorkers(
-        reaper: String, leaseMs: Int, maxRedeliveries: Int, lockMs: Int = 1000, forgetAfterMs: Int? = nil,
+        reaper: String, lease: Duration, maxRedeliveries: Int, lock: Duration = .seconds(1), forgetAfter: Duration? = nil,
         now: Int64 = currentTimeMs()
     ) async throws -> ReapResult {
         try await run(ReapExpiredWorkers(
-            keys, reaper: reaper, lease: .milliseconds(leaseMs), maxRedeliveries: maxRedeliveries, lock: .milliseconds(lockMs),
-            forgetAfter: .milliseconds(forgetAfterMs ?? 2 * leaseMs), now: now))
+            keys, reaper: reaper, lease: lease, maxRedeliveries: maxRedeliveries, lock: lock, forgetAfter: forgetAfter ?? lease * 2,
+            now: now))
     }
 
     /// The jobs a worker's in-flight list holds, oldest first.

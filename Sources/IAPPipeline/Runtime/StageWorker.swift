@@ -82,7 +82,7 @@ public final class StageWorker: Service, Sendable {
                 for await _ in self.stopSignal.stream { break }
                 return .stopRequested
             }
-            var loop = Loop(nextOrphanCheck: .now + .milliseconds(settings.leaseMs))
+            var loop = Loop(nextOrphanCheck: .now + settings.lease)
             while !context.isStopping && !Task.isCancelled {
                 // A busy worker takes again once a few slots are free, not at every single one: its
                 // takes (and the marks and forwards of the jobs it starts together) then go in batches.
@@ -115,7 +115,7 @@ public final class StageWorker: Service, Sendable {
             loop.running += 1
             handle(payload, in: &group)
         }
-        loop.nextOrphanCheck = .now + .milliseconds(settings.leaseMs)
+        loop.nextOrphanCheck = .now + settings.lease
         return true
     }
 
@@ -133,7 +133,7 @@ public final class StageWorker: Service, Sendable {
             if taken.isEmpty {
                 let asked = ContinuousClock.now
                 if let payload = try await context.store.take(
-                    from: handler.stage, member: context.member, on: connection, blockMs: settings.blockMs)
+                    from: handler.stage, member: context.member, on: connection, block: settings.block)
                 {
                     taken = [payload]
                     loop.queueSeemsEmpty = ContinuousClock.now - asked > Self.blockedLongerThan
@@ -154,7 +154,7 @@ public final class StageWorker: Service, Sendable {
     private func drain(_ group: inout TaskGroup<Event>, running: Int) async {
         guard running > 0 else { return }
         var running = running
-        let grace = Duration.milliseconds(settings.shutdownGraceMs)
+        let grace = settings.shutdownGrace
         group.addTask {
             try? await Task.sleep(for: grace)
             return .graceOver
@@ -205,7 +205,7 @@ public final class StageWorker: Service, Sendable {
     }
 
     private func heartbeatIsFresh() async -> Bool {
-        let fresh = lastHeartbeat.withLockedValue { $0 }.map { ContinuousClock.now - $0 < .milliseconds(settings.leaseMs / 2) } ?? false
+        let fresh = lastHeartbeat.withLockedValue { $0 }.map { ContinuousClock.now - $0 < settings.lease / 2 } ?? false
         if fresh { return true }
         return await heartbeat()
     }
@@ -224,17 +224,17 @@ public final class StageWorker: Service, Sendable {
 
     private func handBack() async {
         // With Redis gone for longer than the grace period, the reaper returns the jobs later instead.
-        let returned = await context.transition(RequeueInflight.self, giveUpAfter: .milliseconds(max(settings.shutdownGraceMs, 1000))) {
+        let returned = await context.transition(RequeueInflight.self, giveUpAfter: max(settings.shutdownGrace, .seconds(1))) {
             try await context.store.requeueInflight(member: context.member, stage: handler.stage)
         }
         context.logger.info("worker stopped", metadata: ["returned": "\(returned ?? 0)"])
     }
 
     private func heartbeatLoop() async {
-        let interval = max(settings.leaseMs / 3, 100)
+        let interval = max(settings.lease / 3, .milliseconds(100))
         while !Task.isCancelled {
             await heartbeat()
-            try? await Task.sleep(for: .milliseconds(interval))
+            try? await Task.sleep(for: interval)
         }
     }
 
@@ -248,14 +248,14 @@ public final class StageWorker: Service, Sendable {
             } catch {
                 context.logger.warning("housekeeping failed", metadata: ["error": "\(error)"])
             }
-            try? await Task.sleep(for: .milliseconds(settings.housekeepingMs))
+            try? await Task.sleep(for: settings.housekeeping)
         }
     }
 
     private func reap() async throws {
         let reaped = try await context.store.reapExpiredWorkers(
-            reaper: context.member, leaseMs: settings.leaseMs, maxRedeliveries: settings.maxRedeliveries,
-            lockMs: settings.housekeepingMs, forgetAfterMs: settings.forgetAfterMs)
+            reaper: context.member, lease: settings.lease, maxRedeliveries: settings.maxRedeliveries,
+            lock: settings.housekeeping, forgetAfter: settings.forgetAfter)
         PipelineMetrics.reaped(workers: reaped.workers, returned: reaped.returned, deadLettered: reaped.deadLettered)
         if reaped.workers > 0 {
             context.logger.warning("reaped workers past their lease", metadata: [

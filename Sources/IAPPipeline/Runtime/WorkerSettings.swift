@@ -2,13 +2,16 @@
 public struct WorkerSettings: Sendable {
     /// Jobs handled at once by this process.
     public var concurrency: Int
-    public var leaseMs: Int
+    /// A worker silent for longer than this loses its jobs to the reaper (`IAP_LEASE_MS`).
+    public var lease: Duration
     public var maxRedeliveries: Int
-    public var shutdownGraceMs: Int
+    /// How long jobs in flight may finish after a stop (`IAP_SHUTDOWN_GRACE_MS`).
+    public var shutdownGrace: Duration
     /// How long one BLMOVE waits; bounds how fast an idle worker notices a stop.
-    public var blockMs: Int
-    /// How often due retries are promoted and expired workers reaped.
-    public var housekeepingMs: Int
+    public var block: Duration
+    /// How often due retries are promoted, expired workers reaped and the handler's own
+    /// housekeeping done.
+    public var housekeeping: Duration
     /// Most jobs one `take_jobs` moves (never more than the free slots).
     public var takeBatch: Int
 
@@ -18,25 +21,26 @@ public struct WorkerSettings: Sendable {
 
     /// How long the reaper keeps reaping a silent worker before forgetting it: past the lease, its
     /// last BLMOVE (sent at most half a lease after its last heartbeat) must have ended, plus two rounds.
-    public var forgetAfterMs: Int { leaseMs + 2 * blockMs + 2 * housekeepingMs }
+    public var forgetAfter: Duration { lease + block * 2 + housekeeping * 2 }
 
     public init(
-        concurrency: Int = 64, leaseMs: Int = 30000, maxRedeliveries: Int = 5, shutdownGraceMs: Int = 25000,
-        blockMs: Int = 1000, housekeepingMs: Int = 1000, takeBatch: Int = 32
+        concurrency: Int = 64, lease: Duration = .seconds(30), maxRedeliveries: Int = 5, shutdownGrace: Duration = .seconds(25),
+        block: Duration = .seconds(1), housekeeping: Duration = .seconds(1), takeBatch: Int = 32
     ) {
         precondition(takeBatch > 0, "takeBatch must be positive")
         self.takeBatch = takeBatch
         self.concurrency = concurrency
-        self.leaseMs = leaseMs
+        self.lease = lease
         self.maxRedeliveries = maxRedeliveries
-        self.shutdownGraceMs = shutdownGraceMs
-        self.blockMs = blockMs
-        self.housekeepingMs = housekeepingMs
+        self.shutdownGrace = shutdownGrace
+        self.block = block
+        self.housekeeping = housekeeping
     }
 
+    /// From the settings (`IAP_CONCURRENCY`, `IAP_LEASE_MS`, `IAP_MAX_REDELIVERIES`, `IAP_SHUTDOWN_GRACE_MS`).
     public init(_ configuration: PipelineConfiguration, concurrency: Int? = nil) {
         self.init(
-            concurrency: concurrency ?? configuration.concurrency, leaseMs: configuration.leaseMs,
-            maxRedeliveries: configuration.maxRedeliveries, shutdownGraceMs: configuration.shutdownGraceMs)
+            concurrency: concurrency ?? configuration.concurrency, lease: .milliseconds(configuration.leaseMs),
+            maxRedeliveries: configuration.maxRedeliveries, shutdownGrace: .milliseconds(configuration.shutdownGraceMs))
     }
 }
