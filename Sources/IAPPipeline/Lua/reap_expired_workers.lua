@@ -46,60 +46,81 @@ local function readJob(member, payload)
   return queue, nil
 end
 
--- Every key this round will touch and the caller has not declared.
-local expired = redis.call('ZRANGEBYSCORE', workers, '-inf', now - tonumber(a.lease_ms))
-local members, tickets = {}, {}
-for _, member in ipairs(expired) do
-  if not inflightOf[member] then
-    members[#members + 1] = member
-  else
-    for _, payload in ipairs(redis.call('LRANGE', KEYS[inflightOf[member]], 0, -1)) do
-      local queue, ticket = readJob(member, payload)
-      if queue and ticket and not ticketOf[ticket] then tickets[#tickets + 1] = ticket end
+-- The in-flight lists and tickets this round will touch that the caller has not declared.
+local function undeclared(expired)
+  local members, tickets = {}, {}
+  for _, member in ipairs(expired) do
+    if not inflightOf[member] then
+      members[#members + 1] = member
+    else
+      for _, payload in ipairs(redis.call('LRANGE', KEYS[inflightOf[member]], 0, -1)) do
+        local queue, ticket = readJob(member, payload)
+        if queue and ticket and not ticketOf[ticket] then tickets[#tickets + 1] = ticket end
+      end
     end
   end
+  return members, tickets
 end
-if #members > 0 or #tickets > 0 then return {-2, cjson.encode({members = members, tickets = tickets})} end
 
-redis.call('SET', lock, a.reaper, 'PX', a.lock_ms)
-local returned, deadLettered, reaped = 0, 0, 0
-for _, member in ipairs(expired) do
-  local before = returned + deadLettered
+-- Why a job of a dead worker is dead-lettered instead of returned (nil: it goes back), counting
+-- its redelivery on its ticket; and the ticket's key when it exists.
+local function poisonReason(queue, ticket)
+  if not queue then return 'unknown_stage', nil end
+  if not ticket then return 'undecodable_job', nil end
+  local ticketKey = KEYS[ticketOf[ticket]]
+  if redis.call('EXISTS', ticketKey) == 0 then return nil, nil end
+  if redis.call('HINCRBY', ticketKey, 'redeliveries', 1) > tonumber(a.max_redeliveries) then
+    return 'poison_redelivered', ticketKey
+  end
+  return nil, ticketKey
+end
+
+local function deadLetter(member, payload, ticket, reason, ticketKey)
+  redis.call('LPUSH', dead, cjson.encode({job = payload, stage = string.match(member, '^(%a+):') or 'unknown',
+    reason = reason, error = 'worker ' .. member .. ' lost its lease', attempts = 0, at = now, ticket = ticket}))
+  if ticketKey then
+    redis.call('HSET', ticketKey, 'status', 'dead', 'reason', reason, 'updated_at', a.now)
+    redis.call('PUBLISH', a.channel, ticket)
+  end
+end
+
+-- Empties one dead worker's list: newest first, each pushed to the consuming end of its queue,
+-- so the oldest ends up first in line. Returns how many went back and how many died.
+local function reapWorker(member)
   local inflight = KEYS[inflightOf[member]]
+  local returned, deadLettered = 0, 0
   while true do
-    -- newest first, each pushed to the consuming end: the oldest ends up first in line
     local payload = redis.call('LPOP', inflight)
     if not payload then break end
     local queue, ticket = readJob(member, payload)
-    local reason, ticketKey = nil, nil
-    if not queue then
-      reason = 'unknown_stage'
-    elseif not ticket then
-      reason = 'undecodable_job'
-    else
-      ticketKey = KEYS[ticketOf[ticket]]
-      if redis.call('EXISTS', ticketKey) == 1 then
-        local count = redis.call('HINCRBY', ticketKey, 'redeliveries', 1)
-        if count > tonumber(a.max_redeliveries) then reason = 'poison_redelivered' end
-      else
-        ticketKey = nil
-      end
-    end
+    local reason, ticketKey = poisonReason(queue, ticket)
     if reason then
-      redis.call('LPUSH', dead, cjson.encode({job = payload, stage = string.match(member, '^(%a+):') or 'unknown',
-        reason = reason, error = 'worker ' .. member .. ' lost its lease', attempts = 0, at = now, ticket = ticket}))
-      if ticketKey then
-        redis.call('HSET', ticketKey, 'status', 'dead', 'reason', reason, 'updated_at', a.now)
-        redis.call('PUBLISH', a.channel, ticket)
-      end
+      deadLetter(member, payload, ticket, reason, ticketKey)
       deadLettered = deadLettered + 1
     else
       redis.call('RPUSH', queue, payload)
       returned = returned + 1
     end
   end
-  if returned + deadLettered > before then reaped = reaped + 1 end
+  return returned, deadLettered
+end
+
+-- A worker silent past `forget_ms` leaves the set: its last BLMOVE has ended by then.
+local function forgetIfLongSilent(member)
   local seen = tonumber(redis.call('ZSCORE', workers, member))
   if seen and seen < now - tonumber(a.forget_ms) then redis.call('ZREM', workers, member) end
+end
+
+local expired = redis.call('ZRANGEBYSCORE', workers, '-inf', now - tonumber(a.lease_ms))
+local members, tickets = undeclared(expired)
+if #members > 0 or #tickets > 0 then return {-2, cjson.encode({members = members, tickets = tickets})} end
+
+redis.call('SET', lock, a.reaper, 'PX', a.lock_ms)
+local reaped, returned, deadLettered = 0, 0, 0
+for _, member in ipairs(expired) do
+  local back, died = reapWorker(member)
+  if back + died > 0 then reaped = reaped + 1 end
+  returned, deadLettered = returned + back, deadLettered + died
+  forgetIfLongSilent(member)
 end
 return {reaped, returned, deadLettered}
