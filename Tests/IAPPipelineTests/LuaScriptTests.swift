@@ -42,8 +42,10 @@ import Testing
     @Test func everyCommandHasItsContractInAHeader() throws {
         for (name, text) in try Self.luaFiles(in: Self.folder) {
             #expect(text.hasPrefix("#!lua\n--[[\n  \(name): "), "\(name): a `#!lua` line, then a header naming the script")
+            // The header alone: a body that uses KEYS[1] does not stand in for its line in the contract.
+            let header = text.components(separatedBy: "\n]]").first ?? ""
             for part in ["Input:", "KEYS[1]", "ARGV[1]", "Output:"] {
-                #expect(text.contains(part), "\(name)'s header has no \(part)")
+                #expect(header.contains(part), "\(name)'s header has no \(part)")
             }
         }
     }

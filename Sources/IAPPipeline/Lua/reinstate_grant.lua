@@ -9,10 +9,17 @@
   the record names another, the script answers {-2, owner} and changes nothing.
 
   Input:
-    KEYS[1..9] as revoke_grant: inflight, ticket, record, refunded, stream, refunds (the
-               owner's), subscription, rechecks, ownerSubscriptions
-    ARGV[1] taken      the job as taken
-    ARGV[2] arguments  JSON: ticket, now, channel, notification, owner?, subscription?, recheck?
+    KEYS[1] inflight            the worker's in-flight list
+    KEYS[2] ticket              the notification's ticket hash
+    KEYS[3] record              `grant:<unit>`
+    KEYS[4] refunded            `refunded:<unit>`
+    KEYS[5] stream              the fulfilment stream
+    KEYS[6] refunds             `refunds:<owner>`
+    KEYS[7] subscription        `subscription:<original>` (the unit's subscription, if any)
+    KEYS[8] rechecks            the re-check schedule
+    KEYS[9] ownerSubscriptions  `user-subscriptions:<owner>`
+    ARGV[1] taken               the job as taken
+    ARGV[2] arguments           JSON: ticket, now, channel, notification, owner?, subscription?, recheck?
   Output:
     {1, result} `reinstated`, `refund_forgotten`, `not_revoked`; {0} the worker no longer holds
     the job; {-1} its ticket is gone; {-2, owner} declare that owner's keys and call again
