@@ -1,4 +1,4 @@
-/// Every reason a ticket, a purchase or a dead letter can carry: the codes the README publishes,
+/// Every reason a ticket, a purchase or a dead letter can carry: the codes docs/http-api.md and docs/apple-answers.md publish,
 /// in one place as the keys are in `RedisKeys`. They live in this module, the lowest one that
 /// every producer of a reason (the Apple clients and the stages) imports. The Lua scripts spell a
 /// few of them too: `refunded` (grant_purchases), `no_purchases` (grant_purchases),

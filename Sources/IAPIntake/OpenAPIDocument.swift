@@ -8,7 +8,7 @@ public enum OpenAPIDocument {
   "info": {
     "title": "iap-pipeline intake",
     "version": "1.0.0",
-    "description": "Verifies Apple in-app purchases and grants each once. With IAP_CLIENT_KEYS_FILE set, every /v1/receipts* and /v1/users/* request must carry the X-IAP-Key, X-IAP-Timestamp and X-IAP-Signature headers (README, Security); without it the intake is open."
+    "description": "Verifies Apple in-app purchases and grants each once. With IAP_CLIENT_KEYS_FILE set, every /v1/receipts* and /v1/users/* request must carry the X-IAP-Key, X-IAP-Timestamp and X-IAP-Signature headers (docs/security.md); without it the intake is open."
   },
   "servers": [
     {
@@ -479,7 +479,7 @@ public enum OpenAPIDocument {
         "type": "apiKey",
         "in": "header",
         "name": "X-IAP-Signature",
-        "description": "HMAC-SHA256 of the request by a game backend's key (with X-IAP-Key and X-IAP-Timestamp); see the README"
+        "description": "HMAC-SHA256 of the request by a game backend's key (with X-IAP-Key and X-IAP-Timestamp); see docs/security.md"
       }
     },
     "responses": {

@@ -230,7 +230,7 @@ import Testing
         }
     }
 
-    /// The README's shell recipe (`printf … | openssl dgst -sha256 -hmac`) gives this signature.
+    /// The shell recipe in docs/security.md (`printf … | openssl dgst -sha256 -hmac`) gives this signature.
     @Test func theSignatureIsTheDocumentedHMAC() {
         let headers = RequestSigner(keyID: "k", secret: Self.secret).headers(
             method: "POST", target: "/v1/receipts", body: Array(#"{"a":1}"#.utf8), timestamp: 1_795_000_000)

@@ -1,4 +1,4 @@
-/// Every Redis key and channel the pipeline uses, in one place (README's key map mirrors this).
+/// Every Redis key and channel the pipeline uses, in one place (docs/operations/redis-keys.md mirrors this, with the keys each script takes).
 /// All start with the prefix (`IAP_PREFIX`, default `iap`; `{iap}` keeps them in one cluster slot).
 public struct RedisKeys: Sendable, Equatable {
     public let prefix: String

@@ -19,7 +19,7 @@ public struct WebhookSigner: Sendable {
     }
 
     /// Whether `header` is a valid signature of `body` within `tolerance` seconds of `now`: what a
-    /// receiver does (the tests and the README's example do the same).
+    /// receiver does (the tests and the example in docs/webhooks.md do the same).
     public func verify(header: String, body: [UInt8], now: Int64, tolerance: Int64 = 300) -> Bool {
         var timestamp: Int64?
         var signatures: [String] = []
