@@ -134,6 +134,8 @@ let package = Package(
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
                 .product(name: "Metrics", package: "swift-metrics"),
             ],
+            // The API as a document, built into the binary.
+            resources: [.embedInCode("openapi.json")],
             swiftSettings: swiftSettings
         ),
         .target(

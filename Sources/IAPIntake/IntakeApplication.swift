@@ -14,6 +14,29 @@ public enum IntakeApplication {
         clientKeys: ClientKeyring? = nil, tls: TLSConfiguration? = nil, waiters: TicketWaiters? = nil,
         metrics: Metrics? = nil, logger: Logger, onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
     ) throws -> some ApplicationProtocol {
+        // One subscription to iap:results for every waiting client, run with the server.
+        let waiters = waiters ?? TicketWaiters(redis: configuration.redis, channel: store.keys.results, logger: logger)
+        let router = try routes(
+            store: store, configuration: configuration, notificationChecks: notificationChecks, clientKeys: clientKeys,
+            waiters: waiters, metrics: metrics)
+        return Application(
+            router: router,
+            server: try tls.map { try .tls(.http1(), tlsConfiguration: $0) } ?? .http1(),
+            configuration: .init(address: .hostname(configuration.httpHost, port: configuration.httpPort), serverName: "iap-intake"),
+            services: [waiters] + (metrics.map { [QueueSampler(store: store, every: $0.sampleEvery, logger: logger)] } ?? []),
+            onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? 0) },
+            logger: logger
+        )
+    }
+
+    /// The intake's metrics: where `/metrics` reads the Prometheus text from, and how often the
+    /// queues are sampled for it.
+    /// Every route of the intake on one router: what `make` serves, and what the OpenAPI test
+    /// compares the document with.
+    public static func routes(
+        store: PipelineStore, configuration: PipelineConfiguration, notificationChecks: NotificationRoutes.Checks?,
+        clientKeys: ClientKeyring?, waiters: TicketWaiters, metrics: Metrics?
+    ) throws -> Router<BasicRequestContext> {
         let router = Router()
         // Before the routes: a route takes the middleware added before it.
         if let metrics {
@@ -34,26 +57,15 @@ public enum IntakeApplication {
         EntitlementRoutes(
             store: store, catalog: try configuration.productsFile.map { _ throws(ConfigurationError) in try configuration.requireCatalog() }
         ).register(on: router)
-        // One subscription to iap:results for every waiting client, run with the server.
-        let waiters = waiters ?? TicketWaiters(redis: configuration.redis, channel: store.keys.results, logger: logger)
         IntakeRoutes(
             store: store, maxBodyBytes: configuration.maxBodyBytes, ticketTTLSeconds: configuration.ticketTTLSeconds,
             serverAPIConfigured: configuration.isServerAPIConfigured,
             limits: SubmissionLimits(perKey: configuration.ratePerKey, perUser: configuration.ratePerUser), signed: clientKeys != nil,
             waiters: waiters
         ).register(on: router)
-        return Application(
-            router: router,
-            server: try tls.map { try .tls(.http1(), tlsConfiguration: $0) } ?? .http1(),
-            configuration: .init(address: .hostname(configuration.httpHost, port: configuration.httpPort), serverName: "iap-intake"),
-            services: [waiters] + (metrics.map { [QueueSampler(store: store, every: $0.sampleEvery, logger: logger)] } ?? []),
-            onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? 0) },
-            logger: logger
-        )
+        return router
     }
 
-    /// The intake's metrics: where `/metrics` reads the Prometheus text from, and how often the
-    /// queues are sampled for it.
     public struct Metrics: Sendable {
         public var text: @Sendable () -> [UInt8]
         public var sampleEvery: Duration
