@@ -303,6 +303,7 @@ let package = Package(
                 "AppleJWS",
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
                 "IAPDrill", "IAPBench", "ClusterHarness", "IAPIntake", "IAPPipeline", "RedisClient", "AppleSimulator", "LoopbackPort",
+                "TestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],

@@ -9,6 +9,7 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOFoundationCompat
 import RedisClient
+import TestSupport
 import Testing
 
 @testable import ClusterHarness
@@ -474,13 +475,9 @@ struct DrillTests {
     }
 
     /// Waits for a condition of the running system (with a generous limit, not a timing claim).
+    /// Polls with TestSupport's `until`, a failing read counting as "not yet" (a process may be
+    /// restarting under the drill's faults).
     private func waitUntil(_ condition: () async throws -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(60)
-        while ContinuousClock.now < deadline {
-            if (try? await condition()) == true { return }
-            try await Task.sleep(for: .milliseconds(20))
-        }
-        Issue.record("condition not met within 60 s")
-        throw DrillError("timed out")
+        try await until("the drill's condition holds") { (try? await condition()) == true }
     }
 }

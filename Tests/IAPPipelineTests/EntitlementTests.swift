@@ -40,10 +40,6 @@ import Testing
         return status
     }
 
-    static func events(_ redis: RedisClient) async throws -> [[String: String]] {
-        (try await redis.send("XRANGE", keys.fulfilment, "-", "+").array ?? []).map { $0.array?.last?.stringDictionary ?? [:] }
-    }
-
     @Test func aNonConsumableEntitlesItsUserUntilRevoked() async throws {
         try await withClusterNode { redis, _ in
             let store = PipelineStore(redis: redis, keys: Self.keys)
@@ -69,7 +65,7 @@ import Testing
             #expect(first == .granted)
             var record = try await redis.send("HGETALL", Self.keys.subscription(originalTransactionID: "s1")).stringDictionary
             #expect(record["status"] == "active" && record["user_id"] == "u1" && record["expires_at"] == String(t0 + 30 * Self.day))
-            var events = try await Self.events(redis)
+            var events = try await fulfilmentEvents(redis, Self.keys)
             #expect(events.map { $0["event"] } == ["granted", "entitlement_changed", "entitlement_changed"])
             #expect(Set(events.dropFirst().compactMap { $0["entitlement"] }) == ["premium", "no_ads"])
             #expect(events[1]["status"] == "active" && events[1]["user_id"] == "u1" && events[1]["original_transaction_id"] == "s1")
@@ -81,7 +77,7 @@ import Testing
                 store, ticket: "B", transaction: "s2", original: "s1", product: "vip.monthly", expiresAt: t0 + 60 * Self.day,
                 signedAt: t0 + 30 * Self.day, now: t0 + 30 * Self.day)
             #expect(renewed == .granted)
-            events = try await Self.events(redis)
+            events = try await fulfilmentEvents(redis, Self.keys)
             #expect(events.map { $0["event"] } == ["granted", "entitlement_changed", "entitlement_changed", "renewed"])
             record = try await redis.send("HGETALL", Self.keys.subscription(originalTransactionID: "s1")).stringDictionary
             #expect(record["latest_transaction_id"] == "s2" && record["expires_at"] == String(t0 + 60 * Self.day))
@@ -114,7 +110,7 @@ import Testing
                 store, ticket: "A", transaction: "s1", product: "vip.monthly", expiresAt: t0 + Self.day, signedAt: t0, now: t0 + 20)
                 == .granted)
             #expect(try await redis.send("HGET", Self.keys.subscription(originalTransactionID: "s1"), "status").string == "revoked")
-            #expect(try await Self.events(redis).map { $0["event"] } == ["granted"])
+            #expect(try await fulfilmentEvents(redis, Self.keys).map { $0["event"] } == ["granted"])
 
             #expect(try await Self.grant(
                 store, ticket: "B", user: "u2", transaction: "e1", product: "vip.monthly", expiresAt: t0 - Self.day, signedAt: t0,
@@ -122,7 +118,7 @@ import Testing
             let record = try await redis.send("HGETALL", Self.keys.subscription(originalTransactionID: "e1")).stringDictionary
             #expect(record["status"] == "expired")
             // It never entitled anyone to anything: only its grant is news.
-            #expect(try await Self.events(redis).map { $0["event"] } == ["granted", "granted"])
+            #expect(try await fulfilmentEvents(redis, Self.keys).map { $0["event"] } == ["granted", "granted"])
             #expect(try await store.entitlements(user: "u2", catalog: Self.catalog, now: t0).entitlements.isEmpty)
         }
     }
@@ -138,7 +134,7 @@ import Testing
             #expect(try await Self.grant(
                 store, ticket: "B", transaction: "s2", original: "s1", product: "vip.yearly", expiresAt: t0 + 365 * Self.day,
                 signedAt: t0 + Self.day, now: t0 + Self.day) == .granted)
-            let events = try await Self.events(redis).dropFirst(3).map { "\($0["event"]!) \($0["entitlement"] ?? "-") \($0["status"] ?? "-")" }
+            let events = try await fulfilmentEvents(redis, Self.keys).dropFirst(3).map { "\($0["event"]!) \($0["entitlement"] ?? "-") \($0["status"] ?? "-")" }
             #expect(events == ["renewed - -", "entitlement_changed no_ads ended", "entitlement_changed premium active"])
             let now = try await store.entitlements(user: "u1", catalog: Self.catalog, now: t0 + 2 * Self.day)
             #expect(now.entitlements.map { "\($0.entitlement) \($0.productID)" } == ["premium vip.yearly"])
@@ -218,7 +214,7 @@ import Testing
                 payload, member: NotificationScriptTests.member, job: job, change: change("expired", signedAt: t0 + 47 * Self.day),
                 entry: "e4", now: t0 + 47 * Self.day)
             #expect(result == "applied")
-            let tail = try await Self.events(redis).suffix(3).map { "\($0["event"]!) \($0["entitlement"] ?? "-") \($0["status"] ?? "-")" }
+            let tail = try await fulfilmentEvents(redis, Self.keys).suffix(3).map { "\($0["event"]!) \($0["entitlement"] ?? "-") \($0["status"] ?? "-")" }
             #expect(Set(tail) == ["entitlement_changed premium expired", "entitlement_changed no_ads expired", "expired - -"])
             #expect(try await store.entitlements(user: "u1", catalog: Self.catalog, now: t0 + 40 * Self.day).entitlements.isEmpty)
 
@@ -252,7 +248,7 @@ import Testing
             let ticket = try #require(try await store.ticket("B"))
             let alice = try await store.entitlements(user: "alice", catalog: Self.catalog, now: t0 + 2).entitlements.map(\.entitlement)
             let bob = try await store.entitlements(user: "bob", catalog: Self.catalog, now: t0 + 2).entitlements.map(\.entitlement)
-            let events = try await Self.events(redis).dropFirst(4).map { "\($0["event"]!) \($0["user_id"]!) \($0["entitlement"] ?? $0["revocation_reason"] ?? "-")" }
+            let events = try await fulfilmentEvents(redis, Self.keys).dropFirst(4).map { "\($0["event"]!) \($0["user_id"]!) \($0["entitlement"] ?? $0["revocation_reason"] ?? "-")" }
             switch sharing {
             case .bind:
                 #expect(pack == .duplicate && sub == .duplicate && ticket.transactions.first?.reason == "owned_by_another_account")

@@ -87,15 +87,10 @@ import TestSupport
 
     /// Resends a receipt, as a client does, until the intake acknowledges it (202 or 200).
     static func submitUntilAccepted(_ pipeline: PipelineHarness, _ body: [String: String]) async throws -> String {
-        let deadline = ContinuousClock.now + .seconds(60)
-        while ContinuousClock.now < deadline {
-            if let reply = try? await pipeline.post(body), reply.status == 202 || reply.status == 200,
-               let ticket = reply.json["ticket"] as? String
-            {
-                return ticket
-            }
-            try await Task.sleep(for: .milliseconds(100))
+        let reply = try await pipeline.postUntilAccepted(body)
+        guard reply.status == 202 || reply.status == 200, let ticket = reply.json["ticket"] as? String else {
+            throw TestSupportError("a receipt was never accepted: \(reply.status)")
         }
-        throw TestSupportError("a receipt was never accepted")
+        return ticket
     }
 }

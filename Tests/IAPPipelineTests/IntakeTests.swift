@@ -123,11 +123,7 @@ import Testing
             #expect(try await pipeline.get("/healthz").status == 200)
             try await pipeline.redisServer.restart()
             // The client retries the same receipt later and gets one ticket.
-            var accepted = try await pipeline.post(body)
-            for _ in 0..<50 where accepted.status == 503 {
-                try await Task.sleep(for: .milliseconds(100))  // the client's own retry pause
-                accepted = try await pipeline.post(body)
-            }
+            let accepted = try await pipeline.postUntilAccepted(body)
             #expect(accepted.status == 202)
             let again = try await pipeline.post(body)
             #expect(again.status == 200 && again.json["ticket"] as? String == accepted.json["ticket"] as? String)

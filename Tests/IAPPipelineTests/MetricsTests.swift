@@ -60,11 +60,8 @@ import Testing
             try await pipeline.redisServer.restart()
             // A client resends on 503 while the intake's connections dial again.
             let again = receipt([gold("r2")]).receiptData()
-            var ticket: String?
-            try await until("the intake takes receipts again", within: .seconds(20)) {
-                ticket = try await pipeline.post(["receipt_data": again, "user_id": "player-1"]).json["ticket"] as? String
-                return ticket != nil
-            }
+            let ticket = try await pipeline.postUntilAccepted(["receipt_data": again, "user_id": "player-1"], within: .seconds(20))
+                .json["ticket"] as? String
             _ = try await pipeline.terminal(try #require(ticket))
             try await until("the reconnects are counted") {
                 (Self.value(try await Self.scrape(pipeline), "iap_redis_reconnects_total", [:]) ?? 0) > before

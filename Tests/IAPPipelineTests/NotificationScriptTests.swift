@@ -37,10 +37,6 @@ import Testing
                              "granted_at", "1")
     }
 
-    static func events(_ redis: RedisClient) async throws -> [[String: String]] {
-        (try await redis.send("XRANGE", keys.fulfilment, "-", "+").array ?? []).map { $0.array?.last?.stringDictionary ?? [:] }
-    }
-
     @Test func acceptNotificationStoresOncePerUUID() async throws {
         try await withClusterNode { redis, _ in
             let store = PipelineStore(redis: redis, keys: Self.keys)
@@ -65,7 +61,7 @@ import Testing
             #expect(moved == .moved && result == "revoked")
             let record = try await redis.send("HGETALL", Self.keys.grant(unit: "7")).stringDictionary
             #expect(record["revoked_at"] == "42" && record["revocation_reason"] == "1" && record["revocation_type"] == "REFUND_FULL")
-            let events = try await Self.events(redis)
+            let events = try await fulfilmentEvents(redis, Self.keys)
             #expect(events.count == 1 && events[0]["event"] == "revoked" && events[0]["user_id"] == "owner" && events[0]["ticket"] == "G1")
             let applied = try await store.ticket("N1")
             #expect(applied?.status == .applied && applied?.result == "revoked")
@@ -76,7 +72,7 @@ import Testing
             let (_, secondResult) = try await store.revoke(
                 try await Self.held(store, second), member: Self.member, job: second, unit: "7", reason: "1", type: "x")
             #expect(secondResult == "already_revoked")
-            #expect(try await Self.events(redis).count == 1)
+            #expect(try await fulfilmentEvents(redis, Self.keys).count == 1)
             // The owner's refunds were counted once (IAP_MAX_REFUNDS_PER_USER reads it).
             #expect(try await redis.send("GET", Self.keys.refunds(user: "owner")).string == "1")
             // A unit not granted yet: the refund is remembered.
@@ -103,7 +99,7 @@ import Testing
             #expect(results == ["reinstated", "not_revoked", "refund_forgotten", "not_revoked"])
             let record = try await redis.send("HGETALL", Self.keys.grant(unit: "7")).stringDictionary
             #expect(record["revoked_at"] == nil && record["reinstated_at"] == "50")
-            #expect(try await Self.events(redis).map { $0["event"] } == ["reinstated"])
+            #expect(try await fulfilmentEvents(redis, Self.keys).map { $0["event"] } == ["reinstated"])
             #expect(try await redis.send("EXISTS", Self.keys.refunded(unit: "8")).int == 0)
             // The reversal took the refund off the owner's count.
             #expect(try await redis.send("GET", Self.keys.refunds(user: "owner")).string == "0")
@@ -155,7 +151,7 @@ import Testing
             // The refunded unit's claim is released (a reversal may let it through later); nothing else.
             #expect(try await redis.send("EXISTS", Self.keys.claim(unit: "2")).int == 0)
             #expect(try await redis.send("EXISTS", Self.keys.grant(unit: "2")).int == 0)
-            let events = try await Self.events(redis)
+            let events = try await fulfilmentEvents(redis, Self.keys)
             #expect(events.count == 1 && events[0]["event"] == "granted" && events[0]["source"] == "notification")
             #expect(try await redis.send("GET", Self.keys.owner(originalTransactionID: "1")).string == "u1")
             #expect(try await redis.send("GET", Self.keys.accountToken("aaaaaaaa-1111-2222-3333-444444444444")).string == "u1")

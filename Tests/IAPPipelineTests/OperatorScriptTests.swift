@@ -8,10 +8,6 @@ import Testing
 @Suite struct OperatorScriptTests {
     static let keys = RedisKeys(prefix: "{t}iap")
 
-    static func events(_ redis: RedisClient) async throws -> [[String: String]] {
-        (try await redis.send("XRANGE", keys.fulfilment, "-", "+").array ?? []).map { $0.array?.last?.stringDictionary ?? [:] }
-    }
-
     @Test func aGrantByHandHappensOncePerIdAndIsAudited() async throws {
         try await withClusterNode { redis, _ in
             let store = PipelineStore(redis: redis, keys: Self.keys)
@@ -21,7 +17,7 @@ import Testing
                 id: "case-42", user: "u2", product: "gold.100", quantity: 3, by: "bob", note: "again", now: 11) == "u1")
             let record = try await redis.send("HGETALL", Self.keys.grant(unit: "operator:case-42")).stringDictionary
             #expect(record["user_id"] == "u1" && record["quantity"] == "3" && record["source"] == "operator" && record["granted_by"] == "alice")
-            let events = try await Self.events(redis)
+            let events = try await fulfilmentEvents(redis, Self.keys)
             #expect(events.count == 1)
             #expect(events[0]["event"] == "granted" && events[0]["source"] == "operator" && events[0]["operator"] == "alice")
             #expect(events[0]["note"] == "lost order" && events[0]["unit"] == "operator:case-42")
@@ -37,7 +33,7 @@ import Testing
             #expect(try await store.revokeByOperator(unit: "nothing", by: "bob", note: "", now: 6) == nil)
             let record = try await redis.send("HGETALL", Self.keys.grant(unit: "operator:c1")).stringDictionary
             #expect(record["revoked_at"] == "5" && record["revocation_reason"] == "operator" && record["revoked_by"] == "bob")
-            let events = try await Self.events(redis)
+            let events = try await fulfilmentEvents(redis, Self.keys)
             #expect(events.map { $0["event"] } == ["granted", "revoked"] && events[1]["source"] == "operator" && events[1]["user_id"] == "u1")
             #expect(try await redis.send("EXISTS", Self.keys.refunds(user: "u1")).int == 0)
         }

@@ -264,6 +264,18 @@ final class PipelineHarness: @unchecked Sendable {
         }
     }
 
+    /// Posts `body` as a client does while Redis is away: again after the client's own pause
+    /// (100 ms) while the intake answers 503 or the connection fails, for at most `within`; the
+    /// last reply otherwise.
+    func postUntilAccepted(_ body: [String: Any], within: Duration = .seconds(60)) async throws -> Reply {
+        let deadline = ContinuousClock.now + within
+        while ContinuousClock.now < deadline {
+            if let reply = try? await post(body), reply.status != 503 { return reply }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        return try await post(body)
+    }
+
     /// Reads a ticket, riding out a pool connection that is still re-dialling after a Redis restart.
     func readTicket(_ ticket: String) async throws -> Ticket? {
         for _ in 0..<50 {

@@ -52,10 +52,6 @@ import Testing
         return try await grant(store, job, now: now)
     }
 
-    static func events(_ redis: RedisClient) async throws -> [[String: String]] {
-        (try await redis.send("XRANGE", keys.fulfilment, "-", "+").array ?? []).map { $0.array?.last?.stringDictionary ?? [:] }
-    }
-
     // MARK: the grant script's counted rules
 
     /// The seeds' burst of small purchases: 20 grant steps racing for one user's daily cap of 3.
@@ -74,7 +70,7 @@ import Testing
             #expect(statuses.filter { $0 == .held }.count == 17)
             #expect(try await redis.send("ZCARD", Self.keys.dailyWindow(user: "u1", product: "gems")).int == 3)
             #expect(try await redis.send("ZCARD", Self.keys.holds).int == 17)
-            let events = try await Self.events(redis)
+            let events = try await fulfilmentEvents(redis, Self.keys)
             #expect(events.filter { $0["event"] == "granted" }.count == 3)
             #expect(events.filter { $0["event"] == "held" && $0["reason"] == "daily_limit_exceeded" }.count == 17)
             let held = try await store.heldPurchases(limit: 100)
@@ -135,7 +131,7 @@ import Testing
             let record = try await redis.send("HGETALL", Self.keys.grant(unit: "t1")).stringDictionary
             #expect(record["ticket"] == "T" && record["user_id"] == "u1" && record["granted_at"] == "2000" && record["released_by"] == "alice")
             #expect(try await redis.send("GET", Self.keys.owner(originalTransactionID: "t1")).string == "u1")
-            let events = try await Self.events(redis)
+            let events = try await fulfilmentEvents(redis, Self.keys)
             #expect(events.map { $0["event"] } == ["held", "released"])
             #expect(events[1]["source"] == "operator" && events[1]["operator"] == "alice" && events[1]["hold_reason"] == "currency_not_allowed")
             let released = try #require(try await store.ticket("T"))
@@ -150,7 +146,7 @@ import Testing
             // The grant job delivered again (a worker died before its ack): granted, nothing new.
             try await redis.send("LPUSH", Self.keys.inflight(member: Self.member), job.payload)
             #expect(try await Self.grant(store, job) == .granted)
-            #expect(try await Self.events(redis).count == 2)
+            #expect(try await fulfilmentEvents(redis, Self.keys).count == 2)
         }
     }
 
@@ -164,14 +160,14 @@ import Testing
             let ticket = try #require(try await store.ticket("T"))
             #expect(ticket.status == .rejected && ticket.reason == "currency_unknown")
             #expect(ticket.transactions.map(\.outcome) == [.rejected] && ticket.transactions.first?.reason == "currency_unknown")
-            #expect(try await Self.events(redis).map { $0["event"] } == ["held", "rejected"])
+            #expect(try await fulfilmentEvents(redis, Self.keys).map { $0["event"] } == ["held", "rejected"])
             #expect(try await store.releaseHeld(unit: "t1", by: "mallory") == .alreadyDecided("rejected"))
             #expect(try await redis.send("EXISTS", Self.keys.grant(unit: "t1")).int == 0)
             // Redelivered: still rejected. The same purchase from another account: a duplicate.
             try await redis.send("LPUSH", Self.keys.inflight(member: Self.member), job.payload)
             #expect(try await Self.grant(store, job) == .rejected)
             #expect(try await Self.grantNew(store, ticket: "X", user: "u2", transaction: "t1") == .duplicate)
-            #expect(try await Self.events(redis).count == 2)
+            #expect(try await fulfilmentEvents(redis, Self.keys).count == 2)
         }
     }
 
@@ -187,7 +183,7 @@ import Testing
             let ticket = try #require(try await store.ticket("U"))
             #expect(ticket.status == .rejected && ticket.reason == "refunded")
             #expect(try await redis.send("EXISTS", Self.keys.grant(unit: "t2")).int == 0)
-            #expect(try await Self.events(redis).map { $0["event"] } == ["granted", "held", "rejected"])
+            #expect(try await fulfilmentEvents(redis, Self.keys).map { $0["event"] } == ["granted", "held", "rejected"])
         }
     }
 

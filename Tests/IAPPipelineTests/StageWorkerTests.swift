@@ -166,11 +166,7 @@ extension StageWorkerTests {
             #expect(try await pipeline.terminal(try await pipeline.submit(receipt([gold("1")]))).status == .granted)
             try await pipeline.redisServer.restart()
             // Submitting retries through the 503s a client sees while connections re-dial.
-            var reply = try await pipeline.post(["receipt_data": receipt([gold("2")]).receiptData(), "user_id": "u"])
-            for _ in 0..<50 where reply.status == 503 {
-                try await Task.sleep(for: .milliseconds(100))
-                reply = try await pipeline.post(["receipt_data": receipt([gold("2")]).receiptData(), "user_id": "u"])
-            }
+            let reply = try await pipeline.postUntilAccepted(["receipt_data": receipt([gold("2")]).receiptData(), "user_id": "u"])
             #expect(reply.status == 202)
             let ticket = try await pipeline.terminal(try #require(reply.json["ticket"] as? String))
             #expect(ticket.status == .granted)
