@@ -72,9 +72,7 @@ public struct PipelineStore: Sendable {
     public func markVerifying(tickets: [String], now: Int64 = currentTimeMs()) async throws -> Set<String> {
         if tickets.isEmpty { return [] }
         let found = try await run(MarkVerifying(keys, tickets: tickets, now: now))
-        guard found.count == tickets.count else {
-            throw ScriptReplyError(script: MarkVerifying.name, "\(found.count) answers for \(tickets.count) tickets")
-        }
+            .onePerItem(of: tickets.count, script: MarkVerifying.name)
         return Set(zip(tickets, found).filter { !$0.1 }.map(\.0))
     }
 
@@ -104,11 +102,7 @@ public struct PipelineStore: Sendable {
 
     /// Forwards several of a worker's jobs in one script call; one result per job, in order.
     public func forward(_ jobs: [Forward], member: String) async throws -> [TransitionResult] {
-        let results = try await run(ForwardJob(keys, member: member, jobs: jobs))
-        guard results.count == jobs.count else {
-            throw ScriptReplyError(script: ForwardJob.name, "\(results.count) answers for \(jobs.count) jobs")
-        }
-        return results
+        try await run(ForwardJob(keys, member: member, jobs: jobs)).onePerItem(of: jobs.count, script: ForwardJob.name)
     }
 
     public func scheduleRetry(
@@ -143,11 +137,8 @@ public struct PipelineStore: Sendable {
 
     /// Claims and forwards several of a worker's dedupe jobs in one script call; one result per job.
     public func claimAndForward(_ jobs: [(payload: String, next: Job)], member: String) async throws -> [TransitionResult] {
-        let results = try await run(ClaimPurchases(keys, member: member, jobs: jobs), replicated: true)
-        guard results.count == jobs.count else {
-            throw ScriptReplyError(script: ClaimPurchases.name, "\(results.count) answers for \(jobs.count) jobs")
-        }
-        return results
+        try await run(ClaimPurchases(keys, member: member, jobs: jobs), replicated: true)
+            .onePerItem(of: jobs.count, script: ClaimPurchases.name)
     }
 
     public func grant(

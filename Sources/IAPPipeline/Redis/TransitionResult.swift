@@ -28,9 +28,9 @@ public enum TransitionResult: Sendable, Equatable {
         }
     }
 
-    /// One result per job from a script that moved a batch.
-    static func each(of reply: RedisReply, expected: Int, script: String) throws -> [TransitionResult] {
-        guard let items = reply.array, items.count == expected else { throw ScriptReplyError(script: script, reply: reply) }
+    /// The result of each job of a script that moved a batch.
+    static func each(of reply: RedisReply, script: String) throws -> [TransitionResult] {
+        guard let items = reply.array else { throw ScriptReplyError(script: script, reply: reply) }
         return try items.map { try TransitionResult(code: $0.int, script: script) }
     }
 }

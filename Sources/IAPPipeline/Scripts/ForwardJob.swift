@@ -19,8 +19,5 @@ struct ForwardJob: PipelineScript {
         })]).canonicalText]
     }
 
-    static func decode(_ reply: RedisReply) throws -> [TransitionResult] {
-        guard let count = reply.array?.count else { throw ScriptReplyError(script: name, reply: reply) }
-        return try TransitionResult.each(of: reply, expected: count, script: name)
-    }
+    static func decode(_ reply: RedisReply) throws -> [TransitionResult] { try TransitionResult.each(of: reply, script: name) }
 }

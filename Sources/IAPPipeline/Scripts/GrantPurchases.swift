@@ -97,7 +97,9 @@ struct GrantPurchases: DeclaringScript {
 }
 
 /// The named arguments of `grant_purchases`.
-struct GrantPurchasesArguments: ScriptArguments {
+/// One JSON object the script reads with `cjson.decode`; numbers travel as strings where Redis
+/// stores them, because cjson reads numbers as doubles.
+struct GrantPurchasesArguments {
     var ticket: String
     /// Numbers travel as strings where Redis stores them: cjson reads numbers as doubles.
     var now: String
@@ -178,4 +180,7 @@ struct GrantPurchasesArguments: ScriptArguments {
             "others": others.isEmpty ? nil : .object(others.mapValues { .object($0.mapValues { .int($0) }) }),
         ])
     }
+
+    /// The script's argument: the canonical JSON text.
+    var argument: String { json.canonicalText }
 }

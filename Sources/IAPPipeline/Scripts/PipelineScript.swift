@@ -72,6 +72,14 @@ extension PipelineStore {
     }
 }
 
+extension Array {
+    /// A batch script's answers, one per item it was given, or the script's error.
+    func onePerItem(of count: Int, script: String) throws -> Self {
+        guard self.count == count else { throw ScriptReplyError(script: script, "\(self.count) answers for \(count) items") }
+        return self
+    }
+}
+
 extension RedisReply {
     /// A script's yes or no: 1 or 0, nothing else.
     func flag(script: String) throws -> Bool {
