@@ -34,6 +34,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        .package(url: "https://github.com/apple/swift-configuration.git", from: "1.4.0", traits: []),
     ],
     targets: [
         .systemLibrary(
@@ -109,6 +110,7 @@ let package = Package(
                 "AppleJWS",
                 "AppStoreServerAPI",
                 "PlainJSON",
+                .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "Logging", package: "swift-log"),
@@ -321,7 +323,7 @@ let package = Package(
         .testTarget(
             name: "CLITests",
             dependencies: [
-                "IAPCLI", "IAPIntakeCLI", "IAPWorkerCLI", "IAPControlCLI",
+                "IAPCLI", "IAPIntakeCLI", "IAPWorkerCLI", "IAPControlCLI", "IAPPipeline",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings

@@ -14,7 +14,7 @@ public final class AppleVerifier: Sendable {
     public init(configuration: AppleVerifierConfiguration) {
         self.configuration = configuration
         var http = HTTPClient.Configuration()
-        http.timeout = .init(connect: .milliseconds(Int64(min(configuration.timeoutMs, 10_000))))
+        http.timeout = .init(connect: .init(min(configuration.timeout, .seconds(10))))
         http.connectionPool = .init(
             idleTimeout: .seconds(60),
             concurrentHTTP1ConnectionsPerHostSoftLimit: max(configuration.maxConnections, 1)
@@ -85,7 +85,7 @@ public final class AppleVerifier: Sendable {
         let started = ContinuousClock.now
         let environment = url == configuration.sandboxURL ? "sandbox" : "production"
         do {
-            response = try await http.execute(request, timeout: .milliseconds(Int64(configuration.timeoutMs)))
+            response = try await http.execute(request, timeout: .init(configuration.timeout))
             bytes = try await response.body.collect(upTo: Self.maxResponseBytes)
         } catch {
             AppleCallMetrics.record(endpoint: "verify_receipt", environment: environment, status: "unreachable", since: started)

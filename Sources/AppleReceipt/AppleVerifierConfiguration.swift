@@ -8,7 +8,7 @@ public struct AppleVerifierConfiguration: Sendable {
     /// The app's shared secret; sent as `password`, never logged.
     public var sharedSecret: String?
     public var excludeOldTransactions: Bool
-    public var timeoutMs: Int
+    public var timeout: Duration
     /// How many requests may be open to Apple at once (one process).
     public var maxConnections: Int
 
@@ -17,14 +17,14 @@ public struct AppleVerifierConfiguration: Sendable {
         sandboxURL: String = Self.sandboxURL,
         sharedSecret: String? = nil,
         excludeOldTransactions: Bool = false,
-        timeoutMs: Int = 15000,
+        timeout: Duration,
         maxConnections: Int = 64
     ) {
         self.productionURL = productionURL
         self.sandboxURL = sandboxURL
         self.sharedSecret = sharedSecret
         self.excludeOldTransactions = excludeOldTransactions
-        self.timeoutMs = timeoutMs
+        self.timeout = timeout
         self.maxConnections = maxConnections
     }
 }

@@ -18,11 +18,11 @@ public struct ClusterSettings: Sendable {
     public var processesPerStage: [Stage: Int] = [.verify: 2, .dedupe: 2, .grant: 2, .notify: 1]
     /// `IAP_CONCURRENCY` of every worker process.
     public var workerConcurrency = 16
-    public var leaseMs = 2000
+    public var lease: Duration = .seconds(2)
     /// Short retries and timeouts, so a drill trial drains in seconds.
-    public var appleTimeoutMs = 1000
-    public var retryBaseMs = 100
-    public var retryMaxMs = 1000
+    public var appleTimeout: Duration = .seconds(1)
+    public var retryBase: Duration = .milliseconds(100)
+    public var retryMax: Duration = .seconds(1)
     public var redisPoolSize = 2
     /// `IAP_APPLE_API_MAX_RPS`: the fleet's App Store Server API budget per endpoint.
     public var appleAPIMaxRPS = 200

@@ -49,10 +49,10 @@ public struct Bench: Sendable {
         cluster.appleLatencyMs = scenario.appleLatencyMs
         cluster.processesPerStage = [.verify: scenario.verifiers, .dedupe: 1, .grant: 1]
         cluster.workerConcurrency = scenario.concurrency
-        cluster.leaseMs = 30000
-        cluster.appleTimeoutMs = 15000
-        cluster.retryBaseMs = 1000
-        cluster.retryMaxMs = 600_000
+        cluster.lease = .seconds(30)
+        cluster.appleTimeout = .seconds(15)
+        cluster.retryBase = .seconds(1)
+        cluster.retryMax = .seconds(600)
         return cluster
     }
 }

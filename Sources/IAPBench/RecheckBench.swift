@@ -64,7 +64,7 @@ public struct RecheckBench: Sendable {
         let idleCalls = 1000
         let idleStart = ContinuousClock.now
         for _ in 0..<idleCalls {
-            _ = try await store.promoteDueRechecks(schedule: schedule, ticketTTLSeconds: 3600, limit: batch, now: now - Int64(due) - 1)
+            _ = try await store.promoteDueRechecks(schedule: schedule, ticketTTL: .seconds(3600), limit: batch, now: now - Int64(due) - 1)
         }
         let idleMicros = (ContinuousClock.now - idleStart) / .microseconds(1) / Double(idleCalls)
         // The drain.
@@ -72,7 +72,7 @@ public struct RecheckBench: Sendable {
         var calls = 0
         let drainStart = ContinuousClock.now
         while true {
-            let moved = try await store.promoteDueRechecks(schedule: schedule, ticketTTLSeconds: 3600, limit: batch, now: now)
+            let moved = try await store.promoteDueRechecks(schedule: schedule, ticketTTL: .seconds(3600), limit: batch, now: now)
             calls += 1
             if moved == 0 { break }
             queued += moved

@@ -157,7 +157,7 @@ struct ScenarioRun {
                         let job = Job(
                             ticket: "stages-\(index)", userID: receipt.userID, receiptData: receipt.receiptData, productID: nil,
                             transactionID: nil, enqueuedAt: currentTimeMs())
-                        _ = try await store.submit(job, receiptDigest: "stages-\(index)", ttlSeconds: 3600)
+                        _ = try await store.submit(job, receiptDigest: "stages-\(index)", ttl: .seconds(3600))
                     }
                 }
             }

@@ -20,7 +20,7 @@ struct ScratchRedis {
         server.standardError = FileHandle.nullDevice
         try server.run()
         var configuration = RedisConfiguration(endpoint: .tcp(host: "127.0.0.1", port: port))
-        configuration.reconnectBackoffMs = 20...100
+        configuration.reconnectBackoff = .milliseconds(20) ... .milliseconds(100)
         client = RedisClient(configuration: configuration)
         for attempt in 0... {
             if (try? await client.send("PING")) != nil { break }

@@ -23,8 +23,8 @@ public struct WaitBench: Sendable {
         var settings = ClusterSettings(binDirectory: binDirectory)
         settings.processesPerStage = [.verify: 1, .dedupe: 1, .grant: 1]
         settings.workerConcurrency = 64
-        settings.leaseMs = 30000
-        settings.appleTimeoutMs = 15000
+        settings.lease = .seconds(30)
+        settings.appleTimeout = .seconds(15)
         let directory = workDirectory.appendingPathComponent("wait")
         try? FileManager.default.removeItem(at: directory)
         var submitting = HTTPClient.Configuration(timeout: .init(connect: .seconds(2)))

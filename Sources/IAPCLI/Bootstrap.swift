@@ -16,20 +16,13 @@ public struct LogSettings: Sendable, Equatable {
     }
 
     public init(environment: [String: String]) throws(ConfigurationError) {
-        let levelText = environment["IAP_LOG_LEVEL"].flatMap { $0.isEmpty ? nil : $0 } ?? environment["LOG_LEVEL"]
-        if let levelText, !levelText.isEmpty {
-            guard let level = Logger.Level(rawValue: levelText.lowercased()) else {
-                throw ConfigurationError("IAP_LOG_LEVEL", "'\(levelText)' is not trace, debug, info, notice, warning, error or critical")
-            }
-            self.level = level
-        } else {
-            level = .info
+        var environment = environment
+        if environment[Settings.logLevel.variable, default: ""].isEmpty, let fallback = environment["LOG_LEVEL"] {
+            environment[Settings.logLevel.variable] = fallback
         }
-        switch environment["IAP_LOG_FORMAT"]?.lowercased() ?? "" {
-        case "", "text": json = false
-        case "json": json = true
-        case let other: throw ConfigurationError("IAP_LOG_FORMAT", "'\(other)' is not text or json")
-        }
+        let source = SettingSource(environment: environment)
+        level = Logger.Level(rawValue: try source.choice(Settings.logLevel))!
+        json = try source.choice(Settings.logFormat) == "json"
     }
 }
 

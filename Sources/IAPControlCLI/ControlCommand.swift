@@ -10,7 +10,7 @@ public struct ControlCommand: AsyncParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "iapctl", abstract: "Inspect the IAP pipeline and manage its dead letters.",
         subcommands: [Stats.self, ShowTicket.self, Dead.self, HeldCommand.self, GrantCommand.self, RevokeCommand.self, UserCommand.self,
-            RecheckCommand.self,
+            RecheckCommand.self, SettingsCommand.self,
         ])
     public init() {}
 
@@ -24,11 +24,11 @@ public struct ControlCommand: AsyncParsableCommand {
 
         func run() async throws {
             let configuration = loadConfiguration(redis, lease)
-            let (json, watch, leaseMs) = (json, watch, configuration.leaseMs)
+            let (json, watch, lease) = (json, watch, configuration.lease)
             try await withStore(configuration) { store in
                 var previous: (fulfilment: Int, at: ContinuousClock.Instant)?
                 repeat {
-                    let stats = try await store.stats(leaseMs: leaseMs)
+                    let stats = try await store.stats(lease: lease)
                     let now = ContinuousClock.now
                     let rate = previous.map { Double(stats.fulfilment - $0.fulfilment) / max((now - $0.at) / .seconds(1), 0.001) }
                     previous = (stats.fulfilment, now)
@@ -160,7 +160,7 @@ public struct ControlCommand: AsyncParsableCommand {
                             continue
                         }
                         do {
-                            if try await store.replay(entry: entry, ttlSeconds: configuration.ticketTTLSeconds) { outcome.replayed.append(name) }
+                            if try await store.replay(entry: entry, ttl: configuration.ticketTTL) { outcome.replayed.append(name) }
                         } catch let error as RedisError {
                             throw error
                         } catch {

@@ -129,11 +129,11 @@ public struct Drill: Sendable {
         }
 
         let redis = RedisClient(configuration: try RedisConfiguration(url: cluster.redisURL), poolSize: 2)
-        let audit = TrialAudit(store: PipelineStore(redis: redis, keys: cluster.keys), leaseMs: settings.leaseMs)
+        let audit = TrialAudit(store: PipelineStore(redis: redis, keys: cluster.keys), lease: settings.lease)
         let tickets = submissions.map(\.ticket)
         var (terminal, seconds) = await audit.drain(
             Set((tickets + subscribed.map(\.ticket)).compactMap { $0 }), timeout: .seconds(settings.drainTimeoutSeconds))
-        let subscriptionAudit = SubscriptionAudit(store: audit.store, leaseMs: settings.leaseMs)
+        let subscriptionAudit = SubscriptionAudit(store: audit.store, lease: settings.lease)
         let settled = await subscriptionAudit.settle(subscriptions, timeout: .seconds(60))
         var subscriptionBooks = SubscriptionAudit.Books()
         var webhookBooks = WebhookAudit.Books()
@@ -142,7 +142,7 @@ public struct Drill: Sendable {
         do {
             let (released, findings) = try await audit.releaseHeld(&terminal)
             // Every event, the releases' included, reaches the webhook before the books are read.
-            let webhookAudit = WebhookAudit(store: audit.store, leaseMs: settings.leaseMs)
+            let webhookAudit = WebhookAudit(store: audit.store, lease: settings.lease)
             if let sink {
                 let settledHooks = await webhookAudit.settle(sink, timeout: .seconds(60))
                 webhookBooks = try await webhookAudit.check(sink)

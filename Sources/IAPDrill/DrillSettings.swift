@@ -38,7 +38,7 @@ public struct DrillSettings: Sendable {
     public var submitRate = 150
     public var clientConcurrency = 16
     public var processesPerStage = 2
-    public var leaseMs = 2000
+    public var lease: Duration = .seconds(2)
     /// `IAP_APPLE_API_MAX_RPS` of the cluster: the fleet's App Store Server API budget.
     public var appleAPIMaxRPS = 200
     /// How long to wait, after the faults stop, for every ticket to be terminal.
@@ -60,7 +60,7 @@ public struct DrillSettings: Sendable {
         cluster.appleLatencyMs = appleLatencyMs
         cluster.processesPerStage = Dictionary(
             uniqueKeysWithValues: Stage.allCases.filter { webhooks || $0 != .webhook }.map { ($0, processesPerStage) })
-        cluster.leaseMs = leaseMs
+        cluster.lease = lease
         cluster.appleAPIMaxRPS = appleAPIMaxRPS
         // Re-checks at the end of each 2-second period, half a second after it, then two more.
         cluster.environment["IAP_RECHECK_BEFORE_S"] = "0"

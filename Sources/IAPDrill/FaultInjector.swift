@@ -76,7 +76,7 @@ struct FaultInjector {
             poisonPushed += try await cluster.poison(nonce: rng.next())
         case .stall:
             let (stage, index) = await pickWorker()
-            try await cluster.stallWorker(stage, at: index, forMs: settings.leaseMs + 1500)
+            try await cluster.stallWorker(stage, at: index, forMs: Int(settings.lease.milliseconds) + 1500)
         case .failover:
             failovers.append(try await cluster.failover())
         }

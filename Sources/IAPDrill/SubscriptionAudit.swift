@@ -9,7 +9,7 @@ import RedisClient
 /// outlives the last period.
 struct SubscriptionAudit {
     let store: PipelineStore
-    let leaseMs: Int
+    let lease: Duration
     static let catalog = try! ProductCatalog(json: Data(LocalCluster.products.utf8))
 
     struct Books {
@@ -42,7 +42,7 @@ struct SubscriptionAudit {
                 }
             }
             if settled {
-                guard let stats = try? await store.stats(leaseMs: leaseMs) else { continue }
+                guard let stats = try? await store.stats(lease: lease) else { continue }
                 if TrialAudit.leftovers(stats) == 0 { return nil }
                 moving = "jobs left: queues \(stats.queues), in flight \(stats.inflight), retry \(stats.retry)"
             }

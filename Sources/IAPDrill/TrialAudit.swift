@@ -6,7 +6,7 @@ import RedisClient
 /// Waits for a trial to drain, then checks its books against what each receipt's scenario dictates.
 struct TrialAudit {
     let store: PipelineStore
-    let leaseMs: Int
+    let lease: Duration
 
     /// Polls until every accepted ticket is terminal (or held by the purchase policy) and nothing
     /// is queued, in flight or waiting for a retry, or the timeout passes. Returns the tickets seen
@@ -26,7 +26,7 @@ struct TrialAudit {
                     pending.remove(id)  // the hash is gone (Redis lost it): it can never finish
                 }
             }
-            if pending.isEmpty, let stats = try? await store.stats(leaseMs: leaseMs), Self.leftovers(stats) == 0 { break }
+            if pending.isEmpty, let stats = try? await store.stats(lease: lease), Self.leftovers(stats) == 0 { break }
             try? await Task.sleep(for: .milliseconds(100))
         }
         return (terminal, (ContinuousClock.now - start).seconds)
@@ -204,7 +204,7 @@ struct TrialAudit {
         books.doubleGrants = doubled.count
         for unit in doubled.sorted().prefix(3) { books.note("double grant: unit \(unit), \(fulfilments[unit, default: 0]) fulfilment entries") }
 
-        let stats = try await store.stats(leaseMs: leaseMs)
+        let stats = try await store.stats(lease: lease)
         books.stuck = Self.leftovers(stats)
         if books.stuck > 0 { books.note("stuck: queues \(stats.queues), in flight \(stats.inflight), retry \(stats.retry)") }
 

@@ -6,7 +6,7 @@ import RedisClient
 /// once, under its id), with a valid signature, each user's in stream order.
 struct WebhookAudit {
     let store: PipelineStore
-    let leaseMs: Int
+    let lease: Duration
 
     struct Books {
         var delivered = 0
@@ -36,7 +36,7 @@ struct WebhookAudit {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             if let all = try? await entries(), all.allSatisfy({ sink.snapshot.accepted[$0.id, default: 0] > 0 }),
-               let stats = try? await store.stats(leaseMs: leaseMs), TrialAudit.leftovers(stats) == 0,
+               let stats = try? await store.stats(lease: lease), TrialAudit.leftovers(stats) == 0,
                (try? await store.redis.send("SCARD", store.keys.webhookBusy).int) == 0
             {
                 return true

@@ -52,13 +52,13 @@ public enum IntakeApplication {
         }
         NotificationRoutes(
             store: store, checks: notificationChecks, maxBodyBytes: configuration.maxBodyBytes,
-            ticketTTLSeconds: configuration.ticketTTLSeconds
+            ticketTTL: configuration.ticketTTL
         ).register(on: router)
         EntitlementRoutes(
             store: store, catalog: try configuration.productsFile.map { _ throws(ConfigurationError) in try configuration.requireCatalog() }
         ).register(on: router)
         IntakeRoutes(
-            store: store, maxBodyBytes: configuration.maxBodyBytes, ticketTTLSeconds: configuration.ticketTTLSeconds,
+            store: store, maxBodyBytes: configuration.maxBodyBytes, ticketTTL: configuration.ticketTTL,
             serverAPIConfigured: configuration.isServerAPIConfigured,
             limits: SubmissionLimits(perKey: configuration.ratePerKey, perUser: configuration.ratePerUser), signed: clientKeys != nil,
             waiters: waiters

@@ -12,7 +12,7 @@ import RedisClient
 public struct IntakeRoutes: Sendable {
     public let store: PipelineStore
     public let maxBodyBytes: Int
-    public let ticketTTLSeconds: Int
+    public let ticketTTL: Duration
     /// Whether `transaction_id`-only submissions can be looked up (App Store Server API keys are set).
     public let serverAPIConfigured: Bool
     /// The rate limits; the per-key one applies when requests are signed (`signed`).
@@ -24,13 +24,13 @@ public struct IntakeRoutes: Sendable {
     public static let longestWait = 30
 
     public init(
-        store: PipelineStore, maxBodyBytes: Int, ticketTTLSeconds: Int, serverAPIConfigured: Bool = false,
+        store: PipelineStore, maxBodyBytes: Int, ticketTTL: Duration, serverAPIConfigured: Bool = false,
         limits: SubmissionLimits = .none, signed: Bool = false, waiters: TicketWaiters? = nil
     ) {
         self.waiters = waiters
         self.store = store
         self.maxBodyBytes = maxBodyBytes
-        self.ticketTTLSeconds = ticketTTLSeconds
+        self.ticketTTL = ticketTTL
         self.serverAPIConfigured = serverAPIConfigured
         self.limits = limits
         self.signed = signed
@@ -74,7 +74,7 @@ public struct IntakeRoutes: Sendable {
         if signed { limits.clientKey = request.header("x-iap-key") }
         let stored: (ticket: String, created: Bool)
         do {
-            stored = try await store.submit(job, receiptDigest: Self.digest(submission), ttlSeconds: ticketTTLSeconds, limits: limits)
+            stored = try await store.submit(job, receiptDigest: Self.digest(submission), ttl: ticketTTL, limits: limits)
         } catch let refusal as RateLimitExceeded {
             let who = refusal.scope == .clientKey ? "this client key" : "this user"
             throw IntakeError(.tooManyRequests, "rate_limited", "too many new submissions this second for \(who); retry after 1 s")

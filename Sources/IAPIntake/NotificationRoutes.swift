@@ -14,7 +14,7 @@ public struct NotificationRoutes: Sendable {
     /// `nil` while the intake has no bundle ids: notifications are then refused with 503 (Apple retries).
     public let checks: Checks?
     public let maxBodyBytes: Int
-    public let ticketTTLSeconds: Int
+    public let ticketTTL: Duration
 
     /// What a notification must satisfy beyond its signature.
     public struct Checks: Sendable {
@@ -29,11 +29,11 @@ public struct NotificationRoutes: Sendable {
         }
     }
 
-    public init(store: PipelineStore, checks: Checks?, maxBodyBytes: Int, ticketTTLSeconds: Int) {
+    public init(store: PipelineStore, checks: Checks?, maxBodyBytes: Int, ticketTTL: Duration) {
         self.store = store
         self.checks = checks
         self.maxBodyBytes = maxBodyBytes
-        self.ticketTTLSeconds = ticketTTLSeconds
+        self.ticketTTL = ticketTTL
     }
 
     public func register(on router: Router<some RequestContext>) {
@@ -65,7 +65,7 @@ public struct NotificationRoutes: Sendable {
         job.notification = verified
         let stored: (ticket: String, created: Bool)
         do {
-            stored = try await store.acceptNotification(job, uuid: verified.uuid, ttlSeconds: ticketTTLSeconds)
+            stored = try await store.acceptNotification(job, uuid: verified.uuid, ttl: ticketTTL)
         } catch RedisError.notReplicated(let detail) {
             context.logger.warning("a notification is not replicated yet", metadata: ["detail": "\(detail)"])
             throw IntakeError(.serviceUnavailable, "not_replicated", "the notification is not yet on enough Redis replicas; Apple will retry")

@@ -96,7 +96,7 @@ public final class TicketWaiters: Service, Sendable {
                     while !Task.isCancelled {
                         // A read of the subscription does not notice cancellation: closing it ends the read.
                         let (_, ticket) = try await withTaskCancellationHandler {
-                            try await current.next(timeoutMs: 60_000)
+                            try await current.next(timeout: .seconds(60))
                         } onCancel: {
                             Task { await current.close() }
                         }

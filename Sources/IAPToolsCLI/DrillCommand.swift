@@ -104,7 +104,7 @@ public struct DrillCommand: AsyncParsableCommand {
         settings.submitRate = rate
         settings.clientConcurrency = clientConcurrency
         settings.processesPerStage = processesPerStage
-        settings.leaseMs = leaseMs
+        settings.lease = .milliseconds(leaseMs)
         settings.drainTimeoutSeconds = drainTimeoutS
 
         let interrupts = HarnessCommand.killChildrenOnInterrupt()

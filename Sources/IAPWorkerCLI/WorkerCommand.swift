@@ -74,7 +74,7 @@ public struct VerifierCommand: AsyncParsableCommand {
             return VerifyHandler(
                 verifier: apple, signedData: signedData, lookup: lookup, subscriptions: subscriptions, bundleIDs: try configuration.requireBundleIDs(),
                 retryPolicy: configuration.retryPolicy,
-                rechecks: RecheckPromotion(schedule: configuration.recheck, ticketTTLSeconds: configuration.ticketTTLSeconds))
+                rechecks: RecheckPromotion(schedule: configuration.recheck, ticketTTL: configuration.ticketTTL))
         }, clients: [
             ClosingService { await apple.shutdown() },
             ClosingService { await serverAPI.withLockedValue { $0 }?.shutdown() },
@@ -181,7 +181,7 @@ public struct WebhookCommand: AsyncParsableCommand {
             failConfiguration(error)
         }
         let client = WebhookClient(
-            url: target.url, timeout: .milliseconds(configuration.webhookTimeoutMs), maxConnections: configuration.concurrency)
+            url: target.url, timeout: configuration.webhookTimeout, maxConnections: configuration.concurrency)
         var settings = WorkerSettings(configuration)
         // New events reach their users' lists within this.
         settings.housekeeping = .milliseconds(200)

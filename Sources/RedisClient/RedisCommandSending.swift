@@ -40,13 +40,13 @@ extension RedisCommandSending {
         _ script: RedisScript, keys: [String], arguments: [String], replicated replication: RedisReplication?
     ) async throws -> RedisReply {
         guard let replication, replication.replicas > 0 else { return try await run(script, keys: keys, arguments: arguments) }
-        let wait = RedisCommand("WAIT", String(replication.replicas), String(replication.timeoutMs))
+        let wait = RedisCommand("WAIT", String(replication.replicas), String(replication.timeout.milliseconds))
         let replies = try await evaluate(
             script, keys: keys.map { Array($0.utf8) }, arguments: arguments.map { Array($0.utf8) }, then: [wait])
         guard let confirmed = replies[1].int else { throw RedisError.unexpectedReply("WAIT returned \(replies[1])") }
         guard confirmed >= replication.replicas else {
             throw RedisError.notReplicated(
-                "\(script.name): \(confirmed) of \(replication.replicas) replicas confirmed within \(replication.timeoutMs) ms")
+                "\(script.name): \(confirmed) of \(replication.replicas) replicas confirmed within \(replication.timeout)")
         }
         return replies[0]
     }
@@ -80,10 +80,10 @@ extension RedisCommandSending {
 /// How many replicas must confirm a write before it is acknowledged, and how long to wait for them.
 public struct RedisReplication: Sendable, Equatable {
     public var replicas: Int
-    public var timeoutMs: Int
+    public var timeout: Duration
 
-    public init(replicas: Int, timeoutMs: Int) {
+    public init(replicas: Int, timeout: Duration) {
         self.replicas = replicas
-        self.timeoutMs = timeoutMs
+        self.timeout = timeout
     }
 }

@@ -41,26 +41,26 @@ public struct RedisConfiguration: Sendable, Equatable {
     public var password: String?
     public var database: Int
     /// How long dialling may take.
-    public var connectTimeoutMs: Int
+    public var connectTimeout: Duration
     /// How long any non-blocking command may take before the connection is declared dead.
-    public var commandTimeoutMs: Int
+    public var commandTimeout: Duration
     /// After a failed dial, calls fail at once for this long (doubling per failure up to the upper bound).
-    public var reconnectBackoffMs: ClosedRange<Int> = 50...1000
+    public var reconnectBackoff: ClosedRange<Duration> = .milliseconds(50) ... .seconds(1)
 
     public init(
         endpoint: Endpoint,
         username: String? = nil,
         password: String? = nil,
         database: Int = 0,
-        connectTimeoutMs: Int = 2000,
-        commandTimeoutMs: Int = 5000
+        connectTimeout: Duration = .seconds(2),
+        commandTimeout: Duration = .seconds(5)
     ) {
         self.endpoint = endpoint
         self.username = username
         self.password = password
         self.database = database
-        self.connectTimeoutMs = connectTimeoutMs
-        self.commandTimeoutMs = commandTimeoutMs
+        self.connectTimeout = connectTimeout
+        self.commandTimeout = commandTimeout
     }
 
     public init(url: String) throws(RedisError) {

@@ -12,7 +12,7 @@ extension RedisConnection {
             let connection = RedisConnection(
                 configuration: RedisConfiguration(
                     endpoint: .tcp(host: sentinel.host, port: sentinel.port),
-                    connectTimeoutMs: configuration.connectTimeoutMs, commandTimeoutMs: configuration.connectTimeoutMs),
+                    connectTimeout: configuration.connectTimeout, commandTimeout: configuration.connectTimeout),
                 eventLoopGroup: group)
             let answer: Result<RedisReply, any Error>
             do {

@@ -17,7 +17,7 @@ public final class RedisConnection: RedisCommandSending, Sendable {
         var isClosed = false
         var channel: (any Channel)?
         var dialing: EventLoopFuture<any Channel>?
-        var dialBackoffMs = 0
+        var dialBackoff: Duration = .zero
         var nextDialAt = NIODeadline.uptimeNanoseconds(0)
         var lastDialError = ""
         /// Whether a dial ever succeeded: the next successful one is a reconnect.
@@ -37,29 +37,28 @@ public final class RedisConnection: RedisCommandSending, Sendable {
 
     /// Runs one command. An error reply comes back as `.error`, not thrown; `send` throws it.
     public func execute(_ command: RedisCommand) async throws -> RedisReply {
-        try await execute(command, blockingMs: nil)
+        try await execute(command, blocking: nil)
     }
 
-    /// Runs a blocking command (`BLMOVE … timeout`): the reply may take `blockingMs` longer than
+    /// Runs a blocking command (`BLMOVE … timeout`): the reply may take `blocking` longer than
     /// the command timeout.
-    public func execute(_ command: RedisCommand, blockingMs: Int?) async throws -> RedisReply {
-        let timeoutMs = configuration.commandTimeoutMs + (blockingMs ?? 0)
-        let replies = try await send([command], timeout: .milliseconds(Int64(timeoutMs)))
+    public func execute(_ command: RedisCommand, blocking: Duration?) async throws -> RedisReply {
+        let replies = try await send([command], timeout: .init(configuration.commandTimeout + (blocking ?? .zero)))
         return replies[0]
     }
 
     /// Sends all commands in one write and returns all replies (error replies inline).
     public func pipeline(_ commands: [RedisCommand]) async throws -> [RedisReply] {
         if commands.isEmpty { return [] }
-        return try await send(commands, timeout: .milliseconds(Int64(configuration.commandTimeoutMs)))
+        return try await send(commands, timeout: .init(configuration.commandTimeout))
     }
 
-    /// The next reply the server pushes (a pub/sub message), waiting at most `timeoutMs`.
+    /// The next reply the server pushes (a pub/sub message), waiting at most `timeout`.
     /// A timeout ends the connection.
-    public func readPushed(timeoutMs: Int) async throws -> RedisReply {
+    public func readPushed(timeout: Duration) async throws -> RedisReply {
         let channel = try await liveChannel()
         let promise = channel.eventLoop.makePromise(of: RedisReply.self)
-        channel.writeAndFlush(RedisOutbound.awaitPushed(timeout: .milliseconds(Int64(timeoutMs)), promise: promise)).whenFailure {
+        channel.writeAndFlush(RedisOutbound.awaitPushed(timeout: .init(timeout), promise: promise)).whenFailure {
             promise.fail(Self.lost($0))
         }
         return try await promise.futureResult.get()
@@ -169,7 +168,7 @@ public final class RedisConnection: RedisCommandSending, Sendable {
                 case .success(let channel):
                     RedisMetrics.connected(again: state.everConnected)
                     state.everConnected = true
-                    state.dialBackoffMs = 0
+                    state.dialBackoff = .zero
                     if state.isClosed {
                         channel.close(promise: nil)
                     } else {
@@ -177,9 +176,9 @@ public final class RedisConnection: RedisCommandSending, Sendable {
                     }
                 case .failure(let error):
                     RedisMetrics.dialFailed()
-                    let bounds = configuration.reconnectBackoffMs
-                    state.dialBackoffMs = min(max(state.dialBackoffMs * 2, bounds.lowerBound), bounds.upperBound)
-                    state.nextDialAt = .now() + .milliseconds(Int64(state.dialBackoffMs))
+                    let bounds = configuration.reconnectBackoff
+                    state.dialBackoff = min(max(state.dialBackoff * 2, bounds.lowerBound), bounds.upperBound)
+                    state.nextDialAt = .now() + .init(state.dialBackoff)
                     state.lastDialError = "\(Self.failed(error))"
                 }
             }
@@ -189,7 +188,7 @@ public final class RedisConnection: RedisCommandSending, Sendable {
 
     private static func bootstrap(_ group: any EventLoopGroup, _ configuration: RedisConfiguration, tcp: Bool) -> ClientBootstrap {
         let bootstrap = ClientBootstrap(group: group)
-            .connectTimeout(.milliseconds(Int64(configuration.connectTimeoutMs)))
+            .connectTimeout(.init(configuration.connectTimeout))
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(RedisChannelHandler())
@@ -227,7 +226,7 @@ public final class RedisConnection: RedisCommandSending, Sendable {
         for command in commands { command.encode(into: &buffer) }
         let names = commands.map(\.name)
         let promise = channel.eventLoop.makePromise(of: [RedisReply].self)
-        let timeout = TimeAmount.milliseconds(Int64(configuration.commandTimeoutMs))
+        let timeout = TimeAmount(configuration.commandTimeout)
         channel.writeAndFlush(RedisOutbound.commands(buffer, count: commands.count, timeout: timeout, promise: promise))
             .whenFailure { promise.fail(lost($0)) }
         return promise.futureResult.flatMapThrowing { replies in

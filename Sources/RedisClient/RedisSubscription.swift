@@ -15,15 +15,15 @@ public final class RedisSubscription: Sendable {
             }
             confirmed += 1
             if confirmed == channels.count { break }
-            reply = try await connection.readPushed(timeoutMs: connection.configuration.commandTimeoutMs)
+            reply = try await connection.readPushed(timeout: connection.configuration.commandTimeout)
         }
     }
 
-    /// The next message as (channel, payload), waiting at most `timeoutMs`; a timeout throws
+    /// The next message as (channel, payload), waiting at most `timeout`; a timeout throws
     /// and ends the subscription.
-    public func next(timeoutMs: Int) async throws -> (channel: String, message: String) {
+    public func next(timeout: Duration) async throws -> (channel: String, message: String) {
         while true {
-            let reply = try await connection.readPushed(timeoutMs: timeoutMs)
+            let reply = try await connection.readPushed(timeout: timeout)
             if let items = reply.array, items.count == 3, items[0].string == "message",
                let channel = items[1].string, let message = items[2].string
             {

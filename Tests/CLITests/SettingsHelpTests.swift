@@ -3,60 +3,58 @@ import IAPCLI
 @testable import IAPControlCLI
 import IAPIntakeCLI
 import IAPWorkerCLI
+import IAPPipeline
 import Testing
 
-/// Each command's `--help` lists the settings it reads, and only those.
+/// Each command's `--help` lists the settings it reads, and only those: the ones whose `Setting`
+/// names the command in `readBy`.
 @Suite struct SettingsHelpTests {
     static let redis: Set = ["IAP_REDIS_URL", "IAP_PREFIX", "IAP_REDIS_POOL_SIZE"]
-    static let replication: Set = ["IAP_REDIS_MIN_REPLICAS", "IAP_REDIS_REPLICA_TIMEOUT_MS"]
-    static let worker: Set = ["IAP_CONCURRENCY", "IAP_MAX_REDELIVERIES", "IAP_SHUTDOWN_GRACE_MS", "IAP_LEASE_MS", "IAP_METRICS_PORT"]
-    static let serverAPIKey: Set = ["IAP_APPLE_API_KEY_ID", "IAP_APPLE_API_ISSUER_ID", "IAP_APPLE_API_PRIVATE_KEY_FILE"]
-    static let apps: Set = ["IAP_BUNDLE_IDS", "IAP_APPLE_ROOT_CERTS"]
     static let recheck: Set = ["IAP_RECHECK_BEFORE_S", "IAP_RECHECK_AFTER_S", "IAP_RECHECK_MAX"]
 
+    /// The settings whose flags a help text lists.
     static func settings(in help: String) -> Set<String> {
-        Set(help.matches(of: /IAP_[A-Z0-9_]+/).map { String($0.output) })
+        let flags = Set(help.matches(of: /--([a-z0-9-]+)/).map { String($0.output.1) })
+        return Set(Settings.all.filter { flags.contains($0.flag) }.map(\.variable))
     }
 
-    @Test func theIntakeListsItsServerTicketsAndNotificationChecks() {
-        #expect(Self.settings(in: IntakeCommand.helpMessage()) == Self.redis.union(Self.replication).union(Self.apps).union(Self.serverAPIKey).union([
-            "IAP_HTTP_HOST", "IAP_HTTP_PORT", "IAP_MAX_BODY_BYTES", "IAP_APPLE_APP_ID", "IAP_TICKET_TTL_S", "IAP_CLIENT_KEYS_FILE", "IAP_RATE_PER_KEY", "IAP_RATE_PER_USER", "IAP_TLS_CERT_FILE", "IAP_TLS_KEY_FILE",
-            "IAP_PRODUCTS_FILE",
-        ]))
+    static func readBy(_ command: PipelineCommand) -> Set<String> {
+        Set(Settings.all.filter { $0.readBy.contains(command) && !$0.environmentOnly }.map(\.variable))
     }
 
-    @Test func theVerifierListsAppleAndRetries() {
-        #expect(Self.settings(in: VerifierCommand.helpMessage()) == Self.redis.union(Self.worker).union(Self.apps).union(Self.serverAPIKey).union([
-            "IAP_MAX_ATTEMPTS", "IAP_RETRY_BASE_MS", "IAP_RETRY_MAX_MS", "IAP_APPLE_PRODUCTION_URL", "IAP_APPLE_SANDBOX_URL",
-            "IAP_APPLE_SHARED_SECRET", "IAP_APPLE_TIMEOUT_MS", "IAP_APPLE_API_PRODUCTION_URL", "IAP_APPLE_API_SANDBOX_URL",
-            "IAP_APPLE_API_MAX_RPS", "IAP_TICKET_TTL_S",
-        ]).union(Self.recheck))
+    static func commandAndSubcommands(_ command: any ParsableCommand.Type) -> [any ParsableCommand.Type] {
+        [command] + command.configuration.subcommands.flatMap(commandAndSubcommands)
     }
 
-    @Test func theOtherStagesListOnlyRedisTheWorkerTheCatalogAndThePolicy() {
-        #expect(Self.settings(in: DeduperCommand.helpMessage()) == Self.redis.union(Self.replication).union(Self.worker).union([
-            "IAP_PRODUCTS_FILE", "IAP_CURRENCIES", "IAP_SANDBOX", "IAP_MAX_REFUNDS_PER_USER", "IAP_SHARING_POLICY",
-        ]))
-        #expect(Self.settings(in: NotifierCommand.helpMessage()) == Self.redis.union(Self.worker).union(Self.serverAPIKey).union([
-            "IAP_PRODUCTS_FILE", "IAP_REFUND_PREFERENCE", "IAP_BUNDLE_IDS", "IAP_APPLE_TIMEOUT_MS", "IAP_MAX_ATTEMPTS",
-            "IAP_RETRY_BASE_MS", "IAP_RETRY_MAX_MS", "IAP_APPLE_API_PRODUCTION_URL", "IAP_APPLE_API_SANDBOX_URL", "IAP_APPLE_API_MAX_RPS",
-        ]).union(Self.recheck))
-        #expect(Self.settings(in: GranterCommand.helpMessage()) == Self.redis.union(Self.replication).union(Self.worker).union(Self.recheck))
-        #expect(Self.settings(in: WebhookCommand.helpMessage()) == Self.redis.union(Self.worker).union([
-            "IAP_WEBHOOK_URL", "IAP_WEBHOOK_SECRET", "IAP_WEBHOOK_MAX_AGE_S", "IAP_WEBHOOK_TIMEOUT_MS", "IAP_MAX_ATTEMPTS",
-            "IAP_RETRY_BASE_MS", "IAP_RETRY_MAX_MS",
-        ]))
+    @Test func eachCommandTakesExactlyTheSettingsThatNameIt() {
+        #expect(Self.settings(in: IntakeCommand.helpMessage()) == Self.readBy(.intake))
+        #expect(Self.settings(in: VerifierCommand.helpMessage()) == Self.readBy(.verifier))
+        #expect(Self.settings(in: DeduperCommand.helpMessage()) == Self.readBy(.deduper))
+        #expect(Self.settings(in: GranterCommand.helpMessage()) == Self.readBy(.granter))
+        #expect(Self.settings(in: NotifierCommand.helpMessage()) == Self.readBy(.notifier))
+        #expect(Self.settings(in: WebhookCommand.helpMessage()) == Self.readBy(.webhook))
+        let iapctl = Self.commandAndSubcommands(ControlCommand.self).map { Self.settings(in: ControlCommand.helpMessage(for: $0)) }
+        #expect(iapctl.reduce(into: Set()) { $0.formUnion($1) } == Self.readBy(.iapctl))
     }
 
     @Test func iapctlListsRedisAndWhatEachSubcommandReads() {
         #expect(Self.settings(in: ControlCommand.helpMessage(for: ControlCommand.self)).isEmpty)
-        let all = Self.settings(in: ControlCommand.helpMessage(for: ControlCommand.Stats.self))
-        #expect(all == Self.redis.union(["IAP_LEASE_MS"]))
+        #expect(Self.settings(in: ControlCommand.helpMessage(for: ControlCommand.Stats.self)) == Self.redis.union(["IAP_LEASE_MS"]))
         #expect(Self.settings(in: ControlCommand.helpMessage(for: HeldCommand.Release.self)) == Self.redis.union(Self.recheck))
         #expect(Self.settings(in: ControlCommand.helpMessage(for: RecheckCommand.self)) == Self.redis)
         #expect(Self.settings(in: ControlCommand.helpMessage(for: GrantCommand.self)) == Self.redis)
         #expect(Self.settings(in: ControlCommand.helpMessage(for: RevokeCommand.self)) == Self.redis)
         #expect(Self.settings(in: ControlCommand.helpMessage(for: UserCommand.self)) == Self.redis.union(["IAP_PRODUCTS_FILE"]))
+    }
+
+    /// A flag's help is its setting's: the variable, the default and the range, in the setting's unit.
+    @Test func aFlagsHelpComesFromItsSetting() {
+        let help = WebhookCommand.helpMessage(columns: 400)
+        #expect(help.contains("--webhook-timeout-ms <ms>"))
+        #expect(help.contains("IAP_WEBHOOK_TIMEOUT_MS: each POST to the webhook (default 10000; 100...120000 ms)"))
+        #expect(help.contains("--webhook-secret <text>"))
+        #expect(help.contains("prefer the variable: flags show in ps"))
+        #expect(IntakeCommand.helpMessage(columns: 400).contains("IAP_HTTP_PORT: the intake's port (0: any free port) (default 8080; 0...65535)"))
     }
 
     /// The on-call commands refuse what they cannot do before touching Redis.
@@ -82,7 +80,7 @@ import Testing
         let redis = try RedisOptions.parse(["--prefix", "other"])
         let configuration = loadConfiguration(redis, worker)
         #expect(configuration.concurrency == 7)
-        #expect(configuration.shutdownGraceMs == 10)
+        #expect(configuration.shutdownGrace == .milliseconds(10))
         #expect(configuration.keys.prefix == "other")
     }
 

@@ -144,7 +144,7 @@ struct DrillTests {
         try await cluster.crashRedis(pauseMs: 0)
         let tickets = submissions.map(\.ticket)
         #expect(tickets.allSatisfy { $0 != nil })
-        let audit = TrialAudit(store: store, leaseMs: Self.settings.leaseMs)
+        let audit = TrialAudit(store: store, lease: Self.settings.lease)
         let (terminal, _) = await audit.drain(Set(tickets.compactMap { $0 }), timeout: .seconds(60))
         return try await audit.check(plan: plan, tickets: tickets, terminal: terminal)
     }
@@ -160,13 +160,13 @@ struct DrillTests {
             let tickets = await cluster.loadClient(http)
                 .submitAll(plan, perSecond: 1000, concurrency: 5).compactMap(\.ticket)
             #expect(tickets.count == 5)
-            try await waitUntil { try await store.stats(leaseMs: 1000).inflight["verify"] == 5 }
+            try await waitUntil { try await store.stats(lease: .milliseconds(1000)).inflight["verify"] == 5 }
             let held = try await cluster.jobsHeld()
             #expect(held.first { $0.stage == .verify }?.jobs == 5, "\(held)")
             #expect(held.filter { $0.stage != .verify }.allSatisfy { $0.jobs == 0 }, "\(held)")
             let (_, exit) = try await cluster.replaceWorker(.verify, at: 0, signal: SIGTERM, pauseMs: 0)
             #expect(exit.isClean, "\(exit)")
-            let audit = TrialAudit(store: store, leaseMs: settings.leaseMs)
+            let audit = TrialAudit(store: store, lease: settings.lease)
             let (terminal, _) = await audit.drain(Set(tickets), timeout: .seconds(60))
             let books = try await audit.check(plan: plan, tickets: tickets, terminal: terminal)
             #expect(books.lost == 0 && books.doubleGrants == 0 && books.wrong == 0 && books.stuck == 0, "\(books.examples)")
@@ -234,7 +234,7 @@ struct DrillTests {
             let submission = await resent.value
             #expect(submission.refusals >= 1)
             let ticket = try #require(submission.ticket, "\(submission.error ?? "")")
-            let audit = TrialAudit(store: store, leaseMs: settings.leaseMs)
+            let audit = TrialAudit(store: store, lease: settings.lease)
             let (terminal, _) = await audit.drain([ticket], timeout: .seconds(60))
             #expect(terminal[ticket]?.status == .granted)
             #expect(await client.submit(PlannedReceipt.valid(index: 1)).ticket == ticket)
@@ -337,7 +337,7 @@ struct DrillTests {
     @Test func aStalledVerifierCannotAckWhatTheReaperTookFromIt() async throws {
         var settings = Self.settings
         settings.processesPerStage = 1
-        settings.leaseMs = 1000
+        settings.lease = .milliseconds(1000)
         settings.appleLatencyMs = 600
         try await withCluster(settings) { cluster, http, store in
             let plan = (0..<5).map { PlannedReceipt.valid(index: $0) }
@@ -345,13 +345,13 @@ struct DrillTests {
             let tickets = await cluster.loadClient(http)
                 .submitAll(plan, perSecond: 1000, concurrency: 5).compactMap(\.ticket)
             #expect(tickets.count == 5)
-            try await waitUntil { try await store.stats(leaseMs: 1000).inflight["verify"] == 5 }
+            try await waitUntil { try await store.stats(lease: .milliseconds(1000)).inflight["verify"] == 5 }
             stalled.signal(SIGSTOP)
             // The reaper (run by the deduper or granter) returns the jobs to the queue…
-            try await waitUntil { try await store.stats(leaseMs: 1000).queues["verify"] == 5 }
+            try await waitUntil { try await store.stats(lease: .milliseconds(1000)).queues["verify"] == 5 }
             // …and a second verifier takes them and finishes them.
             _ = try await cluster.addWorker(.verify)
-            let audit = TrialAudit(store: store, leaseMs: settings.leaseMs)
+            let audit = TrialAudit(store: store, lease: settings.lease)
             let (terminal, _) = await audit.drain(Set(tickets), timeout: .seconds(60))
             stalled.signal(SIGCONT)
             // Each of the five stale handlers finds its job gone and says so (a BLMOVE it had

@@ -14,9 +14,11 @@ import Testing
         #expect(configuration.appleProductionURL == "https://buy.itunes.apple.com/verifyReceipt")
         #expect(configuration.appleSandboxURL == "https://sandbox.itunes.apple.com/verifyReceipt")
         #expect(configuration.concurrency == 64 && configuration.maxAttempts == 12)
-        #expect(configuration.retryBaseMs == 1000 && configuration.retryMaxMs == 600_000)
-        #expect(configuration.leaseMs == 30000 && configuration.ticketTTLSeconds == 604_800)
-        #expect(configuration.maxBodyBytes == 262_144 && configuration.shutdownGraceMs == 25000)
+        #expect(configuration.retryBase == .seconds(1) && configuration.retryMax == .seconds(600))
+        #expect(configuration.lease == .seconds(30) && configuration.ticketTTL == .seconds(604_800))
+        #expect(configuration.maxBodyBytes == 262_144 && configuration.shutdownGrace == .seconds(25))
+        #expect(configuration.redisReplicaTimeout == .seconds(1) && configuration.webhookTimeout == .seconds(10))
+        #expect(configuration.recheck == .standard && configuration.sharingPolicy == .bind && configuration.sandbox == "allow")
     }
 
     @Test func readsEveryVariable() throws {
@@ -27,7 +29,7 @@ import Testing
         ])
         #expect(configuration.redis.endpoint == .tcp(host: "cache", port: 6390) && configuration.redis.database == 2)
         #expect(configuration.keys.queue(.verify) == "{iap}:queue:verify")
-        #expect(configuration.httpPort == 9000 && configuration.concurrency == 8 && configuration.leaseMs == 5000)
+        #expect(configuration.httpPort == 9000 && configuration.concurrency == 8 && configuration.lease == .seconds(5))
         #expect(configuration.bundleIDs == ["a.b", "c.d"])
         #expect(configuration.apple.sharedSecret == "s")
     }
@@ -155,24 +157,24 @@ import Testing
     }
 
     @Test func fullJitterStaysUnderTheExponentialCeiling() {
-        let policy = RetryPolicy(baseMs: 1000, maxMs: 600_000, maxAttempts: 12)
+        let policy = RetryPolicy(base: .seconds(1), max: .seconds(600), maxAttempts: 12)
         var random = SystemRandomNumberGenerator()
         for attempt in 1...30 {
-            let ceiling = min(600_000, 1000 << min(attempt - 1, 40))
+            let ceiling = Duration.milliseconds(min(600_000, 1000 << min(attempt - 1, 40)))
             for _ in 0..<50 {
-                let delay = policy.delayMs(afterAttempt: attempt, retryAfterMs: nil, using: &random)
-                #expect((0...ceiling).contains(delay))
+                let delay = policy.delay(afterAttempt: attempt, retryAfter: nil, using: &random)
+                #expect((.zero...ceiling).contains(delay))
             }
         }
         var top = Fixed(value: .max)
-        #expect(policy.delayMs(afterAttempt: 4, retryAfterMs: nil, using: &top) == 8000)
+        #expect(policy.delay(afterAttempt: 4, retryAfter: nil, using: &top) == .seconds(8))
     }
 
     @Test func retryAfterIsHonouredUpToTheMaximum() {
-        let policy = RetryPolicy(baseMs: 10, maxMs: 60_000, maxAttempts: 3)
+        let policy = RetryPolicy(base: .milliseconds(10), max: .seconds(60), maxAttempts: 3)
         // Jitter after a first attempt is at most 10 ms here, far below what Apple asked for.
-        #expect(policy.delayMs(afterAttempt: 1, retryAfterMs: 7000) == 7000)
-        #expect(policy.delayMs(afterAttempt: 1, retryAfterMs: 3_600_000) == 60_000)
+        #expect(policy.delay(afterAttempt: 1, retryAfter: .seconds(7)) == .seconds(7))
+        #expect(policy.delay(afterAttempt: 1, retryAfter: .seconds(3600)) == .seconds(60))
     }
 }
 

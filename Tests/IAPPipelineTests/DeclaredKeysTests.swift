@@ -86,7 +86,7 @@ import Testing
                 "expires_at", String(now + 1000), "environment", "Sandbox")
             try await redis.send("ZADD", Self.keys.rechecks, String(now - 1), "s1")
             let schedule = RecheckSchedule(before: .seconds(60), after: .seconds(30), maxTries: 2)
-            #expect(try await store.promoteDueRechecks(schedule: schedule, ticketTTLSeconds: 60, now: now) == 1)
+            #expect(try await store.promoteDueRechecks(schedule: schedule, ticketTTL: .seconds(60), now: now) == 1)
             let ticket = PromoteDueRechecks.ticket(original: "s1", now: now, try: 1)
             #expect(try await store.ticket(ticket)?.status == .queued)
             #expect(try await store.forceRecheck(originalTransactionID: "s1", now: now))

@@ -20,7 +20,7 @@ import Testing
             #expect(fulfilments.first?["user_id"] == "player-1" && fulfilments.first?["transaction_id"] == "1000")
             let record = try await pipeline.redis.send("HGETALL", pipeline.configuration.keys.grant(unit: "1000")).stringDictionary
             #expect(record["ticket"] == ticket.ticket && record["environment"] == "Production")
-            let stats = try await pipeline.store.stats(leaseMs: 30000)
+            let stats = try await pipeline.store.stats(lease: .seconds(30))
             #expect(stats.inflight.values.allSatisfy { $0 == 0 } && stats.queues.values.allSatisfy { $0 == 0 })
         }
     }
@@ -76,8 +76,8 @@ import Testing
             let letter = try DeadLetter.decode(entries[0])
             #expect(letter.ticket == id && letter.stage == "verify" && letter.error?.contains("apple_status_21005") == true)
             // Replayed (twice, concurrently): Apple has recovered, the purchase is granted once.
-            async let first = pipeline.store.replay(entry: entries[0], ttlSeconds: 3600)
-            async let second = pipeline.store.replay(entry: entries[0], ttlSeconds: 3600)
+            async let first = pipeline.store.replay(entry: entries[0], ttl: .seconds(3600))
+            async let second = pipeline.store.replay(entry: entries[0], ttl: .seconds(3600))
             let replays = try await [first, second]
             #expect(replays.filter { $0 }.count == 1)
             let granted = try await pipeline.terminal(id)
@@ -213,7 +213,7 @@ import Testing
             // No ticket to wake us: wait for the dead letter itself with a blocking read on the dead list.
             let blocking = pipeline.redis.makeDedicatedConnection()
             let dead = try await blocking.execute(
-                RedisCommand("BLMOVE", pipeline.configuration.keys.dead, "seen", "RIGHT", "LEFT", "10"), blockingMs: 10_000)
+                RedisCommand("BLMOVE", pipeline.configuration.keys.dead, "seen", "RIGHT", "LEFT", "10"), blocking: .milliseconds(10_000))
             await blocking.close()
             let letter = try DeadLetter.decode(try #require(dead.string))
             #expect(letter.reason == "ticket_missing" && letter.ticket == id)

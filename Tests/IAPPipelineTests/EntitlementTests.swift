@@ -21,7 +21,7 @@ import Testing
         product: String, expiresAt: Int64? = nil, signedAt: Int64? = nil, sharing: SharingPolicy = .bind, now: Int64
     ) async throws -> TicketStatus? {
         var job = Job(ticket: ticket, userID: user, receiptData: "cmVjZWlwdA==", productID: nil, transactionID: nil, enqueuedAt: 1)
-        _ = try await store.submit(job, receiptDigest: "d-\(ticket)", ttlSeconds: 3600)
+        _ = try await store.submit(job, receiptDigest: "d-\(ticket)", ttl: .seconds(3600))
         var transaction = InAppTransaction(
             transactionID: transaction, originalTransactionID: original, productID: product,
             webOrderLineItemID: catalog.products[product] == .autoRenewable ? "w-\(transaction)" : nil)
@@ -146,7 +146,7 @@ import Testing
         try await withClusterNode { redis, _ in
             let store = PipelineStore(redis: redis, keys: Self.keys)
             var job = Job(ticket: "T", userID: "u1", receiptData: "cmVjZWlwdA==", productID: nil, transactionID: nil, enqueuedAt: 1)
-            _ = try await store.submit(job, receiptDigest: "d-T", ttlSeconds: 3600)
+            _ = try await store.submit(job, receiptDigest: "d-T", ttl: .seconds(3600))
             job.stage = .grant
             job.receiptData = nil
             job.receipt = VerifiedReceipt(environment: "Production", bundleID: "b", transactions: [])

@@ -25,7 +25,7 @@ import Testing
 
     /// Accepts a notification and moves its job into the notifier's in-flight list.
     static func held(_ store: PipelineStore, _ job: Job) async throws -> String {
-        #expect(try await store.acceptNotification(job, uuid: job.notification!.uuid, ttlSeconds: 3600).created)
+        #expect(try await store.acceptNotification(job, uuid: job.notification!.uuid, ttl: .seconds(3600)).created)
         let payload = try #require(try await store.redis.send("RPOP", keys.queue(.notify)).string)
         try await store.redis.send("LPUSH", keys.inflight(member: member), payload)
         return payload
@@ -40,8 +40,8 @@ import Testing
     @Test func acceptNotificationStoresOncePerUUID() async throws {
         try await withClusterNode { redis, _ in
             let store = PipelineStore(redis: redis, keys: Self.keys)
-            let first = try await store.acceptNotification(Self.notificationJob("N1"), uuid: "U-1", ttlSeconds: 3600)
-            let again = try await store.acceptNotification(Self.notificationJob("N2"), uuid: "U-1", ttlSeconds: 3600)
+            let first = try await store.acceptNotification(Self.notificationJob("N1"), uuid: "U-1", ttl: .seconds(3600))
+            let again = try await store.acceptNotification(Self.notificationJob("N2"), uuid: "U-1", ttl: .seconds(3600))
             #expect(first.created && first.ticket == "N1" && !again.created && again.ticket == "N1")
             #expect(try await redis.send("LLEN", Self.keys.queue(.notify)).int == 1)
             let ticket = try await redis.send("HGETALL", Self.keys.ticket("N1")).stringDictionary
@@ -140,7 +140,7 @@ import Testing
             }
             job.stage = .grant
             job.source = "notification"
-            _ = try await store.submit(job, receiptDigest: "d", ttlSeconds: 3600)
+            _ = try await store.submit(job, receiptDigest: "d", ttl: .seconds(3600))
             _ = try await redis.send("RPOP", Self.keys.queue(.verify))
             try await redis.send("LPUSH", Self.keys.inflight(member: "grant:w1"), job.encoded())
             for unit in ["1", "2"] { try await redis.send("SET", Self.keys.claim(unit: unit), "T1") }

@@ -46,10 +46,10 @@ import Testing
             let now = currentTimeMs()
             let old = Job(ticket: "T1", userID: "u", receiptData: "cmVjZWlwdA==", productID: nil, transactionID: nil, enqueuedAt: now - 5000)
             let new = Job(ticket: "T2", userID: "u", receiptData: "cmVjZWlwdA==", productID: nil, transactionID: nil, enqueuedAt: now)
-            _ = try await store.submit(old, receiptDigest: "a", ttlSeconds: 60)
-            _ = try await store.submit(new, receiptDigest: "b", ttlSeconds: 60)
+            _ = try await store.submit(old, receiptDigest: "a", ttl: .seconds(60))
+            _ = try await store.submit(new, receiptDigest: "b", ttl: .seconds(60))
             try await redis.send("ZADD", Self.keys.retry, String(now - 1), "r1", String(now + 60_000), "r2")
-            let stats = try await store.stats(leaseMs: 30000, now: now)
+            let stats = try await store.stats(lease: .seconds(30), now: now)
             #expect(stats.queues["verify"] == 2 && stats.oldestAgeMs["verify"] == 5000 && stats.oldestAgeMs["dedupe"] == nil)
             #expect(stats.retry == 2 && stats.retryDue == 1)
         }

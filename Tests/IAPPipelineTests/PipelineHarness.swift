@@ -121,7 +121,7 @@ final class PipelineHarness: @unchecked Sendable {
             ServerAPIClient(configuration: api, limiter: RedisAPIRateLimiter(store: store, maxPerSecond: configuration.appleAPIMaxRPS))
         }
         http = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup)
-        webhookClient = configuration.webhookURL.map { WebhookClient(url: $0, timeout: .milliseconds(configuration.webhookTimeoutMs), maxConnections: 8) }
+        webhookClient = configuration.webhookURL.map { WebhookClient(url: $0, timeout: configuration.webhookTimeout, maxConnections: 8) }
         if startWorkers {
             for stage in Stage.allCases { start(stage) }
         }
@@ -136,7 +136,7 @@ final class PipelineHarness: @unchecked Sendable {
                 lookup: lookupClient.map { ServerAPITransactionLookup(client: $0, signedData: signedData) },
                 subscriptions: lookupClient.map { ServerAPISubscriptionCheck(client: $0, signedData: signedData) },
                 bundleIDs: [Self.bundleID], retryPolicy: configuration.retryPolicy,
-                rechecks: RecheckPromotion(schedule: configuration.recheck, ticketTTLSeconds: configuration.ticketTTLSeconds))
+                rechecks: RecheckPromotion(schedule: configuration.recheck, ticketTTL: configuration.ticketTTL))
         case .dedupe:
             return DedupeHandler(catalog: Self.catalog, policy: try! configuration.purchasePolicy())
         case .grant:
@@ -253,14 +253,14 @@ final class PipelineHarness: @unchecked Sendable {
     }
 
     /// Waits for the ticket to be terminal (or, with `orHeld`, held), woken by `iap:results` (no polling).
-    func terminal(_ ticket: String, orHeld: Bool = false, timeoutMs: Int = 20000) async throws -> Ticket {
+    func terminal(_ ticket: String, orHeld: Bool = false, timeout: Duration = .seconds(20)) async throws -> Ticket {
         let subscription = try await RedisSubscription(configuration: configuration.redis, channels: [configuration.keys.results])
         defer { Task { await subscription.close() } }
         while true {
             if let current = try await readTicket(ticket), current.status.isTerminal || (orHeld && current.status == .held) {
                 return current
             }
-            _ = try await subscription.next(timeoutMs: timeoutMs)
+            _ = try await subscription.next(timeout: timeout)
         }
     }
 
@@ -295,15 +295,15 @@ final class PipelineHarness: @unchecked Sendable {
 
     /// Waits until the fulfilment stream's entries so far satisfy `done`, woken by the stream itself
     /// (XREAD BLOCK), and returns them.
-    func fulfilments(until done: @escaping ([[String: String]]) -> Bool, timeoutMs: Int = 30000) async throws -> [[String: String]] {
+    func fulfilments(until done: @escaping ([[String: String]]) -> Bool, timeout: Duration = .seconds(30)) async throws -> [[String: String]] {
         var seen: [[String: String]] = []
         var last = "0-0"
-        let deadline = ContinuousClock.now + .milliseconds(timeoutMs)
+        let deadline = ContinuousClock.now + timeout
         let connection = RedisConnection(configuration: configuration.redis)
         defer { Task { await connection.close() } }
         while ContinuousClock.now < deadline {
             let reply = try await connection.execute(
-                RedisCommand("XREAD", "BLOCK", "1000", "STREAMS", configuration.keys.fulfilment, last), blockingMs: 1000)
+                RedisCommand("XREAD", "BLOCK", "1000", "STREAMS", configuration.keys.fulfilment, last), blocking: .milliseconds(1000))
             for stream in reply.array ?? [] {
                 for entry in stream.array?.last?.array ?? [] {
                     guard let parts = entry.array, parts.count == 2, let id = parts[0].string else { continue }
@@ -313,7 +313,7 @@ final class PipelineHarness: @unchecked Sendable {
             }
             if done(seen) { return seen }
         }
-        throw TestSupportError("no fulfilment entry matched within \(timeoutMs) ms; saw \(seen.map { $0["event"] ?? "?" })")
+        throw TestSupportError("no fulfilment entry matched within \(timeout); saw \(seen.map { $0["event"] ?? "?" })")
     }
 
     func length(_ key: String) async throws -> Int {

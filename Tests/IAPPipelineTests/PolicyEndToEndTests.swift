@@ -40,7 +40,7 @@ import Testing
             #expect(events.filter { $0 == "released" }.count == 17)
             let units = Set(try await pipeline.fulfilments().filter { $0["event"] != "held" }.compactMap { $0["unit"] })
             #expect(units.count == 20)
-            #expect(try await pipeline.store.stats(leaseMs: 30000).held == 0)
+            #expect(try await pipeline.store.stats(lease: .seconds(30)).held == 0)
         }
     }
 

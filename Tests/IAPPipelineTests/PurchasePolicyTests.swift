@@ -19,7 +19,7 @@ import Testing
         currency: String? = nil
     ) async throws -> (payload: String, job: Job) {
         var job = Job(ticket: ticket, userID: user, receiptData: "cmVjZWlwdA==", productID: nil, transactionID: nil, enqueuedAt: 1)
-        _ = try await store.submit(job, receiptDigest: "d-\(ticket)", ttlSeconds: 3600)
+        _ = try await store.submit(job, receiptDigest: "d-\(ticket)", ttl: .seconds(3600))
         job.stage = .grant
         job.receiptData = nil
         job.receipt = VerifiedReceipt(

@@ -37,11 +37,11 @@ import Testing
             }
             _ = try await store.redis.send("ZADD", keys.rechecks, String(now - 10), "unknown")
             // One batch of 4 reads the 4 lowest scores only: unknown, gone, tired leave the schedule, s1 is queued.
-            let first = try await store.promoteDueRechecks(schedule: Self.schedule, ticketTTLSeconds: 60, limit: 4, now: now)
+            let first = try await store.promoteDueRechecks(schedule: Self.schedule, ticketTTL: .seconds(60), limit: 4, now: now)
             #expect(first == 1)
-            let second = try await store.promoteDueRechecks(schedule: Self.schedule, ticketTTLSeconds: 60, limit: 4, now: now)
+            let second = try await store.promoteDueRechecks(schedule: Self.schedule, ticketTTL: .seconds(60), limit: 4, now: now)
             #expect(second == 2)
-            #expect(try await store.promoteDueRechecks(schedule: Self.schedule, ticketTTLSeconds: 60, limit: 4, now: now) == 0)
+            #expect(try await store.promoteDueRechecks(schedule: Self.schedule, ticketTTL: .seconds(60), limit: 4, now: now) == 0)
             let jobs = try await store.redis.send("LRANGE", keys.queue(.verify), "0", "-1").array?.compactMap(\.string) ?? []
             let decoded = try jobs.map { try Job.decode($0) }
             #expect(Set(decoded.compactMap { $0.recheck?.originalTransactionID }) == ["s1", "s2", "s3"])
@@ -62,7 +62,7 @@ import Testing
             try await Self.record(store, "tired", status: "billing_retry", expiresAt: now - 10_000, tries: 4)
             #expect(try await store.forceRecheck(originalTransactionID: "tired", now: now))
             #expect(try await store.forceRecheck(originalTransactionID: "nobody", now: now) == false)
-            #expect(try await store.promoteDueRechecks(schedule: Self.schedule, ticketTTLSeconds: 60, now: now) == 1)
+            #expect(try await store.promoteDueRechecks(schedule: Self.schedule, ticketTTL: .seconds(60), now: now) == 1)
         }
     }
 

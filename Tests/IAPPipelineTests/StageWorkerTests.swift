@@ -47,7 +47,7 @@ import Testing
 
     static func submit(_ store: PipelineStore, _ ticket: String) async throws {
         let job = Job(ticket: ticket, userID: "u", receiptData: "eA==", productID: nil, transactionID: nil, enqueuedAt: 1)
-        _ = try await store.submit(job, receiptDigest: ticket, ttlSeconds: 3600)
+        _ = try await store.submit(job, receiptDigest: ticket, ttl: .seconds(3600))
     }
 
     /// Starts a verify worker around `handler`; the task ends when the worker has stopped.

@@ -18,7 +18,7 @@ import Testing
 
     /// Submits a job and moves it into `member`'s in-flight list as a worker would.
     static func held(_ store: PipelineStore, _ job: Job, member: String = member) async throws -> String {
-        _ = try await store.submit(job, receiptDigest: "d-\(job.ticket)", ttlSeconds: 3600)
+        _ = try await store.submit(job, receiptDigest: "d-\(job.ticket)", ttl: .seconds(3600))
         let payload = try await store.redis.send("RPOP", keys.queue(.verify)).string!
         var moved = try Job.decode(payload)
         moved.stage = job.stage
@@ -40,8 +40,8 @@ import Testing
     @Test func submitReceiptQueuesOnceAndAnswersResubmissionsWithTheSameTicket() async throws {
         try await withClusterNode { redis, _ in
             let store = PipelineStore(redis: redis, keys: Self.keys)
-            let first = try await store.submit(Self.job("A"), receiptDigest: "digest", ttlSeconds: 3600)
-            let again = try await store.submit(Self.job("B"), receiptDigest: "digest", ttlSeconds: 3600)
+            let first = try await store.submit(Self.job("A"), receiptDigest: "digest", ttl: .seconds(3600))
+            let again = try await store.submit(Self.job("B"), receiptDigest: "digest", ttl: .seconds(3600))
             #expect(first.ticket == "A" && first.created)
             #expect(again.ticket == "A" && !again.created)
             #expect(try await Self.list(redis, Self.keys.queue(.verify)).count == 1)
@@ -61,15 +61,15 @@ import Testing
                 Job(ticket: ticket, userID: user, receiptData: "cmVjZWlwdA==", productID: nil, transactionID: nil, enqueuedAt: ms)
             }
             let perUser = SubmissionLimits(perUser: 2)
-            #expect(try await store.submit(job("A"), receiptDigest: "a", ttlSeconds: 60, limits: perUser).created)
-            #expect(try await store.submit(job("B"), receiptDigest: "b", ttlSeconds: 60, limits: perUser).created)
+            #expect(try await store.submit(job("A"), receiptDigest: "a", ttl: .seconds(60), limits: perUser).created)
+            #expect(try await store.submit(job("B"), receiptDigest: "b", ttl: .seconds(60), limits: perUser).created)
             await #expect(throws: RateLimitExceeded(scope: .user)) {
-                try await store.submit(job("C"), receiptDigest: "c", ttlSeconds: 60, limits: perUser)
+                try await store.submit(job("C"), receiptDigest: "c", ttl: .seconds(60), limits: perUser)
             }
-            let resent = try await store.submit(job("A2"), receiptDigest: "a", ttlSeconds: 60, limits: perUser)
+            let resent = try await store.submit(job("A2"), receiptDigest: "a", ttl: .seconds(60), limits: perUser)
             #expect(resent.ticket == "A" && !resent.created)
-            #expect(try await store.submit(job("D", user: "u2"), receiptDigest: "d", ttlSeconds: 60, limits: perUser).created)
-            #expect(try await store.submit(job("E", at: 5_001_000), receiptDigest: "e", ttlSeconds: 60, limits: perUser).created)
+            #expect(try await store.submit(job("D", user: "u2"), receiptDigest: "d", ttl: .seconds(60), limits: perUser).created)
+            #expect(try await store.submit(job("E", at: 5_001_000), receiptDigest: "e", ttl: .seconds(60), limits: perUser).created)
             // Refused: no ticket, no digest, nothing queued.
             #expect(try await redis.send("EXISTS", Self.keys.ticket("C"), Self.keys.receipt(digest: "c")) == .integer(0))
             #expect(try await Self.list(redis, Self.keys.queue(.verify)).count == 4)
@@ -79,13 +79,13 @@ import Testing
             #expect(ttl == -2 || ttl.map { (1...2).contains($0) } == true, "TTL \(String(describing: ttl))")
 
             let perKey = SubmissionLimits(clientKey: "backend-1", perKey: 1)
-            #expect(try await store.submit(job("F", user: "u3"), receiptDigest: "f", ttlSeconds: 60, limits: perKey).created)
+            #expect(try await store.submit(job("F", user: "u3"), receiptDigest: "f", ttl: .seconds(60), limits: perKey).created)
             await #expect(throws: RateLimitExceeded(scope: .clientKey)) {
-                try await store.submit(job("G", user: "u4"), receiptDigest: "g", ttlSeconds: 60, limits: perKey)
+                try await store.submit(job("G", user: "u4"), receiptDigest: "g", ttl: .seconds(60), limits: perKey)
             }
             // Unsigned (no key): the per-key limit does not apply.
             let unsigned = SubmissionLimits(perKey: 1)
-            #expect(try await store.submit(job("H", user: "u5"), receiptDigest: "h", ttlSeconds: 60, limits: unsigned).created)
+            #expect(try await store.submit(job("H", user: "u5"), receiptDigest: "h", ttl: .seconds(60), limits: unsigned).created)
         }
     }
 
@@ -385,8 +385,8 @@ import Testing
             let payload = try await Self.held(store, job)
             _ = try await store.deadLetter(payload, member: Self.member, stage: .verify, ticket: "T1", reason: "retries_exhausted", error: "e", attempts: 12)
             let entry = try await Self.list(redis, Self.keys.dead)[0]
-            #expect(try await store.replay(entry: entry, ttlSeconds: 3600))
-            #expect(try await store.replay(entry: entry, ttlSeconds: 3600) == false)
+            #expect(try await store.replay(entry: entry, ttl: .seconds(3600)))
+            #expect(try await store.replay(entry: entry, ttl: .seconds(3600)) == false)
             let queued = try await Self.list(redis, Self.keys.queue(.verify))
             #expect(queued.count == 1)
             #expect(try Job.decode(queued[0]).attempts == 0)
@@ -394,7 +394,7 @@ import Testing
             #expect(ticket["status"] == "queued" && ticket["attempts"] == "0" && ticket["reason"] == nil)
             #expect(try await Self.list(redis, Self.keys.dead).isEmpty)
             try await redis.send("LPUSH", Self.keys.dead, "not json")
-            await #expect(throws: DecodingError.self) { try await store.replay(entry: "not json", ttlSeconds: 1) }
+            await #expect(throws: DecodingError.self) { try await store.replay(entry: "not json", ttl: .seconds(1)) }
         }
     }
 }

@@ -173,7 +173,7 @@ final class WebhookReceiver: Sendable {
             }
             receiver.fail([])
             let entry = try #require(try await pipeline.store.deadLetters(limit: 10).first { $0.contains(WebhookHandler.expiredReason) })
-            #expect(try await pipeline.store.replay(entry: entry, ttlSeconds: 60))
+            #expect(try await pipeline.store.replay(entry: entry, ttl: .seconds(60)))
             let all = try await receiver.deliveries(until: { all in all.contains { $0.accepted } })
             #expect(all.filter(\.accepted).map(\.eventID) == [failedID])
         }

@@ -75,7 +75,7 @@ import Testing
         try await withRedis { redis, _ in
             let blocking = redis.makeDedicatedConnection()
             let id = try #require(try await blocking.send("CLIENT", "ID").int)
-            let waiting = Task { try await blocking.execute(RedisCommand("BLPOP", "never", "10"), blockingMs: 10_000) }
+            let waiting = Task { try await blocking.execute(RedisCommand("BLPOP", "never", "10"), blocking: .milliseconds(10_000)) }
             // Kill it once the server shows it blocked.
             var killed: Int64 = 0
             while killed == 0 {
@@ -119,7 +119,7 @@ import Testing
             var configuration = server.configuration
             // Generous enough that the PING below answers in time on a busy machine (at 200 ms a
             // CI run under load missed it).
-            configuration.commandTimeoutMs = 1000
+            configuration.commandTimeout = .seconds(1)
             let connection = RedisConnection(configuration: configuration)
             // BLPOP for 3 s without saying it blocks: the reply is late.
             await #expect {
@@ -136,7 +136,7 @@ import Testing
     @Test func reportsAnUnreachableServerAsATypedError() async throws {
         let port = try LoopbackPort.free()
         var configuration = RedisConfiguration(endpoint: .tcp(host: "127.0.0.1", port: port))
-        configuration.reconnectBackoffMs = 60_000...60_000
+        configuration.reconnectBackoff = .seconds(60) ... .seconds(60)
         let connection = RedisConnection(configuration: configuration)
         await #expect {
             try await connection.send("PING")
@@ -176,9 +176,9 @@ import Testing
         try await withRedis { redis, _ in
             let blocking = redis.makeDedicatedConnection()
             defer { Task { await blocking.close() } }
-            let empty = try await blocking.execute(RedisCommand("BLMOVE", "q", "w", "RIGHT", "LEFT", "0.05"), blockingMs: 50)
+            let empty = try await blocking.execute(RedisCommand("BLMOVE", "q", "w", "RIGHT", "LEFT", "0.05"), blocking: .milliseconds(50))
             #expect(empty == .null)
-            async let moved = blocking.execute(RedisCommand("BLMOVE", "q", "w", "RIGHT", "LEFT", "5"), blockingMs: 5000)
+            async let moved = blocking.execute(RedisCommand("BLMOVE", "q", "w", "RIGHT", "LEFT", "5"), blocking: .milliseconds(5000))
             try await redis.send("LPUSH", "q", "job")
             #expect(try await moved == .bulk(Array("job".utf8)))
             #expect(try await redis.send("LRANGE", "w", "0", "-1") == .array([.bulk(Array("job".utf8))]))

@@ -21,17 +21,17 @@ import TestSupport
         let client = RedisClient(configuration: primary.configuration, poolSize: 1)
         // The first run also loads the script (NOSCRIPT, then SCRIPT LOAD, then the pipeline again).
         let reply = try await client.run(
-            Self.script, keys: ["k"], arguments: ["1"], replicated: RedisReplication(replicas: 1, timeoutMs: 2000))
+            Self.script, keys: ["k"], arguments: ["1"], replicated: RedisReplication(replicas: 1, timeout: .milliseconds(2000)))
         #expect(reply.int == 1)
         #expect(try await directReply(port: replica.port, "GET", "k") == "1")
 
         // Two replicas wanted, one exists: the write is on the primary, and not acknowledged.
         await #expect(throws: RedisError.self) {
-            try await client.run(Self.script, keys: ["k"], arguments: ["2"], replicated: RedisReplication(replicas: 2, timeoutMs: 100))
+            try await client.run(Self.script, keys: ["k"], arguments: ["2"], replicated: RedisReplication(replicas: 2, timeout: .milliseconds(100)))
         }
         #expect(try await client.send("GET", "k").string == "2")
         do {
-            try await client.run(Self.script, keys: ["k"], arguments: ["3"], replicated: RedisReplication(replicas: 2, timeoutMs: 100))
+            try await client.run(Self.script, keys: ["k"], arguments: ["3"], replicated: RedisReplication(replicas: 2, timeout: .milliseconds(100)))
             Issue.record("a write confirmed by too few replicas was acknowledged")
         } catch let error as RedisError {
             guard case .notReplicated(let detail) = error else { throw error }
@@ -42,7 +42,7 @@ import TestSupport
         // The replica gone: nothing confirms.
         replica.kill()
         await #expect(throws: RedisError.self) {
-            try await client.run(Self.script, keys: ["k"], arguments: ["4"], replicated: RedisReplication(replicas: 1, timeoutMs: 100))
+            try await client.run(Self.script, keys: ["k"], arguments: ["4"], replicated: RedisReplication(replicas: 1, timeout: .milliseconds(100)))
         }
         // Without a requirement nothing waits.
         #expect(try await client.run(Self.script, keys: ["k"], arguments: ["5"], replicated: nil).int == 1)

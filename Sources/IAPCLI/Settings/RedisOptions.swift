@@ -1,45 +1,52 @@
 import ArgumentParser
+import IAPPipeline
 
 /// Where Redis is and how a process talks to it: every command.
 public struct RedisOptions: SettingsGroup {
-    @Option(help: "IAP_REDIS_URL: redis://[:password@]host[:port][/db] or unix:///path.sock") var redisUrl: String?
-    @Option(help: "IAP_PREFIX: key prefix (default iap)") var prefix: String?
-    @Option(help: "IAP_REDIS_POOL_SIZE (default 2)") var redisPoolSize: String?
+    @Option(name: Settings.redisURL.name, help: Settings.redisURL.argumentHelp) var redisUrl: String?
+    @Option(name: Settings.prefix.name, help: Settings.prefix.argumentHelp) var prefix: String?
+    @Option(name: Settings.redisPoolSize.name, help: Settings.redisPoolSize.argumentHelp) var redisPoolSize: String?
 
     public init() {}
 
-    public var flags: [String: String?] {
-        ["IAP_REDIS_URL": redisUrl, "IAP_PREFIX": prefix, "IAP_REDIS_POOL_SIZE": redisPoolSize]
+    public var flags: [Setting: String?] {
+        [
+            Settings.redisURL: redisUrl,
+            Settings.prefix: prefix,
+            Settings.redisPoolSize: redisPoolSize,
+        ]
     }
 }
 
-/// How many replicas must have a write before it is acknowledged: the intake and the stages.
+/// How many replicas must have a write before it is acknowledged: the intake, the deduper and the granter.
 public struct ReplicationOptions: SettingsGroup {
-    @Option(help: "IAP_REDIS_MIN_REPLICAS: replicas that must confirm a write before it is acknowledged (default 0)")
-    var redisMinReplicas: String?
-    @Option(help: "IAP_REDIS_REPLICA_TIMEOUT_MS: how long to wait for them (default 1000)") var redisReplicaTimeoutMs: String?
+    @Option(name: Settings.redisMinReplicas.name, help: Settings.redisMinReplicas.argumentHelp) var redisMinReplicas: String?
+    @Option(name: Settings.redisReplicaTimeout.name, help: Settings.redisReplicaTimeout.argumentHelp) var redisReplicaTimeout: String?
 
     public init() {}
 
-    public var flags: [String: String?] {
-        ["IAP_REDIS_MIN_REPLICAS": redisMinReplicas, "IAP_REDIS_REPLICA_TIMEOUT_MS": redisReplicaTimeoutMs]
+    public var flags: [Setting: String?] {
+        [
+            Settings.redisMinReplicas: redisMinReplicas,
+            Settings.redisReplicaTimeout: redisReplicaTimeout,
+        ]
     }
 }
 
-/// How long tickets live: the intake, and iapctl's replay.
+/// How long tickets live: the intake, the verifier (re-checks' tickets) and iapctl's replay.
 public struct TicketOptions: SettingsGroup {
-    @Option(help: "IAP_TICKET_TTL_S (default 604800)") var ticketTtlS: String?
+    @Option(name: Settings.ticketTTL.name, help: Settings.ticketTTL.argumentHelp) var ticketTTL: String?
 
     public init() {}
 
-    public var flags: [String: String?] { ["IAP_TICKET_TTL_S": ticketTtlS] }
+    public var flags: [Setting: String?] { [Settings.ticketTTL: ticketTTL] }
 }
 
 /// How long a silent worker keeps its jobs: the stages, and iapctl's view of live workers.
 public struct LeaseOptions: SettingsGroup {
-    @Option(help: "IAP_LEASE_MS (default 30000)") var leaseMs: String?
+    @Option(name: Settings.lease.name, help: Settings.lease.argumentHelp) var lease: String?
 
     public init() {}
 
-    public var flags: [String: String?] { ["IAP_LEASE_MS": leaseMs] }
+    public var flags: [Setting: String?] { [Settings.lease: lease] }
 }

@@ -4,21 +4,52 @@ import IAPPipeline
 
 /// A group of `IAP_*` settings as flags. Each command declares the groups it reads (`@OptionGroup`),
 /// so its `--help` lists only those; every setting is also read from the environment, and a flag
-/// wins over the variable of the same name.
+/// wins over the variable of the same name. A flag's name and help come from its `Setting`.
 public protocol SettingsGroup: ParsableArguments {
-    /// Each setting's variable and the flag's value, if given.
-    var flags: [String: String?] { get }
+    /// Each setting and the flag's value, if given.
+    var flags: [Setting: String?] { get }
+}
+
+extension Setting {
+    /// The flag: `--redis-url` for `IAP_REDIS_URL`.
+    public var name: NameSpecification { .customLong(flag) }
+
+    /// What `--help` says: the variable, what it does, its default and its range.
+    public var argumentHelp: ArgumentHelp {
+        var facts: [String] = []
+        if let defaultValue { facts.append("default \(defaultValue)") } else if let unset { facts.append("unset: \(unset)") }
+        if let range = kind.rangeText { facts.append(range) }
+        if isSecret { facts.append("prefer the variable: flags show in ps") }
+        let suffix = facts.isEmpty ? "" : " (\(facts.joined(separator: "; ")))"
+        return ArgumentHelp("\(variable): \(help)\(suffix)", valueName: kind.valueName)
+    }
+}
+
+extension Setting.Kind {
+    /// The placeholder `--help` shows for the value.
+    var valueName: String {
+        switch self {
+        case .text, .secret: "text"
+        case .url, .redisURL: "url"
+        case .file: "path"
+        case .list: "a,b,…"
+        case .count: "n"
+        case .bytes: "bytes"
+        case .duration(let unit, _): unit.rawValue
+        case .choice(let words): words.joined(separator: "|")
+        }
+    }
 }
 
 /// The configuration from the environment and the flags of `groups`, or the process stops with one
 /// line naming the bad variable.
 public func loadConfiguration(_ groups: any SettingsGroup...) -> PipelineConfiguration {
-    var environment = ProcessInfo.processInfo.environment
+    var flags: [String: String] = [:]
     for group in groups {
-        for case let (name, value?) in group.flags { environment[name] = value }
+        for case let (setting, value?) in group.flags { flags[setting.variable] = value }
     }
     do {
-        return try PipelineConfiguration(environment: environment)
+        return try PipelineConfiguration(environment: ProcessInfo.processInfo.environment, flags: flags)
     } catch {
         failConfiguration(error)
     }

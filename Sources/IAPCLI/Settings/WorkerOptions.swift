@@ -1,95 +1,105 @@
 import ArgumentParser
+import IAPPipeline
 
 /// How a stage worker runs: every stage.
 public struct WorkerOptions: SettingsGroup {
-    @Option(help: "IAP_CONCURRENCY (default 64)") var concurrency: String?
-    @Option(help: "IAP_MAX_REDELIVERIES (default 5)") var maxRedeliveries: String?
-    @Option(help: "IAP_SHUTDOWN_GRACE_MS (default 25000)") var shutdownGraceMs: String?
-    @Option(help: "IAP_METRICS_PORT: serve /metrics (Prometheus) on this port (default: none)") var metricsPort: String?
+    @Option(name: Settings.concurrency.name, help: Settings.concurrency.argumentHelp) var concurrency: String?
+    @Option(name: Settings.maxRedeliveries.name, help: Settings.maxRedeliveries.argumentHelp) var maxRedeliveries: String?
+    @Option(name: Settings.shutdownGrace.name, help: Settings.shutdownGrace.argumentHelp) var shutdownGrace: String?
+    @Option(name: Settings.metricsPort.name, help: Settings.metricsPort.argumentHelp) var metricsPort: String?
+    @Option(name: Settings.httpHost.name, help: Settings.httpHost.argumentHelp) var httpHost: String?
 
     public init() {}
 
-    public var flags: [String: String?] {
+    public var flags: [Setting: String?] {
         [
-            "IAP_CONCURRENCY": concurrency, "IAP_MAX_REDELIVERIES": maxRedeliveries, "IAP_SHUTDOWN_GRACE_MS": shutdownGraceMs,
-            "IAP_METRICS_PORT": metricsPort,
+            Settings.concurrency: concurrency,
+            Settings.maxRedeliveries: maxRedeliveries,
+            Settings.shutdownGrace: shutdownGrace,
+            Settings.metricsPort: metricsPort,
+            Settings.httpHost: httpHost,
         ]
     }
 }
 
-/// Retries of Apple's transient failures: the verifier.
+/// Retries of transient failures (Apple, the webhook): the verifier, the notifier and the webhook.
 public struct RetryOptions: SettingsGroup {
-    @Option(help: "IAP_MAX_ATTEMPTS (default 12)") var maxAttempts: String?
-    @Option(help: "IAP_RETRY_BASE_MS (default 1000)") var retryBaseMs: String?
-    @Option(help: "IAP_RETRY_MAX_MS (default 600000)") var retryMaxMs: String?
+    @Option(name: Settings.maxAttempts.name, help: Settings.maxAttempts.argumentHelp) var maxAttempts: String?
+    @Option(name: Settings.retryBase.name, help: Settings.retryBase.argumentHelp) var retryBase: String?
+    @Option(name: Settings.retryMax.name, help: Settings.retryMax.argumentHelp) var retryMax: String?
 
     public init() {}
 
-    public var flags: [String: String?] {
-        ["IAP_MAX_ATTEMPTS": maxAttempts, "IAP_RETRY_BASE_MS": retryBaseMs, "IAP_RETRY_MAX_MS": retryMaxMs]
+    public var flags: [Setting: String?] {
+        [
+            Settings.maxAttempts: maxAttempts,
+            Settings.retryBase: retryBase,
+            Settings.retryMax: retryMax,
+        ]
     }
 }
 
-/// The product catalog: the deduper, the notifier, and the intake (for entitlements).
+/// The product catalog: the deduper, the notifier, the intake and iapctl user (for entitlements).
 public struct CatalogOptions: SettingsGroup {
-    @Option(help: "IAP_PRODUCTS_FILE: products JSON") var productsFile: String?
+    @Option(name: Settings.productsFile.name, help: Settings.productsFile.argumentHelp) var productsFile: String?
 
     public init() {}
 
-    public var flags: [String: String?] { ["IAP_PRODUCTS_FILE": productsFile] }
+    public var flags: [Setting: String?] { [Settings.productsFile: productsFile] }
 }
 
 /// The purchase policy (the seeds' fraud rules): the deduper.
 public struct PolicyOptions: SettingsGroup {
-    @Option(help: "IAP_CURRENCIES: ISO 4217 codes a purchase may be paid in, comma-separated (default any)")
-    var currencies: String?
-    @Option(help: "IAP_SANDBOX: allow (default), deny, or a file of user ids allowed to use the sandbox") var sandbox: String?
-    @Option(help: "IAP_MAX_REFUNDS_PER_USER: hold a user's new purchases from this many refunds on (default 0: never)")
-    var maxRefundsPerUser: String?
-    @Option(help: "IAP_SHARING_POLICY: bind (default), transfer or share: another account proving an owned purchase")
-    var sharingPolicy: String?
+    @Option(name: Settings.currencies.name, help: Settings.currencies.argumentHelp) var currencies: String?
+    @Option(name: Settings.sandbox.name, help: Settings.sandbox.argumentHelp) var sandbox: String?
+    @Option(name: Settings.maxRefundsPerUser.name, help: Settings.maxRefundsPerUser.argumentHelp) var maxRefundsPerUser: String?
+    @Option(name: Settings.sharingPolicy.name, help: Settings.sharingPolicy.argumentHelp) var sharingPolicy: String?
 
     public init() {}
 
-    public var flags: [String: String?] {
+    public var flags: [Setting: String?] {
         [
-            "IAP_CURRENCIES": currencies, "IAP_SANDBOX": sandbox, "IAP_MAX_REFUNDS_PER_USER": maxRefundsPerUser,
-            "IAP_SHARING_POLICY": sharingPolicy,
+            Settings.currencies: currencies,
+            Settings.sandbox: sandbox,
+            Settings.maxRefundsPerUser: maxRefundsPerUser,
+            Settings.sharingPolicy: sharingPolicy,
         ]
     }
 }
 
 /// When subscriptions are re-checked with Apple: the verifier (which promotes due re-checks), and
-/// the granter and notifier (whose steps schedule them).
+/// the granter and notifier (whose steps schedule them), and iapctl held release.
 public struct RecheckOptions: SettingsGroup {
-    @Option(help: "IAP_RECHECK_BEFORE_S: ask Apple this long before a subscription period ends (default 3600)")
-    var recheckBeforeS: String?
-    @Option(help: "IAP_RECHECK_AFTER_S: and this long after it ended without a renewal (default 3600)") var recheckAfterS: String?
-    @Option(help: "IAP_RECHECK_MAX: then at most this many more times, waits doubling, while Apple has not settled it (default 5)")
-    var recheckMax: String?
+    @Option(name: Settings.recheckBefore.name, help: Settings.recheckBefore.argumentHelp) var recheckBefore: String?
+    @Option(name: Settings.recheckAfter.name, help: Settings.recheckAfter.argumentHelp) var recheckAfter: String?
+    @Option(name: Settings.recheckMax.name, help: Settings.recheckMax.argumentHelp) var recheckMax: String?
 
     public init() {}
 
-    public var flags: [String: String?] {
-        ["IAP_RECHECK_BEFORE_S": recheckBeforeS, "IAP_RECHECK_AFTER_S": recheckAfterS, "IAP_RECHECK_MAX": recheckMax]
+    public var flags: [Setting: String?] {
+        [
+            Settings.recheckBefore: recheckBefore,
+            Settings.recheckAfter: recheckAfter,
+            Settings.recheckMax: recheckMax,
+        ]
     }
 }
 
 /// The game backend's webhook: `iap-webhook`.
 public struct WebhookOptions: SettingsGroup {
-    @Option(help: "IAP_WEBHOOK_URL: where the fulfilment events are POSTed (required)") var webhookURL: String?
-    @Option(help: "IAP_WEBHOOK_SECRET: the HMAC-SHA256 signing secret, at least 16 bytes (required; prefer the variable)")
-    var webhookSecret: String?
-    @Option(help: "IAP_WEBHOOK_MAX_AGE_S: retry an event this long, then dead-letter it (default 259200: 3 days)")
-    var webhookMaxAgeS: String?
-    @Option(help: "IAP_WEBHOOK_TIMEOUT_MS: each POST's timeout (default 10000)") var webhookTimeoutMs: String?
+    @Option(name: Settings.webhookURL.name, help: Settings.webhookURL.argumentHelp) var webhookURL: String?
+    @Option(name: Settings.webhookSecret.name, help: Settings.webhookSecret.argumentHelp) var webhookSecret: String?
+    @Option(name: Settings.webhookMaxAge.name, help: Settings.webhookMaxAge.argumentHelp) var webhookMaxAge: String?
+    @Option(name: Settings.webhookTimeout.name, help: Settings.webhookTimeout.argumentHelp) var webhookTimeout: String?
 
     public init() {}
 
-    public var flags: [String: String?] {
+    public var flags: [Setting: String?] {
         [
-            "IAP_WEBHOOK_URL": webhookURL, "IAP_WEBHOOK_SECRET": webhookSecret, "IAP_WEBHOOK_MAX_AGE_S": webhookMaxAgeS,
-            "IAP_WEBHOOK_TIMEOUT_MS": webhookTimeoutMs,
+            Settings.webhookURL: webhookURL,
+            Settings.webhookSecret: webhookSecret,
+            Settings.webhookMaxAge: webhookMaxAge,
+            Settings.webhookTimeout: webhookTimeout,
         ]
     }
 }

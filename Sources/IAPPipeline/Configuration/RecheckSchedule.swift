@@ -1,4 +1,5 @@
 import PlainJSON
+import RedisClient
 
 /// When the pipeline asks Apple about an auto-renewable subscription itself (the seeds' task
 /// engine): `before` its period ends, again `after` it ended if no renewal came, then at most
@@ -9,7 +10,11 @@ public struct RecheckSchedule: Sendable, Equatable {
     public var after: Duration
     public var maxTries: Int
 
-    public static let standard = RecheckSchedule(before: .seconds(3600), after: .seconds(3600), maxTries: 5)
+    /// The settings' defaults (`IAP_RECHECK_BEFORE_S`, `IAP_RECHECK_AFTER_S`, `IAP_RECHECK_MAX`).
+    public static let standard = RecheckSchedule(
+        before: try! SettingSource.defaults.duration(Settings.recheckBefore),
+        after: try! SettingSource.defaults.duration(Settings.recheckAfter),
+        maxTries: try! SettingSource.defaults.count(Settings.recheckMax))
     /// The longest wait between two re-checks of one subscription.
     public static let longestWait: Duration = .seconds(86400)
 
@@ -27,12 +32,5 @@ public struct RecheckSchedule: Sendable, Equatable {
             "max_tries": .string(String(maxTries)),
             "longest_ms": .string(String(Self.longestWait.milliseconds)),
         ])
-    }
-}
-
-extension Duration {
-    /// Whole milliseconds (the unit Redis scores and env settings use).
-    var milliseconds: Int64 {
-        components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000
     }
 }

@@ -28,8 +28,8 @@ public struct PipelineStats: Codable, Sendable, Equatable {
 }
 
 extension PipelineStore {
-    public func stats(leaseMs: Int, now: Int64 = currentTimeMs()) async throws -> PipelineStats {
-        let members = (try await redis.send("ZRANGEBYSCORE", keys.workers, String(now - Int64(leaseMs)), "+inf").array ?? [])
+    public func stats(lease: Duration, now: Int64 = currentTimeMs()) async throws -> PipelineStats {
+        let members = (try await redis.send("ZRANGEBYSCORE", keys.workers, String(now - lease.milliseconds), "+inf").array ?? [])
             .compactMap(\.string)
         var inflightKeys: [String] = []
         var cursor = "0"

@@ -3,9 +3,9 @@ import RedisClient
 extension PipelineStore {
     /// Queues the due re-checks (at most `limit`) as re-check jobs; returns how many.
     public func promoteDueRechecks(
-        schedule: RecheckSchedule, ticketTTLSeconds: Int, limit: Int = 500, now: Int64 = currentTimeMs()
+        schedule: RecheckSchedule, ticketTTL: Duration, limit: Int = 500, now: Int64 = currentTimeMs()
     ) async throws -> Int {
-        try await run(PromoteDueRechecks(keys, schedule: schedule, ticketTTLSeconds: ticketTTLSeconds, limit: limit, now: now))
+        try await run(PromoteDueRechecks(keys, schedule: schedule, ticketTTL: ticketTTL, limit: limit, now: now))
     }
 
     /// Makes a subscription's re-check due now; `false` when no subscription has this original transaction id.

@@ -28,10 +28,10 @@ public struct PipelineStore: Sendable {
     /// (which no rate limit counts). Throws `RateLimitExceeded` when a new submission finds a limit
     /// of `limits` spent in the second of `job.enqueuedAt`.
     public func submit(
-        _ job: Job, receiptDigest: String, ttlSeconds: Int, limits: SubmissionLimits = .none
+        _ job: Job, receiptDigest: String, ttl: Duration, limits: SubmissionLimits = .none
     ) async throws -> (ticket: String, created: Bool) {
         switch try await run(
-            SubmitReceipt(keys, job: job, receiptDigest: receiptDigest, ttlSeconds: ttlSeconds, limits: limits), replicated: true)
+            SubmitReceipt(keys, job: job, receiptDigest: receiptDigest, ttl: ttl, limits: limits), replicated: true)
         {
         case .queued(let ticket): return (ticket, true)
         case .resubmitted(let ticket): return (ticket, false)
@@ -53,7 +53,7 @@ public struct PipelineStore: Sendable {
         let seconds = "\(ms / 1000)." + String(repeating: "0", count: 3 - fraction.count) + fraction
         let reply = try await connection.execute(
             RedisCommand("BLMOVE", keys.queue(stage), keys.inflight(member: member), "RIGHT", "LEFT", seconds),
-            blockingMs: ms)
+            blocking: block)
         if case .error(let message) = reply { throw RedisError.server(message) }
         return reply.string
     }
@@ -163,8 +163,8 @@ public struct PipelineStore: Sendable {
     // MARK: notifications
 
     /// Stores a verified notification and queues it, or returns the ticket its UUID already has.
-    public func acceptNotification(_ job: Job, uuid: String, ttlSeconds: Int) async throws -> (ticket: String, created: Bool) {
-        try await run(AcceptNotification(keys, job: job, uuid: uuid, ttlSeconds: ttlSeconds), replicated: true)
+    public func acceptNotification(_ job: Job, uuid: String, ttl: Duration) async throws -> (ticket: String, created: Bool) {
+        try await run(AcceptNotification(keys, job: job, uuid: uuid, ttl: ttl), replicated: true)
     }
 
     /// REFUND / REVOKE of `unit`; returns the result (`revoked`, `already_revoked`, `refund_remembered`)
@@ -283,10 +283,10 @@ public struct PipelineStore: Sendable {
 
     /// Queues a dead letter's job again, attempts reset. Returns `false` when the entry is gone
     /// (someone else replayed or purged it); throws when the entry holds no job to replay.
-    public func replay(entry: String, ttlSeconds: Int, now: Int64 = currentTimeMs()) async throws -> Bool {
+    public func replay(entry: String, ttl: Duration, now: Int64 = currentTimeMs()) async throws -> Bool {
         let letter = try DeadLetter.decode(entry)
         var job = try Job.decode(letter.job)
         job.attempts = 0
-        return try await run(ReplayDeadLetter(keys, entry: entry, job: job, ttlSeconds: ttlSeconds, now: now))
+        return try await run(ReplayDeadLetter(keys, entry: entry, job: job, ttl: ttl, now: now))
     }
 }

@@ -102,7 +102,7 @@ public struct RedisKeys: Sendable, Equatable {
     public static func webhookTicket(user: String) -> String { "webhook:\(user)" }
     /// How long a delivery ticket lives unless its job ends first (then it is deleted): past the
     /// longest `IAP_WEBHOOK_MAX_AGE_S`, so a user's retrying job always has its ticket.
-    public static let webhookTicketTTLSeconds = 31 * 86400
+    public static let webhookTicketTTL: Duration = .seconds(31 * 86400)
     /// string: held briefly by the one worker that runs the reaper.
     public var reaperLock: String { "\(prefix):lock:reaper" }
 

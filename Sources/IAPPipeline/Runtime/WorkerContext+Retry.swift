@@ -17,10 +17,11 @@ extension WorkerContext {
         PipelineMetrics.retried(stage: stage, reason: reason)
         var next = job
         next.attempts = rateLimited ? job.attempts : attempt
-        let delay = rateLimited ? retryAfterMs! : policy.delayMs(afterAttempt: attempt, retryAfterMs: retryAfterMs)
+        let retryAfter = retryAfterMs.map { Duration.milliseconds($0) }
+        let delay = rateLimited ? retryAfter! : policy.delay(afterAttempt: attempt, retryAfter: retryAfter)
         let result = await transition(ScheduleRetry.self) {
             try await store.scheduleRetry(
-                payload, member: member, next: next, dueMs: currentTimeMs() + Int64(delay), lastError: "\(reason): \(detail)")
+                payload, member: member, next: next, dueMs: currentTimeMs() + delay.milliseconds, lastError: "\(reason): \(detail)")
         }
         await settle(result, payload: payload, job: job, by: ScheduleRetry.self)
     }

@@ -7,11 +7,11 @@ struct AcceptNotification: PipelineScript {
     let keys: [String]
     let arguments: [String]
 
-    init(_ keys: RedisKeys, job: Job, uuid: String, ttlSeconds: Int) {
+    init(_ keys: RedisKeys, job: Job, uuid: String, ttl: Duration) {
         self.keys = [keys.notification(uuid: uuid), keys.ticket(job.ticket), keys.queue(.notify)]
         arguments = [job.encoded(), JSONValue.object([
-            "ticket": .string(job.ticket), "now": .string(String(job.enqueuedAt)), "ttl": .string(String(ttlSeconds)),
-            "retention": .string(String(max(Int(RedisKeys.notificationRetention / .seconds(1)), ttlSeconds))),
+            "ticket": .string(job.ticket), "now": .string(String(job.enqueuedAt)), "ttl": .string(String(ttl.components.seconds)),
+            "retention": .string(String(max(RedisKeys.notificationRetention, ttl).components.seconds)),
             "channel": .string(keys.results), "type": .string(job.notification?.type ?? ""),
         ]).canonicalText]
     }

@@ -15,12 +15,12 @@ struct PromoteDueRechecks: DeclaringScript {
     private(set) var arguments: [String]
     var keys: [String] { declared.list }
 
-    init(_ keys: RedisKeys, schedule: RecheckSchedule, ticketTTLSeconds: Int, limit: Int, now: Int64) {
+    init(_ keys: RedisKeys, schedule: RecheckSchedule, ticketTTL: Duration, limit: Int, now: Int64) {
         redisKeys = keys
         self.now = now
         declared = DeclaredKeys([keys.rechecks, keys.queue(.verify)])
         members = [
-            "now": .string(String(now)), "limit": .string(String(limit)), "ttl": .string(String(ticketTTLSeconds)),
+            "now": .string(String(now)), "limit": .string(String(limit)), "ttl": .string(String(ticketTTL.components.seconds)),
             "recheck": schedule.json,
         ]
         arguments = [JSONValue.object(members).canonicalText]

@@ -7,11 +7,11 @@ struct ReplayDeadLetter: PipelineScript {
     let keys: [String]
     let arguments: [String]
 
-    init(_ keys: RedisKeys, entry: String, job: Job, ttlSeconds: Int, now: Int64) {
+    init(_ keys: RedisKeys, entry: String, job: Job, ttl: Duration, now: Int64) {
         self.keys = [keys.dead, keys.queue(job.stage), keys.ticket(job.ticket)]
         arguments = [entry, JSONValue.object([
             "job": .string(job.encoded()), "now": .string(String(now)), "channel": .string(keys.results),
-            "ticket": .string(job.ticket), "ttl": .string(String(ttlSeconds)),
+            "ticket": .string(job.ticket), "ttl": .string(String(ttl.components.seconds)),
         ]).canonicalText]
     }
 

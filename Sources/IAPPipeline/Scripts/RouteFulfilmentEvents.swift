@@ -18,7 +18,7 @@ struct RouteFulfilmentEvents: DeclaringScript {
         declared = DeclaredKeys([keys.fulfilment, keys.queue(.webhook), keys.webhookBusy])
         members = [
             "group": .string(RedisKeys.webhookGroup), "consumer": .string(consumer), "count": .string(String(count)),
-            "now": .string(String(now)), "ttl": .string(String(RedisKeys.webhookTicketTTLSeconds)),
+            "now": .string(String(now)), "ttl": .string(String(RedisKeys.webhookTicketTTL.components.seconds)),
         ]
         arguments = [JSONValue.object(members).canonicalText]
     }

@@ -16,7 +16,7 @@ struct SubmitReceipt: DeclaringScript {
         case limited(RateLimitExceeded.Scope)
     }
 
-    init(_ keys: RedisKeys, job: Job, receiptDigest: String, ttlSeconds: Int, limits: SubmissionLimits) {
+    init(_ keys: RedisKeys, job: Job, receiptDigest: String, ttl: Duration, limits: SubmissionLimits) {
         let second = job.enqueuedAt / 1000
         redisKeys = keys
         self.keys = [
@@ -24,7 +24,7 @@ struct SubmitReceipt: DeclaringScript {
             keys.rateWindow(clientKey: limits.clientKey ?? "", second: second), keys.rateWindow(user: job.userID, second: second),
         ]
         members = [
-            "ticket": .string(job.ticket), "now": .string(String(job.enqueuedAt)), "ttl": .string(String(ttlSeconds)),
+            "ticket": .string(job.ticket), "now": .string(String(job.enqueuedAt)), "ttl": .string(String(ttl.components.seconds)),
             "user_id": .string(job.userID), "product_id": .string(job.productID ?? ""),
             "transaction_id": .string(job.transactionID ?? ""), "channel": .string(keys.results),
             "per_key": .string(String(limits.clientKey == nil ? 0 : limits.perKey)), "per_user": .string(String(limits.perUser)),

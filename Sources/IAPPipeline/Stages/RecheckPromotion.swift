@@ -1,10 +1,10 @@
 /// What a verify worker's housekeeping needs to queue due re-checks (`promote_due_rechecks`).
 public struct RecheckPromotion: Sendable {
     public var schedule: RecheckSchedule
-    public var ticketTTLSeconds: Int
+    public var ticketTTL: Duration
 
-    public init(schedule: RecheckSchedule, ticketTTLSeconds: Int) {
+    public init(schedule: RecheckSchedule, ticketTTL: Duration) {
         self.schedule = schedule
-        self.ticketTTLSeconds = ticketTTLSeconds
+        self.ticketTTL = ticketTTL
     }
 }

@@ -1,26 +1,29 @@
-/// Exponential backoff with full jitter, honouring Apple's Retry-After.
+/// Exponential backoff with full jitter, honouring Apple's Retry-After (`IAP_RETRY_BASE_MS`,
+/// `IAP_RETRY_MAX_MS`, `IAP_MAX_ATTEMPTS`).
 public struct RetryPolicy: Sendable, Equatable {
-    public var baseMs: Int
-    public var maxMs: Int
+    public var base: Duration
+    public var max: Duration
     public var maxAttempts: Int
 
-    public init(baseMs: Int = 1000, maxMs: Int = 600_000, maxAttempts: Int = 12) {
-        self.baseMs = baseMs
-        self.maxMs = maxMs
+    public init(base: Duration, max: Duration, maxAttempts: Int) {
+        self.base = base
+        self.max = max
         self.maxAttempts = maxAttempts
     }
 
-    /// The wait after failed attempt number `attempt` (from 1): random in 0...min(max, base·2^(attempt-1)),
-    /// never shorter than Retry-After, never longer than `maxMs`.
-    public func delayMs<R: RandomNumberGenerator>(afterAttempt attempt: Int, retryAfterMs: Int?, using random: inout R) -> Int {
-        let exponent = min(max(attempt - 1, 0), 40)
-        let ceiling = min(maxMs, baseMs.multipliedReportingOverflow(by: 1 << exponent).overflow ? maxMs : baseMs << exponent)
-        let jittered = Int.random(in: 0...max(ceiling, 0), using: &random)
-        return min(max(jittered, retryAfterMs ?? 0), maxMs)
+    /// The wait after failed attempt number `attempt` (from 1): random in 0...min(max, base·2^(attempt-1))
+    /// in whole milliseconds, never shorter than Retry-After, never longer than `max`.
+    public func delay<R: RandomNumberGenerator>(afterAttempt attempt: Int, retryAfter: Duration?, using random: inout R) -> Duration {
+        let (baseMs, maxMs) = (base.milliseconds, max.milliseconds)
+        let exponent = Swift.min(Swift.max(attempt - 1, 0), 40)
+        let scaled = baseMs.multipliedReportingOverflow(by: 1 << exponent)
+        let ceiling = Swift.min(maxMs, scaled.overflow ? maxMs : scaled.partialValue)
+        let jittered = Int64.random(in: 0...Swift.max(ceiling, 0), using: &random)
+        return .milliseconds(Swift.min(Swift.max(jittered, retryAfter?.milliseconds ?? 0), maxMs))
     }
 
-    public func delayMs(afterAttempt attempt: Int, retryAfterMs: Int?) -> Int {
+    public func delay(afterAttempt attempt: Int, retryAfter: Duration?) -> Duration {
         var random = SystemRandomNumberGenerator()
-        return delayMs(afterAttempt: attempt, retryAfterMs: retryAfterMs, using: &random)
+        return delay(afterAttempt: attempt, retryAfter: retryAfter, using: &random)
     }
 }

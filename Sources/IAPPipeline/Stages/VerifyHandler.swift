@@ -39,7 +39,7 @@ public struct VerifyHandler: JobHandler {
     public func housekeeping(_ worker: WorkerContext) async throws {
         guard let rechecks else { return }
         let queued = try await worker.store.promoteDueRechecks(
-            schedule: rechecks.schedule, ticketTTLSeconds: rechecks.ticketTTLSeconds)
+            schedule: rechecks.schedule, ticketTTL: rechecks.ticketTTL)
         PipelineMetrics.rechecksQueued(queued)
     }
 

@@ -1,0 +1,228 @@
+import AppStoreServerAPI
+import AppleReceipt
+
+/// Every `IAP_*` setting, each described once. A default is written here and nowhere else:
+/// `PipelineConfiguration` reads it through `SettingSource`, the flags and `--help` show it, and
+/// `iapctl settings --markdown` writes it into `docs/configuration.md`.
+public enum Settings {
+    // MARK: Redis
+
+    public static let redisURL = Setting(
+        "IAP_REDIS_URL", .redisURL, default: "redis://127.0.0.1:6379",
+        help: "redis://[user:password@]host[:port][/db], unix:///path.sock[?db=N], or "
+            + "redis-sentinel://[user:password@]host[:port][,host[:port]…]/<master-name>[/db] "
+            + "(sentinels on port 26379 unless given; the credentials and db are the primary's)",
+        readBy: PipelineCommand.all)
+    public static let prefix = Setting(
+        "IAP_PREFIX", .text, default: "iap", help: "the prefix of every key (no spaces)", readBy: PipelineCommand.all)
+    public static let redisPoolSize = Setting(
+        "IAP_REDIS_POOL_SIZE", .count(1...256), default: "2",
+        help: "multiplexed connections per process for ordinary commands, taken in turn (each blocking pop has its own)",
+        readBy: PipelineCommand.all)
+    public static let redisMinReplicas = Setting(
+        "IAP_REDIS_MIN_REPLICAS", .count(0...64), default: "0",
+        help: "replicas that must confirm (WAIT) a write before it is acknowledged: the intake's 202 and a notification's 200, "
+            + "each claim and each grant; too few in time: the intake answers 503 not_replicated and a worker retries the step",
+        readBy: [.intake, .deduper, .granter])
+    public static let redisReplicaTimeout = Setting(
+        "IAP_REDIS_REPLICA_TIMEOUT_MS", .duration(.milliseconds, .milliseconds(1) ... .milliseconds(4000)), default: "1000",
+        help: "how long a write waits for those replicas (the connection is held meanwhile; below the client's 5 s command timeout)",
+        readBy: [.intake, .deduper, .granter])
+
+    // MARK: The intake
+
+    public static let httpHost = Setting(
+        "IAP_HTTP_HOST", .text, default: "127.0.0.1",
+        help: "the address the intake listens on (and a stage's /metrics server)", readBy: PipelineCommand.stages.union([.intake]))
+    public static let httpPort = Setting(
+        "IAP_HTTP_PORT", .count(0...65535), default: "8080", help: "the intake's port (0: any free port)", readBy: [.intake])
+    public static let maxBodyBytes = Setting(
+        "IAP_MAX_BODY_BYTES", .bytes(1024...64 << 20), default: "262144", help: "the largest request body the intake reads",
+        readBy: [.intake])
+    public static let ticketTTL = Setting(
+        "IAP_TICKET_TTL_S", .duration(.seconds, .seconds(60) ... .seconds(31_536_000)), default: "604800",
+        help: "tickets and resubmission keys expire after this (7 days)", readBy: [.intake, .verifier, .iapctl])
+    public static let clientKeysFile = Setting(
+        "IAP_CLIENT_KEYS_FILE", .file, unset: "the intake is open (one warning line at start)",
+        help: "JSON object of key id → secret (each at least 16 bytes) of the game backends that may call /v1/receipts* "
+            + "and /v1/users/*: set, every such request must be signed; reloaded on SIGHUP",
+        readBy: [.intake])
+    public static let ratePerKey = Setting(
+        "IAP_RATE_PER_KEY", .count(0...1_000_000), default: "0",
+        help: "new submissions a second, fleet-wide, per client key (signed requests only); over it: 429 rate_limited; 0: no limit",
+        readBy: [.intake])
+    public static let ratePerUser = Setting(
+        "IAP_RATE_PER_USER", .count(0...1_000_000), default: "0",
+        help: "new submissions a second, fleet-wide, per user_id; over it: 429 rate_limited; 0: no limit", readBy: [.intake])
+    public static let tlsCertFile = Setting(
+        "IAP_TLS_CERT_FILE", .file, unset: "plain HTTP",
+        help: "PEM certificate chain: with IAP_TLS_KEY_FILE the intake speaks HTTPS itself (both or neither)", readBy: [.intake])
+    public static let tlsKeyFile = Setting(
+        "IAP_TLS_KEY_FILE", .file, unset: "plain HTTP", help: "PEM private key of IAP_TLS_CERT_FILE", readBy: [.intake])
+    public static let appleAppID = Setting(
+        "IAP_APPLE_APP_ID", .count(1...Int.max), unset: "not checked",
+        help: "your app's Apple id: production notifications for another appAppleId are refused", readBy: [.intake])
+
+    // MARK: Apps and signed data
+
+    public static let bundleIDs = Setting(
+        "IAP_BUNDLE_IDS", .list, unset: "required by the verifier; the intake answers notifications 503 without it",
+        help: "comma-separated bundle ids of your apps (the first is the App Store Server API token's bid)",
+        readBy: [.intake, .verifier, .notifier])
+    public static let appleRootCerts = Setting(
+        "IAP_APPLE_ROOT_CERTS", .list, unset: "Apple Root CA - G3 (built in)",
+        help: "comma-separated PEM or DER files: the roots signed data must chain to (apple-sim's test root in local runs)",
+        readBy: [.intake, .verifier])
+
+    // MARK: verifyReceipt
+
+    public static let appleProductionURL = Setting(
+        "IAP_APPLE_PRODUCTION_URL", .url, default: AppleVerifierConfiguration.productionURL, help: "verifyReceipt in production",
+        readBy: [.verifier])
+    public static let appleSandboxURL = Setting(
+        "IAP_APPLE_SANDBOX_URL", .url, default: AppleVerifierConfiguration.sandboxURL, help: "verifyReceipt in the sandbox",
+        readBy: [.verifier])
+    public static let appleSharedSecret = Setting(
+        "IAP_APPLE_SHARED_SECRET", .secret, unset: "none",
+        help: "the app's shared secret, sent to verifyReceipt as password; never logged", readBy: [.verifier])
+    public static let appleTimeout = Setting(
+        "IAP_APPLE_TIMEOUT_MS", .duration(.milliseconds, .milliseconds(100) ... .seconds(600)), default: "15000",
+        help: "each request to Apple (verifyReceipt and the Server API)", readBy: [.verifier, .notifier])
+
+    // MARK: The App Store Server API
+
+    public static let appleAPIKeyID = Setting(
+        "IAP_APPLE_API_KEY_ID", .text, unset: "none",
+        help: "App Store Server API key id; the key's three settings come all or none. Without them a transaction_id alone "
+            + "is refused with server_api_not_configured",
+        readBy: [.intake, .verifier, .notifier])
+    public static let appleAPIIssuerID = Setting(
+        "IAP_APPLE_API_ISSUER_ID", .text, unset: "none", help: "App Store Server API issuer id",
+        readBy: [.intake, .verifier, .notifier])
+    public static let appleAPIPrivateKeyFile = Setting(
+        "IAP_APPLE_API_PRIVATE_KEY_FILE", .file, unset: "none", help: "the key's .p8 file (PEM, P-256); never logged",
+        readBy: [.intake, .verifier, .notifier])
+    public static let appleAPIProductionURL = Setting(
+        "IAP_APPLE_API_PRODUCTION_URL", .url, default: ServerAPIConfiguration.productionURL,
+        help: "the Server API's base URL in production (a path prefix is kept: requests go to <base>/inApps/…)",
+        readBy: [.verifier, .notifier])
+    public static let appleAPISandboxURL = Setting(
+        "IAP_APPLE_API_SANDBOX_URL", .url, default: ServerAPIConfiguration.sandboxURL, help: "the Server API's base URL in the sandbox",
+        readBy: [.verifier, .notifier])
+    public static let appleAPIMaxRPS = Setting(
+        "IAP_APPLE_API_MAX_RPS", .count(1...10_000), default: "50",
+        help: "Server API calls a second per endpoint, fleet-wide, in production (sandbox: a tenth)", readBy: [.verifier, .notifier])
+
+    // MARK: The catalog and the purchase policy
+
+    public static let productsFile = Setting(
+        "IAP_PRODUCTS_FILE", .file, unset: "required by the deduper and the notifier; the intake and iapctl user need it for entitlements",
+        help: "the product catalog (JSON): each product's type and optional daily_limit_per_user, entitlements and subscription_group",
+        readBy: [.intake, .deduper, .notifier, .iapctl])
+    public static let currencies = Setting(
+        "IAP_CURRENCIES", .list, unset: "any",
+        help: "ISO 4217 codes a purchase may be paid in, comma-separated; others are held", readBy: [.deduper])
+    public static let sandbox = Setting(
+        "IAP_SANDBOX", .text, default: "allow",
+        help: "allow, deny (sandbox purchases rejected), or the path of a file of user ids allowed to use the sandbox (read at start)",
+        readBy: [.deduper])
+    public static let maxRefundsPerUser = Setting(
+        "IAP_MAX_REFUNDS_PER_USER", .count(0...1_000_000), default: "0",
+        help: "from this many refunds and revocations on, a user's new purchases are held; 0: never", readBy: [.deduper])
+    public static let sharingPolicy = Setting(
+        "IAP_SHARING_POLICY", .choice(["bind", "transfer", "share"]), default: "bind",
+        help: "another account proving a non-consumable or subscription the owner holds: bind (duplicate, "
+            + "owned_by_another_account), transfer (it moves to the newest account) or share (both keep its entitlements)",
+        readBy: [.deduper])
+    public static let refundPreference = Setting(
+        "IAP_REFUND_PREFERENCE", .choice(["none", "decline", "grant_full", "grant_prorated"]), default: "none",
+        help: "how the notifier answers Apple's CONSUMPTION_REQUEST for users who consented (none: it does not answer); "
+            + "needs the Server API key",
+        readBy: [.notifier])
+
+    // MARK: Subscriptions
+
+    public static let recheckBefore = Setting(
+        "IAP_RECHECK_BEFORE_S", .duration(.seconds, .zero ... .seconds(2_592_000)), default: "3600",
+        help: "ask Apple about an active subscription this long before its period ends",
+        readBy: [.verifier, .granter, .notifier, .iapctl])
+    public static let recheckAfter = Setting(
+        "IAP_RECHECK_AFTER_S", .duration(.seconds, .zero ... .seconds(2_592_000)), default: "3600",
+        help: "and this long after it ended when no renewal came; then the first wait of the backoff",
+        readBy: [.verifier, .granter, .notifier, .iapctl])
+    public static let recheckMax = Setting(
+        "IAP_RECHECK_MAX", .count(0...100), default: "5",
+        help: "re-checks after that, waits doubling (at most a day), while Apple has not settled the subscription",
+        readBy: [.verifier, .granter, .notifier, .iapctl])
+
+    // MARK: Stage workers
+
+    public static let concurrency = Setting(
+        "IAP_CONCURRENCY", .count(1...10_000), default: "64", help: "jobs in flight per worker process (and connections to Apple)",
+        readBy: PipelineCommand.stages)
+    public static let lease = Setting(
+        "IAP_LEASE_MS", .duration(.milliseconds, .seconds(1) ... .seconds(3600)), default: "30000",
+        help: "a worker silent this long loses its jobs to the reaper", readBy: PipelineCommand.stages.union([.iapctl]))
+    public static let maxRedeliveries = Setting(
+        "IAP_MAX_REDELIVERIES", .count(0...1000), default: "5", help: "redeliveries before a job is dead-lettered as poison",
+        readBy: PipelineCommand.stages)
+    public static let shutdownGrace = Setting(
+        "IAP_SHUTDOWN_GRACE_MS", .duration(.milliseconds, .zero ... .seconds(3600)), default: "25000",
+        help: "on SIGTERM, time for jobs in flight to finish before they are handed back", readBy: PipelineCommand.stages)
+    public static let metricsPort = Setting(
+        "IAP_METRICS_PORT", .count(1...65535), unset: "none",
+        help: "a stage worker serves /metrics (Prometheus) on this port; the intake serves it on its own port",
+        readBy: PipelineCommand.stages)
+    public static let maxAttempts = Setting(
+        "IAP_MAX_ATTEMPTS", .count(1...1000), default: "12",
+        help: "attempts at a call that fails transiently (Apple, the webhook) before the job is dead (retries_exhausted)",
+        readBy: [.verifier, .notifier, .webhook])
+    public static let retryBase = Setting(
+        "IAP_RETRY_BASE_MS", .duration(.milliseconds, .milliseconds(1) ... .seconds(86400)), default: "1000",
+        help: "backoff: random in 0…min(max, base·2^(n-1)), at least Apple's Retry-After", readBy: [.verifier, .notifier, .webhook])
+    public static let retryMax = Setting(
+        "IAP_RETRY_MAX_MS", .duration(.milliseconds, .milliseconds(1) ... .seconds(86400)), default: "600000",
+        help: "the longest wait between two attempts (at least IAP_RETRY_BASE_MS)", readBy: [.verifier, .notifier, .webhook])
+
+    // MARK: The webhook
+
+    public static let webhookURL = Setting(
+        "IAP_WEBHOOK_URL", .url, unset: "required by iap-webhook", help: "where every fulfilment event is POSTed", readBy: [.webhook])
+    public static let webhookSecret = Setting(
+        "IAP_WEBHOOK_SECRET", .secret, unset: "required by iap-webhook",
+        help: "the HMAC-SHA256 key of X-IAP-Signature, at least 16 bytes; never logged", readBy: [.webhook])
+    public static let webhookMaxAge = Setting(
+        "IAP_WEBHOOK_MAX_AGE_S", .duration(.seconds, .seconds(1) ... .seconds(2_592_000)), default: "259200",
+        help: "an event is retried this long after it was added (3 days), then dead-lettered (webhook_expired)", readBy: [.webhook])
+    public static let webhookTimeout = Setting(
+        "IAP_WEBHOOK_TIMEOUT_MS", .duration(.milliseconds, .milliseconds(100) ... .seconds(120)), default: "10000",
+        help: "each POST to the webhook", readBy: [.webhook])
+
+    // MARK: Logging (read before anything else: environment only)
+
+    public static let logLevel = Setting(
+        "IAP_LOG_LEVEL", .choice(["trace", "debug", "info", "notice", "warning", "error", "critical"]), default: "info",
+        help: "the lowest level logged (LOG_LEVEL is read when it is unset)", readBy: PipelineCommand.all, environmentOnly: true)
+    public static let logFormat = Setting(
+        "IAP_LOG_FORMAT", .choice(["text", "json"]), default: "text",
+        help: "text (swift-log's stream format) or json: one object a line on stderr (time in UTC ms, level, label, message, "
+            + "source and the metadata as members)",
+        readBy: PipelineCommand.all, environmentOnly: true)
+
+    /// Every setting, in the order `docs/configuration.md` lists them.
+    public static let all: [Setting] = [
+        redisURL, prefix, redisPoolSize, redisMinReplicas, redisReplicaTimeout,
+        httpHost, httpPort, maxBodyBytes, ticketTTL, clientKeysFile, ratePerKey, ratePerUser, tlsCertFile, tlsKeyFile, appleAppID,
+        bundleIDs, appleRootCerts,
+        appleProductionURL, appleSandboxURL, appleSharedSecret, appleTimeout,
+        appleAPIKeyID, appleAPIIssuerID, appleAPIPrivateKeyFile, appleAPIProductionURL, appleAPISandboxURL, appleAPIMaxRPS,
+        productsFile, currencies, sandbox, maxRefundsPerUser, sharingPolicy, refundPreference,
+        recheckBefore, recheckAfter, recheckMax,
+        concurrency, lease, maxRedeliveries, shutdownGrace, metricsPort, maxAttempts, retryBase, retryMax,
+        webhookURL, webhookSecret, webhookMaxAge, webhookTimeout,
+        logLevel, logFormat,
+    ]
+
+    /// The setting named `variable`, if there is one.
+    public static func named(_ variable: String) -> Setting? { all.first { $0.variable == variable } }
+}
