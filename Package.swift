@@ -62,6 +62,8 @@ let package = Package(
             dependencies: [.product(name: "NIOConcurrencyHelpers", package: "swift-nio")],
             swiftSettings: swiftSettings
         ),
+        // How the tests, the drill and the bench find and start redis-server, and poll what publishes no event.
+        .target(name: "LocalServers", swiftSettings: swiftSettings),
         .target(
             name: "AppleReceipt",
             dependencies: [
@@ -160,6 +162,7 @@ let package = Package(
                 "AppleJWS",
                 "IAPPipeline",
                 "AppleSimulator",
+                "LocalServers",
                 "LoopbackPort",
                 "RedisClient",
                 "IAPIntake",
@@ -194,6 +197,7 @@ let package = Package(
                 "IAPIntake",
                 "IAPPipeline",
                 "AppleSimulator",
+                "LocalServers",
                 "RedisClient",
                 "LoopbackPort",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -290,7 +294,7 @@ let package = Package(
         .executableTarget(name: "iap-bench", dependencies: ["IAPToolsCLI"], swiftSettings: swiftSettings),
         .target(
             name: "TestSupport",
-            dependencies: ["RedisClient", "LoopbackPort"],
+            dependencies: ["RedisClient", "LocalServers", "LoopbackPort"],
             path: "Tests/TestSupport",
             swiftSettings: swiftSettings
         ),
@@ -338,13 +342,57 @@ let package = Package(
             dependencies: ["AppleReceipt", "PlainJSON"],
             swiftSettings: swiftSettings
         ),
+        // The whole pipeline in one process (intake, workers, apple-sim) for the end-to-end suites.
+        .target(
+            name: "PipelineTestSupport",
+            dependencies: [
+                "AppleJWS", "AppleReceipt", "AppStoreServerAPI", "AppleSimulator", "IAPCLI", "IAPIntake", "IAPPipeline", "RedisClient",
+                "TestSupport",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Tests/PipelineTestSupport",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "IAPIntakeTests",
+            dependencies: [
+                "IAPIntake", "IAPPipeline", "PipelineTestSupport", "RedisClient", "TestSupport",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "HummingbirdTLS", package: "hummingbird"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
+                .product(name: "X509", package: "swift-certificates"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "AppStoreServerAPITests",
+            dependencies: [
+                "AppStoreServerAPI", "AppleJWS", "AppleSimulator", "IAPPipeline", "PipelineTestSupport", "RedisClient", "TestSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "AppleSimulatorTests",
+            dependencies: [
+                "AppleReceipt", "AppleSimulator", "LoopbackPort", "PipelineTestSupport", "TestSupport",
+                .product(name: "Hummingbird", package: "hummingbird"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "IAPPipelineTests",
             dependencies: [
                 "AppleJWS",
                 "AppStoreServerAPI",
                 .product(name: "Crypto", package: "swift-crypto"),
-                "IAPPipeline", "PlainJSON", "IAPIntake", "AppleSimulator", "TestSupport", "LoopbackPort", "IAPCLI",
+                "IAPPipeline", "PlainJSON", "IAPIntake", "AppleSimulator", "TestSupport", "PipelineTestSupport", "LoopbackPort", "IAPCLI",
                 "IAPControlCLI",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

@@ -1,4 +1,5 @@
 import Foundation
+import LocalServers
 import RedisClient
 
 #if canImport(Glibc)
@@ -100,14 +101,12 @@ extension LocalCluster {
     private func startRedisNode(_ node: Int, replicaOf primaryPort: Int?) async throws {
         let port = redisPorts[node]
         try FileManager.default.createDirectory(at: nodeDirectory(node), withIntermediateDirectories: true)
-        var arguments = [
-            "--port", String(port), "--bind", "127.0.0.1", "--dir", nodeDirectory(node).path, "--daemonize", "no",
-            "--logfile", "", "--maxmemory-policy", "noeviction",
-        ] + settings.durability.redisArguments
-        if let primaryPort { arguments += ["--replicaof", "127.0.0.1", String(primaryPort)] }
+        var launch = RedisServerLaunch(
+            port: port, directory: nodeDirectory(node), options: ["--maxmemory-policy", "noeviction"] + settings.durability.redisArguments)
+        if let primaryPort { launch.options += ["--replicaof", "127.0.0.1", String(primaryPort)] }
         let preload = settings.binDirectory.appendingPathComponent(RedisCrash.library).path
-        let process = try launch(
-            "redis-server", try Self.tool("redis-server"), arguments,
+        let process = try self.launch(
+            "redis-server", try Executable.find("redis-server"), launch.arguments,
             environment: settings.redisCrash == .powerCut ? ["LD_PRELOAD": preload] : [:])
         redisNodes[node] = process
         try await waitUntil("redis-server :\(port) answers PING", while: process) {
@@ -159,7 +158,7 @@ extension LocalCluster {
             sentinel failover-timeout \(RedisTopology.master) 3000
 
             """.write(to: file, atomically: true, encoding: .utf8)
-        let process = try launch("redis-sentinel", try Self.tool("redis-server"), [file.path, "--sentinel"])
+        let process = try launch("redis-sentinel", try Executable.find("redis-server"), [file.path, "--sentinel"])
         sentinels[index] = process
         try await waitUntil("redis-sentinel :\(port) answers PING", while: process) {
             (try? await self.runTool("redis-cli", ["-p", String(port), "PING"]))?.hasPrefix("PONG") == true

@@ -1,6 +1,7 @@
 import AppleSimulator
 import AsyncHTTPClient
 import Foundation
+import LocalServers
 import IAPPipeline
 import LoopbackPort
 import NIOCore
@@ -379,20 +380,20 @@ public actor LocalCluster {
         _ what: String, while process: ManagedProcess?, within limit: Duration = .seconds(30),
         _ probe: @Sendable () async -> Found?
     ) async throws -> Found {
-        let deadline = ContinuousClock.now + limit
-        while ContinuousClock.now < deadline {
-            if let found = await probe() { return found }
-            if let process, let exit = process.exitStatus {
-                throw ClusterError("\(process.name) exited (\(exit)) before \(what):\n\(process.logTail())")
-            }
-            try await Task.sleep(for: .milliseconds(50))
+        do {
+            return try await poll(what, within: limit, giveUp: {
+                if let process, let exit = process.exitStatus {
+                    throw ClusterError("\(process.name) exited (\(exit)) before \(what):\n\(process.logTail())")
+                }
+            }) { await probe() }
+        } catch let error as LocalServerError {
+            throw ClusterError("\(error); \(process?.name ?? "") said:\n\(process?.logTail() ?? "")")
         }
-        throw ClusterError("timed out waiting until \(what); \(process?.name ?? "") said:\n\(process?.logTail() ?? "")")
     }
 
     public func runTool(_ name: String, _ arguments: [String]) async throws -> String {
         let process = Process()
-        process.executableURL = try Self.tool(name)
+        process.executableURL = try Executable.find(name)
         process.arguments = arguments
         let output = Pipe()
         process.standardOutput = output
@@ -401,14 +402,5 @@ public actor LocalCluster {
         let data = output.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         return String(decoding: data, as: UTF8.self)
-    }
-
-    public static func tool(_ name: String) throws -> URL {
-        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
-        for folder in path.split(separator: ":").map(String.init) + ["/usr/sbin", "/usr/bin"] {
-            let candidate = URL(fileURLWithPath: folder).appendingPathComponent(name)
-            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
-        }
-        throw ClusterError("\(name) not found on PATH (apt-get install redis-server redis-tools)")
     }
 }

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import ClusterHarness
 import Foundation
+import LocalServers
 import IAPIntake
 
 /// The benchmark: per scenario, a fresh pipeline of real processes on loopback is measured stage
@@ -17,7 +18,7 @@ public struct Bench: Sendable {
 
     public func run() async throws -> [ScenarioResult] {
         try ClusterSettings(binDirectory: settings.binDirectory).checkExecutables()
-        _ = try LocalCluster.tool("redis-benchmark")
+        _ = try Executable.find("redis-benchmark")
         var configuration = HTTPClient.Configuration(timeout: .init(connect: .seconds(2)))
         configuration.connectionPool = .init(
             idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: settings.clientConcurrency)

@@ -1,5 +1,6 @@
 import ClusterHarness
 import Foundation
+import LocalServers
 import LoopbackPort
 import RedisClient
 
@@ -52,7 +53,7 @@ public struct RedisClientBench: Sendable {
         // redis-benchmark, the same command, as many clients, no pipelining.
         let childCPU = ProcessCPU.childrenSeconds()
         let tool = Process()
-        tool.executableURL = try LocalCluster.tool("redis-benchmark")
+        tool.executableURL = try Executable.find("redis-benchmark")
         tool.arguments = ["-h", "127.0.0.1", "-p", String(port), "-c", String(callers), "-n", String(benchmarkRequests), "-t", "set", "--csv"]
         let pipe = Pipe()
         tool.standardOutput = pipe

@@ -1,5 +1,6 @@
 import ClusterHarness
 import Foundation
+import LocalServers
 import LoopbackPort
 import RedisClient
 
@@ -9,27 +10,11 @@ struct ScratchRedis {
     let client: RedisClient
     private let server: Process
 
-    /// Starts it in `folder` and waits until it answers.
+    /// Starts it in `folder` and returns once it accepts connections.
     init(folder: URL) async throws {
         port = try LoopbackPort.free()
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        server = Process()
-        server.executableURL = try LocalCluster.tool("redis-server")
-        server.arguments = ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", folder.path]
-        server.standardOutput = FileHandle.nullDevice
-        server.standardError = FileHandle.nullDevice
-        try server.run()
-        var configuration = RedisConfiguration(endpoint: .tcp(host: "127.0.0.1", port: port))
-        configuration.reconnectBackoff = .milliseconds(20) ... .milliseconds(100)
-        client = RedisClient(configuration: configuration)
-        for attempt in 0... {
-            if (try? await client.send("PING")) != nil { break }
-            if attempt > 100 {
-                stop()
-                throw BenchError("redis-server on :\(port) did not answer")
-            }
-            try await Task.sleep(for: .milliseconds(50))
-        }
+        server = try await RedisServerLaunch(port: port, directory: folder).start()
+        client = RedisClient(configuration: RedisConfiguration(endpoint: .tcp(host: "127.0.0.1", port: port)))
     }
 
     /// SIGKILL: nothing to save, and a child of the bench starts with SIGTERM blocked.

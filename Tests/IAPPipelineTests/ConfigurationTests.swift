@@ -3,6 +3,7 @@ import AppleReceipt
 import Foundation
 @testable import IAPIntake
 import IAPPipeline
+import PipelineTestSupport
 import Testing
 
 @Suite struct ConfigurationTests {

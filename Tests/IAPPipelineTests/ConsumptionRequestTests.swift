@@ -3,6 +3,7 @@ import AppleJWS
 import AppleSimulator
 import Foundation
 import IAPPipeline
+import PipelineTestSupport
 import Testing
 
 /// Apple's CONSUMPTION_REQUEST: answered with Send Consumption Information v2 when the operator

@@ -2,6 +2,7 @@ import AppleSimulator
 import Foundation
 import IAPPipeline
 import RedisClient
+import PipelineTestSupport
 import Testing
 
 /// Receipts in over HTTP, through verify → dedupe → grant on a real Redis with apple-sim, to a

@@ -2,6 +2,7 @@ import AppleJWS
 import AppleSimulator
 import Foundation
 import IAPPipeline
+import PipelineTestSupport
 import Testing
 
 /// `GET /v1/users/{user_id}/entitlements` over HTTP, after purchases went through the pipeline.

@@ -4,6 +4,7 @@ import Foundation
 import IAPPipeline
 import RedisClient
 import TestSupport
+import PipelineTestSupport
 import Testing
 
 /// What a grant gives beyond itself: a non-consumable's entitlements for life, a subscription's

@@ -1,6 +1,7 @@
 import Foundation
 import IAPPipeline
 import RedisClient
+import PipelineTestSupport
 import Testing
 import TestSupport
 

@@ -8,6 +8,7 @@ import Logging
 import NIOCore
 import ServiceLifecycle
 import TestSupport
+import PipelineTestSupport
 import Testing
 
 /// `/metrics` in the Prometheus text format: requests, jobs, Apple's calls and the queues, with

@@ -4,6 +4,7 @@ import Foundation
 import IAPPipeline
 import RedisClient
 import TestSupport
+import PipelineTestSupport
 import Testing
 
 /// The notification transitions on their own, against a real Redis: accept_notification,

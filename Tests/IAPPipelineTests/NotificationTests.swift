@@ -2,6 +2,7 @@ import AppleJWS
 import AppleSimulator
 import Foundation
 import IAPPipeline
+import PipelineTestSupport
 import Testing
 
 /// App Store Server Notifications V2: verified at the door, applied once per UUID, refunds take a

@@ -2,6 +2,7 @@ import Foundation
 import IAPPipeline
 import RedisClient
 import TestSupport
+import PipelineTestSupport
 import Testing
 
 /// What an on-call engineer does by hand (`iapctl grant`, `iapctl revoke`) and reads (`iapctl stats`).

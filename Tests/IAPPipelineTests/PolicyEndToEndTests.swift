@@ -3,6 +3,7 @@ import AppleSimulator
 import Foundation
 import IAPPipeline
 import RedisClient
+import PipelineTestSupport
 import Testing
 
 /// The purchase policy through the whole pipeline: receipts in over HTTP, held by the rules an

@@ -3,6 +3,7 @@ import Foundation
 import LoopbackPort
 import NIOCore
 import TestSupport
+import PipelineTestSupport
 import Testing
 
 /// A real Prometheus (Debian's `prometheus`, which `workers/test` installs) scrapes the intake's

@@ -3,6 +3,7 @@ import Foundation
 import IAPPipeline
 import RedisClient
 import TestSupport
+import PipelineTestSupport
 import Testing
 
 /// The purchase policy: what the dedupe stage decides alone (sandbox, currency), and what the

@@ -4,6 +4,7 @@ import Foundation
 import IAPPipeline
 import RedisClient
 import TestSupport
+import PipelineTestSupport
 import Testing
 
 /// Re-checks (the seeds' task engine): the schedule and its promotion as atomic steps, and

@@ -2,6 +2,7 @@ import AppleJWS
 import AppleSimulator
 import Foundation
 import IAPPipeline
+import PipelineTestSupport
 import Testing
 
 /// StoreKit 2 signed transactions through the same intake, dedupe and grant path as receipts.

@@ -4,6 +4,7 @@ import Logging
 import NIOConcurrencyHelpers
 import RedisClient
 import TestSupport
+import PipelineTestSupport
 import Testing
 
 /// The worker runtime: leases, graceful stop, Redis going away.

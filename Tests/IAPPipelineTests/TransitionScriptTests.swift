@@ -3,6 +3,7 @@ import Foundation
 import IAPPipeline
 import RedisClient
 import TestSupport
+import PipelineTestSupport
 import Testing
 
 /// Each transition script on its own, against a real Redis.

@@ -6,6 +6,7 @@ import IAPPipeline
 import NIOConcurrencyHelpers
 import RedisClient
 import TestSupport
+import PipelineTestSupport
 import Testing
 
 /// A game backend's webhook over real HTTP: records every delivery attempt, answers 500 to the

@@ -1,3 +1,4 @@
+import LocalServers
 import RedisClient
 
 /// Polls `condition` until it holds, for at most `within`: for states that publish no event to
@@ -5,12 +6,11 @@ import RedisClient
 public func until(
     _ what: String, within: Duration = .seconds(60), _ condition: () async throws -> Bool
 ) async throws {
-    let deadline = ContinuousClock.now + within
-    while ContinuousClock.now < deadline {
-        if try await condition() { return }
-        try await Task.sleep(for: .milliseconds(50))
+    do {
+        _ = try await poll(what, within: within) { try await condition() ? true : nil }
+    } catch let error as LocalServerError {
+        throw TestSupportError(error.description)
     }
-    throw TestSupportError("timed out waiting until \(what)")
 }
 
 /// One command on a connection of its own to the server on `port` (a sentinel's too), its reply

@@ -1,4 +1,5 @@
 import Foundation
+import LocalServers
 import LoopbackPort
 
 #if canImport(Glibc)
@@ -49,7 +50,7 @@ public final class RedisSentinel: @unchecked Sendable {
 
             """.write(to: file, atomically: true, encoding: .utf8)
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: RedisServer.binary)
+        process.executableURL = try Executable.find("redis-server")
         process.arguments = [file.path, "--sentinel"]
         let output = Pipe()
         process.standardOutput = output
@@ -57,7 +58,7 @@ public final class RedisSentinel: @unchecked Sendable {
         try process.run()
         self.process = process
         // A sentinel never says it accepts connections; it says what it monitors once it listens.
-        guard await RedisServer.waitForReady(output.fileHandleForReading, marker: "+monitor master") else {
+        guard await RedisServerLaunch.awaitReady(output.fileHandleForReading, marker: "+monitor master") else {
             stop()
             throw TestSupportError("redis-sentinel on port \(port) did not become ready")
         }

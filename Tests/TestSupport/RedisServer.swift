@@ -1,4 +1,5 @@
 import Foundation
+import LocalServers
 import LoopbackPort
 import RedisClient
 
@@ -66,56 +67,11 @@ public final class RedisServer: @unchecked Sendable {
     }
 
     private func launch() async throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.binary)
-        process.arguments = [
-            "--port", String(port), "--bind", "127.0.0.1", "--dir", directory.path,
-            "--save", "", "--appendonly", "no", "--logfile", "", "--daemonize", "no",
-        ] + extraArguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        self.process = process
-        let ready = await Self.waitForReady(output.fileHandleForReading)
-        if !ready {
-            kill()
-            throw TestSupportError("redis-server on port \(port) did not become ready")
+        do {
+            process = try await RedisServerLaunch(port: port, directory: directory, options: extraArguments).start()
+        } catch {
+            throw TestSupportError("\(error)")
         }
-    }
-
-    /// Reads the server's log until it says it accepts connections, then keeps draining it
-    /// on a background thread so a full pipe never stalls the server.
-    static func waitForReady(_ handle: FileHandle, marker: String = "Ready to accept connections") async -> Bool {
-        await withCheckedContinuation { continuation in
-            Thread.detachNewThread {
-                var buffer = ""
-                var answered = false
-                while true {
-                    let data = handle.availableData
-                    if data.isEmpty { break }
-                    if answered { continue }
-                    buffer += String(decoding: data, as: UTF8.self)
-                    if buffer.contains(marker) {
-                        answered = true
-                        continuation.resume(returning: true)
-                    } else if buffer.contains("Address already in use") || buffer.contains("# Fatal") {
-                        answered = true
-                        continuation.resume(returning: false)
-                    }
-                }
-                if !answered { continuation.resume(returning: false) }
-            }
-        }
-    }
-
-    static var binary: String {
-        if let path = ProcessInfo.processInfo.environment["REDIS_SERVER"] { return path }
-        for candidate in ["/usr/bin/redis-server", "/usr/local/bin/redis-server"]
-        where FileManager.default.isExecutableFile(atPath: candidate) {
-            return candidate
-        }
-        return "redis-server"
     }
 }
 

@@ -6,6 +6,7 @@ import Foundation
 import IAPPipeline
 import RedisClient
 import TestSupport
+import PipelineTestSupport
 import Testing
 
 /// The App Store Server API: a transaction id alone is looked up (production, then sandbox on

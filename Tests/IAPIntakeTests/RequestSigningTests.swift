@@ -1,6 +1,7 @@
 import Foundation
 import IAPIntake
 import IAPPipeline
+import PipelineTestSupport
 import Testing
 
 /// `IAP_CLIENT_KEYS_FILE`: only a game backend holding a key may call `/v1/receipts*` and

@@ -18,30 +18,30 @@ import Testing
 
 /// The whole pipeline in one process over real HTTP and a real Redis: apple-sim, the intake and
 /// one worker per stage, each stage startable and stoppable on its own.
-final class PipelineHarness: @unchecked Sendable {
-    let redisServer: RedisServer
-    let redis: RedisClient
-    let store: PipelineStore
-    let simulator: AppleSimulator
-    let simulatorServer: RunningServer
-    let intake: RunningServer
+public final class PipelineHarness: @unchecked Sendable {
+    public let redisServer: RedisServer
+    public let redis: RedisClient
+    public let store: PipelineStore
+    public let simulator: AppleSimulator
+    public let simulatorServer: RunningServer
+    public let intake: RunningServer
     /// The client keys the intake checks (`IAP_CLIENT_KEYS_FILE` in the environment), if any.
-    let clientKeys: ClientKeyring?
+    public let clientKeys: ClientKeyring?
     /// The intake's waiting clients (`?wait=`).
-    let waiters: TicketWaiters
-    let configuration: PipelineConfiguration
-    let apple: AppleVerifier
-    let http: HTTPClient
+    public let waiters: TicketWaiters
+    public let configuration: PipelineConfiguration
+    public let apple: AppleVerifier
+    public let http: HTTPClient
     /// apple-sim's signing authority: the verifier trusts its root (as `IAP_APPLE_ROOT_CERTS` would).
-    var authority: SigningAuthority { simulator.authority }
-    let lookupClient: ServerAPIClient?
+    public var authority: SigningAuthority { simulator.authority }
+    public let lookupClient: ServerAPIClient?
     /// With `IAP_WEBHOOK_URL` in the environment: the webhook stage's client.
-    let webhookClient: WebhookClient?
+    public let webhookClient: WebhookClient?
     private let directory: URL
     private var workers: [Stage: (StageWorker, Task<Void, any Error>)] = [:]
 
-    static let bundleID = "com.example.game"
-    static let catalog = ProductCatalog(
+    public static let bundleID = "com.example.game"
+    public static let catalog = ProductCatalog(
         products: [
             "gold.100": .consumable, "level.pack": .nonConsumable, "vip.monthly": .autoRenewable, "gems.small": .consumable,
             "vip.yearly": .autoRenewable,
@@ -51,7 +51,7 @@ final class PipelineHarness: @unchecked Sendable {
         subscriptionGroups: ["vip.monthly": "vip", "vip.yearly": "vip"])
 
     /// The same catalog as the JSON of `IAP_PRODUCTS_FILE`, for a test that gives it to the intake.
-    static let catalogJSON = #"""
+    public static let catalogJSON = #"""
         {"products": {"gold.100": {"type": "consumable"}, "gems.small": {"type": "consumable", "daily_limit_per_user": 3},
                       "level.pack": {"type": "non_consumable", "entitlements": ["level_pack"]},
                       "vip.monthly": {"type": "auto_renewable", "entitlements": ["premium", "no_ads"], "subscription_group": "vip"},
@@ -61,7 +61,7 @@ final class PipelineHarness: @unchecked Sendable {
     /// `serverAPI`: configure App Store Server API keys; `simulatorKnowsOurKey`: false makes
     /// apple-sim check tokens against another key (our configuration is then wrong).
     /// `environment`: more settings (they win over the harness's own).
-    init(
+    public init(
         maxAttempts: Int = 4, startWorkers: Bool = true, serverAPI: Bool = false, simulatorKnowsOurKey: Bool = true,
         environment extra: [String: String] = [:]
     ) async throws {
@@ -127,7 +127,7 @@ final class PipelineHarness: @unchecked Sendable {
         }
     }
 
-    func handler(for stage: Stage) -> any JobHandler {
+    public func handler(for stage: Stage) -> any JobHandler {
         switch stage {
         case .verify:
             let signedData = SignedDataVerifier(rootCertificates: try! configuration.rootCertificates())
@@ -158,7 +158,7 @@ final class PipelineHarness: @unchecked Sendable {
     }
 
     /// Starts a worker of `stage` (the webhook's only when `IAP_WEBHOOK_URL` is set).
-    func start(_ stage: Stage) {
+    public func start(_ stage: Stage) {
         if stage == .webhook && webhookClient == nil { return }
         let worker = StageWorker(
             handler: handler(for: stage), store: store,
@@ -167,13 +167,13 @@ final class PipelineHarness: @unchecked Sendable {
         workers[stage] = (worker, Task { try await worker.run() })
     }
 
-    func stop(_ stage: Stage) async {
+    public func stop(_ stage: Stage) async {
         guard let (worker, task) = workers.removeValue(forKey: stage) else { return }
         worker.stop()
         _ = try? await task.value
     }
 
-    func shutdown() async {
+    public func shutdown() async {
         for stage in Stage.allCases { await stop(stage) }
         await intake.stop()
         await simulatorServer.stop()
@@ -186,17 +186,17 @@ final class PipelineHarness: @unchecked Sendable {
         redisServer.stop()
     }
 
-    struct Reply {
-        var status: Int
-        var headers: [String: String]
-        var json: [String: Any]
+    public struct Reply {
+        public var status: Int
+        public var headers: [String: String]
+        public var json: [String: Any]
     }
 
-    func post(_ body: [String: Any], contentType: String = "application/json") async throws -> Reply {
+    public func post(_ body: [String: Any], contentType: String = "application/json") async throws -> Reply {
         try await post(raw: try JSONSerialization.data(withJSONObject: body), contentType: contentType)
     }
 
-    func post(
+    public func post(
         raw body: Data, contentType: String? = "application/json", path: String = "/v1/receipts", method: NIOHTTP1.HTTPMethod = .POST,
         headers: [(String, String)] = []
     ) async throws -> Reply {
@@ -208,7 +208,7 @@ final class PipelineHarness: @unchecked Sendable {
         return try await send(request)
     }
 
-    func get(_ path: String, headers: [(String, String)] = []) async throws -> Reply {
+    public func get(_ path: String, headers: [(String, String)] = []) async throws -> Reply {
         var request = HTTPClientRequest(url: intake.baseURL + path)
         request.headers.add(contentsOf: headers)
         return try await send(request)
@@ -224,7 +224,7 @@ final class PipelineHarness: @unchecked Sendable {
     }
 
     /// Submits a receipt and returns its ticket id (asserting it was accepted).
-    func submit(_ receipt: SimulatedReceipt, user: String = "player-1", productID: String? = nil, transactionID: String? = nil) async throws -> String {
+    public func submit(_ receipt: SimulatedReceipt, user: String = "player-1", productID: String? = nil, transactionID: String? = nil) async throws -> String {
         var body: [String: Any] = ["receipt_data": receipt.receiptData(), "user_id": user]
         if let productID { body["product_id"] = productID }
         if let transactionID { body["transaction_id"] = transactionID }
@@ -234,26 +234,26 @@ final class PipelineHarness: @unchecked Sendable {
     }
 
     /// Delivers a Server Notification as Apple does.
-    func notify(_ signedPayload: String) async throws -> Reply {
+    public func notify(_ signedPayload: String) async throws -> Reply {
         try await post(raw: try JSONSerialization.data(withJSONObject: ["signedPayload": signedPayload]), path: "/v1/notifications/apple")
     }
 
     /// Tells the intake which user an app account token belongs to.
-    func bind(token: String, to user: String) async throws -> Reply {
+    public func bind(token: String, to user: String) async throws -> Reply {
         try await post(
             raw: try JSONSerialization.data(withJSONObject: ["app_account_token": token]), path: "/v1/users/\(user)/app-account-token",
             method: .PUT)
     }
 
     /// Submits a StoreKit 2 signed transaction and returns its ticket id (asserting it was accepted).
-    func submit(signed jws: String, user: String = "player-1") async throws -> String {
+    public func submit(signed jws: String, user: String = "player-1") async throws -> String {
         let reply = try await post(["signed_transaction": jws, "user_id": user])
         #expect(reply.status == 202)
         return try #require(reply.json["ticket"] as? String)
     }
 
     /// Waits for the ticket to be terminal (or, with `orHeld`, held), woken by `iap:results` (no polling).
-    func terminal(_ ticket: String, orHeld: Bool = false, timeout: Duration = .seconds(20)) async throws -> Ticket {
+    public func terminal(_ ticket: String, orHeld: Bool = false, timeout: Duration = .seconds(20)) async throws -> Ticket {
         let subscription = try await RedisSubscription(configuration: configuration.redis, channels: [configuration.keys.results])
         defer { Task { await subscription.close() } }
         while true {
@@ -267,7 +267,7 @@ final class PipelineHarness: @unchecked Sendable {
     /// Posts `body` as a client does while Redis is away: again after the client's own pause
     /// (100 ms) while the intake answers 503 or the connection fails, for at most `within`; the
     /// last reply otherwise.
-    func postUntilAccepted(_ body: [String: Any], within: Duration = .seconds(60)) async throws -> Reply {
+    public func postUntilAccepted(_ body: [String: Any], within: Duration = .seconds(60)) async throws -> Reply {
         let deadline = ContinuousClock.now + within
         while ContinuousClock.now < deadline {
             if let reply = try? await post(body), reply.status != 503 { return reply }
@@ -277,7 +277,7 @@ final class PipelineHarness: @unchecked Sendable {
     }
 
     /// Reads a ticket, riding out a pool connection that is still re-dialling after a Redis restart.
-    func readTicket(_ ticket: String) async throws -> Ticket? {
+    public func readTicket(_ ticket: String) async throws -> Ticket? {
         for _ in 0..<50 {
             do {
                 return try await store.ticket(ticket)
@@ -288,14 +288,14 @@ final class PipelineHarness: @unchecked Sendable {
         return try await store.ticket(ticket)
     }
 
-    func fulfilments() async throws -> [[String: String]] {
+    public func fulfilments() async throws -> [[String: String]] {
         let reply = try await redis.send("XRANGE", configuration.keys.fulfilment, "-", "+")
         return (reply.array ?? []).compactMap { entry in entry.array.map { $0.count == 2 ? $0[1].stringDictionary : [:] } }
     }
 
     /// Waits until the fulfilment stream's entries so far satisfy `done`, woken by the stream itself
     /// (XREAD BLOCK), and returns them.
-    func fulfilments(until done: @escaping ([[String: String]]) -> Bool, timeout: Duration = .seconds(30)) async throws -> [[String: String]] {
+    public func fulfilments(until done: @escaping ([[String: String]]) -> Bool, timeout: Duration = .seconds(30)) async throws -> [[String: String]] {
         var seen: [[String: String]] = []
         var last = "0-0"
         let deadline = ContinuousClock.now + timeout
@@ -316,13 +316,13 @@ final class PipelineHarness: @unchecked Sendable {
         throw TestSupportError("no fulfilment entry matched within \(timeout); saw \(seen.map { $0["event"] ?? "?" })")
     }
 
-    func length(_ key: String) async throws -> Int {
+    public func length(_ key: String) async throws -> Int {
         Int(try await redis.send("LLEN", key).int ?? -1)
     }
 }
 
 /// Runs `body` with a fresh pipeline and always tears it down.
-func withPipeline(
+public func withPipeline(
     maxAttempts: Int = 4, startWorkers: Bool = true, serverAPI: Bool = false, simulatorKnowsOurKey: Bool = true,
     environment: [String: String] = [:], _ body: (PipelineHarness) async throws -> Void
 ) async throws {
@@ -338,13 +338,13 @@ func withPipeline(
     await harness.shutdown()
 }
 
-func receipt(
+public func receipt(
     _ transactions: [SimulatedReceipt.Transaction], environment: String = "Production", bundleID: String = PipelineHarness.bundleID,
     status: Int? = nil, failures: Int? = nil
 ) -> SimulatedReceipt {
     SimulatedReceipt(bundleID: bundleID, environment: environment, transactions: transactions, status: status, transientFailures: failures)
 }
 
-func gold(_ id: String) -> SimulatedReceipt.Transaction {
+public func gold(_ id: String) -> SimulatedReceipt.Transaction {
     .init(transactionID: id, productID: "gold.100")
 }

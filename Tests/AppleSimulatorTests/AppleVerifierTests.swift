@@ -2,6 +2,7 @@ import AppleReceipt
 import AppleSimulator
 import Hummingbird
 import LoopbackPort
+import PipelineTestSupport
 import Testing
 import TestSupport
 

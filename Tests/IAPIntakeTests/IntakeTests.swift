@@ -1,6 +1,7 @@
 import Foundation
 import IAPIntake
 import IAPPipeline
+import PipelineTestSupport
 import Testing
 
 /// The intake's HTTP contract: accepted receipts get a ticket at once; refused ones get a

@@ -4,6 +4,7 @@ import IAPIntake
 import IAPPipeline
 import RedisClient
 import TestSupport
+import PipelineTestSupport
 import Testing
 
 /// `GET /v1/receipts/{ticket}?wait=`: a client waits for its result instead of polling, served by

@@ -1,6 +1,7 @@
 import Foundation
 import IAPIntake
 import IAPPipeline
+import PipelineTestSupport
 import Testing
 
 /// The API as a document: `/openapi.json` serves the repository's OpenAPI 3.1 document, it names

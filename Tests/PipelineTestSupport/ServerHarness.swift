@@ -4,8 +4,8 @@ import Logging
 import ServiceLifecycle
 
 /// A Hummingbird application running on a free loopback port for one test.
-final class RunningServer: Sendable {
-    let port: Int
+public final class RunningServer: Sendable {
+    public let port: Int
     private let group: ServiceGroup
     private let task: Task<Void, any Error>
 
@@ -16,7 +16,7 @@ final class RunningServer: Sendable {
     }
 
     /// `make` receives the callback the application calls with its bound port.
-    static func start(
+    public static func start(
         _ make: (@escaping @Sendable (Int) async -> Void) throws -> some ApplicationProtocol
     ) async throws -> RunningServer {
         let (ports, continuation) = AsyncStream<Int>.makeStream()
@@ -35,15 +35,15 @@ final class RunningServer: Sendable {
         return RunningServer(port: port, group: group, task: task)
     }
 
-    var baseURL: String { "http://127.0.0.1:\(port)" }
+    public var baseURL: String { "http://127.0.0.1:\(port)" }
 
-    func stop() async {
+    public func stop() async {
         await group.triggerGracefulShutdown()
         _ = try? await task.value
     }
 }
 
-let testLogger: Logger = {
+public let testLogger: Logger = {
     var logger = Logger(label: "test")
     logger.logLevel = .critical
     return logger

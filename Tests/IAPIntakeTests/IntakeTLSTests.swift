@@ -6,6 +6,7 @@ import IAPIntake
 import IAPPipeline
 import NIOCore
 import NIOFoundationCompat
+import PipelineTestSupport
 import Testing
 import X509
 

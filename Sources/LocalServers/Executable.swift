@@ -1,0 +1,26 @@
+import Foundation
+
+/// The programs the tests, the drill and the bench start beside the pipeline (`redis-server`,
+/// `redis-cli`, `redis-benchmark`), found once, the same way for all of them.
+public enum Executable {
+    /// `name` on `PATH` or in `/usr/sbin`, `/usr/bin`, `/usr/local/bin`; `REDIS_SERVER` names
+    /// another `redis-server` (a build of one's own).
+    public static func find(_ name: String) throws -> URL {
+        let environment = ProcessInfo.processInfo.environment
+        if name == "redis-server", let path = environment["REDIS_SERVER"], !path.isEmpty {
+            return URL(fileURLWithPath: path)
+        }
+        let folders = (environment["PATH"] ?? "").split(separator: ":").map(String.init) + ["/usr/sbin", "/usr/bin", "/usr/local/bin"]
+        for folder in folders where !folder.isEmpty {
+            let candidate = URL(fileURLWithPath: folder).appendingPathComponent(name)
+            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+        }
+        throw LocalServerError("\(name) not found on PATH (apt-get install redis-server redis-tools, or workers/deps)")
+    }
+}
+
+/// A child server that could not be found or started.
+public struct LocalServerError: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}
