@@ -3,10 +3,12 @@ import NIOPosix
 import Synchronization
 
 /// A few multiplexed connections for ordinary commands, taken in turn (each carries many
-/// commands at once), plus dedicated connections for blocking commands.
+/// commands at once), plus dedicated connections for blocking commands. On Redis Cluster
+/// (`redis-cluster://`) that many connections per primary, each command routed by its key's slot.
 public final class RedisClient: RedisCommandSending, Sendable {
     public let configuration: RedisConfiguration
     private let connections: [RedisConnection]
+    private let cluster: RedisClusterRouter?
     private let eventLoopGroup: any EventLoopGroup
     private let turn = Atomic<Int>(0)
 
@@ -18,7 +20,13 @@ public final class RedisClient: RedisCommandSending, Sendable {
         precondition(poolSize > 0, "poolSize must be positive")
         self.configuration = configuration
         self.eventLoopGroup = eventLoopGroup
-        self.connections = (0..<poolSize).map { _ in RedisConnection(configuration: configuration, eventLoopGroup: eventLoopGroup) }
+        if case .cluster(let seeds) = configuration.endpoint {
+            self.cluster = RedisClusterRouter(configuration: configuration, seeds: seeds, poolSize: poolSize, group: eventLoopGroup)
+            self.connections = []
+        } else {
+            self.cluster = nil
+            self.connections = (0..<poolSize).map { _ in RedisConnection(configuration: configuration, eventLoopGroup: eventLoopGroup) }
+        }
     }
 
     public convenience init(url: String, poolSize: Int = 2) throws {
@@ -26,19 +34,31 @@ public final class RedisClient: RedisCommandSending, Sendable {
     }
 
     public func execute(_ command: RedisCommand) async throws -> RedisReply {
-        try await nextConnection().execute(command)
+        if let cluster { return try await cluster.execute(command) }
+        return try await nextConnection().execute(command)
     }
 
+    /// On a cluster, every command of the pipeline that has keys must hash to one slot.
     public func pipeline(_ commands: [RedisCommand]) async throws -> [RedisReply] {
-        try await nextConnection().pipeline(commands)
+        if let cluster { return try await cluster.pipeline(commands) }
+        return try await nextConnection().pipeline(commands)
     }
 
-    /// A connection of its own for a blocking command; the caller closes it.
+    /// A connection of its own for a blocking command; the caller closes it. On a cluster it
+    /// talks to the first seed: use `makeDedicatedConnection(forKey:)`.
     public func makeDedicatedConnection() -> RedisConnection {
         RedisConnection(configuration: configuration, eventLoopGroup: eventLoopGroup)
     }
 
+    /// A connection of its own to the server that holds `key` (on a cluster, its slot's primary
+    /// now; after a move or failover the command's `MOVED` or a failed dial says to ask again).
+    public func makeDedicatedConnection(forKey key: String) async throws -> RedisConnection {
+        if let cluster { return try await cluster.dedicatedConnection(forKey: Array(key.utf8)) }
+        return makeDedicatedConnection()
+    }
+
     public func close() async {
+        await cluster?.close()
         for connection in connections { await connection.close() }
     }
 

@@ -1,6 +1,9 @@
 /// One command as binary-safe arguments: `RedisCommand("SET", "k", "v")` or `RedisCommand(bytes: …)`.
 public struct RedisCommand: Sendable, Equatable {
     public var arguments: [[UInt8]]
+    /// On Redis Cluster, the key whose slot must run this command when its own arguments do not
+    /// say (`SCRIPT LOAD` for the node a script's keys live on).
+    public var routingKey: [UInt8]?
 
     public init(bytes arguments: [[UInt8]]) {
         self.arguments = arguments

@@ -60,7 +60,10 @@ extension RedisCommandSending {
         let tail = [Array(String(keys.count).utf8)] + keys + arguments
         for attempt in 0..<2 {
             if script.loadedSHA == nil || attempt > 0 {
-                let loaded = try await send(RedisCommand("SCRIPT", "LOAD", script.source))
+                // On a cluster, loaded on the node that runs the script: the one its keys live on.
+                var load = RedisCommand("SCRIPT", "LOAD", script.source)
+                load.routingKey = keys.first
+                let loaded = try await send(load)
                 guard let sha = loaded.string else { throw RedisError.unexpectedReply("SCRIPT LOAD returned \(loaded)") }
                 script.loadedSHA = sha
             }

@@ -1,5 +1,6 @@
 /// Where and how to connect: parsed from `redis://[user:password@]host[:port][/db]`,
-/// `unix:///path.sock[?db=N]` or `redis-sentinel://[user:password@]host[:port][,host[:port]…]/<master>[/db]`.
+/// `unix:///path.sock[?db=N]`, `redis-sentinel://[user:password@]host[:port][,host[:port]…]/<master>[/db]`
+/// or `redis-cluster://[user:password@]host[:port][,host[:port]…]` (a cluster has database 0 only).
 public struct RedisConfiguration: Sendable, Equatable {
     public enum Endpoint: Sendable, Equatable {
         case tcp(host: String, port: Int)
@@ -8,6 +9,9 @@ public struct RedisConfiguration: Sendable, Equatable {
         /// beside the others made Swift 6.3's debug build release a null pointer when the
         /// configuration was built (a layout miscompile, reproduced by `parsesSentinelURLs`).
         indirect case sentinel(Sentinels)
+        /// A Redis Cluster, found from these seed nodes (`CLUSTER SLOTS`); `RedisClient` routes each
+        /// command to the primary of its key's slot. A lone `RedisConnection` talks to the first seed.
+        indirect case cluster([Address])
     }
 
     /// Sentinels, in the order they are asked, and the name they know the primary by.
@@ -21,7 +25,7 @@ public struct RedisConfiguration: Sendable, Equatable {
         }
     }
 
-    public struct Address: Sendable, Equatable, CustomStringConvertible {
+    public struct Address: Sendable, Hashable, CustomStringConvertible {
         public var host: String
         public var port: Int
 
@@ -88,8 +92,12 @@ public struct RedisConfiguration: Sendable, Equatable {
             return RedisConfiguration(endpoint: .unix(path: rest), database: database)
         }
         let isSentinel = url.hasPrefix("redis-sentinel://")
-        guard url.hasPrefix("redis://") || isSentinel else { throw .invalidURL("expected redis://, redis-sentinel:// or unix://") }
-        var rest = Substring(url.dropFirst(isSentinel ? "redis-sentinel://".count : "redis://".count))
+        let isCluster = url.hasPrefix("redis-cluster://")
+        guard url.hasPrefix("redis://") || isSentinel || isCluster else {
+            throw .invalidURL("expected redis://, redis-sentinel://, redis-cluster:// or unix://")
+        }
+        let scheme = isSentinel ? "redis-sentinel://" : isCluster ? "redis-cluster://" : "redis://"
+        var rest = Substring(url.dropFirst(scheme.count))
         var username: String?
         var password: String?
         if let at = rest.lastIndex(of: "@") {
@@ -110,7 +118,14 @@ public struct RedisConfiguration: Sendable, Equatable {
         }
         var database = 0
         let endpoint: Endpoint
-        if isSentinel {
+        if isCluster {
+            guard path.isEmpty else { throw .invalidURL("a cluster has database 0 only: nothing may follow the nodes") }
+            var seeds: [Address] = []
+            for item in rest.split(separator: ",", omittingEmptySubsequences: false) {
+                seeds.append(try Self.address(item, defaultPort: 6379))
+            }
+            endpoint = .cluster(seeds)
+        } else if isSentinel {
             // <master>[/db]
             let parts = path.split(separator: "/", omittingEmptySubsequences: false)
             guard let master = parts.first, !master.isEmpty else { throw .invalidURL("missing the master's name after the sentinels") }

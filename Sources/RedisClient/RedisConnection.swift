@@ -150,6 +150,8 @@ public final class RedisConnection: RedisCommandSending, Sendable {
             connecting = Self.bootstrap(group, configuration, tcp: true).connect(host: host, port: port)
         case .unix(let path):
             connecting = Self.bootstrap(group, configuration, tcp: false).connect(unixDomainSocketPath: path)
+        case .cluster(let seeds):
+            connecting = Self.bootstrap(group, configuration, tcp: true).connect(host: seeds[0].host, port: seeds[0].port)
         case .sentinel(let sentinels):
             // Asked at every dial: after a failover the next dial finds the new primary.
             connecting = group.next().makeFutureWithTask {

@@ -36,7 +36,7 @@ import Testing
     }
 
     @Test(arguments: [
-        ("IAP_REDIS_URL", "http://x"), ("IAP_HTTP_PORT", "80a"), ("IAP_HTTP_PORT", "70000"),
+        ("IAP_REDIS_URL", "http://x"), ("IAP_REDIS_URL", "redis-cluster://127.0.0.1:7000"), ("IAP_HTTP_PORT", "80a"), ("IAP_HTTP_PORT", "70000"),
         ("IAP_CONCURRENCY", "0"), ("IAP_MAX_ATTEMPTS", "-1"), ("IAP_LEASE_MS", "10"),
         ("IAP_APPLE_PRODUCTION_URL", "not a url"), ("IAP_APPLE_SANDBOX_URL", "ftp://x/y"),
         ("IAP_TICKET_TTL_S", "1"), ("IAP_MAX_BODY_BYTES", "big"), ("IAP_PREFIX", "a b"),

@@ -16,6 +16,10 @@ public func until(
 /// One command on a connection of its own to the server on `port` (a sentinel's too), its reply
 /// as text: strings and integers, arrays flattened one item per line.
 public func directReply(port: Int, _ arguments: String...) async throws -> String {
+    try await directReply(port: port, arguments)
+}
+
+public func directReply(port: Int, _ arguments: [String]) async throws -> String {
     let connection = RedisConnection(configuration: .init(endpoint: .tcp(host: "127.0.0.1", port: port)))
     let reply: RedisReply
     do {

@@ -91,6 +91,11 @@ public struct PipelineConfiguration: Sendable {
         } catch {
             throw ConfigurationError(Settings.redisURL.variable, "\(error)")
         }
+        if case .cluster = redis.endpoint {
+            // The client speaks Redis Cluster; the pipeline's keys are not yet spread over buckets.
+            throw ConfigurationError(
+                Settings.redisURL.variable, "redis-cluster:// is not supported by the pipeline yet: use redis:// or redis-sentinel://")
+        }
         prefix = source.text(Settings.prefix)!
         guard !prefix.contains(where: { $0 == " " || $0.isNewline }) else {
             throw ConfigurationError(Settings.prefix.variable, "must not contain spaces")

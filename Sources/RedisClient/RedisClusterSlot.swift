@@ -1,0 +1,59 @@
+/// Where a key lives on Redis Cluster: CRC16 (XMODEM) of the key, or of its hash tag — the text
+/// between the first `{` and the next `}` when that is not empty — modulo 16384. Keys with one tag
+/// share a slot, so one script may touch them all.
+public enum RedisClusterSlot {
+    public static let count = 16384
+
+    public static func of(_ key: String) -> Int { of(Array(key.utf8)) }
+
+    public static func of(_ key: [UInt8]) -> Int {
+        Int(crc16(hashed(key)) % UInt16(count))
+    }
+
+    /// The part of `key` that is hashed: its tag, else all of it.
+    static func hashed(_ key: [UInt8]) -> ArraySlice<UInt8> {
+        if let open = key.firstIndex(of: UInt8(ascii: "{")),
+           let close = key[(open + 1)...].firstIndex(of: UInt8(ascii: "}")), close > open + 1
+        {
+            return key[(open + 1)..<close]
+        }
+        return key[...]
+    }
+
+    /// CRC-16/XMODEM (polynomial 0x1021, initial value 0), as Redis Cluster uses.
+    static func crc16(_ bytes: ArraySlice<UInt8>) -> UInt16 {
+        var crc: UInt16 = 0
+        for byte in bytes {
+            crc ^= UInt16(byte) << 8
+            for _ in 0..<8 {
+                crc = crc & 0x8000 != 0 ? (crc << 1) ^ 0x1021 : crc << 1
+            }
+        }
+        return crc
+    }
+}
+
+extension RedisCommand {
+    /// The key that decides where the command runs on a cluster: `routingKey` when set, else the
+    /// command's first key (the first of a script's `KEYS`, the first stream of `XREAD`); `nil`
+    /// for a command without keys, which any node may answer.
+    public var clusterKey: [UInt8]? {
+        if let routingKey { return routingKey }
+        guard arguments.count > 1 else { return nil }
+        switch name {
+        case "EVAL", "EVALSHA", "EVAL_RO", "EVALSHA_RO", "FCALL", "FCALL_RO":
+            guard arguments.count > 3, let count = Int(String(decoding: arguments[2], as: UTF8.self)), count > 0 else { return nil }
+            return arguments[3]
+        case "XREAD", "XREADGROUP":
+            guard let streams = arguments.firstIndex(where: { String(decoding: $0, as: UTF8.self).uppercased() == "STREAMS" }),
+                  streams + 1 < arguments.count
+            else { return nil }
+            return arguments[streams + 1]
+        case "PING", "INFO", "WAIT", "SCRIPT", "CLUSTER", "ASKING", "SCAN", "DBSIZE", "FLUSHALL", "FLUSHDB", "CONFIG", "CLIENT",
+            "FUNCTION", "PUBLISH", "SUBSCRIBE", "COMMAND", "TIME", "HELLO", "AUTH", "SELECT", "READONLY", "ROLE", "DEBUG", "MULTI", "EXEC":
+            return nil
+        default:
+            return arguments[1]
+        }
+    }
+}

@@ -1,0 +1,138 @@
+@testable import RedisClient
+import TestSupport
+import Testing
+
+/// Redis Cluster: slots as Redis computes them, and a client that routes by slot and follows the
+/// cluster while slots move (MOVED, ASK, TRYAGAIN), against a real cluster of 3 primaries with a
+/// replica each on loopback.
+@Suite struct RedisClusterTests {
+    @Test func slotsAreRedisOwn() {
+        #expect(RedisClusterSlot.crc16(Array("123456789".utf8)[...]) == 0x31C3)
+        #expect(RedisClusterSlot.of("foo") == 12182)
+        #expect(RedisClusterSlot.of("{user1000}.following") == RedisClusterSlot.of("{user1000}.followers"))
+        #expect(RedisClusterSlot.of("{user1000}.following") == RedisClusterSlot.of("user1000"))
+        // An empty tag does not count; only the first { and the } after it do.
+        #expect(RedisClusterSlot.of("foo{}{bar}") != RedisClusterSlot.of("bar"))
+        #expect(RedisClusterSlot.of("foo{{bar}}zap") == RedisClusterSlot.of("{bar"))
+        #expect(RedisClusterSlot.of("foo{bar}{zap}") == RedisClusterSlot.of("bar"))
+    }
+
+    @Test func aCommandIsRoutedByItsFirstKey() {
+        #expect(RedisCommand("GET", "a").clusterKey == Array("a".utf8))
+        #expect(RedisCommand("EVALSHA", "sha", "2", "k1", "k2", "arg").clusterKey == Array("k1".utf8))
+        #expect(RedisCommand("EVALSHA", "sha", "0", "arg").clusterKey == nil)
+        #expect(RedisCommand("XREAD", "BLOCK", "10", "STREAMS", "s", "0").clusterKey == Array("s".utf8))
+        #expect(RedisCommand("WAIT", "1", "100").clusterKey == nil)
+        var load = RedisCommand("SCRIPT", "LOAD", "return 1")
+        load.routingKey = Array("k".utf8)
+        #expect(load.clusterKey == Array("k".utf8))
+    }
+
+    @Test func clusterURLsNameTheSeeds() throws {
+        let configuration = try RedisConfiguration(url: "redis-cluster://app:s%40cret@10.0.0.1:7000,10.0.0.2")
+        #expect(configuration.endpoint == .cluster([.init(host: "10.0.0.1", port: 7000), .init(host: "10.0.0.2", port: 6379)]))
+        #expect(configuration.username == "app" && configuration.password == "s@cret")
+        #expect(throws: RedisError.self) { try RedisConfiguration(url: "redis-cluster://h:7000/1") }
+        #expect(throws: RedisError.self) { try RedisConfiguration(url: "redis-cluster://") }
+    }
+
+    @Test func redirectionsAreRead() {
+        #expect(RedisClusterRouter.Redirect(.error("MOVED 3999 127.0.0.1:6381")) == .moved(slot: 3999, .init(host: "127.0.0.1", port: 6381)))
+        #expect(RedisClusterRouter.Redirect(.error("ASK 3999 10.0.0.2:7001")) == .ask(.init(host: "10.0.0.2", port: 7001)))
+        #expect(RedisClusterRouter.Redirect(.error("TRYAGAIN Multiple keys request during rehashing of slot")) != nil)
+        #expect(RedisClusterRouter.Redirect(.error("CLUSTERDOWN The cluster is down")) != nil)
+        #expect(RedisClusterRouter.Redirect(.error("ERR wrong number of arguments")) == nil)
+        #expect(RedisClusterRouter.Redirect(.status("OK")) == nil)
+    }
+
+    @Test func everyKeyReachesTheNodeOfItsSlotAndScriptsRunWhereTheirKeysAre() async throws {
+        try await withRedisCluster { client, nodes in
+            let keys = (0..<300).map { "key-\($0)" }
+            for key in keys { try await client.send("SET", key, "v-\(key)") }
+            // Each key is on its slot's primary, and our slot is Redis's.
+            for key in keys.prefix(40) {
+                let slot = RedisClusterSlot.of(key)
+                let owner = try await nodes.primaryPort(ofSlot: slot)
+                #expect(try await directReply(port: owner, "CLUSTER", "KEYSLOT", key) == String(slot))
+                #expect(try await directReply(port: owner, "GET", key) == "v-\(key)")
+            }
+            #expect(Set(try await keys.asyncMap { try await nodes.primaryPort(ofSlot: RedisClusterSlot.of($0)) }).count == 3)
+            // A script touches keys of one tag; it is loaded on each node the first time it runs there.
+            let script = RedisScript(name: "pair", source: "redis.call('SET', KEYS[1], ARGV[1]); redis.call('SET', KEYS[2], ARGV[1]); return redis.call('GET', KEYS[2])")
+            for tag in ["a", "b", "c", "d", "e", "f", "g", "h"] {
+                let reply = try await client.run(script, keys: ["{\(tag)}one", "{\(tag)}two"], arguments: [tag])
+                #expect(reply.string == tag)
+            }
+            // A write confirmed by its shard's replica (WAIT in the same pipeline, on the same node).
+            let replicated = try await client.run(
+                script, keys: ["{w}one", "{w}two"], arguments: ["w"], replicated: RedisReplication(replicas: 1, timeout: .seconds(2)))
+            #expect(replicated.string == "w")
+        }
+    }
+
+    @Test func theClientFollowsASlotThatMovesAndOneThatIsMoving() async throws {
+        try await withRedisCluster { client, nodes in
+            // Moved for good: the client's map is stale, the old owner answers MOVED.
+            try await client.send("SET", "{moved}k", "before")
+            let slot = RedisClusterSlot.of("{moved}k")
+            let source = try await nodes.primaryPort(ofSlot: slot)
+            let target = try await nodes.primaryPorts().first { $0 != source }!
+            try await Self.beginMove(slot, from: source, to: target, nodes)
+            try await Self.migrate(["{moved}k"], from: source, to: target)
+            try await Self.endMove(slot, to: target, nodes)
+            #expect(try await client.send("GET", "{moved}k").string == "before")
+            #expect(try await nodes.primaryPort(ofSlot: slot) == target)
+            try await client.send("SET", "{moved}k", "after")
+            #expect(try await directReply(port: target, "GET", "{moved}k") == "after")
+
+            // Half moved: one key left (ASK to the new node), one not yet; a command over both waits (TRYAGAIN).
+            try await client.send("SET", "{ask}1", "one")
+            try await client.send("SET", "{ask}2", "two")
+            let askSlot = RedisClusterSlot.of("{ask}1")
+            let from = try await nodes.primaryPort(ofSlot: askSlot)
+            let to = try await nodes.primaryPorts().first { $0 != from }!
+            try await Self.beginMove(askSlot, from: from, to: to, nodes)
+            try await Self.migrate(["{ask}1"], from: from, to: to)
+            #expect(try await client.send("GET", "{ask}1").string == "one")
+            #expect(try await client.send("GET", "{ask}2").string == "two")
+            // The old owner no longer has it: it sends the client on (which the client followed above).
+            let old = RedisConnection(configuration: .init(endpoint: .tcp(host: "127.0.0.1", port: from)))
+            #expect(try await old.execute(RedisCommand("GET", "{ask}1")) == .error("ASK \(askSlot) 127.0.0.1:\(to)"))
+            await old.close()
+            // While the slot stays split, a command over both keys is retried, then refused as transient.
+            await #expect { try await client.send("MGET", "{ask}1", "{ask}2") } throws: { error in
+                (error as? RedisError)?.isTransient == true && "\(error)".contains("TRYAGAIN")
+            }
+            // Retried until the move ends.
+            let both = Task { try await client.send("MGET", "{ask}1", "{ask}2") }
+            try await Self.migrate(["{ask}2"], from: from, to: to)
+            try await Self.endMove(askSlot, to: to, nodes)
+            #expect(try await both.value.array?.compactMap(\.string) == ["one", "two"])
+        }
+    }
+
+    static func beginMove(_ slot: Int, from source: Int, to target: Int, _ nodes: RedisClusterNodes) async throws {
+        _ = try await directReply(port: target, "CLUSTER", "SETSLOT", String(slot), "IMPORTING", try await nodes.nodeID(port: source))
+        _ = try await directReply(port: source, "CLUSTER", "SETSLOT", String(slot), "MIGRATING", try await nodes.nodeID(port: target))
+    }
+
+    static func migrate(_ keys: [String], from source: Int, to target: Int) async throws {
+        let reply = try await directReply(port: source, ["MIGRATE", "127.0.0.1", String(target), "", "0", "5000", "KEYS"] + keys)
+        #expect(reply == "OK")
+    }
+
+    static func endMove(_ slot: Int, to target: Int, _ nodes: RedisClusterNodes) async throws {
+        let id = try await nodes.nodeID(port: target)
+        for port in try await nodes.primaryPorts() {
+            _ = try await directReply(port: port, "CLUSTER", "SETSLOT", String(slot), "NODE", id)
+        }
+    }
+}
+
+extension Sequence {
+    func asyncMap<T>(_ transform: (Element) async throws -> T) async rethrows -> [T] {
+        var results: [T] = []
+        for element in self { results.append(try await transform(element)) }
+        return results
+    }
+}

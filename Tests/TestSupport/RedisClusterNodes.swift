@@ -1,0 +1,125 @@
+import Foundation
+import LocalServers
+import LoopbackPort
+import RedisClient
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A real Redis Cluster on loopback: `primaries` primaries with `replicasEach` replicas each
+/// (`redis-server --cluster-enabled yes`, joined by `redis-cli --cluster create`), started for one
+/// test and stopped after it.
+public final class RedisClusterNodes: @unchecked Sendable {
+    public let ports: [Int]
+    public let directory: URL
+    private var processes: [Int: Process] = [:]
+
+    /// `redis-cluster://` with every node as a seed.
+    public var url: String { "redis-cluster://" + ports.map { "127.0.0.1:\($0)" }.joined(separator: ",") }
+
+    private init(ports: [Int], directory: URL) {
+        self.ports = ports
+        self.directory = directory
+    }
+
+    public static func start(primaries: Int = 3, replicasEach: Int = 1) async throws -> RedisClusterNodes {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("iap-cluster-\(UUID().uuidString)")
+        let ports = try (0..<(primaries * (1 + replicasEach))).map { _ in try LoopbackPort.free() }
+        let nodes = RedisClusterNodes(ports: ports, directory: directory)
+        do {
+            for port in ports {
+                nodes.processes[port] = try await RedisServerLaunch(
+                    port: port, directory: directory.appendingPathComponent("node-\(port)"),
+                    options: ["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "2000"]
+                ).start()
+            }
+            let create = Process()
+            create.executableURL = try Executable.find("redis-cli")
+            create.arguments = ["--cluster", "create"] + ports.map { "127.0.0.1:\($0)" } + [
+                "--cluster-replicas", String(replicasEach), "--cluster-yes",
+            ]
+            let output = Pipe()
+            create.standardOutput = output
+            create.standardError = output
+            try create.run()
+            let said = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            create.waitUntilExit()
+            guard create.terminationStatus == 0 else { throw TestSupportError("redis-cli --cluster create failed:\n\(said)") }
+            // Every node agrees the cluster is whole (gossip has no event to await).
+            for port in ports {
+                try await until("node :\(port) says cluster_state:ok", within: .seconds(30)) {
+                    (try? await directReply(port: port, "CLUSTER", "INFO"))?.contains("cluster_state:ok") == true
+                }
+            }
+            // And every primary's replicas are in sync (a WAIT on a fresh cluster must be answerable).
+            for port in try await nodes.primaryPorts() {
+                try await until("primary :\(port) has \(replicasEach) replica(s) online", within: .seconds(30)) {
+                    let info = (try? await directReply(port: port, "INFO", "replication")) ?? ""
+                    return info.contains("connected_slaves:\(replicasEach)")
+                        && info.components(separatedBy: "state=online").count - 1 == replicasEach
+                }
+            }
+        } catch {
+            nodes.stop()
+            throw error
+        }
+        return nodes
+    }
+
+    /// The primary that serves `slot`, as that node's own `CLUSTER SLOTS` says.
+    public func primaryPort(ofSlot slot: Int) async throws -> Int {
+        let connection = RedisConnection(configuration: .init(endpoint: .tcp(host: "127.0.0.1", port: ports[0])))
+        defer { Task { await connection.close() } }
+        let reply = try await connection.execute(RedisCommand("CLUSTER", "SLOTS"))
+        for range in reply.array ?? [] {
+            guard let fields = range.array, let first = fields[0].int.map(Int.init), let last = fields[1].int.map(Int.init),
+                  let port = fields[2].array?[1].int.map(Int.init) else { continue }
+            if (first...last).contains(slot) { return port }
+        }
+        throw TestSupportError("no primary serves slot \(slot)")
+    }
+
+    /// A node's id (`CLUSTER MYID`).
+    public func nodeID(port: Int) async throws -> String {
+        try await directReply(port: port, "CLUSTER", "MYID")
+    }
+
+    /// The ports of the primaries.
+    public func primaryPorts() async throws -> [Int] {
+        var primaries: [Int] = []
+        for port in ports where try await directReply(port: port, "ROLE").hasPrefix("master") { primaries.append(port) }
+        return primaries
+    }
+
+    public func stop() {
+        for process in processes.values where process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+        processes = [:]
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    deinit {
+        for process in processes.values where process.isRunning { process.terminate() }
+    }
+}
+
+/// Runs `body` with a fresh cluster and a client of it, and tears both down.
+public func withRedisCluster<T>(
+    primaries: Int = 3, replicasEach: Int = 1, _ body: (RedisClient, RedisClusterNodes) async throws -> T
+) async throws -> T {
+    let nodes = try await RedisClusterNodes.start(primaries: primaries, replicasEach: replicasEach)
+    let client = try RedisClient(url: nodes.url)
+    do {
+        let result = try await body(client, nodes)
+        await client.close()
+        nodes.stop()
+        return result
+    } catch {
+        await client.close()
+        nodes.stop()
+        throw error
+    }
+}
