@@ -26,7 +26,7 @@ public final class ServerAPIClient: Sendable {
     static let longestInPlaceWait: Duration = .seconds(1)
 
     public init(
-        configuration: ServerAPIConfiguration, limiter: (any ServerAPIRateLimiting)?, maxConnections: Int = 64,
+        configuration: ServerAPIConfiguration, limiter: (any ServerAPIRateLimiting)?, maxConnections: Int,
         logger: Logger = Logger(label: "app-store-server-api")
     ) {
         self.configuration = configuration

@@ -18,7 +18,7 @@ public struct AppleVerifierConfiguration: Sendable {
         sharedSecret: String? = nil,
         excludeOldTransactions: Bool = false,
         timeout: Duration,
-        maxConnections: Int = 64
+        maxConnections: Int
     ) {
         self.productionURL = productionURL
         self.sandboxURL = sandboxURL

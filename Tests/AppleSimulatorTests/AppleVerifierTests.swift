@@ -26,7 +26,7 @@ import TestSupport
         let server = try await RunningServer.start { simulator.makeApplication(logger: testLogger, onServerRunning: $0) }
         let verifier = AppleVerifier(configuration: .init(
             productionURL: server.baseURL + productionPath, sandboxURL: server.baseURL + AppleSimulator.sandboxPath,
-            sharedSecret: secret, timeout: .seconds(5)))
+            sharedSecret: secret, timeout: .seconds(5), maxConnections: 8))
         do {
             try await body(verifier, simulator)
         } catch {
@@ -121,7 +121,7 @@ import TestSupport
         }
         let port = try LoopbackPort.free()
         let verifier = AppleVerifier(configuration: .init(
-            productionURL: "http://127.0.0.1:\(port)/verifyReceipt", sandboxURL: "http://127.0.0.1:\(port)/sandbox", timeout: .seconds(2)))
+            productionURL: "http://127.0.0.1:\(port)/verifyReceipt", sandboxURL: "http://127.0.0.1:\(port)/sandbox", timeout: .seconds(2), maxConnections: 8))
         guard case .transient(let reason, _, _) = await verifier.verify(receiptData: Self.receipt(), attempt: 1) else {
             Issue.record("unreachable is transient"); return
         }
@@ -135,7 +135,7 @@ import TestSupport
             router.post("/verifyReceipt") { _, _ in "<html>maintenance</html>" }
             return Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)), onServerRunning: { await onRunning($0.localAddress?.port ?? 0) }, logger: testLogger)
         }
-        let verifier = AppleVerifier(configuration: .init(productionURL: server.baseURL + "/verifyReceipt", sandboxURL: server.baseURL + "/verifyReceipt", timeout: .seconds(5)))
+        let verifier = AppleVerifier(configuration: .init(productionURL: server.baseURL + "/verifyReceipt", sandboxURL: server.baseURL + "/verifyReceipt", timeout: .seconds(5), maxConnections: 8))
         guard case .transient(let reason, _, _) = await verifier.verify(receiptData: Self.receipt(), attempt: 1) else {
             Issue.record("a non-JSON body is transient"); return
         }

@@ -118,7 +118,7 @@ public final class PipelineHarness: @unchecked Sendable {
         }
         apple = AppleVerifier(configuration: configuration.apple)
         lookupClient = try configuration.serverAPI().map { api in
-            ServerAPIClient(configuration: api, limiter: RedisAPIRateLimiter(store: store, maxPerSecond: configuration.appleAPIMaxRPS))
+            ServerAPIClient(configuration: api, limiter: RedisAPIRateLimiter(store: store, maxPerSecond: configuration.appleAPIMaxRPS), maxConnections: 8)
         }
         http = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup)
         webhookClient = configuration.webhookURL.map { WebhookClient(url: $0, timeout: configuration.webhookTimeout, maxConnections: 8) }

@@ -12,9 +12,8 @@ public struct RecheckSchedule: Sendable, Equatable {
 
     /// The settings' defaults (`IAP_RECHECK_BEFORE_S`, `IAP_RECHECK_AFTER_S`, `IAP_RECHECK_MAX`).
     public static let standard = RecheckSchedule(
-        before: try! SettingSource.defaults.duration(Settings.recheckBefore),
-        after: try! SettingSource.defaults.duration(Settings.recheckAfter),
-        maxTries: try! SettingSource.defaults.count(Settings.recheckMax))
+        before: Settings.recheckBefore.defaultDuration, after: Settings.recheckAfter.defaultDuration,
+        maxTries: Settings.recheckMax.defaultCount)
     /// The longest wait between two re-checks of one subscription.
     public static let longestWait: Duration = .seconds(86400)
 

@@ -138,3 +138,12 @@ extension Setting.DurationUnit {
         }
     }
 }
+
+extension Setting {
+    /// The default of a `.count` or `.bytes` setting, for code that runs without a configuration
+    /// (`WorkerSettings()` in tests); it is the one written in `Settings`.
+    public var defaultCount: Int { try! SettingSource.defaults.count(self) }
+
+    /// The default of a `.duration` setting.
+    public var defaultDuration: Duration { try! SettingSource.defaults.duration(self) }
+}

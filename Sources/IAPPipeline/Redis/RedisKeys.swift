@@ -3,7 +3,7 @@
 public struct RedisKeys: Sendable, Equatable {
     public let prefix: String
 
-    public init(prefix: String = "iap") {
+    public init(prefix: String = Settings.prefix.defaultValue!) {
         self.prefix = prefix
     }
 

@@ -24,7 +24,8 @@ public struct WorkerSettings: Sendable {
     public var forgetAfter: Duration { lease + block * 2 + housekeeping * 2 }
 
     public init(
-        concurrency: Int = 64, lease: Duration = .seconds(30), maxRedeliveries: Int = 5, shutdownGrace: Duration = .seconds(25),
+        concurrency: Int = Settings.concurrency.defaultCount, lease: Duration = Settings.lease.defaultDuration,
+        maxRedeliveries: Int = Settings.maxRedeliveries.defaultCount, shutdownGrace: Duration = Settings.shutdownGrace.defaultDuration,
         block: Duration = .seconds(1), housekeeping: Duration = .seconds(1), takeBatch: Int = 32
     ) {
         precondition(takeBatch > 0, "takeBatch must be positive")
