@@ -111,6 +111,30 @@ import Testing
         }
     }
 
+    /// A primary dies: its replica takes over its slots, and the client finds the new primary by
+    /// itself (a failed dial makes it read the map again). Calls made meanwhile fail as transient.
+    @Test func theClientFollowsAFailover() async throws {
+        try await withRedisCluster { client, nodes in
+            try await client.send("SET", "{fo}k", "before")
+            let slot = RedisClusterSlot.of("{fo}k")
+            let dead = try await nodes.primaryPort(ofSlot: slot)
+            nodes.kill(port: dead)
+            try await until("a write to the dead primary's slot succeeds", within: .seconds(60)) {
+                do {
+                    try await client.send("SET", "{fo}k", "after")
+                    return true
+                } catch let error as RedisError {
+                    #expect(error.isTransient, "\(error)")
+                    return false
+                }
+            }
+            let promoted = try await nodes.primaryPort(ofSlot: slot)
+            #expect(promoted != dead)
+            #expect(try await directReply(port: promoted, "GET", "{fo}k") == "after")
+            #expect(try await client.send("GET", "{fo}k").string == "after")
+        }
+    }
+
     static func beginMove(_ slot: Int, from source: Int, to target: Int, _ nodes: RedisClusterNodes) async throws {
         _ = try await directReply(port: target, "CLUSTER", "SETSLOT", String(slot), "IMPORTING", try await nodes.nodeID(port: source))
         _ = try await directReply(port: source, "CLUSTER", "SETSLOT", String(slot), "MIGRATING", try await nodes.nodeID(port: target))

@@ -69,7 +69,8 @@ public final class RedisClusterNodes: @unchecked Sendable {
 
     /// The primary that serves `slot`, as that node's own `CLUSTER SLOTS` says.
     public func primaryPort(ofSlot slot: Int) async throws -> Int {
-        let connection = RedisConnection(configuration: .init(endpoint: .tcp(host: "127.0.0.1", port: ports[0])))
+        let live = ports.first { processes[$0] != nil } ?? ports[0]
+        let connection = RedisConnection(configuration: .init(endpoint: .tcp(host: "127.0.0.1", port: live)))
         defer { Task { await connection.close() } }
         let reply = try await connection.execute(RedisCommand("CLUSTER", "SLOTS"))
         for range in reply.array ?? [] {
@@ -88,13 +89,24 @@ public final class RedisClusterNodes: @unchecked Sendable {
     /// The ports of the primaries.
     public func primaryPorts() async throws -> [Int] {
         var primaries: [Int] = []
-        for port in ports where try await directReply(port: port, "ROLE").hasPrefix("master") { primaries.append(port) }
+        for port in ports where processes[port] != nil {
+            if try await directReply(port: port, "ROLE").hasPrefix("master") { primaries.append(port) }
+        }
         return primaries
+    }
+
+    /// Stops one node with SIGKILL, as a crash would.
+    public func kill(port: Int) {
+        guard let process = processes.removeValue(forKey: port) else { return }
+        if process.isRunning {
+            Glibc.kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
     }
 
     public func stop() {
         for process in processes.values where process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
+            Glibc.kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
         }
         processes = [:]
