@@ -240,12 +240,34 @@ final class RedisClusterRouter: Sendable {
         }
     }
 
-    /// How to reach one node: the cluster's credentials and timeouts, that node's address.
     private func nodeConfiguration(_ node: RedisConfiguration.Address) -> RedisConfiguration {
-        var node = RedisConfiguration(
-            endpoint: .tcp(host: node.host, port: node.port), username: configuration.username, password: configuration.password,
-            connectTimeout: configuration.connectTimeout, commandTimeout: configuration.commandTimeout)
-        node.reconnectBackoff = configuration.reconnectBackoff
-        return node
+        Self.nodeConfiguration(node, of: configuration)
+    }
+
+    /// How to reach one node: the cluster's credentials and timeouts, that node's address.
+    static func nodeConfiguration(_ node: RedisConfiguration.Address, of cluster: RedisConfiguration) -> RedisConfiguration {
+        var configuration = RedisConfiguration(
+            endpoint: .tcp(host: node.host, port: node.port), username: cluster.username, password: cluster.password,
+            connectTimeout: cluster.connectTimeout, commandTimeout: cluster.commandTimeout)
+        configuration.reconnectBackoff = cluster.reconnectBackoff
+        return configuration
+    }
+
+    /// The primary of `slot` now, as the first seed that answers `CLUSTER SLOTS` says (for a
+    /// connection of its own, such as a sharded subscription's).
+    static func primary(
+        ofSlot slot: Int, configuration: RedisConfiguration, seeds: [RedisConfiguration.Address]
+    ) async throws -> RedisConfiguration.Address {
+        var failures: [String] = []
+        for seed in seeds {
+            let connection = RedisConnection(configuration: nodeConfiguration(seed, of: configuration))
+            defer { Task { await connection.close() } }
+            do {
+                return try owners(from: try await connection.execute(RedisCommand("CLUSTER", "SLOTS")), askedAt: seed)[slot]
+            } catch {
+                failures.append("\(seed): \(error)")
+            }
+        }
+        throw RedisError.connectionFailed("no cluster node answered CLUSTER SLOTS: \(failures.joined(separator: "; "))")
     }
 }

@@ -1,17 +1,35 @@
 /// A pub/sub subscription on a connection of its own: SUBSCRIBE, then read messages one by one.
+///
+/// On Redis Cluster it is sharded pub/sub: `SSUBSCRIBE` on the primary that serves the channels'
+/// slot (they must share one, by a hash tag), which `SPUBLISH` reaches without broadcasting to
+/// every node. When that slot moves or its primary changes, the server ends the subscription
+/// (`sunsubscribe`) and `next` throws `connectionLost`: subscribe again, the new owner is found.
 public final class RedisSubscription: Sendable {
     private let connection: RedisConnection
+    private let sharded: Bool
 
     /// Subscribes to `channels`; returns once the server confirmed every one.
     public init(configuration: RedisConfiguration, channels: [String]) async throws {
-        connection = RedisConnection(configuration: configuration)
-        let replies = try await connection.pipeline([RedisCommand(["SUBSCRIBE"] + channels)])
+        if case .cluster(let seeds) = configuration.endpoint {
+            let slots = Set(channels.map { RedisClusterSlot.of($0) })
+            guard slots.count == 1, let slot = slots.first else {
+                throw RedisError.server("CROSSSLOT a sharded subscription's channels must share one slot (a hash tag)")
+            }
+            let owner = try await RedisClusterRouter.primary(ofSlot: slot, configuration: configuration, seeds: seeds)
+            connection = RedisConnection(configuration: RedisClusterRouter.nodeConfiguration(owner, of: configuration))
+            sharded = true
+        } else {
+            connection = RedisConnection(configuration: configuration)
+            sharded = false
+        }
+        let verb = sharded ? "ssubscribe" : "subscribe"
+        let replies = try await connection.pipeline([RedisCommand([verb.uppercased()] + channels)])
         var confirmed = 0
         var reply = replies.first
         while true {
-            guard let items = reply?.array, items.first?.string == "subscribe" else {
+            guard let items = reply?.array, items.first?.string == verb else {
                 await connection.close()
-                throw RedisError.unexpectedReply("SUBSCRIBE answered \(String(describing: reply))")
+                throw RedisError.unexpectedReply("\(verb.uppercased()) answered \(String(describing: reply))")
             }
             confirmed += 1
             if confirmed == channels.count { break }
@@ -24,10 +42,13 @@ public final class RedisSubscription: Sendable {
     public func next(timeout: Duration) async throws -> (channel: String, message: String) {
         while true {
             let reply = try await connection.readPushed(timeout: timeout)
-            if let items = reply.array, items.count == 3, items[0].string == "message",
-               let channel = items[1].string, let message = items[2].string
-            {
+            guard let items = reply.array, let kind = items.first?.string else { continue }
+            if items.count == 3, kind == (sharded ? "smessage" : "message"), let channel = items[1].string, let message = items[2].string {
                 return (channel, message)
+            }
+            if sharded, kind == "sunsubscribe" {
+                await connection.close()
+                throw RedisError.connectionLost("the shard channel's slot moved or its primary changed: subscribe again")
             }
         }
     }

@@ -135,6 +135,35 @@ import Testing
         }
     }
 
+    /// Results reach a waiting client over sharded pub/sub on the channel's primary; when the slot
+    /// moves the subscription ends with a transient error, and a new one finds the new owner.
+    @Test func aShardedSubscriptionHearsItsChannelAndEndsWhenTheSlotMoves() async throws {
+        try await withRedisCluster { client, nodes in
+            let configuration = try RedisConfiguration(url: nodes.url)
+            let channel = "{r}results"
+            let subscription = try await RedisSubscription(configuration: configuration, channels: [channel])
+            #expect(try await client.send("SPUBLISH", channel, "ticket-1").int == 1)
+            let heard = try await subscription.next(timeout: .seconds(5))
+            #expect(heard.channel == channel && heard.message == "ticket-1")
+            await #expect(throws: RedisError.self) {
+                try await RedisSubscription(configuration: configuration, channels: ["{a}one", "{b}two"])
+            }
+
+            let slot = RedisClusterSlot.of(channel)
+            let source = try await nodes.primaryPort(ofSlot: slot)
+            let target = try await nodes.primaryPorts().first { $0 != source }!
+            try await Self.beginMove(slot, from: source, to: target, nodes)
+            try await Self.endMove(slot, to: target, nodes)
+            await #expect { try await subscription.next(timeout: .seconds(10)) } throws: { ($0 as? RedisError)?.isTransient == true }
+            await subscription.close()
+
+            let again = try await RedisSubscription(configuration: configuration, channels: [channel])
+            #expect(try await client.send("SPUBLISH", channel, "ticket-2").int == 1)
+            #expect(try await again.next(timeout: .seconds(5)).message == "ticket-2")
+            await again.close()
+        }
+    }
+
     static func beginMove(_ slot: Int, from source: Int, to target: Int, _ nodes: RedisClusterNodes) async throws {
         _ = try await directReply(port: target, "CLUSTER", "SETSLOT", String(slot), "IMPORTING", try await nodes.nodeID(port: source))
         _ = try await directReply(port: source, "CLUSTER", "SETSLOT", String(slot), "MIGRATING", try await nodes.nodeID(port: target))
