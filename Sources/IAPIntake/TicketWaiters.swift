@@ -89,7 +89,7 @@ public final class TicketWaiters: Service, Sendable {
             while !Task.isCancelled {
                 var subscription: RedisSubscription?
                 do {
-                    let current = try await RedisSubscription(configuration: self.redis, channels: [self.channel])
+                    let current = try await RedisSubscription(configuration: self.redis, channels: [self.channel], sharded: true)
                     subscription = current
                     backoff.reset()
                     self.wakeAll()

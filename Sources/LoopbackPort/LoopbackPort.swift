@@ -25,6 +25,24 @@ public enum LoopbackPort {
         throw LoopbackPortError(message: "no free loopback port in \(candidates)")
     }
 
+    /// A port that is free, with `port + offset` free too, neither returned before by this process:
+    /// a Redis Cluster node listens on its port and, 10000 above it, on its cluster bus.
+    public static func freeWithCompanion(offset: Int = 10_000) throws -> Int {
+        let top = lowestEphemeral() > 12_000 + offset ? lowestEphemeral() - offset : 20_000
+        let candidates = 10_000..<top
+        for _ in 0..<1_000 {
+            let port = Int.random(in: candidates)
+            let fresh = handedOut.withLockedValue { handed in
+                guard !handed.contains(port), !handed.contains(port + offset) else { return false }
+                handed.insert(port)
+                handed.insert(port + offset)
+                return true
+            }
+            if fresh && canBind(port) && canBind(port + offset) { return port }
+        }
+        throw LoopbackPortError(message: "no free loopback port pair in \(candidates)")
+    }
+
     private static func lowestEphemeral() -> Int {
         let range = (try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8)) ?? ""
         return range.split(whereSeparator: \.isWhitespace).first.flatMap { Int($0) } ?? 32_768

@@ -50,11 +50,13 @@ public final class RedisClient: RedisCommandSending, Sendable {
         RedisConnection(configuration: configuration, eventLoopGroup: eventLoopGroup)
     }
 
-    /// A connection of its own to the server that holds `key` (on a cluster, its slot's primary
-    /// now; after a move or failover the command's `MOVED` or a failed dial says to ask again).
-    public func makeDedicatedConnection(forKey key: String) async throws -> RedisConnection {
-        if let cluster { return try await cluster.dedicatedConnection(forKey: Array(key.utf8)) }
-        return makeDedicatedConnection()
+    /// A connection of its own to the server that holds `key`: on a cluster, the primary of its
+    /// slot, found at every dial (after a move or a failover it dials the new owner).
+    public func makeDedicatedConnection(forKey key: String) -> RedisConnection {
+        guard cluster != nil else { return makeDedicatedConnection() }
+        var routed = configuration
+        routed.clusterSlot = RedisClusterSlot.of(key)
+        return RedisConnection(configuration: routed, eventLoopGroup: eventLoopGroup)
     }
 
     public func close() async {

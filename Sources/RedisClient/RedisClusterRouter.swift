@@ -46,11 +46,6 @@ final class RedisClusterRouter: Sendable {
         commands.isEmpty ? [] : try await run(commands)
     }
 
-    /// A connection of its own to the primary of `key`'s slot (for a blocking command).
-    func dedicatedConnection(forKey key: [UInt8]?) async throws -> RedisConnection {
-        RedisConnection(configuration: nodeConfiguration(try await owner(of: key.map(RedisClusterSlot.of))), eventLoopGroup: group)
-    }
-
     func close() async {
         let pools = state.withLockedValue { state in
             state.isClosed = true

@@ -10,6 +10,13 @@ public enum RedisClusterSlot {
         Int(crc16(hashed(key)) % UInt16(count))
     }
 
+    /// The hash tag of `key` (the text between its first `{` and the next `}`), if it has one.
+    public static func hashed(_ key: String) -> String? {
+        let bytes = Array(key.utf8)
+        let part = hashed(bytes)
+        return part.count == bytes.count ? nil : String(decoding: part, as: UTF8.self)
+    }
+
     /// The part of `key` that is hashed: its tag, else all of it.
     static func hashed(_ key: [UInt8]) -> ArraySlice<UInt8> {
         if let open = key.firstIndex(of: UInt8(ascii: "{")),

@@ -50,6 +50,10 @@ public struct RedisConfiguration: Sendable, Equatable {
     public var commandTimeout: Duration
     /// After a failed dial, calls fail at once for this long (doubling per failure up to the upper bound).
     public var reconnectBackoff: ClosedRange<Duration> = .milliseconds(50) ... .seconds(1)
+    /// On a cluster, for a connection of its own (a blocking pop): the slot whose primary it talks
+    /// to, found anew at every dial; a `MOVED` reply drops the connection so the next call dials
+    /// the new owner. `nil`: the first seed.
+    public var clusterSlot: Int?
 
     public init(
         endpoint: Endpoint,

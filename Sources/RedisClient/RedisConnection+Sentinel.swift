@@ -36,10 +36,11 @@ extension RedisConnection {
         throw RedisError.connectionFailed("no sentinel names the primary '\(master)': \(refusals.joined(separator: "; "))")
     }
 
-    /// Whether a reply says the server it came from is no longer the primary: the connection is
-    /// then dropped, so the next call asks the sentinels again.
+    /// Whether a reply says the server it came from is no longer the primary (or, on a cluster, no
+    /// longer serves the slot): the connection is then dropped, so the next call asks the
+    /// sentinels, or the cluster's map, again.
     static func saysNotPrimary(_ reply: RedisReply) -> Bool {
         guard case .error(let message) = reply else { return false }
-        return message.hasPrefix("READONLY") || message.hasPrefix("MASTERDOWN")
+        return message.hasPrefix("READONLY") || message.hasPrefix("MASTERDOWN") || message.hasPrefix("MOVED")
     }
 }

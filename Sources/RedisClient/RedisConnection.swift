@@ -151,7 +151,15 @@ public final class RedisConnection: RedisCommandSending, Sendable {
         case .unix(let path):
             connecting = Self.bootstrap(group, configuration, tcp: false).connect(unixDomainSocketPath: path)
         case .cluster(let seeds):
-            connecting = Self.bootstrap(group, configuration, tcp: true).connect(host: seeds[0].host, port: seeds[0].port)
+            if let slot = configuration.clusterSlot {
+                connecting = group.next().makeFutureWithTask {
+                    try await RedisClusterRouter.primary(ofSlot: slot, configuration: configuration, seeds: seeds)
+                }.flatMap { owner in
+                    Self.bootstrap(group, configuration, tcp: true).connect(host: owner.host, port: owner.port)
+                }
+            } else {
+                connecting = Self.bootstrap(group, configuration, tcp: true).connect(host: seeds[0].host, port: seeds[0].port)
+            }
         case .sentinel(let sentinels):
             // Asked at every dial: after a failover the next dial finds the new primary.
             connecting = group.next().makeFutureWithTask {

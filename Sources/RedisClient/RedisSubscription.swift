@@ -1,15 +1,17 @@
-/// A pub/sub subscription on a connection of its own: SUBSCRIBE, then read messages one by one.
+/// A pub/sub subscription on a connection of its own: SUBSCRIBE (or, `sharded`, SSUBSCRIBE), then
+/// read messages one by one.
 ///
-/// On Redis Cluster it is sharded pub/sub: `SSUBSCRIBE` on the primary that serves the channels'
-/// slot (they must share one, by a hash tag), which `SPUBLISH` reaches without broadcasting to
-/// every node. When that slot moves or its primary changes, the server ends the subscription
-/// (`sunsubscribe`) and `next` throws `connectionLost`: subscribe again, the new owner is found.
+/// On Redis Cluster it is always sharded pub/sub: `SSUBSCRIBE` on the primary that serves the
+/// channels' slot (they must share one, by a hash tag), which `SPUBLISH` reaches without
+/// broadcasting to every node. When that slot moves or its primary changes, the server ends the
+/// subscription (`sunsubscribe`) and `next` throws `connectionLost`: subscribe again, the new owner
+/// is found. On one server, sharded pub/sub is a namespace of its own: `SPUBLISH` reaches `SSUBSCRIBE`.
 public final class RedisSubscription: Sendable {
     private let connection: RedisConnection
     private let sharded: Bool
 
     /// Subscribes to `channels`; returns once the server confirmed every one.
-    public init(configuration: RedisConfiguration, channels: [String]) async throws {
+    public init(configuration: RedisConfiguration, channels: [String], sharded: Bool = false) async throws {
         if case .cluster(let seeds) = configuration.endpoint {
             let slots = Set(channels.map { RedisClusterSlot.of($0) })
             guard slots.count == 1, let slot = slots.first else {
@@ -17,12 +19,12 @@ public final class RedisSubscription: Sendable {
             }
             let owner = try await RedisClusterRouter.primary(ofSlot: slot, configuration: configuration, seeds: seeds)
             connection = RedisConnection(configuration: RedisClusterRouter.nodeConfiguration(owner, of: configuration))
-            sharded = true
+            self.sharded = true
         } else {
             connection = RedisConnection(configuration: configuration)
-            sharded = false
+            self.sharded = sharded
         }
-        let verb = sharded ? "ssubscribe" : "subscribe"
+        let verb = self.sharded ? "ssubscribe" : "subscribe"
         let replies = try await connection.pipeline([RedisCommand([verb.uppercased()] + channels)])
         var confirmed = 0
         var reply = replies.first
@@ -47,6 +49,7 @@ public final class RedisSubscription: Sendable {
                 return (channel, message)
             }
             if sharded, kind == "sunsubscribe" {
+                // The server dropped the subscription (on a cluster: the slot moved).
                 await connection.close()
                 throw RedisError.connectionLost("the shard channel's slot moved or its primary changed: subscribe again")
             }

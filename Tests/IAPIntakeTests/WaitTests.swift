@@ -76,7 +76,7 @@ import Testing
             }
             do {
                 try await until("every client waits") { pipeline.waiters.waiting == 200 }
-                let subscribers = try await pipeline.redis.send("PUBSUB", "NUMSUB", pipeline.configuration.keys.results).array ?? []
+                let subscribers = try await pipeline.redis.send("PUBSUB", "SHARDNUMSUB", pipeline.configuration.keys.results).array ?? []
                 #expect(subscribers.last?.int == 1)
                 for stage in Stage.allCases { pipeline.start(stage) }
                 let statuses = try await answers.value

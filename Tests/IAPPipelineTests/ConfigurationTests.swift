@@ -36,7 +36,7 @@ import Testing
     }
 
     @Test(arguments: [
-        ("IAP_REDIS_URL", "http://x"), ("IAP_REDIS_URL", "redis-cluster://127.0.0.1:7000"), ("IAP_HTTP_PORT", "80a"), ("IAP_HTTP_PORT", "70000"),
+        ("IAP_REDIS_URL", "http://x"), ("IAP_HTTP_PORT", "80a"), ("IAP_HTTP_PORT", "70000"),
         ("IAP_CONCURRENCY", "0"), ("IAP_MAX_ATTEMPTS", "-1"), ("IAP_LEASE_MS", "10"),
         ("IAP_APPLE_PRODUCTION_URL", "not a url"), ("IAP_APPLE_SANDBOX_URL", "ftp://x/y"),
         ("IAP_TICKET_TTL_S", "1"), ("IAP_MAX_BODY_BYTES", "big"), ("IAP_PREFIX", "a b"),
@@ -74,6 +74,15 @@ import Testing
         #expect { try unreadable.serverAPI() } throws: { ($0 as? ConfigurationError)?.variable == "IAP_APPLE_API_PRIVATE_KEY_FILE" }
         let appID = try PipelineConfiguration(environment: ["IAP_APPLE_APP_ID": "1234567890", "IAP_BUNDLE_IDS": "b.one, a.two"])
         #expect(appID.appleAppID == 1_234_567_890 && appID.bundleIDList == ["b.one", "a.two"])
+    }
+
+    /// On a cluster the pipeline runs on one slot until its keys are bucketed: the prefix must be a tag.
+    @Test func onAClusterThePrefixIsAHashTag() throws {
+        #expect { try PipelineConfiguration(environment: ["IAP_REDIS_URL": "redis-cluster://127.0.0.1:7000"]) } throws: { error in
+            (error as? ConfigurationError)?.variable == "IAP_PREFIX"
+        }
+        let tagged = try PipelineConfiguration(environment: ["IAP_REDIS_URL": "redis-cluster://127.0.0.1:7000", "IAP_PREFIX": "{iap}"])
+        #expect(tagged.keys.queue(.verify) == "{iap}:queue:verify")
     }
 
     @Test func retryMaxBelowBaseIsRefused() {

@@ -254,7 +254,7 @@ public final class PipelineHarness: @unchecked Sendable {
 
     /// Waits for the ticket to be terminal (or, with `orHeld`, held), woken by `iap:results` (no polling).
     public func terminal(_ ticket: String, orHeld: Bool = false, timeout: Duration = .seconds(20)) async throws -> Ticket {
-        let subscription = try await RedisSubscription(configuration: configuration.redis, channels: [configuration.keys.results])
+        let subscription = try await RedisSubscription(configuration: configuration.redis, channels: [configuration.keys.results], sharded: true)
         defer { Task { await subscription.close() } }
         while true {
             if let current = try await readTicket(ticket), current.status.isTerminal || (orHeld && current.status == .held) {

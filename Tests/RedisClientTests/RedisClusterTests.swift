@@ -114,7 +114,7 @@ import Testing
     /// A primary dies: its replica takes over its slots, and the client finds the new primary by
     /// itself (a failed dial makes it read the map again). Calls made meanwhile fail as transient.
     @Test func theClientFollowsAFailover() async throws {
-        try await withRedisCluster { client, nodes in
+        try await withRedisCluster(nodeTimeout: .seconds(2)) { client, nodes in
             try await client.send("SET", "{fo}k", "before")
             let slot = RedisClusterSlot.of("{fo}k")
             let dead = try await nodes.primaryPort(ofSlot: slot)

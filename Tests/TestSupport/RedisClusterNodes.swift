@@ -23,15 +23,19 @@ public final class RedisClusterNodes: @unchecked Sendable {
         self.directory = directory
     }
 
-    public static func start(primaries: Int = 3, replicasEach: Int = 1) async throws -> RedisClusterNodes {
+    /// `nodeTimeout`: how long a silent node has before it is failed over. Long by default, so that a
+    /// machine loaded by the rest of the suite never fails a node over by itself; short to test a failover.
+    public static func start(
+        primaries: Int = 3, replicasEach: Int = 1, nodeTimeout: Duration = .seconds(15)
+    ) async throws -> RedisClusterNodes {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("iap-cluster-\(UUID().uuidString)")
-        let ports = try (0..<(primaries * (1 + replicasEach))).map { _ in try LoopbackPort.free() }
+        let ports = try (0..<(primaries * (1 + replicasEach))).map { _ in try LoopbackPort.freeWithCompanion() }
         let nodes = RedisClusterNodes(ports: ports, directory: directory)
         do {
             for port in ports {
                 nodes.processes[port] = try await RedisServerLaunch(
                     port: port, directory: directory.appendingPathComponent("node-\(port)"),
-                    options: ["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "2000"]
+                    options: ["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", String(nodeTimeout.milliseconds)]
                 ).start()
             }
             let create = Process()
@@ -120,9 +124,10 @@ public final class RedisClusterNodes: @unchecked Sendable {
 
 /// Runs `body` with a fresh cluster and a client of it, and tears both down.
 public func withRedisCluster<T>(
-    primaries: Int = 3, replicasEach: Int = 1, _ body: (RedisClient, RedisClusterNodes) async throws -> T
+    primaries: Int = 3, replicasEach: Int = 1, nodeTimeout: Duration = .seconds(15),
+    _ body: (RedisClient, RedisClusterNodes) async throws -> T
 ) async throws -> T {
-    let nodes = try await RedisClusterNodes.start(primaries: primaries, replicasEach: replicasEach)
+    let nodes = try await RedisClusterNodes.start(primaries: primaries, replicasEach: replicasEach, nodeTimeout: nodeTimeout)
     let client = try RedisClient(url: nodes.url)
     do {
         let result = try await body(client, nodes)

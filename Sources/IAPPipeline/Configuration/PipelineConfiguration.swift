@@ -91,14 +91,16 @@ public struct PipelineConfiguration: Sendable {
         } catch {
             throw ConfigurationError(Settings.redisURL.variable, "\(error)")
         }
-        if case .cluster = redis.endpoint {
-            // The client speaks Redis Cluster; the pipeline's keys are not yet spread over buckets.
-            throw ConfigurationError(
-                Settings.redisURL.variable, "redis-cluster:// is not supported by the pipeline yet: use redis:// or redis-sentinel://")
-        }
+
         prefix = source.text(Settings.prefix)!
         guard !prefix.contains(where: { $0 == " " || $0.isNewline }) else {
             throw ConfigurationError(Settings.prefix.variable, "must not contain spaces")
+        }
+        if case .cluster = redis.endpoint, RedisClusterSlot.hashed(prefix) == nil {
+            // Until the keys are spread over buckets by purchase, the pipeline runs on one slot of a
+            // cluster: every key (and the results channel) shares the prefix's hash tag.
+            throw ConfigurationError(
+                Settings.prefix.variable, "on redis-cluster:// the prefix must be a hash tag, like {iap}, so that every key shares one slot")
         }
         httpHost = source.text(Settings.httpHost)!
         httpPort = try source.count(Settings.httpPort)

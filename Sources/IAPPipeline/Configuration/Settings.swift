@@ -11,10 +11,13 @@ public enum Settings {
         "IAP_REDIS_URL", .redisURL, default: "redis://127.0.0.1:6379",
         help: "redis://[user:password@]host[:port][/db], unix:///path.sock[?db=N], or "
             + "redis-sentinel://[user:password@]host[:port][,host[:port]…]/<master-name>[/db] "
-            + "(sentinels on port 26379 unless given; the credentials and db are the primary's)",
+            + "(sentinels on port 26379 unless given; the credentials and db are the primary's), or "
+            + "redis-cluster://[user:password@]host[:port][,host[:port]…] (seed nodes; IAP_PREFIX must then be a hash tag like {iap})",
         readBy: PipelineCommand.all)
     public static let prefix = Setting(
-        "IAP_PREFIX", .text, default: "iap", help: "the prefix of every key (no spaces)", readBy: PipelineCommand.all)
+        "IAP_PREFIX", .text, default: "iap",
+        help: "the prefix of every key (no spaces); on redis-cluster:// a hash tag such as {iap}, so every key shares one slot",
+        readBy: PipelineCommand.all)
     public static let redisPoolSize = Setting(
         "IAP_REDIS_POOL_SIZE", .count(1...256), default: "2",
         help: "multiplexed connections per process for ordinary commands, taken in turn (each blocking pop has its own)",

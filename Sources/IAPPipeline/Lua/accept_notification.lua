@@ -22,5 +22,5 @@ redis.call('HSET', ticket, 'status', 'queued', 'attempts', '0', 'user_id', '', '
   'notification_type', a.type, 'created_at', a.now, 'updated_at', a.now)
 redis.call('EXPIRE', ticket, a.ttl)
 redis.call('LPUSH', notifyQueue, ARGV[1])
-redis.call('PUBLISH', a.channel, a.ticket)
+redis.call('SPUBLISH', a.channel, a.ticket)
 return {1, a.ticket}

@@ -32,5 +32,5 @@ local result = applySubscription({subscription = KEYS[5], rechecks = KEYS[6], us
 redis.call('LPUSH', notifications, a.entry)
 redis.call('LTRIM', notifications, 0, tonumber(a.keep) - 1)
 redis.call('HSET', ticket, 'status', 'applied', 'result', result, 'attempts', '1', 'updated_at', a.now)
-redis.call('PUBLISH', a.channel, a.ticket)
+redis.call('SPUBLISH', a.channel, a.ticket)
 return {1, result}

@@ -19,6 +19,6 @@ redis.call('LPUSH', dead, a.entry)
 if redis.call('EXISTS', ticket) == 1 then
   redis.call('HSET', ticket, 'status', 'dead', 'reason', a.reason, 'attempts', a.attempts, 'last_error', a.last_error,
     'updated_at', a.now)
-  redis.call('PUBLISH', a.channel, a.ticket)
+  redis.call('SPUBLISH', a.channel, a.ticket)
 end
 return 1

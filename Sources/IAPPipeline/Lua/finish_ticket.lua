@@ -24,5 +24,5 @@ if a.last_error then
 else
   redis.call('HDEL', ticket, 'last_error')
 end
-redis.call('PUBLISH', a.channel, a.ticket)
+redis.call('SPUBLISH', a.channel, a.ticket)
 return 1

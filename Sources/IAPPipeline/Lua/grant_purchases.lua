@@ -281,5 +281,5 @@ if status == 'rejected' then
 else
   redis.call('HDEL', ticketKey, 'reason')
 end
-redis.call('PUBLISH', a.channel, ticket)
+redis.call('SPUBLISH', a.channel, ticket)
 return {1, status}

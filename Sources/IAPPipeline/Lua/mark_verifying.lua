@@ -19,7 +19,7 @@ for i, key in ipairs(KEYS) do
     found[i] = 1
     if status == 'queued' or status == 'retrying' then
       redis.call('HSET', key, 'status', 'verifying', 'updated_at', a.now)
-      redis.call('PUBLISH', a.channel, a.tickets[i])
+      redis.call('SPUBLISH', a.channel, a.tickets[i])
     end
   end
 end

@@ -80,7 +80,7 @@ local function deadLetter(member, payload, ticket, reason, ticketKey)
     reason = reason, error = 'worker ' .. member .. ' lost its lease', attempts = 0, at = now, ticket = ticket}))
   if ticketKey then
     redis.call('HSET', ticketKey, 'status', 'dead', 'reason', reason, 'updated_at', a.now)
-    redis.call('PUBLISH', a.channel, ticket)
+    redis.call('SPUBLISH', a.channel, ticket)
   end
 end
 

@@ -29,5 +29,5 @@ if record then
   end
 end
 redis.call('HSET', ticket, 'status', 'applied', 'result', a.result, 'attempts', '1', 'updated_at', a.now)
-redis.call('PUBLISH', a.channel, a.ticket)
+redis.call('SPUBLISH', a.channel, a.ticket)
 return 1

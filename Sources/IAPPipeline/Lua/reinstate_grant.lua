@@ -51,5 +51,5 @@ elseif redis.call('DEL', refunded) == 1 then
   result = 'refund_forgotten'
 end
 redis.call('HSET', ticket, 'status', 'applied', 'result', result, 'attempts', '1', 'updated_at', a.now)
-redis.call('PUBLISH', a.channel, a.ticket)
+redis.call('SPUBLISH', a.channel, a.ticket)
 return {1, result}

@@ -19,5 +19,5 @@ redis.call('LPUSH', queue, a.job)
 redis.call('HSET', ticket, 'status', 'queued', 'attempts', '0', 'redeliveries', '0', 'updated_at', a.now)
 redis.call('HDEL', ticket, 'reason', 'last_error')
 if redis.call('TTL', ticket) < 0 then redis.call('EXPIRE', ticket, a.ttl) end
-redis.call('PUBLISH', a.channel, a.ticket)
+redis.call('SPUBLISH', a.channel, a.ticket)
 return 1

@@ -21,5 +21,5 @@ if acked ~= 1 then return acked end
 local a = cjson.decode(ARGV[2])
 redis.call('ZADD', retry, a.due, a.next)
 redis.call('HSET', ticket, 'status', 'retrying', 'attempts', a.attempts, 'last_error', a.last_error, 'updated_at', a.now)
-redis.call('PUBLISH', a.channel, a.ticket)
+redis.call('SPUBLISH', a.channel, a.ticket)
 return 1

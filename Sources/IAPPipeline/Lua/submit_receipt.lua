@@ -46,5 +46,5 @@ if a.product_id ~= '' then redis.call('HSET', ticket, 'product_id', a.product_id
 if a.transaction_id ~= '' then redis.call('HSET', ticket, 'transaction_id', a.transaction_id) end
 redis.call('EXPIRE', ticket, a.ttl)
 redis.call('LPUSH', verifyQueue, ARGV[1])
-redis.call('PUBLISH', a.channel, a.ticket)
+redis.call('SPUBLISH', a.channel, a.ticket)
 return {1, a.ticket}

@@ -34,7 +34,10 @@ extension PipelineStore {
         var inflightKeys: [String] = []
         var cursor = "0"
         repeat {
-            let page = try await redis.send("SCAN", cursor, "MATCH", keys.inflight(member: "*"), "COUNT", "500").array ?? []
+            // On a cluster, asked of the node that holds the pipeline's keys (one slot, by the prefix's tag).
+            var scan = RedisCommand("SCAN", cursor, "MATCH", keys.inflight(member: "*"), "COUNT", "500")
+            scan.routingKey = Array(keys.workers.utf8)
+            let page = try await redis.send(scan).array ?? []
             guard page.count == 2 else { throw RedisError.unexpectedReply("SCAN: \(page)") }
             cursor = page[0].string ?? "0"
             inflightKeys += (page[1].array ?? []).compactMap(\.string)

@@ -27,7 +27,7 @@ public struct RedisKeys: Sendable, Equatable {
     public func ticket(_ id: String) -> String { "\(prefix):ticket:\(id)" }
     /// string: sha256(user, receipt) → the ticket it produced, so resubmissions are idempotent.
     public func receipt(digest: String) -> String { "\(prefix):receipt:\(digest)" }
-    /// pub/sub channel: a ticket id whenever its status changes.
+    /// sharded pub/sub channel (`SPUBLISH`/`SSUBSCRIBE`): a ticket id whenever its status changes.
     public var results: String { "\(prefix):results" }
     /// string: a Server Notification's `notificationUUID` → the ticket that applies it; kept
     /// `notificationRetention` (Apple retries a delivery for days), so a redelivery is answered 200 and applied once.

@@ -74,7 +74,7 @@ public final class StageWorker: Service, Sendable {
     /// round: wait for free slots, check the heartbeat, adopt orphans when due, take, start.
     private func takeAndHandle() async {
         // The blocking connection is this loop's own: closed when the loop ends, before hand-back.
-        let connection = context.store.redis.makeDedicatedConnection()
+        let connection = context.store.redis.makeDedicatedConnection(forKey: context.store.keys.queue(handler.stage))
         context.logger.info("worker started", metadata: ["concurrency": "\(settings.concurrency)"])
         await withTaskGroup(of: Event.self) { group in
             // Wakes a loop that waits for a free slot when a stop is requested.

@@ -36,6 +36,6 @@ local function settleHold(k, h, outcome, why, a)
   else
     redis.call('HDEL', k.ticket, 'reason')
   end
-  redis.call('PUBLISH', a.channel, h.ticket)
+  redis.call('SPUBLISH', a.channel, h.ticket)
   return decision
 end
