@@ -24,7 +24,7 @@ struct CommandStats: Sendable, Equatable {
     /// Commands only the pipeline's scripts run. ZADD is missing on purpose: outside scripts it
     /// is the heartbeat, inside them only `schedule_retry`, which a bench without failures never runs.
     static let insideScripts: Set<String> = [
-        "exists", "expire", "get", "hdel", "hget", "hincrby", "hset", "lmove", "lpop", "lpush", "lrem", "publish",
+        "exists", "expire", "get", "hdel", "hget", "hincrby", "hset", "lmove", "lpop", "lpush", "lrem", "publish", "spublish",
         "rpush", "set", "ttl", "xadd", "zrangebyscore", "zrem", "zscore",
     ]
     /// What the bench itself sends while it watches (never part of the pipeline's work).
