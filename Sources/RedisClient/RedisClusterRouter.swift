@@ -178,24 +178,29 @@ final class RedisClusterRouter: Sendable {
         try await task.value
     }
 
-    /// `CLUSTER SLOTS` from the first node that answers: the known primaries, then the seeds.
+    /// The map from the known primaries, else the seeds.
     private func readMap() async throws {
         defer { state.withLockedValue { $0.refreshing = nil } }
         let known = state.withLockedValue { Array(Set($0.owners)) }
+        let owners = try await Self.readOwners(asking: known + seeds.filter { !known.contains($0) }, configuration: configuration)
+        state.withLockedValue { $0.owners = owners }
+    }
+
+    /// Each slot's primary, from `CLUSTER SLOTS` of the first of `nodes` that answers with a whole map.
+    static func readOwners(
+        asking nodes: [RedisConfiguration.Address], configuration: RedisConfiguration
+    ) async throws -> [RedisConfiguration.Address] {
         var failures: [String] = []
-        for node in known + seeds where !failures.contains(node.description) {
-            let connection = RedisConnection(configuration: nodeConfiguration(node), eventLoopGroup: group)
+        for node in nodes {
+            let connection = RedisConnection(configuration: nodeConfiguration(node, of: configuration))
             defer { Task { await connection.close() } }
             do {
-                let reply = try await connection.execute(RedisCommand("CLUSTER", "SLOTS"))
-                let owners = try Self.owners(from: reply, askedAt: node)
-                state.withLockedValue { $0.owners = owners }
-                return
+                return try owners(from: try await connection.execute(RedisCommand("CLUSTER", "SLOTS")), askedAt: node)
             } catch {
-                failures.append(node.description)
+                failures.append("\(node): \(error)")
             }
         }
-        throw RedisError.connectionFailed("no cluster node answered CLUSTER SLOTS (asked \(failures.joined(separator: ", ")))")
+        throw RedisError.connectionFailed("no cluster node answered CLUSTER SLOTS: \(failures.joined(separator: "; "))")
     }
 
     /// Each slot's primary from a `CLUSTER SLOTS` reply; every slot must be served.
@@ -229,9 +234,12 @@ final class RedisClusterRouter: Sendable {
                     RedisConnection(configuration: nodeConfiguration(node), eventLoopGroup: group)
                 }
             }
+            // The next connection in turn that is up, else the next in turn (it dials), as `RedisClient` does.
             state.turn &+= 1
             let pool = state.pools[node]!
-            return pool.first(where: \.isConnected).map { _ in pool[state.turn % pool.count] } ?? pool[state.turn % pool.count]
+            let start = state.turn
+            return (0..<pool.count).lazy.map { pool[(start &+ $0) % pool.count] }.first(where: \.isConnected)
+                ?? pool[start % pool.count]
         }
     }
 
@@ -253,16 +261,6 @@ final class RedisClusterRouter: Sendable {
     static func primary(
         ofSlot slot: Int, configuration: RedisConfiguration, seeds: [RedisConfiguration.Address]
     ) async throws -> RedisConfiguration.Address {
-        var failures: [String] = []
-        for seed in seeds {
-            let connection = RedisConnection(configuration: nodeConfiguration(seed, of: configuration))
-            defer { Task { await connection.close() } }
-            do {
-                return try owners(from: try await connection.execute(RedisCommand("CLUSTER", "SLOTS")), askedAt: seed)[slot]
-            } catch {
-                failures.append("\(seed): \(error)")
-            }
-        }
-        throw RedisError.connectionFailed("no cluster node answered CLUSTER SLOTS: \(failures.joined(separator: "; "))")
+        try await readOwners(asking: seeds, configuration: configuration)[slot]
     }
 }
