@@ -3,6 +3,8 @@ public struct BenchReport: Sendable, Codable {
     public var scenarios: [ScenarioResult]
     public var jws: JWSBenchResult?
     public var redisClient: RedisClientBenchResult?
+    /// The redis-client scenario on a cluster (`redis-client-cluster`).
+    public var redisClientCluster: RedisClientBenchResult?
     public var wait: WaitBenchResult?
     public var rechecks: RecheckBenchResult?
 

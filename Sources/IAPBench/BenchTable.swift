@@ -9,7 +9,8 @@ public enum BenchTable {
     public static func render(_ report: BenchReport) -> String {
         var parts: [String] = []
         if let jws = report.jws { parts.append(render(jws)) }
-        if let redis = report.redisClient { parts.append(render(redis)) }
+        let clients = [report.redisClient, report.redisClientCluster].compactMap { $0 }
+        if !clients.isEmpty { parts.append(render(clients)) }
         if let wait = report.wait { parts.append(render(wait)) }
         if let rechecks = report.rechecks { parts.append(render(rechecks)) }
         if !report.scenarios.isEmpty { parts.append(render(report.scenarios)) }
@@ -24,14 +25,16 @@ public enum BenchTable {
                     f(jws.microsecondsPerJWS, 1), f(jws.bareES256PerSecond), f(jws.coldFirstVerificationMs, 1)]])
     }
 
-    public static func render(_ redis: RedisClientBenchResult) -> String {
+    public static func render(_ runs: [RedisClientBenchResult]) -> String {
         func f(_ value: Double, _ digits: Int = 0) -> String { String(format: "%.\(digits)f", value) }
         return TextTable.render(
-            header: ["scenario", "callers", "commands/s", "client CPU us/cmd", "rtt p50 us", "rtt p99 us",
+            header: ["scenario", "on", "callers", "commands/s", "client CPU us/cmd", "rtt p50 us", "rtt p99 us",
                      "redis-benchmark/s", "its CPU us/cmd"],
-            rows: [["redis-client", "\(redis.callers)", f(redis.commandsPerSecond), f(redis.clientCPUMicrosecondsPerCommand, 1),
-                    f(redis.roundTripP50Microseconds), f(redis.roundTripP99Microseconds), f(redis.redisBenchmarkPerSecond),
-                    f(redis.redisBenchmarkCPUMicrosecondsPerCommand, 1)]])
+            rows: runs.map { redis in
+                ["redis-client", redis.target, "\(redis.callers)", f(redis.commandsPerSecond), f(redis.clientCPUMicrosecondsPerCommand, 1),
+                 f(redis.roundTripP50Microseconds), f(redis.roundTripP99Microseconds), f(redis.redisBenchmarkPerSecond),
+                 f(redis.redisBenchmarkCPUMicrosecondsPerCommand, 1)]
+            })
     }
 
     public static func render(_ rechecks: RecheckBenchResult) -> String {

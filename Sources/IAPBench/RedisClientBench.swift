@@ -21,7 +21,33 @@ public struct RedisClientBench: Sendable {
     public func run(workDirectory: URL) async throws -> RedisClientBenchResult {
         let redis = try await ScratchRedis(folder: workDirectory.appendingPathComponent("redis-client"))
         defer { redis.stop() }
-        let (port, client) = (redis.port, redis.client)
+        return try await measure(redis.client, target: "one server", benchmark: ["-h", "127.0.0.1", "-p", String(redis.port)])
+    }
+
+    /// The same on a Redis Cluster of `primaries` primaries (no replicas, no persistence): the
+    /// callers' keys spread over the shards, redis-benchmark in `--cluster` mode beside it. On 2
+    /// cores the shards share the CPU the one server had: this shows the client's routing cost,
+    /// not a cluster's room.
+    public func runOnCluster(workDirectory: URL, primaries: Int = 3) async throws -> RedisClientBenchResult {
+        let ports = try (0..<primaries).map { _ in try LoopbackPort.freeWithCompanion() }
+        var processes: [Process] = []
+        defer {
+            for process in processes where process.isRunning {
+                kill(process.processIdentifier, SIGKILL)
+                process.waitUntilExit()
+            }
+        }
+        try await RedisClusterLaunch(
+            ports: ports, directory: workDirectory.appendingPathComponent("redis-client-cluster"), replicasEach: 0,
+            nodeTimeout: .seconds(15)
+        ).start { _, process in processes.append(process) }
+        let client = try RedisClient(url: "redis-cluster://" + ports.map { "127.0.0.1:\($0)" }.joined(separator: ","))
+        defer { Task { await client.close() } }
+        return try await measure(
+            client, target: "cluster, \(primaries) primaries", benchmark: ["--cluster", "-h", "127.0.0.1", "-p", String(ports[0])])
+    }
+
+    private func measure(_ client: RedisClient, target: String, benchmark: [String]) async throws -> RedisClientBenchResult {
         // One caller: the round trip.
         var rtts: [Double] = []
         for index in 0..<5000 {
@@ -30,7 +56,7 @@ public struct RedisClientBench: Sendable {
             rtts.append((ContinuousClock.now - start) / .microseconds(1))
         }
         rtts.sort()
-        // Many callers on one client.
+        // Many callers on one client, each on a key of its own (on a cluster: spread over the shards).
         let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
         let cpu = ProcessCPU.seconds()
         let started = ContinuousClock.now
@@ -54,7 +80,7 @@ public struct RedisClientBench: Sendable {
         let childCPU = ProcessCPU.childrenSeconds()
         let tool = Process()
         tool.executableURL = try Executable.find("redis-benchmark")
-        tool.arguments = ["-h", "127.0.0.1", "-p", String(port), "-c", String(callers), "-n", String(benchmarkRequests), "-t", "set", "--csv"]
+        tool.arguments = benchmark + ["-c", String(callers), "-n", String(benchmarkRequests), "-t", "set", "--csv"]
         let pipe = Pipe()
         tool.standardOutput = pipe
         tool.standardError = FileHandle.nullDevice
@@ -65,13 +91,16 @@ public struct RedisClientBench: Sendable {
         let rate = RedisCeiling.rates(csv: output)["SET"]
         guard let rate else { throw BenchError("redis-benchmark printed no SET rate: \(output.prefix(200))") }
         return RedisClientBenchResult(
-            callers: callers, commandsPerSecond: Double(done) / elapsed, clientCPUMicrosecondsPerCommand: cpuUsed / Double(done) * 1e6,
+            target: target, callers: callers, commandsPerSecond: Double(done) / elapsed,
+            clientCPUMicrosecondsPerCommand: cpuUsed / Double(done) * 1e6,
             roundTripP50Microseconds: rtts[rtts.count / 2], roundTripP99Microseconds: rtts[rtts.count * 99 / 100],
             redisBenchmarkPerSecond: rate, redisBenchmarkCPUMicrosecondsPerCommand: toolCPU / Double(benchmarkRequests) * 1e6)
     }
 }
 
 public struct RedisClientBenchResult: Sendable, Codable {
+    /// "one server", or "cluster, N primaries".
+    public var target: String
     public var callers: Int
     public var commandsPerSecond: Double
     public var clientCPUMicrosecondsPerCommand: Double

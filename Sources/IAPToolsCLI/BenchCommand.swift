@@ -16,7 +16,8 @@ public struct BenchCommand: AsyncParsableCommand {
             appendfsync always, then 1, 2, 4 and 8 verifiers of concurrency 8 at 50 ms (scaling), and one verifier \
             of concurrency 256 at 50 ms (as many requests open as the Go peer). \
             Scenario jws: StoreKit 2 signed transactions verified per CPU second on one thread, chain cache warm. \
-            Scenario redis-client: the Redis client alone (64 callers, SET) beside redis-benchmark on the same server. \
+            Scenario redis-client: the Redis client alone (64 callers, SET) beside redis-benchmark on the same server \
+            (redis-client-cluster: on a Redis Cluster of 3 primaries, beside redis-benchmark --cluster). \
             Scenario wait: --wait-clients clients waiting on GET /v1/receipts/{ticket}?wait=30 on one intake, then the workers start.
             """)
 
@@ -43,6 +44,7 @@ public struct BenchCommand: AsyncParsableCommand {
     private static let all = BenchScenario.matrix + BenchScenario.scaling
     private static let jwsName = "jws"
     private static let redisClientName = "redis-client"
+    private static let redisClientClusterName = "redis-client-cluster"
     private static let waitName = "wait"
     private static let rechecksName = "rechecks"
 
@@ -57,12 +59,15 @@ public struct BenchCommand: AsyncParsableCommand {
         _ = try selected()
     }
 
-    /// The cluster scenarios chosen, and whether the jws, redis-client and wait scenarios are.
-    private func selected() throws -> (clusters: [BenchScenario], jws: Bool, redisClient: Bool, wait: Bool, rechecks: Bool) {
-        guard let scenarios else { return (Self.all, true, true, true, true) }
+    /// The cluster scenarios chosen, and whether the jws, redis-client(-cluster) and wait scenarios are.
+    private func selected() throws -> (
+        clusters: [BenchScenario], jws: Bool, redisClient: Bool, redisClientCluster: Bool, wait: Bool, rechecks: Bool
+    ) {
+        guard let scenarios else { return (Self.all, true, true, true, true, true) }
         var clusters: [BenchScenario] = []
         var jws = false
         var redisClient = false
+        var redisClientCluster = false
         var wait = false
         var rechecks = false
         for name in scenarios.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) {
@@ -70,6 +75,8 @@ public struct BenchCommand: AsyncParsableCommand {
                 jws = true
             } else if name == Self.redisClientName {
                 redisClient = true
+            } else if name == Self.redisClientClusterName {
+                redisClientCluster = true
             } else if name == Self.waitName {
                 wait = true
             } else if name == Self.rechecksName {
@@ -78,10 +85,10 @@ public struct BenchCommand: AsyncParsableCommand {
                 clusters.append(scenario)
             } else {
                 throw ValidationError(
-                    "unknown scenario '\(name)'; known: \((Self.all.map(\.name) + [Self.jwsName, Self.redisClientName, Self.waitName, Self.rechecksName]).joined(separator: ", "))")
+                    "unknown scenario '\(name)'; known: \((Self.all.map(\.name) + [Self.jwsName, Self.redisClientName, Self.redisClientClusterName, Self.waitName, Self.rechecksName]).joined(separator: ", "))")
             }
         }
-        return (clusters, jws, redisClient, wait, rechecks)
+        return (clusters, jws, redisClient, redisClientCluster, wait, rechecks)
     }
 
     public func run() async throws {
@@ -91,6 +98,7 @@ public struct BenchCommand: AsyncParsableCommand {
             }
             print("\(Self.jwsName): StoreKit 2 signed transactions verified on one thread, chain cache warm (no processes)")
             print("\(Self.redisClientName): the Redis client alone, 64 callers sending SET, beside redis-benchmark on the same server")
+            print("\(Self.redisClientClusterName): the same on a Redis Cluster of 3 primaries, beside redis-benchmark --cluster")
             print("\(Self.waitName): \(waitClients) clients waiting on ?wait=30 on one intake, then the workers start")
             print("\(Self.rechecksName): \(recheckSubscriptions) subscriptions scheduled for re-checks, 1 % due, drained in batches (Redis memory, drain rate)")
             return
@@ -125,6 +133,13 @@ public struct BenchCommand: AsyncParsableCommand {
                 redis.redisBenchmarkCPUMicrosecondsPerCommand))
             report.redisClient = redis
         }
+        if chosen.redisClientCluster {
+            let redis = try await RedisClientBench().runOnCluster(workDirectory: URL(fileURLWithPath: workDir))
+            log(String(format: "redis-client-cluster: %.0f commands/s, %.1f µs CPU each (redis-benchmark --cluster %.0f/s, %.1f µs)",
+                redis.commandsPerSecond, redis.clientCPUMicrosecondsPerCommand, redis.redisBenchmarkPerSecond,
+                redis.redisBenchmarkCPUMicrosecondsPerCommand))
+            report.redisClientCluster = redis
+        }
         if chosen.wait {
             let wait = try await WaitBench(clients: waitClients).run(
                 binDirectory: settings.binDirectory, workDirectory: settings.workDirectory, progress: log)
@@ -142,7 +157,7 @@ public struct BenchCommand: AsyncParsableCommand {
         if !chosen.clusters.isEmpty {
             report.scenarios = try await Bench(settings: settings, progress: log).run()
         }
-        log("bench: \(report.scenarios.count + (report.jws == nil ? 0 : 1) + (report.redisClient == nil ? 0 : 1) + (report.wait == nil ? 0 : 1) + (report.rechecks == nil ? 0 : 1)) scenarios in \(Int((ContinuousClock.now - started) / .seconds(1))) s")
+        log("bench: \(report.scenarios.count + (report.jws == nil ? 0 : 1) + (report.redisClient == nil ? 0 : 1) + (report.redisClientCluster == nil ? 0 : 1) + (report.wait == nil ? 0 : 1) + (report.rechecks == nil ? 0 : 1)) scenarios in \(Int((ContinuousClock.now - started) / .seconds(1))) s")
         if json {
             try HarnessCommand.printJSON(report)
         } else {

@@ -32,38 +32,8 @@ public final class RedisClusterNodes: @unchecked Sendable {
         let ports = try (0..<(primaries * (1 + replicasEach))).map { _ in try LoopbackPort.freeWithCompanion() }
         let nodes = RedisClusterNodes(ports: ports, directory: directory)
         do {
-            for port in ports {
-                nodes.processes[port] = try await RedisServerLaunch(
-                    port: port, directory: directory.appendingPathComponent("node-\(port)"),
-                    options: ["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", String(nodeTimeout.milliseconds)]
-                ).start()
-            }
-            let create = Process()
-            create.executableURL = try Executable.find("redis-cli")
-            create.arguments = ["--cluster", "create"] + ports.map { "127.0.0.1:\($0)" } + [
-                "--cluster-replicas", String(replicasEach), "--cluster-yes",
-            ]
-            let output = Pipe()
-            create.standardOutput = output
-            create.standardError = output
-            try create.run()
-            let said = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            create.waitUntilExit()
-            guard create.terminationStatus == 0 else { throw TestSupportError("redis-cli --cluster create failed:\n\(said)") }
-            // Every node agrees the cluster is whole (gossip has no event to await).
-            for port in ports {
-                try await until("node :\(port) says cluster_state:ok", within: .seconds(30)) {
-                    (try? await directReply(port: port, "CLUSTER", "INFO"))?.contains("cluster_state:ok") == true
-                }
-            }
-            // And every primary's replicas are in sync (a WAIT on a fresh cluster must be answerable).
-            for port in try await nodes.primaryPorts() {
-                try await until("primary :\(port) has \(replicasEach) replica(s) online", within: .seconds(30)) {
-                    let info = (try? await directReply(port: port, "INFO", "replication")) ?? ""
-                    return info.contains("connected_slaves:\(replicasEach)")
-                        && info.components(separatedBy: "state=online").count - 1 == replicasEach
-                }
-            }
+            try await RedisClusterLaunch(ports: ports, directory: directory, replicasEach: replicasEach, nodeTimeout: nodeTimeout)
+                .start { port, process in nodes.processes[port] = process }
         } catch {
             nodes.stop()
             throw error
