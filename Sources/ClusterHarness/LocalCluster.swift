@@ -392,15 +392,6 @@ public actor LocalCluster {
     }
 
     public func runTool(_ name: String, _ arguments: [String]) async throws -> String {
-        let process = Process()
-        process.executableURL = try Executable.find(name)
-        process.arguments = arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return String(decoding: data, as: UTF8.self)
+        try Executable.run(name, arguments).output
     }
 }

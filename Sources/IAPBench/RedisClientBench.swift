@@ -109,3 +109,13 @@ public struct RedisClientBenchResult: Sendable, Codable {
     public var redisBenchmarkPerSecond: Double
     public var redisBenchmarkCPUMicrosecondsPerCommand: Double
 }
+
+extension RedisClientBenchResult {
+    /// One line for the bench's log.
+    public var summary: String {
+        String(format: "%.0f commands/s", commandsPerSecond) + " on \(target), "
+            + String(
+                format: "%.1f µs CPU each (redis-benchmark %.0f/s, %.1f µs)", clientCPUMicrosecondsPerCommand, redisBenchmarkPerSecond,
+                redisBenchmarkCPUMicrosecondsPerCommand)
+    }
+}

@@ -128,16 +128,12 @@ public struct BenchCommand: AsyncParsableCommand {
         }
         if chosen.redisClient {
             let redis = try await RedisClientBench().run(workDirectory: URL(fileURLWithPath: workDir))
-            log(String(format: "redis-client: %.0f commands/s, %.1f µs CPU each (redis-benchmark %.0f/s, %.1f µs)",
-                redis.commandsPerSecond, redis.clientCPUMicrosecondsPerCommand, redis.redisBenchmarkPerSecond,
-                redis.redisBenchmarkCPUMicrosecondsPerCommand))
+            log("redis-client: \(redis.summary)")
             report.redisClient = redis
         }
         if chosen.redisClientCluster {
             let redis = try await RedisClientBench().runOnCluster(workDirectory: URL(fileURLWithPath: workDir))
-            log(String(format: "redis-client-cluster: %.0f commands/s, %.1f µs CPU each (redis-benchmark --cluster %.0f/s, %.1f µs)",
-                redis.commandsPerSecond, redis.clientCPUMicrosecondsPerCommand, redis.redisBenchmarkPerSecond,
-                redis.redisBenchmarkCPUMicrosecondsPerCommand))
+            log("redis-client-cluster: \(redis.summary)")
             report.redisClientCluster = redis
         }
         if chosen.wait {

@@ -17,6 +17,20 @@ public enum Executable {
         }
         throw LocalServerError("\(name) not found on PATH (apt-get install redis-server redis-tools, or workers/deps)")
     }
+
+    /// Runs `name` with `arguments` to its end: its exit status and what it printed (stdout and stderr).
+    public static func run(_ name: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
+        let process = Process()
+        process.executableURL = try find(name)
+        process.arguments = arguments
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        let said = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return (process.terminationStatus, said)
+    }
 }
 
 /// A child server that could not be found or started.

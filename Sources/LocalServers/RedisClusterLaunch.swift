@@ -51,17 +51,7 @@ public struct RedisClusterLaunch: Sendable {
         }
     }
 
-    /// Runs `redis-cli` with `arguments`: its exit status and what it printed.
-    static func redisCLI(_ arguments: [String]) throws -> (Int32, String) {
-        let process = Process()
-        process.executableURL = try Executable.find("redis-cli")
-        process.arguments = arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let said = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return (process.terminationStatus, said)
+    private static func redisCLI(_ arguments: [String]) throws -> (Int32, String) {
+        try Executable.run("redis-cli", arguments)
     }
 }

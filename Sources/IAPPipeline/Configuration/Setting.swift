@@ -75,7 +75,7 @@ public struct Setting: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// The executables that read settings.
-public enum PipelineCommand: String, Sendable, CaseIterable, Comparable {
+public enum PipelineCommand: String, Sendable, CaseIterable {
     case intake = "iap-intake"
     case verifier = "iap-verifier"
     case deduper = "iap-deduper"
@@ -83,10 +83,6 @@ public enum PipelineCommand: String, Sendable, CaseIterable, Comparable {
     case notifier = "iap-notifier"
     case webhook = "iap-webhook"
     case iapctl
-
-    public static func < (lhs: PipelineCommand, rhs: PipelineCommand) -> Bool {
-        allCases.firstIndex(of: lhs)! < allCases.firstIndex(of: rhs)!
-    }
 
     public static let stages: Set<PipelineCommand> = [.verifier, .deduper, .granter, .notifier, .webhook]
     public static let all = Set(allCases)
