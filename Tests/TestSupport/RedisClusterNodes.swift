@@ -28,17 +28,23 @@ public final class RedisClusterNodes: @unchecked Sendable {
     public static func start(
         primaries: Int = 3, replicasEach: Int = 1, nodeTimeout: Duration = .seconds(15)
     ) async throws -> RedisClusterNodes {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("iap-cluster-\(UUID().uuidString)")
-        let ports = try (0..<(primaries * (1 + replicasEach))).map { _ in try LoopbackPort.freeWithCompanion() }
-        let nodes = RedisClusterNodes(ports: ports, directory: directory)
-        do {
-            try await RedisClusterLaunch(ports: ports, directory: directory, replicasEach: replicasEach, nodeTimeout: nodeTimeout)
-                .start { port, process in nodes.processes[port] = process }
-        } catch {
-            nodes.stop()
-            throw error
+        // As `RedisServer.start`: a port taken between its probe and the server's bind (or its bus
+        // port, 10000 above) fails the start; new ports then, a few times.
+        var lastError: (any Error)?
+        for _ in 0..<3 {
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("iap-cluster-\(UUID().uuidString)")
+            let ports = try (0..<(primaries * (1 + replicasEach))).map { _ in try LoopbackPort.freeWithCompanion() }
+            let nodes = RedisClusterNodes(ports: ports, directory: directory)
+            do {
+                try await RedisClusterLaunch(ports: ports, directory: directory, replicasEach: replicasEach, nodeTimeout: nodeTimeout)
+                    .start { port, process in nodes.processes[port] = process }
+                return nodes
+            } catch {
+                nodes.stop()
+                lastError = error
+            }
         }
-        return nodes
+        throw lastError ?? TestSupportError("the cluster did not start")
     }
 
     /// The primary that serves `slot`, as that node's own `CLUSTER SLOTS` says.
