@@ -17,7 +17,8 @@ extension LocalCluster {
         /// When the killed primary had exited (Unix time, ms: the clock of the stream ids Redis
         /// writes, so an entry with a later id was written by the new primary).
         public var killedAtMs: Int64
-        /// From the kill until every sentinel named a new primary that says it is one.
+        /// From the kill until every sentinel (on a cluster, every running node) named a new
+        /// primary that says it is one.
         public var promotedSeconds: Double
         /// From the kill until the killed node was back as a replica and every replica was in sync.
         public var wholeSeconds: Double
@@ -26,6 +27,7 @@ extension LocalCluster {
     /// Starts the primary, then the replicas and the sentinels, and waits until the sentinels
     /// could fail the primary over (they know each other and every replica).
     func startRedis() async throws {
+        guard settings.topology != .cluster else { return try await startRedisCluster() }
         try await startRedisNode(0, replicaOf: nil)
         for node in redisPorts.indices.dropFirst() { try await startRedisNode(node, replicaOf: redisPorts[0]) }
         guard settings.topology == .sentinel else { return }
@@ -47,6 +49,7 @@ extension LocalCluster {
     /// Restarts every node that is down: in the `sentinel` topology, as a replica of the primary
     /// (unless it is the primary, which only `killRedis` leaves down).
     func healRedis() async throws {
+        guard settings.topology != .cluster else { return try await healRedisCluster() }
         if redisNodes[primary]?.isRunning != true { try await startRedisNode(primary, replicaOf: nil) }
         for node in redisPorts.indices where node != primary && redisNodes[node]?.isRunning != true {
             try await startRedisNode(node, replicaOf: redisPorts[primary])
@@ -60,7 +63,8 @@ extension LocalCluster {
     /// may fail over more than once meanwhile: the primary is whichever they name last.) With a
     /// `replicationGap`, the primary's links to its replicas are cut that long before the kill.
     public func failover() async throws -> Failover {
-        guard settings.topology == .sentinel else { throw ClusterError("a failover needs the sentinel topology") }
+        guard settings.topology != .cluster else { return try await clusterFailover() }
+        guard settings.topology == .sentinel else { throw ClusterError("a failover needs the sentinel or the cluster topology") }
         let old = primary
         if settings.replicationGap > .zero {
             try await cutReplication()
@@ -98,12 +102,15 @@ extension LocalCluster {
 
     private func nodeDirectory(_ node: Int) -> URL { dataDirectory.appendingPathComponent("redis-\(node)") }
 
-    private func startRedisNode(_ node: Int, replicaOf primaryPort: Int?) async throws {
+    /// Starts one node on its folder: as a replica of `primaryPort` when given; a cluster node
+    /// rejoins as what its `nodes.conf` and the cluster say it is.
+    func startRedisNode(_ node: Int, replicaOf primaryPort: Int?) async throws {
         let port = redisPorts[node]
         try FileManager.default.createDirectory(at: nodeDirectory(node), withIntermediateDirectories: true)
         var launch = RedisServerLaunch(
             port: port, directory: nodeDirectory(node), options: ["--maxmemory-policy", "noeviction"] + settings.durability.redisArguments)
         if let primaryPort { launch.options += ["--replicaof", "127.0.0.1", String(primaryPort)] }
+        if settings.topology == .cluster { launch.options += RedisClusterLaunch.nodeOptions(nodeTimeout: RedisTopology.clusterNodeTimeout) }
         let preload = settings.binDirectory.appendingPathComponent(RedisCrash.library).path
         let process = try self.launch(
             "redis-server", try Executable.find("redis-server"), launch.arguments,
@@ -117,7 +124,7 @@ extension LocalCluster {
     /// Cuts the primary off its replicas until it dies, as a partition would: a password only the
     /// connections already open have (the replicas would dial again at once), then their links
     /// dropped. The password lives in memory only: the node restarts without it.
-    private func cutReplication() async throws {
+    func cutReplication() async throws {
         let replies = try await pipeline(
             [
                 RedisCommand("CONFIG", "SET", "requirepass", "partitioned-\(UInt64.random(in: 0...UInt64.max))"),

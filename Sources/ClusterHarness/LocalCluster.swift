@@ -39,7 +39,7 @@ public actor LocalCluster {
     public nonisolated let sentinelPorts: [Int]
     public nonisolated let simulatorPort: Int
     public nonisolated let intakePort: Int
-    public nonisolated let keys = RedisKeys()
+    public nonisolated let keys: RedisKeys
     private let http: HTTPClient
     nonisolated var controlClient: HTTPClient { http }
     var redisNodes: [ManagedProcess?]
@@ -57,7 +57,11 @@ public actor LocalCluster {
         self.settings = settings
         self.directory = directory
         self.http = http
-        redisPorts = try (0..<settings.topology.nodes).map { _ in try LoopbackPort.free() }
+        keys = RedisKeys(prefix: settings.topology.prefix)
+        // A cluster node also listens on its port + 10000 (the cluster bus).
+        redisPorts = try (0..<settings.topology.nodes).map { _ in
+            try settings.topology == .cluster ? LoopbackPort.freeWithCompanion() : LoopbackPort.free()
+        }
         sentinelPorts = try (0..<settings.topology.sentinelCount).map { _ in try LoopbackPort.free() }
         redisNodes = Array(repeating: nil, count: redisPorts.count)
         sentinels = Array(repeating: nil, count: sentinelPorts.count)
@@ -68,12 +72,13 @@ public actor LocalCluster {
     /// The first Redis node: the only one in the `single` topology.
     public nonisolated var redisPort: Int { redisPorts[0] }
 
-    /// What every process dials: the node, or the sentinels that name the primary.
+    /// What every process dials: the node, the sentinels that name the primary, or the cluster's nodes.
     public nonisolated var redisURL: String {
         switch settings.topology {
         case .single: "redis://127.0.0.1:\(redisPort)"
         case .sentinel:
             "redis-sentinel://" + sentinelPorts.map { "127.0.0.1:\($0)" }.joined(separator: ",") + "/\(RedisTopology.master)"
+        case .cluster: "redis-cluster://" + redisPorts.map { "127.0.0.1:\($0)" }.joined(separator: ",")
         }
     }
     public nonisolated var intakeURL: String { "http://127.0.0.1:\(intakePort)" }
@@ -337,6 +342,7 @@ public actor LocalCluster {
             "PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin",
             "IAP_LOG_LEVEL": settings.logLevel,
             "IAP_REDIS_URL": redisURL,
+            "IAP_PREFIX": keys.prefix,
             "IAP_HTTP_PORT": String(intakePort),
             "IAP_APPLE_PRODUCTION_URL": simulatorURL + AppleSimulator.productionPath,
             "IAP_APPLE_SANDBOX_URL": simulatorURL + AppleSimulator.sandboxPath,

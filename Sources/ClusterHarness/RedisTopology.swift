@@ -5,6 +5,9 @@ public enum RedisTopology: String, CaseIterable, Sendable, Codable {
     /// One primary, two replicas and three sentinels (quorum 2); the pipeline dials the sentinels
     /// with a `redis-sentinel://` URL and follows a failover by itself.
     case sentinel
+    /// A Redis Cluster of three primaries with a replica each; the pipeline dials every node as a
+    /// seed (`redis-cluster://`) and runs on the one slot of its prefix, `{iap}`.
+    case cluster
 
     /// The name the sentinels monitor the primary under.
     public static let master = "drill"
@@ -17,8 +20,23 @@ public enum RedisTopology: String, CaseIterable, Sendable, Codable {
     /// second; at 1000 ms it can hold a primary it has just switched to down before its first
     /// ping is answered, and fail over again.
     static let downAfterMs = 2000
+    /// Primaries of the `cluster` topology, and replicas of each.
+    static let clusterPrimaries = 3
+    static let clusterReplicasEach = 1
+    /// `cluster-node-timeout`: how long a silent primary has before its replica takes over (as
+    /// the sentinels' `down-after-milliseconds`).
+    static let clusterNodeTimeout: Duration = .seconds(2)
 
-    /// Redis processes in this topology: the first starts as the primary.
-    var nodes: Int { self == .single ? 1 : 1 + Self.replicas }
-    var sentinelCount: Int { self == .single ? 0 : Self.sentinels }
+    /// Redis processes in this topology: with sentinels, the first starts as the primary.
+    var nodes: Int {
+        switch self {
+        case .single: 1
+        case .sentinel: 1 + Self.replicas
+        case .cluster: Self.clusterPrimaries * (1 + Self.clusterReplicasEach)
+        }
+    }
+    var sentinelCount: Int { self == .sentinel ? Self.sentinels : 0 }
+
+    /// The pipeline's `IAP_PREFIX`: on a cluster, one hash tag, so every key is in one slot.
+    public var prefix: String { self == .cluster ? "{iap}" : "iap" }
 }

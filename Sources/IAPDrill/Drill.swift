@@ -186,7 +186,7 @@ public struct Drill: Sendable {
             refundsRevoked: books.refundsRevoked, refundsBeforeGrant: books.refundsBeforeGrant, held: books.held,
             subscriptions: subscriptions.count, periods: subscriptionBooks.periods,
             webhookDelivered: webhookBooks.delivered, webhookRedelivered: webhookBooks.redelivered,
-            failovers: failovers, poisonPushed: faults.poisonPushed, poisonDeadLettered: books.poisonDeadLettered,
+            failovers: failovers, reshards: faults.reshards, poisonPushed: faults.poisonPushed, poisonDeadLettered: books.poisonDeadLettered,
             lost: books.lost, doubleGrants: books.doubleGrants, stuck: books.stuck, wrongOutcomes: books.wrong,
             anomalies: anomalies.count, drainSeconds: seconds, examples: books.examples + anomalies.prefix(5))
     }

@@ -21,8 +21,8 @@ public struct DrillSettings: Sendable {
     /// after its receipts are in until it has been).
     public var faultsPerKind = 1
     public var topology = RedisTopology.single
-    /// `IAP_REDIS_MIN_REPLICAS` of the pipeline; by default 1 with sentinels (what a failover
-    /// needs to lose nothing acknowledged), 0 without.
+    /// `IAP_REDIS_MIN_REPLICAS` of the pipeline; by default 1 with replicas (sentinel, cluster:
+    /// what a failover needs to lose nothing acknowledged), 0 without.
     public var minReplicas: Int?
     /// How long before each failover's kill the primary's replication links are cut.
     public var replicationGap: Duration = .zero
@@ -56,7 +56,7 @@ public struct DrillSettings: Sendable {
         cluster.topology = topology
         cluster.replicationGap = replicationGap
         cluster.clientSigner = signRequests ? signer : nil
-        cluster.minReplicas = minReplicas ?? (topology == .sentinel ? 1 : 0)
+        cluster.minReplicas = minReplicas ?? (topology == .single ? 0 : 1)
         cluster.appleLatencyMs = appleLatencyMs
         cluster.processesPerStage = Dictionary(
             uniqueKeysWithValues: Stage.allCases.filter { webhooks || $0 != .webhook }.map { ($0, processesPerStage) })

@@ -19,14 +19,23 @@ public enum DrillTable {
                 timings.compactMap(\.firstGrantSeconds).max().map { String(format: "%.1f", $0) } ?? (timings.isEmpty ? "-" : "none"),
             ]
         }
-        let header = ["trial", "receipts", "accepted", "503s", "sk2", "refund rev/pre", "held", "subs/periods", "hooks/again"] + faultColumns + failoverColumns
+        // Beside the reshards: the keys the longest move carried and how long it took.
+        let reshards = faults.contains(.reshard)
+        let reshardColumns = reshards ? ["moved keys", "move s"] : []
+        func longestMove(_ reports: [TrialReport]) -> [String] {
+            guard reshards else { return [] }
+            let moves = reports.flatMap(\.reshards)
+            guard let longest = moves.max(by: { $0.seconds < $1.seconds }) else { return ["-", "-"] }
+            return ["\(moves.map(\.keys).max() ?? 0)", String(format: "%.1f", longest.seconds)]
+        }
+        let header = ["trial", "receipts", "accepted", "503s", "sk2", "refund rev/pre", "held", "subs/periods", "hooks/again"] + faultColumns + failoverColumns + reshardColumns
             + ["poison dl", "lost", "double", "stuck", "wrong", "anomalies", "drain s"]
         var rows = reports.map { report in
             ["\(report.trial)", "\(report.receipts)", "\(report.accepted)", "\(report.refusals)", "\(report.storeKit)",
              "\(report.refundsRevoked)/\(report.refundsBeforeGrant)", "\(report.held)", "\(report.subscriptions)/\(report.periods)",
              "\(report.webhookDelivered)/\(report.webhookRedelivered)"]
                 + faults.map { "\(report.faults[$0, default: 0])" } + (termHeld ? ["\(report.jobsHeldAtSigterm)"] : [])
-                + longest([report])
+                + longest([report]) + longestMove([report])
                 + ["\(report.poisonDeadLettered)/\(report.poisonPushed)", "\(report.lost)", "\(report.doubleGrants)",
                    "\(report.stuck)", "\(report.wrongOutcomes)", "\(report.anomalies)", String(format: "%.1f", report.drainSeconds)]
         }
@@ -36,7 +45,7 @@ public enum DrillTable {
              "\(sum(\.refundsRevoked))/\(sum(\.refundsBeforeGrant))", sum(\.held), "\(sum(\.subscriptions))/\(sum(\.periods))",
              "\(sum(\.webhookDelivered))/\(sum(\.webhookRedelivered))"]
                 + faults.map { kind in sum { $0.faults[kind, default: 0] } } + (termHeld ? [sum(\.jobsHeldAtSigterm)] : [])
-                + longest(reports)
+                + longest(reports) + longestMove(reports)
                 + ["\(sum(\.poisonDeadLettered))/\(sum(\.poisonPushed))", sum(\.lost), sum(\.doubleGrants), sum(\.stuck),
                    sum(\.wrongOutcomes), sum(\.anomalies), String(format: "%.1f", reports.map(\.drainSeconds).max() ?? 0)])
         var text = [TextTable.render(header: header, rows: rows, rulesBefore: [rows.count - 1])]

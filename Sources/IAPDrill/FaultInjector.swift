@@ -22,6 +22,7 @@ struct FaultInjector {
     /// Things that went wrong that are not about the books (a SIGTERM without exit 0).
     private(set) var anomalies: [String] = []
     private(set) var failovers: [LocalCluster.Failover] = []
+    private(set) var reshards: [LocalCluster.Reshard] = []
     private var bag: [FaultKind] = []
 
     init(cluster: LocalCluster, settings: DrillSettings, rng: SeededGenerator) {
@@ -79,6 +80,10 @@ struct FaultInjector {
             try await cluster.stallWorker(stage, at: index, forMs: Int(settings.lease.milliseconds) + 1500)
         case .failover:
             failovers.append(try await cluster.failover())
+        case .reshard:
+            // Every other move by hand, held half-moved 0.5–2 s; the others by redis-cli.
+            let hold: Duration? = reshards.count % 2 == 0 ? .milliseconds(Int.random(in: 500...2000, using: &rng)) : nil
+            reshards.append(try await cluster.reshard(holdHalfMoved: hold, pick: Int.random(in: 0..<16, using: &rng)))
         }
     }
 

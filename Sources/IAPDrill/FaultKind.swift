@@ -6,9 +6,13 @@ public enum FaultKind: String, CaseIterable, Sendable, Codable {
     case killStage = "kill-stage"
     /// `kill -9` redis-server, then restart it on the same data folder (single topology).
     case killRedis = "kill-redis"
-    /// `kill -9` the primary; the sentinels promote a replica, the pipeline follows; the killed
-    /// node comes back as a replica (sentinel topology).
+    /// `kill -9` the primary (on a cluster, the one that owns the pipeline's slot); the sentinels
+    /// or the cluster promote a replica, the pipeline follows; the killed node comes back as a
+    /// replica (sentinel and cluster topologies).
     case failover
+    /// The pipeline's slot moves to another primary while receipts flow: by `redis-cli --cluster
+    /// reshard`, or by hand, held half-moved so `ASK` and `TRYAGAIN` are met (cluster topology).
+    case reshard
     /// `kill -9` the intake mid-request, then start it again: a receipt stored whose 202 never
     /// arrived is resent by its client and must get the same ticket.
     case killIntake = "kill-intake"
@@ -35,13 +39,21 @@ public enum FaultKind: String, CaseIterable, Sendable, Codable {
         case .poison: "poison"
         case .stall: "stall"
         case .failover: "failover"
+        case .reshard: "reshard"
         case .killWebhook: "hook kill"
         }
     }
 
     /// The faults a topology can take: a Redis restart in place (`kill-redis`) with one node, a
-    /// failover with sentinels.
+    /// failover with sentinels, a failover and a reshard on a cluster.
     public static func all(for topology: RedisTopology) -> [FaultKind] {
-        allCases.filter { topology == .single ? $0 != .failover : $0 != .killRedis }
+        allCases.filter { kind in
+            switch kind {
+            case .killRedis: topology == .single
+            case .failover: topology != .single
+            case .reshard: topology == .cluster
+            default: true
+            }
+        }
     }
 }

@@ -1,3 +1,5 @@
+import ClusterHarness
+
 /// One trial's books: the four numbers that must be 0, and what the trial did.
 public struct TrialReport: Codable, Sendable {
     public var trial: Int
@@ -23,6 +25,8 @@ public struct TrialReport: Codable, Sendable {
     public var webhookRedelivered: Int = 0
     /// Each forced failover, in order.
     public var failovers: [FailoverTiming] = []
+    /// Each move of the pipeline's slot, in order.
+    public var reshards: [LocalCluster.Reshard] = []
     public var poisonPushed: Int
     public var poisonDeadLettered: Int
     /// Accepted tickets that never reached a terminal state.

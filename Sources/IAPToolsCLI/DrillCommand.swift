@@ -9,7 +9,8 @@ public struct DrillCommand: AsyncParsableCommand {
         commandName: "iap-drill",
         abstract: "The fault drill: real processes, real faults, then the books: 0 lost, 0 granted twice.",
         discussion: """
-            Per trial: starts redis-server (with --topology sentinel: a primary, 2 replicas and 3 sentinels), \
+            Per trial: starts redis-server (with --topology sentinel: a primary, 2 replicas and 3 sentinels; \
+            with --topology cluster: a Redis Cluster of 3 primaries with a replica each), \
             apple-sim, the intake and the stage workers from --bin-dir, submits \
             receipts over HTTP while injecting faults, waits until every ticket is terminal and checks the books. \
             Exits 1 when any trial has a lost ticket, a double grant, a stuck job, a wrong outcome or an anomaly \
@@ -25,13 +26,17 @@ public struct DrillCommand: AsyncParsableCommand {
     @Option(help: "Seed of the receipts and the fault schedule.") var seed: UInt64 = 1
     @Option(help: """
         Fault kinds, comma-separated: \(FaultKind.allCases.map(\.rawValue).joined(separator: ",")) \
-        (default: every kind the topology takes: kill-redis with single, failover with sentinel).
+        (default: every kind the topology takes: kill-redis with single, failover with sentinel, failover and \
+        reshard with cluster).
         """)
     var faults: String?
     @Option(help: "Times each fault kind is injected at least, per trial.") var faultsPerKind = 1
-    @Option(help: "Redis: single (one redis-server) or sentinel (a primary, 2 replicas, 3 sentinels; the pipeline dials the sentinels).")
+    @Option(help: """
+        Redis: single (one redis-server), sentinel (a primary, 2 replicas, 3 sentinels; the pipeline dials the sentinels) \
+        or cluster (3 primaries with a replica each; the pipeline runs on the slot of IAP_PREFIX={iap}).
+        """)
     var topology = "single"
-    @Option(help: "IAP_REDIS_MIN_REPLICAS of the pipeline (default: 1 with --topology sentinel, else 0).") var minReplicas: Int?
+    @Option(help: "IAP_REDIS_MIN_REPLICAS of the pipeline (default: 1 with --topology sentinel or cluster, else 0).") var minReplicas: Int?
     @Option(help: """
         For this long before each failover's kill, cut the primary off its replicas, as a partition \
         would (what it takes meanwhile is on it alone when it dies).
@@ -62,9 +67,14 @@ public struct DrillCommand: AsyncParsableCommand {
         guard leaseMs >= 1000 else { throw ValidationError("--lease-ms must be at least 1000") }
         guard (0...5000).contains(replicationGapMs) else { throw ValidationError("--replication-gap-ms: 0 to 5000") }
         guard faultsPerKind >= 1 else { throw ValidationError("--faults-per-kind must be at least 1") }
-        guard let topology = RedisTopology(rawValue: topology) else { throw ValidationError("--topology: single or sentinel") }
-        guard (minReplicas ?? 0) >= 0, (minReplicas ?? 0) <= (topology == .single ? 0 : 2) else {
-            throw ValidationError("--min-replicas: 0 with --topology single, 0 to 2 with sentinel")
+        guard let topology = RedisTopology(rawValue: topology) else { throw ValidationError("--topology: single, sentinel or cluster") }
+        let replicas = switch topology {
+        case .single: 0
+        case .sentinel: 2
+        case .cluster: 1
+        }
+        guard (minReplicas ?? 0) >= 0, (minReplicas ?? 0) <= replicas else {
+            throw ValidationError("--min-replicas: 0 with --topology single, 0 to 2 with sentinel, 0 or 1 with cluster")
         }
         let chosen = try parsedFaults()
         if let wrong = chosen.first(where: { !FaultKind.all(for: topology).contains($0) }) {

@@ -88,6 +88,7 @@ final class RedisClusterRouter: Sendable {
             askingNode = nil
             guard let redirect = answers.lazy.compactMap(Redirect.init).first else { return answers }
             lastError = RedisError.server(redirect.message)
+            RedisMetrics.redirected(redirect.message.prefix { $0 != " " })
             switch redirect {
             case .moved(let movedSlot, let address):
                 state.withLockedValue { state in

@@ -87,6 +87,42 @@ struct DrillTests {
         #expect(DrillTable.render([report], faults: settings.faults).contains("kill→grant s"))
     }
 
+    /// A fleet on a Redis Cluster (3 primaries with a replica each; `redis-cluster://`,
+    /// `IAP_PREFIX={iap}`, `IAP_REDIS_MIN_REPLICAS=1`): while receipts come in, the primary of the
+    /// pipeline's slot is killed twice (its replica takes over) and the slot moves twice, once by
+    /// hand held half-moved (so commands meet `ASK` and `TRYAGAIN`) and once by `redis-cli
+    /// --cluster reshard`. No process is restarted; every acknowledged receipt ends as its
+    /// scenario dictates, none twice.
+    @Test func aFleetOnAClusterFollowsFailoversAndSlotMovesAndKeepsTheBooks() async throws {
+        var settings = Self.settings
+        settings.topology = .cluster
+        settings.faults = [.failover, .reshard]
+        settings.faultsPerKind = 2
+        settings.receiptsPerTrial = 300
+        settings.submitRate = 30
+        settings.faultRate = 0.5
+        settings.seed = 13
+        defer { try? FileManager.default.removeItem(at: settings.workDirectory) }
+        #expect(settings.cluster.minReplicas == 1)
+        let report = try #require(try await Drill(settings: settings).run().first)
+        #expect(report.faults[.failover] == 2 && report.failovers.count == 2, "\(report.faults)")
+        #expect(report.reshards.map(\.by).sorted() == ["half-moved", "redis-cli"], "\(report.reshards)")
+        #expect(report.reshards.allSatisfy { $0.keys > 0 }, "\(report.reshards)")
+        #expect(report.accepted > 200)
+        #expect(report.lost == 0, "\(report.examples)")
+        #expect(report.doubleGrants == 0, "\(report.examples)")
+        #expect(report.stuck == 0, "\(report.examples)")
+        #expect(report.wrongOutcomes == 0, "\(report.examples)")
+        #expect(report.anomalies == 0, "\(report.examples)")
+        #expect(DrillTable.render([report], faults: settings.faults).contains("moved keys"))
+    }
+
+    @Test func aClusterNodesLineGivesItsSlotsButNotOneBeingMoved() {
+        let line: Substring = "07c3 127.0.0.1:30004@40004 myself,master - 0 0 1 connected 0-3 886 5461-5462 [887->-a1b2]"
+        #expect(LocalCluster.slots(inNodesLine: line) == [0, 1, 2, 3, 886, 5461, 5462])
+        #expect(LocalCluster.slots(inNodesLine: "e1f2 127.0.0.1:30005@40005 slave 07c3 0 0 1 connected").isEmpty)
+    }
+
     @Test func aWorkersPidIsReadFromItsIDWhateverItsHostIsCalled() {
         #expect(LocalCluster.pid(ofMember: "verify:box-4321-1x9z") == 4321)
         #expect(LocalCluster.pid(ofMember: "grant:ip-10-0-12-7-88-abc") == 88)
