@@ -1,42 +1,66 @@
 /// Every Redis key and channel the pipeline uses, in one place (docs/operations/redis-keys.md mirrors this, with the keys each script takes).
 /// All start with the prefix (`IAP_PREFIX`, default `iap`; `{iap}` keeps them in one cluster slot).
+///
+/// The keys of a bucket (`BucketLayout`) — its queues, in-flight lists, workers, retry and dead
+/// sets, fulfilment stream, tickets, and everything about the purchases in it — start with
+/// `bucketPrefix`: the prefix itself with one bucket (the names of a deployment without buckets),
+/// else the prefix and the bucket's hash tag (`iap:{b3.41}`). `inBucket(_:)` gives the keys of one
+/// bucket; the others (a user's, the fleet's) start with the prefix alone.
 public struct RedisKeys: Sendable, Equatable {
     public let prefix: String
+    public let layout: BucketLayout
+    /// The bucket these keys are of (always 0 with one bucket).
+    public let bucket: Int
 
-    public init(prefix: String = Settings.prefix.defaultValue!) {
-        self.prefix = prefix
+    public init(prefix: String = Settings.prefix.defaultValue!, layout: BucketLayout = BucketLayout(count: 1)) {
+        self.init(prefix: prefix, layout: layout, bucket: 0)
     }
 
+    private init(prefix: String, layout: BucketLayout, bucket: Int) {
+        self.prefix = prefix
+        self.layout = layout
+        self.bucket = bucket
+    }
+
+    /// The keys of one bucket.
+    public func inBucket(_ bucket: Int) -> RedisKeys {
+        precondition((0..<layout.count).contains(bucket), "bucket \(bucket) of \(layout.count)")
+        return RedisKeys(prefix: prefix, layout: layout, bucket: bucket)
+    }
+
+    /// What this bucket's keys start with.
+    public var bucketPrefix: String { layout.count == 1 ? prefix : "\(prefix):{\(layout.tags[bucket])}" }
+
     /// list: a stage's queue; producers LPUSH, workers BLMOVE from the right (FIFO).
-    public func queue(_ stage: Stage) -> String { "\(prefix):queue:\(stage.rawValue)" }
+    public func queue(_ stage: Stage) -> String { "\(bucketPrefix):queue:\(stage.rawValue)" }
     /// list: the jobs one worker holds. `member` is the worker's entry in `workers`.
-    public func inflight(member: String) -> String { "\(prefix):inflight:\(member)" }
+    public func inflight(member: String) -> String { "\(bucketPrefix):inflight:\(member)" }
     /// zset: `<stage>:<worker-id>` → last heartbeat (ms).
-    public var workers: String { "\(prefix):workers" }
+    public var workers: String { "\(bucketPrefix):workers" }
     /// zset: jobs waiting for their next attempt, score = due time (ms).
-    public var retry: String { "\(prefix):retry" }
+    public var retry: String { "\(bucketPrefix):retry" }
     /// list: dead letters (JSON: the job plus reason, attempts, last error, time).
-    public var dead: String { "\(prefix):dead" }
+    public var dead: String { "\(bucketPrefix):dead" }
     /// string: the dedupe claim on a grant unit; value = the ticket that claimed it. Never expires.
-    public func claim(unit: String) -> String { "\(prefix):txn:\(unit)" }
+    public func claim(unit: String) -> String { "\(bucketPrefix):txn:\(unit)" }
     /// hash: the grant record of a grant unit. Never expires.
-    public func grant(unit: String) -> String { "\(prefix):grant:\(unit)" }
+    public func grant(unit: String) -> String { "\(bucketPrefix):grant:\(unit)" }
     /// stream: one entry per new grant, for the app backend (XREADGROUP/XACK).
-    public var fulfilment: String { "\(prefix):fulfilment" }
+    public var fulfilment: String { "\(bucketPrefix):fulfilment" }
     /// hash: a ticket's status and result; expires after `IAP_TICKET_TTL_S`.
-    public func ticket(_ id: String) -> String { "\(prefix):ticket:\(id)" }
+    public func ticket(_ id: String) -> String { "\(bucketPrefix):ticket:\(id)" }
     /// string: sha256(user, receipt) → the ticket it produced, so resubmissions are idempotent.
-    public func receipt(digest: String) -> String { "\(prefix):receipt:\(digest)" }
+    public func receipt(digest: String) -> String { "\(bucketPrefix):receipt:\(digest)" }
     /// sharded pub/sub channel (`SPUBLISH`/`SSUBSCRIBE`): a ticket id whenever its status changes.
-    public var results: String { "\(prefix):results" }
+    public var results: String { "\(bucketPrefix):results" }
     /// string: a Server Notification's `notificationUUID` → the ticket that applies it; kept
     /// `notificationRetention` (Apple retries a delivery for days), so a redelivery is answered 200 and applied once.
-    public func notification(uuid: String) -> String { "\(prefix):notification:\(uuid)" }
+    public func notification(uuid: String) -> String { "\(bucketPrefix):notification:\(uuid)" }
     /// string: a grant unit Apple refunded or revoked before it was granted (value: when, ms); the
     /// grant stage grants nothing for it; `REFUND_REVERSED` removes it. Never expires.
-    public func refunded(unit: String) -> String { "\(prefix):refunded:\(unit)" }
+    public func refunded(unit: String) -> String { "\(bucketPrefix):refunded:\(unit)" }
     /// string: `original_transaction_id` → the user first granted it (its owner). Never expires.
-    public func owner(originalTransactionID: String) -> String { "\(prefix):owner:\(originalTransactionID)" }
+    public func owner(originalTransactionID: String) -> String { "\(bucketPrefix):owner:\(originalTransactionID)" }
     /// string: an `appAccountToken` (lowercase UUID) → its user. Never expires.
     public func accountToken(_ token: String) -> String { "\(prefix):account-token:\(token)" }
     /// hash: `transaction_id` → a purchase Apple notified us of whose account is unknown (JSON:
@@ -44,7 +68,7 @@ public struct RedisKeys: Sendable, Equatable {
     public var unclaimed: String { "\(prefix):unclaimed" }
     /// list: the newest notifications about one original transaction (JSON, newest first, at most
     /// 100), for the subscription logic.
-    public func notifications(originalTransactionID: String) -> String { "\(prefix):notifications:\(originalTransactionID)" }
+    public func notifications(originalTransactionID: String) -> String { "\(bucketPrefix):notifications:\(originalTransactionID)" }
     /// zset: the App Store Server API calls of the last window, fleet-wide, per environment and
     /// endpoint (`production`/`sandbox`, `transaction_info`…); member = a call id, score = when (ms).
     public func apiPermits(environment: String, endpoint: String) -> String { "\(prefix):apple:permits:\(environment):\(endpoint)" }
@@ -60,7 +84,7 @@ public struct RedisKeys: Sendable, Equatable {
     /// hash: a purchase the purchase policy holds from its grant (its grant fields, `status`
     /// `held`/`released`/`rejected`, `reason`, `held_at`, and the operator's `decided_at`,
     /// `decided_by`, `note`). Never expires: it is the audit of the decision.
-    public func hold(unit: String) -> String { "\(prefix):held:\(unit)" }
+    public func hold(unit: String) -> String { "\(bucketPrefix):held:\(unit)" }
     /// zset: the units held now, score = when held (ms); `iapctl held list` reads it.
     public var holds: String { "\(prefix):held" }
     /// string: how many of a user's grants Apple refunded or revoked (less those it reversed);
@@ -81,13 +105,13 @@ public struct RedisKeys: Sendable, Equatable {
     /// what made this state: older news is ignored), `cause`, `entitlements`, `updated_at`,
     /// `grace_expires_at`, `environment`, `recheck_tries` (re-checks of this period so far),
     /// `rechecked_at`. Never expires.
-    public func subscription(originalTransactionID: String) -> String { "\(prefix):subscription:\(originalTransactionID)" }
+    public func subscription(originalTransactionID: String) -> String { "\(bucketPrefix):subscription:\(originalTransactionID)" }
     /// set: the original transaction ids of a user's subscriptions. Never expires.
     public func subscriptions(user: String) -> String { "\(prefix):user-subscriptions:\(user)" }
     /// zset: the subscriptions to re-check with Apple, member = `original_transaction_id`, score =
     /// when (ms): before and after each period's end (`IAP_RECHECK_*`); removed when it expires or is
     /// revoked. Due ones become re-check jobs on the verify queue (`promote_due_rechecks`).
-    public var rechecks: String { "\(prefix):rechecks" }
+    public var rechecks: String { "\(bucketPrefix):rechecks" }
     /// The consumer group of `iap-webhook` on the fulfilment stream (created at the stream's start
     /// unless it exists: create it at `$` first to deliver only new events).
     public static let webhookGroup = "webhook"
@@ -104,7 +128,7 @@ public struct RedisKeys: Sendable, Equatable {
     /// longest `IAP_WEBHOOK_MAX_AGE_S`, so a user's retrying job always has its ticket.
     public static let webhookTicketTTL: Duration = .seconds(31 * 86400)
     /// string: held briefly by the one worker that runs the reaper.
-    public var reaperLock: String { "\(prefix):lock:reaper" }
+    public var reaperLock: String { "\(bucketPrefix):lock:reaper" }
 
     /// How long a notification's UUID is remembered: 35 days (Apple retries for up to 3).
     public static let notificationRetention: Duration = .seconds(35 * 86400)

@@ -1,0 +1,79 @@
+import IAPPipeline
+import RedisClient
+import Testing
+
+@testable import IAPPipeline
+
+/// The bucket layout is part of the data: a purchase's bucket and a bucket's tag, once written,
+/// must never change. These pin them.
+struct BucketLayoutTests {
+    @Test func withOneBucketEveryKeyKeepsTheNameItHadBeforeBuckets() {
+        let keys = RedisKeys(prefix: "iap")
+        #expect(keys.layout.count == 1 && keys.bucketPrefix == "iap")
+        #expect(keys.queue(.verify) == "iap:queue:verify")
+        #expect(keys.fulfilment == "iap:fulfilment")
+        #expect(keys.claim(unit: "1000") == "iap:txn:1000")
+        #expect(keys.ticket("AbC") == "iap:ticket:AbC")
+        #expect(keys.lifetime(user: "u1") == "iap:lifetime:u1")
+        #expect(keys.layout.bucket(ofOriginalTransactionID: "2000000123") == 0)
+        #expect(keys.layout.ticketID("AbC", inBucket: 0) == "AbC")
+    }
+
+    @Test(arguments: [2, 3, 16, 64, 1024])
+    func eachBucketsTagSitsInItsOwnEqualShareOfTheSlots(count: Int) {
+        let layout = BucketLayout(count: count)
+        for bucket in 0..<count {
+            let slot = layout.slot(ofBucket: bucket)
+            #expect(slot >= bucket * 16384 / count && slot < (bucket + 1) * 16384 / count, "bucket \(bucket): slot \(slot)")
+        }
+        #expect(Set(layout.tags).count == count)
+    }
+
+    @Test func aBucketsKeysShareOneSlotAndTheFleetsDoNot() {
+        let layout = BucketLayout(count: 16)
+        let keys = RedisKeys(prefix: "iap", layout: layout)
+        for bucket in [0, 7, 15] {
+            let inBucket = keys.inBucket(bucket)
+            let slots = Set([
+                inBucket.queue(.grant), inBucket.inflight(member: "grant:w1"), inBucket.workers, inBucket.retry, inBucket.dead,
+                inBucket.claim(unit: "9"), inBucket.grant(unit: "9"), inBucket.fulfilment, inBucket.ticket("t"),
+                inBucket.receipt(digest: "d"), inBucket.results, inBucket.owner(originalTransactionID: "9"), inBucket.refunded(unit: "9"),
+                inBucket.hold(unit: "9"), inBucket.subscription(originalTransactionID: "9"), inBucket.rechecks, inBucket.reaperLock,
+            ].map(RedisClusterSlot.of))
+            #expect(slots == [layout.slot(ofBucket: bucket)])
+            #expect(inBucket.fulfilment == "iap:{\(layout.tags[bucket])}:fulfilment")
+        }
+        // A user's and the fleet's keys are not a bucket's.
+        #expect(keys.inBucket(3).lifetime(user: "u1") == "iap:lifetime:u1")
+        #expect(keys.inBucket(3).unclaimed == "iap:unclaimed")
+    }
+
+    /// Pinned: a change here moves purchases to other buckets, which a deployment's data forbids.
+    @Test func theHashesAreFixedForEver() {
+        #expect(BucketLayout.fnv1a("") == 0xcbf2_9ce4_8422_2325)
+        #expect(BucketLayout.fnv1a("a") == 0xaf63_dc4c_8601_ec8c)
+        let layout = BucketLayout(count: 16)
+        #expect(Array(layout.tags.prefix(3)) == ["b0.2", "b1.1", "b2.61"])
+        #expect(
+            ["1000000000000001", "1000000000000002", "2000000987654321"].map(layout.bucket(ofOriginalTransactionID:)) == [13, 4, 14])
+    }
+
+    @Test func aTicketIDNamesItsBucketAndAnOldOneIsFoundByItsHash() {
+        let layout = BucketLayout(count: 16)
+        let id = layout.ticketID("AbCdEfGhIjKlMnOpQrStUv", inBucket: 11)
+        #expect(id == "11.AbCdEfGhIjKlMnOpQrStUv")
+        #expect(layout.bucket(ofTicket: id) == 11)
+        let old = "AbCdEfGhIjKlMnOpQrStUv"
+        #expect(layout.bucket(ofTicket: old) == layout.bucket(ofTicket: old) && (0..<16).contains(layout.bucket(ofTicket: old)))
+        // A number that is not a bucket of this layout is not taken for one.
+        #expect(layout.bucket(ofTicket: "99.AbC") == layout.bucket(ofTicket: "99.AbC") && layout.bucket(ofTicket: "99.AbC") < 16)
+    }
+
+    @Test func purchasesSpreadOverEveryBucket() {
+        let layout = BucketLayout(count: 16)
+        var counts = Array(repeating: 0, count: 16)
+        for n in 0..<16_000 { counts[layout.bucket(ofOriginalTransactionID: String(2_000_000_000_000_000 + n))] += 1 }
+        // 1,000 each on average: none below half of that or above one and a half.
+        #expect(counts.allSatisfy { (500...1500).contains($0) }, "\(counts)")
+    }
+}
