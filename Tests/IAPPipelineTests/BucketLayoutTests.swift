@@ -43,8 +43,14 @@ struct BucketLayoutTests {
             #expect(slots == [layout.slot(ofBucket: bucket)])
             #expect(inBucket.fulfilment == "iap:{\(layout.tags[bucket])}:fulfilment")
         }
-        // A user's and the fleet's keys are not a bucket's.
-        #expect(keys.inBucket(3).lifetime(user: "u1") == "iap:lifetime:u1")
+        // A user's keys share the user's own tag, whatever the bucket; the fleet's are no bucket's.
+        let user = [
+            keys.lifetime(user: "u1"), keys.inBucket(3).subscriptions(user: "u1"), keys.refunds(user: "u1"),
+            keys.dailyWindow(user: "u1", product: "gem"), keys.consent(user: "u1"), keys.webhookEvents(user: "u1"),
+        ]
+        #expect(Set(user.map(RedisClusterSlot.of)) == [RedisClusterSlot.of("{u:u1}")])
+        #expect(keys.lifetime(user: "u1") == "iap:{u:u1}:lifetime:u1")
+        #expect(RedisClusterSlot.of(keys.lifetime(user: "u2")) != RedisClusterSlot.of(keys.lifetime(user: "u1")))
         #expect(keys.inBucket(3).unclaimed == "iap:unclaimed")
     }
 

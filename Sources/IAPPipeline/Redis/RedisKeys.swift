@@ -31,6 +31,11 @@ public struct RedisKeys: Sendable, Equatable {
     /// What this bucket's keys start with.
     public var bucketPrefix: String { layout.count == 1 ? prefix : "\(prefix):{\(layout.tags[bucket])}" }
 
+    /// What one user's keys start with: the prefix with one bucket (today's names), else the
+    /// prefix and the user's own hash tag (`iap:{u:alice}`), so that one step may change all of a
+    /// user's keys together.
+    public func userPrefix(_ user: String) -> String { layout.count == 1 ? prefix : "\(prefix):{u:\(user)}" }
+
     /// list: a stage's queue; producers LPUSH, workers BLMOVE from the right (FIFO).
     public func queue(_ stage: Stage) -> String { "\(bucketPrefix):queue:\(stage.rawValue)" }
     /// list: the jobs one worker holds. `member` is the worker's entry in `workers`.
@@ -80,7 +85,7 @@ public struct RedisKeys: Sendable, Equatable {
     /// string: the new submissions of one client key in one Unix second (`IAP_RATE_PER_KEY`); expires after 2 s.
     public func rateWindow(clientKey: String, second: Int64) -> String { "\(prefix):rate:key:\(clientKey):\(second)" }
     /// string: the new submissions for one user in one Unix second (`IAP_RATE_PER_USER`); expires after 2 s.
-    public func rateWindow(user: String, second: Int64) -> String { "\(prefix):rate:user:\(user):\(second)" }
+    public func rateWindow(user: String, second: Int64) -> String { "\(userPrefix(user)):rate:user:\(user):\(second)" }
     /// hash: a purchase the purchase policy holds from its grant (its grant fields, `status`
     /// `held`/`released`/`rejected`, `reason`, `held_at`, and the operator's `decided_at`,
     /// `decided_by`, `note`). Never expires: it is the audit of the decision.
@@ -89,16 +94,16 @@ public struct RedisKeys: Sendable, Equatable {
     public var holds: String { "\(prefix):held" }
     /// string: how many of a user's grants Apple refunded or revoked (less those it reversed);
     /// `IAP_MAX_REFUNDS_PER_USER` holds the user's new purchases from that many on. Never expires.
-    public func refunds(user: String) -> String { "\(prefix):refunds:\(user)" }
+    public func refunds(user: String) -> String { "\(userPrefix(user)):refunds:\(user)" }
     /// zset: the units of one product granted to one user in the last 24 hours (score: ms), for
     /// the catalog's `daily_limit_per_user`; expires 24 hours after the last grant.
-    public func dailyWindow(user: String, product: String) -> String { "\(prefix):daily:\(user):\(product)" }
+    public func dailyWindow(user: String, product: String) -> String { "\(userPrefix(user)):daily:\(user):\(product)" }
     /// string: whether a user consented to our telling Apple about their purchases when they ask
     /// for a refund (`1`/`0`), set by the game backend (`PUT /v1/users/{id}/consent`). Never expires.
-    public func consent(user: String) -> String { "\(prefix):consent:\(user)" }
+    public func consent(user: String) -> String { "\(userPrefix(user)):consent:\(user)" }
     /// set: the grant units of the non-consumables granted to a user (their entitlements last
     /// until revoked). Never expires.
-    public func lifetime(user: String) -> String { "\(prefix):lifetime:\(user)" }
+    public func lifetime(user: String) -> String { "\(userPrefix(user)):lifetime:\(user)" }
     /// hash: one auto-renewable subscription, by its `original_transaction_id`: `user_id` (its
     /// owner), `product_id`, `status` (`active`, `grace_period`, `billing_retry`, `expired`,
     /// `revoked`), `expires_at`, `auto_renew`, `latest_transaction_id`, `event_at` (when Apple said
@@ -107,7 +112,7 @@ public struct RedisKeys: Sendable, Equatable {
     /// `rechecked_at`. Never expires.
     public func subscription(originalTransactionID: String) -> String { "\(bucketPrefix):subscription:\(originalTransactionID)" }
     /// set: the original transaction ids of a user's subscriptions. Never expires.
-    public func subscriptions(user: String) -> String { "\(prefix):user-subscriptions:\(user)" }
+    public func subscriptions(user: String) -> String { "\(userPrefix(user)):user-subscriptions:\(user)" }
     /// zset: the subscriptions to re-check with Apple, member = `original_transaction_id`, score =
     /// when (ms): before and after each period's end (`IAP_RECHECK_*`); removed when it expires or is
     /// revoked. Due ones become re-check jobs on the verify queue (`promote_due_rechecks`).
@@ -117,7 +122,7 @@ public struct RedisKeys: Sendable, Equatable {
     public static let webhookGroup = "webhook"
     /// list: one user's fulfilment events waiting for delivery to the webhook, oldest first (JSON:
     /// the entry's `id` and `fields`), filled from the stream by `route_fulfilment_events`.
-    public func webhookEvents(user: String) -> String { "\(prefix):webhook:events:\(user)" }
+    public func webhookEvents(user: String) -> String { "\(userPrefix(user)):webhook:events:\(user)" }
     /// set: the users whose events a webhook job is delivering (at most one job per user, so a
     /// user's events arrive in order).
     public var webhookBusy: String { "\(prefix):webhook:busy" }
