@@ -56,15 +56,16 @@ extension LocalCluster {
         }
     }
 
-    /// `kill -9` the primary and wait until the sentinels have promoted a replica; then start the
-    /// killed node again, as a replica of the new primary (never as a primary: a stale primary
-    /// back before the failover ends could take writes the failover then drops), and wait until
-    /// every replica is in sync, so the next failover has a replica to promote. (The sentinels
-    /// may fail over more than once meanwhile: the primary is whichever they name last.) With a
-    /// `replicationGap`, the primary's links to its replicas are cut that long before the kill.
+    /// `kill -9` the primary and wait until a replica is promoted (the sentinels name it; on a
+    /// cluster, every node names it the owner of the pipeline's slot); then start the killed node
+    /// again as a replica of the new primary (never as a primary: a stale primary back before the
+    /// failover ends could take writes the failover then drops; a cluster node rejoins as what
+    /// its `nodes.conf` and the cluster say), and wait until every replica is in sync, so the next
+    /// failover has a replica to promote. (The sentinels may fail over more than once meanwhile:
+    /// the primary is whichever they name last.) With a `replicationGap`, the primary's links to
+    /// its replicas are cut that long before the kill.
     public func failover() async throws -> Failover {
-        guard settings.topology != .cluster else { return try await clusterFailover() }
-        guard settings.topology == .sentinel else { throw ClusterError("a failover needs the sentinel or the cluster topology") }
+        guard settings.topology != .single else { throw ClusterError("a failover needs the sentinel or the cluster topology") }
         let old = primary
         if settings.replicationGap > .zero {
             try await cutReplication()
@@ -73,14 +74,20 @@ extension LocalCluster {
         let start = ContinuousClock.now
         if let node = redisNodes[old] { await node.stop(with: SIGKILL) }
         let killedAt = Date()
-        primary = try await waitFor("the sentinels promote a replica of :\(redisPorts[old])", while: nil, within: .seconds(60)) {
-            await self.primaryNamedBySentinels().flatMap { $0 == old ? nil : $0 }
+        let onCluster = settings.topology == .cluster
+        primary = try await waitFor("a replica of :\(redisPorts[old]) is promoted", while: nil, within: .seconds(60)) {
+            await (onCluster ? self.agreedSlotOwner() : self.primaryNamedBySentinels()).flatMap { $0 == old ? nil : $0 }
         }
         let promoted = ContinuousClock.now - start
-        try await startRedisNode(old, replicaOf: redisPorts[primary])
-        primary = try await waitFor("the sentinels agree on a primary with every replica in sync", while: nil, within: .seconds(60)) {
-            guard let node = await self.primaryNamedBySentinels() else { return nil }
-            return await self.onlineReplicas(of: self.redisPorts[node]) == RedisTopology.replicas ? node : nil
+        if onCluster {
+            try await startRedisNode(old, replicaOf: nil)
+            try await waitUntilClusterIsWhole()
+        } else {
+            try await startRedisNode(old, replicaOf: redisPorts[primary])
+            primary = try await waitFor("the sentinels agree on a primary with every replica in sync", while: nil, within: .seconds(60)) {
+                guard let node = await self.primaryNamedBySentinels() else { return nil }
+                return await self.onlineReplicas(of: self.redisPorts[node]) == RedisTopology.replicas ? node : nil
+            }
         }
         return Failover(
             killedAtMs: Int64(killedAt.timeIntervalSince1970 * 1000), promotedSeconds: promoted.seconds,

@@ -42,29 +42,6 @@ extension LocalCluster {
         try await waitUntilClusterIsWhole()
     }
 
-    /// `kill -9` the primary of the pipeline's slot and wait until its replica owns the slot;
-    /// then start the killed node again on its folder (it rejoins as the new primary's replica)
-    /// and wait until the cluster is whole, every replica in sync.
-    func clusterFailover() async throws -> Failover {
-        let old = primary
-        if settings.replicationGap > .zero {
-            try await cutReplication()
-            try await Task.sleep(for: settings.replicationGap)
-        }
-        let start = ContinuousClock.now
-        if let node = redisNodes[old] { await node.stop(with: SIGKILL) }
-        let killedAt = Date()
-        primary = try await waitFor("a replica of :\(redisPorts[old]) takes slot \(pipelineSlot)", while: nil, within: .seconds(60)) {
-            await self.agreedSlotOwner().flatMap { $0 == old ? nil : $0 }
-        }
-        let promoted = ContinuousClock.now - start
-        try await startRedisNode(old, replicaOf: nil)
-        try await waitUntilClusterIsWhole()
-        return Failover(
-            killedAtMs: Int64(killedAt.timeIntervalSince1970 * 1000), promotedSeconds: promoted.seconds,
-            wholeSeconds: (ContinuousClock.now - start).seconds)
-    }
-
     /// Moves the pipeline's slot from its primary to another (`pick` chooses which) while the
     /// pipeline runs. With `holdHalfMoved`, by hand as `redis-cli` does it (importing, migrating,
     /// keys in batches, then the new owner named everywhere), with half the keys moved and the
