@@ -7,9 +7,9 @@ import Glibc
 #endif
 
 /// The `cluster` topology: three primaries with a replica each, the pipeline on the one slot of
-/// its prefix (`primary` is the node that owns that slot now), and the faults the drill forces on
-/// them: a primary's kill (its replica takes over) and the slot's move to another primary while
-/// receipts flow.
+/// its prefix (`primary` is the node that owns that slot now), and the move of that slot to
+/// another primary while receipts flow (`reshard`). A primary's kill is `failover()`, shared
+/// with the sentinel topology; it sees the promotion through `agreedSlotOwner`.
 extension LocalCluster {
     /// The slot every pipeline key is in (its prefix is one hash tag).
     public nonisolated var pipelineSlot: Int { RedisClusterSlot.of(keys.workers) }
