@@ -185,12 +185,7 @@ public struct ControlCommand: AsyncParsableCommand {
 
             func run() async throws {
                 let configuration = loadConfiguration(redis)
-                let count = try await withStore(configuration) { store in
-                    let reply = try await store.redis.pipeline([
-                        RedisCommand("LLEN", store.keys.dead), RedisCommand("DEL", store.keys.dead),
-                    ])
-                    return reply.first?.int ?? 0
-                }
+                let count = try await withStore(configuration) { try await $0.purgeDeadLetters() }
                 if json { return printJSON(["purged": count]) }
                 print("purged \(count)")
             }

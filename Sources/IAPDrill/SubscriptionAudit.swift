@@ -53,10 +53,9 @@ struct SubscriptionAudit {
 
     func check(_ subscriptions: [PlannedSubscription]) async throws -> Books {
         var books = Books()
-        let entries = try await store.redis.send("XRANGE", store.keys.fulfilment, "-", "+").array ?? []
         var grants: [String: [String]] = [:]
-        for entry in entries {
-            let fields = entry.array?.last?.stringDictionary ?? [:]
+        for entry in try await store.fulfilmentEntries() {
+            let fields = entry.fields
             if let unit = fields["unit"], ["granted", "renewed", "released"].contains(fields["event"]) {
                 grants[unit, default: []].append(fields["user_id"] ?? "?")
             }

@@ -62,20 +62,11 @@ struct TrialAudit {
         var timings: [FailoverTiming] = []
         for failover in failovers {
             var firstGrant: Double?
-            var start = String(failover.killedAtMs + 1)
-            search: while true {
-                let entries = try await store.redis.send("XRANGE", store.keys.fulfilment, start, "+", "COUNT", "200").array ?? []
-                for entry in entries {
-                    guard let id = entry.array?.first?.string else { continue }
-                    start = "(" + id
-                    let fields = entry.array?.last?.stringDictionary ?? [:]
-                    guard fields["event"] ?? "granted" == "granted", let ms = id.split(separator: "-").first.flatMap({ Int64($0) }) else {
-                        continue
-                    }
-                    firstGrant = Double(ms - failover.killedAtMs) / 1000
-                    break search
-                }
-                if entries.count < 200 { break }
+            for entry in try await store.fulfilmentEntries(after: "\(failover.killedAtMs)-\(Int64.max)") {
+                guard entry.fields["event"] ?? "granted" == "granted", let ms = entry.id.split(separator: "-").first.flatMap({ Int64($0) })
+                else { continue }
+                firstGrant = Double(ms - failover.killedAtMs) / 1000
+                break
             }
             timings.append(
                 FailoverTiming(promotedSeconds: failover.promotedSeconds, firstGrantSeconds: firstGrant, wholeSeconds: failover.wholeSeconds))
@@ -118,9 +109,8 @@ struct TrialAudit {
         // Fulfilment events per grant unit, in stream order: more than one grant (`granted`, or
         // `released` after a hold) is a double grant, and so is a grant after a `revoked`.
         var events: [String: [String]] = [:]
-        let entries = try await store.redis.send("XRANGE", store.keys.fulfilment, "-", "+").array ?? []
-        for entry in entries {
-            let fields = entry.array?.last?.stringDictionary ?? [:]
+        for entry in try await store.fulfilmentEntries() {
+            let fields = entry.fields
             if let unit = fields["unit"] { events[unit, default: []].append(fields["event"] ?? "granted") }
         }
         let grants: Set<String> = ["granted", "released", "renewed"]

@@ -23,11 +23,9 @@ struct WebhookAudit {
 
     /// The stream's entries: id and user, in order.
     func entries() async throws -> [(id: String, user: String)] {
-        let reply = try await store.redis.send("XRANGE", store.keys.fulfilment, "-", "+").array ?? []
-        return reply.compactMap { entry in
-            guard let parts = entry.array, parts.count == 2, let id = parts[0].string else { return nil }
-            let user = parts[1].stringDictionary["user_id"] ?? "_"
-            return (id, user.isEmpty ? "_" : user)
+        try await store.fulfilmentEntries().map { entry in
+            let user = entry.fields["user_id"] ?? "_"
+            return (entry.id, user.isEmpty ? "_" : user)
         }
     }
 

@@ -14,8 +14,8 @@ public enum IntakeApplication {
         clientKeys: ClientKeyring? = nil, tls: TLSConfiguration? = nil, waiters: TicketWaiters? = nil,
         metrics: Metrics? = nil, logger: Logger, onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
     ) throws -> some ApplicationProtocol {
-        // One subscription to iap:results for every waiting client, run with the server.
-        let waiters = waiters ?? TicketWaiters(redis: configuration.redis, channel: store.keys.results, logger: logger)
+        // One subscription to each bucket's results channel for every waiting client, run with the server.
+        let waiters = waiters ?? TicketWaiters(redis: configuration.redis, keys: store.keys, logger: logger)
         let router = try routes(
             store: store, configuration: configuration, notificationChecks: notificationChecks, clientKeys: clientKeys,
             waiters: waiters, metrics: metrics)

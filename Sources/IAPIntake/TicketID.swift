@@ -6,8 +6,16 @@ public enum TicketID {
         return base64URL(bytes)
     }
 
+    /// 22 characters of base64url, or with buckets (`IAP_BUCKETS` above 1) the bucket's number,
+    /// a dot and the 22 (`17.AbC…`); the store names the bucket (`BucketLayout.ticketID`).
     public static func isWellFormed(_ text: String) -> Bool {
-        text.utf8.count == 22 && text.utf8.allSatisfy { alphabet.contains($0) }
+        var id = Substring(text)
+        if let dot = text.firstIndex(of: ".") {
+            let bucket = text[..<dot]
+            guard (1...4).contains(bucket.utf8.count), bucket.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else { return false }
+            id = text[text.index(after: dot)...]
+        }
+        return id.utf8.count == 22 && id.utf8.allSatisfy { alphabet.contains($0) }
     }
 
     private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)

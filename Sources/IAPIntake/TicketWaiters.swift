@@ -6,15 +6,16 @@ import ServiceLifecycle
 import Synchronization
 
 /// The requests waiting for a ticket to change (`GET /v1/receipts/{ticket}?wait=`), served by one
-/// subscription to `iap:results` per intake process, fanned out in memory: thousands of waiting
-/// clients cost one Redis connection, and a re-read of their ticket only when it changes.
+/// subscription to each bucket's results channel (`iap:results` with one bucket) per intake
+/// process, fanned out in memory: thousands of waiting clients cost one Redis connection per
+/// bucket, and a re-read of their ticket only when it changes.
 ///
 /// A service of the intake's application: it subscribes when the intake starts, re-subscribes
 /// (waking every waiter, which re-reads its ticket: messages may have been missed meanwhile) after a
 /// Redis failure or a quiet minute, and ends every wait when the intake shuts down.
 public final class TicketWaiters: Service, Sendable {
     let redis: RedisConfiguration
-    let channel: String
+    let keys: RedisKeys
     let logger: Logger
     private let state = Mutex(State())
 
@@ -24,9 +25,10 @@ public final class TicketWaiters: Service, Sendable {
         var count = 0
     }
 
-    public init(redis: RedisConfiguration, channel: String, logger: Logger) {
+    /// `keys`: whose buckets' results channels to listen to.
+    public init(redis: RedisConfiguration, keys: RedisKeys, logger: Logger) {
         self.redis = redis
-        self.channel = channel
+        self.keys = keys
         self.logger = logger
     }
 
@@ -85,34 +87,45 @@ public final class TicketWaiters: Service, Sendable {
 
     public func run() async throws {
         await cancelWhenGracefulShutdown {
-            var backoff = RedisRetryBackoff()
-            while !Task.isCancelled {
-                var subscription: RedisSubscription?
-                do {
-                    let current = try await RedisSubscription(configuration: self.redis, channels: [self.channel], sharded: true)
-                    subscription = current
-                    backoff.reset()
-                    self.wakeAll()
-                    while !Task.isCancelled {
-                        // A read of the subscription does not notice cancellation: closing it ends the read.
-                        let (_, ticket) = try await withTaskCancellationHandler {
-                            try await current.next(timeout: .seconds(60))
-                        } onCancel: {
-                            Task { await current.close() }
-                        }
-                        self.wake(ticket)
-                    }
-                } catch {
-                    if !Task.isCancelled {
-                        self.logger.debug("results subscription ended; subscribing again", metadata: ["error": "\(error)"])
-                    }
+            await withDiscardingTaskGroup { group in
+                for bucket in self.keys.everyBucket {
+                    let channel = bucket.results
+                    group.addTask { await self.listen(to: channel) }
                 }
-                await subscription?.close()
-                self.wakeAll()
-                if !Task.isCancelled { await backoff.pause() }
             }
         }
         stop()
+    }
+
+    /// One channel's subscription, again and again until the intake stops. Whenever it
+    /// (re)subscribes, the waiters of its bucket's tickets re-read them.
+    private func listen(to channel: String) async {
+        var backoff = RedisRetryBackoff()
+        while !Task.isCancelled {
+            var subscription: RedisSubscription?
+            do {
+                let current = try await RedisSubscription(configuration: redis, channels: [channel], sharded: true)
+                subscription = current
+                backoff.reset()
+                wakeAll(on: channel)
+                while !Task.isCancelled {
+                    // A read of the subscription does not notice cancellation: closing it ends the read.
+                    let (_, ticket) = try await withTaskCancellationHandler {
+                        try await current.next(timeout: .seconds(60))
+                    } onCancel: {
+                        Task { await current.close() }
+                    }
+                    wake(ticket)
+                }
+            } catch {
+                if !Task.isCancelled {
+                    logger.debug("results subscription ended; subscribing again", metadata: ["error": "\(error)", "channel": "\(channel)"])
+                }
+            }
+            await subscription?.close()
+            wakeAll(on: channel)
+            if !Task.isCancelled { await backoff.pause() }
+        }
     }
 
     private func wake(_ ticket: String) {
@@ -120,8 +133,10 @@ public final class TicketWaiters: Service, Sendable {
         for continuation in continuations { continuation.yield() }
     }
 
-    private func wakeAll() {
-        let continuations = state.withLock { $0.waiters.values.flatMap(\.values) }
+    private func wakeAll(on channel: String) {
+        let continuations = state.withLock { state in
+            state.waiters.filter { keys.results(ofTicket: $0.key) == channel }.values.flatMap(\.values)
+        }
         for continuation in continuations { continuation.yield() }
     }
 

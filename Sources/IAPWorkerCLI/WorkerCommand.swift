@@ -25,7 +25,7 @@ func runWorker(
     } catch {
         failConfiguration(error)
     }
-    let worker = StageWorker(handler: handler, store: store, settings: settings ?? WorkerSettings(configuration), logger: logger)
+    let worker = StageWorkers(handler: handler, store: store, settings: settings ?? WorkerSettings(configuration), logger: logger)
     let metrics: [any Service] = configuration.metricsPort.map {
         [MetricsServer(registry: registry, host: configuration.httpHost, port: $0, logger: logger)]
     } ?? []

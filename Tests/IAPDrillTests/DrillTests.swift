@@ -357,7 +357,7 @@ struct DrillTests {
             #expect(busiest["Production transaction_info"].map { (1...10).contains($0) } == true, "\(busiest)")
             // A refund delivered three times (the same UUID): one revoked event.
             #expect(try await cluster.deliverNotification(type: "REFUND", transactionID: "sk2-signed", times: 3) == [200, 200, 200])
-            let unit = cluster.keys.grant(unit: "sk2-signed")
+            let unit = cluster.keys.grant(unit: "sk2-signed", originalTransactionID: "sk2-signed")
             try await waitUntil { try await store.redis.send("HEXISTS", unit, "revoked_at").int == 1 }
             let events = try await store.redis.send("XRANGE", cluster.keys.fulfilment, "-", "+").array ?? []
             let revoked = events.filter { entry in
@@ -500,7 +500,7 @@ struct DrillTests {
             }
             #expect(try await store.ticket(tickets[1])?.status == .dead)
             #expect(try await cluster.deliverNotification(type: "REFUND", transactionID: "log-sk2") == [200])
-            try await waitUntil { try await store.redis.send("HEXISTS", store.keys.grant(unit: "log-sk2"), "revoked_at").int == 1 }
+            try await waitUntil { try await store.redis.send("HEXISTS", store.keys.grant(unit: "log-sk2", originalTransactionID: "log-sk2"), "revoked_at").int == 1 }
             // Every event reached the webhook (signed: the receiver checks), retries included.
             try await waitUntil {
                 let entries = try await store.redis.send("XLEN", store.keys.fulfilment).int ?? 0

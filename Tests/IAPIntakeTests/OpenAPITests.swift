@@ -19,7 +19,7 @@ import Testing
     /// copied into this test), and `/openapi.json` serves the file.
     @Test func theDocumentIsServedAndNamesEveryRoute() async throws {
         try await withPipeline(startWorkers: false) { pipeline in
-            let waiters = TicketWaiters(redis: pipeline.configuration.redis, channel: pipeline.store.keys.results, logger: testLogger)
+            let waiters = TicketWaiters(redis: pipeline.configuration.redis, keys: pipeline.store.keys, logger: testLogger)
             let router = try IntakeApplication.routes(
                 store: pipeline.store, configuration: pipeline.configuration, notificationChecks: nil, clientKeys: nil,
                 waiters: waiters, metrics: .init(text: { [] }))

@@ -12,7 +12,8 @@ struct BucketLayoutTests {
         #expect(keys.layout.count == 1 && keys.bucketPrefix == "iap")
         #expect(keys.queue(.verify) == "iap:queue:verify")
         #expect(keys.fulfilment == "iap:fulfilment")
-        #expect(keys.claim(unit: "1000") == "iap:txn:1000")
+        #expect(keys.claim(unit: "1000", originalTransactionID: "1000") == "iap:txn:1000")
+        #expect(keys.grant(unit: "wol:7", originalTransactionID: "1000") == "iap:grant:wol:7")
         #expect(keys.ticket("AbC") == "iap:ticket:AbC")
         #expect(keys.lifetime(user: "u1") == "iap:lifetime:u1")
         #expect(keys.layout.bucket(ofOriginalTransactionID: "2000000123") == 0)
@@ -34,14 +35,24 @@ struct BucketLayoutTests {
         let keys = RedisKeys(prefix: "iap", layout: layout)
         for bucket in [0, 7, 15] {
             let inBucket = keys.inBucket(bucket)
+            // A purchase of this bucket, a ticket naming it and a digest hashed to it.
+            let original = try! #require((0..<10_000).map { "2000\($0)" }.first { layout.bucket(ofOriginalTransactionID: $0) == bucket })
+            let digest = try! #require((0..<10_000).map { "d\($0)" }.first { layout.bucket(ofDigest: $0) == bucket })
+            let ticket = layout.ticketID("AbCdEfGhIjKlMnOpQrStUv", inBucket: bucket)
             let slots = Set([
                 inBucket.queue(.grant), inBucket.inflight(member: "grant:w1"), inBucket.workers, inBucket.retry, inBucket.dead,
-                inBucket.claim(unit: "9"), inBucket.grant(unit: "9"), inBucket.fulfilment, inBucket.ticket("t"),
-                inBucket.receipt(digest: "d"), inBucket.results, inBucket.owner(originalTransactionID: "9"), inBucket.refunded(unit: "9"),
-                inBucket.hold(unit: "9"), inBucket.subscription(originalTransactionID: "9"), inBucket.rechecks, inBucket.reaperLock,
+                keys.claim(unit: "9", originalTransactionID: original), keys.grant(unit: "wol:9", originalTransactionID: original),
+                inBucket.fulfilment, keys.ticket(ticket), keys.receipt(digest: digest), inBucket.results, keys.results(ofTicket: ticket),
+                keys.owner(originalTransactionID: original), keys.refunded(unit: "9", originalTransactionID: original),
+                keys.hold(unit: "9", originalTransactionID: original), keys.subscription(originalTransactionID: original),
+                keys.notifications(originalTransactionID: original), inBucket.rechecks, inBucket.reaperLock,
+                keys.ofPurchase(originalTransactionID: original).rechecks, inBucket.notification(uuid: "u"),
             ].map(RedisClusterSlot.of))
             #expect(slots == [layout.slot(ofBucket: bucket)])
             #expect(inBucket.fulfilment == "iap:{\(layout.tags[bucket])}:fulfilment")
+            // Whatever bucket the keys are of, a purchase's or a ticket's keys find their own.
+            #expect(keys.inBucket((bucket + 1) % 16).claim(unit: "9", originalTransactionID: original) == keys.claim(unit: "9", originalTransactionID: original))
+            #expect(keys.inBucket((bucket + 1) % 16).ticket(ticket) == keys.ticket(ticket))
         }
         // A user's keys share the user's own tag, whatever the bucket; the fleet's are no bucket's.
         let user = [

@@ -58,7 +58,7 @@ import Testing
             try await Self.grant(redis, unit: "7")
             let job = Self.notificationJob("N1")
             let payload = try await Self.held(store, job)
-            let (moved, result) = try await store.revoke(payload, member: Self.member, job: job, unit: "7", reason: "1", type: "REFUND_FULL", now: 42)
+            let (moved, result) = try await store.revoke(payload, member: Self.member, job: job, unit: "7", originalTransactionID: "7", reason: "1", type: "REFUND_FULL", now: 42)
             #expect(moved == .moved && result == "revoked")
             let record = try await redis.send("HGETALL", Self.keys.grant(unit: "7")).stringDictionary
             #expect(record["revoked_at"] == "42" && record["revocation_reason"] == "1" && record["revocation_type"] == "REFUND_FULL")
@@ -67,11 +67,11 @@ import Testing
             let applied = try await store.ticket("N1")
             #expect(applied?.status == .applied && applied?.result == "revoked")
             // Not held any more: nothing moves.
-            #expect(try await store.revoke(payload, member: Self.member, job: job, unit: "7", reason: "1", type: "x").0 == .leaseLost)
+            #expect(try await store.revoke(payload, member: Self.member, job: job, unit: "7", originalTransactionID: "7", reason: "1", type: "x").0 == .leaseLost)
             // Another REFUND of the same unit: already revoked, no second event.
             let second = Self.notificationJob("N2", uuid: "U-2")
             let (_, secondResult) = try await store.revoke(
-                try await Self.held(store, second), member: Self.member, job: second, unit: "7", reason: "1", type: "x")
+                try await Self.held(store, second), member: Self.member, job: second, unit: "7", originalTransactionID: "7", reason: "1", type: "x")
             #expect(secondResult == "already_revoked")
             #expect(try await fulfilmentEvents(redis, Self.keys).count == 1)
             // The owner's refunds were counted once (IAP_MAX_REFUNDS_PER_USER reads it).
@@ -79,7 +79,7 @@ import Testing
             // A unit not granted yet: the refund is remembered.
             let early = Self.notificationJob("N3", uuid: "U-3")
             let (_, earlyResult) = try await store.revoke(
-                try await Self.held(store, early), member: Self.member, job: early, unit: "8", reason: "1", type: "x", now: 43)
+                try await Self.held(store, early), member: Self.member, job: early, unit: "8", originalTransactionID: "8", reason: "1", type: "x", now: 43)
             #expect(earlyResult == "refund_remembered")
             #expect(try await redis.send("GET", Self.keys.refunded(unit: "8")).string == "43")
         }
@@ -95,7 +95,7 @@ import Testing
             var results: [String?] = []
             for (index, unit) in ["7", "7", "8", "9"].enumerated() {
                 let job = Self.notificationJob("N\(index)", type: "REFUND_REVERSED", uuid: "U-\(index)")
-                results.append(try await store.reinstate(try await Self.held(store, job), member: Self.member, job: job, unit: unit, now: 50).1)
+                results.append(try await store.reinstate(try await Self.held(store, job), member: Self.member, job: job, unit: unit, originalTransactionID: unit, now: 50).1)
             }
             #expect(results == ["reinstated", "not_revoked", "refund_forgotten", "not_revoked"])
             let record = try await redis.send("HGETALL", Self.keys.grant(unit: "7")).stringDictionary

@@ -38,7 +38,7 @@ public final class PipelineHarness: @unchecked Sendable {
     /// With `IAP_WEBHOOK_URL` in the environment: the webhook stage's client.
     public let webhookClient: WebhookClient?
     private let directory: URL
-    private var workers: [Stage: (StageWorker, Task<Void, any Error>)] = [:]
+    private var workers: [Stage: (StageWorkers, Task<Void, any Error>)] = [:]
 
     public static let bundleID = "com.example.game"
     public static let catalog = ProductCatalog(
@@ -108,7 +108,7 @@ public final class PipelineHarness: @unchecked Sendable {
         let tls = try IntakeApplication.tlsConfiguration(configuration)
         // As the executables do: every metric from here on lands in the process's registry.
         _ = bootstrapMetrics()
-        let waiters = TicketWaiters(redis: configuration.redis, channel: configuration.keys.results, logger: testLogger)
+        let waiters = TicketWaiters(redis: configuration.redis, keys: configuration.keys, logger: testLogger)
         self.waiters = waiters
         intake = try await RunningServer.start {
             try IntakeApplication.make(
@@ -160,7 +160,7 @@ public final class PipelineHarness: @unchecked Sendable {
     /// Starts a worker of `stage` (the webhook's only when `IAP_WEBHOOK_URL` is set).
     public func start(_ stage: Stage) {
         if stage == .webhook && webhookClient == nil { return }
-        let worker = StageWorker(
+        let worker = StageWorkers(
             handler: handler(for: stage), store: store,
             settings: WorkerSettings(concurrency: 8, lease: .milliseconds(30000), block: .milliseconds(200), housekeeping: .milliseconds(20)),
             logger: testLogger)
@@ -254,7 +254,8 @@ public final class PipelineHarness: @unchecked Sendable {
 
     /// Waits for the ticket to be terminal (or, with `orHeld`, held), woken by `iap:results` (no polling).
     public func terminal(_ ticket: String, orHeld: Bool = false, timeout: Duration = .seconds(20)) async throws -> Ticket {
-        let subscription = try await RedisSubscription(configuration: configuration.redis, channels: [configuration.keys.results], sharded: true)
+        let subscription = try await RedisSubscription(
+            configuration: configuration.redis, channels: [configuration.keys.results(ofTicket: ticket)], sharded: true)
         defer { Task { await subscription.close() } }
         while true {
             if let current = try await readTicket(ticket), current.status.isTerminal || (orHeld && current.status == .held) {
@@ -288,26 +289,29 @@ public final class PipelineHarness: @unchecked Sendable {
         return try await store.ticket(ticket)
     }
 
+    /// Every bucket's fulfilment entries, merged by id.
     public func fulfilments() async throws -> [[String: String]] {
-        let reply = try await redis.send("XRANGE", configuration.keys.fulfilment, "-", "+")
-        return (reply.array ?? []).compactMap { entry in entry.array.map { $0.count == 2 ? $0[1].stringDictionary : [:] } }
+        try await store.fulfilmentEntries().map(\.fields)
     }
 
     /// Waits until the fulfilment stream's entries so far satisfy `done`, woken by the stream itself
     /// (XREAD BLOCK), and returns them.
     public func fulfilments(until done: @escaping ([[String: String]]) -> Bool, timeout: Duration = .seconds(30)) async throws -> [[String: String]] {
         var seen: [[String: String]] = []
-        var last = "0-0"
+        // Every bucket's stream (one server holds them all in these tests), each from where it was read to.
+        let streams = configuration.keys.everyBucket.map(\.fulfilment)
+        var last = Dictionary(uniqueKeysWithValues: streams.map { ($0, "0-0") })
         let deadline = ContinuousClock.now + timeout
         let connection = RedisConnection(configuration: configuration.redis)
         defer { Task { await connection.close() } }
         while ContinuousClock.now < deadline {
             let reply = try await connection.execute(
-                RedisCommand("XREAD", "BLOCK", "1000", "STREAMS", configuration.keys.fulfilment, last), blocking: .milliseconds(1000))
+                RedisCommand(["XREAD", "BLOCK", "1000", "STREAMS"] + streams + streams.map { last[$0]! }), blocking: .milliseconds(1000))
             for stream in reply.array ?? [] {
+                guard let name = stream.array?.first?.string else { continue }
                 for entry in stream.array?.last?.array ?? [] {
                     guard let parts = entry.array, parts.count == 2, let id = parts[0].string else { continue }
-                    last = id
+                    last[name] = id
                     seen.append(parts[1].stringDictionary)
                 }
             }

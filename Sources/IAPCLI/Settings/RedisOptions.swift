@@ -5,6 +5,7 @@ import IAPPipeline
 public struct RedisOptions: SettingsGroup {
     @Option(name: Settings.redisURL.name, help: Settings.redisURL.argumentHelp) var redisUrl: String?
     @Option(name: Settings.prefix.name, help: Settings.prefix.argumentHelp) var prefix: String?
+    @Option(name: Settings.buckets.name, help: Settings.buckets.argumentHelp) var buckets: String?
     @Option(name: Settings.redisPoolSize.name, help: Settings.redisPoolSize.argumentHelp) var redisPoolSize: String?
 
     public init() {}
@@ -13,6 +14,7 @@ public struct RedisOptions: SettingsGroup {
         [
             Settings.redisURL: redisUrl,
             Settings.prefix: prefix,
+            Settings.buckets: buckets,
             Settings.redisPoolSize: redisPoolSize,
         ]
     }

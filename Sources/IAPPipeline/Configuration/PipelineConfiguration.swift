@@ -13,6 +13,8 @@ public struct PipelineConfiguration: Sendable {
     public var redisURL: String
     public var redis: RedisConfiguration
     public var prefix: String
+    /// `IAP_BUCKETS`: the layout of the keyspace, built once (finding a tag per bucket takes a while).
+    public let layout: BucketLayout
     public var httpHost: String
     public var httpPort: Int
     public var appleProductionURL: String
@@ -102,6 +104,12 @@ public struct PipelineConfiguration: Sendable {
             throw ConfigurationError(
                 Settings.prefix.variable, "on redis-cluster:// the prefix must be a hash tag, like {iap}, so that every key shares one slot")
         }
+        let buckets = try source.count(Settings.buckets)
+        if case .cluster = redis.endpoint, buckets > 1 {
+            // The steps that cross buckets (a receipt's parts, a user's keys) are not slot-local yet.
+            throw ConfigurationError(Settings.buckets.variable, "must be 1 on redis-cluster:// for now")
+        }
+        layout = BucketLayout(count: buckets)
         httpHost = source.text(Settings.httpHost)!
         httpPort = try source.count(Settings.httpPort)
         appleProductionURL = try source.url(Settings.appleProductionURL)!
@@ -180,7 +188,7 @@ public struct PipelineConfiguration: Sendable {
         redisMinReplicas > 0 ? RedisReplication(replicas: redisMinReplicas, timeout: redisReplicaTimeout) : nil
     }
 
-    public var keys: RedisKeys { RedisKeys(prefix: prefix) }
+    public var keys: RedisKeys { RedisKeys(prefix: prefix, layout: layout) }
 
     public var apple: AppleVerifierConfiguration {
         AppleVerifierConfiguration(

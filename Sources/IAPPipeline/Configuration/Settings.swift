@@ -18,6 +18,10 @@ public enum Settings {
         "IAP_PREFIX", .text, default: "iap",
         help: "the prefix of every key (no spaces); on redis-cluster:// a hash tag such as {iap}, so every key shares one slot",
         readBy: PipelineCommand.all)
+    public static let buckets = Setting(
+        "IAP_BUCKETS", .count(1...BucketLayout.maxCount), default: "1",
+        help: "how many buckets the keyspace is cut into, each one hash tag (a purchase's by its original transaction id, a ticket's named by its id); every stage process serves every bucket; fixed once data exists. 1: the key names of a deployment without buckets. Above 1 not yet on redis-cluster://",
+        readBy: PipelineCommand.all)
     public static let redisPoolSize = Setting(
         "IAP_REDIS_POOL_SIZE", .count(1...256), default: "2",
         help: "multiplexed connections per process for ordinary commands, taken in turn (each blocking pop has its own)",
@@ -214,7 +218,7 @@ public enum Settings {
 
     /// Every setting, in the order `docs/configuration.md` lists them.
     public static let all: [Setting] = [
-        redisURL, prefix, redisPoolSize, redisMinReplicas, redisReplicaTimeout,
+        redisURL, prefix, buckets, redisPoolSize, redisMinReplicas, redisReplicaTimeout,
         httpHost, httpPort, maxBodyBytes, ticketTTL, clientKeysFile, ratePerKey, ratePerUser, tlsCertFile, tlsKeyFile, appleAppID,
         bundleIDs, appleRootCerts,
         appleProductionURL, appleSandboxURL, appleSharedSecret, appleTimeout,

@@ -31,13 +31,15 @@
     KEYS[3] stream              the fulfilment stream
     KEYS[4] unclaimed           `unclaimed`
     KEYS[5] holds               `held` (the index of holds)
-    KEYS[6] rechecks            the re-check schedule
+    KEYS[6] rechecks            the re-check schedule of the job's bucket (unused: each
+                                subscription's is its own bucket's, `k.rechecks`)
     KEYS[7] refunds             `refunds:<user>`
     KEYS[8] lifetime            `lifetime:<user>`
     KEYS[9] userSubscriptions   `user-subscriptions:<user>`
     KEYS[10…] the keys named by index in ARGV: each purchase's `k` (claim, record, hold, refunded,
-              owner, subscription, daily, token: as it has them), each other user's in `others`
-              (lifetime, subscriptions), the re-check answer's record (`subscription_key`)
+              owner, subscription, rechecks, daily, token: as it has them), each other user's in
+              `others` (lifetime, subscriptions), the re-check answer's record and schedule
+              (`subscription_key`, `rechecks_key`)
     ARGV[1] taken               the job as taken
     ARGV[2] arguments           JSON (`GrantPurchasesArguments`): ticket, now, channel, user_id,
                                 environment, source, refund_limit?, sharing?, purchases (each:
@@ -45,7 +47,7 @@
                                 unit?, outcome, reason?, app_account_token?, currency?,
                                 daily_limit?, kind?, entitlements?, expires_at?, signed_at?, k),
                                 recheck? (the re-check schedule), subscription? and
-                                subscription_key? (a re-check's answer), receipt?, others?
+                                subscription_key?, rechecks_key? (a re-check's answer), receipt?, others?
                                 (user id → {lifetime, subscriptions}: KEYS indexes)
   Output:
     {1, status} granted, duplicate, held or rejected; {0} the worker no longer holds the job;
@@ -188,7 +190,7 @@ local function grantPurchase(k, purchase)
   local theirs = userKeys(grantee)
   grantEffects(
     {owner = k.owner, accountToken = k.token, unclaimed = KEYS[4], lifetime = theirs.lifetime, subscription = k.subscription,
-      rechecks = KEYS[6], userSubscriptions = theirs.subscriptions, stream = stream},
+      rechecks = k.rechecks, userSubscriptions = theirs.subscriptions, stream = stream},
     {user_id = grantee, unit = unit, transaction_id = tx, original_transaction_id = otx, product_id = product,
       environment = environment, source = a.source, app_account_token = purchase.app_account_token, kind = purchase.kind,
       entitlements = purchase.entitlements, expires_at = purchase.expires_at, signed_at = purchase.signed_at},
@@ -269,7 +271,7 @@ if a.receipt then keepReceipt() end
 -- A re-check's answer: the subscription as Apple says it is now, after any new period's grant.
 if a.subscription then
   local applied = applySubscription(
-    {subscription = KEYS[a.subscription_key], rechecks = KEYS[6], userSubscriptions = KEYS[9], stream = stream},
+    {subscription = KEYS[a.subscription_key], rechecks = KEYS[a.rechecks_key], userSubscriptions = KEYS[9], stream = stream},
     a.subscription, now, a.recheck)
   redis.call('HSET', ticketKey, 'subscription', applied)
 end

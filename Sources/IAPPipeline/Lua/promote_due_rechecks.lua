@@ -2,7 +2,8 @@
 --[[
   promote_due_rechecks: turns the subscriptions whose re-check is due into re-check jobs on the
   verify queue, at most `limit` a call (O(batch): the zset is read from its low end only). Each
-  gets a ticket (`recheck-<original>-<now>-<try>`, status `queued`, source `recheck`) and a job
+  gets a ticket (`<ticket_prefix>recheck-<original>-<now>-<try>`: the prefix names the bucket
+  when there are several, `3.`; status `queued`, source `recheck`) and a job
   crediting the subscription's owner; its try is counted on the record (`recheck_tries`) and its
   next due time set as if this try settles nothing (waits doubling from `after_ms`, at most
   `longest_ms`), so a re-check Apple cannot answer is asked again, never dropped. The step that
@@ -19,7 +20,8 @@
     KEYS[2] verifyQueue   the verify stage's queue
     KEYS[3…] as ARGV names them: records (`records`: original → index), tickets (`tickets`:
              original → {index, try})
-    ARGV[1] arguments     JSON: now, limit, ttl (s), recheck (the schedule), records?, tickets?
+    ARGV[1] arguments     JSON: now, limit, ttl (s), recheck (the schedule), ticket_prefix,
+                          records?, tickets?
   Output:
     how many jobs were queued; {-2, needed (JSON: records (originals), tickets ([{original, try}]))}
     declare these keys and call again
@@ -53,7 +55,7 @@ for _, otx in ipairs(due) do
     redis.call('ZREM', rechecks, otx)
   else
     redis.call('HSET', record, 'recheck_tries', tries, 'rechecked_at', now)
-    local ticket = 'recheck-' .. otx .. '-' .. now .. '-' .. tries
+    local ticket = a.ticket_prefix .. 'recheck-' .. otx .. '-' .. now .. '-' .. tries
     redis.call('HSET', ticketKey, 'status', 'queued', 'attempts', '0', 'user_id', s[1], 'source', 'recheck',
       'original_transaction_id', otx, 'created_at', now, 'updated_at', now)
     redis.call('EXPIRE', ticketKey, tonumber(a.ttl))

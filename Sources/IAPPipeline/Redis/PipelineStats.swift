@@ -28,13 +28,42 @@ public struct PipelineStats: Codable, Sendable, Equatable {
 }
 
 extension PipelineStore {
+    /// The whole pipeline: every bucket's counts added up (a worker serving several buckets is one
+    /// live worker; the oldest job is the oldest of any bucket).
     public func stats(lease: Duration, now: Int64 = currentTimeMs()) async throws -> PipelineStats {
+        var total = PipelineStats(
+            queues: Dictionary(uniqueKeysWithValues: Stage.allCases.map { ($0.rawValue, 0) }),
+            inflight: Dictionary(uniqueKeysWithValues: Stage.allCases.map { ($0.rawValue, 0) }), retry: 0, dead: 0,
+            held: Int(try await redis.send("ZCARD", keys.holds).int ?? 0), liveWorkers: [:], fulfilment: 0)
+        var members: Set<String> = []
+        for bucket in everyBucket {
+            let (stats, live) = try await bucket.bucketStats(lease: lease, now: now)
+            total.queues.merge(stats.queues, uniquingKeysWith: +)
+            total.inflight.merge(stats.inflight, uniquingKeysWith: +)
+            total.oldestAgeMs.merge(stats.oldestAgeMs, uniquingKeysWith: max)
+            total.retry += stats.retry
+            total.dead += stats.dead
+            total.fulfilment += stats.fulfilment
+            total.retryDue += stats.retryDue
+            total.rechecks += stats.rechecks
+            total.rechecksDueNextHour += stats.rechecksDueNextHour
+            members.formUnion(live)
+        }
+        total.liveWorkers = Dictionary(uniqueKeysWithValues: Stage.allCases.map { ($0.rawValue, 0) })
+        for member in members {
+            total.liveWorkers[member.split(separator: ":").first.map(String.init) ?? "?", default: 0] += 1
+        }
+        return total
+    }
+
+    /// This bucket's counts (`held` is the fleet's, counted by `stats`) and its live workers.
+    private func bucketStats(lease: Duration, now: Int64) async throws -> (PipelineStats, Set<String>) {
         let members = (try await redis.send("ZRANGEBYSCORE", keys.workers, String(now - lease.milliseconds), "+inf").array ?? [])
             .compactMap(\.string)
         var inflightKeys: [String] = []
         var cursor = "0"
         repeat {
-            // On a cluster, asked of the node that holds the pipeline's keys (one slot, by the prefix's tag).
+            // On a cluster, asked of the node that holds this bucket's keys (one slot, by its tag).
             var scan = RedisCommand("SCAN", cursor, "MATCH", keys.inflight(member: "*"), "COUNT", "500")
             scan.routingKey = Array(keys.workers.utf8)
             let page = try await redis.send(scan).array ?? []
@@ -43,7 +72,7 @@ extension PipelineStore {
             inflightKeys += (page[1].array ?? []).compactMap(\.string)
         } while cursor != "0"
         var commands = Stage.allCases.map { RedisCommand("LLEN", keys.queue($0)) }
-        commands += [RedisCommand("ZCARD", keys.retry), RedisCommand("LLEN", keys.dead), RedisCommand("XLEN", keys.fulfilment), RedisCommand("ZCARD", keys.holds)]
+        commands += [RedisCommand("ZCARD", keys.retry), RedisCommand("LLEN", keys.dead), RedisCommand("XLEN", keys.fulfilment)]
         // The oldest job of each queue is at its right end (producers push left, workers take right).
         let oldest = try await redis.pipeline(
             Stage.allCases.map { RedisCommand("LINDEX", keys.queue($0), "-1") } + [
@@ -56,22 +85,19 @@ extension PipelineStore {
         }
         commands += inflightKeys.map { RedisCommand("LLEN", $0) }
         let replies = try await redis.pipeline(commands).map { Int($0.int ?? 0) }
-        // Replies: one queue length per stage, then retry, dead, fulfilment, held, then one per in-flight list.
+        // Replies: one queue length per stage, then retry, dead, fulfilment, then one per in-flight list.
         let stages = Stage.allCases.count
-        let (retry, dead, fulfilment, held) = (replies[stages], replies[stages + 1], replies[stages + 2], replies[stages + 3])
+        let (retry, dead, fulfilment) = (replies[stages], replies[stages + 1], replies[stages + 2])
         var inflight = Dictionary(uniqueKeysWithValues: Stage.allCases.map { ($0.rawValue, 0) })
-        for (key, count) in zip(inflightKeys, replies.dropFirst(stages + 4)) {
+        for (key, count) in zip(inflightKeys, replies.dropFirst(stages + 3)) {
             let stage = key.dropFirst(keys.inflight(member: "").count).split(separator: ":").first.map(String.init) ?? "?"
             inflight[stage, default: 0] += count
         }
-        var live = Dictionary(uniqueKeysWithValues: Stage.allCases.map { ($0.rawValue, 0) })
-        for member in members {
-            live[member.split(separator: ":").first.map(String.init) ?? "?", default: 0] += 1
-        }
-        return PipelineStats(
+        let stats = PipelineStats(
             queues: Dictionary(uniqueKeysWithValues: zip(Stage.allCases.map(\.rawValue), replies.prefix(stages))),
-            inflight: inflight, retry: retry, dead: dead, held: held, liveWorkers: live, fulfilment: fulfilment, oldestAgeMs: ages,
+            inflight: inflight, retry: retry, dead: dead, held: 0, liveWorkers: [:], fulfilment: fulfilment, oldestAgeMs: ages,
             retryDue: Int(oldest.last?.int ?? 0), rechecks: Int(oldest[Stage.allCases.count].int ?? 0),
             rechecksDueNextHour: Int(oldest[Stage.allCases.count + 1].int ?? 0))
+        return (stats, Set(members))
     }
 }

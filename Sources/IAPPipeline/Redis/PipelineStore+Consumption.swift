@@ -18,7 +18,7 @@ extension PipelineStore {
 
     public func consumptionFacts(unit: String, originalTransactionID: String) async throws -> ConsumptionFacts {
         let replies = try await redis.pipeline([
-            RedisCommand("HMGET", keys.grant(unit: unit), "user_id", "revoked_at"),
+            RedisCommand("HMGET", keys.grant(unit: unit, originalTransactionID: originalTransactionID), "user_id", "revoked_at"),
             RedisCommand("GET", keys.owner(originalTransactionID: originalTransactionID)),
         ])
         let grant = replies[0].array ?? []

@@ -14,7 +14,10 @@ extension PipelineStore {
         var found: [UserEntitlements.Entitlement] = []
         if !units.isEmpty || !subscriptions.isEmpty {
             let replies = try await redis.pipeline(
-                units.map { RedisCommand("HMGET", keys.grant(unit: $0), "product_id", "original_transaction_id", "revoked_at") }
+                // A lifetime set holds non-consumables, whose unit is their original transaction id.
+                units.map {
+                    RedisCommand("HMGET", keys.grant(unit: $0, originalTransactionID: $0), "product_id", "original_transaction_id", "revoked_at")
+                }
                     + subscriptions.map {
                         RedisCommand(
                             "HMGET", keys.subscription(originalTransactionID: $0), "product_id", "status", "expires_at",

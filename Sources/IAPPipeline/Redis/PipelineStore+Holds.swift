@@ -5,20 +5,37 @@ extension PipelineStore {
     public func heldPurchases(limit: Int) async throws -> [HeldPurchase] {
         let units = (try await redis.send("ZRANGE", keys.holds, "0", String(max(limit, 1) - 1)).array ?? []).compactMap(\.string)
         if units.isEmpty { return [] }
-        let replies = try await redis.pipeline(units.map { RedisCommand("HGETALL", keys.hold(unit: $0)) })
-        return replies.compactMap { HeldPurchase(hash: $0.stringDictionary) }
+        var held: [HeldPurchase] = []
+        for unit in units {
+            if let hold = try await hold(unit: unit) { held.append(hold) }
+        }
+        return held
     }
 
     /// The hold of `unit`, held or decided; `nil` when it was never held.
     public func hold(unit: String) async throws -> HeldPurchase? {
-        HeldPurchase(hash: try await redis.send("HGETALL", keys.hold(unit: unit)).stringDictionary)
+        guard let original = try await originalTransactionID(ofUnit: unit) else { return nil }
+        return HeldPurchase(hash: try await redis.send("HGETALL", keys.hold(unit: unit, originalTransactionID: original)).stringDictionary)
+    }
+
+    /// The original transaction of a purchase known by its unit alone (an operator names a unit):
+    /// its hold's or its grant record's, whichever bucket holds it; `nil` when neither exists.
+    /// One round trip (every bucket's two keys asked at once).
+    public func originalTransactionID(ofUnit unit: String) async throws -> String? {
+        let replies = try await redis.pipeline(keys.everyBucket.flatMap { bucket in
+            [
+                RedisCommand("HGET", bucket.holdInThisBucket(unit: unit), "original_transaction_id"),
+                RedisCommand("HGET", bucket.grantInThisBucket(unit: unit), "original_transaction_id"),
+            ]
+        })
+        return replies.lazy.compactMap(\.string).first
     }
 
     /// What an operator means by `id` (`iapctl held release|reject`): the unit itself when it was
     /// ever held (decided or not), else the units of every purchase the ticket `id` holds now (an
     /// operator has the ticket from the player's complaint). Empty when `id` is neither.
     public func heldUnits(matching id: String) async throws -> [String] {
-        if try await redis.send("EXISTS", keys.hold(unit: id)).int == 1 { return [id] }
+        if try await hold(unit: id) != nil { return [id] }
         return try await heldPurchases(limit: Int(Int32.max)).filter { $0.ticket == id }.map(\.unit)
     }
 
@@ -26,13 +43,19 @@ extension PipelineStore {
     public func releaseHeld(
         unit: String, by operatorName: String, note: String = "", now: Int64 = currentTimeMs()
     ) async throws -> HeldPurchaseResult {
-        try await run(ReleaseHeldPurchase(keys, unit: unit, by: operatorName, note: note, recheck: recheck, now: now), replicated: true)
+        guard let original = try await originalTransactionID(ofUnit: unit) else { return .notFound }
+        return try await run(
+            ReleaseHeldPurchase(
+                keys, unit: unit, originalTransactionID: original, by: operatorName, note: note, recheck: recheck, now: now),
+            replicated: true)
     }
 
     /// Rejects a held purchase: it is never granted.
     public func rejectHeld(
         unit: String, by operatorName: String, note: String = "", now: Int64 = currentTimeMs()
     ) async throws -> HeldPurchaseResult {
-        try await run(RejectHeldPurchase(keys, unit: unit, by: operatorName, note: note, now: now), replicated: true)
+        guard let original = try await originalTransactionID(ofUnit: unit) else { return .notFound }
+        return try await run(
+            RejectHeldPurchase(keys, unit: unit, originalTransactionID: original, by: operatorName, note: note, now: now), replicated: true)
     }
 }

@@ -16,6 +16,8 @@ extension PipelineStore {
 
     /// Revokes the grant of `unit` by hand: `revoked`, `already_revoked`, or `nil` when nothing is granted under it.
     public func revokeByOperator(unit: String, by operatorName: String, note: String, now: Int64 = currentTimeMs()) async throws -> String? {
-        try await run(RevokeByOperator(keys, unit: unit, by: operatorName, note: note, now: now), replicated: true)
+        guard let original = try await originalTransactionID(ofUnit: unit) else { return nil }
+        return try await run(
+            RevokeByOperator(keys, unit: unit, originalTransactionID: original, by: operatorName, note: note, now: now), replicated: true)
     }
 }

@@ -11,20 +11,29 @@ public struct QueueSample: Sendable, Equatable {
 }
 
 extension PipelineStore {
-    /// One pipeline of `LLEN`, `LINDEX -1` per queue and the sizes of the retry set, dead letters and holds.
+    /// One pipeline of `LLEN`, `LINDEX -1` per queue and the sizes of the retry set and dead
+    /// letters per bucket, and the holds: every bucket added up.
     public func queueSample(now: Int64 = currentTimeMs()) async throws -> QueueSample {
-        var commands = Stage.allCases.flatMap { [RedisCommand("LLEN", keys.queue($0)), RedisCommand("LINDEX", keys.queue($0), "-1")] }
-        commands += [RedisCommand("ZCARD", keys.retry), RedisCommand("LLEN", keys.dead), RedisCommand("ZCARD", keys.holds)]
-        let replies = try await redis.pipeline(commands)
-        var depths: [String: Int] = [:]
-        var ages: [String: Int64] = [:]
-        for (index, stage) in Stage.allCases.enumerated() {
-            depths[stage.rawValue] = Int(replies[2 * index].int ?? 0)
-            if let job = replies[2 * index + 1].string.flatMap({ try? Job.decode($0) }) { ages[stage.rawValue] = max(now - job.enqueuedAt, 0) }
+        let buckets = keys.everyBucket
+        let perBucket = 2 * Stage.allCases.count + 2
+        var commands = buckets.flatMap { keys in
+            Stage.allCases.flatMap { [RedisCommand("LLEN", keys.queue($0)), RedisCommand("LINDEX", keys.queue($0), "-1")] }
+                + [RedisCommand("ZCARD", keys.retry), RedisCommand("LLEN", keys.dead)]
         }
-        let base = 2 * Stage.allCases.count
-        return QueueSample(
-            depths: depths, oldestAgeMs: ages, retry: Int(replies[base].int ?? 0), dead: Int(replies[base + 1].int ?? 0),
-            held: Int(replies[base + 2].int ?? 0))
+        commands.append(RedisCommand("ZCARD", keys.holds))
+        let replies = try await redis.pipeline(commands)
+        var sample = QueueSample(depths: [:], oldestAgeMs: [:], retry: 0, dead: 0, held: Int(replies.last?.int ?? 0))
+        for bucket in buckets.indices {
+            let base = bucket * perBucket
+            for (index, stage) in Stage.allCases.enumerated() {
+                sample.depths[stage.rawValue, default: 0] += Int(replies[base + 2 * index].int ?? 0)
+                if let job = replies[base + 2 * index + 1].string.flatMap({ try? Job.decode($0) }) {
+                    sample.oldestAgeMs[stage.rawValue] = max(sample.oldestAgeMs[stage.rawValue] ?? 0, now - job.enqueuedAt, 0)
+                }
+            }
+            sample.retry += Int(replies[base + 2 * Stage.allCases.count].int ?? 0)
+            sample.dead += Int(replies[base + 2 * Stage.allCases.count + 1].int ?? 0)
+        }
+        return sample
     }
 }

@@ -20,11 +20,14 @@ extension PipelineStore {
 
     /// When a subscription's next re-check is due (ms), if it has one.
     public func recheckDue(originalTransactionID: String) async throws -> Int64? {
-        try await redis.send("ZSCORE", keys.rechecks, originalTransactionID).string.flatMap { Int64(Double($0) ?? -1) }
+        let schedule = keys.ofPurchase(originalTransactionID: originalTransactionID).rechecks
+        return try await redis.send("ZSCORE", schedule, originalTransactionID).string.flatMap { Int64(Double($0) ?? -1) }
     }
 
-    /// How many re-checks are due by `horizon` from now (those overdue included).
+    /// How many re-checks are due by `horizon` from now (those overdue included), in every bucket.
     public func rechecksDue(within horizon: Duration, now: Int64 = currentTimeMs()) async throws -> Int {
-        Int(try await redis.send("ZCOUNT", keys.rechecks, "-inf", String(now + horizon.milliseconds)).int ?? 0)
+        let replies = try await redis.pipeline(
+            keys.everyBucket.map { RedisCommand("ZCOUNT", $0.rechecks, "-inf", String(now + horizon.milliseconds)) })
+        return replies.reduce(0) { $0 + Int($1.int ?? 0) }
     }
 }

@@ -37,19 +37,10 @@ extension PipelineStore {
             for (original, record) in zip(originals, records) { subscriptions[original] = record.stringDictionary }
         }
         var timeline: [[String: String]] = []
-        var start = "-"
-        while true {
-            let page = try await redis.send("XRANGE", keys.fulfilment, start, "+", "COUNT", "1000").array ?? []
-            for entry in page {
-                guard let id = entry.array?.first?.string else { continue }
-                start = "(" + id
-                var fields = entry.array?.last?.stringDictionary ?? [:]
-                if fields["user_id"] == user {
-                    fields["id"] = id
-                    timeline.append(fields)
-                }
-            }
-            if page.count < 1000 { break }
+        for entry in try await fulfilmentEntries() where entry.fields["user_id"] == user {
+            var fields = entry.fields
+            fields["id"] = entry.id
+            timeline.append(fields)
         }
         let held = try await heldPurchases(limit: Int(Int32.max)).filter { $0.userID == user }
         var entitled: UserEntitlements?
@@ -58,5 +49,40 @@ extension PipelineStore {
             userID: user, refunds: basics[0].string.flatMap { Int($0) } ?? 0,
             lifetime: (basics[1].array ?? []).compactMap(\.string).sorted(), subscriptions: subscriptions, held: held,
             timeline: timeline, entitlements: entitled)
+    }
+}
+
+/// One entry of a fulfilment stream.
+public struct FulfilmentEntry: Sendable, Equatable {
+    public var id: String
+    public var fields: [String: String]
+
+    /// The id's parts (`<ms>-<seq>`), for ordering entries of different buckets' streams.
+    var order: (Int64, Int64) {
+        let parts = id.split(separator: "-")
+        return (parts.first.flatMap { Int64($0) } ?? 0, parts.count > 1 ? Int64(parts[1]) ?? 0 : 0)
+    }
+}
+
+extension PipelineStore {
+    /// Every bucket's fulfilment stream, entries after `after` (an id, exclusive; `nil`: all),
+    /// merged by id: the writing primaries' clocks order entries of different buckets, so across
+    /// buckets the order is only as good as those clocks; within a bucket it is the stream's.
+    public func fulfilmentEntries(after: String? = nil) async throws -> [FulfilmentEntry] {
+        var entries: [FulfilmentEntry] = []
+        for bucket in keys.everyBucket {
+            var start = after.map { "(" + $0 } ?? "-"
+            while true {
+                let page = try await redis.send("XRANGE", bucket.fulfilment, start, "+", "COUNT", "1000").array ?? []
+                for entry in page {
+                    guard let parts = entry.array, parts.count == 2, let id = parts[0].string else { continue }
+                    start = "(" + id
+                    entries.append(FulfilmentEntry(id: id, fields: parts[1].stringDictionary))
+                }
+                if page.count < 1000 { break }
+            }
+        }
+        if keys.layout.count > 1 { entries.sort { $0.order < $1.order } }
+        return entries
     }
 }

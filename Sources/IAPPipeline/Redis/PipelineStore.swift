@@ -22,16 +22,29 @@ public struct PipelineStore: Sendable {
         self.recheck = recheck
     }
 
+    /// The same store on other keys (another bucket's).
+    public func with(keys: RedisKeys) -> PipelineStore {
+        PipelineStore(redis: redis, keys: keys, replication: replication, recheck: recheck)
+    }
+
+    /// The store on the keys of every bucket, in order.
+    public var everyBucket: [PipelineStore] { keys.everyBucket.map(with(keys:)) }
+
     // MARK: intake
 
     /// Stores the ticket and queues the job, or returns the ticket this user's receipt already has
     /// (which no rate limit counts). Throws `RateLimitExceeded` when a new submission finds a limit
-    /// of `limits` spent in the second of `job.enqueuedAt`.
+    /// of `limits` spent in the second of `job.enqueuedAt`. The job goes to the bucket of the
+    /// digest (a resubmission finds the first one there), its ticket id naming that bucket
+    /// (`<bucket>.<id>`; the id alone with one bucket).
     public func submit(
         _ job: Job, receiptDigest: String, ttl: Duration, limits: SubmissionLimits = .none
     ) async throws -> (ticket: String, created: Bool) {
+        let bucket = keys.layout.bucket(ofDigest: receiptDigest)
+        var job = job
+        job.ticket = keys.layout.ticketID(job.ticket, inBucket: bucket)
         switch try await run(
-            SubmitReceipt(keys, job: job, receiptDigest: receiptDigest, ttl: ttl, limits: limits), replicated: true)
+            SubmitReceipt(keys.inBucket(bucket), job: job, receiptDigest: receiptDigest, ttl: ttl, limits: limits), replicated: true)
         {
         case .queued(let ticket): return (ticket, true)
         case .resubmitted(let ticket): return (ticket, false)
@@ -163,29 +176,36 @@ public struct PipelineStore: Sendable {
     // MARK: notifications
 
     /// Stores a verified notification and queues it, or returns the ticket its UUID already has.
+    /// It goes to the bucket of the purchase it is about (so its steps find the purchase's keys
+    /// beside its own), or for one about no transaction, the bucket its UUID's hash picks.
     public func acceptNotification(_ job: Job, uuid: String, ttl: Duration) async throws -> (ticket: String, created: Bool) {
-        try await run(AcceptNotification(keys, job: job, uuid: uuid, ttl: ttl), replicated: true)
+        let bucket = job.notification?.originalTransactionID.map(keys.layout.bucket(ofOriginalTransactionID:))
+            ?? keys.layout.bucket(ofNotification: uuid)
+        var job = job
+        job.ticket = keys.layout.ticketID(job.ticket, inBucket: bucket)
+        return try await run(AcceptNotification(keys.inBucket(bucket), job: job, uuid: uuid, ttl: ttl), replicated: true)
     }
 
     /// REFUND / REVOKE of `unit`; returns the result (`revoked`, `already_revoked`, `refund_remembered`)
     /// when it moved. `subscription`: the period's subscription becomes `revoked` with it.
     public func revoke(
-        _ payload: String, member: String, job: Job, unit: String, reason: String, type: String,
+        _ payload: String, member: String, job: Job, unit: String, originalTransactionID: String, reason: String, type: String,
         subscription: SubscriptionChange? = nil, now: Int64 = currentTimeMs()
     ) async throws -> (TransitionResult, String?) {
         try await run(RevokeGrant(
-            keys, member: member, taken: payload, job: job, unit: unit, reason: reason, type: type, subscription: subscription,
-            recheck: recheck, now: now))
+            keys, member: member, taken: payload, job: job, unit: unit, originalTransactionID: originalTransactionID, reason: reason,
+            type: type, subscription: subscription, recheck: recheck, now: now))
     }
 
     /// REFUND_REVERSED of `unit`; returns the result (`reinstated`, `refund_forgotten`, `not_revoked`)
     /// when it moved. `subscription`: the period's subscription's status as the transaction now says.
     public func reinstate(
-        _ payload: String, member: String, job: Job, unit: String, subscription: SubscriptionChange? = nil,
-        now: Int64 = currentTimeMs()
+        _ payload: String, member: String, job: Job, unit: String, originalTransactionID: String,
+        subscription: SubscriptionChange? = nil, now: Int64 = currentTimeMs()
     ) async throws -> (TransitionResult, String?) {
         try await run(ReinstateGrant(
-            keys, member: member, taken: payload, job: job, unit: unit, subscription: subscription, recheck: recheck, now: now))
+            keys, member: member, taken: payload, job: job, unit: unit, originalTransactionID: originalTransactionID,
+            subscription: subscription, recheck: recheck, now: now))
     }
 
     /// A notification that moves a subscription without a grant: applied to its record in
@@ -276,17 +296,36 @@ public struct PipelineStore: Sendable {
 
     // MARK: operators
 
+    /// The dead letters of every bucket (each bucket's newest first), at most `limit`.
     public func deadLetters(limit: Int) async throws -> [String] {
-        let reply = try await redis.send("LRANGE", keys.dead, "0", String(max(limit, 1) - 1))
-        return (reply.array ?? []).compactMap(\.string)
+        var letters: [String] = []
+        for bucket in keys.everyBucket where letters.count < limit {
+            let reply = try await redis.send("LRANGE", bucket.dead, "0", String(max(limit - letters.count, 1) - 1))
+            letters += (reply.array ?? []).compactMap(\.string)
+        }
+        return letters
     }
 
-    /// Queues a dead letter's job again, attempts reset. Returns `false` when the entry is gone
-    /// (someone else replayed or purged it); throws when the entry holds no job to replay.
+    /// Queues a dead letter's job again, attempts reset, on the queue of the bucket whose dead
+    /// letters hold it. Returns `false` when the entry is gone (someone else replayed or purged
+    /// it); throws when the entry holds no job to replay.
     public func replay(entry: String, ttl: Duration, now: Int64 = currentTimeMs()) async throws -> Bool {
         let letter = try DeadLetter.decode(entry)
         var job = try Job.decode(letter.job)
         job.attempts = 0
-        return try await run(ReplayDeadLetter(keys, entry: entry, job: job, ttl: ttl, now: now))
+        for bucket in keys.everyBucket {
+            if try await run(ReplayDeadLetter(bucket, entry: entry, job: job, ttl: ttl, now: now)) { return true }
+        }
+        return false
+    }
+
+    /// Deletes every bucket's dead letters; returns how many there were.
+    public func purgeDeadLetters() async throws -> Int {
+        var purged = 0
+        for bucket in keys.everyBucket {
+            let replies = try await redis.pipeline([RedisCommand("LLEN", bucket.dead), RedisCommand("DEL", bucket.dead)])
+            purged += Int(replies.first?.int ?? 0)
+        }
+        return purged
     }
 }

@@ -6,6 +6,12 @@
 /// `bucketPrefix`: the prefix itself with one bucket (the names of a deployment without buckets),
 /// else the prefix and the bucket's hash tag (`iap:{b3.41}`). `inBucket(_:)` gives the keys of one
 /// bucket; the others (a user's, the fleet's) start with the prefix alone.
+///
+/// A key about one thing finds its bucket itself, whatever bucket these keys are of: a ticket's
+/// from the ticket id, a resubmission key's from the digest, a purchase's (claim, grant record,
+/// hold, refund marker, owner, subscription, notifications) from its original transaction id. The
+/// keys of a bucket's machinery (queues, in-flight lists, workers, retry and dead sets, fulfilment
+/// stream, results channel, re-checks, reaper lock, notification UUIDs) are those of `bucket`.
 public struct RedisKeys: Sendable, Equatable {
     public let prefix: String
     public let layout: BucketLayout
@@ -28,8 +34,27 @@ public struct RedisKeys: Sendable, Equatable {
         return RedisKeys(prefix: prefix, layout: layout, bucket: bucket)
     }
 
+    /// The keys of the bucket a purchase lives in, by its grant unit's original transaction id.
+    public func ofPurchase(originalTransactionID: String) -> RedisKeys {
+        layout.count == 1 ? self : inBucket(layout.bucket(ofOriginalTransactionID: originalTransactionID))
+    }
+
+    /// The keys of the bucket a ticket lives in (the one its id names).
+    public func ofTicket(_ id: String) -> RedisKeys { layout.count == 1 ? self : inBucket(layout.bucket(ofTicket: id)) }
+
+    /// The keys of every bucket, in order.
+    public var everyBucket: [RedisKeys] { (0..<layout.count).map(inBucket) }
+
     /// What this bucket's keys start with.
-    public var bucketPrefix: String { layout.count == 1 ? prefix : "\(prefix):{\(layout.tags[bucket])}" }
+    public var bucketPrefix: String { Self.bucketPrefix(prefix, layout, bucket) }
+
+    private static func bucketPrefix(_ prefix: String, _ layout: BucketLayout, _ bucket: Int) -> String {
+        layout.count == 1 ? prefix : "\(prefix):{\(layout.tags[bucket])}"
+    }
+
+    private func purchasePrefix(_ originalTransactionID: String) -> String {
+        layout.count == 1 ? prefix : Self.bucketPrefix(prefix, layout, layout.bucket(ofOriginalTransactionID: originalTransactionID))
+    }
 
     /// What one user's keys start with: the prefix with one bucket (today's names), else the
     /// prefix and the user's own hash tag (`iap:{u:alice}`), so that one step may change all of a
@@ -47,33 +72,45 @@ public struct RedisKeys: Sendable, Equatable {
     /// list: dead letters (JSON: the job plus reason, attempts, last error, time).
     public var dead: String { "\(bucketPrefix):dead" }
     /// string: the dedupe claim on a grant unit; value = the ticket that claimed it. Never expires.
-    public func claim(unit: String) -> String { "\(bucketPrefix):txn:\(unit)" }
+    public func claim(unit: String, originalTransactionID: String) -> String { "\(purchasePrefix(originalTransactionID)):txn:\(unit)" }
     /// hash: the grant record of a grant unit. Never expires.
-    public func grant(unit: String) -> String { "\(bucketPrefix):grant:\(unit)" }
+    public func grant(unit: String, originalTransactionID: String) -> String { "\(purchasePrefix(originalTransactionID)):grant:\(unit)" }
     /// stream: one entry per new grant, for the app backend (XREADGROUP/XACK).
     public var fulfilment: String { "\(bucketPrefix):fulfilment" }
     /// hash: a ticket's status and result; expires after `IAP_TICKET_TTL_S`.
-    public func ticket(_ id: String) -> String { "\(bucketPrefix):ticket:\(id)" }
+    public func ticket(_ id: String) -> String { "\(ofTicket(id).bucketPrefix):ticket:\(id)" }
     /// string: sha256(user, receipt) → the ticket it produced, so resubmissions are idempotent.
-    public func receipt(digest: String) -> String { "\(bucketPrefix):receipt:\(digest)" }
-    /// sharded pub/sub channel (`SPUBLISH`/`SSUBSCRIBE`): a ticket id whenever its status changes.
+    public func receipt(digest: String) -> String {
+        "\(layout.count == 1 ? prefix : inBucket(layout.bucket(ofDigest: digest)).bucketPrefix):receipt:\(digest)"
+    }
+    /// sharded pub/sub channel (`SPUBLISH`/`SSUBSCRIBE`): a ticket id of this bucket whenever its status changes.
     public var results: String { "\(bucketPrefix):results" }
+    /// The results channel a ticket's changes are published on: its own bucket's.
+    public func results(ofTicket id: String) -> String { ofTicket(id).results }
     /// string: a Server Notification's `notificationUUID` → the ticket that applies it; kept
     /// `notificationRetention` (Apple retries a delivery for days), so a redelivery is answered 200 and applied once.
     public func notification(uuid: String) -> String { "\(bucketPrefix):notification:\(uuid)" }
     /// string: a grant unit Apple refunded or revoked before it was granted (value: when, ms); the
     /// grant stage grants nothing for it; `REFUND_REVERSED` removes it. Never expires.
-    public func refunded(unit: String) -> String { "\(bucketPrefix):refunded:\(unit)" }
+    public func refunded(unit: String, originalTransactionID: String) -> String {
+        "\(purchasePrefix(originalTransactionID)):refunded:\(unit)"
+    }
     /// string: `original_transaction_id` → the user first granted it (its owner). Never expires.
-    public func owner(originalTransactionID: String) -> String { "\(bucketPrefix):owner:\(originalTransactionID)" }
+    public func owner(originalTransactionID: String) -> String { "\(purchasePrefix(originalTransactionID)):owner:\(originalTransactionID)" }
     /// string: an `appAccountToken` (lowercase UUID) → its user. Never expires.
     public func accountToken(_ token: String) -> String { "\(prefix):account-token:\(token)" }
     /// hash: `transaction_id` → a purchase Apple notified us of whose account is unknown (JSON:
     /// the verified transaction); removed when any user is granted it.
     public var unclaimed: String { "\(prefix):unclaimed" }
+    /// A grant record and a hold of this bucket, for a purchase known by its unit alone (an
+    /// operator's command): `PipelineStore.originalTransactionID(ofUnit:)` looks in every bucket.
+    public func grantInThisBucket(unit: String) -> String { "\(bucketPrefix):grant:\(unit)" }
+    public func holdInThisBucket(unit: String) -> String { "\(bucketPrefix):held:\(unit)" }
     /// list: the newest notifications about one original transaction (JSON, newest first, at most
     /// 100), for the subscription logic.
-    public func notifications(originalTransactionID: String) -> String { "\(bucketPrefix):notifications:\(originalTransactionID)" }
+    public func notifications(originalTransactionID: String) -> String {
+        "\(purchasePrefix(originalTransactionID)):notifications:\(originalTransactionID)"
+    }
     /// zset: the App Store Server API calls of the last window, fleet-wide, per environment and
     /// endpoint (`production`/`sandbox`, `transaction_info`…); member = a call id, score = when (ms).
     public func apiPermits(environment: String, endpoint: String) -> String { "\(prefix):apple:permits:\(environment):\(endpoint)" }
@@ -89,7 +126,7 @@ public struct RedisKeys: Sendable, Equatable {
     /// hash: a purchase the purchase policy holds from its grant (its grant fields, `status`
     /// `held`/`released`/`rejected`, `reason`, `held_at`, and the operator's `decided_at`,
     /// `decided_by`, `note`). Never expires: it is the audit of the decision.
-    public func hold(unit: String) -> String { "\(bucketPrefix):held:\(unit)" }
+    public func hold(unit: String, originalTransactionID: String) -> String { "\(purchasePrefix(originalTransactionID)):held:\(unit)" }
     /// zset: the units held now, score = when held (ms); `iapctl held list` reads it.
     public var holds: String { "\(prefix):held" }
     /// string: how many of a user's grants Apple refunded or revoked (less those it reversed);
@@ -110,7 +147,9 @@ public struct RedisKeys: Sendable, Equatable {
     /// what made this state: older news is ignored), `cause`, `entitlements`, `updated_at`,
     /// `grace_expires_at`, `environment`, `recheck_tries` (re-checks of this period so far),
     /// `rechecked_at`. Never expires.
-    public func subscription(originalTransactionID: String) -> String { "\(bucketPrefix):subscription:\(originalTransactionID)" }
+    public func subscription(originalTransactionID: String) -> String {
+        "\(purchasePrefix(originalTransactionID)):subscription:\(originalTransactionID)"
+    }
     /// set: the original transaction ids of a user's subscriptions. Never expires.
     public func subscriptions(user: String) -> String { "\(userPrefix(user)):user-subscriptions:\(user)" }
     /// zset: the subscriptions to re-check with Apple, member = `original_transaction_id`, score =

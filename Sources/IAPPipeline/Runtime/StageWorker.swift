@@ -4,28 +4,37 @@ import NIOConcurrencyHelpers
 import RedisClient
 import ServiceLifecycle
 
-/// Runs one stage's handler: takes jobs into its own in-flight list (in batches while the queue
-/// is long, with BLMOVE when it is empty), handles up to `concurrency` at once, heartbeats, and
-/// does the fleet's housekeeping (due retries, reaping) and the handler's own. It names no stage.
-/// On graceful shutdown it stops taking jobs, lets those in flight finish within the grace
-/// period, hands back any left and leaves the worker set.
+/// Runs one stage's handler on one bucket's queue: takes jobs into its own in-flight list (in
+/// batches while the queue is long, with BLMOVE when it is empty), handles them within the
+/// process's budget of jobs (`JobSlots`, shared with the workers of the other buckets), heartbeats,
+/// and does the bucket's housekeeping (due retries, reaping) and the handler's own. It names no
+/// stage. On graceful shutdown it stops taking jobs, lets those in flight finish within the grace
+/// period, hands back any left and leaves the worker set. `StageWorkers` runs one per bucket.
 public final class StageWorker: Service, Sendable {
     public let handler: any JobHandler
     public let settings: WorkerSettings
     public let context: WorkerContext
-    private let stopSignal = AsyncStream<Void>.makeStream()
+    /// The process's budget of jobs in hand: this worker's own unless it is given one to share.
+    public let slots: JobSlots
     /// When a heartbeat last reached Redis.
     private let lastHeartbeat = NIOLockedValueBox<ContinuousClock.Instant?>(nil)
     /// Jobs being handled now, by payload: what the in-flight list holds beyond these is an orphan.
     private let handling = NIOLockedValueBox<[String: Int]>([:])
+    /// Each job's end, for the drain.
+    private let finished = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
 
-    public init(handler: any JobHandler, store: PipelineStore, settings: WorkerSettings, workerID: String? = nil, logger: Logger) {
+    public init(
+        handler: any JobHandler, store: PipelineStore, settings: WorkerSettings, workerID: String? = nil, slots: JobSlots? = nil,
+        logger: Logger
+    ) {
         self.handler = handler
         self.settings = settings
+        self.slots = slots ?? JobSlots(count: settings.concurrency)
         let id = workerID ?? Self.makeWorkerID()
         let member = "\(handler.stage.rawValue):\(id)"
         var logger = logger
         logger[metadataKey: "worker"] = "\(member)"
+        if store.keys.layout.count > 1 { logger[metadataKey: "bucket"] = "\(store.keys.bucket)" }
         self.context = WorkerContext(store: store, member: member, stage: handler.stage, logger: logger)
     }
 
@@ -46,95 +55,90 @@ public final class StageWorker: Service, Sendable {
         await handBack()
     }
 
-    /// Stops taking jobs; those in flight finish (within the grace period).
+    /// Stops taking jobs; those in flight finish (within the grace period). A shared budget stops
+    /// with it: the workers sharing it are one process's, which stops as a whole.
     public func stop() {
         context.stopping.withLockedValue { $0 = true }
-        stopSignal.continuation.yield()
-    }
-
-    /// What ends a wait on the task group.
-    private enum Event {
-        case handled
-        case stopRequested
-        case graceOver
+        slots.stop()
     }
 
     /// The loop's own state between its steps.
     private struct Loop {
-        /// Jobs being handled now.
-        var running = 0
         var backoff = RedisRetryBackoff()
         var nextOrphanCheck: ContinuousClock.Instant
         /// A queue that was just found empty is waited on (BLMOVE) without asking take_jobs
-        /// first, until a BLMOVE comes back at once (jobs are waiting again).
+        /// first (nor holding slots), until a BLMOVE comes back at once (jobs are waiting again).
         var queueSeemsEmpty = false
     }
 
-    /// Takes jobs and handles them, up to `concurrency` at once, until a stop; then drains. Each
-    /// round: wait for free slots, check the heartbeat, adopt orphans when due, take, start.
+    /// Takes jobs and handles them within the budget until a stop; then drains. Each round: check
+    /// the heartbeat, adopt orphans when due, get slots (unless the queue seems empty), take, start.
     private func takeAndHandle() async {
         // The blocking connection is this loop's own: closed when the loop ends, before hand-back.
         let connection = context.store.redis.makeDedicatedConnection(forKey: context.store.keys.queue(handler.stage))
         context.logger.info("worker started", metadata: ["concurrency": "\(settings.concurrency)"])
-        await withTaskGroup(of: Event.self) { group in
-            // Wakes a loop that waits for a free slot when a stop is requested.
-            group.addTask {
-                for await _ in self.stopSignal.stream { break }
-                return .stopRequested
-            }
+        let running = NIOLockedValueBox(0)
+        await withDiscardingTaskGroup { group in
             var loop = Loop(nextOrphanCheck: .now + settings.lease)
             while !context.isStopping && !Task.isCancelled {
-                // A busy worker takes again once a few slots are free, not at every single one: its
-                // takes (and the marks and forwards of the jobs it starts together) then go in batches.
-                if loop.running > settings.concurrency - settings.refill {
-                    if await group.next() == .handled { loop.running -= 1 }
-                    continue
-                }
                 // A worker that cannot heartbeat may be reaped at any moment: it takes nothing until it can.
-                guard await heartbeatIsFresh(), await adoptOrphansIfDue(&loop, &group) else {
+                guard await heartbeatIsFresh(), await adoptOrphansIfDue(&loop, &group, running: running) else {
                     await loop.backoff.pause()
                     continue
                 }
-                for payload in await take(&loop, on: connection) {
-                    loop.running += 1
-                    handle(payload, in: &group)
+                // A busy process takes again once a few slots are free, not at every single one: its
+                // takes (and the marks and forwards of the jobs it starts together) then go in batches.
+                var granted = 0
+                if !loop.queueSeemsEmpty {
+                    granted = await slots.acquire(atLeast: settings.refill, upTo: settings.takeBatch)
+                    if granted == 0 { continue }
+                }
+                for payload in await take(&loop, slots: granted, on: connection) {
+                    handle(payload, in: &group, running: running)
                 }
             }
-            await drain(&group, running: loop.running)
-            group.cancelAll()
+            await drain(&group, running: running)
         }
         await connection.close()
     }
 
     /// Once a lease, the jobs in this worker's list that no handler has are handled; `false` when
     /// the list could not be read.
-    private func adoptOrphansIfDue(_ loop: inout Loop, _ group: inout TaskGroup<Event>) async -> Bool {
+    private func adoptOrphansIfDue(
+        _ loop: inout Loop, _ group: inout DiscardingTaskGroup, running: NIOLockedValueBox<Int>
+    ) async -> Bool {
         guard ContinuousClock.now >= loop.nextOrphanCheck else { return true }
         guard let orphans = try? await orphans() else { return false }
         for payload in orphans {
-            loop.running += 1
-            handle(payload, in: &group)
+            slots.force()
+            handle(payload, in: &group, running: running)
         }
         loop.nextOrphanCheck = .now + settings.lease
         return true
     }
 
-    /// A batch from a long queue (`take_jobs`), else one job by BLMOVE; none when Redis failed
-    /// (after a pause: it may have moved jobs into our list and lost the reply, so orphans are
-    /// looked for soon) or the wait ended empty.
-    private func take(_ loop: inout Loop, on connection: RedisConnection) async -> [String] {
+    /// A batch from a long queue (`take_jobs`, up to the `slots` granted; those it does not use go
+    /// back), else one job by BLMOVE, which holds no slot while it waits and forces one for the job
+    /// it brings; none when Redis failed (after a pause: it may have moved jobs into our list and
+    /// lost the reply, so orphans are looked for soon) or the wait ended empty.
+    private func take(_ loop: inout Loop, slots granted: Int, on connection: RedisConnection) async -> [String] {
+        var held = granted
+        defer { slots.release(held) }
         do {
-            let wanted = min(settings.concurrency - loop.running, settings.takeBatch)
             var taken: [String] = []
-            if !loop.queueSeemsEmpty {
-                taken = try await context.store.takeJobs(from: handler.stage, member: context.member, max: wanted)
-                loop.queueSeemsEmpty = taken.count < wanted
+            if granted > 0 {
+                taken = try await context.store.takeJobs(from: handler.stage, member: context.member, max: granted)
+                loop.queueSeemsEmpty = taken.count < granted
+                held -= taken.count
             }
             if taken.isEmpty {
+                slots.release(held)
+                held = 0
                 let asked = ContinuousClock.now
                 if let payload = try await context.store.take(
                     from: handler.stage, member: context.member, on: connection, block: settings.block)
                 {
+                    slots.force()
                     taken = [payload]
                     loop.queueSeemsEmpty = ContinuousClock.now - asked > Self.blockedLongerThan
                 }
@@ -151,29 +155,33 @@ public final class StageWorker: Service, Sendable {
     }
 
     /// Jobs in flight get the grace period, then are cancelled (and handed back).
-    private func drain(_ group: inout TaskGroup<Event>, running: Int) async {
-        guard running > 0 else { return }
-        var running = running
+    private func drain(_ group: inout DiscardingTaskGroup, running: NIOLockedValueBox<Int>) async {
         let grace = settings.shutdownGrace
-        group.addTask {
-            try? await Task.sleep(for: grace)
-            return .graceOver
-        }
-        while running > 0, let event = await group.next() {
-            switch event {
-            case .handled:
-                running -= 1
-            case .graceOver:
-                context.logger.warning("grace period over, abandoning jobs in flight", metadata: ["jobs": "\(running)"])
-                group.cancelAll()
-            case .stopRequested:
-                continue
+        let finished = self.finished.stream
+        let drained = await withTaskGroup(of: Bool.self) { timer in
+            timer.addTask {
+                if running.withLockedValue({ $0 }) == 0 { return true }
+                for await _ in finished where running.withLockedValue({ $0 }) == 0 { return true }
+                return false
             }
+            timer.addTask {
+                try? await Task.sleep(for: grace)
+                return false
+            }
+            let first = await timer.next() ?? false
+            timer.cancelAll()
+            return first
+        }
+        if !drained {
+            context.logger.warning(
+                "grace period over, abandoning jobs in flight", metadata: ["jobs": "\(running.withLockedValue { $0 })"])
+            group.cancelAll()
         }
     }
 
-    private func handle(_ payload: String, in group: inout TaskGroup<Event>) {
+    private func handle(_ payload: String, in group: inout DiscardingTaskGroup, running: NIOLockedValueBox<Int>) {
         handling.withLockedValue { $0[payload, default: 0] += 1 }
+        running.withLockedValue { $0 += 1 }
         group.addTask {
             let started = ContinuousClock.now
             await self.handler.handle(payload, worker: self.context)
@@ -182,7 +190,9 @@ public final class StageWorker: Service, Sendable {
                 held[payload, default: 1] -= 1
                 if held[payload] == 0 { held[payload] = nil }
             }
-            return .handled
+            running.withLockedValue { $0 -= 1 }
+            self.slots.release()
+            self.finished.continuation.yield()
         }
     }
 

@@ -14,7 +14,8 @@ struct ApplySubscriptionNotification: PipelineScript {
         let original = change.originalTransactionID
         self.keys = [
             keys.inflight(member: member), keys.ticket(job.ticket), keys.notifications(originalTransactionID: original),
-            keys.fulfilment, keys.subscription(originalTransactionID: original), keys.rechecks,
+            keys.fulfilment, keys.subscription(originalTransactionID: original),
+            keys.ofPurchase(originalTransactionID: original).rechecks,
         ] + (change.userID.map { [keys.subscriptions(user: $0)] } ?? [])
         arguments = [taken, JSONValue.members([
             "ticket": .string(job.ticket), "now": .string(String(now)), "channel": .string(keys.results),

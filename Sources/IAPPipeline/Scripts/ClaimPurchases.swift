@@ -11,7 +11,9 @@ struct ClaimPurchases: PipelineScript {
         var list = [keys.inflight(member: member), keys.queue(.grant)]
         var entries: [JSONValue] = []
         for job in jobs {
-            let claims = (job.next.purchases ?? []).filter(\.isClaimed).compactMap(\.unit).map { keys.claim(unit: $0) }
+            let claims = (job.next.purchases ?? []).filter(\.isClaimed).compactMap { purchase in
+                purchase.unit.map { keys.claim(unit: $0, originalTransactionID: purchase.originalTransactionID) }
+            }
             list += [keys.ticket(job.next.ticket)] + claims
             entries.append(.object([
                 "taken": .string(job.payload), "next": .string(job.next.encoded()), "ticket": .string(job.next.ticket),

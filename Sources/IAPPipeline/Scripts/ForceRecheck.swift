@@ -8,7 +8,10 @@ struct ForceRecheck: PipelineScript {
     let arguments: [String]
 
     init(_ keys: RedisKeys, originalTransactionID: String, now: Int64) {
-        self.keys = [keys.rechecks, keys.subscription(originalTransactionID: originalTransactionID)]
+        self.keys = [
+            keys.ofPurchase(originalTransactionID: originalTransactionID).rechecks,
+            keys.subscription(originalTransactionID: originalTransactionID),
+        ]
         arguments = [JSONValue.object([
             "original_transaction_id": .string(originalTransactionID), "now": .string(String(now)),
         ]).canonicalText]

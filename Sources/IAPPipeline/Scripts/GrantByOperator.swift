@@ -9,7 +9,11 @@ struct GrantByOperator: PipelineScript {
 
     init(_ keys: RedisKeys, id: String, user: String, product: String, quantity: Int, by operatorName: String, note: String, now: Int64) {
         let unit = PipelineStore.operatorUnit(id: id)
-        self.keys = [keys.claim(unit: unit), keys.grant(unit: unit), keys.fulfilment]
+        // Its record's original transaction is the operator's id: the purchase's bucket follows from it.
+        self.keys = [
+            keys.claim(unit: unit, originalTransactionID: id), keys.grant(unit: unit, originalTransactionID: id),
+            keys.ofPurchase(originalTransactionID: id).fulfilment,
+        ]
         arguments = [JSONValue.object([
             "now": .string(String(now)), "operator": .string(operatorName), "note": .string(note), "unit": .string(unit),
             "id": .string(id), "user_id": .string(user), "product_id": .string(product), "quantity": .string(String(quantity)),

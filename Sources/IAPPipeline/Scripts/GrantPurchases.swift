@@ -34,10 +34,11 @@ struct GrantPurchases: DeclaringScript {
             let token = tokens[purchase.transactionID]
             var k: [String: Int] = [:]
             if purchase.isClaimed, let unit = purchase.unit {
-                k["claim"] = declared.index(of: keys.claim(unit: unit))
-                k["record"] = declared.index(of: keys.grant(unit: unit))
-                k["hold"] = declared.index(of: keys.hold(unit: unit))
-                k["refunded"] = declared.index(of: keys.refunded(unit: unit))
+                let original = purchase.originalTransactionID
+                k["claim"] = declared.index(of: keys.claim(unit: unit, originalTransactionID: original))
+                k["record"] = declared.index(of: keys.grant(unit: unit, originalTransactionID: original))
+                k["hold"] = declared.index(of: keys.hold(unit: unit, originalTransactionID: original))
+                k["refunded"] = declared.index(of: keys.refunded(unit: unit, originalTransactionID: original))
                 k["owner"] = declared.index(of: keys.owner(originalTransactionID: purchase.originalTransactionID))
                 if purchase.dailyLimit != nil {
                     k["daily"] = declared.index(of: keys.dailyWindow(user: user, product: purchase.productID))
@@ -46,6 +47,7 @@ struct GrantPurchases: DeclaringScript {
             }
             if purchase.isClaimed || purchase.kind == "auto_renewable" {
                 k["subscription"] = declared.index(of: keys.subscription(originalTransactionID: purchase.originalTransactionID))
+                k["rechecks"] = declared.index(of: keys.ofPurchase(originalTransactionID: purchase.originalTransactionID).rechecks)
             }
             lines.append(.init(
                 transactionID: purchase.transactionID, originalTransactionID: purchase.originalTransactionID,
@@ -62,11 +64,15 @@ struct GrantPurchases: DeclaringScript {
         let subscriptionKey = subscription.map {
             declared.index(of: keys.subscription(originalTransactionID: $0.originalTransactionID))
         }
+        let rechecksKey = subscription.map {
+            declared.index(of: keys.ofPurchase(originalTransactionID: $0.originalTransactionID).rechecks)
+        }
         members = GrantPurchasesArguments(
             ticket: job.ticket, now: String(now), channel: keys.results, userID: user,
             environment: job.receipt?.environment ?? "", source: job.source ?? "client",
             refundLimit: job.refundLimit.map(String.init), sharing: job.sharing?.rawValue, purchases: lines,
-            recheck: recheck, subscription: subscription, subscriptionKey: subscriptionKey, receipt: job.subscriptionReceipt)
+            recheck: recheck, subscription: subscription, subscriptionKey: subscriptionKey, rechecksKey: rechecksKey,
+            receipt: job.subscriptionReceipt)
         self.declared = declared
         arguments = [taken, members.argument]
     }
@@ -117,8 +123,9 @@ struct GrantPurchasesArguments {
     /// A re-check's answer: the subscription's state as Apple says it now, applied after the
     /// purchases (in signed-time order, like a notification).
     var subscription: SubscriptionChange?
-    /// The KEYS index of the answer's subscription record.
+    /// The KEYS index of the answer's subscription record, and of its bucket's re-check schedule.
     var subscriptionKey: Int?
+    var rechecksKey: Int?
     /// A legacy receipt proving the job's subscriptions: kept on the records this user owns.
     var receipt: String?
     /// Other users whose keys the step touches (user → `lifetime`, `subscriptions`: KEYS indexes).
@@ -141,8 +148,8 @@ struct GrantPurchasesArguments {
         var entitlements: String?
         var expiresAt: String?
         var signedAt: String?
-        /// The purchase's keys by name (claim, record, hold, refunded, owner, subscription, daily,
-        /// token): KEYS indexes.
+        /// The purchase's keys by name (claim, record, hold, refunded, owner, subscription,
+        /// rechecks, daily, token): KEYS indexes.
         var keys: [String: Int]
 
         var json: JSONValue {
@@ -176,6 +183,7 @@ struct GrantPurchasesArguments {
             "recheck": recheck?.json,
             "subscription": subscription?.json,
             "subscription_key": subscriptionKey.map { .int($0) },
+            "rechecks_key": rechecksKey.map { .int($0) },
             "receipt": receipt.json,
             "others": others.isEmpty ? nil : .object(others.mapValues { .object($0.mapValues { .int($0) }) }),
         ])

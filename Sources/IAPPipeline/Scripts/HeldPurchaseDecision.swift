@@ -7,13 +7,18 @@ import RedisClient
 struct HeldPurchaseDecision: Sendable {
     let redisKeys: RedisKeys
     let unit: String
+    let originalTransactionID: String
     var members: [String: JSONValue]
 
-    init(_ keys: RedisKeys, unit: String, by operatorName: String, note: String, recheck: RecheckSchedule?, now: Int64) {
+    init(
+        _ keys: RedisKeys, unit: String, originalTransactionID: String, by operatorName: String, note: String,
+        recheck: RecheckSchedule?, now: Int64
+    ) {
         redisKeys = keys
         self.unit = unit
+        self.originalTransactionID = originalTransactionID
         members = [
-            "now": .string(String(now)), "operator": .string(operatorName), "note": .string(note), "channel": .string(keys.results),
+            "now": .string(String(now)), "operator": .string(operatorName), "note": .string(note),
         ]
         if let recheck { members["recheck"] = recheck.json }
     }
@@ -35,6 +40,7 @@ struct HeldPurchaseDecision: Sendable {
             ticket: ticket, userID: hold["user_id"]?.string ?? "", originalTransactionID: hold["original_transaction_id"]?.string ?? "",
             appAccountToken: hold["app_account_token"]?.string ?? "")
         members["ticket"] = .string(named.ticket)
+        members["channel"] = .string(redisKeys.results(ofTicket: named.ticket))
         members["user_id"] = .string(named.userID)
         members["original_transaction_id"] = .string(named.originalTransactionID)
         return named
@@ -59,22 +65,32 @@ struct ReleaseHeldPurchase: DeclaringScript {
     private(set) var keys: [String]
     private(set) var arguments: [String]
 
-    init(_ keys: RedisKeys, unit: String, by operatorName: String, note: String, recheck: RecheckSchedule?, now: Int64) {
-        decision = HeldPurchaseDecision(keys, unit: unit, by: operatorName, note: note, recheck: recheck, now: now)
-        self.keys = Self.holdKeys(keys, unit: unit)
+    init(
+        _ keys: RedisKeys, unit: String, originalTransactionID: String, by operatorName: String, note: String,
+        recheck: RecheckSchedule?, now: Int64
+    ) {
+        decision = HeldPurchaseDecision(
+            keys, unit: unit, originalTransactionID: originalTransactionID, by: operatorName, note: note, recheck: recheck, now: now)
+        self.keys = Self.holdKeys(keys, unit: unit, originalTransactionID: originalTransactionID)
         arguments = [decision.argument]
     }
 
-    private static func holdKeys(_ keys: RedisKeys, unit: String) -> [String] {
-        [keys.hold(unit: unit), keys.holds, keys.claim(unit: unit), keys.grant(unit: unit), keys.refunded(unit: unit), keys.fulfilment]
+    private static func holdKeys(_ keys: RedisKeys, unit: String, originalTransactionID original: String) -> [String] {
+        let bucket = keys.ofPurchase(originalTransactionID: original)
+        return [
+            keys.hold(unit: unit, originalTransactionID: original), keys.holds, keys.claim(unit: unit, originalTransactionID: original),
+            keys.grant(unit: unit, originalTransactionID: original), keys.refunded(unit: unit, originalTransactionID: original),
+            bucket.fulfilment,
+        ]
     }
 
     mutating func declare(_ needed: RedisReply) throws {
         let hold = try decision.named(needed, script: Self.name)
         let k = decision.redisKeys
-        keys = Self.holdKeys(k, unit: decision.unit) + [
+        keys = Self.holdKeys(k, unit: decision.unit, originalTransactionID: decision.originalTransactionID) + [
             k.ticket(hold.ticket), k.owner(originalTransactionID: hold.originalTransactionID), k.unclaimed,
-            k.lifetime(user: hold.userID), k.subscription(originalTransactionID: hold.originalTransactionID), k.rechecks,
+            k.lifetime(user: hold.userID), k.subscription(originalTransactionID: hold.originalTransactionID),
+            k.ofPurchase(originalTransactionID: hold.originalTransactionID).rechecks,
             k.subscriptions(user: hold.userID),
         ] + (hold.appAccountToken.isEmpty ? [] : [k.accountToken(hold.appAccountToken)])
         arguments = [decision.argument]
@@ -92,16 +108,21 @@ struct RejectHeldPurchase: DeclaringScript {
     private(set) var keys: [String]
     private(set) var arguments: [String]
 
-    init(_ keys: RedisKeys, unit: String, by operatorName: String, note: String, now: Int64) {
-        decision = HeldPurchaseDecision(keys, unit: unit, by: operatorName, note: note, recheck: nil, now: now)
-        self.keys = [keys.hold(unit: unit), keys.holds]
+    init(_ keys: RedisKeys, unit: String, originalTransactionID: String, by operatorName: String, note: String, now: Int64) {
+        decision = HeldPurchaseDecision(
+            keys, unit: unit, originalTransactionID: originalTransactionID, by: operatorName, note: note, recheck: nil, now: now)
+        self.keys = [keys.hold(unit: unit, originalTransactionID: originalTransactionID), keys.holds]
         arguments = [decision.argument]
     }
 
     mutating func declare(_ needed: RedisReply) throws {
         let hold = try decision.named(needed, script: Self.name)
         let k = decision.redisKeys
-        keys = [k.hold(unit: decision.unit), k.holds, k.ticket(hold.ticket), k.fulfilment]
+        let original = decision.originalTransactionID
+        keys = [
+            k.hold(unit: decision.unit, originalTransactionID: original), k.holds, k.ticket(hold.ticket),
+            k.ofPurchase(originalTransactionID: original).fulfilment,
+        ]
         arguments = [decision.argument]
     }
 

@@ -21,13 +21,16 @@ struct PromoteDueRechecks: DeclaringScript {
         declared = DeclaredKeys([keys.rechecks, keys.queue(.verify)])
         members = [
             "now": .string(String(now)), "limit": .string(String(limit)), "ttl": .string(String(ticketTTL.components.seconds)),
-            "recheck": schedule.json,
+            "recheck": schedule.json, "ticket_prefix": .string(keys.layout.ticketID("", inBucket: keys.bucket)),
         ]
         arguments = [JSONValue.object(members).canonicalText]
     }
 
-    /// The ticket of a subscription's re-check: `recheck-<original>-<now>-<try>`.
-    static func ticket(original: String, now: Int64, try attempt: Int) -> String { "recheck-\(original)-\(now)-\(attempt)" }
+    /// The ticket of a subscription's re-check: `recheck-<original>-<now>-<try>`, naming the
+    /// bucket of `keys` when there are several (`<bucket>.recheck-…`).
+    static func ticket(original: String, now: Int64, try attempt: Int, in keys: RedisKeys = RedisKeys()) -> String {
+        keys.layout.ticketID("recheck-\(original)-\(now)-\(attempt)", inBucket: keys.bucket)
+    }
 
     mutating func declare(_ needed: RedisReply) throws {
         let named = try needed.json(script: Self.name)
@@ -39,7 +42,7 @@ struct PromoteDueRechecks: DeclaringScript {
             guard let original = ticket["original"]?.string, let attempt = ticket["try"]?.int else {
                 throw ScriptReplyError(script: Self.name, reply: needed)
             }
-            let id = Self.ticket(original: original, now: now, try: attempt)
+            let id = Self.ticket(original: original, now: now, try: attempt, in: redisKeys)
             tickets[original] = .object(["index": .int(declared.index(of: redisKeys.ticket(id))), "try": .int(attempt)])
         }
         members["records"] = .object(records)

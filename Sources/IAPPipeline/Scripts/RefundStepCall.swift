@@ -14,16 +14,17 @@ struct RefundStepCall: Sendable {
     private(set) var arguments: [String]
 
     init(
-        _ keys: RedisKeys, member: String, taken: String, job: Job, unit: String, subscription: SubscriptionChange?,
-        recheck: RecheckSchedule?, now: Int64, extra: [String: JSONValue] = [:]
+        _ keys: RedisKeys, member: String, taken: String, job: Job, unit: String, originalTransactionID original: String,
+        subscription: SubscriptionChange?, recheck: RecheckSchedule?, now: Int64, extra: [String: JSONValue] = [:]
     ) {
         redisKeys = keys
         fixed = [
-            keys.inflight(member: member), keys.ticket(job.ticket), keys.grant(unit: unit), keys.refunded(unit: unit), keys.fulfilment,
+            keys.inflight(member: member), keys.ticket(job.ticket), keys.grant(unit: unit, originalTransactionID: original),
+            keys.refunded(unit: unit, originalTransactionID: original), keys.ofPurchase(originalTransactionID: original).fulfilment,
         ]
         subscriptionID = subscription?.originalTransactionID
         members = extra.merging([
-            "ticket": .string(job.ticket), "now": .string(String(now)), "channel": .string(keys.results),
+            "ticket": .string(job.ticket), "now": .string(String(now)), "channel": .string(keys.results(ofTicket: job.ticket)),
             "notification": .string(job.notification?.uuid ?? ""),
         ]) { $1 }
         if let subscription { members["subscription"] = subscription.json }
@@ -36,7 +37,10 @@ struct RefundStepCall: Sendable {
         guard let owner = needed.string else { throw ScriptReplyError(script: script, reply: needed) }
         keys = fixed + [redisKeys.refunds(user: owner)]
         if let subscriptionID {
-            keys += [redisKeys.subscription(originalTransactionID: subscriptionID), redisKeys.rechecks, redisKeys.subscriptions(user: owner)]
+            keys += [
+                redisKeys.subscription(originalTransactionID: subscriptionID),
+                redisKeys.ofPurchase(originalTransactionID: subscriptionID).rechecks, redisKeys.subscriptions(user: owner),
+            ]
         }
         members["owner"] = .string(owner)
         arguments[1] = JSONValue.object(members).canonicalText
@@ -61,11 +65,12 @@ struct RevokeGrant: DeclaringScript {
     var arguments: [String] { call.arguments }
 
     init(
-        _ keys: RedisKeys, member: String, taken: String, job: Job, unit: String, reason: String, type: String,
-        subscription: SubscriptionChange?, recheck: RecheckSchedule?, now: Int64
+        _ keys: RedisKeys, member: String, taken: String, job: Job, unit: String, originalTransactionID: String, reason: String,
+        type: String, subscription: SubscriptionChange?, recheck: RecheckSchedule?, now: Int64
     ) {
         call = RefundStepCall(
-            keys, member: member, taken: taken, job: job, unit: unit, subscription: subscription, recheck: recheck, now: now,
+            keys, member: member, taken: taken, job: job, unit: unit, originalTransactionID: originalTransactionID,
+            subscription: subscription, recheck: recheck, now: now,
             extra: ["revocation_reason": .string(reason), "revocation_type": .string(type)])
     }
 
@@ -85,11 +90,12 @@ struct ReinstateGrant: DeclaringScript {
     var arguments: [String] { call.arguments }
 
     init(
-        _ keys: RedisKeys, member: String, taken: String, job: Job, unit: String, subscription: SubscriptionChange?,
-        recheck: RecheckSchedule?, now: Int64
+        _ keys: RedisKeys, member: String, taken: String, job: Job, unit: String, originalTransactionID: String,
+        subscription: SubscriptionChange?, recheck: RecheckSchedule?, now: Int64
     ) {
         call = RefundStepCall(
-            keys, member: member, taken: taken, job: job, unit: unit, subscription: subscription, recheck: recheck, now: now)
+            keys, member: member, taken: taken, job: job, unit: unit, originalTransactionID: originalTransactionID,
+            subscription: subscription, recheck: recheck, now: now)
     }
 
     mutating func declare(_ needed: RedisReply) throws { try call.declare(needed, script: Self.name) }

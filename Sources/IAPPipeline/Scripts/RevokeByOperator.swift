@@ -7,8 +7,8 @@ struct RevokeByOperator: PipelineScript {
     let keys: [String]
     let arguments: [String]
 
-    init(_ keys: RedisKeys, unit: String, by operatorName: String, note: String, now: Int64) {
-        self.keys = [keys.grant(unit: unit), keys.fulfilment]
+    init(_ keys: RedisKeys, unit: String, originalTransactionID original: String, by operatorName: String, note: String, now: Int64) {
+        self.keys = [keys.grant(unit: unit, originalTransactionID: original), keys.ofPurchase(originalTransactionID: original).fulfilment]
         arguments = [JSONValue.object([
             "now": .string(String(now)), "operator": .string(operatorName), "note": .string(note),
         ]).canonicalText]

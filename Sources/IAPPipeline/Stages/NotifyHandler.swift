@@ -79,9 +79,11 @@ public struct NotifyHandler: JobHandler {
         change?.requireLatest = true
         let outcome = await worker.transition(step) { [change] in
             reversal
-                ? try await worker.store.reinstate(payload, member: worker.member, job: job, unit: unit, subscription: change)
+                ? try await worker.store.reinstate(
+                    payload, member: worker.member, job: job, unit: unit, originalTransactionID: transaction.originalTransactionID,
+                    subscription: change)
                 : try await worker.store.revoke(
-                    payload, member: worker.member, job: job, unit: unit,
+                    payload, member: worker.member, job: job, unit: unit, originalTransactionID: transaction.originalTransactionID,
                     reason: transaction.revocationReason.map(String.init) ?? "",
                     type: transaction.revocationType ?? notification.type, subscription: change)
         }
