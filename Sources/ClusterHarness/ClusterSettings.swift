@@ -11,6 +11,8 @@ public struct ClusterSettings: Sendable {
     public var topology = RedisTopology.single
     /// `IAP_REDIS_MIN_REPLICAS` of every pipeline process (0: acknowledgements do not wait for replicas).
     public var minReplicas = 0
+    /// `IAP_BUCKETS` of every pipeline process.
+    public var buckets = 1
     /// For this long before a failover's kill the primary is cut off its replicas, as by a
     /// partition: what it takes meanwhile is on the primary alone when it dies.
     public var replicationGap: Duration = .zero

@@ -57,7 +57,7 @@ public actor LocalCluster {
         self.settings = settings
         self.directory = directory
         self.http = http
-        keys = RedisKeys(prefix: settings.topology.prefix)
+        keys = RedisKeys(prefix: settings.topology.prefix, layout: BucketLayout(count: settings.buckets))
         // A cluster node also listens on its port + 10000 (the cluster bus).
         redisPorts = try (0..<settings.topology.nodes).map { _ in
             try settings.topology == .cluster ? LoopbackPort.freeWithCompanion() : LoopbackPort.free()
@@ -343,6 +343,7 @@ public actor LocalCluster {
             "IAP_LOG_LEVEL": settings.logLevel,
             "IAP_REDIS_URL": redisURL,
             "IAP_PREFIX": keys.prefix,
+            "IAP_BUCKETS": String(keys.layout.count),
             "IAP_HTTP_PORT": String(intakePort),
             "IAP_APPLE_PRODUCTION_URL": simulatorURL + AppleSimulator.productionPath,
             "IAP_APPLE_SANDBOX_URL": simulatorURL + AppleSimulator.sandboxPath,

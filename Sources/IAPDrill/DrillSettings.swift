@@ -21,6 +21,8 @@ public struct DrillSettings: Sendable {
     /// after its receipts are in until it has been).
     public var faultsPerKind = 1
     public var topology = RedisTopology.single
+    /// `IAP_BUCKETS` of the pipeline.
+    public var buckets = 1
     /// `IAP_REDIS_MIN_REPLICAS` of the pipeline; by default 1 with replicas (sentinel, cluster:
     /// what a failover needs to lose nothing acknowledged), 0 without.
     public var minReplicas: Int?
@@ -54,6 +56,7 @@ public struct DrillSettings: Sendable {
         cluster.durability = durability
         cluster.redisCrash = redisCrash
         cluster.topology = topology
+        cluster.buckets = buckets
         cluster.replicationGap = replicationGap
         cluster.clientSigner = signRequests ? signer : nil
         cluster.minReplicas = minReplicas ?? (topology == .single ? 0 : 1)

@@ -3,6 +3,7 @@ import ArgumentParser
 import ClusterHarness
 import Foundation
 import IAPDrill
+import IAPPipeline
 
 public struct DrillCommand: AsyncParsableCommand {
     public static let configuration = CommandConfiguration(
@@ -36,6 +37,7 @@ public struct DrillCommand: AsyncParsableCommand {
         or cluster (3 primaries with a replica each; the pipeline runs on the slot of IAP_PREFIX={iap}).
         """)
     var topology = "single"
+    @Option(help: "IAP_BUCKETS of the pipeline (1 to 1024; 1 with --topology cluster for now).") var buckets = 1
     @Option(help: "IAP_REDIS_MIN_REPLICAS of the pipeline (default: 1 with --topology sentinel or cluster, else 0).") var minReplicas: Int?
     @Option(help: """
         For this long before each failover's kill, cut the primary off its replicas, as a partition \
@@ -76,6 +78,9 @@ public struct DrillCommand: AsyncParsableCommand {
         guard (minReplicas ?? 0) >= 0, (minReplicas ?? 0) <= replicas else {
             throw ValidationError("--min-replicas: 0 with --topology single, 0 to 2 with sentinel, 0 or 1 with cluster")
         }
+        guard (1...BucketLayout.maxCount).contains(buckets), buckets == 1 || topology != .cluster else {
+            throw ValidationError("--buckets: 1 to \(BucketLayout.maxCount), and 1 with --topology cluster for now")
+        }
         let chosen = try parsedFaults()
         if let wrong = chosen.first(where: { !FaultKind.all(for: topology).contains($0) }) {
             throw ValidationError("--faults: \(wrong.rawValue) does not apply to --topology \(topology.rawValue)")
@@ -106,6 +111,7 @@ public struct DrillCommand: AsyncParsableCommand {
         settings.faultsPerKind = faultsPerKind
         settings.topology = RedisTopology(rawValue: topology)!
         settings.minReplicas = minReplicas
+        settings.buckets = buckets
         settings.replicationGap = .milliseconds(replicationGapMs)
         settings.signRequests = !unsigned
         settings.durability = Durability(rawValue: durability)!
@@ -123,6 +129,7 @@ public struct DrillCommand: AsyncParsableCommand {
         log(
             "drill: \(trials) × \(receipts) receipts, faults \(settings.faults.map(\.rawValue)) at \(faultRate)/s, "
                 + "Redis \(topology) with IAP_REDIS_MIN_REPLICAS=\(settings.cluster.minReplicas)"
+                + (buckets > 1 ? " and IAP_BUCKETS=\(buckets)" : "")
                 + (replicationGapMs > 0 ? " and a replication gap of \(replicationGapMs) ms before each failover" : "")
                 + ", \(unsigned ? "unsigned" : "signed") requests, durability \(durability), "
                 + "Redis crash: \(redisCrash), seed \(seed)")

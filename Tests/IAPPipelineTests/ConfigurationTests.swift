@@ -194,6 +194,10 @@ import Testing
         #expect(Set(tickets).count == tickets.count)
         #expect(tickets.allSatisfy(TicketID.isWellFormed))
         #expect(!TicketID.isWellFormed("AAAAAAAAAAAAAAAAAAAAA/"))
+        // With buckets, a ticket id names its bucket first.
+        #expect(TicketID.isWellFormed("17.AAAAAAAAAAAAAAAAAAAAAA") && TicketID.isWellFormed("0.AAAAAAAAAAAAAAAAAAAAAA"))
+        #expect(!TicketID.isWellFormed(".AAAAAAAAAAAAAAAAAAAAAA") && !TicketID.isWellFormed("x1.AAAAAAAAAAAAAAAAAAAAAA"))
+        #expect(!TicketID.isWellFormed("12345.AAAAAAAAAAAAAAAAAAAAAA") && !TicketID.isWellFormed("1.AAAAAAAAAAAAAAAAAAAAA"))
         #expect(!TicketID.isWellFormed("short"))
     }
 }

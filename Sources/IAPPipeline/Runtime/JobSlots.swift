@@ -95,4 +95,7 @@ public final class JobSlots: Sendable {
 
     /// Slots free now (negative while forced jobs run beyond the budget).
     public var free: Int { state.withLock { $0.free } }
+
+    /// Workers waiting for slots now.
+    public var waiting: Int { state.withLock { $0.waiters.count } }
 }

@@ -1,0 +1,84 @@
+import AppleJWS
+import AppleSimulator
+import Foundation
+import IAPPipeline
+import RedisClient
+import PipelineTestSupport
+import Testing
+
+/// The whole pipeline on a keyspace of four buckets (one Redis server holds them all): tickets
+/// name their bucket, purchases live in theirs, and a process's workers serve every bucket.
+@Suite(.serialized) struct BucketsEndToEndTests {
+    static let buckets = ["IAP_BUCKETS": "4"]
+
+    @Test func receiptsInEveryBucketAreGrantedOnceAndWaitersAreWokenFromTheirBucket() async throws {
+        try await withPipeline(environment: Self.buckets) { pipeline in
+            let layout = pipeline.configuration.layout
+            #expect(layout.count == 4)
+            var tickets: [String] = []
+            for n in 0..<8 {
+                let ticket = try await pipeline.submit(receipt([gold("70\(n)0"), gold("70\(n)1")]), user: "player-\(n)")
+                // The id names its bucket: the one of the submission's digest.
+                let named = try #require(Int(ticket.prefix { $0 != "." }))
+                #expect((0..<4).contains(named) && ticket.count == "\(named).".count + 22)
+                tickets.append(ticket)
+            }
+            #expect(Set(tickets.map { layout.bucket(ofTicket: $0) }).count > 1, "eight submissions in one bucket: \(tickets)")
+            // A client waiting on each ticket is woken by its bucket's channel.
+            for ticket in tickets {
+                let waited = try await pipeline.get("/v1/receipts/\(ticket)?wait=20")
+                #expect(waited.status == 200 && waited.json["status"] as? String == "granted", "\(waited.json)")
+            }
+            // Each grant record lives in its purchase's bucket; nothing in the job's bucket by mistake.
+            for n in 0..<8 {
+                for unit in ["70\(n)0", "70\(n)1"] {
+                    let key = pipeline.configuration.keys.grant(unit: unit, originalTransactionID: unit)
+                    #expect(key.contains("{\(layout.tags[layout.bucket(ofOriginalTransactionID: unit)])}"))
+                    #expect(try await pipeline.redis.send("HGET", key, "user_id").string == "player-\(n)")
+                }
+            }
+            #expect(try await pipeline.fulfilments().count == 16)
+            // The same receipt again: the same ticket, nothing queued; another user: duplicates.
+            let again = try await pipeline.post(["receipt_data": receipt([gold("7000"), gold("7001")]).receiptData(), "user_id": "player-0"])
+            #expect(again.status == 200 && again.json["ticket"] as? String == tickets[0])
+            let other = try await pipeline.terminal(try await pipeline.submit(receipt([gold("7000")]), user: "thief"))
+            #expect(other.status == .duplicate)
+            let stats = try await pipeline.store.stats(lease: .seconds(30))
+            #expect(stats.queues.values.allSatisfy { $0 == 0 } && stats.inflight.values.allSatisfy { $0 == 0 })
+            // One process per stage serves the four buckets: one live worker each, not four.
+            #expect(stats.liveWorkers["grant"] == 1)
+            #expect(try await pipeline.fulfilments().count == 16)
+        }
+    }
+
+    @Test func aNotificationIsAppliedInItsPurchasesBucket() async throws {
+        try await withPipeline(environment: Self.buckets) { pipeline in
+            let api = pipeline.simulator.serverAPI
+            let id = "4100000000000001"
+            let jws = try api.register(NotificationTests.transaction(id))
+            #expect(try await pipeline.terminal(try await pipeline.submit(signed: jws)).status == .granted)
+            let refund = try api.signedNotification(type: "REFUND", transactionID: id)
+            var ticket: String?
+            for _ in 0..<2 {
+                let reply = try await pipeline.notify(refund)
+                #expect(reply.status == 200)
+                ticket = try #require(reply.json["ticket"] as? String)
+            }
+            let bucket = pipeline.configuration.layout.bucket(ofOriginalTransactionID: id)
+            #expect(ticket?.hasPrefix("\(bucket).") == true)
+            let applied = try await pipeline.terminal(try #require(ticket))
+            #expect(applied.status == .applied && applied.result == "revoked")
+            #expect(try await pipeline.fulfilments().map { $0["event"] ?? "?" } == ["granted", "revoked"])
+            let record = pipeline.configuration.keys.grant(unit: id, originalTransactionID: id)
+            #expect(try await pipeline.redis.send("HEXISTS", record, "revoked_at").int == 1)
+        }
+    }
+
+    @Test func onRedisClusterMoreThanOneBucketIsRefusedForNow() {
+        #expect(throws: ConfigurationError.self) {
+            try PipelineConfiguration(environment: ["IAP_REDIS_URL": "redis-cluster://127.0.0.1:7000", "IAP_PREFIX": "{iap}", "IAP_BUCKETS": "4"])
+        }
+        #expect(throws: ConfigurationError.self) { try PipelineConfiguration(environment: ["IAP_BUCKETS": "1025"]) }
+        #expect(throws: ConfigurationError.self) { try PipelineConfiguration(environment: ["IAP_BUCKETS": "0"]) }
+    }
+}
