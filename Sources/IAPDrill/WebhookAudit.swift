@@ -3,7 +3,8 @@ import IAPPipeline
 import RedisClient
 
 /// The drill's books on webhook deliveries: every fulfilment entry reached the receiver (at least
-/// once, under its id), with a valid signature, each user's in stream order.
+/// once, under its event id), with a valid signature, each user's in stream order (with several
+/// buckets, in each bucket's stream order: the promise is per bucket, so per purchase).
 struct WebhookAudit {
     let store: PipelineStore
     let lease: Duration
@@ -22,10 +23,10 @@ struct WebhookAudit {
     }
 
     /// The stream's entries: id and user, in order.
-    func entries() async throws -> [(id: String, user: String)] {
+    func entries() async throws -> [(id: String, user: String, bucket: Int)] {
         try await store.fulfilmentEntries().map { entry in
             let user = entry.fields["user_id"] ?? "_"
-            return (entry.id, user.isEmpty ? "_" : user)
+            return (entry.eventID, user.isEmpty ? "_" : user, entry.bucket)
         }
     }
 
@@ -59,12 +60,15 @@ struct WebhookAudit {
             books.wrong += 1
             books.note("wrong: \(state.badSignatures) deliveries with a bad signature")
         }
-        for (user, ids) in Dictionary(grouping: all, by: \.user).mapValues({ $0.map(\.id) }) {
+        // A user's events of one bucket, in that bucket's stream order (all of them with one bucket).
+        for entries in Dictionary(grouping: all, by: { "\($0.user) \($0.bucket)" }).values {
+            let user = entries[0].user
+            let ids = entries.map(\.id)
             let delivered = state.order[user] ?? []
             let expected = ids.filter { delivered.contains($0) }
             if delivered.filter({ ids.contains($0) }) != expected {
                 books.wrong += 1
-                books.note("wrong: \(user)'s events reached the webhook out of stream order")
+                books.note("wrong: \(user)'s events reached the webhook out of stream order (bucket \(entries[0].bucket))")
             }
         }
         return books

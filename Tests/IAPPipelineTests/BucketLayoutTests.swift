@@ -94,3 +94,16 @@ struct BucketLayoutTests {
         #expect(counts.allSatisfy { (500...1500).contains($0) }, "\(counts)")
     }
 }
+
+/// Two buckets' streams may give one entry id: a webhook event id names its bucket then.
+@Suite struct BucketedEventIDTests {
+    @Test func anEventIDNamesItsBucketWhenThereAreSeveralAndKeepsItsTime() {
+        let one = BucketLayout(count: 1), four = BucketLayout(count: 4)
+        #expect(WebhookEvent.id(entry: "1795507119056-0", bucket: 0, of: one) == "1795507119056-0")
+        let a = WebhookEvent.id(entry: "1795507119056-0", bucket: 1, of: four)
+        let b = WebhookEvent.id(entry: "1795507119056-0", bucket: 3, of: four)
+        #expect(a == "1.1795507119056-0" && a != b)
+        #expect(WebhookEvent(id: a, fields: [:]).createdAtMs == 1_795_507_119_056)
+        #expect(WebhookEvent(id: "1795507119056-0", fields: [:]).createdAtMs == 1_795_507_119_056)
+    }
+}

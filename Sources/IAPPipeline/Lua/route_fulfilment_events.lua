@@ -17,7 +17,9 @@
     KEYS[2] webhookQueue   the webhook stage's queue
     KEYS[3] busy           `webhook:busy`
     KEYS[4…] per user, as `users` names them: `webhook:events:<user>`, `ticket:webhook:<user>`
-    ARGV[1] arguments      JSON: group, consumer, count, now, ttl (s), users? (user → {events, ticket}: KEYS indexes)
+    ARGV[1] arguments      JSON: group, consumer, count, now, ttl (s), id_prefix (what an event id
+                           starts with: `<bucket>.` with several buckets, whose streams may give
+                           one entry id twice; else empty), users? (user → {events, ticket}: KEYS indexes)
   Output:
     how many entries were routed; {-2, users (JSON array)} declare these users' keys and call again
 ]]
@@ -67,7 +69,7 @@ for _, entry in ipairs(read[1][2]) do
   for i = 1, #list, 2 do fields[list[i]] = list[i + 1] end
   local user = userOf(list)
   local events, ticket = KEYS[users[user].events], KEYS[users[user].ticket]
-  redis.call('RPUSH', events, cjson.encode({id = id, fields = fields}))
+  redis.call('RPUSH', events, cjson.encode({id = a.id_prefix .. id, fields = fields}))
   if redis.call('SADD', busy, user) == 1 then
     redis.call('HSET', ticket, 'status', 'queued', 'attempts', '0', 'user_id', user, 'source', 'webhook',
       'created_at', a.now, 'updated_at', a.now)

@@ -5,11 +5,14 @@ extension PipelineStore {
     public func heldPurchases(limit: Int) async throws -> [HeldPurchase] {
         let units = (try await redis.send("ZRANGE", keys.holds, "0", String(max(limit, 1) - 1)).array ?? []).compactMap(\.string)
         if units.isEmpty { return [] }
-        var held: [HeldPurchase] = []
-        for unit in units {
-            if let hold = try await hold(unit: unit) { held.append(hold) }
+        // A unit alone does not say its bucket: every bucket's hold of each unit, in one round trip.
+        let buckets = keys.everyBucket
+        let replies = try await redis.pipeline(units.flatMap { unit in
+            buckets.map { RedisCommand("HGETALL", $0.holdInThisBucket(unit: unit)) }
+        })
+        return stride(from: 0, to: replies.count, by: buckets.count).compactMap { start in
+            replies[start..<start + buckets.count].lazy.compactMap { HeldPurchase(hash: $0.stringDictionary) }.first
         }
-        return held
     }
 
     /// The hold of `unit`, held or decided; `nil` when it was never held.

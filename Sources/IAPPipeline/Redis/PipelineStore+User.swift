@@ -54,8 +54,12 @@ extension PipelineStore {
 
 /// One entry of a fulfilment stream.
 public struct FulfilmentEntry: Sendable, Equatable {
+    /// The entry's id in its bucket's stream.
     public var id: String
     public var fields: [String: String]
+    public var bucket: Int
+    /// The id the webhook delivers it under (`WebhookEvent.id`).
+    public var eventID: String
 
     /// The id's parts (`<ms>-<seq>`), for ordering entries of different buckets' streams.
     var order: (Int64, Int64) {
@@ -70,14 +74,16 @@ extension PipelineStore {
     /// buckets the order is only as good as those clocks; within a bucket it is the stream's.
     public func fulfilmentEntries(after: String? = nil) async throws -> [FulfilmentEntry] {
         var entries: [FulfilmentEntry] = []
-        for bucket in keys.everyBucket {
+        for (index, bucket) in keys.everyBucket.enumerated() {
             var start = after.map { "(" + $0 } ?? "-"
             while true {
                 let page = try await redis.send("XRANGE", bucket.fulfilment, start, "+", "COUNT", "1000").array ?? []
                 for entry in page {
                     guard let parts = entry.array, parts.count == 2, let id = parts[0].string else { continue }
                     start = "(" + id
-                    entries.append(FulfilmentEntry(id: id, fields: parts[1].stringDictionary))
+                    entries.append(FulfilmentEntry(
+                        id: id, fields: parts[1].stringDictionary, bucket: index,
+                        eventID: WebhookEvent.id(entry: id, bucket: index, of: keys.layout)))
                 }
                 if page.count < 1000 { break }
             }

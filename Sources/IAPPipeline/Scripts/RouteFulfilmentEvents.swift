@@ -19,6 +19,7 @@ struct RouteFulfilmentEvents: DeclaringScript {
         members = [
             "group": .string(RedisKeys.webhookGroup), "consumer": .string(consumer), "count": .string(String(count)),
             "now": .string(String(now)), "ttl": .string(String(RedisKeys.webhookTicketTTL.components.seconds)),
+            "id_prefix": .string(WebhookEvent.id(entry: "", bucket: keys.bucket, of: keys.layout)),
         ]
         arguments = [JSONValue.object(members).canonicalText]
     }

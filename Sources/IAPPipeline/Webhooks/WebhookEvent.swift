@@ -2,8 +2,10 @@ import Foundation
 import PlainJSON
 
 /// One fulfilment stream entry as the webhook delivers it: `id` (the entry id, stable across
-/// retries: the receiver's idempotency key), `type` (the entry's `event`), `created_at` (when it
-/// was added, from its id) and the entry's other fields, as one JSON object.
+/// retries: the receiver's idempotency key; with several buckets the bucket, a dot and the entry
+/// id, `3.1795507119056-0`, since two buckets' streams may give one id), `type` (the entry's
+/// `event`), `created_at` (when it was added, from its id) and the entry's other fields, as one
+/// JSON object.
 public struct WebhookEvent: Sendable, Equatable {
     public var id: String
     public var fields: [String: String]
@@ -27,8 +29,16 @@ public struct WebhookEvent: Sendable, Equatable {
         JSONValue.object(["id": .string(id), "fields": .object(fields.mapValues(JSONValue.string))]).canonicalText
     }
 
-    /// When the stream took it (ms), from its id (`<ms>-<seq>`).
-    public var createdAtMs: Int64 { Int64(id.split(separator: "-").first ?? "") ?? 0 }
+    /// When the stream took it (ms), from its id (`[<bucket>.]<ms>-<seq>`).
+    public var createdAtMs: Int64 {
+        let entry = id.split(separator: ".").last ?? ""
+        return Int64(entry.split(separator: "-").first ?? "") ?? 0
+    }
+
+    /// The event id of a bucket's stream entry: the entry id with one bucket, else the bucket, a dot and the entry id.
+    public static func id(entry: String, bucket: Int, of layout: BucketLayout) -> String {
+        layout.ticketID(entry, inBucket: bucket)
+    }
 
     /// The body the webhook receives: canonical JSON (sorted members), so its bytes and thus its
     /// signature are the same on every retry.
