@@ -5,20 +5,24 @@ extension PipelineStore {
     public func heldPurchases(limit: Int) async throws -> [HeldPurchase] {
         let units = (try await redis.send("ZRANGE", keys.holds, "0", String(max(limit, 1) - 1)).array ?? []).compactMap(\.string)
         if units.isEmpty { return [] }
-        // A unit alone does not say its bucket: every bucket's hold of each unit, in one round trip.
-        let buckets = keys.everyBucket
-        let replies = try await redis.pipeline(units.flatMap { unit in
-            buckets.map { RedisCommand("HGETALL", $0.holdInThisBucket(unit: unit)) }
-        })
-        return stride(from: 0, to: replies.count, by: buckets.count).compactMap { start in
-            replies[start..<start + buckets.count].lazy.compactMap { HeldPurchase(hash: $0.stringDictionary) }.first
-        }
+        return try await holds(of: units).compactMap { $0 }
     }
 
     /// The hold of `unit`, held or decided; `nil` when it was never held.
     public func hold(unit: String) async throws -> HeldPurchase? {
-        guard let original = try await originalTransactionID(ofUnit: unit) else { return nil }
-        return HeldPurchase(hash: try await redis.send("HGETALL", keys.hold(unit: unit, originalTransactionID: original)).stringDictionary)
+        try await holds(of: [unit])[0]
+    }
+
+    /// The hold of each unit (`nil`: never held). A unit alone does not say its bucket: every
+    /// bucket's hold of each unit is read, in one round trip.
+    private func holds(of units: [String]) async throws -> [HeldPurchase?] {
+        let buckets = keys.everyBucket
+        let replies = try await redis.pipeline(units.flatMap { unit in
+            buckets.map { RedisCommand("HGETALL", $0.holdInThisBucket(unit: unit)) }
+        })
+        return stride(from: 0, to: replies.count, by: buckets.count).map { start in
+            replies[start..<start + buckets.count].lazy.compactMap { HeldPurchase(hash: $0.stringDictionary) }.first
+        }
     }
 
     /// The original transaction of a purchase known by its unit alone (an operator names a unit):

@@ -20,6 +20,8 @@ public final class StageWorker: Service, Sendable {
     private let lastHeartbeat = NIOLockedValueBox<ContinuousClock.Instant?>(nil)
     /// Jobs being handled now, by payload: what the in-flight list holds beyond these is an orphan.
     private let handling = NIOLockedValueBox<[String: Int]>([:])
+    /// How many jobs are being handled now.
+    private var running: Int { handling.withLockedValue { $0.values.reduce(0, +) } }
     /// Each job's end, for the drain.
     private let finished = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
 
@@ -77,12 +79,11 @@ public final class StageWorker: Service, Sendable {
         // The blocking connection is this loop's own: closed when the loop ends, before hand-back.
         let connection = context.store.redis.makeDedicatedConnection(forKey: context.store.keys.queue(handler.stage))
         context.logger.info("worker started", metadata: ["concurrency": "\(settings.concurrency)"])
-        let running = NIOLockedValueBox(0)
         await withDiscardingTaskGroup { group in
             var loop = Loop(nextOrphanCheck: .now + settings.lease)
             while !context.isStopping && !Task.isCancelled {
                 // A worker that cannot heartbeat may be reaped at any moment: it takes nothing until it can.
-                guard await heartbeatIsFresh(), await adoptOrphansIfDue(&loop, &group, running: running) else {
+                guard await heartbeatIsFresh(), await adoptOrphansIfDue(&loop, &group) else {
                     await loop.backoff.pause()
                     continue
                 }
@@ -94,10 +95,10 @@ public final class StageWorker: Service, Sendable {
                     if granted == 0 { continue }
                 }
                 for payload in await take(&loop, slots: granted, on: connection) {
-                    handle(payload, in: &group, running: running)
+                    handle(payload, in: &group)
                 }
             }
-            await drain(&group, running: running)
+            await drain(&group)
         }
         await connection.close()
     }
@@ -105,13 +106,13 @@ public final class StageWorker: Service, Sendable {
     /// Once a lease, the jobs in this worker's list that no handler has are handled; `false` when
     /// the list could not be read.
     private func adoptOrphansIfDue(
-        _ loop: inout Loop, _ group: inout DiscardingTaskGroup, running: NIOLockedValueBox<Int>
+        _ loop: inout Loop, _ group: inout DiscardingTaskGroup
     ) async -> Bool {
         guard ContinuousClock.now >= loop.nextOrphanCheck else { return true }
         guard let orphans = try? await orphans() else { return false }
         for payload in orphans {
             slots.force()
-            handle(payload, in: &group, running: running)
+            handle(payload, in: &group)
         }
         loop.nextOrphanCheck = .now + settings.lease
         return true
@@ -155,13 +156,13 @@ public final class StageWorker: Service, Sendable {
     }
 
     /// Jobs in flight get the grace period, then are cancelled (and handed back).
-    private func drain(_ group: inout DiscardingTaskGroup, running: NIOLockedValueBox<Int>) async {
+    private func drain(_ group: inout DiscardingTaskGroup) async {
         let grace = settings.shutdownGrace
         let finished = self.finished.stream
         let drained = await withTaskGroup(of: Bool.self) { timer in
             timer.addTask {
-                if running.withLockedValue({ $0 }) == 0 { return true }
-                for await _ in finished where running.withLockedValue({ $0 }) == 0 { return true }
+                if self.running == 0 { return true }
+                for await _ in finished where self.running == 0 { return true }
                 return false
             }
             timer.addTask {
@@ -174,14 +175,13 @@ public final class StageWorker: Service, Sendable {
         }
         if !drained {
             context.logger.warning(
-                "grace period over, abandoning jobs in flight", metadata: ["jobs": "\(running.withLockedValue { $0 })"])
+                "grace period over, abandoning jobs in flight", metadata: ["jobs": "\(running)"])
             group.cancelAll()
         }
     }
 
-    private func handle(_ payload: String, in group: inout DiscardingTaskGroup, running: NIOLockedValueBox<Int>) {
+    private func handle(_ payload: String, in group: inout DiscardingTaskGroup) {
         handling.withLockedValue { $0[payload, default: 0] += 1 }
-        running.withLockedValue { $0 += 1 }
         group.addTask {
             let started = ContinuousClock.now
             await self.handler.handle(payload, worker: self.context)
@@ -190,7 +190,6 @@ public final class StageWorker: Service, Sendable {
                 held[payload, default: 1] -= 1
                 if held[payload] == 0 { held[payload] = nil }
             }
-            running.withLockedValue { $0 -= 1 }
             self.slots.release()
             self.finished.continuation.yield()
         }
