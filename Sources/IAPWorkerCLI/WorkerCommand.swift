@@ -98,7 +98,9 @@ public struct DeduperCommand: AsyncParsableCommand {
         let logger = bootstrapLogging(label: "iap-deduper")
         try await runWorker(label: "iap-deduper", configuration: configuration, logger: logger, makeHandler: {
             (_) throws(ConfigurationError) -> any JobHandler in
-            DedupeHandler(catalog: try configuration.requireCatalog(), policy: try configuration.purchasePolicy())
+            DedupeHandler(
+                catalog: try configuration.requireCatalog(), policy: try configuration.purchasePolicy(),
+                ticketTTL: configuration.ticketTTL)
         })
     }
 }

@@ -38,10 +38,26 @@ import Testing
                 }
             }
             #expect(try await pipeline.fulfilments().count == 16)
+            // A receipt whose purchases lie in buckets besides its ticket's was split into parts,
+            // each with its own ticket in its bucket; the client's ticket lists every purchase.
+            var split = 0
+            for ticket in tickets {
+                let parts = try await pipeline.redis.send("HGET", pipeline.configuration.keys.ticket(ticket), "parts").string
+                let final = try #require(try await pipeline.readTicket(ticket))
+                #expect(final.transactions.count == 2 && final.transactions.allSatisfy { $0.outcome == .granted })
+                guard let parts else { continue }
+                split += 1
+                for part in try #require(try JSONSerialization.jsonObject(with: Data(parts.utf8)) as? [String]) {
+                    #expect(part.hasSuffix(".\(ticket)"))
+                    #expect(try await pipeline.redis.send("HGET", pipeline.configuration.keys.ticket(part), "status").string == "granted")
+                }
+            }
+            #expect(split > 0, "no receipt was split: \(tickets)")
             // The same receipt again: the same ticket, nothing queued; another user: duplicates.
             let again = try await pipeline.post(["receipt_data": receipt([gold("7000"), gold("7001")]).receiptData(), "user_id": "player-0"])
             #expect(again.status == 200 && again.json["ticket"] as? String == tickets[0])
-            let other = try await pipeline.terminal(try await pipeline.submit(receipt([gold("7000")]), user: "thief"))
+            let thiefTicket = try await pipeline.submit(receipt([gold("7000")]), user: "thief")
+            let other = try await pipeline.terminal(thiefTicket)
             #expect(other.status == .duplicate)
             let stats = try await pipeline.store.stats(lease: .seconds(30))
             #expect(stats.queues.values.allSatisfy { $0 == 0 } && stats.inflight.values.allSatisfy { $0 == 0 })

@@ -28,6 +28,8 @@ import Testing
         "revoke_by_operator": "OperatorScriptTests", "route_fulfilment_events": "DeclaredKeysTests",
         "finish_webhook_event": "DeclaredKeysTests", "promote_due_rechecks": "DeclaredKeysTests",
         "force_recheck": "DeclaredKeysTests", "take_api_permit": "DeclaredKeysTests", "hold_api_endpoint": "DeclaredKeysTests",
+        "claim_part": "PartScriptTests", "split_job": "PartScriptTests", "finish_part": "PartScriptTests",
+        "acknowledge_job": "PartScriptTests",
     ]
 
     @Test func everyScriptRunsOnAClusterNodeSomewhere() {

@@ -37,12 +37,15 @@ import Testing
         ]
         var empty = grant
         empty.purchases = []
+        var part = grant
+        part.ticket = "2.T1"
+        part.part = "3.2.T1"
         var notify = Job(ticket: "N1", userID: "", receiptData: nil, productID: nil, transactionID: nil, enqueuedAt: 1000)
         notify.stage = .notify
         notify.notification = VerifiedNotification(
             NotificationPayload(notificationType: "REFUND", notificationUUID: "U-1", signedDate: 5, data: nil),
             transaction: JWSTransaction(transactionID: "7", bundleID: "b", productID: "gold", revocationReason: 1), renewal: nil)
-        return [fresh, signed, dedupe, grant, empty, notify]
+        return [fresh, signed, dedupe, grant, empty, part, notify]
     }
 
     @Test func roundTrips() throws {

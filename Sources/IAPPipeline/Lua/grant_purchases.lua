@@ -5,7 +5,8 @@
   (event `granted`, or `renewed` for a subscription's later period); binds the purchase's
   original transaction id and app account token to the user when nobody holds them; forgets it
   as unclaimed; sets the ticket's final status and transactions; publishes; acks. Running it
-  twice grants nothing twice.
+  twice grants nothing twice. One part of a receipt whose purchases lie in several buckets sets
+  its own ticket (the part's) and stays in flight: `finish_part` and `acknowledge_job` follow.
 
   The steps, each a function below, in the order a purchase meets them:
   - claimOwner: the claim (`txn:<unit>`) is taken for this ticket unless another ticket has it;
@@ -27,7 +28,7 @@
 
   Input:
     KEYS[1] inflight            the worker's in-flight list
-    KEYS[2] ticket              the job's ticket hash
+    KEYS[2] ticket              the job's ticket hash (a part's own, `ticket:<part id>`)
     KEYS[3] stream              the fulfilment stream
     KEYS[4] unclaimed           `unclaimed`
     KEYS[5] holds               `held` (the index of holds)
@@ -41,7 +42,9 @@
               `others` (lifetime, subscriptions), the re-check answer's record and schedule
               (`subscription_key`, `rechecks_key`)
     ARGV[1] taken               the job as taken
-    ARGV[2] arguments           JSON (`GrantPurchasesArguments`): ticket, now, channel, user_id,
+    ARGV[2] arguments           JSON (`GrantPurchasesArguments`): ticket (the client's), part? (a
+                                part's id: the job stays in flight, nothing is published), now,
+                                channel, user_id,
                                 environment, source, refund_limit?, sharing?, purchases (each:
                                 transaction_id, original_transaction_id, product_id, quantity,
                                 unit?, outcome, reason?, app_account_token?, currency?,
@@ -50,7 +53,8 @@
                                 subscription_key?, rechecks_key? (a re-check's answer), receipt?, others?
                                 (user id → {lifetime, subscriptions}: KEYS indexes)
   Output:
-    {1, status} granted, duplicate, held or rejected; {0} the worker no longer holds the job;
+    {1, status, transactions (JSON), reason} status granted, duplicate, held or rejected (reason
+    '' unless rejected), as set on the ticket; {0} the worker no longer holds the job;
     {-1} its ticket is gone; {-2, users (JSON array)} declare these users' keys in `others`
     and call again (nothing was written)
 ]]
@@ -249,7 +253,13 @@ end
 if redis.call('EXISTS', ticketKey) == 0 then return {-1} end
 local missing = undeclaredUsers()
 if #missing > 0 then return {-2, cjson.encode(missing)} end
-if redis.call('LREM', inflight, 1, ARGV[1]) == 0 then return {0} end
+-- A part's job is acked after its outcome reaches the client's ticket (`finish_part`,
+-- `acknowledge_job`): here the step only makes sure the worker still holds it.
+if a.part then
+  if not redis.call('LPOS', inflight, ARGV[1]) then return {0} end
+elseif redis.call('LREM', inflight, 1, ARGV[1]) == 0 then
+  return {0}
+end
 
 local refunds = 0
 if a.refund_limit then refunds = tonumber(redis.call('GET', KEYS[7]) or '0') end
@@ -276,12 +286,14 @@ if a.subscription then
   redis.call('HSET', ticketKey, 'subscription', applied)
 end
 local status = ticketStatus(granted, duplicates, held)
-redis.call('HSET', ticketKey, 'status', status, 'transactions', '[' .. table.concat(results, ',') .. ']',
-  'environment', environment, 'updated_at', now)
+local transactions = '[' .. table.concat(results, ',') .. ']'
+redis.call('HSET', ticketKey, 'status', status, 'transactions', transactions, 'environment', environment, 'updated_at', now)
 if status == 'rejected' then
-  redis.call('HSET', ticketKey, 'reason', reason or 'no_purchases')
+  reason = reason or 'no_purchases'
+  redis.call('HSET', ticketKey, 'reason', reason)
 else
+  reason = ''
   redis.call('HDEL', ticketKey, 'reason')
 end
-redis.call('SPUBLISH', a.channel, ticket)
-return {1, status}
+if not a.part then redis.call('SPUBLISH', a.channel, ticket) end
+return {1, status, transactions, reason}

@@ -38,10 +38,11 @@ local holder = redis.call('GET', lock)
 if holder and holder ~= a.reaper then return {-1, 0, 0} end
 
 -- A job as the reaper reads it: its stage's queue (nil: a worker of no known stage) and, when
--- it decodes to a job, its ticket id.
+-- it decodes to a job, the id of the ticket its steps update: a part's own (`part`), else its ticket.
 local function readJob(member, payload)
   local queue = queues[string.match(member, '^(%a+):') or '']
   local ok, job = pcall(cjson.decode, payload)
+  if ok and type(job) == 'table' and type(job.part) == 'string' then return queue, job.part end
   if ok and type(job) == 'table' and type(job.ticket) == 'string' then return queue, job.ticket end
   return queue, nil
 end

@@ -25,6 +25,7 @@ extension Job {
         }
         subscriptionReceipt = try json.stringIfPresent("subscription_receipt")
         webhookEvent = try json.stringIfPresent("webhook_event")
+        part = try json.stringIfPresent("part")
         recheck = try json.objectIfPresent("recheck").map { value throws(JSONShapeError) in try RecheckRequest(json: value) }
         attempts = try json.int("attempts")
         enqueuedAt = try json.int64("enqueued_at")
@@ -65,6 +66,7 @@ extension Job {
             "recheck": recheck?.json,
             "subscription_receipt": subscriptionReceipt.json,
             "webhook_event": webhookEvent.json,
+            "part": part.json,
             "notification": notification.map(Self.json(of:)),
             "attempts": .int(attempts),
             "enqueued_at": .int(enqueuedAt),

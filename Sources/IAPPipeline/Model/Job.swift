@@ -44,6 +44,14 @@ public struct Job: Codable, Sendable, Equatable {
     /// Set by the dedupe stage from `IAP_SHARING_POLICY`: what the grant stage does when another
     /// user holds the grant of a non-consumable or subscription this job proves.
     public var sharing: SharingPolicy?
+    /// Set by the dedupe stage on one part of a receipt whose purchases lie in several buckets
+    /// (`IAP_BUCKETS`): the part's own id, `<bucket>.<ticket>`, whose hash stands for the ticket
+    /// in the part's steps (the client's ticket lives in another bucket); `ticket` stays the
+    /// client's, on claims, grant records and fulfilment events.
+    public var part: String?
+
+    /// The ticket whose hash this job's steps check and update: its part's, else its own.
+    public var ownTicket: String { part ?? ticket }
 
     public init(
         ticket: String, userID: String, receiptData: String?, signedTransaction: String? = nil, productID: String?,
@@ -71,7 +79,7 @@ public struct Job: Codable, Sendable, Equatable {
         case enqueuedAt = "enqueued_at"
         case receipt, purchases, source, notification, currency
         case refundLimit = "refund_limit"
-        case sharing, recheck
+        case sharing, recheck, part
         case subscriptionReceipt = "subscription_receipt"
         case webhookEvent = "webhook_event"
     }

@@ -157,7 +157,43 @@ public struct PipelineStore: Sendable {
     public func grant(
         _ payload: String, member: String, job: Job, now: Int64 = currentTimeMs()
     ) async throws -> (TransitionResult, TicketStatus?) {
+        let (result, outcome) = try await grantOutcome(payload, member: member, job: job, now: now)
+        return (result, outcome?.status)
+    }
+
+    /// The grant step, answering what it set on the job's ticket (a part's outcome goes on to its
+    /// client's ticket: `finishPart`).
+    public func grantOutcome(
+        _ payload: String, member: String, job: Job, now: Int64 = currentTimeMs()
+    ) async throws -> (TransitionResult, GrantOutcome?) {
         try await run(GrantPurchases(keys, member: member, taken: payload, job: job, recheck: recheck, now: now), replicated: true)
+    }
+
+    // MARK: parts (a receipt whose purchases lie in several buckets)
+
+    /// Queues one part on its bucket (`claim_part`): `false` when an earlier call did.
+    public func claimPart(_ part: Job, ttl: Duration, now: Int64 = currentTimeMs()) async throws -> Bool {
+        guard let id = part.part else { preconditionFailure("a part's job names its part") }
+        return try await run(ClaimPart(keys.ofTicket(id), part: part, ttl: ttl, now: now), replicated: true)
+    }
+
+    /// Acks the dedupe job of a split receipt and names its parts on its ticket (`split_job`).
+    public func split(
+        _ payload: String, member: String, ticket: String, parts: [String], now: Int64 = currentTimeMs()
+    ) async throws -> TransitionResult {
+        try await run(SplitJob(keys, member: member, taken: payload, ticket: ticket, parts: parts, now: now))
+    }
+
+    /// Records a part's outcome on its client's ticket (`finish_part`): `false` when the ticket is gone.
+    public func finishPart(
+        ticket: String, part: String, outcome: PartOutcome, now: Int64 = currentTimeMs()
+    ) async throws -> Bool {
+        try await run(FinishPart(keys, ticket: ticket, part: part, outcome: outcome, now: now), replicated: true)
+    }
+
+    /// Acks a job whose outcome is recorded elsewhere (`acknowledge_job`).
+    public func acknowledge(_ payload: String, member: String, ownTicket: String) async throws -> TransitionResult {
+        try await run(AcknowledgeJob(keys, member: member, taken: payload, ownTicket: ownTicket))
     }
 
     /// A re-check's answer as the subscription's new state: the status Apple gives, the latest

@@ -11,7 +11,7 @@ extension WorkerContext {
     ) async {
         let rateLimited = reason == ServerAPIClient.rateLimitedReason && retryAfterMs != nil
         if !rateLimited && attempt >= policy.maxAttempts {
-            await deadLetter(payload, ticket: job.ticket, reason: ReasonCode.retriesExhausted, error: "\(reason): \(detail)", attempts: attempt)
+            await deadLetter(payload, ticket: job.ownTicket, reason: ReasonCode.retriesExhausted, error: "\(reason): \(detail)", attempts: attempt)
             return
         }
         PipelineMetrics.retried(stage: stage, reason: reason)

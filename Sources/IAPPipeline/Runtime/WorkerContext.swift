@@ -116,7 +116,7 @@ public struct WorkerContext: Sendable {
         case .leaseLost:
             logger.warning("lost the lease on a job: another worker has it now", metadata: ["ticket": "\(job.ticket)", "step": "\(what)"])
         case .ticketMissing:
-            await deadLetter(payload, ticket: job.ticket, reason: ReasonCode.ticketMissing, error: "the ticket hash expired or was deleted", attempts: job.attempts)
+            await deadLetter(payload, ticket: job.ownTicket, reason: ReasonCode.ticketMissing, error: "the ticket hash expired or was deleted", attempts: job.attempts)
         }
     }
 }

@@ -19,7 +19,7 @@ struct GrantPurchases: DeclaringScript {
         redisKeys = keys
         let user = job.userID
         var declared = DeclaredKeys([
-            keys.inflight(member: member), keys.ticket(job.ticket), keys.fulfilment, keys.unclaimed, keys.holds, keys.rechecks,
+            keys.inflight(member: member), keys.ticket(job.ownTicket), keys.fulfilment, keys.unclaimed, keys.holds, keys.rechecks,
             keys.refunds(user: user), keys.lifetime(user: user), keys.subscriptions(user: user),
         ])
         let purchases = job.purchases ?? []
@@ -68,7 +68,7 @@ struct GrantPurchases: DeclaringScript {
             declared.index(of: keys.ofPurchase(originalTransactionID: $0.originalTransactionID).rechecks)
         }
         members = GrantPurchasesArguments(
-            ticket: job.ticket, now: String(now), channel: keys.results, userID: user,
+            ticket: job.ticket, part: job.part, now: String(now), channel: keys.results, userID: user,
             environment: job.receipt?.environment ?? "", source: job.source ?? "client",
             refundLimit: job.refundLimit.map(String.init), sharing: job.sharing?.rawValue, purchases: lines,
             recheck: recheck, subscription: subscription, subscriptionKey: subscriptionKey, rechecksKey: rechecksKey,
@@ -91,15 +91,26 @@ struct GrantPurchases: DeclaringScript {
         arguments[1] = members.argument
     }
 
-    /// `{1, status}`, `{0}`, `{-1}`: how the job moved and, when it did, the ticket's status.
-    static func decode(_ reply: RedisReply) throws -> (TransitionResult, TicketStatus?) {
+    /// `{1, status, transactions, reason}`, `{0}`, `{-1}`: how the job moved and, when it did,
+    /// what it set on its ticket.
+    static func decode(_ reply: RedisReply) throws -> (TransitionResult, GrantOutcome?) {
         let result = try TransitionResult(reply, script: name)
         guard result == .moved else { return (result, nil) }
-        guard let items = reply.array, items.count == 2, let status = items[1].string.flatMap(TicketStatus.init(rawValue:)) else {
+        guard let items = reply.array, items.count == 4, let status = items[1].string.flatMap(TicketStatus.init(rawValue:)),
+            let transactions = items[2].string, let reason = items[3].string
+        else {
             throw ScriptReplyError(script: name, reply: reply)
         }
-        return (result, status)
+        return (result, GrantOutcome(status: status, transactions: transactions, reason: reason.isEmpty ? nil : reason))
     }
+}
+
+/// What `grant_purchases` set on the job's ticket: its status, its purchases' lines (JSON array
+/// text) and, when rejected, why.
+public struct GrantOutcome: Sendable, Equatable {
+    public var status: TicketStatus
+    public var transactions: String
+    public var reason: String?
 }
 
 /// The named arguments of `grant_purchases`.
@@ -107,6 +118,8 @@ struct GrantPurchases: DeclaringScript {
 /// stores them, because cjson reads numbers as doubles.
 struct GrantPurchasesArguments {
     var ticket: String
+    /// A part's own id: its job stays in flight for `finish_part` and nothing is published.
+    var part: String?
     /// Numbers travel as strings where Redis stores them: cjson reads numbers as doubles.
     var now: String
     var channel: String
@@ -175,7 +188,7 @@ struct GrantPurchasesArguments {
 
     var json: JSONValue {
         .members([
-            "ticket": .string(ticket), "now": .string(now), "channel": .string(channel), "user_id": .string(userID),
+            "ticket": .string(ticket), "part": part.json, "now": .string(now), "channel": .string(channel), "user_id": .string(userID),
             "environment": .string(environment), "source": .string(source),
             "refund_limit": refundLimit.json,
             "sharing": sharing.json,

@@ -11,6 +11,7 @@ enum LuaSource {
         "ack_job": PackageResources.ack_job_lua,
         "announce_entitlements": PackageResources.announce_entitlements_lua,
         "apply_subscription": PackageResources.apply_subscription_lua,
+        "finish_parts": PackageResources.finish_parts_lua,
         "grant_effects": PackageResources.grant_effects_lua,
         "grant_entry": PackageResources.grant_entry_lua,
         "hold_entry": PackageResources.hold_entry_lua,

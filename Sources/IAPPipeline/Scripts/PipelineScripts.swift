@@ -3,11 +3,12 @@
 /// `PipelineStore` is the only caller.
 public enum PipelineScripts {
     public static let all: [any PipelineScript.Type] = [
-        AcceptNotification.self, ApplySubscriptionNotification.self, ClaimPurchases.self, DeadLetterJob.self,
+        AcceptNotification.self, AcknowledgeJob.self, ApplySubscriptionNotification.self, ClaimPart.self, ClaimPurchases.self,
+        DeadLetterJob.self, FinishPart.self,
         FinishTicket.self, FinishWebhookEvent.self, ForceRecheck.self, ForwardJob.self, GrantByOperator.self,
         GrantPurchases.self, HoldAPIEndpoint.self, MarkVerifying.self, PromoteDueRechecks.self, PromoteDueRetries.self,
         ReapExpiredWorkers.self, RecordNotification.self, ReinstateGrant.self, RejectHeldPurchase.self,
         ReleaseHeldPurchase.self, ReplayDeadLetter.self, RequeueInflight.self, RevokeByOperator.self, RevokeGrant.self,
-        RouteFulfilmentEvents.self, ScheduleRetry.self, SubmitReceipt.self, TakeAPIPermit.self, TakeJobs.self,
+        RouteFulfilmentEvents.self, ScheduleRetry.self, SplitJob.self, SubmitReceipt.self, TakeAPIPermit.self, TakeJobs.self,
     ]
 }

@@ -8,10 +8,10 @@ struct ReplayDeadLetter: PipelineScript {
     let arguments: [String]
 
     init(_ keys: RedisKeys, entry: String, job: Job, ttl: Duration, now: Int64) {
-        self.keys = [keys.dead, keys.queue(job.stage), keys.ticket(job.ticket)]
+        self.keys = [keys.dead, keys.queue(job.stage), keys.ticket(job.ownTicket)]
         arguments = [entry, JSONValue.object([
             "job": .string(job.encoded()), "now": .string(String(now)), "channel": .string(keys.results),
-            "ticket": .string(job.ticket), "ttl": .string(String(ttl.components.seconds)),
+            "ticket": .string(job.ownTicket), "ttl": .string(String(ttl.components.seconds)),
         ]).canonicalText]
     }
 

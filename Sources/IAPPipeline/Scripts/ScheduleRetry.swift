@@ -8,11 +8,11 @@ struct ScheduleRetry: PipelineScript {
     let arguments: [String]
 
     init(_ keys: RedisKeys, member: String, taken: String, next: Job, dueMs: Int64, lastError: String, now: Int64) {
-        self.keys = [keys.inflight(member: member), keys.retry, keys.ticket(next.ticket)]
+        self.keys = [keys.inflight(member: member), keys.retry, keys.ticket(next.ownTicket)]
         arguments = [taken, JSONValue.object([
             "next": .string(next.encoded()), "due": .string(String(dueMs)), "now": .string(String(now)),
             "attempts": .string(String(next.attempts)), "last_error": .string(lastError), "channel": .string(keys.results),
-            "ticket": .string(next.ticket),
+            "ticket": .string(next.ownTicket),
         ]).canonicalText]
     }
 

@@ -5,13 +5,16 @@ import AppleReceipt
 /// nobody else is granted them meanwhile) and forwards the job to grant, in one script.
 public struct DedupeHandler: JobHandler {
     public let stage = Stage.dedupe
-    public let transitions: [any PipelineScript.Type] = [ClaimPurchases.self]
+    public let transitions: [any PipelineScript.Type] = [ClaimPurchases.self, ClaimPart.self, SplitJob.self]
     public let catalog: ProductCatalog
     public let policy: PurchasePolicy
+    /// How long a part's own ticket lives (`IAP_TICKET_TTL_S`, as its client's).
+    public let ticketTTL: Duration
 
-    public init(catalog: ProductCatalog, policy: PurchasePolicy = .open) {
+    public init(catalog: ProductCatalog, policy: PurchasePolicy = .open, ticketTTL: Duration = .seconds(86400)) {
         self.catalog = catalog
         self.policy = policy
+        self.ticketTTL = ticketTTL
     }
 
     public func handle(_ payload: String, worker: WorkerContext) async {
@@ -40,10 +43,54 @@ public struct DedupeHandler: JobHandler {
                 attempts: job.attempts)
             return
         }
+        if let parts = Self.parts(of: next, layout: worker.store.keys.layout) {
+            await split(payload, job: job, into: parts, worker: worker)
+            return
+        }
         let result = await worker.transition(ClaimPurchases.self) {
             try await worker.claimAndForward(payload, to: next)
         }
         await worker.settle(result, payload: payload, job: job, by: ClaimPurchases.self)
+    }
+
+    /// A grant job whose claimed purchases lie in buckets besides its ticket's, as one job per
+    /// bucket (`nil` when they all lie in the ticket's: one bucket is one atomic step, as before
+    /// buckets). Each part carries its bucket's purchases, in the receipt's order, and its own id
+    /// (`<bucket>.<ticket>`); lines that claim nothing (rejections) go with the first part; a
+    /// re-check's answer goes with the part of its subscription.
+    public static func parts(of job: Job, layout: BucketLayout) -> [Job]? {
+        guard layout.count > 1, let purchases = job.purchases else { return nil }
+        let home = layout.bucket(ofTicket: job.ticket)
+        func bucket(_ purchase: Purchase) -> Int? {
+            guard purchase.isClaimed, purchase.unit != nil else { return nil }
+            return layout.bucket(ofOriginalTransactionID: purchase.originalTransactionID)
+        }
+        let buckets = purchases.compactMap(bucket)
+        guard buckets.contains(where: { $0 != home }) else { return nil }
+        var order: [Int] = []
+        for b in buckets where !order.contains(b) { order.append(b) }
+        return order.enumerated().map { index, b in
+            var part = job
+            part.part = layout.ticketID(job.ticket, inBucket: b)
+            part.purchases = purchases.filter { bucket($0) == b || (index == 0 && bucket($0) == nil) }
+            if let renewal = job.receipt?.renewal, layout.bucket(ofOriginalTransactionID: renewal.originalTransactionID) != b {
+                part.receipt?.renewal = nil
+            }
+            return part
+        }
+    }
+
+    /// Queues each part on its bucket (its units claimed there), then acks the job, naming its
+    /// parts on the ticket. A redelivered job queues no part twice (`claim_part` finds it).
+    private func split(_ payload: String, job: Job, into parts: [Job], worker: WorkerContext) async {
+        for part in parts {
+            guard await worker.transition(ClaimPart.self, { try await worker.store.claimPart(part, ttl: ticketTTL) }) != nil
+            else { return }
+        }
+        let result = await worker.transition(SplitJob.self) {
+            try await worker.store.split(payload, member: worker.member, ticket: job.ticket, parts: parts.compactMap(\.part))
+        }
+        await worker.settle(result, payload: payload, job: job, by: SplitJob.self)
     }
 
     /// The purchases a job may grant: those the client named, else all in the receipt; each
