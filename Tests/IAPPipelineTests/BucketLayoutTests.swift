@@ -47,6 +47,9 @@ struct BucketLayoutTests {
                 keys.hold(unit: "9", originalTransactionID: original), keys.subscription(originalTransactionID: original),
                 keys.notifications(originalTransactionID: original), inBucket.rechecks, inBucket.reaperLock,
                 keys.ofPurchase(originalTransactionID: original).rechecks, inBucket.notification(uuid: "u"),
+                // A user's indexes of the purchases in this bucket, and the bucket's holds and unclaimed.
+                inBucket.lifetime(user: "u1"), inBucket.subscriptions(user: "u1"), inBucket.refunds(user: "u1"),
+                inBucket.holds, inBucket.unclaimed,
             ].map(RedisClusterSlot.of))
             #expect(slots == [layout.slot(ofBucket: bucket)])
             #expect(inBucket.fulfilment == "iap:{\(layout.tags[bucket])}:fulfilment")
@@ -54,15 +57,15 @@ struct BucketLayoutTests {
             #expect(keys.inBucket((bucket + 1) % 16).claim(unit: "9", originalTransactionID: original) == keys.claim(unit: "9", originalTransactionID: original))
             #expect(keys.inBucket((bucket + 1) % 16).ticket(ticket) == keys.ticket(ticket))
         }
-        // A user's keys share the user's own tag, whatever the bucket; the fleet's are no bucket's.
+        // A user's own keys share the user's own tag, whatever the bucket; the fleet's are no bucket's.
         let user = [
-            keys.lifetime(user: "u1"), keys.inBucket(3).subscriptions(user: "u1"), keys.refunds(user: "u1"),
-            keys.dailyWindow(user: "u1", product: "gem"), keys.consent(user: "u1"), keys.webhookEvents(user: "u1"),
+            keys.dailyWindow(user: "u1", product: "gem"), keys.consent(user: "u1"), keys.inBucket(3).webhookEvents(user: "u1"),
         ]
         #expect(Set(user.map(RedisClusterSlot.of)) == [RedisClusterSlot.of("{u:u1}")])
-        #expect(keys.lifetime(user: "u1") == "iap:{u:u1}:lifetime:u1")
-        #expect(RedisClusterSlot.of(keys.lifetime(user: "u2")) != RedisClusterSlot.of(keys.lifetime(user: "u1")))
-        #expect(keys.inBucket(3).unclaimed == "iap:unclaimed")
+        #expect(keys.consent(user: "u1") == "iap:{u:u1}:consent:u1")
+        #expect(keys.inBucket(3).lifetime(user: "u1") == "iap:{\(layout.tags[3])}:lifetime:u1")
+        #expect(RedisClusterSlot.of(keys.consent(user: "u2")) != RedisClusterSlot.of(keys.consent(user: "u1")))
+        #expect(keys.inBucket(3).accountToken("t") == "iap:account-token:t")
     }
 
     /// Pinned: a change here moves purchases to other buckets, which a deployment's data forbids.

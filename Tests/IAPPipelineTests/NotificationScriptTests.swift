@@ -121,7 +121,7 @@ import Testing
             let job = Self.notificationJob("P1", type: "ONE_TIME_CHARGE", uuid: "U-P")
             #expect(try await store.recordNotification(
                 try await Self.held(store, job), member: Self.member, job: job, result: "unclaimed", entry: "{}",
-                in: .unclaimed(transactionID: "7")) == .moved)
+                in: .unclaimed(transactionID: "7", originalTransactionID: "7")) == .moved)
             #expect(try await redis.send("HGET", Self.keys.unclaimed, "7").string == "{}")
             #expect(try await store.ticket("P1")?.result == "unclaimed")
         }

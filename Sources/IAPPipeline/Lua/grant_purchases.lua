@@ -30,14 +30,11 @@
     KEYS[1] inflight            the worker's in-flight list
     KEYS[2] ticket              the job's ticket hash (a part's own, `ticket:<part id>`)
     KEYS[3] stream              the fulfilment stream
-    KEYS[4] unclaimed           `unclaimed`
-    KEYS[5] holds               `held` (the index of holds)
-    KEYS[6] rechecks            the re-check schedule of the job's bucket (unused: each
-                                subscription's is its own bucket's, `k.rechecks`)
-    KEYS[7] refunds             `refunds:<user>`
-    KEYS[8] lifetime            `lifetime:<user>`
-    KEYS[9] userSubscriptions   `user-subscriptions:<user>`
-    KEYS[10…] the keys named by index in ARGV: each purchase's `k` (claim, record, hold, refunded,
+    KEYS[4] unclaimed           the bucket's `unclaimed`
+    KEYS[5] holds               the bucket's `held` (the index of holds)
+    KEYS[6] lifetime            the bucket's `lifetime:<user>`
+    KEYS[7] userSubscriptions   the bucket's `user-subscriptions:<user>`
+    KEYS[8…]  the keys named by index in ARGV: each purchase's `k` (claim, record, hold, refunded,
               owner, subscription, rechecks, daily, token: as it has them), each other user's in
               `others` (lifetime, subscriptions), the re-check answer's record and schedule
               (`subscription_key`, `rechecks_key`)
@@ -45,7 +42,8 @@
     ARGV[2] arguments           JSON (`GrantPurchasesArguments`): ticket (the client's), part? (a
                                 part's id: the job stays in flight, nothing is published), now,
                                 channel, user_id,
-                                environment, source, refund_limit?, sharing?, purchases (each:
+                                environment, source, refund_limit? and refunds (the user's
+                                refunds in every bucket, read before), sharing?, purchases (each:
                                 transaction_id, original_transaction_id, product_id, quantity,
                                 unit?, outcome, reason?, app_account_token?, currency?,
                                 daily_limit?, kind?, entitlements?, expires_at?, signed_at?, k),
@@ -105,7 +103,7 @@ end
 
 -- The keys of one user: this one's, or another's as declared in `others`.
 local function userKeys(id)
-  if id == user then return {lifetime = KEYS[8], subscriptions = KEYS[9]} end
+  if id == user then return {lifetime = KEYS[6], subscriptions = KEYS[7]} end
   local o = others[id] or {}
   return {lifetime = KEYS[o.lifetime], subscriptions = KEYS[o.subscriptions]}
 end
@@ -217,7 +215,7 @@ local function decide(purchase, refunds)
     end
     return sharePurchase(
       {claim = k.claim, record = k.record, subscription = k.subscription, owner = k.owner, stream = stream,
-        lifetime = KEYS[8], userSubscriptions = KEYS[9], holderLifetime = theirs.lifetime,
+        lifetime = KEYS[6], userSubscriptions = KEYS[7], holderLifetime = theirs.lifetime,
         holderSubscriptions = theirs.subscriptions},
       a, purchase, now)
   end
@@ -262,7 +260,7 @@ elseif redis.call('LREM', inflight, 1, ARGV[1]) == 0 then
 end
 
 local refunds = 0
-if a.refund_limit then refunds = tonumber(redis.call('GET', KEYS[7]) or '0') end
+if a.refund_limit then refunds = tonumber(a.refunds or '0') end
 local granted, duplicates, held, reason = 0, 0, 0, nil
 local results = {}
 for _, purchase in ipairs(a.purchases) do
@@ -281,7 +279,7 @@ if a.receipt then keepReceipt() end
 -- A re-check's answer: the subscription as Apple says it is now, after any new period's grant.
 if a.subscription then
   local applied = applySubscription(
-    {subscription = KEYS[a.subscription_key], rechecks = KEYS[a.rechecks_key], userSubscriptions = KEYS[9], stream = stream},
+    {subscription = KEYS[a.subscription_key], rechecks = KEYS[a.rechecks_key], userSubscriptions = KEYS[7], stream = stream},
     a.subscription, now, a.recheck)
   redis.call('HSET', ticketKey, 'subscription', applied)
 end

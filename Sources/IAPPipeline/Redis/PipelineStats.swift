@@ -34,7 +34,7 @@ extension PipelineStore {
         var total = PipelineStats(
             queues: Dictionary(uniqueKeysWithValues: Stage.allCases.map { ($0.rawValue, 0) }),
             inflight: Dictionary(uniqueKeysWithValues: Stage.allCases.map { ($0.rawValue, 0) }), retry: 0, dead: 0,
-            held: Int(try await redis.send("ZCARD", keys.holds).int ?? 0), liveWorkers: [:], fulfilment: 0)
+            held: 0, liveWorkers: [:], fulfilment: 0)
         var members: Set<String> = []
         for bucket in everyBucket {
             let (stats, live) = try await bucket.bucketStats(lease: lease, now: now)
@@ -43,6 +43,7 @@ extension PipelineStore {
             total.oldestAgeMs.merge(stats.oldestAgeMs, uniquingKeysWith: max)
             total.retry += stats.retry
             total.dead += stats.dead
+            total.held += stats.held
             total.fulfilment += stats.fulfilment
             total.retryDue += stats.retryDue
             total.rechecks += stats.rechecks
@@ -56,7 +57,7 @@ extension PipelineStore {
         return total
     }
 
-    /// This bucket's counts (`held` is the fleet's, counted by `stats`) and its live workers.
+    /// This bucket's counts and its live workers.
     private func bucketStats(lease: Duration, now: Int64) async throws -> (PipelineStats, Set<String>) {
         let members = (try await redis.send("ZRANGEBYSCORE", keys.workers, String(now - lease.milliseconds), "+inf").array ?? [])
             .compactMap(\.string)
@@ -77,7 +78,7 @@ extension PipelineStore {
         let oldest = try await redis.pipeline(
             Stage.allCases.map { RedisCommand("LINDEX", keys.queue($0), "-1") } + [
                 RedisCommand("ZCARD", keys.rechecks), RedisCommand("ZCOUNT", keys.rechecks, "-inf", String(now + 3_600_000)),
-                RedisCommand("ZCOUNT", keys.retry, "-inf", String(now)),
+                RedisCommand("ZCOUNT", keys.retry, "-inf", String(now)), RedisCommand("ZCARD", keys.holds),
             ])
         var ages: [String: Int64] = [:]
         for (stage, reply) in zip(Stage.allCases, oldest) {
@@ -95,8 +96,8 @@ extension PipelineStore {
         }
         let stats = PipelineStats(
             queues: Dictionary(uniqueKeysWithValues: zip(Stage.allCases.map(\.rawValue), replies.prefix(stages))),
-            inflight: inflight, retry: retry, dead: dead, held: 0, liveWorkers: [:], fulfilment: fulfilment, oldestAgeMs: ages,
-            retryDue: Int(oldest.last?.int ?? 0), rechecks: Int(oldest[Stage.allCases.count].int ?? 0),
+            inflight: inflight, retry: retry, dead: dead, held: Int(oldest[Stage.allCases.count + 3].int ?? 0), liveWorkers: [:],
+            fulfilment: fulfilment, oldestAgeMs: ages, retryDue: Int(oldest[Stage.allCases.count + 2].int ?? 0), rechecks: Int(oldest[Stage.allCases.count].int ?? 0),
             rechecksDueNextHour: Int(oldest[Stage.allCases.count + 1].int ?? 0))
         return (stats, Set(members))
     }

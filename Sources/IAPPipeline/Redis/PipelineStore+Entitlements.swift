@@ -6,11 +6,9 @@ extension PipelineStore {
     /// grace period (until `grace_expires_at`). `catalog` names each product's entitlements.
     /// Three round trips whatever the user owns; an unknown user has none.
     public func entitlements(user: String, catalog: ProductCatalog, now: Int64 = currentTimeMs()) async throws -> UserEntitlements {
-        let sets = try await redis.pipeline([
-            RedisCommand("SMEMBERS", keys.lifetime(user: user)), RedisCommand("SMEMBERS", keys.subscriptions(user: user)),
-        ])
-        let units = (sets[0].array ?? []).compactMap(\.string).sorted()
-        let subscriptions = (sets[1].array ?? []).compactMap(\.string).sorted()
+        let indexes = try await purchaseIndexes(of: user)
+        let units = indexes.lifetime
+        let subscriptions = indexes.subscriptions
         var found: [UserEntitlements.Entitlement] = []
         if !units.isEmpty || !subscriptions.isEmpty {
             let replies = try await redis.pipeline(

@@ -1,9 +1,17 @@
 import RedisClient
 
 extension PipelineStore {
-    /// The purchases held now, oldest first, at most `limit`.
+    /// The purchases held now, oldest first, at most `limit` (every bucket's oldest, merged).
     public func heldPurchases(limit: Int) async throws -> [HeldPurchase] {
-        let units = (try await redis.send("ZRANGE", keys.holds, "0", String(max(limit, 1) - 1)).array ?? []).compactMap(\.string)
+        let replies = try await redis.pipeline(keys.everyBucket.map {
+            RedisCommand("ZRANGE", $0.holds, "0", String(max(limit, 1) - 1), "WITHSCORES")
+        })
+        var held: [(unit: String, at: Double)] = []
+        for reply in replies {
+            let items = (reply.array ?? []).compactMap(\.string)
+            for start in stride(from: 0, to: items.count - 1, by: 2) { held.append((items[start], Double(items[start + 1]) ?? 0)) }
+        }
+        let units = held.sorted { ($0.at, $0.unit) < ($1.at, $1.unit) }.prefix(max(limit, 1)).map(\.unit)
         if units.isEmpty { return [] }
         return try await holds(of: units).compactMap { $0 }
     }

@@ -12,17 +12,16 @@ public struct QueueSample: Sendable, Equatable {
 
 extension PipelineStore {
     /// One pipeline of `LLEN`, `LINDEX -1` per queue and the sizes of the retry set and dead
-    /// letters per bucket, and the holds: every bucket added up.
+    /// letters and the holds per bucket: every bucket added up.
     public func queueSample(now: Int64 = currentTimeMs()) async throws -> QueueSample {
         let buckets = keys.everyBucket
-        let perBucket = 2 * Stage.allCases.count + 2
-        var commands = buckets.flatMap { keys in
+        let perBucket = 2 * Stage.allCases.count + 3
+        let commands = buckets.flatMap { keys in
             Stage.allCases.flatMap { [RedisCommand("LLEN", keys.queue($0)), RedisCommand("LINDEX", keys.queue($0), "-1")] }
-                + [RedisCommand("ZCARD", keys.retry), RedisCommand("LLEN", keys.dead)]
+                + [RedisCommand("ZCARD", keys.retry), RedisCommand("LLEN", keys.dead), RedisCommand("ZCARD", keys.holds)]
         }
-        commands.append(RedisCommand("ZCARD", keys.holds))
         let replies = try await redis.pipeline(commands)
-        var sample = QueueSample(depths: [:], oldestAgeMs: [:], retry: 0, dead: 0, held: Int(replies.last?.int ?? 0))
+        var sample = QueueSample(depths: [:], oldestAgeMs: [:], retry: 0, dead: 0, held: 0)
         for bucket in buckets.indices {
             let base = bucket * perBucket
             for (index, stage) in Stage.allCases.enumerated() {
@@ -33,6 +32,7 @@ extension PipelineStore {
             }
             sample.retry += Int(replies[base + 2 * Stage.allCases.count].int ?? 0)
             sample.dead += Int(replies[base + 2 * Stage.allCases.count + 1].int ?? 0)
+            sample.held += Int(replies[base + 2 * Stage.allCases.count + 2].int ?? 0)
         }
         return sample
     }

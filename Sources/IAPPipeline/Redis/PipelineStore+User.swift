@@ -23,14 +23,32 @@ public struct UserReport: Codable, Sendable {
 }
 
 extension PipelineStore {
+    /// A user's indexes of their purchases, every bucket's added up in one round trip: refunds
+    /// counted, non-consumable units, subscriptions' original transaction ids (sorted).
+    func purchaseIndexes(of user: String) async throws -> (refunds: Int, lifetime: [String], subscriptions: [String]) {
+        let buckets = keys.everyBucket
+        let replies = try await redis.pipeline(buckets.flatMap { bucket in
+            [
+                RedisCommand("GET", bucket.refunds(user: user)), RedisCommand("SMEMBERS", bucket.lifetime(user: user)),
+                RedisCommand("SMEMBERS", bucket.subscriptions(user: user)),
+            ]
+        })
+        var refunds = 0
+        var lifetime: Set<String> = []
+        var subscriptions: Set<String> = []
+        for start in stride(from: 0, to: replies.count, by: 3) {
+            refunds += replies[start].string.flatMap { Int($0) } ?? 0
+            lifetime.formUnion((replies[start + 1].array ?? []).compactMap(\.string))
+            subscriptions.formUnion((replies[start + 2].array ?? []).compactMap(\.string))
+        }
+        return (refunds, lifetime.sorted(), subscriptions.sorted())
+    }
+
     /// The user's grants, revocations, holds, subscriptions and entitlements. The timeline reads the
     /// whole fulfilment stream (in pages): for an investigation, not for a dashboard.
     public func userReport(user: String, catalog: ProductCatalog?, now: Int64 = currentTimeMs()) async throws -> UserReport {
-        let basics = try await redis.pipeline([
-            RedisCommand("GET", keys.refunds(user: user)), RedisCommand("SMEMBERS", keys.lifetime(user: user)),
-            RedisCommand("SMEMBERS", keys.subscriptions(user: user)),
-        ])
-        let originals = (basics[2].array ?? []).compactMap(\.string).sorted()
+        let indexes = try await purchaseIndexes(of: user)
+        let originals = indexes.subscriptions
         var subscriptions: [String: [String: String]] = [:]
         if !originals.isEmpty {
             let records = try await redis.pipeline(originals.map { RedisCommand("HGETALL", keys.subscription(originalTransactionID: $0)) })
@@ -46,8 +64,7 @@ extension PipelineStore {
         var entitled: UserEntitlements?
         if let catalog { entitled = try await entitlements(user: user, catalog: catalog, now: now) }
         return UserReport(
-            userID: user, refunds: basics[0].string.flatMap { Int($0) } ?? 0,
-            lifetime: (basics[1].array ?? []).compactMap(\.string).sorted(), subscriptions: subscriptions, held: held,
+            userID: user, refunds: indexes.refunds, lifetime: indexes.lifetime, subscriptions: subscriptions, held: held,
             timeline: timeline, entitlements: entitled)
     }
 }

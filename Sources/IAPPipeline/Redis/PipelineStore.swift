@@ -166,7 +166,19 @@ public struct PipelineStore: Sendable {
     public func grantOutcome(
         _ payload: String, member: String, job: Job, now: Int64 = currentTimeMs()
     ) async throws -> (TransitionResult, GrantOutcome?) {
-        try await run(GrantPurchases(keys, member: member, taken: payload, job: job, recheck: recheck, now: now), replicated: true)
+        // The refund limit counts the user's refunds in every bucket: read first (a refund that
+        // lands meanwhile is one that came just after this grant).
+        let refunds = job.refundLimit == nil ? nil : try await refundCount(of: job.userID)
+        return try await run(
+            GrantPurchases(keys, member: member, taken: payload, job: job, refunds: refunds, recheck: recheck, now: now),
+            replicated: true)
+    }
+
+    /// How many of a user's grants Apple refunded or revoked (less those reversed), every bucket's
+    /// count added up: one round trip.
+    public func refundCount(of user: String) async throws -> Int {
+        try await redis.pipeline(keys.everyBucket.map { RedisCommand("GET", $0.refunds(user: user)) })
+            .reduce(0) { $0 + ($1.string.flatMap { Int($0) } ?? 0) }
     }
 
     // MARK: parts (a receipt whose purchases lie in several buckets)
@@ -258,8 +270,8 @@ public struct PipelineStore: Sendable {
     public enum NotificationRecord: Sendable {
         /// On the original transaction's list (newest first).
         case history(originalTransactionID: String)
-        /// In `unclaimed`, under the transaction id, until a user submits it.
-        case unclaimed(transactionID: String)
+        /// In its bucket's `unclaimed`, under the transaction id, until a user submits it.
+        case unclaimed(transactionID: String, originalTransactionID: String)
         /// Nowhere: only the ticket is finished.
         case nothing
     }

@@ -100,8 +100,9 @@ public struct RedisKeys: Sendable, Equatable {
     /// string: an `appAccountToken` (lowercase UUID) → its user. Never expires.
     public func accountToken(_ token: String) -> String { "\(prefix):account-token:\(token)" }
     /// hash: `transaction_id` → a purchase Apple notified us of whose account is unknown (JSON:
-    /// the verified transaction); removed when any user is granted it.
-    public var unclaimed: String { "\(prefix):unclaimed" }
+    /// the verified transaction); removed when any user is granted it. One per bucket, of the
+    /// purchases in it (`ofPurchase(originalTransactionID:).unclaimed`).
+    public var unclaimed: String { "\(bucketPrefix):unclaimed" }
     /// A grant record and a hold of this bucket, for a purchase known by its unit alone (an
     /// operator's command): `PipelineStore.originalTransactionID(ofUnit:)` looks in every bucket.
     public func grantInThisBucket(unit: String) -> String { "\(bucketPrefix):grant:\(unit)" }
@@ -127,20 +128,27 @@ public struct RedisKeys: Sendable, Equatable {
     /// `held`/`released`/`rejected`, `reason`, `held_at`, and the operator's `decided_at`,
     /// `decided_by`, `note`). Never expires: it is the audit of the decision.
     public func hold(unit: String, originalTransactionID: String) -> String { "\(purchasePrefix(originalTransactionID)):held:\(unit)" }
-    /// zset: the units held now, score = when held (ms); `iapctl held list` reads it.
-    public var holds: String { "\(prefix):held" }
-    /// string: how many of a user's grants Apple refunded or revoked (less those it reversed);
-    /// `IAP_MAX_REFUNDS_PER_USER` holds the user's new purchases from that many on. Never expires.
-    public func refunds(user: String) -> String { "\(userPrefix(user)):refunds:\(user)" }
+    /// zset: the units held now, score = when held (ms); `iapctl held list` reads it. One per
+    /// bucket, of the purchases in it (`ofPurchase(originalTransactionID:).holds`).
+    public var holds: String { "\(bucketPrefix):held" }
+    /// string: how many of a user's grants in this bucket Apple refunded or revoked (less those it
+    /// reversed); `IAP_MAX_REFUNDS_PER_USER` holds the user's new purchases from that many on, every
+    /// bucket's added up. Never expires.
+    ///
+    /// A user's indexes of their purchases (`refunds:`, `lifetime:`, `user-subscriptions:`) are
+    /// kept per bucket, beside the purchases they index, so that a grant, a refund or a transfer
+    /// changes purchase and index in one atomic step on any topology; a reader adds up every
+    /// bucket's (one round trip).
+    public func refunds(user: String) -> String { "\(bucketPrefix):refunds:\(user)" }
     /// zset: the units of one product granted to one user in the last 24 hours (score: ms), for
     /// the catalog's `daily_limit_per_user`; expires 24 hours after the last grant.
     public func dailyWindow(user: String, product: String) -> String { "\(userPrefix(user)):daily:\(user):\(product)" }
     /// string: whether a user consented to our telling Apple about their purchases when they ask
     /// for a refund (`1`/`0`), set by the game backend (`PUT /v1/users/{id}/consent`). Never expires.
     public func consent(user: String) -> String { "\(userPrefix(user)):consent:\(user)" }
-    /// set: the grant units of the non-consumables granted to a user (their entitlements last
-    /// until revoked). Never expires.
-    public func lifetime(user: String) -> String { "\(userPrefix(user)):lifetime:\(user)" }
+    /// set: the grant units of the non-consumables in this bucket granted to a user (their
+    /// entitlements last until revoked). Never expires.
+    public func lifetime(user: String) -> String { "\(bucketPrefix):lifetime:\(user)" }
     /// hash: one auto-renewable subscription, by its `original_transaction_id`: `user_id` (its
     /// owner), `product_id`, `status` (`active`, `grace_period`, `billing_retry`, `expired`,
     /// `revoked`), `expires_at`, `auto_renew`, `latest_transaction_id`, `event_at` (when Apple said
@@ -150,8 +158,8 @@ public struct RedisKeys: Sendable, Equatable {
     public func subscription(originalTransactionID: String) -> String {
         "\(purchasePrefix(originalTransactionID)):subscription:\(originalTransactionID)"
     }
-    /// set: the original transaction ids of a user's subscriptions. Never expires.
-    public func subscriptions(user: String) -> String { "\(userPrefix(user)):user-subscriptions:\(user)" }
+    /// set: the original transaction ids of a user's subscriptions in this bucket. Never expires.
+    public func subscriptions(user: String) -> String { "\(bucketPrefix):user-subscriptions:\(user)" }
     /// zset: the subscriptions to re-check with Apple, member = `original_transaction_id`, score =
     /// when (ms): before and after each period's end (`IAP_RECHECK_*`); removed when it expires or is
     /// revoked. Due ones become re-check jobs on the verify queue (`promote_due_rechecks`).

@@ -16,7 +16,7 @@ struct ApplySubscriptionNotification: PipelineScript {
             keys.inflight(member: member), keys.ticket(job.ticket), keys.notifications(originalTransactionID: original),
             keys.fulfilment, keys.subscription(originalTransactionID: original),
             keys.ofPurchase(originalTransactionID: original).rechecks,
-        ] + (change.userID.map { [keys.subscriptions(user: $0)] } ?? [])
+        ] + (change.userID.map { [keys.ofPurchase(originalTransactionID: original).subscriptions(user: $0)] } ?? [])
         arguments = [taken, JSONValue.members([
             "ticket": .string(job.ticket), "now": .string(String(now)), "channel": .string(keys.results),
             "entry": .string(entry), "keep": .string("100"), "subscription": change.json, "recheck": recheck?.json,

@@ -14,13 +14,13 @@ struct GrantPurchases: DeclaringScript {
     var keys: [String] { declared.list }
 
     init(
-        _ keys: RedisKeys, member: String, taken: String, job: Job, recheck: RecheckSchedule?, now: Int64
+        _ keys: RedisKeys, member: String, taken: String, job: Job, refunds: Int?, recheck: RecheckSchedule?, now: Int64
     ) {
         redisKeys = keys
         let user = job.userID
         var declared = DeclaredKeys([
-            keys.inflight(member: member), keys.ticket(job.ownTicket), keys.fulfilment, keys.unclaimed, keys.holds, keys.rechecks,
-            keys.refunds(user: user), keys.lifetime(user: user), keys.subscriptions(user: user),
+            keys.inflight(member: member), keys.ticket(job.ownTicket), keys.fulfilment, keys.unclaimed, keys.holds,
+            keys.lifetime(user: user), keys.subscriptions(user: user),
         ])
         let purchases = job.purchases ?? []
         let tokens = Dictionary(
@@ -70,7 +70,7 @@ struct GrantPurchases: DeclaringScript {
         members = GrantPurchasesArguments(
             ticket: job.ticket, part: job.part, now: String(now), channel: keys.results, userID: user,
             environment: job.receipt?.environment ?? "", source: job.source ?? "client",
-            refundLimit: job.refundLimit.map(String.init), sharing: job.sharing?.rawValue, purchases: lines,
+            refundLimit: job.refundLimit.map(String.init), refunds: refunds.map(String.init), sharing: job.sharing?.rawValue, purchases: lines,
             recheck: recheck, subscription: subscription, subscriptionKey: subscriptionKey, rechecksKey: rechecksKey,
             receipt: job.subscriptionReceipt)
         self.declared = declared
@@ -128,6 +128,8 @@ struct GrantPurchasesArguments {
     var source: String
     /// `IAP_MAX_REFUNDS_PER_USER`; absent: no limit.
     var refundLimit: String?
+    /// With a limit: the user's refunds counted in every bucket, read before the step.
+    var refunds: String?
     /// `IAP_SHARING_POLICY`: `bind`, `transfer` or `share`; absent: a plain duplicate.
     var sharing: String?
     var purchases: [Line]
@@ -191,6 +193,7 @@ struct GrantPurchasesArguments {
             "ticket": .string(ticket), "part": part.json, "now": .string(now), "channel": .string(channel), "user_id": .string(userID),
             "environment": .string(environment), "source": .string(source),
             "refund_limit": refundLimit.json,
+            "refunds": refunds.json,
             "sharing": sharing.json,
             "purchases": .array(purchases.map(\.json)),
             "recheck": recheck?.json,

@@ -78,7 +78,7 @@ struct ReleaseHeldPurchase: DeclaringScript {
     private static func holdKeys(_ keys: RedisKeys, unit: String, originalTransactionID original: String) -> [String] {
         let bucket = keys.ofPurchase(originalTransactionID: original)
         return [
-            keys.hold(unit: unit, originalTransactionID: original), keys.holds, keys.claim(unit: unit, originalTransactionID: original),
+            keys.hold(unit: unit, originalTransactionID: original), bucket.holds, keys.claim(unit: unit, originalTransactionID: original),
             keys.grant(unit: unit, originalTransactionID: original), keys.refunded(unit: unit, originalTransactionID: original),
             bucket.fulfilment,
         ]
@@ -87,11 +87,11 @@ struct ReleaseHeldPurchase: DeclaringScript {
     mutating func declare(_ needed: RedisReply) throws {
         let hold = try decision.named(needed, script: Self.name)
         let k = decision.redisKeys
+        let bucket = k.ofPurchase(originalTransactionID: hold.originalTransactionID)
         keys = Self.holdKeys(k, unit: decision.unit, originalTransactionID: decision.originalTransactionID) + [
-            k.ticket(hold.ticket), k.owner(originalTransactionID: hold.originalTransactionID), k.unclaimed,
-            k.lifetime(user: hold.userID), k.subscription(originalTransactionID: hold.originalTransactionID),
-            k.ofPurchase(originalTransactionID: hold.originalTransactionID).rechecks,
-            k.subscriptions(user: hold.userID),
+            k.ticket(hold.ticket), k.owner(originalTransactionID: hold.originalTransactionID), bucket.unclaimed,
+            bucket.lifetime(user: hold.userID), k.subscription(originalTransactionID: hold.originalTransactionID),
+            bucket.rechecks, bucket.subscriptions(user: hold.userID),
         ] + (hold.appAccountToken.isEmpty ? [] : [k.accountToken(hold.appAccountToken)])
         arguments = [decision.argument]
     }
@@ -111,7 +111,10 @@ struct RejectHeldPurchase: DeclaringScript {
     init(_ keys: RedisKeys, unit: String, originalTransactionID: String, by operatorName: String, note: String, now: Int64) {
         decision = HeldPurchaseDecision(
             keys, unit: unit, originalTransactionID: originalTransactionID, by: operatorName, note: note, recheck: nil, now: now)
-        self.keys = [keys.hold(unit: unit, originalTransactionID: originalTransactionID), keys.holds]
+        self.keys = [
+            keys.hold(unit: unit, originalTransactionID: originalTransactionID),
+            keys.ofPurchase(originalTransactionID: originalTransactionID).holds,
+        ]
         arguments = [decision.argument]
     }
 
@@ -120,7 +123,8 @@ struct RejectHeldPurchase: DeclaringScript {
         let k = decision.redisKeys
         let original = decision.originalTransactionID
         keys = [
-            k.hold(unit: decision.unit, originalTransactionID: original), k.holds, k.ticket(hold.ticket),
+            k.hold(unit: decision.unit, originalTransactionID: original), k.ofPurchase(originalTransactionID: original).holds,
+            k.ticket(hold.ticket),
             k.ofPurchase(originalTransactionID: original).fulfilment,
         ]
         arguments = [decision.argument]

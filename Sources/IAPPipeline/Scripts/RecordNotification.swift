@@ -15,8 +15,8 @@ struct RecordNotification: PipelineScript {
         var transactionID: String?
         switch record {
         case .history(let original): list.append(keys.notifications(originalTransactionID: original))
-        case .unclaimed(let id):
-            list.append(keys.unclaimed)
+        case .unclaimed(let id, let original):
+            list.append(keys.ofPurchase(originalTransactionID: original).unclaimed)
             transactionID = id
         case .nothing: break
         }

@@ -7,6 +7,8 @@ import RedisClient
 /// period, the record, the schedule and the owner's subscriptions.
 struct RefundStepCall: Sendable {
     private let redisKeys: RedisKeys
+    /// The keys of the purchase's bucket, where its owner's refund count and subscriptions are.
+    private let purchaseKeys: RedisKeys
     private let fixed: [String]
     private let subscriptionID: String?
     private var members: [String: JSONValue]
@@ -18,6 +20,7 @@ struct RefundStepCall: Sendable {
         subscription: SubscriptionChange?, recheck: RecheckSchedule?, now: Int64, extra: [String: JSONValue] = [:]
     ) {
         redisKeys = keys
+        purchaseKeys = keys.ofPurchase(originalTransactionID: original)
         fixed = [
             keys.inflight(member: member), keys.ticket(job.ticket), keys.grant(unit: unit, originalTransactionID: original),
             keys.refunded(unit: unit, originalTransactionID: original), keys.ofPurchase(originalTransactionID: original).fulfilment,
@@ -35,11 +38,12 @@ struct RefundStepCall: Sendable {
 
     mutating func declare(_ needed: RedisReply, script: String) throws {
         guard let owner = needed.string else { throw ScriptReplyError(script: script, reply: needed) }
-        keys = fixed + [redisKeys.refunds(user: owner)]
+        keys = fixed + [purchaseKeys.refunds(user: owner)]
         if let subscriptionID {
             keys += [
                 redisKeys.subscription(originalTransactionID: subscriptionID),
-                redisKeys.ofPurchase(originalTransactionID: subscriptionID).rechecks, redisKeys.subscriptions(user: owner),
+                redisKeys.ofPurchase(originalTransactionID: subscriptionID).rechecks,
+                redisKeys.ofPurchase(originalTransactionID: subscriptionID).subscriptions(user: owner),
             ]
         }
         members["owner"] = .string(owner)

@@ -110,7 +110,8 @@ public struct NotifyHandler: JobHandler {
             let result = await worker.transition(RecordNotification.self) {
                 try await worker.store.recordNotification(
                     payload, member: worker.member, job: job, result: "unclaimed", entry: entry,
-                    in: .unclaimed(transactionID: transaction.transactionID))
+                    in: .unclaimed(
+                        transactionID: transaction.transactionID, originalTransactionID: transaction.originalTransactionID))
             }
             await worker.settle(result, payload: payload, job: job, by: RecordNotification.self)
             return
