@@ -29,7 +29,8 @@ import Testing
         "finish_webhook_event": "DeclaredKeysTests", "promote_due_rechecks": "DeclaredKeysTests",
         "force_recheck": "DeclaredKeysTests", "take_api_permit": "DeclaredKeysTests", "hold_api_endpoint": "DeclaredKeysTests",
         "claim_part": "PartScriptTests", "split_job": "PartScriptTests", "finish_part": "PartScriptTests",
-        "acknowledge_job": "PartScriptTests",
+        "acknowledge_job": "PartScriptTests", "reserve_daily_grant": "PurchasePolicyTests",
+        "release_daily_grant": "PurchasePolicyTests",
     ]
 
     @Test func everyScriptRunsOnAClusterNodeSomewhere() {

@@ -82,6 +82,35 @@ import Testing
         }
     }
 
+    /// A capped unit that does not end granted (a duplicate, held by another rule) gives its place
+    /// back; a redelivered job keeps the one place its unit has; the job is acked only at the end.
+    @Test func aPlaceInTheDailyWindowIsKeptOnlyByAGrantedUnit() async throws {
+        try await withClusterNode { redis, _ in
+            let store = PipelineStore(redis: redis, keys: Self.keys)
+            let window = Self.keys.dailyWindow(user: "u1", product: "gems")
+            #expect(try await Self.grantNew(store, ticket: "A", transaction: "a", dailyLimit: 2) == .granted)
+            // The same purchase on another ticket: a duplicate, which takes no place.
+            try await redis.send("SET", Self.keys.claim(unit: "a"), "A")
+            #expect(try await Self.grantNew(store, ticket: "A2", transaction: "a", dailyLimit: 2) == .duplicate)
+            try await redis.send("SET", Self.keys.claim(unit: "b"), "OTHER")
+            #expect(try await Self.grantNew(store, ticket: "B", transaction: "b", dailyLimit: 2) == .duplicate)
+            // Held by the refund limit: its place is given back too.
+            try await redis.send("SET", Self.keys.refunds(user: "u1"), "5")
+            #expect(try await Self.grantNew(store, ticket: "C", transaction: "c", dailyLimit: 2, refundLimit: 1) == .held)
+            try await redis.send("DEL", Self.keys.refunds(user: "u1"))
+            #expect(try await redis.send("ZRANGE", window, "0", "-1").array?.compactMap(\.string) == ["a"])
+            // One place is left; a job run twice (redelivered) takes it once.
+            let job = try await Self.grantJob(store, ticket: "D", transaction: "d", dailyLimit: 2)
+            #expect(try await Self.grant(store, job) == .granted)
+            #expect(try await redis.send("LLEN", Self.keys.inflight(member: Self.member)).int == 0)
+            try await redis.send("LPUSH", Self.keys.inflight(member: Self.member), job.payload)
+            #expect(try await Self.grant(store, job) == .granted)
+            #expect(try await redis.send("ZCARD", window).int == 2)
+            #expect(try await Self.grantNew(store, ticket: "E", transaction: "e", dailyLimit: 2) == .held)
+            #expect(try await redis.send("ZCARD", window).int == 2)
+        }
+    }
+
     /// The window is the last 24 hours: a grant a day and a millisecond old no longer counts.
     @Test func theDailyWindowRolls() async throws {
         try await withClusterNode { redis, _ in

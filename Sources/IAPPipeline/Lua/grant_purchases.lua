@@ -16,8 +16,8 @@
   - refundedBeforeGrant: Apple refunded it before its grant (`refunded:<unit>`): rejected
     `refunded`, its claim released;
   - countedRules: the purchase policy's counted rules, in the step that would grant: a user with
-    `refund_limit` refunds, or a purchase over its product's `daily_limit` in the user's rolling
-    24 hours (`daily:<user>:<product>`, one member per granted unit), is held;
+    `refund_limit` refunds, or a purchase that found no place under its product's `daily_limit`
+    in the user's rolling 24 hours (`daily_reserved`, by `reserve_daily_grant` before), is held;
   - holdPurchase: a hold record (`held:<unit>`, indexed in `held`), one `held` entry, the ticket
     `held`; the claim stays with the ticket; `release_held_purchase` grants it later;
   - grantPurchase: the record, the stream entry and grantEffects. A subscription's later period
@@ -35,24 +35,27 @@
     KEYS[6] lifetime            the bucket's `lifetime:<user>`
     KEYS[7] userSubscriptions   the bucket's `user-subscriptions:<user>`
     KEYS[8…]  the keys named by index in ARGV: each purchase's `k` (claim, record, hold, refunded,
-              owner, subscription, rechecks, daily, token: as it has them), each other user's in
+              owner, subscription, rechecks, token: as it has them), each other user's in
               `others` (lifetime, subscriptions), the re-check answer's record and schedule
               (`subscription_key`, `rechecks_key`)
     ARGV[1] taken               the job as taken
     ARGV[2] arguments           JSON (`GrantPurchasesArguments`): ticket (the client's), part? (a
-                                part's id: the job stays in flight, nothing is published), now,
+                                part's id: nothing is published), keep? (the job stays in
+                                flight: a part, or a job with daily places), now,
                                 channel, user_id,
                                 environment, source, refund_limit? and refunds (the user's
                                 refunds in every bucket, read before), sharing?, purchases (each:
                                 transaction_id, original_transaction_id, product_id, quantity,
                                 unit?, outcome, reason?, app_account_token?, currency?,
-                                daily_limit?, kind?, entitlements?, expires_at?, signed_at?, k),
+                                daily_limit?, daily_reserved?, kind?, entitlements?, expires_at?, signed_at?, k),
                                 recheck? (the re-check schedule), subscription? and
                                 subscription_key?, rechecks_key? (a re-check's answer), receipt?, others?
                                 (user id → {lifetime, subscriptions}: KEYS indexes)
   Output:
-    {1, status, transactions (JSON), reason} status granted, duplicate, held or rejected (reason
-    '' unless rejected), as set on the ticket; {0} the worker no longer holds the job;
+    {1, status, transactions (JSON), reason, kept} status granted, duplicate, held or rejected
+    (reason '' unless rejected), as set on the ticket; kept: the units with a daily place that
+    stand granted to this user (one per line), the others give their place back; {0} the worker
+    no longer holds the job;
     {-1} its ticket is gone; {-2, users (JSON array)} declare these users' keys in `others`
     and call again (nothing was written)
 ]]
@@ -141,16 +144,12 @@ local function refundedBeforeGrant(k)
   return 'rejected', 'refunded'
 end
 
--- The purchase policy's counted rules: the reason to hold a pending purchase, or nil (then a
--- daily-capped purchase is counted in the user's window).
-local function countedRules(k, purchase, refunds)
+-- The purchase policy's counted rules: the reason to hold a pending purchase, or nil. A
+-- daily-capped purchase had its place in the user's window reserved before this step
+-- (`reserve_daily_grant`), or found the cap reached.
+local function countedRules(purchase, refunds)
   if a.refund_limit and refunds >= tonumber(a.refund_limit) then return 'refund_limit_exceeded' end
-  if purchase.daily_limit then
-    redis.call('ZREMRANGEBYSCORE', k.daily, '-inf', string.format('%.0f', tonumber(now) - 86400000))
-    if redis.call('ZCARD', k.daily) >= tonumber(purchase.daily_limit) then return 'daily_limit_exceeded' end
-    redis.call('ZADD', k.daily, now, purchase.unit)
-    redis.call('PEXPIRE', k.daily, 86400000)
-  end
+  if purchase.daily_limit and purchase.daily_reserved ~= '1' then return 'daily_limit_exceeded' end
   return nil
 end
 
@@ -226,7 +225,7 @@ local function decide(purchase, refunds)
   if outcome then return outcome, reason end
   outcome = purchase.outcome
   if outcome == 'pending' then
-    local rule = countedRules(k, purchase, refunds)
+    local rule = countedRules(purchase, refunds)
     if rule then outcome, why = 'held', rule end
   end
   if outcome == 'held' then
@@ -251,9 +250,10 @@ end
 if redis.call('EXISTS', ticketKey) == 0 then return {-1} end
 local missing = undeclaredUsers()
 if #missing > 0 then return {-2, cjson.encode(missing)} end
--- A part's job is acked after its outcome reaches the client's ticket (`finish_part`,
--- `acknowledge_job`): here the step only makes sure the worker still holds it.
-if a.part then
+-- A job kept in flight (a part, whose outcome goes on to the client's ticket; a job with daily
+-- places to give back) is acked by `acknowledge_job` after the steps that follow: here the step
+-- only makes sure the worker still holds it.
+if a.keep then
   if not redis.call('LPOS', inflight, ARGV[1]) then return {0} end
 elseif redis.call('LREM', inflight, 1, ARGV[1]) == 0 then
   return {0}
@@ -294,4 +294,12 @@ else
   redis.call('HDEL', ticketKey, 'reason')
 end
 if not a.part then redis.call('SPUBLISH', a.channel, ticket) end
-return {1, status, transactions, reason}
+-- The capped units that stand granted to this user: they keep their place in the user's window.
+local kept = {}
+for _, purchase in ipairs(a.purchases) do
+  local k = keysOf(purchase)
+  if purchase.daily_reserved == '1' and k.record and redis.call('HGET', k.record, 'user_id') == user then
+    kept[#kept + 1] = purchase.unit
+  end
+end
+return {1, status, transactions, reason, table.concat(kept, '\n')}

@@ -162,16 +162,37 @@ public struct PipelineStore: Sendable {
     }
 
     /// The grant step, answering what it set on the job's ticket (a part's outcome goes on to its
-    /// client's ticket: `finishPart`).
+    /// client's ticket: `finishPart`, then `acknowledge`). A purchase under a daily cap first
+    /// reserves its place in the user's window (`reserve_daily_grant`, the user's slot); the job
+    /// then stays in flight through the grant until each unit that did not end granted has given
+    /// its place back (`release_daily_grant`), and is acked last (`acknowledge_job`). Every step
+    /// is safe to repeat: a crash between them redoes them and grants nothing twice.
     public func grantOutcome(
         _ payload: String, member: String, job: Job, now: Int64 = currentTimeMs()
     ) async throws -> (TransitionResult, GrantOutcome?) {
         // The refund limit counts the user's refunds in every bucket: read first (a refund that
         // lands meanwhile is one that came just after this grant).
         let refunds = job.refundLimit == nil ? nil : try await refundCount(of: job.userID)
-        return try await run(
-            GrantPurchases(keys, member: member, taken: payload, job: job, refunds: refunds, recheck: recheck, now: now),
+        let capped = (job.purchases ?? []).filter { $0.dailyLimit != nil && $0.outcome == .pending && $0.unit != nil }
+        var places: [String: Bool] = [:]
+        for purchase in capped {
+            guard let unit = purchase.unit, let limit = purchase.dailyLimit else { continue }
+            places[unit] = try await run(ReserveDailyGrant(
+                keys, user: job.userID, product: purchase.productID, unit: unit, limit: limit, now: now))
+        }
+        let keep = !capped.isEmpty
+        let (result, outcome) = try await run(
+            GrantPurchases(keys, member: member, taken: payload, job: job, refunds: refunds, places: places, keep: keep,
+                recheck: recheck, now: now),
             replicated: true)
+        // A job another worker holds now keeps its places: that worker's grant counts on them.
+        guard result != .leaseLost else { return (result, outcome) }
+        let kept = outcome?.keptPlaces ?? []
+        for purchase in capped where places[purchase.unit ?? ""] == true && !kept.contains(purchase.unit ?? "") {
+            _ = try await run(ReleaseDailyGrant(keys, user: job.userID, product: purchase.productID, unit: purchase.unit ?? ""))
+        }
+        guard result == .moved, keep, job.part == nil else { return (result, outcome) }
+        return (try await acknowledge(payload, member: member, ownTicket: job.ownTicket), outcome)
     }
 
     /// How many of a user's grants Apple refunded or revoked (less those reversed), every bucket's

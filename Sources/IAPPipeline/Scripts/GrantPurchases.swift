@@ -14,7 +14,8 @@ struct GrantPurchases: DeclaringScript {
     var keys: [String] { declared.list }
 
     init(
-        _ keys: RedisKeys, member: String, taken: String, job: Job, refunds: Int?, recheck: RecheckSchedule?, now: Int64
+        _ keys: RedisKeys, member: String, taken: String, job: Job, refunds: Int?, places: [String: Bool] = [:], keep: Bool = false,
+        recheck: RecheckSchedule?, now: Int64
     ) {
         redisKeys = keys
         let user = job.userID
@@ -40,9 +41,6 @@ struct GrantPurchases: DeclaringScript {
                 k["hold"] = declared.index(of: keys.hold(unit: unit, originalTransactionID: original))
                 k["refunded"] = declared.index(of: keys.refunded(unit: unit, originalTransactionID: original))
                 k["owner"] = declared.index(of: keys.owner(originalTransactionID: purchase.originalTransactionID))
-                if purchase.dailyLimit != nil {
-                    k["daily"] = declared.index(of: keys.dailyWindow(user: user, product: purchase.productID))
-                }
                 if let token { k["token"] = declared.index(of: keys.accountToken(token)) }
             }
             if purchase.isClaimed || purchase.kind == "auto_renewable" {
@@ -54,7 +52,9 @@ struct GrantPurchases: DeclaringScript {
                 productID: purchase.productID, quantity: String(purchase.quantity), unit: purchase.unit,
                 outcome: outcome.rawValue, reason: outcome == .rejected ? reason ?? ReasonCode.noGrantUnit : reason,
                 appAccountToken: token, currency: purchase.currency,
-                dailyLimit: purchase.dailyLimit.map(String.init), kind: purchase.kind,
+                dailyLimit: purchase.dailyLimit.map(String.init),
+                dailyReserved: purchase.dailyLimit == nil ? nil : purchase.unit.flatMap { places[$0] }.map { $0 ? "1" : "0" },
+                kind: purchase.kind,
                 entitlements: purchase.entitlements.flatMap { $0.isEmpty ? nil : $0.joined(separator: ",") },
                 expiresAt: purchase.expiresAt.map(String.init), signedAt: purchase.signedAt.map(String.init), keys: k))
         }
@@ -68,7 +68,7 @@ struct GrantPurchases: DeclaringScript {
             declared.index(of: keys.ofPurchase(originalTransactionID: $0.originalTransactionID).rechecks)
         }
         members = GrantPurchasesArguments(
-            ticket: job.ticket, part: job.part, now: String(now), channel: keys.results, userID: user,
+            ticket: job.ticket, part: job.part, keep: keep || job.part != nil, now: String(now), channel: keys.results, userID: user,
             environment: job.receipt?.environment ?? "", source: job.source ?? "client",
             refundLimit: job.refundLimit.map(String.init), refunds: refunds.map(String.init), sharing: job.sharing?.rawValue, purchases: lines,
             recheck: recheck, subscription: subscription, subscriptionKey: subscriptionKey, rechecksKey: rechecksKey,
@@ -91,17 +91,19 @@ struct GrantPurchases: DeclaringScript {
         arguments[1] = members.argument
     }
 
-    /// `{1, status, transactions, reason}`, `{0}`, `{-1}`: how the job moved and, when it did,
-    /// what it set on its ticket.
+    /// `{1, status, transactions, reason, kept}`, `{0}`, `{-1}`: how the job moved and, when it
+    /// did, what it set on its ticket and which daily places stay taken.
     static func decode(_ reply: RedisReply) throws -> (TransitionResult, GrantOutcome?) {
         let result = try TransitionResult(reply, script: name)
         guard result == .moved else { return (result, nil) }
-        guard let items = reply.array, items.count == 4, let status = items[1].string.flatMap(TicketStatus.init(rawValue:)),
-            let transactions = items[2].string, let reason = items[3].string
+        guard let items = reply.array, items.count == 5, let status = items[1].string.flatMap(TicketStatus.init(rawValue:)),
+            let transactions = items[2].string, let reason = items[3].string, let kept = items[4].string
         else {
             throw ScriptReplyError(script: name, reply: reply)
         }
-        return (result, GrantOutcome(status: status, transactions: transactions, reason: reason.isEmpty ? nil : reason))
+        return (result, GrantOutcome(
+            status: status, transactions: transactions, reason: reason.isEmpty ? nil : reason,
+            keptPlaces: Set(kept.split(separator: "\n").map(String.init))))
     }
 }
 
@@ -111,6 +113,9 @@ public struct GrantOutcome: Sendable, Equatable {
     public var status: TicketStatus
     public var transactions: String
     public var reason: String?
+    /// The units with a place in the user's daily window that stand granted to the user: they
+    /// keep it; the other reserved units give theirs back.
+    public var keptPlaces: Set<String> = []
 }
 
 /// The named arguments of `grant_purchases`.
@@ -118,8 +123,10 @@ public struct GrantOutcome: Sendable, Equatable {
 /// stores them, because cjson reads numbers as doubles.
 struct GrantPurchasesArguments {
     var ticket: String
-    /// A part's own id: its job stays in flight for `finish_part` and nothing is published.
+    /// A part's own id: nothing is published (its client's ticket is told by `finish_part`).
     var part: String?
+    /// The job stays in flight for the steps that follow (`acknowledge_job` acks it).
+    var keep: Bool
     /// Numbers travel as strings where Redis stores them: cjson reads numbers as doubles.
     var now: String
     var channel: String
@@ -158,13 +165,15 @@ struct GrantPurchasesArguments {
         var currency: String?
         /// The catalog's `daily_limit_per_user` for the product; absent: no cap.
         var dailyLimit: String?
+        /// With a cap: `1` when the unit has its place in the user's window (`reserve_daily_grant`).
+        var dailyReserved: String?
         var kind: String?
         /// Comma-separated.
         var entitlements: String?
         var expiresAt: String?
         var signedAt: String?
         /// The purchase's keys by name (claim, record, hold, refunded, owner, subscription,
-        /// rechecks, daily, token): KEYS indexes.
+        /// rechecks, token): KEYS indexes.
         var keys: [String: Int]
 
         var json: JSONValue {
@@ -179,6 +188,7 @@ struct GrantPurchasesArguments {
                 "app_account_token": appAccountToken.json,
                 "currency": currency.json,
                 "daily_limit": dailyLimit.json,
+                "daily_reserved": dailyReserved.json,
                 "kind": kind.json,
                 "entitlements": entitlements.json,
                 "expires_at": expiresAt.json,
@@ -190,7 +200,7 @@ struct GrantPurchasesArguments {
 
     var json: JSONValue {
         .members([
-            "ticket": .string(ticket), "part": part.json, "now": .string(now), "channel": .string(channel), "user_id": .string(userID),
+            "ticket": .string(ticket), "part": part.json, "keep": keep ? .bool(true) : nil, "now": .string(now), "channel": .string(channel), "user_id": .string(userID),
             "environment": .string(environment), "source": .string(source),
             "refund_limit": refundLimit.json,
             "refunds": refunds.json,

@@ -7,8 +7,8 @@ public enum PipelineScripts {
         DeadLetterJob.self, FinishPart.self,
         FinishTicket.self, FinishWebhookEvent.self, ForceRecheck.self, ForwardJob.self, GrantByOperator.self,
         GrantPurchases.self, HoldAPIEndpoint.self, MarkVerifying.self, PromoteDueRechecks.self, PromoteDueRetries.self,
-        ReapExpiredWorkers.self, RecordNotification.self, ReinstateGrant.self, RejectHeldPurchase.self,
-        ReleaseHeldPurchase.self, ReplayDeadLetter.self, RequeueInflight.self, RevokeByOperator.self, RevokeGrant.self,
+        ReapExpiredWorkers.self, RecordNotification.self, ReinstateGrant.self, RejectHeldPurchase.self, ReleaseDailyGrant.self,
+        ReleaseHeldPurchase.self, ReplayDeadLetter.self, RequeueInflight.self, ReserveDailyGrant.self, RevokeByOperator.self, RevokeGrant.self,
         RouteFulfilmentEvents.self, ScheduleRetry.self, SplitJob.self, SubmitReceipt.self, TakeAPIPermit.self, TakeJobs.self,
     ]
 }
