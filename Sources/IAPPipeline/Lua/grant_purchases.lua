@@ -3,7 +3,7 @@
   grant_purchases: grant stage, one step per job. For each purchase this ticket owns the claim
   of, writes the grant record if it does not exist and adds it to the fulfilment stream only then
   (event `granted`, or `renewed` for a subscription's later period); binds the purchase's
-  original transaction id and app account token to the user when nobody holds them; forgets it
+  original transaction id to the user when nobody holds it; forgets it
   as unclaimed; sets the ticket's final status and transactions; publishes; acks. Running it
   twice grants nothing twice. One part of a receipt whose purchases lie in several buckets sets
   its own ticket (the part's) and stays in flight: `finish_part` and `acknowledge_job` follow.
@@ -35,7 +35,7 @@
     KEYS[6] lifetime            the bucket's `lifetime:<user>`
     KEYS[7] userSubscriptions   the bucket's `user-subscriptions:<user>`
     KEYS[8…]  the keys named by index in ARGV: each purchase's `k` (claim, record, hold, refunded,
-              owner, subscription, rechecks, token: as it has them), each other user's in
+              owner, subscription, rechecks: as it has them), each other user's in
               `others` (lifetime, subscriptions), the re-check answer's record and schedule
               (`subscription_key`, `rechecks_key`)
     ARGV[1] taken               the job as taken
@@ -190,10 +190,10 @@ local function grantPurchase(k, purchase)
   redis.call('XADD', stream, '*', unpack(fields))
   local theirs = userKeys(grantee)
   grantEffects(
-    {owner = k.owner, accountToken = k.token, unclaimed = KEYS[4], lifetime = theirs.lifetime, subscription = k.subscription,
+    {owner = k.owner, unclaimed = KEYS[4], lifetime = theirs.lifetime, subscription = k.subscription,
       rechecks = k.rechecks, userSubscriptions = theirs.subscriptions, stream = stream},
     {user_id = grantee, unit = unit, transaction_id = tx, original_transaction_id = otx, product_id = product,
-      environment = environment, source = a.source, app_account_token = purchase.app_account_token, kind = purchase.kind,
+      environment = environment, source = a.source, kind = purchase.kind,
       entitlements = purchase.entitlements, expires_at = purchase.expires_at, signed_at = purchase.signed_at},
     now, a.recheck)
   if grantee == user then return 'granted', '' end

@@ -6,7 +6,7 @@
   and the ticket shows the purchase granted. A purchase Apple refunded while it was held is
   rejected as `refunded` instead: nothing refunded is ever granted.
 
-  Most keys follow from the hold (its ticket, user, original transaction, app account token),
+  Most keys follow from the hold (its ticket, user, original transaction),
   which only this script reads: called with others (or none), it answers {-2, hold} naming them
   and changes nothing; the caller declares their keys and calls again.
 
@@ -24,13 +24,12 @@
     KEYS[11] subscription       `subscription:<original>`
     KEYS[12] rechecks           the re-check schedule
     KEYS[13] userSubscriptions  `user-subscriptions:<user>`
-    KEYS[14] accountToken       optional: `account-token:<token>` when the hold has a token
     ARGV[1] arguments           JSON: now, operator, note, channel, ticket, user_id,
                                 original_transaction_id, recheck?
   Output:
     {1, 'released' | 'rejected'}; {0, status} decided already (or `claimed_elsewhere`);
-    {-1} no such hold; {-2, hold (JSON: ticket, user_id, original_transaction_id,
-    app_account_token)} declare these keys and call again
+    {-1} no such hold; {-2, hold (JSON: ticket, user_id, original_transaction_id)} declare these
+    keys and call again
 ]]
 --- @include "read_hold"
 --- @include "hold_entry"
@@ -42,10 +41,8 @@ local a = cjson.decode(ARGV[1])
 local h = readHold(hold)
 if not h then return {-1} end
 if h.status ~= 'held' then return {0, h.status} end
-if h.ticket ~= a.ticket or h.user_id ~= a.user_id or h.original_transaction_id ~= a.original_transaction_id
-  or ((h.app_account_token or '') ~= '' and not KEYS[14]) then
-  return {-2, cjson.encode({ticket = h.ticket, user_id = h.user_id, original_transaction_id = h.original_transaction_id,
-    app_account_token = h.app_account_token or ''})}
+if h.ticket ~= a.ticket or h.user_id ~= a.user_id or h.original_transaction_id ~= a.original_transaction_id then
+  return {-2, cjson.encode({ticket = h.ticket, user_id = h.user_id, original_transaction_id = h.original_transaction_id})}
 end
 local k = {hold = hold, holds = holds, ticket = ticket}
 if redis.call('EXISTS', refunded) == 1 then
@@ -64,7 +61,7 @@ redis.call('XADD', stream, '*', unpack(holdEntry(h, {'event', 'released', 'sourc
   {'granted_at', a.now})))
 h.source = 'operator'
 grantEffects(
-  {owner = KEYS[8], accountToken = KEYS[14], unclaimed = KEYS[9], lifetime = KEYS[10], subscription = KEYS[11],
+  {owner = KEYS[8], unclaimed = KEYS[9], lifetime = KEYS[10], subscription = KEYS[11],
     rechecks = KEYS[12], userSubscriptions = KEYS[13], stream = stream},
   h, a.now, a.recheck)
 return {1, settleHold(k, h, 'granted', h.reason, a)}

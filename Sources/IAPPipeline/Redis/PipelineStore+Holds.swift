@@ -59,10 +59,19 @@ extension PipelineStore {
         unit: String, by operatorName: String, note: String = "", now: Int64 = currentTimeMs()
     ) async throws -> HeldPurchaseResult {
         guard let original = try await originalTransactionID(ofUnit: unit) else { return .notFound }
-        return try await run(
+        let result = try await run(
             ReleaseHeldPurchase(
                 keys, unit: unit, originalTransactionID: original, by: operatorName, note: note, recheck: recheck, now: now),
             replicated: true)
+        if result == .decided("released") {
+            // The app account token's key is in no bucket: bound after the grant, as the grant stage does.
+            let hold = keys.hold(unit: unit, originalTransactionID: original)
+            let fields = try await redis.send("HMGET", hold, "app_account_token", "user_id").array?.map(\.string) ?? []
+            if fields.count == 2, let token = fields[0], !token.isEmpty, let user = fields[1] {
+                try await bindAccountTokens([token], to: user)
+            }
+        }
+        return result
     }
 
     /// Rejects a held purchase: it is never granted.

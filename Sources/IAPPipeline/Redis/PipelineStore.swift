@@ -191,8 +191,27 @@ public struct PipelineStore: Sendable {
         for purchase in capped where places[purchase.unit ?? ""] == true && !kept.contains(purchase.unit ?? "") {
             _ = try await run(ReleaseDailyGrant(keys, user: job.userID, product: purchase.productID, unit: purchase.unit ?? ""))
         }
+        if result == .moved, let outcome { try await bindAccountTokens(of: job, granted: outcome) }
         guard result == .moved, keep, job.part == nil else { return (result, outcome) }
         return (try await acknowledge(payload, member: member, ownTicket: job.ownTicket), outcome)
+    }
+
+    /// Binds the app account tokens of the purchases granted to the job's user to the user, where
+    /// nobody holds them. Their keys are in no bucket, so this follows the grant step: a crash
+    /// between them leaves a token unbound until the user's next grant carrying it; meanwhile a
+    /// notification about a new purchase with that token waits as unclaimed, never granted blind.
+    func bindAccountTokens(of job: Job, granted outcome: GrantOutcome) async throws {
+        let granted = outcome.grantedTransactions
+        let tokens = (job.receipt?.transactions ?? []).compactMap { tx in
+            granted.contains(tx.transactionID) ? tx.appAccountToken?.lowercased() : nil
+        }
+        try await bindAccountTokens(tokens, to: job.userID)
+    }
+
+    /// `SET account-token:<token> user NX` for each token: the first user granted with it keeps it.
+    func bindAccountTokens(_ tokens: [String], to user: String) async throws {
+        guard !tokens.isEmpty else { return }
+        _ = try await redis.pipeline(Set(tokens).sorted().map { RedisCommand("SET", keys.accountToken($0), user, "NX") })
     }
 
     /// How many of a user's grants Apple refunded or revoked (less those reversed), every bucket's

@@ -41,7 +41,6 @@ struct GrantPurchases: DeclaringScript {
                 k["hold"] = declared.index(of: keys.hold(unit: unit, originalTransactionID: original))
                 k["refunded"] = declared.index(of: keys.refunded(unit: unit, originalTransactionID: original))
                 k["owner"] = declared.index(of: keys.owner(originalTransactionID: purchase.originalTransactionID))
-                if let token { k["token"] = declared.index(of: keys.accountToken(token)) }
             }
             if purchase.isClaimed || purchase.kind == "auto_renewable" {
                 k["subscription"] = declared.index(of: keys.subscription(originalTransactionID: purchase.originalTransactionID))
@@ -116,6 +115,12 @@ public struct GrantOutcome: Sendable, Equatable {
     /// The units with a place in the user's daily window that stand granted to the user: they
     /// keep it; the other reserved units give theirs back.
     public var keptPlaces: Set<String> = []
+
+    /// The transaction ids of the lines granted to the job's user.
+    var grantedTransactions: Set<String> {
+        guard let lines = try? JSONValue(parsing: transactions).array else { return [] }
+        return Set(lines.compactMap { $0["outcome"]?.string == "granted" ? $0["transaction_id"]?.string : nil })
+    }
 }
 
 /// The named arguments of `grant_purchases`.

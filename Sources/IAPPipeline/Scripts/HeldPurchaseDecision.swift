@@ -30,15 +30,13 @@ struct HeldPurchaseDecision: Sendable {
         var ticket: String
         var userID: String
         var originalTransactionID: String
-        var appAccountToken: String
     }
 
     mutating func named(_ needed: RedisReply, script: String) throws -> Named {
         let hold = try needed.json(script: script)
         guard let ticket = hold["ticket"]?.string else { throw ScriptReplyError(script: script, reply: needed) }
         let named = Named(
-            ticket: ticket, userID: hold["user_id"]?.string ?? "", originalTransactionID: hold["original_transaction_id"]?.string ?? "",
-            appAccountToken: hold["app_account_token"]?.string ?? "")
+            ticket: ticket, userID: hold["user_id"]?.string ?? "", originalTransactionID: hold["original_transaction_id"]?.string ?? "")
         members["ticket"] = .string(named.ticket)
         members["channel"] = .string(redisKeys.results(ofTicket: named.ticket))
         members["user_id"] = .string(named.userID)
@@ -92,7 +90,7 @@ struct ReleaseHeldPurchase: DeclaringScript {
             k.ticket(hold.ticket), k.owner(originalTransactionID: hold.originalTransactionID), bucket.unclaimed,
             bucket.lifetime(user: hold.userID), k.subscription(originalTransactionID: hold.originalTransactionID),
             bucket.rechecks, bucket.subscriptions(user: hold.userID),
-        ] + (hold.appAccountToken.isEmpty ? [] : [k.accountToken(hold.appAccountToken)])
+        ]
         arguments = [decision.argument]
     }
 

@@ -1,24 +1,21 @@
 --[[
   grantEffects(k, g, now, policy): what a new grant does beyond its record and its fulfilment
   entry (`grant_purchases`, `release_held_purchase`):
-  - binds the original transaction and the app account token to the user when nobody holds them;
+  - binds the original transaction to the user when nobody holds it (the app account token, whose
+    key is in no bucket, is bound by the caller after the step: `PipelineStore.bindAccountTokens`);
   - forgets the purchase as unclaimed;
   - a non-consumable: adds the unit to the user's lifetime purchases;
   - a subscription period: applySubscription with the period's status (`active` until
     `expires_at`, else `expired`).
 
-  k: owner (`owner:<original>`), accountToken (`account-token:<token>`, nil without a token),
-     unclaimed, lifetime (the user's), subscription, rechecks, userSubscriptions (the user's), stream.
+  k: owner (`owner:<original>`), unclaimed, lifetime (the user's), subscription, rechecks, userSubscriptions (the user's), stream.
   g: user_id, unit, transaction_id, original_transaction_id, product_id, environment, source, and
-     optionally app_account_token, kind, entitlements (comma-separated), expires_at, signed_at.
+     optionally kind, entitlements (comma-separated), expires_at, signed_at.
 ]]
 --- @include "apply_subscription"
 
 local function grantEffects(k, g, now, policy)
   redis.call('SET', k.owner, g.user_id, 'NX')
-  if k.accountToken and g.app_account_token and g.app_account_token ~= '' then
-    redis.call('SET', k.accountToken, g.user_id, 'NX')
-  end
   redis.call('HDEL', k.unclaimed, g.transaction_id)
   if g.kind == 'non_consumable' then
     redis.call('SADD', k.lifetime, g.unit)
