@@ -30,7 +30,7 @@ import Testing
         "force_recheck": "DeclaredKeysTests", "take_api_permit": "DeclaredKeysTests", "hold_api_endpoint": "DeclaredKeysTests",
         "claim_part": "PartScriptTests", "split_job": "PartScriptTests", "finish_part": "PartScriptTests",
         "acknowledge_job": "PartScriptTests", "reserve_daily_grant": "PurchasePolicyTests",
-        "release_daily_grant": "PurchasePolicyTests",
+        "release_daily_grant": "PurchasePolicyTests", "take_submission_permit": "TransitionScriptTests",
     ]
 
     @Test func everyScriptRunsOnAClusterNodeSomewhere() {

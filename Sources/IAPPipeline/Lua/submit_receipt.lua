@@ -1,11 +1,12 @@
 #!lua
 --[[
   submit_receipt: intake: stores a new ticket and queues its job, unless this user sent this
-  receipt before (free: a resubmission counts against no rate limit) or a rate limit is spent
-  this second.
+  receipt before (then it names that ticket). The rate limits are counted before, for a new
+  submission only, in their own steps (`take_submission_permit`): their windows lie in other
+  slots than the receipt's bucket.
 
   A resubmission is known by its receipt key, which names the ticket it produced; that ticket's
-  hash is a key this script can only learn by reading, so the caller declares it (KEYS[6],
+  hash is a key this script can only learn by reading, so the caller declares it (KEYS[4],
   `existing` in ARGV) once the script has named it: the first call answers {-2, ticket} and
   changes nothing; the second, with that ticket's key declared, answers for it.
 
@@ -13,17 +14,15 @@
     KEYS[1] receipt       `receipt:<digest>` (string: the ticket it produced)
     KEYS[2] ticket        the new ticket's hash
     KEYS[3] verifyQueue   the verify stage's queue
-    KEYS[4] keyWindow     this second's window of the client key
-    KEYS[5] userWindow    this second's window of the user
-    KEYS[6] existing      optional: the hash of the ticket `existing` names
+    KEYS[4] existing      optional: the hash of the ticket `existing` names
     ARGV[1] job           the job
     ARGV[2] arguments     JSON: ticket, now, ttl (s), user_id, product_id, transaction_id, channel,
-                          per_key (0: no limit), per_user (0: no limit), existing?
+                          existing?
   Output:
-    {1, ticket} queued; {0, existing ticket} a resubmission; {-1, 'key'} or {-1, 'user'} that
-    limit is spent; {-2, ticket} declare that ticket's hash as KEYS[6] and call again
+    {1, ticket} queued; {0, existing ticket} a resubmission; {-2, ticket} declare that ticket's
+    hash as KEYS[4] and call again
 ]]
-local receipt, ticket, verifyQueue, keyWindow, userWindow, existingTicket = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local receipt, ticket, verifyQueue, existingTicket = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local a = cjson.decode(ARGV[2])
 local existing = redis.call('GET', receipt)
 if existing then
@@ -31,15 +30,6 @@ if existing then
   if redis.call('EXISTS', existingTicket) == 1 then return {0, existing} end
 end
 
-local function spent(window, limit)
-  if limit == 0 then return false end
-  local count = redis.call('INCR', window)
-  if count == 1 then redis.call('EXPIRE', window, 2) end
-  return count > limit
-end
-
-if spent(keyWindow, tonumber(a.per_key)) then return {-1, 'key'} end
-if spent(userWindow, tonumber(a.per_user)) then return {-1, 'user'} end
 redis.call('SET', receipt, a.ticket, 'EX', a.ttl)
 redis.call('HSET', ticket, 'status', 'queued', 'attempts', '0', 'user_id', a.user_id, 'created_at', a.now, 'updated_at', a.now)
 if a.product_id ~= '' then redis.call('HSET', ticket, 'product_id', a.product_id) end

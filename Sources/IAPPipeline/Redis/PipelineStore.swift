@@ -43,12 +43,31 @@ public struct PipelineStore: Sendable {
         let bucket = keys.layout.bucket(ofDigest: receiptDigest)
         var job = job
         job.ticket = keys.layout.ticketID(job.ticket, inBucket: bucket)
-        switch try await run(
-            SubmitReceipt(keys.inBucket(bucket), job: job, receiptDigest: receiptDigest, ttl: ttl, limits: limits), replicated: true)
-        {
+        try await takeSubmissionPermits(limits, user: job.userID, receiptDigest: receiptDigest, now: job.enqueuedAt)
+        switch try await run(SubmitReceipt(keys.inBucket(bucket), job: job, receiptDigest: receiptDigest, ttl: ttl), replicated: true) {
         case .queued(let ticket): return (ticket, true)
         case .resubmitted(let ticket): return (ticket, false)
-        case .limited(let scope): throw RateLimitExceeded(scope: scope)
+        }
+    }
+
+    /// A new submission counted in this second's windows of its client key and its user (each its
+    /// own step: `take_submission_permit`); a resubmission (its receipt key exists) is free.
+    /// Throws `RateLimitExceeded` for the first limit spent. Two identical submissions racing
+    /// may both be counted; one of them is then answered as a resubmission.
+    private func takeSubmissionPermits(_ limits: SubmissionLimits, user: String, receiptDigest: String, now: Int64) async throws {
+        let perKey = limits.clientKey == nil ? 0 : limits.perKey
+        guard perKey > 0 || limits.perUser > 0 else { return }
+        if try await redis.send("EXISTS", keys.receipt(digest: receiptDigest)).int == 1 { return }
+        let second = now / 1000
+        if perKey > 0, let key = limits.clientKey,
+            !(try await run(TakeSubmissionPermit(window: keys.rateWindow(clientKey: key, second: second), limit: perKey)))
+        {
+            throw RateLimitExceeded(scope: .clientKey)
+        }
+        if limits.perUser > 0,
+            !(try await run(TakeSubmissionPermit(window: keys.rateWindow(user: user, second: second), limit: limits.perUser)))
+        {
+            throw RateLimitExceeded(scope: .user)
         }
     }
 

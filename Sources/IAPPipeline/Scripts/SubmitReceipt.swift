@@ -1,8 +1,8 @@
 import PlainJSON
 import RedisClient
 
-/// `submit_receipt`: a new ticket and its job, unless this user sent this receipt before or a
-/// rate limit is spent. A resubmission names the ticket it produced: declared, then answered.
+/// `submit_receipt`: a new ticket and its job, unless this user sent this receipt before. A
+/// resubmission names the ticket it produced: declared, then answered.
 struct SubmitReceipt: DeclaringScript {
     static let script = LuaSource.script("submit_receipt", PackageResources.submit_receipt_lua)
     private(set) var keys: [String]
@@ -13,29 +13,23 @@ struct SubmitReceipt: DeclaringScript {
     enum Reply: Sendable, Equatable {
         case queued(ticket: String)
         case resubmitted(ticket: String)
-        case limited(RateLimitExceeded.Scope)
     }
 
-    init(_ keys: RedisKeys, job: Job, receiptDigest: String, ttl: Duration, limits: SubmissionLimits) {
-        let second = job.enqueuedAt / 1000
+    init(_ keys: RedisKeys, job: Job, receiptDigest: String, ttl: Duration) {
         redisKeys = keys
-        self.keys = [
-            keys.receipt(digest: receiptDigest), keys.ticket(job.ticket), keys.queue(.verify),
-            keys.rateWindow(clientKey: limits.clientKey ?? "", second: second), keys.rateWindow(user: job.userID, second: second),
-        ]
+        self.keys = [keys.receipt(digest: receiptDigest), keys.ticket(job.ticket), keys.queue(.verify)]
         members = [
             "ticket": .string(job.ticket), "now": .string(String(job.enqueuedAt)), "ttl": .string(String(ttl.components.seconds)),
             "user_id": .string(job.userID), "product_id": .string(job.productID ?? ""),
             "transaction_id": .string(job.transactionID ?? ""), "channel": .string(keys.results),
-            "per_key": .string(String(limits.clientKey == nil ? 0 : limits.perKey)), "per_user": .string(String(limits.perUser)),
         ]
         arguments = [job.encoded(), JSONValue.object(members).canonicalText]
     }
 
-    /// The ticket a resubmission names: its hash is declared as the sixth key.
+    /// The ticket a resubmission names: its hash is declared as the fourth key.
     mutating func declare(_ needed: RedisReply) throws {
         guard let existing = needed.string else { throw ScriptReplyError(script: Self.name, reply: needed) }
-        keys = Array(keys.prefix(5)) + [redisKeys.ticket(existing)]
+        keys = Array(keys.prefix(3)) + [redisKeys.ticket(existing)]
         members["existing"] = .string(existing)
         arguments[1] = JSONValue.object(members).canonicalText
     }
@@ -47,9 +41,22 @@ struct SubmitReceipt: DeclaringScript {
         switch (code, text) {
         case (1, _): return .queued(ticket: text)
         case (0, _): return .resubmitted(ticket: text)
-        case (-1, "key"): return .limited(.clientKey)
-        case (-1, "user"): return .limited(.user)
         default: throw ScriptReplyError(script: name, reply: reply)
         }
     }
+}
+
+/// `take_submission_permit`: a new submission counted in one second's window of a client key or
+/// of a user, before `submit_receipt`; `false` when that limit is spent.
+struct TakeSubmissionPermit: PipelineScript {
+    static let script = LuaSource.script("take_submission_permit", PackageResources.take_submission_permit_lua)
+    let keys: [String]
+    let arguments: [String]
+
+    init(window: String, limit: Int) {
+        keys = [window]
+        arguments = [String(max(limit, 1))]
+    }
+
+    static func decode(_ reply: RedisReply) throws -> Bool { try reply.flag(script: name) }
 }
