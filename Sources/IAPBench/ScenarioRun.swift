@@ -188,8 +188,10 @@ struct ScenarioRun {
         return try await rate(of: "the \(stage) stage", jobs: jobs, done: done)
     }
 
-    /// Waits until `done` reaches `jobs` and returns the jobs/s between 10 % and 90 % done.
+    /// Waits until `done` reaches `jobs` and returns the jobs/s between 10 % and 90 % done (over
+    /// the whole wait when so few jobs pass 10 % and 90 % between two looks: a smoke run).
     private func rate(of what: String, jobs: Int, done: () async throws -> Int) async throws -> Double {
+        let start = ContinuousClock.now
         var low: (count: Int, at: ContinuousClock.Instant)?
         var high: (count: Int, at: ContinuousClock.Instant)?
         let deadline = ContinuousClock.now + .seconds(300)
@@ -201,8 +203,9 @@ struct ScenarioRun {
             if count >= jobs { break }
             try await Task.sleep(for: .milliseconds(5))
         }
-        guard let low, let high, high.count > low.count else { throw BenchError("\(scenario.name): too few jobs to time \(what)") }
-        return Double(high.count - low.count) / ((high.at - low.at) / .seconds(1))
+        guard let low, let high else { throw BenchError("\(scenario.name): too few jobs to time \(what)") }
+        if high.count > low.count, high.at > low.at { return Double(high.count - low.count) / ((high.at - low.at) / .seconds(1)) }
+        return Double(high.count) / (max(high.at - start, .milliseconds(1)) / .seconds(1))
     }
 
     /// Submits `batch` (paced at `perSecond`, or as fast as the client goes), waits until each is

@@ -36,7 +36,8 @@ struct WebhookAudit {
         while ContinuousClock.now < deadline {
             if let all = try? await entries(), all.allSatisfy({ sink.snapshot.accepted[$0.id, default: 0] > 0 }),
                let stats = try? await store.stats(lease: lease), TrialAudit.leftovers(stats) == 0,
-               (try? await store.redis.send("SCARD", store.keys.webhookBusy).int) == 0
+               let busy = try? await store.redis.pipeline(store.keys.everyBucket.map { RedisCommand("SCARD", $0.webhookBusy) }),
+               busy.allSatisfy({ $0.int == 0 })
             {
                 return true
             }

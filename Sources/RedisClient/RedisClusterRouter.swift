@@ -2,8 +2,8 @@ import NIOConcurrencyHelpers
 import NIOCore
 
 /// Routes commands over a Redis Cluster: the slot map from `CLUSTER SLOTS`, a few multiplexed
-/// connections per primary, each command (or pipeline, whose keys share one slot) sent to the
-/// primary of its key's slot. It follows the cluster as it changes:
+/// connections per primary, each command (or pipeline: one per slot its keys lie in) sent to
+/// the primary of its key's slot. It follows the cluster as it changes:
 /// - `MOVED`: the slot has a new owner for good; the map is read again and the command resent there;
 /// - `ASK`: the slot is being moved and this key already left; resent once to the named node,
 ///   after `ASKING`, without touching the map;
@@ -42,8 +42,31 @@ final class RedisClusterRouter: Sendable {
         try await run([command])[0]
     }
 
+    /// A pipeline whose keys lie in several slots (a reader adding up every bucket) is sent as
+    /// one pipeline per slot, all at once; the replies come back in the order of the commands.
     func pipeline(_ commands: [RedisCommand]) async throws -> [RedisReply] {
-        commands.isEmpty ? [] : try await run(commands)
+        if commands.isEmpty { return [] }
+        var bySlot: [Int: [Int]] = [:]
+        var order: [Int] = []
+        for (index, command) in commands.enumerated() {
+            // Commands without a key go together, to any node.
+            let slot = command.clusterKey.map(RedisClusterSlot.of) ?? -1
+            if bySlot[slot] == nil { order.append(slot) }
+            bySlot[slot, default: []].append(index)
+        }
+        if order.count == 1 { return try await run(commands) }
+        return try await withThrowingTaskGroup(of: ([Int], [RedisReply]).self) { group in
+            for slot in order {
+                let indices = bySlot[slot] ?? []
+                let part = indices.map { commands[$0] }
+                group.addTask { (indices, try await self.run(part)) }
+            }
+            var replies = [RedisReply](repeating: .null, count: commands.count)
+            for try await (indices, answers) in group {
+                for (index, answer) in zip(indices, answers) { replies[index] = answer }
+            }
+            return replies
+        }
     }
 
     func close() async {

@@ -49,7 +49,8 @@ struct BucketLayoutTests {
                 keys.ofPurchase(originalTransactionID: original).rechecks, inBucket.notification(uuid: "u"),
                 // A user's indexes of the purchases in this bucket, and the bucket's holds and unclaimed.
                 inBucket.lifetime(user: "u1"), inBucket.subscriptions(user: "u1"), inBucket.refunds(user: "u1"),
-                inBucket.holds, inBucket.unclaimed,
+                inBucket.holds, inBucket.unclaimed, inBucket.webhookEvents(user: "u1"), inBucket.webhookBusy,
+                keys.ticket(inBucket.webhookTicket(user: "u1")), keys.ticket(inBucket.webhookEventTicket(eventID: "1-0")),
             ].map(RedisClusterSlot.of))
             #expect(slots == [layout.slot(ofBucket: bucket)])
             #expect(inBucket.fulfilment == "iap:{\(layout.tags[bucket])}:fulfilment")
@@ -59,7 +60,7 @@ struct BucketLayoutTests {
         }
         // A user's own keys share the user's own tag, whatever the bucket; the fleet's are no bucket's.
         let user = [
-            keys.dailyWindow(user: "u1", product: "gem"), keys.consent(user: "u1"), keys.inBucket(3).webhookEvents(user: "u1"),
+            keys.dailyWindow(user: "u1", product: "gem"), keys.consent(user: "u1"), keys.rateWindow(user: "u1", second: 7),
         ]
         #expect(Set(user.map(RedisClusterSlot.of)) == [RedisClusterSlot.of("{u:u1}")])
         #expect(keys.consent(user: "u1") == "iap:{u:u1}:consent:u1")

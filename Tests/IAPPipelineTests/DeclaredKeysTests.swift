@@ -31,6 +31,7 @@ import Testing
         "claim_part": "PartScriptTests", "split_job": "PartScriptTests", "finish_part": "PartScriptTests",
         "acknowledge_job": "PartScriptTests", "reserve_daily_grant": "PurchasePolicyTests",
         "release_daily_grant": "PurchasePolicyTests", "take_submission_permit": "TransitionScriptTests",
+        "settle_held_ticket": "PurchasePolicyTests",
     ]
 
     @Test func everyScriptRunsOnAClusterNodeSomewhere() {

@@ -150,7 +150,7 @@ final class WebhookReceiver: Sendable {
             try await until("the delivery jobs end", within: .seconds(10)) {
                 try await pipeline.redis.send("SCARD", pipeline.store.keys.webhookBusy).int == 0
             }
-            #expect(try await pipeline.store.ticket(RedisKeys.webhookTicket(user: "slow")) == nil)
+            #expect(try await pipeline.store.ticket(pipeline.store.keys.webhookTicket(user: "slow")) == nil)
         }
     }
 

@@ -2,11 +2,11 @@
 --[[
   release_held_purchase: an operator releases a held purchase: it is granted once, as the grant
   stage would have granted it (grant record, grantEffects, one `released` entry on the
-  fulfilment stream with `source=operator`), the hold records the decision and leaves the index,
-  and the ticket shows the purchase granted. A purchase Apple refunded while it was held is
+  fulfilment stream with `source=operator`), the hold records the decision and leaves the index;
+  then the hold's ticket is told (`settle_held_ticket`, in the ticket's bucket). A purchase Apple refunded while it was held is
   rejected as `refunded` instead: nothing refunded is ever granted.
 
-  Most keys follow from the hold (its ticket, user, original transaction),
+  Most keys follow from the hold (its user, original transaction),
   which only this script reads: called with others (or none), it answers {-2, hold} naming them
   and changes nothing; the caller declares their keys and calls again.
 
@@ -17,15 +17,14 @@
     KEYS[4]  record             `grant:<unit>`
     KEYS[5]  refunded           `refunded:<unit>`
     KEYS[6]  stream             the fulfilment stream
-    KEYS[7]  ticket             the hold's ticket hash
-    KEYS[8]  owner              `owner:<original>`
-    KEYS[9]  unclaimed          `unclaimed`
-    KEYS[10] lifetime           `lifetime:<user>`
-    KEYS[11] subscription       `subscription:<original>`
-    KEYS[12] rechecks           the re-check schedule
-    KEYS[13] userSubscriptions  `user-subscriptions:<user>`
-    ARGV[1] arguments           JSON: now, operator, note, channel, ticket, user_id,
-                                original_transaction_id, recheck?
+    KEYS[7]  owner              `owner:<original>`
+    KEYS[8]  unclaimed          the bucket's `unclaimed`
+    KEYS[9]  lifetime           the bucket's `lifetime:<user>`
+    KEYS[10] subscription       `subscription:<original>`
+    KEYS[11] rechecks           the re-check schedule
+    KEYS[12] userSubscriptions  the bucket's `user-subscriptions:<user>`
+    ARGV[1] arguments           JSON: now, operator, note, ticket, user_id, original_transaction_id,
+                                recheck?
   Output:
     {1, 'released' | 'rejected'}; {0, status} decided already (or `claimed_elsewhere`);
     {-1} no such hold; {-2, hold (JSON: ticket, user_id, original_transaction_id)} declare these
@@ -36,7 +35,7 @@
 --- @include "settle_hold"
 --- @include "grant_effects"
 
-local hold, holds, claim, record, refunded, stream, ticket = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
+local hold, holds, claim, record, refunded, stream = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local a = cjson.decode(ARGV[1])
 local h = readHold(hold)
 if not h then return {-1} end
@@ -44,7 +43,7 @@ if h.status ~= 'held' then return {0, h.status} end
 if h.ticket ~= a.ticket or h.user_id ~= a.user_id or h.original_transaction_id ~= a.original_transaction_id then
   return {-2, cjson.encode({ticket = h.ticket, user_id = h.user_id, original_transaction_id = h.original_transaction_id})}
 end
-local k = {hold = hold, holds = holds, ticket = ticket}
+local k = {hold = hold, holds = holds}
 if redis.call('EXISTS', refunded) == 1 then
   redis.call('DEL', claim)
   redis.call('XADD', stream, '*', unpack(holdEntry(h, {'event', 'rejected', 'source', 'operator', 'operator', a.operator},
@@ -61,7 +60,7 @@ redis.call('XADD', stream, '*', unpack(holdEntry(h, {'event', 'released', 'sourc
   {'granted_at', a.now})))
 h.source = 'operator'
 grantEffects(
-  {owner = KEYS[8], unclaimed = KEYS[9], lifetime = KEYS[10], subscription = KEYS[11],
-    rechecks = KEYS[12], userSubscriptions = KEYS[13], stream = stream},
+  {owner = KEYS[7], unclaimed = KEYS[8], lifetime = KEYS[9], subscription = KEYS[10],
+    rechecks = KEYS[11], userSubscriptions = KEYS[12], stream = stream},
   h, a.now, a.recheck)
 return {1, settleHold(k, h, 'granted', h.reason, a)}

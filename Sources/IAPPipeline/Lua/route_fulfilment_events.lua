@@ -3,7 +3,8 @@
   route_fulfilment_events: `iap-webhook`'s housekeeping: reads the next fulfilment entries for the
   consumer group (XREADGROUP; the group is created at the stream's start the first time),
   appends each to its user's list of events to deliver, queues a delivery job for a user who has
-  none (one job per user, with its ticket `webhook:<user>`), and acknowledges the entries (XACK):
+  none (one job per user and bucket, with its ticket `webhook:<user>`, `<bucket>.webhook:<user>`
+  with several buckets), and acknowledges the entries (XACK):
   all in this one step, so a crash can neither lose an entry nor leave one pending (nothing is
   ever left for XAUTOCLAIM to claim). An entry without a user goes to the user `_`.
 
@@ -15,11 +16,13 @@
   Input:
     KEYS[1] stream         the fulfilment stream
     KEYS[2] webhookQueue   the webhook stage's queue
-    KEYS[3] busy           `webhook:busy`
-    KEYS[4…] per user, as `users` names them: `webhook:events:<user>`, `ticket:webhook:<user>`
+    KEYS[3] busy           the bucket's `webhook:busy`
+    KEYS[4…] per user, as `users` names them: the bucket's `webhook:events:<user>`, the user's
+             delivery ticket
     ARGV[1] arguments      JSON: group, consumer, count, now, ttl (s), id_prefix (what an event id
                            starts with: `<bucket>.` with several buckets, whose streams may give
-                           one entry id twice; else empty), users? (user → {events, ticket}: KEYS indexes)
+                           one entry id twice; else empty), ticket_prefix (a delivery ticket's id
+                           before the user: `webhook:`, `<bucket>.webhook:`), users? (user → {events, ticket}: KEYS indexes)
   Output:
     how many entries were routed; {-2, users (JSON array)} declare these users' keys and call again
 ]]
@@ -74,7 +77,7 @@ for _, entry in ipairs(read[1][2]) do
     redis.call('HSET', ticket, 'status', 'queued', 'attempts', '0', 'user_id', user, 'source', 'webhook',
       'created_at', a.now, 'updated_at', a.now)
     redis.call('EXPIRE', ticket, tonumber(a.ttl))
-    redis.call('LPUSH', webhookQueue, cjson.encode({ticket = 'webhook:' .. user, stage = 'webhook', user_id = user,
+    redis.call('LPUSH', webhookQueue, cjson.encode({ticket = a.ticket_prefix .. user, stage = 'webhook', user_id = user,
       attempts = 0, enqueued_at = tonumber(a.now)}))
   end
   redis.call('XACK', stream, a.group, id)

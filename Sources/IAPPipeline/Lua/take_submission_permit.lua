@@ -5,7 +5,8 @@
   (`rate:key:<key>:<second>`) or of a user (`rate:user:<user>:<second>`) and says whether the
   limit is spent. Each window is its own step: the key's window is the fleet's, the user's is in
   the user's slot, the receipt's key in its bucket. A refused submission counts too, as a burst
-  should (the window lives two seconds).
+  should (the window lives ten seconds: long enough for a slow caller's
+  next step, short enough to cost little).
 
   Input:
     KEYS[1] window     this second's window
@@ -15,6 +16,6 @@
 ]]
 
 local count = redis.call('INCR', KEYS[1])
-if count == 1 then redis.call('EXPIRE', KEYS[1], 2) end
+if count == 1 then redis.call('EXPIRE', KEYS[1], 10) end
 if count > tonumber(ARGV[1]) then return 0 end
 return 1

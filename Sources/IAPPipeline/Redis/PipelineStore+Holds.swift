@@ -63,6 +63,7 @@ extension PipelineStore {
             ReleaseHeldPurchase(
                 keys, unit: unit, originalTransactionID: original, by: operatorName, note: note, recheck: recheck, now: now),
             replicated: true)
+        try await settleHeldTicket(unit: unit, originalTransactionID: original, now: now)
         if result == .decided("released") {
             // The app account token's key is in no bucket: bound after the grant, as the grant stage does.
             let hold = keys.hold(unit: unit, originalTransactionID: original)
@@ -79,7 +80,24 @@ extension PipelineStore {
         unit: String, by operatorName: String, note: String = "", now: Int64 = currentTimeMs()
     ) async throws -> HeldPurchaseResult {
         guard let original = try await originalTransactionID(ofUnit: unit) else { return .notFound }
-        return try await run(
+        let result = try await run(
             RejectHeldPurchase(keys, unit: unit, originalTransactionID: original, by: operatorName, note: note, now: now), replicated: true)
+        try await settleHeldTicket(unit: unit, originalTransactionID: original, now: now)
+        return result
+    }
+
+    /// Tells a decided hold's ticket its purchase's outcome (`settle_held_ticket`): after the
+    /// decision, and again when an operator repeats it (a crash between the two steps left the
+    /// ticket saying `held`); nothing when the hold is not decided.
+    private func settleHeldTicket(unit: String, originalTransactionID original: String, now: Int64) async throws {
+        let fields = try await redis.send(
+            "HMGET", keys.hold(unit: unit, originalTransactionID: original), "status", "decision_reason", "ticket", "transaction_id"
+        ).array?.map(\.string) ?? []
+        guard fields.count == 4, let status = fields[0], status == "released" || status == "rejected", let ticket = fields[2],
+            let transaction = fields[3]
+        else { return }
+        _ = try await run(SettleHeldTicket(
+            keys, ticket: ticket, transactionID: transaction, outcome: status == "released" ? .granted : .rejected,
+            reason: fields[1] ?? "", now: now), replicated: true)
     }
 }

@@ -120,9 +120,9 @@ public struct RedisKeys: Sendable, Equatable {
     /// string: a signature a game backend's request carried (`IAP_CLIENT_KEYS_FILE`), kept for
     /// twice the allowed clock skew so a replay within it is refused.
     public func clientSignature(_ hex: String) -> String { "\(prefix):signature:\(hex)" }
-    /// string: the new submissions of one client key in one Unix second (`IAP_RATE_PER_KEY`); expires after 2 s.
+    /// string: the new submissions of one client key in one Unix second (`IAP_RATE_PER_KEY`); expires after 10 s.
     public func rateWindow(clientKey: String, second: Int64) -> String { "\(prefix):rate:key:\(clientKey):\(second)" }
-    /// string: the new submissions for one user in one Unix second (`IAP_RATE_PER_USER`); expires after 2 s.
+    /// string: the new submissions for one user in one Unix second (`IAP_RATE_PER_USER`); expires after 10 s.
     public func rateWindow(user: String, second: Int64) -> String { "\(userPrefix(user)):rate:user:\(user):\(second)" }
     /// hash: a purchase the purchase policy holds from its grant (its grant fields, `status`
     /// `held`/`released`/`rejected`, `reason`, `held_at`, and the operator's `decided_at`,
@@ -169,13 +169,17 @@ public struct RedisKeys: Sendable, Equatable {
     public static let webhookGroup = "webhook"
     /// list: one user's fulfilment events waiting for delivery to the webhook, oldest first (JSON:
     /// the entry's `id` and `fields`), filled from the stream by `route_fulfilment_events`.
-    public func webhookEvents(user: String) -> String { "\(userPrefix(user)):webhook:events:\(user)" }
-    /// set: the users whose events a webhook job is delivering (at most one job per user, so a
-    /// user's events arrive in order).
-    public var webhookBusy: String { "\(prefix):webhook:busy" }
-    /// The ticket of the job delivering one user's events (`iapctl ticket webhook:<user>` shows
-    /// its retries); a replayed dead event's is `webhook-event:<entry id>`.
-    public static func webhookTicket(user: String) -> String { "webhook:\(user)" }
+    /// One per bucket, of the events of its stream: a user's events keep their order per bucket,
+    /// so per purchase (docs/webhooks.md).
+    public func webhookEvents(user: String) -> String { "\(bucketPrefix):webhook:events:\(user)" }
+    /// set: the users whose events of this bucket a webhook job is delivering (at most one job per
+    /// user and bucket, so a user's events of one bucket arrive in order).
+    public var webhookBusy: String { "\(bucketPrefix):webhook:busy" }
+    /// The ticket of the job delivering one user's events of this bucket (`iapctl ticket
+    /// webhook:<user>` shows its retries): `webhook:<user>`, `<bucket>.webhook:<user>` with several buckets.
+    public func webhookTicket(user: String) -> String { layout.ticketID("webhook:\(user)", inBucket: bucket) }
+    /// A replayed dead event's ticket: `webhook-event:<event id>` (its bucket's number first with several).
+    public func webhookEventTicket(eventID: String) -> String { layout.ticketID("webhook-event:\(eventID)", inBucket: bucket) }
     /// How long a delivery ticket lives unless its job ends first (then it is deleted): past the
     /// longest `IAP_WEBHOOK_MAX_AGE_S`, so a user's retrying job always has its ticket.
     public static let webhookTicketTTL: Duration = .seconds(31 * 86400)

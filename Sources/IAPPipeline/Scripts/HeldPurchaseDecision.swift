@@ -2,8 +2,8 @@ import PlainJSON
 import RedisClient
 
 /// What `release_held_purchase` and `reject_held_purchase` share: the hold's own keys first, its
-/// arguments, and the decoding of their replies. The keys that follow from the hold (its ticket,
-/// user, original transaction, token) are declared once the script has named them.
+/// arguments, and the decoding of their replies. The keys that follow from the hold (its user,
+/// original transaction) are declared once the release has named them.
 struct HeldPurchaseDecision: Sendable {
     let redisKeys: RedisKeys
     let unit: String
@@ -38,7 +38,6 @@ struct HeldPurchaseDecision: Sendable {
         let named = Named(
             ticket: ticket, userID: hold["user_id"]?.string ?? "", originalTransactionID: hold["original_transaction_id"]?.string ?? "")
         members["ticket"] = .string(named.ticket)
-        members["channel"] = .string(redisKeys.results(ofTicket: named.ticket))
         members["user_id"] = .string(named.userID)
         members["original_transaction_id"] = .string(named.originalTransactionID)
         return named
@@ -87,7 +86,7 @@ struct ReleaseHeldPurchase: DeclaringScript {
         let k = decision.redisKeys
         let bucket = k.ofPurchase(originalTransactionID: hold.originalTransactionID)
         keys = Self.holdKeys(k, unit: decision.unit, originalTransactionID: decision.originalTransactionID) + [
-            k.ticket(hold.ticket), k.owner(originalTransactionID: hold.originalTransactionID), bucket.unclaimed,
+            k.owner(originalTransactionID: hold.originalTransactionID), bucket.unclaimed,
             bucket.lifetime(user: hold.userID), k.subscription(originalTransactionID: hold.originalTransactionID),
             bucket.rechecks, bucket.subscriptions(user: hold.userID),
         ]
@@ -100,35 +99,43 @@ struct ReleaseHeldPurchase: DeclaringScript {
 }
 
 /// `reject_held_purchase`: an operator rejects a held purchase: never granted, to anyone.
-struct RejectHeldPurchase: DeclaringScript {
+struct RejectHeldPurchase: PipelineScript {
     static let script = LuaSource.script("reject_held_purchase", PackageResources.reject_held_purchase_lua)
-    private var decision: HeldPurchaseDecision
-    private(set) var keys: [String]
-    private(set) var arguments: [String]
+    let keys: [String]
+    let arguments: [String]
 
-    init(_ keys: RedisKeys, unit: String, originalTransactionID: String, by operatorName: String, note: String, now: Int64) {
-        decision = HeldPurchaseDecision(
-            keys, unit: unit, originalTransactionID: originalTransactionID, by: operatorName, note: note, recheck: nil, now: now)
-        self.keys = [
-            keys.hold(unit: unit, originalTransactionID: originalTransactionID),
-            keys.ofPurchase(originalTransactionID: originalTransactionID).holds,
+    init(_ keys: RedisKeys, unit: String, originalTransactionID original: String, by operatorName: String, note: String, now: Int64) {
+        let bucket = keys.ofPurchase(originalTransactionID: original)
+        self.keys = [keys.hold(unit: unit, originalTransactionID: original), bucket.holds, bucket.fulfilment]
+        arguments = [
+            HeldPurchaseDecision(keys, unit: unit, originalTransactionID: original, by: operatorName, note: note, recheck: nil, now: now)
+                .argument
         ]
-        arguments = [decision.argument]
-    }
-
-    mutating func declare(_ needed: RedisReply) throws {
-        let hold = try decision.named(needed, script: Self.name)
-        let k = decision.redisKeys
-        let original = decision.originalTransactionID
-        keys = [
-            k.hold(unit: decision.unit, originalTransactionID: original), k.ofPurchase(originalTransactionID: original).holds,
-            k.ticket(hold.ticket),
-            k.ofPurchase(originalTransactionID: original).fulfilment,
-        ]
-        arguments = [decision.argument]
     }
 
     static func decode(_ reply: RedisReply) throws -> HeldPurchaseResult {
         try HeldPurchaseDecision.decode(reply, script: name, decisions: ["rejected"])
+    }
+}
+
+/// `settle_held_ticket`: after an operator's decision, the hold's ticket gives the purchase its
+/// new outcome (the ticket lies in the bucket its id names, the hold in its purchase's).
+struct SettleHeldTicket: PipelineScript {
+    static let script = LuaSource.script("settle_held_ticket", PackageResources.settle_held_ticket_lua)
+    let keys: [String]
+    let arguments: [String]
+
+    init(_ keys: RedisKeys, ticket: String, transactionID: String, outcome: PurchaseOutcome, reason: String, now: Int64) {
+        self.keys = [keys.ticket(ticket)]
+        arguments = [JSONValue.object([
+            "ticket": .string(ticket), "transaction_id": .string(transactionID), "outcome": .string(outcome.rawValue),
+            "reason": .string(reason), "now": .string(String(now)), "channel": .string(keys.results(ofTicket: ticket)),
+        ]).canonicalText]
+    }
+
+    /// 1 told, 0 told before, -1 the ticket is gone.
+    static func decode(_ reply: RedisReply) throws -> Int {
+        guard let code = reply.int, (-1...1).contains(code) else { throw ScriptReplyError(script: name, reply: reply) }
+        return Int(code)
     }
 }

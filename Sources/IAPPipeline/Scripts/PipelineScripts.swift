@@ -9,6 +9,6 @@ public enum PipelineScripts {
         GrantPurchases.self, HoldAPIEndpoint.self, MarkVerifying.self, PromoteDueRechecks.self, PromoteDueRetries.self,
         ReapExpiredWorkers.self, RecordNotification.self, ReinstateGrant.self, RejectHeldPurchase.self, ReleaseDailyGrant.self,
         ReleaseHeldPurchase.self, ReplayDeadLetter.self, RequeueInflight.self, ReserveDailyGrant.self, RevokeByOperator.self, RevokeGrant.self,
-        RouteFulfilmentEvents.self, ScheduleRetry.self, SplitJob.self, SubmitReceipt.self, TakeAPIPermit.self, TakeSubmissionPermit.self, TakeJobs.self,
+        RouteFulfilmentEvents.self, ScheduleRetry.self, SettleHeldTicket.self, SplitJob.self, SubmitReceipt.self, TakeAPIPermit.self, TakeSubmissionPermit.self, TakeJobs.self,
     ]
 }

@@ -20,6 +20,7 @@ struct RouteFulfilmentEvents: DeclaringScript {
             "group": .string(RedisKeys.webhookGroup), "consumer": .string(consumer), "count": .string(String(count)),
             "now": .string(String(now)), "ttl": .string(String(RedisKeys.webhookTicketTTL.components.seconds)),
             "id_prefix": .string(WebhookEvent.id(entry: "", bucket: keys.bucket, of: keys.layout)),
+            "ticket_prefix": .string(keys.webhookTicket(user: "")),
         ]
         arguments = [JSONValue.object(members).canonicalText]
     }
@@ -32,7 +33,7 @@ struct RouteFulfilmentEvents: DeclaringScript {
             guard let user = user.string else { throw ScriptReplyError(script: Self.name, reply: needed) }
             users[user] = .object([
                 "events": .int(declared.index(of: redisKeys.webhookEvents(user: user))),
-                "ticket": .int(declared.index(of: redisKeys.ticket(RedisKeys.webhookTicket(user: user)))),
+                "ticket": .int(declared.index(of: redisKeys.ticket(redisKeys.webhookTicket(user: user)))),
             ])
         }
         members["users"] = .object(users)

@@ -63,7 +63,7 @@ public struct WebhookHandler: JobHandler {
             worker.logger.error("a webhook event expired undelivered: dead-lettered", metadata: [
                 "event_id": "\(event.id)", "user": "\(job.userID)", "attempts": "\(job.attempts)",
             ])
-            var replay = Job(ticket: "webhook-event:\(event.id)", userID: job.userID, receiptData: nil, productID: nil, transactionID: nil, enqueuedAt: now)
+            var replay = Job(ticket: worker.store.keys.webhookEventTicket(eventID: event.id), userID: job.userID, receiptData: nil, productID: nil, transactionID: nil, enqueuedAt: now)
             replay.stage = .webhook
             replay.webhookEvent = event.listEntry
             let dead = DeadLetter(
