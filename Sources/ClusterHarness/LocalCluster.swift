@@ -57,7 +57,9 @@ public actor LocalCluster {
         self.settings = settings
         self.directory = directory
         self.http = http
-        keys = RedisKeys(prefix: settings.topology.prefix, layout: BucketLayout(count: settings.buckets))
+        // On a cluster, buckets spread the keys over slots: a plain prefix then, not one hash tag.
+        let prefix = settings.topology == .cluster && settings.buckets > 1 ? "iap" : settings.topology.prefix
+        keys = RedisKeys(prefix: prefix, layout: BucketLayout(count: settings.buckets))
         // A cluster node also listens on its port + 10000 (the cluster bus).
         redisPorts = try (0..<settings.topology.nodes).map { _ in
             try settings.topology == .cluster ? LoopbackPort.freeWithCompanion() : LoopbackPort.free()

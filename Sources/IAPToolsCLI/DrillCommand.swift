@@ -37,7 +37,7 @@ public struct DrillCommand: AsyncParsableCommand {
         or cluster (3 primaries with a replica each; the pipeline runs on the slot of IAP_PREFIX={iap}).
         """)
     var topology = "single"
-    @Option(help: "IAP_BUCKETS of the pipeline (1 to 1024; 1 with --topology cluster for now).") var buckets = 1
+    @Option(help: "IAP_BUCKETS of the pipeline (1 to 1024; with --topology cluster above 1 the prefix is `iap`, else `{iap}`).") var buckets = 1
     @Option(help: "IAP_REDIS_MIN_REPLICAS of the pipeline (default: 1 with --topology sentinel or cluster, else 0).") var minReplicas: Int?
     @Option(help: """
         For this long before each failover's kill, cut the primary off its replicas, as a partition \
@@ -78,8 +78,8 @@ public struct DrillCommand: AsyncParsableCommand {
         guard (minReplicas ?? 0) >= 0, (minReplicas ?? 0) <= replicas else {
             throw ValidationError("--min-replicas: 0 with --topology single, 0 to 2 with sentinel, 0 or 1 with cluster")
         }
-        guard (1...BucketLayout.maxCount).contains(buckets), buckets == 1 || topology != .cluster else {
-            throw ValidationError("--buckets: 1 to \(BucketLayout.maxCount), and 1 with --topology cluster for now")
+        guard (1...BucketLayout.maxCount).contains(buckets) else {
+            throw ValidationError("--buckets: 1 to \(BucketLayout.maxCount)")
         }
         let chosen = try parsedFaults()
         if let wrong = chosen.first(where: { !FaultKind.all(for: topology).contains($0) }) {

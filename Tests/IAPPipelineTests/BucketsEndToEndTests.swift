@@ -90,10 +90,21 @@ import Testing
         }
     }
 
-    @Test func onRedisClusterMoreThanOneBucketIsRefusedForNow() {
+    /// On a cluster the prefix says the layout: one hash tag keeps one slot (one bucket); a plain
+    /// prefix spreads the keys over 64 buckets unless IAP_BUCKETS says otherwise; a mix is refused.
+    @Test func onRedisClusterThePrefixSaysTheLayout() throws {
+        let cluster = "redis-cluster://127.0.0.1:7000"
+        #expect(try PipelineConfiguration(environment: ["IAP_REDIS_URL": cluster, "IAP_PREFIX": "{iap}"]).layout.count == 1)
+        #expect(try PipelineConfiguration(environment: ["IAP_REDIS_URL": cluster, "IAP_PREFIX": "iap"]).layout.count == 64)
+        #expect(try PipelineConfiguration(environment: ["IAP_REDIS_URL": cluster, "IAP_BUCKETS": "16"]).layout.count == 16)
         #expect(throws: ConfigurationError.self) {
-            try PipelineConfiguration(environment: ["IAP_REDIS_URL": "redis-cluster://127.0.0.1:7000", "IAP_PREFIX": "{iap}", "IAP_BUCKETS": "4"])
+            try PipelineConfiguration(environment: ["IAP_REDIS_URL": cluster, "IAP_PREFIX": "{iap}", "IAP_BUCKETS": "4"])
         }
+        #expect(throws: ConfigurationError.self) {
+            try PipelineConfiguration(environment: ["IAP_REDIS_URL": cluster, "IAP_PREFIX": "iap", "IAP_BUCKETS": "1"])
+        }
+        // Outside a cluster the default stays one bucket, today's names.
+        #expect(try PipelineConfiguration(environment: ["IAP_PREFIX": "iap"]).layout.count == 1)
         #expect(throws: ConfigurationError.self) { try PipelineConfiguration(environment: ["IAP_BUCKETS": "1025"]) }
         #expect(throws: ConfigurationError.self) { try PipelineConfiguration(environment: ["IAP_BUCKETS": "0"]) }
     }

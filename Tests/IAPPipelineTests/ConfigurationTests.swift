@@ -76,9 +76,11 @@ import Testing
         #expect(appID.appleAppID == 1_234_567_890 && appID.bundleIDList == ["b.one", "a.two"])
     }
 
-    /// On a cluster the pipeline runs on one slot until its keys are bucketed: the prefix must be a tag.
-    @Test func onAClusterThePrefixIsAHashTag() throws {
-        #expect { try PipelineConfiguration(environment: ["IAP_REDIS_URL": "redis-cluster://127.0.0.1:7000"]) } throws: { error in
+    /// On a cluster with one bucket the pipeline runs on one slot: the prefix must be a tag.
+    @Test func onAClusterOneBucketNeedsAHashTagPrefix() throws {
+        #expect {
+            try PipelineConfiguration(environment: ["IAP_REDIS_URL": "redis-cluster://127.0.0.1:7000", "IAP_BUCKETS": "1"])
+        } throws: { error in
             (error as? ConfigurationError)?.variable == "IAP_PREFIX"
         }
         let tagged = try PipelineConfiguration(environment: ["IAP_REDIS_URL": "redis-cluster://127.0.0.1:7000", "IAP_PREFIX": "{iap}"])

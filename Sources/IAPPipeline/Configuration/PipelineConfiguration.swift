@@ -10,6 +10,12 @@ import X509
 /// `Settings` describes them: defaults, units and ranges are written there, once. A malformed
 /// value is an error naming its variable.
 public struct PipelineConfiguration: Sendable {
+    /// `IAP_BUCKETS` on `redis-cluster://` with a plain prefix when it is not given: 64 buckets
+    /// spread evenly over up to 32 primaries (two or more buckets each); a fleet planned past
+    /// that sets more before its first purchase (the number is fixed once data exists). Each
+    /// bucket costs every stage process one blocking connection.
+    public static let clusterBuckets = 64
+
     public var redisURL: String
     public var redis: RedisConfiguration
     public var prefix: String
@@ -98,16 +104,26 @@ public struct PipelineConfiguration: Sendable {
         guard !prefix.contains(where: { $0 == " " || $0.isNewline }) else {
             throw ConfigurationError(Settings.prefix.variable, "must not contain spaces")
         }
-        if case .cluster = redis.endpoint, RedisClusterSlot.hashed(prefix) == nil {
-            // Until the keys are spread over buckets by purchase, the pipeline runs on one slot of a
-            // cluster: every key (and the results channel) shares the prefix's hash tag.
-            throw ConfigurationError(
-                Settings.prefix.variable, "on redis-cluster:// the prefix must be a hash tag, like {iap}, so that every key shares one slot")
-        }
-        let buckets = try source.count(Settings.buckets)
-        if case .cluster = redis.endpoint, buckets > 1 {
-            // The steps that cross buckets (a receipt's parts, a user's keys) are not slot-local yet.
-            throw ConfigurationError(Settings.buckets.variable, "must be 1 on redis-cluster:// for now")
+        let buckets: Int
+        if case .cluster = redis.endpoint {
+            // On a cluster the prefix says the layout: one hash tag (`{iap}`) keeps every key in
+            // its one slot (one bucket, as before buckets); a plain prefix spreads the keys over
+            // buckets, `clusterBuckets` unless IAP_BUCKETS says otherwise.
+            let tagged = RedisClusterSlot.hashed(prefix) != nil
+            buckets = source.given(Settings.buckets) == nil
+                ? (tagged ? 1 : Self.clusterBuckets) : try source.count(Settings.buckets)
+            if buckets == 1, !tagged {
+                throw ConfigurationError(
+                    Settings.prefix.variable,
+                    "with IAP_BUCKETS=1 on redis-cluster:// the prefix must be a hash tag, like {iap}, so that every key shares one slot")
+            }
+            if buckets > 1, tagged {
+                throw ConfigurationError(
+                    Settings.prefix.variable,
+                    "with IAP_BUCKETS above 1 on redis-cluster:// the prefix must not be a hash tag: it would put every bucket in one slot")
+            }
+        } else {
+            buckets = try source.count(Settings.buckets)
         }
         layout = BucketLayout(count: buckets)
         httpHost = source.text(Settings.httpHost)!

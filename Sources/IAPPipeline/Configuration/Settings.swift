@@ -20,7 +20,7 @@ public enum Settings {
         readBy: PipelineCommand.all)
     public static let buckets = Setting(
         "IAP_BUCKETS", .count(1...BucketLayout.maxCount), default: "1",
-        help: "how many buckets the keyspace is cut into, each one hash tag (a purchase's by its original transaction id, a ticket's named by its id); every stage process serves every bucket; fixed once data exists. 1: the key names of a deployment without buckets. Above 1 not yet on redis-cluster://",
+        help: "how many buckets the keyspace is cut into, each one hash tag (a purchase's by its original transaction id, a ticket's named by its id); every stage process serves every bucket; fixed once data exists. 1: the key names of a deployment without buckets. On redis-cluster:// the default is 1 with a hash-tag prefix ({iap}: one slot) and 64 with a plain one",
         readBy: PipelineCommand.all)
     public static let redisPoolSize = Setting(
         "IAP_REDIS_POOL_SIZE", .count(1...256), default: "2",
