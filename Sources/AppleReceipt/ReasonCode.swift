@@ -33,6 +33,8 @@ public enum ReasonCode {
     public static let unknownProduct = "unknown_product"
     public static let ticketMissing = "ticket_missing"
     public static let undecodableJob = "undecodable_job"
+    /// A job in one bucket's lists whose ticket lies in another (none of this pipeline's).
+    public static let foreignTicket = "foreign_ticket"
     public static let missingVerifiedReceipt = "missing_verified_receipt"
     public static let serverAPINotConfigured = "server_api_not_configured"
     /// A subscription's re-check came due on a verifier without App Store Server API keys: nobody

@@ -4,6 +4,7 @@ import Foundation
 import IAPPipeline
 import RedisClient
 import PipelineTestSupport
+import TestSupport
 import Testing
 
 /// The whole pipeline on a keyspace of four buckets (one Redis server holds them all): tickets
@@ -87,6 +88,26 @@ import Testing
             #expect(try await pipeline.fulfilments().map { $0["event"] ?? "?" } == ["granted", "revoked"])
             let record = pipeline.configuration.keys.grant(unit: id, originalTransactionID: id)
             #expect(try await pipeline.redis.send("HEXISTS", record, "revoked_at").int == 1)
+        }
+    }
+
+    /// A job in one bucket's queue whose ticket lies in another is none of ours: dead-lettered
+    /// untouched (its steps would reach into another slot), and the bucket goes on.
+    @Test func aJobWhoseTicketLiesInAnotherBucketIsDeadLetteredUntouched() async throws {
+        try await withPipeline(environment: Self.buckets) { pipeline in
+            let keys = pipeline.configuration.keys
+            let foreign = pipeline.configuration.layout.ticketID("AAAAAAAAAAAAAAAAAAAAAA", inBucket: 1)
+            let job = Job(ticket: foreign, userID: "u", receiptData: "eA==", productID: nil, transactionID: nil, enqueuedAt: 1)
+            try await pipeline.redis.send("LPUSH", keys.inBucket(0).queue(.verify), job.encoded())
+            try await until("the foreign job is a dead letter", within: .seconds(20)) {
+                try await pipeline.redis.send("LLEN", keys.inBucket(0).dead).int == 1
+            }
+            let letter = try #require(try await pipeline.redis.send("LINDEX", keys.inBucket(0).dead, "0").string)
+            #expect(letter.contains("foreign_ticket"))
+            #expect(try await pipeline.redis.send("EXISTS", keys.ticket(foreign)).int == 0)
+            // The bucket still takes receipts.
+            let ticket = try await pipeline.submit(receipt([gold("9900")]), user: "after")
+            #expect(try await pipeline.terminal(ticket).status == .granted)
         }
     }
 

@@ -129,4 +129,42 @@ import Testing
             #expect(try await store.grantOutcome(payload, member: "grant:w1", job: part).0 == .leaseLost)
         }
     }
+
+    /// An operator releases a purchase one part held: the client's ticket says granted, and a
+    /// part that reports again (a redelivery) adds up to the same.
+    @Test func aReleaseOfAPartsHoldStaysOnTheTicketWhenAnotherPartReportsAgain() async throws {
+        try await withRedis { redis, _ in
+            let client = Self.layout.ticketID("T1", inBucket: 2)
+            try await redis.send("HSET", Self.keys.ticket(client), "status", "queued", "user_id", "u1")
+            let (a, b) = (Self.otid(inBucket: 3), Self.otid(inBucket: 0))
+            var held = Self.pending(a)
+            held.outcome = .held
+            held.reason = "currency_unknown"
+            let parts = try #require(DedupeHandler.parts(of: Self.grantJob(ticket: client, [held, Self.pending(b)]), layout: Self.layout))
+            let home = PipelineStore(redis: redis, keys: Self.keys.ofTicket(client))
+            var outcomes: [PartOutcome] = []
+            for part in parts {
+                let store = PipelineStore(redis: redis, keys: Self.keys.ofTicket(part.ownTicket))
+                #expect(try await store.claimPart(part, ttl: .seconds(60)))
+                let payload = try #require(try await redis.send("RPOP", store.keys.queue(.grant)).string)
+                try await redis.send("LPUSH", store.keys.inflight(member: "grant:w1"), payload)
+                let granted = try #require(try await store.grantOutcome(payload, member: "grant:w1", job: part).1)
+                let outcome = PartOutcome(
+                    status: granted.status, transactions: granted.transactions, reason: granted.reason, environment: "Production")
+                #expect(try await home.finishPart(ticket: client, part: part.ownTicket, outcome: outcome))
+                outcomes.append(outcome)
+            }
+            #expect(try await home.split("dedupe-job", member: "dedupe:w1", ticket: client, parts: parts.compactMap(\.part)) == .leaseLost)
+            try await redis.send("LPUSH", home.keys.inflight(member: "dedupe:w1"), "dedupe-job")
+            #expect(try await home.split("dedupe-job", member: "dedupe:w1", ticket: client, parts: parts.compactMap(\.part)) == .moved)
+            #expect(try await home.ticket(client)?.status == .held)
+            #expect(try await home.releaseHeld(unit: a, by: "ops") == .decided("released"))
+            let released = try #require(try await home.ticket(client))
+            #expect(released.status == .granted && released.transactions.map(\.outcome) == [.granted, .granted])
+            // The other part reports again: the ticket stays as the operator left it.
+            #expect(try await home.finishPart(ticket: client, part: parts[1].ownTicket, outcome: outcomes[1]))
+            let again = try #require(try await home.ticket(client))
+            #expect(again.status == .granted && again.transactions.map(\.outcome) == [.granted, .granted])
+        }
+    }
 }

@@ -21,7 +21,8 @@
     KEYS[7] notify
     KEYS[8] webhook
     KEYS[9…] as ARGV names them: in-flight lists (`inflight`: member → index), tickets'
-             hashes (`tickets`: ticket id → index)
+             hashes (`tickets`: ticket id → index; 0 for a ticket in another bucket: the job
+             is none of ours and is dead-lettered, `foreign_ticket`)
     ARGV[1] arguments  JSON: now, lease_ms, max_redeliveries, lock_ms, reaper, channel,
                        forget_ms, inflight?, tickets?
   Output:
@@ -68,6 +69,8 @@ end
 local function poisonReason(queue, ticket)
   if not queue then return 'unknown_stage', nil end
   if not ticket then return 'undecodable_job', nil end
+  -- A job whose ticket lies in another bucket is none of ours: nothing counts its redeliveries.
+  if ticketOf[ticket] == 0 then return 'foreign_ticket', nil end
   local ticketKey = KEYS[ticketOf[ticket]]
   if redis.call('EXISTS', ticketKey) == 0 then return nil, nil end
   if redis.call('HINCRBY', ticketKey, 'redeliveries', 1) > tonumber(a.max_redeliveries) then

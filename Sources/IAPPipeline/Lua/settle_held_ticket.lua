@@ -3,8 +3,9 @@
   settle_held_ticket: after an operator's decision on a held purchase (`release_held_purchase`,
   `reject_held_purchase`), the hold's ticket (if it has not expired) gives the purchase its new
   outcome and takes the status its purchases add up to (ticketStatus); publishes the ticket. The
-  ticket lies in the bucket its id names, the hold in its purchase's: two steps. Running it again
-  (an operator repeats a decision whose ticket was not told) changes nothing more.
+  ticket lies in the bucket its id names, the hold in its purchase's: two steps. A ticket split
+  into parts has the line changed in its part's outcome too. Running it again (an operator
+  repeats a decision whose ticket was not told) changes nothing more.
 
   Input:
     KEYS[1] ticket     the hold's ticket hash
@@ -34,6 +35,29 @@ for _, entry in ipairs(list) do
   elseif not reason and entry.reason then reason = entry.reason end
 end
 if not changed then return 0 end
+-- A ticket split into parts keeps each part's outcome (`part:<id>`): the part that held the
+-- purchase says it too, so that a part reporting again adds up to the same.
+for _, name in ipairs(redis.call('HKEYS', ticketKey)) do
+  if string.sub(name, 1, 5) == 'part:' then
+    local part = cjson.decode(redis.call('HGET', ticketKey, name))
+    local touched = false
+    local partGranted, partDuplicates, partHeld = 0, 0, 0
+    for _, entry in ipairs(part.transactions or {}) do
+      if entry.transaction_id == a.transaction_id and entry.outcome == 'held' then
+        touched = true
+        entry.outcome = a.outcome
+        if a.outcome == 'rejected' then entry.reason = a.reason else entry.reason = nil end
+      end
+      if entry.outcome == 'granted' then partGranted = partGranted + 1
+      elseif entry.outcome == 'duplicate' then partDuplicates = partDuplicates + 1
+      elseif entry.outcome == 'held' then partHeld = partHeld + 1 end
+    end
+    if touched then
+      part.status = ticketStatus(partGranted, partDuplicates, partHeld)
+      redis.call('HSET', ticketKey, name, cjson.encode(part))
+    end
+  end
+end
 local status = ticketStatus(granted, duplicates, held)
 redis.call('HSET', ticketKey, 'status', status, 'updated_at', a.now)
 if #list > 0 then redis.call('HSET', ticketKey, 'transactions', cjson.encode(list)) end

@@ -83,6 +83,12 @@ public struct RedisKeys: Sendable, Equatable {
     public func receipt(digest: String) -> String {
         "\(layout.count == 1 ? prefix : inBucket(layout.bucket(ofDigest: digest)).bucketPrefix):receipt:\(digest)"
     }
+    /// A ticket's hash when the ticket lies in this bucket (always with one bucket), else `nil`: a
+    /// job in this bucket's lists whose ticket lies elsewhere is none of ours (a poison job, a
+    /// hand-made one), and a step of this bucket must not reach for its hash in another slot.
+    public func ticketInThisBucket(_ id: String) -> String? {
+        layout.count == 1 || layout.bucket(ofTicket: id) == bucket ? ticket(id) : nil
+    }
     /// sharded pub/sub channel (`SPUBLISH`/`SSUBSCRIBE`): a ticket id of this bucket whenever its status changes.
     public var results: String { "\(bucketPrefix):results" }
     /// The results channel a ticket's changes are published on: its own bucket's.
@@ -114,9 +120,14 @@ public struct RedisKeys: Sendable, Equatable {
     }
     /// zset: the App Store Server API calls of the last window, fleet-wide, per environment and
     /// endpoint (`production`/`sandbox`, `transaction_info`…); member = a call id, score = when (ms).
-    public func apiPermits(environment: String, endpoint: String) -> String { "\(prefix):apple:permits:\(environment):\(endpoint)" }
+    /// With buckets, the permits and the hold of one endpoint share a hash tag (one step reads both).
+    public func apiPermits(environment: String, endpoint: String) -> String {
+        layout.count == 1 ? "\(prefix):apple:permits:\(environment):\(endpoint)" : "\(prefix):{apple:\(environment):\(endpoint)}:permits"
+    }
     /// string: set after Apple's 429: no process calls that endpoint before this UNIX time (ms); expires then.
-    public func apiHold(environment: String, endpoint: String) -> String { "\(prefix):apple:hold:\(environment):\(endpoint)" }
+    public func apiHold(environment: String, endpoint: String) -> String {
+        layout.count == 1 ? "\(prefix):apple:hold:\(environment):\(endpoint)" : "\(prefix):{apple:\(environment):\(endpoint)}:hold"
+    }
     /// string: a signature a game backend's request carried (`IAP_CLIENT_KEYS_FILE`), kept for
     /// twice the allowed clock skew so a replay within it is refused.
     public func clientSignature(_ hex: String) -> String { "\(prefix):signature:\(hex)" }

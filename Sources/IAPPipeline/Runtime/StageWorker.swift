@@ -1,3 +1,4 @@
+import AppleReceipt
 import Foundation
 import Logging
 import NIOConcurrencyHelpers
@@ -184,7 +185,13 @@ public final class StageWorker: Service, Sendable {
         handling.withLockedValue { $0[payload, default: 0] += 1 }
         group.addTask {
             let started = ContinuousClock.now
-            await self.handler.handle(payload, worker: self.context)
+            if self.isForeign(payload) {
+                await self.context.deadLetter(
+                    payload, ticket: nil, reason: ReasonCode.foreignTicket,
+                    error: "the job's ticket lies in another bucket: none of this pipeline's", attempts: 0)
+            } else {
+                await self.handler.handle(payload, worker: self.context)
+            }
             PipelineMetrics.jobHandled(stage: self.handler.stage, took: ContinuousClock.now - started)
             self.handling.withLockedValue { held in
                 held[payload, default: 1] -= 1
@@ -193,6 +200,15 @@ public final class StageWorker: Service, Sendable {
             self.slots.release()
             self.finished.continuation.yield()
         }
+    }
+
+    /// With buckets, a job whose ticket lies in another bucket than this worker's is none of this
+    /// pipeline's (every job it queues lies with its ticket): its steps would reach into another
+    /// slot. It goes to the dead letters untouched, before any handler sees it.
+    private func isForeign(_ payload: String) -> Bool {
+        let keys = context.store.keys
+        guard keys.layout.count > 1, let job = try? Job.decode(payload) else { return false }
+        return keys.ticketInThisBucket(job.ownTicket) == nil
     }
 
     /// Jobs in this worker's in-flight list that no handler has: a BLMOVE whose reply was lost,

@@ -7,9 +7,10 @@ struct DeadLetterJob: PipelineScript {
     let keys: [String]
     let arguments: [String]
 
-    /// `ticket` is `nil` for a job that could not be decoded.
+    /// `ticket` is `nil` for a job that could not be decoded; a ticket in another bucket (a job
+    /// that is none of ours) is not touched.
     init(_ keys: RedisKeys, member: String, taken: String, entry: DeadLetter, ticket: String?, lastError: String) {
-        self.keys = [keys.inflight(member: member), keys.dead, keys.ticket(ticket ?? "")]
+        self.keys = [keys.inflight(member: member), keys.dead] + (ticket.flatMap(keys.ticketInThisBucket).map { [$0] } ?? [])
         arguments = [taken, JSONValue.object([
             "entry": .string(entry.encoded()), "reason": .string(entry.reason), "attempts": .string(String(entry.attempts)),
             "now": .string(String(entry.at)), "channel": .string(keys.results), "ticket": .string(ticket ?? ""),

@@ -33,7 +33,8 @@ struct ReapExpiredWorkers: DeclaringScript {
         }
         for ticket in named["tickets"]?.array ?? [] {
             guard let ticket = ticket.string else { throw ScriptReplyError(script: Self.name, reply: needed) }
-            tickets[ticket] = .int(declared.index(of: redisKeys.ticket(ticket)))
+            // A ticket in another bucket: the job is none of ours (0: no hash to count on).
+            tickets[ticket] = .int(redisKeys.ticketInThisBucket(ticket).map { declared.index(of: $0) } ?? 0)
         }
         members["inflight"] = .object(inflight)
         members["tickets"] = .object(tickets)
