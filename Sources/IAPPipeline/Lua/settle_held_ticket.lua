@@ -18,40 +18,37 @@
 
 local ticketKey = KEYS[1]
 local a = cjson.decode(ARGV[1])
+
+-- The decided line of `lines` takes its new outcome; returns whether one did, and what the
+-- lines add up to (granted, duplicates, held, the first other reason).
+local function settleLine(lines)
+  local changed = false
+  local granted, duplicates, held, reason = 0, 0, 0, nil
+  for _, entry in ipairs(lines) do
+    if entry.transaction_id == a.transaction_id and entry.outcome == 'held' then
+      changed = true
+      entry.outcome = a.outcome
+      if a.outcome == 'rejected' then entry.reason = a.reason else entry.reason = nil end
+    end
+    if entry.outcome == 'granted' then granted = granted + 1
+    elseif entry.outcome == 'duplicate' then duplicates = duplicates + 1
+    elseif entry.outcome == 'held' then held = held + 1
+    elseif not reason and entry.reason then reason = entry.reason end
+  end
+  return changed, granted, duplicates, held, reason
+end
+
 local text = redis.call('HGET', ticketKey, 'transactions')
 if not text then return -1 end
 local list = cjson.decode(text)
-local changed = false
-local granted, duplicates, held, reason = 0, 0, 0, nil
-for _, entry in ipairs(list) do
-  if entry.transaction_id == a.transaction_id and entry.outcome == 'held' then
-    changed = true
-    entry.outcome = a.outcome
-    if a.outcome == 'rejected' then entry.reason = a.reason else entry.reason = nil end
-  end
-  if entry.outcome == 'granted' then granted = granted + 1
-  elseif entry.outcome == 'duplicate' then duplicates = duplicates + 1
-  elseif entry.outcome == 'held' then held = held + 1
-  elseif not reason and entry.reason then reason = entry.reason end
-end
+local changed, granted, duplicates, held, reason = settleLine(list)
 if not changed then return 0 end
 -- A ticket split into parts keeps each part's outcome (`part:<id>`): the part that held the
 -- purchase says it too, so that a part reporting again adds up to the same.
 for _, name in ipairs(redis.call('HKEYS', ticketKey)) do
   if string.sub(name, 1, 5) == 'part:' then
     local part = cjson.decode(redis.call('HGET', ticketKey, name))
-    local touched = false
-    local partGranted, partDuplicates, partHeld = 0, 0, 0
-    for _, entry in ipairs(part.transactions or {}) do
-      if entry.transaction_id == a.transaction_id and entry.outcome == 'held' then
-        touched = true
-        entry.outcome = a.outcome
-        if a.outcome == 'rejected' then entry.reason = a.reason else entry.reason = nil end
-      end
-      if entry.outcome == 'granted' then partGranted = partGranted + 1
-      elseif entry.outcome == 'duplicate' then partDuplicates = partDuplicates + 1
-      elseif entry.outcome == 'held' then partHeld = partHeld + 1 end
-    end
+    local touched, partGranted, partDuplicates, partHeld = settleLine(part.transactions or {})
     if touched then
       part.status = ticketStatus(partGranted, partDuplicates, partHeld)
       redis.call('HSET', ticketKey, name, cjson.encode(part))
