@@ -23,7 +23,7 @@ public enum IntakeApplication {
             router: router,
             server: try tls.map { try .tls(.http1(), tlsConfiguration: $0) } ?? .http1(),
             configuration: .init(address: .hostname(configuration.httpHost, port: configuration.httpPort), serverName: "iap-intake"),
-            services: [waiters] + (metrics.map { [QueueSampler(store: store, every: $0.sampleEvery, logger: logger)] } ?? []),
+            services: [waiters, IntakeAnnouncer(store: store, logger: logger)] + (metrics.map { [QueueSampler(store: store, every: $0.sampleEvery, logger: logger)] } ?? []),
             onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? 0) },
             logger: logger
         )

@@ -79,7 +79,7 @@ import Testing
                 #expect((error?["message"] as? String)?.isEmpty == false, "\(what)")
             }
             #expect(try await pipeline.length(pipeline.configuration.keys.queue(.verify)) == 0)
-            #expect(try await pipeline.redis.send("DBSIZE").int == 0)
+            #expect(try await pipeline.storedKeys() == [])
         }
     }
 

@@ -320,6 +320,11 @@ public final class PipelineHarness: @unchecked Sendable {
         throw TestSupportError("no fulfilment entry matched within \(timeout); saw \(seen.map { $0["event"] ?? "?" })")
     }
 
+    /// Every key in Redis but the intake's own announcement (`intakes`): what requests stored.
+    public func storedKeys() async throws -> [String] {
+        (try await redis.send("KEYS", "*").array ?? []).compactMap(\.string).filter { $0 != configuration.keys.intakes }.sorted()
+    }
+
     public func length(_ key: String) async throws -> Int {
         Int(try await redis.send("LLEN", key).int ?? -1)
     }

@@ -8,7 +8,10 @@
   A resubmission is known by its receipt key, which names the ticket it produced; that ticket's
   hash is a key this script can only learn by reading, so the caller declares it (KEYS[4],
   `existing` in ARGV) once the script has named it: the first call answers {-2, ticket} and
-  changes nothing; the second, with that ticket's key declared, answers for it.
+  changes nothing; the second, with that ticket's key declared, answers for it. A ticket of
+  another bucket (an id from before buckets, put by a migration where its hash says, in another
+  slot) is not declared: `elsewhere` says so, and it stands while its receipt key does (they were
+  copied together, with the same time to live).
 
   Input:
     KEYS[1] receipt       `receipt:<digest>` (string: the ticket it produced)
@@ -17,7 +20,7 @@
     KEYS[4] existing      optional: the hash of the ticket `existing` names
     ARGV[1] job           the job
     ARGV[2] arguments     JSON: ticket, now, ttl (s), user_id, product_id, transaction_id, channel,
-                          existing?
+                          existing?, elsewhere? (true: that ticket lies in another bucket)
   Output:
     {1, ticket} queued; {0, existing ticket} a resubmission; {-2, ticket} declare that ticket's
     hash as KEYS[4] and call again
@@ -26,7 +29,9 @@ local receipt, ticket, verifyQueue, existingTicket = KEYS[1], KEYS[2], KEYS[3], 
 local a = cjson.decode(ARGV[2])
 local existing = redis.call('GET', receipt)
 if existing then
-  if existing ~= a.existing or not existingTicket then return {-2, existing} end
+  if existing ~= a.existing then return {-2, existing} end
+  if a.elsewhere then return {0, existing} end
+  if not existingTicket then return {-2, existing} end
   if redis.call('EXISTS', existingTicket) == 1 then return {0, existing} end
 end
 

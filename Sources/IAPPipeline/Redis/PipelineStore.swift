@@ -94,6 +94,16 @@ public struct PipelineStore: Sendable {
         try await redis.send("ZADD", keys.workers, String(now), member)
     }
 
+    /// An intake says it runs (`intakes`), so that `iapctl migrate` does not move the ledger under it.
+    public func announceIntake(_ id: String, now: Int64 = currentTimeMs()) async throws {
+        try await redis.send("ZADD", keys.intakes, String(now), id)
+    }
+
+    /// An intake that stops says so.
+    public func withdrawIntake(_ id: String) async throws {
+        try await redis.send("ZREM", keys.intakes, id)
+    }
+
     /// Moves up to `max` jobs from `stage`'s queue into the worker's in-flight list without
     /// blocking; none when the queue is empty.
     public func takeJobs(from stage: Stage, member: String, max: Int) async throws -> [String] {

@@ -194,6 +194,21 @@ public struct RedisKeys: Sendable, Equatable {
     /// How long a delivery ticket lives unless its job ends first (then it is deleted): past the
     /// longest `IAP_WEBHOOK_MAX_AGE_S`, so a user's retrying job always has its ticket.
     public static let webhookTicketTTL: Duration = .seconds(31 * 86400)
+    /// zset: the intakes running, `<host>:<pid>` → when each last said so (ms, every
+    /// `QueueSampler` round); an intake removes itself when it stops. `iapctl migrate` refuses
+    /// while one is live (seen within `intakeLiveness`). No bucket: the prefix alone.
+    public var intakes: String { "\(prefix):intakes" }
+    /// How recently an intake must have said it runs to count as running.
+    public static let intakeLiveness: Duration = .seconds(15)
+    /// The prefix as a `SCAN MATCH` pattern that matches it literally (`*`, `?`, `[`, `]`, `\` escaped).
+    public static func globEscaped(_ text: String) -> String {
+        var escaped = ""
+        for character in text {
+            if "*?[]\\".contains(character) { escaped.append("\\") }
+            escaped.append(character)
+        }
+        return escaped
+    }
     /// string: held briefly by the one worker that runs the reaper.
     public var reaperLock: String { "\(bucketPrefix):lock:reaper" }
 

@@ -26,11 +26,16 @@ struct SubmitReceipt: DeclaringScript {
         arguments = [job.encoded(), JSONValue.object(members).canonicalText]
     }
 
-    /// The ticket a resubmission names: its hash is declared as the fourth key.
+    /// The ticket a resubmission names: its hash is declared as the fourth key. A ticket of
+    /// another bucket (an id from before buckets, which a migration put where its hash says) is
+    /// not declared (it lies in another slot): it was copied with its receipt key and the same
+    /// time to live, so it stands while that key does.
     mutating func declare(_ needed: RedisReply) throws {
         guard let existing = needed.string else { throw ScriptReplyError(script: Self.name, reply: needed) }
-        keys = Array(keys.prefix(3)) + [redisKeys.ticket(existing)]
+        let elsewhere = redisKeys.ticketInThisBucket(existing) == nil
+        keys = Array(keys.prefix(3)) + (elsewhere ? [] : [redisKeys.ticket(existing)])
         members["existing"] = .string(existing)
+        members["elsewhere"] = elsewhere ? .bool(true) : nil
         arguments[1] = JSONValue.object(members).canonicalText
     }
 

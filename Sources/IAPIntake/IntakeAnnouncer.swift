@@ -1,0 +1,34 @@
+import Foundation
+import IAPPipeline
+import Logging
+import ServiceLifecycle
+
+/// Says, every `every`, that this intake runs (`RedisKeys.intakes`: `<host>:<pid>` → now), and
+/// withdraws when it stops, so that `iapctl migrate` does not move the ledger under a running
+/// intake. One `ZADD` a round.
+public struct IntakeAnnouncer: Service {
+    let store: PipelineStore
+    let every: Duration
+    let logger: Logger
+    let id = "\(ProcessInfo.processInfo.hostName):\(ProcessInfo.processInfo.processIdentifier)"
+
+    public init(store: PipelineStore, every: Duration = .seconds(5), logger: Logger) {
+        self.store = store
+        self.every = every
+        self.logger = logger
+    }
+
+    public func run() async throws {
+        await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                do {
+                    try await store.announceIntake(id)
+                } catch {
+                    logger.debug("intake announcement failed", metadata: ["error": "\(error)"])
+                }
+                try? await Task.sleep(for: every)
+            }
+        }
+        try? await store.withdrawIntake(id)
+    }
+}
