@@ -104,6 +104,6 @@ extension LedgerMigration {
             let read = try await destination.pipeline(users.flatMap { user in keys.everyBucket.map { RedisCommand("GET", $0.refunds(user: user)) } })
             found += read.compactMap(\.int).reduce(0) { $0 + Int($1) }
         }
-        report.add("refunds", source: total, moved: found, found: found, note: "counts summed over buckets")
+        report.add("refunds", source: total, moved: total, found: found, note: "counts summed over buckets")
     }
 }

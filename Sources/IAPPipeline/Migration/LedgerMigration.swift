@@ -34,7 +34,7 @@ public struct LedgerMigration: Sendable {
     /// A worker whose heartbeat is this recent (or an intake's, `intakeLiveness`) is running.
     public let lease: Duration
     /// Keys read or written per round trip.
-    public var batch = 500
+    public var batch = 1000
 
     public init(
         source: any RedisCommandSending, sourcePrefix: String, destination: any RedisCommandSending, keys: RedisKeys, lease: Duration
