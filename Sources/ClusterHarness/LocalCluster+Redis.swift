@@ -179,3 +179,19 @@ extension LocalCluster {
         }
     }
 }
+
+extension LocalCluster {
+    /// A running redis-server of the cluster: its port and process id (the bench reads its CPU).
+    public struct RedisNode: Sendable {
+        public var port: Int
+        public var pid: Int32
+    }
+
+    /// The redis-servers running now, in the order of `redisPorts`.
+    public func runningRedisNodes() -> [RedisNode] {
+        zip(redisPorts, redisNodes).compactMap { port, process in
+            guard let process, process.isRunning else { return nil }
+            return RedisNode(port: port, pid: process.pid)
+        }
+    }
+}

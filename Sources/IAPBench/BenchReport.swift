@@ -7,6 +7,8 @@ public struct BenchReport: Sendable, Codable {
     public var redisClientCluster: RedisClientBenchResult?
     public var wait: WaitBenchResult?
     public var rechecks: RecheckBenchResult?
+    /// The `shards` scenario: one shard, then buckets over three.
+    public var shards: [ShardBenchResult]?
 
     public init(scenarios: [ScenarioResult], jws: JWSBenchResult?, redisClient: RedisClientBenchResult? = nil) {
         self.scenarios = scenarios

@@ -13,6 +13,7 @@ public enum BenchTable {
         if !clients.isEmpty { parts.append(render(clients)) }
         if let wait = report.wait { parts.append(render(wait)) }
         if let rechecks = report.rechecks { parts.append(render(rechecks)) }
+        if let shards = report.shards { parts.append(render(shards)) }
         if !report.scenarios.isEmpty { parts.append(render(report.scenarios)) }
         return parts.joined(separator: "\n\n")
     }
@@ -45,6 +46,26 @@ public enum BenchTable {
             rows: [["rechecks", "\(rechecks.subscriptions)", f(rechecks.scheduleBytesPerSubscription),
                     f(rechecks.recordBytesPerSubscription), f(rechecks.totalMB, 1), "\(rechecks.due)", "\(rechecks.batch)",
                     f(rechecks.drainPerSecond), f(rechecks.microsecondsPerBatch), f(rechecks.idleCallMicroseconds, 1)]])
+    }
+
+    public static func render(_ shards: [ShardBenchResult]) -> String {
+        func f(_ value: Double, _ digits: Int = 0) -> String { String(format: "%.\(digits)f", value) }
+        let overall = TextTable.render(
+            header: ["scenario", "layout", "buckets", "receipts", "receipts/s", "round trips/receipt", "commands/receipt",
+                     "Redis CPU ms/receipt (all nodes)"],
+            rows: shards.map { run in
+                ["shards", run.name, "\(run.buckets)", "\(run.receipts)", f(run.receiptsPerSecond), f(run.roundTripsPerReceipt, 2),
+                 f(run.commandsPerReceipt, 1), f(run.redisCPUMsPerReceipt, 3)]
+            })
+        let nodes = TextTable.render(
+            header: ["layout", "node", "role", "CPU ms/receipt", "commands/receipt", "round trips/receipt", "used memory MB", "keys"],
+            rows: shards.flatMap { run in
+                run.nodes.map { node in
+                    [run.name, ":\(node.port)", node.role, f(node.cpuMsPerReceipt, 3), f(node.commandsPerReceipt, 1),
+                     f(node.roundTripsPerReceipt, 2), f(node.usedMemoryMB, 1), "\(node.keys)"]
+                }
+            })
+        return overall + "\n\n" + nodes
     }
 
     public static func render(_ wait: WaitBenchResult) -> String {

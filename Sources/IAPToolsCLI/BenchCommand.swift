@@ -1,4 +1,6 @@
 import IAPCLI
+import AsyncHTTPClient
+import IAPPipeline
 import ArgumentParser
 import ClusterHarness
 import Foundation
@@ -26,6 +28,8 @@ public struct BenchCommand: AsyncParsableCommand {
     @Option(help: "Distinct signed transactions of the jws scenario.") var jwsTokens = 2000
     @Option(help: "Waiting clients of the wait scenario.") var waitClients = 5000
     @Option(help: "Subscriptions the rechecks scenario schedules (1 % of them due).") var recheckSubscriptions = 1_000_000
+    @Option(help: "Receipts of each layout of the shards scenario.") var shardReceipts = 6000
+    @Option(help: "Buckets of the shards scenario's second layout (over three primaries).") var buckets = 64
     @Option(help: "Receipts the intake takes alone.") var intakeReceipts = 3000
     @Option(help: "Most receipts of the end-to-end run (it is sized to about --e2e-seconds).") var e2eReceipts = 6000
     @Option(help: "Seconds the end-to-end run aims at.") var e2eSeconds = 5.0
@@ -47,9 +51,12 @@ public struct BenchCommand: AsyncParsableCommand {
     private static let redisClientClusterName = "redis-client-cluster"
     private static let waitName = "wait"
     private static let rechecksName = "rechecks"
+    private static let shardsName = "shards"
 
     public func validate() throws {
         guard jwsTokens >= 1 else { throw ValidationError("--jws-tokens: at least 1") }
+        guard shardReceipts >= 300 else { throw ValidationError("--shard-receipts: at least 300") }
+        guard (2...BucketLayout.maxCount).contains(buckets) else { throw ValidationError("--buckets: 2 to \(BucketLayout.maxCount)") }
         guard (1...15000).contains(waitClients) else { throw ValidationError("--wait-clients: 1 to 15000") }
         guard (100...20_000_000).contains(recheckSubscriptions) else { throw ValidationError("--recheck-subscriptions: 100 to 20000000") }
         guard intakeReceipts >= 300, e2eReceipts >= 300 else { throw ValidationError("--intake-receipts and --e2e-receipts: at least 300") }
@@ -61,15 +68,16 @@ public struct BenchCommand: AsyncParsableCommand {
 
     /// The cluster scenarios chosen, and whether the jws, redis-client(-cluster) and wait scenarios are.
     private func selected() throws -> (
-        clusters: [BenchScenario], jws: Bool, redisClient: Bool, redisClientCluster: Bool, wait: Bool, rechecks: Bool
+        clusters: [BenchScenario], jws: Bool, redisClient: Bool, redisClientCluster: Bool, wait: Bool, rechecks: Bool, shards: Bool
     ) {
-        guard let scenarios else { return (Self.all, true, true, true, true, true) }
+        guard let scenarios else { return (Self.all, true, true, true, true, true, true) }
         var clusters: [BenchScenario] = []
         var jws = false
         var redisClient = false
         var redisClientCluster = false
         var wait = false
         var rechecks = false
+        var shards = false
         for name in scenarios.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) {
             if name == Self.jwsName {
                 jws = true
@@ -81,14 +89,16 @@ public struct BenchCommand: AsyncParsableCommand {
                 wait = true
             } else if name == Self.rechecksName {
                 rechecks = true
+            } else if name == Self.shardsName {
+                shards = true
             } else if let scenario = Self.all.first(where: { $0.name == name }) {
                 clusters.append(scenario)
             } else {
                 throw ValidationError(
-                    "unknown scenario '\(name)'; known: \((Self.all.map(\.name) + [Self.jwsName, Self.redisClientName, Self.redisClientClusterName, Self.waitName, Self.rechecksName]).joined(separator: ", "))")
+                    "unknown scenario '\(name)'; known: \((Self.all.map(\.name) + [Self.jwsName, Self.redisClientName, Self.redisClientClusterName, Self.waitName, Self.rechecksName, Self.shardsName]).joined(separator: ", "))")
             }
         }
-        return (clusters, jws, redisClient, redisClientCluster, wait, rechecks)
+        return (clusters, jws, redisClient, redisClientCluster, wait, rechecks, shards)
     }
 
     public func run() async throws {
@@ -100,6 +110,7 @@ public struct BenchCommand: AsyncParsableCommand {
             print("\(Self.redisClientName): the Redis client alone, 64 callers sending SET, beside redis-benchmark on the same server")
             print("\(Self.redisClientClusterName): the same on a Redis Cluster of 3 primaries, beside redis-benchmark --cluster")
             print("\(Self.waitName): \(waitClients) clients waiting on ?wait=30 on one intake, then the workers start")
+            print("\(Self.shardsName): the pipeline on a Redis Cluster of 3 primaries with a replica each, on one shard ({iap}) then over --buckets buckets: receipts/s, round trips, Redis CPU, memory and keys per node")
             print("\(Self.rechecksName): \(recheckSubscriptions) subscriptions scheduled for re-checks, 1 % due, drained in batches (Redis memory, drain rate)")
             return
         }
@@ -150,10 +161,22 @@ public struct BenchCommand: AsyncParsableCommand {
                 rechecks.subscriptions, rechecks.scheduleBytesPerSubscription, rechecks.recordBytesPerSubscription, rechecks.drainPerSecond))
             report.rechecks = rechecks
         }
+        if chosen.shards {
+            var configuration = HTTPClient.Configuration(timeout: .init(connect: .seconds(2)))
+            configuration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: clientConcurrency)
+            let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+            do {
+                report.shards = try await ShardBench(receipts: shardReceipts, buckets: buckets).run(settings: settings, http: http, progress: log)
+            } catch {
+                try? await http.shutdown()
+                throw error
+            }
+            try await http.shutdown()
+        }
         if !chosen.clusters.isEmpty {
             report.scenarios = try await Bench(settings: settings, progress: log).run()
         }
-        log("bench: \(report.scenarios.count + (report.jws == nil ? 0 : 1) + (report.redisClient == nil ? 0 : 1) + (report.redisClientCluster == nil ? 0 : 1) + (report.wait == nil ? 0 : 1) + (report.rechecks == nil ? 0 : 1)) scenarios in \(Int((ContinuousClock.now - started) / .seconds(1))) s")
+        log("bench: \(report.scenarios.count + (report.jws == nil ? 0 : 1) + (report.redisClient == nil ? 0 : 1) + (report.redisClientCluster == nil ? 0 : 1) + (report.wait == nil ? 0 : 1) + (report.rechecks == nil ? 0 : 1) + (report.shards == nil ? 0 : 1)) scenarios in \(Int((ContinuousClock.now - started) / .seconds(1))) s")
         if json {
             try HarnessCommand.printJSON(report)
         } else {
