@@ -34,15 +34,11 @@ public struct ShardBench: Sendable {
         let name = buckets == 1 ? "cluster-1-shard" : "cluster-\(buckets)-buckets"
         let directory = settings.workDirectory.appendingPathComponent("shards-\(name)")
         try? FileManager.default.removeItem(at: directory)
-        var cluster = ClusterSettings(binDirectory: settings.binDirectory)
+        // The bench's production defaults (as lat0-v1-nopersist), on a cluster.
+        var cluster = Bench.clusterSettings(
+            BenchScenario(name: name, appleLatencyMs: 0, verifiers: 1, concurrency: 64, durability: .none), settings: settings)
         cluster.topology = .cluster
         cluster.buckets = buckets
-        cluster.durability = .none
-        cluster.appleLatencyMs = 0
-        cluster.processesPerStage = [.verify: 1, .dedupe: 1, .grant: 1]
-        cluster.workerConcurrency = 64
-        cluster.lease = .seconds(30)
-        cluster.appleTimeout = .seconds(15)
         let local = try LocalCluster(settings: cluster, directory: directory, http: http)
         let redis = RedisClient(configuration: try RedisConfiguration(url: local.redisURL), poolSize: 2)
         do {

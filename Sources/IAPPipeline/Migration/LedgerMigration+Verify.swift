@@ -5,10 +5,7 @@ extension LedgerMigration {
     /// with the source's; the jobs written are counted again.
     func verify(_ plan: Plan, report: inout MigrationReport) async throws {
         for family in Self.copied {
-            var pairs: [(String, String)] = []
-            for rest in plan.names(family) {
-                if let target = destinationKey(of: rest, family: family, plan) { pairs.append(("\(sourcePrefix):\(rest)", target)) }
-            }
+            let pairs = copies(of: family, plan)
             var found = 0, different = 0
             for chunk in pairs.chunked(batch) {
                 let exists = try await destination.pipeline(chunk.map { RedisCommand("EXISTS", $0.1) })

@@ -232,10 +232,7 @@ public struct LedgerMigration: Sendable {
 
     func copyKeys(_ plan: Plan, report: inout MigrationReport) async throws {
         for family in Self.copied {
-            var pairs: [(String, String)] = []
-            for rest in plan.names(family) {
-                if let target = destinationKey(of: rest, family: family, plan) { pairs.append(("\(sourcePrefix):\(rest)", target)) }
-            }
+            let pairs = copies(of: family, plan)
             var written = 0
             for chunk in pairs.chunked(batch) {
                 let read = try await source.pipeline(chunk.flatMap { [RedisCommand("DUMP", $0.0), RedisCommand("PTTL", $0.0)] })
@@ -260,6 +257,13 @@ public struct LedgerMigration: Sendable {
                 }
             }
             report.add(family, source: plan.names(family).count, moved: written)
+        }
+    }
+
+    /// Each key of a copied family: its source name and where it goes (none for a key left).
+    func copies(of family: String, _ plan: Plan) -> [(source: String, destination: String)] {
+        plan.names(family).compactMap { rest in
+            destinationKey(of: rest, family: family, plan).map { ("\(sourcePrefix):\(rest)", $0) }
         }
     }
 

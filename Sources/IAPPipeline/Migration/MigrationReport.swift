@@ -1,6 +1,6 @@
 /// What `iapctl migrate` copied and found, per key family.
-public struct MigrationReport: Codable, Sendable, Equatable {
-    public struct Family: Codable, Sendable, Equatable {
+public struct MigrationReport: Encodable, Sendable, Equatable {
+    public struct Family: Encodable, Sendable, Equatable {
         public var name: String
         /// Keys (or members, entries, jobs) in the source.
         public var source: Int
@@ -55,15 +55,5 @@ public struct MigrationReport: Codable, Sendable, Equatable {
         try container.encode(unknownKeys, forKey: .unknownKeys)
         try container.encode(unknownNames, forKey: .unknownNames)
         try container.encode(skippedKeys, forKey: .skippedKeys)
-    }
-
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        buckets = try container.decode(Int.self, forKey: .buckets)
-        families = try container.decode([Family].self, forKey: .families)
-        renamedTickets = try container.decode(Int.self, forKey: .renamedTickets)
-        unknownKeys = try container.decode(Int.self, forKey: .unknownKeys)
-        unknownNames = try container.decode([String].self, forKey: .unknownNames)
-        skippedKeys = try container.decode(Int.self, forKey: .skippedKeys)
     }
 }
