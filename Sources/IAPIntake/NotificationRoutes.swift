@@ -99,14 +99,46 @@ public struct NotificationRoutes: Sendable {
         if let signed = payload.data?.signedRenewalInfo {
             do { renewal = try await checks.verifier.verify(signed, as: JWSRenewalInfo.self) } catch { throw refuse("signedRenewalInfo", error) }
         }
-        for bundle in [payload.data?.bundleID, transaction?.bundleID].compactMap({ $0 }) where !checks.bundleIDs.contains(bundle) {
-            logger.warning("notification for another app refused", metadata: ["bundle_id": "\(bundle.prefix(128))"])
+        var appTransaction: JWSAppTransaction?
+        if let signed = payload.appData?.signedAppTransactionInfo {
+            do { appTransaction = try await checks.verifier.verify(signed, as: JWSAppTransaction.self) } catch {
+                throw refuse("signedAppTransactionInfo", error)
+            }
+        }
+        try Self.checkApp(payload, transaction: transaction, renewal: renewal, appTransaction: appTransaction, checks: checks, logger: logger)
+        return VerifiedNotification(payload, transaction: transaction, renewal: renewal)
+    }
+
+    /// Whichever member the notification carries (`data`, `summary`, `appData`,
+    /// `externalPurchaseToken`) and whatever is signed inside it must be about this app: every bundle
+    /// id in `IAP_BUNDLE_IDS` (a member that names none is refused too), in production the App Apple
+    /// ID `IAP_APPLE_APP_ID` when set, and a member's environment that of the transaction, renewal
+    /// or app transaction it carries.
+    static func checkApp(
+        _ payload: NotificationPayload, transaction: JWSTransaction?, renewal: JWSRenewalInfo?, appTransaction: JWSAppTransaction?,
+        checks: Checks, logger: Logger
+    ) throws(IntakeError) {
+        let apps = payload.apps
+        let signedBundles: [String] = [transaction?.bundleID, appTransaction?.bundleID].compactMap { $0 }
+        let bundles: [String?] = apps.map(\.bundleID) + signedBundles.map(Optional.some)
+        for bundle in bundles where bundle.map(checks.bundleIDs.contains) != true {
+            logger.warning("notification for another app refused", metadata: ["bundle_id": "\((bundle ?? "none").prefix(128))"])
             throw IntakeError(.badRequest, "bundle_mismatch", "the notification is for a bundle id not in IAP_BUNDLE_IDS")
         }
-        if let expected = checks.appAppleID, payload.data?.environment == "Production", payload.data?.appAppleID != expected {
-            throw IntakeError(.badRequest, "app_apple_id_mismatch", "the notification's appAppleId is not IAP_APPLE_APP_ID")
+        for app in apps where app.environment == "Production" {
+            if let expected = checks.appAppleID, app.appAppleID != expected {
+                throw IntakeError(.badRequest, "app_apple_id_mismatch", "the notification's appAppleId is not IAP_APPLE_APP_ID")
+            }
         }
-        return VerifiedNotification(payload, transaction: transaction, renewal: renewal)
+        let signed = [transaction?.environment, renewal?.environment, appTransaction?.environment].compactMap { $0 }
+        for app in apps {
+            guard let environment = app.environment else { continue }
+            if let other = signed.first(where: { $0 != environment }) {
+                throw IntakeError(
+                    .badRequest, "environment_mismatch",
+                    "the notification says \(environment.prefix(32)) but what it carries was signed for \(other.prefix(32))")
+            }
+        }
     }
 
     /// The user id of a `/v1/users/{user_id}/…` path, or 400 `invalid_user_id`.

@@ -177,6 +177,72 @@ import Testing
         }
     }
 
+    /// Whichever member a notification carries (`data`, `summary`, `appData`,
+    /// `externalPurchaseToken`), its app is checked at the door, and a signed app transaction
+    /// inside it is verified like any signed data: a foreign or unsigned one stores nothing.
+    @Test func everyPayloadMemberIsCheckedAtTheDoor() async throws {
+        try await withPipeline(startWorkers: false) { pipeline in
+            let signer = pipeline.authority.signer
+            let attacker = try SigningAuthority()
+            let ours = PipelineHarness.bundleID
+            func notification(_ type: String, summary: NotificationPayload.Summary? = nil, appData: NotificationPayload.AppData? = nil,
+                              token: NotificationPayload.ExternalPurchaseToken? = nil, data: NotificationPayload.NotificationData? = nil
+            ) throws -> Data {
+                try Self.body(try signer.sign(payload: NotificationPayload(
+                    notificationType: type, notificationUUID: UUID().uuidString, signedDate: nil, data: data, summary: summary,
+                    appData: appData, externalPurchaseToken: token)))
+            }
+            func appTransaction(_ bundle: String, _ environment: String, by authority: SigningAuthority? = nil) throws -> String {
+                try (authority?.signer ?? signer).sign(payload: JWSAppTransaction(
+                    appTransactionID: "704289572311", bundleID: bundle, receiptType: environment,
+                    receiptCreationDate: Int64(Date().timeIntervalSince1970 * 1000)))
+            }
+            func summary(_ bundle: String?) -> NotificationPayload.Summary {
+                .init(requestIdentifier: UUID().uuidString, environment: "Sandbox", bundleID: bundle, productID: "vip.monthly")
+            }
+            func token(_ bundle: String?) -> NotificationPayload.ExternalPurchaseToken {
+                .init(externalPurchaseID: "SANDBOX_b2e6", tokenCreationDate: 1_764_000_000_000, bundleID: bundle)
+            }
+            let refused: [(String, Data, Int, String)] = [
+                ("another app's summary", try notification("RENEWAL_EXTENSION", summary: summary("com.other.app")), 400, "bundle_mismatch"),
+                ("a summary naming no app", try notification("RENEWAL_EXTENSION", summary: summary(nil)), 400, "bundle_mismatch"),
+                ("another app's appData", try notification("RESCIND_CONSENT", appData: .init(
+                    bundleID: "com.other.app", environment: "Sandbox", signedAppTransactionInfo: nil)), 400, "bundle_mismatch"),
+                ("our appData carrying another app's app transaction", try notification("RESCIND_CONSENT", appData: .init(
+                    bundleID: ours, environment: "Sandbox", signedAppTransactionInfo: try appTransaction("com.other.app", "Sandbox"))),
+                 400, "bundle_mismatch"),
+                ("an app transaction signed by another root", try notification("RESCIND_CONSENT", appData: .init(
+                    bundleID: ours, environment: "Sandbox", signedAppTransactionInfo: try appTransaction(ours, "Sandbox", by: attacker))),
+                 401, "invalid_signature"),
+                ("an app transaction of another environment", try notification("RESCIND_CONSENT", appData: .init(
+                    bundleID: ours, environment: "Production", signedAppTransactionInfo: try appTransaction(ours, "Sandbox"))),
+                 400, "environment_mismatch"),
+                ("another app's external purchase token", try notification("EXTERNAL_PURCHASE_TOKEN", token: token("com.other.app")),
+                 400, "bundle_mismatch"),
+                ("a transaction of another environment", try notification("ONE_TIME_CHARGE", data: .init(
+                    bundleID: ours, environment: "Production", signedTransactionInfo: try signer.sign(payload: Self.transaction("4000000000000031")))),
+                 400, "environment_mismatch"),
+            ]
+            for (what, body, status, code) in refused {
+                let reply = try await pipeline.post(raw: body, path: "/v1/notifications/apple")
+                #expect(reply.status == status, "\(what)")
+                #expect((reply.json["error"] as? [String: Any])?["code"] as? String == code, "\(what)")
+            }
+            #expect(try await pipeline.storedKeys() == [])
+            // Ours, of each member, are taken.
+            let accepted = [
+                try notification("RENEWAL_EXTENSION", summary: summary(ours)),
+                try notification("RESCIND_CONSENT", appData: .init(
+                    bundleID: ours, environment: "Sandbox", signedAppTransactionInfo: try appTransaction(ours, "Sandbox"))),
+                try notification("EXTERNAL_PURCHASE_TOKEN", token: token(ours)),
+            ]
+            for body in accepted {
+                #expect(try await pipeline.post(raw: body, path: "/v1/notifications/apple").status == 200)
+            }
+            #expect(try await pipeline.length(pipeline.configuration.keys.queue(.notify)) == 3)
+        }
+    }
+
     @Test func aNotificationRedisCannotTakeIsRefusedWith503AndTakenOnceLater() async throws {
         try await withPipeline(startWorkers: false) { pipeline in
             let api = pipeline.simulator.serverAPI
