@@ -236,10 +236,17 @@ import Testing
                     bundleID: ours, environment: "Sandbox", signedAppTransactionInfo: try appTransaction(ours, "Sandbox"))),
                 try notification("EXTERNAL_PURCHASE_TOKEN", token: token(ours)),
             ]
+            var tickets: [String] = []
             for body in accepted {
-                #expect(try await pipeline.post(raw: body, path: "/v1/notifications/apple").status == 200)
+                let reply = try await pipeline.post(raw: body, path: "/v1/notifications/apple")
+                #expect(reply.status == 200)
+                tickets.append(try #require(reply.json["ticket"] as? String))
             }
             #expect(try await pipeline.length(pipeline.configuration.keys.queue(.notify)) == 3)
+            // The notifier takes each (none of them is about a purchase) without a dead letter.
+            pipeline.start(.notify)
+            for ticket in tickets { #expect(try await pipeline.terminal(ticket).status == .applied) }
+            #expect(try await pipeline.length(pipeline.configuration.keys.dead) == 0)
         }
     }
 
