@@ -68,12 +68,15 @@ struct BenchTests {
         #expect(result.roundTripsPerReceipt >= 4 && result.roundTripsPerReceipt <= 11.1, "\(result.commandsByName)")
         // submit, forward, claim and grant once per receipt; marks and takes at most once each per stage.
         #expect(result.commandsByName["evalsha"].map { $0 >= 4 && $0 <= 8.1 } == true, "\(result.commandsByName)")
-        // At a light fixed rate jobs come one by one: 8 round trips at least (intake 1; verify BLMOVE,
-        // mark, forward; dedupe and grant BLMOVE and their script), a take_jobs finding nothing per
-        // stage at most, and the workers' heartbeats.
+        // At a light fixed rate jobs mostly come one by one: about 8 round trips (intake 1; verify
+        // BLMOVE, mark, forward; dedupe and grant BLMOVE and their script), a take_jobs finding
+        // nothing per stage at most, and the workers' heartbeats; fewer when a slow machine lets jobs
+        // gather into batches (the group commit), never fewer than the intake's one and a stage's share.
         #expect(result.lightLoad.latency.count >= 100)
         #expect(result.lightLoad.perSecond <= 200 && result.lightLoad.perSecond >= 1)
-        #expect(result.lightLoad.roundTripsPerReceipt >= 7.5 && result.lightLoad.roundTripsPerReceipt <= 12)
+        #expect(
+            result.lightLoad.roundTripsPerReceipt >= 2 && result.lightLoad.roundTripsPerReceipt <= 12,
+            "\(result.lightLoad.roundTripsPerReceipt) round trips a receipt at \(result.lightLoad.perSecond)/s")
         #expect(Set(result.processes.keys).isSuperset(of: ["iap-intake", "iap-verifier", "iap-deduper", "iap-granter", "redis-server"]))
         #expect(result.ceiling.opsPerSecond > 0)
     }
