@@ -80,6 +80,18 @@ public final class ServerAPIClient: Sendable {
             environment: environment)
     }
 
+    /// `POST /inApps/v1/notifications/test`: Apple sends a `TEST` notification to the app's URL;
+    /// answers `{"testNotificationToken"}`.
+    public func requestTestNotification(environment: ServerAPIEnvironment) async -> ServerAPIAnswer {
+        await call(.testNotification, method: .POST, path: "/inApps/v1/notifications/test", environment: environment)
+    }
+
+    /// `GET /inApps/v1/notifications/test/{testNotificationToken}`: the test notification
+    /// (`signedPayload`) and Apple's attempts to send it (`sendAttempts`: `attemptDate`, `sendAttemptResult`).
+    public func testNotificationStatus(_ token: String, environment: ServerAPIEnvironment) async -> ServerAPIAnswer {
+        await call(.testNotificationStatus, path: "/inApps/v1/notifications/test/\(Self.escape(token))", environment: environment)
+    }
+
     func call(
         _ endpoint: ServerAPIEndpoint, method: HTTPMethod = .GET, path: String, body requestBody: [UInt8]? = nil,
         environment: ServerAPIEnvironment

@@ -13,4 +13,6 @@ public enum ServerAPIEndpoint: String, Sendable, CaseIterable {
     case transactionHistory = "transaction_history"
     case subscriptionStatuses = "subscription_statuses"
     case consumption
+    case testNotification = "test_notification"
+    case testNotificationStatus = "test_notification_status"
 }

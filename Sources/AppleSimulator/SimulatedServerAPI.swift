@@ -16,7 +16,7 @@ public final class SimulatedServerAPI: Sendable {
     let authority: SigningAuthority
     /// The public part of the `.p8` key tokens must be signed with; `nil` accepts any well-formed token.
     let publicKey: P256.Signing.PublicKey?
-    private let state = NIOLockedValueBox(State())
+    let state = NIOLockedValueBox(State())
 
     struct State {
         var transactions: [String: JWSTransaction] = [:]
@@ -29,6 +29,10 @@ public final class SimulatedServerAPI: Sendable {
         var subscriptions: [String: (plan: SimulatedSubscription, start: Int64)] = [:]
         /// Any transaction id of a played subscription → its original transaction id.
         var subscriptionOf: [String: String] = [:]
+        /// Where notifications go, per environment (the URL an app gives App Store Connect).
+        var notificationURLs: [String: String] = [:]
+        /// Test notifications requested, by token.
+        var testNotifications: [String: TestNotification] = [:]
     }
 
     init(authority: SigningAuthority, publicKey: P256.Signing.PublicKey?) {
@@ -235,6 +239,16 @@ public final class SimulatedServerAPI: Sendable {
                     self.history(context.parameters.get("id") ?? "", environment: environment)
                 }
             }
+            router.post(RouterPath(stringLiteral: prefix + "/inApps/v1/notifications/test")) { request, _ in
+                try self.answer(request, environment: environment, endpoint: "test_notification") {
+                    self.requestTestNotification(environment: environment)
+                }
+            }
+            router.get(RouterPath(stringLiteral: prefix + "/inApps/v1/notifications/test/{token}")) { request, context in
+                try self.answer(request, environment: environment, endpoint: "test_notification_status") {
+                    self.testNotificationStatus(context.parameters.get("token") ?? "", environment: environment)
+                }
+            }
             router.put(RouterPath(stringLiteral: prefix + "/inApps/v2/transactions/consumption/{id}")) { request, context in
                 let body = try await request.body.collect(upTo: 1 << 16)
                 return try self.answer(request, environment: environment, endpoint: "consumption") {
@@ -268,6 +282,13 @@ public final class SimulatedServerAPI: Sendable {
                 statuses.append(try await Self.deliver(signed, to: order.url))
             }
             return try Self.json(.ok, ["statuses": statuses])
+        }
+        router.post("/control/notification-url") { request, context in
+            let order = try await request.decode(as: NotificationURLOrder.self, context: context)
+            for environment in order.environment.map({ [$0] }) ?? ["Production", "Sandbox"] {
+                self.setNotificationURL(order.url, environment: environment)
+            }
+            return HTTPResponse.Status.noContent
         }
         router.post("/control/api-faults") { request, context in
             self.setFaults(try await request.decode(as: SimulatedAPIFaults.self, context: context))

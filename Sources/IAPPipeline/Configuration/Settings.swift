@@ -75,11 +75,11 @@ public enum Settings {
     public static let bundleIDs = Setting(
         "IAP_BUNDLE_IDS", .list, unset: "required by the verifier; the intake answers notifications 503 without it",
         help: "comma-separated bundle ids of your apps (the first is the App Store Server API token's bid)",
-        readBy: [.intake, .verifier, .notifier])
+        readBy: [.intake, .verifier, .notifier, .iapctl])
     public static let appleRootCerts = Setting(
         "IAP_APPLE_ROOT_CERTS", .list, unset: "Apple Root CA - G3 (built in)",
         help: "comma-separated PEM or DER files: the roots signed data must chain to (apple-sim's test root in local runs)",
-        readBy: [.intake, .verifier])
+        readBy: [.intake, .verifier, .iapctl])
 
     // MARK: verifyReceipt
 
@@ -102,23 +102,23 @@ public enum Settings {
         "IAP_APPLE_API_KEY_ID", .text, unset: "none",
         help: "App Store Server API key id; the key's three settings come all or none. Without them a transaction_id alone "
             + "is refused with server_api_not_configured",
-        readBy: [.intake, .verifier, .notifier])
+        readBy: [.intake, .verifier, .notifier, .iapctl])
     public static let appleAPIIssuerID = Setting(
         "IAP_APPLE_API_ISSUER_ID", .text, unset: "none", help: "App Store Server API issuer id",
-        readBy: [.intake, .verifier, .notifier])
+        readBy: [.intake, .verifier, .notifier, .iapctl])
     public static let appleAPIPrivateKeyFile = Setting(
         "IAP_APPLE_API_PRIVATE_KEY_FILE", .file, unset: "none", help: "the key's .p8 file (PEM, P-256); never logged",
-        readBy: [.intake, .verifier, .notifier])
+        readBy: [.intake, .verifier, .notifier, .iapctl])
     public static let appleAPIProductionURL = Setting(
         "IAP_APPLE_API_PRODUCTION_URL", .url, default: ServerAPIConfiguration.productionURL,
         help: "the Server API's base URL in production (a path prefix is kept: requests go to <base>/inApps/…)",
-        readBy: [.verifier, .notifier])
+        readBy: [.verifier, .notifier, .iapctl])
     public static let appleAPISandboxURL = Setting(
         "IAP_APPLE_API_SANDBOX_URL", .url, default: ServerAPIConfiguration.sandboxURL, help: "the Server API's base URL in the sandbox",
-        readBy: [.verifier, .notifier])
+        readBy: [.verifier, .notifier, .iapctl])
     public static let appleAPIMaxRPS = Setting(
         "IAP_APPLE_API_MAX_RPS", .count(1...10_000), default: "50",
-        help: "Server API calls a second per endpoint, fleet-wide, in production (sandbox: a tenth)", readBy: [.verifier, .notifier])
+        help: "Server API calls a second per endpoint, fleet-wide, in production (sandbox: a tenth)", readBy: [.verifier, .notifier, .iapctl])
 
     // MARK: The catalog and the purchase policy
 

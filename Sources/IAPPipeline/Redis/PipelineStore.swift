@@ -303,6 +303,13 @@ public struct PipelineStore: Sendable {
         return try await run(AcceptNotification(keys.inBucket(bucket), job: job, uuid: uuid, ttl: ttl), replicated: true)
     }
 
+    /// The ticket a stored notification got (`notification:<uuid>`), looked for where the intake
+    /// puts one about no purchase (a test notification) or, with `originalTransactionID`, about it.
+    public func notificationTicket(uuid: String, originalTransactionID: String? = nil) async throws -> String? {
+        let bucket = originalTransactionID.map(keys.layout.bucket(ofOriginalTransactionID:)) ?? keys.layout.bucket(ofNotification: uuid)
+        return try await redis.send("GET", keys.inBucket(bucket).notification(uuid: uuid)).string
+    }
+
     /// REFUND / REVOKE of `unit`; returns the result (`revoked`, `already_revoked`, `refund_remembered`)
     /// when it moved. `subscription`: the period's subscription becomes `revoked` with it.
     public func revoke(
