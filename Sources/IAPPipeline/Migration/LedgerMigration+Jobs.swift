@@ -28,8 +28,7 @@ extension LedgerMigration {
             return nil
         case .notify where layout.count > 1 && job.part == nil:
             guard let notification = job.notification else { break }
-            let bucket = notification.originalTransactionID.map(layout.bucket(ofOriginalTransactionID:))
-                ?? layout.bucket(ofNotification: notification.uuid)
+            let bucket = layout.bucket(ofNotification: notification.uuid, originalTransactionID: notification.originalTransactionID)
             plan.notificationBuckets[notification.uuid] = bucket
             if layout.bucket(ofTicket: job.ticket) != bucket || !job.ticket.contains(".") {
                 let renamed = plan.renamedTickets[job.ticket] ?? layout.ticketID(job.ticket, inBucket: bucket)

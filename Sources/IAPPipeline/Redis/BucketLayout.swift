@@ -35,8 +35,11 @@ public struct BucketLayout: Sendable, Equatable {
     /// submission's digest: a resubmission lands where the first one did.
     public func bucket(ofDigest digest: String) -> Int { bucket(hashing: "digest:" + digest) }
 
-    /// The bucket of a notification about no transaction (a test notification, a summary), by its UUID.
-    public func bucket(ofNotification uuid: String) -> Int { bucket(hashing: "notification:" + uuid) }
+    /// The bucket of a notification: its purchase's, by the original transaction id it is about;
+    /// one about no transaction (a test notification, a summary) by its UUID.
+    public func bucket(ofNotification uuid: String, originalTransactionID: String? = nil) -> Int {
+        originalTransactionID.map(bucket(ofOriginalTransactionID:)) ?? bucket(hashing: "notification:" + uuid)
+    }
 
     /// The bucket a ticket lives in: the one its id names (`<bucket>.<id>`), or for an id without
     /// one (issued before buckets, or with one bucket) the one its hash picks, which is where a

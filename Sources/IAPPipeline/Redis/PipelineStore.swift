@@ -296,8 +296,7 @@ public struct PipelineStore: Sendable {
     /// It goes to the bucket of the purchase it is about (so its steps find the purchase's keys
     /// beside its own), or for one about no transaction, the bucket its UUID's hash picks.
     public func acceptNotification(_ job: Job, uuid: String, ttl: Duration) async throws -> (ticket: String, created: Bool) {
-        let bucket = job.notification?.originalTransactionID.map(keys.layout.bucket(ofOriginalTransactionID:))
-            ?? keys.layout.bucket(ofNotification: uuid)
+        let bucket = keys.layout.bucket(ofNotification: uuid, originalTransactionID: job.notification?.originalTransactionID)
         var job = job
         job.ticket = keys.layout.ticketID(job.ticket, inBucket: bucket)
         return try await run(AcceptNotification(keys.inBucket(bucket), job: job, uuid: uuid, ttl: ttl), replicated: true)
@@ -306,7 +305,7 @@ public struct PipelineStore: Sendable {
     /// The ticket a stored notification got (`notification:<uuid>`), looked for where the intake
     /// puts one about no purchase (a test notification) or, with `originalTransactionID`, about it.
     public func notificationTicket(uuid: String, originalTransactionID: String? = nil) async throws -> String? {
-        let bucket = originalTransactionID.map(keys.layout.bucket(ofOriginalTransactionID:)) ?? keys.layout.bucket(ofNotification: uuid)
+        let bucket = keys.layout.bucket(ofNotification: uuid, originalTransactionID: originalTransactionID)
         return try await redis.send("GET", keys.inBucket(bucket).notification(uuid: uuid)).string
     }
 
