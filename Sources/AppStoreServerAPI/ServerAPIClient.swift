@@ -92,6 +92,24 @@ public final class ServerAPIClient: Sendable {
         await call(.testNotificationStatus, path: "/inApps/v1/notifications/test/\(Self.escape(token))", environment: environment)
     }
 
+    /// `POST /inApps/v1/notifications/history?paginationToken=…`: one page (up to 20) of the
+    /// notifications Apple sent or tried to send (`notificationHistory`: `signedPayload`,
+    /// `sendAttempts`), `hasMore` and the `paginationToken` of the next page. Every page of one
+    /// walk sends the same `query`.
+    public func notificationHistory(
+        _ query: NotificationHistoryQuery, paginationToken: String?, environment: ServerAPIEnvironment
+    ) async -> ServerAPIAnswer {
+        let body: [UInt8]
+        do {
+            body = Array(try JSONEncoder().encode(query))
+        } catch {
+            return .misconfigured(detail: "cannot encode the notification history request: \(error)")
+        }
+        var path = "/inApps/v1/notifications/history"
+        if let paginationToken { path += "?paginationToken=\(Self.escape(paginationToken))" }
+        return await call(.notificationHistory, method: .POST, path: path, body: body, environment: environment)
+    }
+
     func call(
         _ endpoint: ServerAPIEndpoint, method: HTTPMethod = .GET, path: String, body requestBody: [UInt8]? = nil,
         environment: ServerAPIEnvironment

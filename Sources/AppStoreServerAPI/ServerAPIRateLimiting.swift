@@ -15,4 +15,5 @@ public enum ServerAPIEndpoint: String, Sendable, CaseIterable {
     case consumption
     case testNotification = "test_notification"
     case testNotificationStatus = "test_notification_status"
+    case notificationHistory = "notification_history"
 }

@@ -33,6 +33,7 @@ extension SimulatedServerAPI {
             return (try? Self.json(.internalServerError, ["errorCode": 5_000_000, "errorMessage": "An unknown error occurred."]))
                 ?? Response(status: .internalServerError)
         }
+        keep(payload, signed: signed, originalTransactionID: nil)
         let url = state.withLockedValue { state in
             state.testNotifications[token] = TestNotification(environment: environment, signedPayload: signed)
             return state.notificationURLs[environment]
@@ -48,6 +49,7 @@ extension SimulatedServerAPI {
                 }
                 let now = Int64(Date().timeIntervalSince1970 * 1000)
                 self.state.withLockedValue { $0.testNotifications[token]?.attempts.append((now, result)) }
+                self.recordAttempt(payload.notificationUUID, result: result)
             }
         }
         return (try? Self.json(.ok, ["testNotificationToken": token])) ?? Response(status: .internalServerError)

@@ -33,6 +33,13 @@ public final class SimulatedServerAPI: Sendable {
         var notificationURLs: [String: String] = [:]
         /// Test notifications requested, by token.
         var testNotifications: [String: TestNotification] = [:]
+        /// Every notification signed, by UUID, and the UUIDs in the order they were made.
+        var sent: [String: SentNotification] = [:]
+        var sentOrder: [String] = []
+        /// The waits before each retry of a notification that was not delivered.
+        var retryDelays = SimulatedServerAPI.appleRetryDelays
+        /// How long one delivery attempt may take (a refused connection is retried until then).
+        var deliveryTimeout: Duration = .seconds(10)
     }
 
     init(authority: SigningAuthority, publicKey: P256.Signing.PublicKey?) {
@@ -75,7 +82,9 @@ public final class SimulatedServerAPI: Sendable {
                 appAppleID: appAppleID, bundleID: transaction?.bundleID ?? "com.example.game",
                 environment: transaction?.environment ?? "Sandbox", signedTransactionInfo: signedTransaction,
                 signedRenewalInfo: signedRenewal))
-        return try authority.signer.sign(payload: payload)
+        let signed = try authority.signer.sign(payload: payload)
+        keep(payload, signed: signed, originalTransactionID: transaction?.originalTransactionID ?? renewal?.originalTransactionID)
+        return signed
     }
 
     /// Starts playing a subscription; returns its first transaction signed (what the app gets).
@@ -172,23 +181,40 @@ public final class SimulatedServerAPI: Sendable {
             let transactionID = plan.transactionID(period: renewed ? k : k - 1)
             let now = Int64(Date().timeIntervalSince1970 * 1000)
             let renewal = plan.state(at: max(now, at), from: start, periods: renewed ? k + 1 : k).renewal
-            if let signed = try? signedNotification(type: type, subtype: subtype, transactionID: transactionID, renewal: renewal) {
-                send(signed, to: notify)
+            let uuid = UUID().uuidString.lowercased()
+            if let signed = try? signedNotification(type: type, subtype: subtype, transactionID: transactionID, uuid: uuid, renewal: renewal) {
+                if notify.url == nil {
+                    send(uuid: uuid, lossRate: notify.lossRate)
+                } else {
+                    send(signed, uuid: uuid, to: notify)
+                }
             }
             k += 1
         }
     }
 
-    private func send(_ signed: String, to notify: SimulatedSubscription.Notify) {
-        if Double.random(in: 0..<1) < notify.lossRate { return }
+    /// To `notify.url` directly, once or twice, late or lost, with no retry.
+    private func send(_ signed: String, uuid: String, to notify: SimulatedSubscription.Notify) {
+        guard let url = notify.url else { return }
+        if Double.random(in: 0..<1) < notify.lossRate {
+            recordAttempt(uuid, result: "NO_RESPONSE")
+            return
+        }
         let copies = Double.random(in: 0..<1) < notify.duplicateRate ? 2 : 1
         for _ in 0..<copies {
             let delay = notify.maxDelayMs > 0 ? Int64.random(in: 0...notify.maxDelayMs) : 0
             Task.detached {
                 if delay > 0 { try? await Task.sleep(for: .milliseconds(delay)) }
-                _ = try? await Self.deliver(signed, to: notify.url)
+                let status = try? await Self.deliver(signed, to: url)
+                self.recordAttempt(uuid, result: Self.attemptResult(status))
             }
         }
+    }
+
+    /// Apple's `sendAttemptResult` for an HTTP status (`nil`: no answer).
+    static func attemptResult(_ status: Int?) -> String {
+        guard let status else { return "NO_RESPONSE" }
+        return (200...206).contains(status) ? "SUCCESS" : "UNSUCCESSFUL_HTTP_RESPONSE_CODE"
     }
 
     public func setFaults(_ faults: SimulatedAPIFaults) {
@@ -249,6 +275,13 @@ public final class SimulatedServerAPI: Sendable {
                     self.testNotificationStatus(context.parameters.get("token") ?? "", environment: environment)
                 }
             }
+            router.post(RouterPath(stringLiteral: prefix + "/inApps/v1/notifications/history")) { request, _ in
+                let body = try await request.body.collect(upTo: 1 << 16)
+                let token = request.uri.queryParameters.get("paginationToken")
+                return try self.answer(request, environment: environment, endpoint: "notification_history") {
+                    self.notificationHistory(body: Data(buffer: body), paginationToken: token, environment: environment)
+                }
+            }
             router.put(RouterPath(stringLiteral: prefix + "/inApps/v2/transactions/consumption/{id}")) { request, context in
                 let body = try await request.body.collect(upTo: 1 << 16)
                 return try self.answer(request, environment: environment, endpoint: "consumption") {
@@ -272,16 +305,34 @@ public final class SimulatedServerAPI: Sendable {
             let order = try await request.decode(as: NotificationOrder.self, context: context)
             guard (1...100).contains(order.repeat ?? 1) else { throw HTTPError(.badRequest, message: "repeat must be within 1...100") }
             let signed: String
+            let uuid = UUID().uuidString.lowercased()
             do {
-                signed = try self.signedNotification(type: order.type, subtype: order.subtype, transactionID: order.transactionID)
+                signed = try self.signedNotification(type: order.type, subtype: order.subtype, transactionID: order.transactionID, uuid: uuid)
             } catch let error as SimulatorError {
                 throw HTTPError(.notFound, message: error.message)
             }
+            // No URL: sent as Apple sends, to the environment's URL with its retries.
+            guard let url = order.url else {
+                self.send(uuid: uuid)
+                return try Self.json(.ok, ["uuid": uuid, "statuses": [Int]()])
+            }
             var statuses: [Int] = []
             for _ in 0..<(order.repeat ?? 1) {
-                statuses.append(try await Self.deliver(signed, to: order.url))
+                let status = try? await Self.deliver(signed, to: url)
+                self.recordAttempt(uuid, result: Self.attemptResult(status))
+                guard let status else { throw HTTPError(.badGateway, message: "\(url) did not answer") }
+                statuses.append(status)
             }
-            return try Self.json(.ok, ["statuses": statuses])
+            return try Self.json(.ok, ["uuid": uuid, "statuses": statuses])
+        }
+        router.post("/control/notification-retries") { request, context in
+            let order = try await request.decode(as: RetryScheduleOrder.self, context: context)
+            guard order.delaysMs.count <= 10, order.delaysMs.allSatisfy({ (0...86_400_000).contains($0) }) else {
+                throw HTTPError(.badRequest, message: "delays_ms: at most 10 waits of 0...86400000 ms")
+            }
+            guard (100...60_000).contains(order.timeoutMs ?? 10_000) else { throw HTTPError(.badRequest, message: "timeout_ms: 100...60000") }
+            self.setRetryDelays(order.delaysMs.map { .milliseconds($0) }, timeout: .milliseconds(order.timeoutMs ?? 10_000))
+            return HTTPResponse.Status.noContent
         }
         router.post("/control/notification-url") { request, context in
             let order = try await request.decode(as: NotificationURLOrder.self, context: context)
@@ -383,19 +434,33 @@ public final class SimulatedServerAPI: Sendable {
     }
 
     /// Posts `{"signedPayload": …}` to `url` as Apple does; returns the HTTP status.
-    static func deliver(_ signedPayload: String, to url: String) async throws -> Int {
+    static func deliver(_ signedPayload: String, to url: String, timeout: Duration = .seconds(10)) async throws -> Int {
         var request = HTTPClientRequest(url: url)
         request.method = .POST
         request.headers.add(name: "Content-Type", value: "application/json")
         request.body = .bytes(ByteBuffer(data: try JSONSerialization.data(withJSONObject: ["signedPayload": signedPayload])))
-        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
+        let response = try await HTTPClient.shared.execute(request, timeout: .nanoseconds(Int64(timeout / .nanoseconds(1))))
         _ = try await response.body.collect(upTo: 1 << 20)
         return Int(response.status.code)
     }
 
-    /// `POST /control/notifications`: which notification to sign and where to deliver it how often.
+    /// `POST /control/notification-retries`: the waits before each retry, in ms (Apple's: 1, 12,
+    /// 24, 48, 72 hours), and each attempt's deadline.
+    struct RetryScheduleOrder: Decodable {
+        var delaysMs: [Int64]
+        /// Each attempt's deadline (default 10 s).
+        var timeoutMs: Int64?
+
+        enum CodingKeys: String, CodingKey {
+            case delaysMs = "delays_ms"
+            case timeoutMs = "timeout_ms"
+        }
+    }
+
+    /// `POST /control/notifications`: which notification to sign and where to deliver it how often;
+    /// without `url`, to the environment's notification URL with Apple's retries.
     struct NotificationOrder: Decodable {
-        var url: String
+        var url: String?
         var type: String
         var subtype: String?
         var transactionID: String?

@@ -28,14 +28,16 @@ public struct SimulatedSubscription: Codable, Sendable, Equatable {
     }
 
     /// Where apple-sim sends its notifications, and how badly: each one is lost with probability
-    /// `lossRate`, sent twice with `duplicateRate`, and waits up to `maxDelayMs` (so later ones can overtake it).
+    /// `lossRate`, sent twice with `duplicateRate`, and waits up to `maxDelayMs` (so later ones can
+    /// overtake it). Without `url`, as Apple sends: to the environment's notification URL, each
+    /// attempt lost with `lossRate`, retried on the schedule (duplicates and delays unused).
     public struct Notify: Codable, Sendable, Equatable {
-        public var url: String
+        public var url: String?
         public var lossRate: Double
         public var duplicateRate: Double
         public var maxDelayMs: Int64
 
-        public init(url: String, lossRate: Double = 0, duplicateRate: Double = 0, maxDelayMs: Int64 = 0) {
+        public init(url: String?, lossRate: Double = 0, duplicateRate: Double = 0, maxDelayMs: Int64 = 0) {
             self.url = url
             self.lossRate = lossRate
             self.duplicateRate = duplicateRate

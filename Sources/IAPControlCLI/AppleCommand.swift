@@ -1,3 +1,4 @@
+import AppStoreServerAPI
 import ArgumentParser
 import Foundation
 import IAPCLI
@@ -6,7 +7,7 @@ import IAPPipeline
 /// `iapctl apple …`: the App Store Server API for an operator.
 struct AppleCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "apple", abstract: "Ask Apple's App Store Server API (needs the API keys).", subcommands: [TestNotification.self])
+        commandName: "apple", abstract: "Ask Apple's App Store Server API (needs the API keys).", subcommands: [TestNotification.self, Notifications.self])
 
     /// `iapctl apple test-notification`: Request a Test Notification, then its status until Apple
     /// reports the attempt; exit 0 only when the notification arrived and the intake stored it.
@@ -50,6 +51,98 @@ struct AppleCommand: AsyncParsableCommand {
                 if let ticket = outcome.ticket { print("  stored as ticket  \(ticket) (\(outcome.ticketStatus ?? "gone"))") }
             }
             if !outcome.arrived { throw ExitCode(1) }
+        }
+    }
+
+    /// `iapctl apple notifications …`: Apple's notification history.
+    struct Notifications: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "notifications", abstract: "Apple's notification history (Get Notification History).",
+            subcommands: [Backfill.self])
+    }
+
+    /// `iapctl apple notifications backfill`: every notification of a window of Apple's history,
+    /// verified and stored as the intake would; what is stored already is `seen_before`.
+    struct Backfill: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "backfill",
+            abstract: "Store what Apple's notification history holds and the pipeline lacks (reruns are harmless).",
+            discussion: """
+                Pages Get Notification History and puts each signedPayload through the intake's own checks and \
+                accept_notification. Prints pages, seen, new, seen before and invalid. Exit 0 when every page \
+                was read, 1 when Apple or Redis stopped it (the counts say how far it got; run it again).
+                """)
+        @OptionGroup var redis: RedisOptions
+        @OptionGroup var tickets: TicketOptions
+        @OptionGroup var app: AppOptions
+        @OptionGroup var appAppleID: AppAppleIDOptions
+        @OptionGroup var key: ServerAPIKeyOptions
+        @OptionGroup var client: ServerAPIClientOptions
+        @Option(help: "From: ISO-8601 (2026-11-01T00:00:00Z, 2026-11-01) or back from now (72h, 30m, 7d); Apple keeps 180 days.")
+        var since: String
+        @Option(help: "Until (exclusive), as --since; default now.") var until: String?
+        @Flag(help: "Only what Apple could not deliver (or is still retrying).") var onlyFailures = false
+        @Option(help: "Only this notificationType (not with --transaction-id).") var type: String?
+        @Option(help: "Only this subtype (needs --type).") var subtype: String?
+        @Option(help: "Only this customer's notifications: any of their transaction ids (not with --type).") var transactionId: String?
+        @Option(help: "production or sandbox.") var environment = "production"
+        @Flag(help: "Print JSON.") var json = false
+
+        func query(now: Int64) throws -> NotificationHistoryQuery {
+            guard let start = HistoryTime.parse(since, now: now) else {
+                throw ValidationError("--since: an ISO-8601 date-time, a date, or a duration back from now such as 72h")
+            }
+            var end = now
+            if let until {
+                guard let parsed = HistoryTime.parse(until, now: now) else { throw ValidationError("--until: as --since") }
+                end = parsed
+            }
+            let query = NotificationHistoryQuery(
+                startDate: start, endDate: end, notificationType: type, notificationSubtype: subtype, transactionId: transactionId,
+                onlyFailures: onlyFailures ? true : nil)
+            if let problem = query.problem(now: now) { throw ValidationError(problem) }
+            return query
+        }
+
+        func validate() throws {
+            guard ["production", "sandbox"].contains(environment) else { throw ValidationError("--environment: production or sandbox") }
+            _ = try query(now: Int64(Date().timeIntervalSince1970 * 1000))
+        }
+
+        func run() async throws {
+            let configuration = loadConfiguration(redis, tickets, app, appAppleID, key, client)
+            guard configuration.isServerAPIConfigured else {
+                throw ValidationError("needs IAP_APPLE_API_KEY_ID, IAP_APPLE_API_ISSUER_ID and IAP_APPLE_API_PRIVATE_KEY_FILE")
+            }
+            guard !configuration.bundleIDs.isEmpty else { throw ValidationError("needs IAP_BUNDLE_IDS: what notifications are checked against") }
+            let query = try query(now: Int64(Date().timeIntervalSince1970 * 1000))
+            let environment: ServerAPIEnvironment = environment == "sandbox" ? .sandbox : .production
+            let json = json
+            let report = try await withStore(configuration) { store in
+                let walk: NotificationHistoryWalk?
+                do { walk = try NotificationHistoryWalk.make(configuration, store: store, logger: bootstrapLogging(label: "iapctl")) } catch let error as ConfigurationError {
+                    failConfiguration(error)
+                }
+                guard let walk else { throw ExitCode(1) }
+                let report = await walk.run(query, environment: environment) { report in
+                    if !json { FileHandle.standardError.write(Data("page \(report.pages): \(report.seen) seen, \(report.new) new\n".utf8)) }
+                }
+                await walk.client.shutdown()
+                return report
+            }
+            if json {
+                printJSON(report)
+            } else {
+                print("notification history \(report.environment) \(report.startDate)..<\(report.endDate): \(report.complete ? "complete" : "INCOMPLETE")")
+                print("  pages        \(report.pages)")
+                print("  seen         \(report.seen)")
+                print("  new          \(report.new)")
+                print("  seen before  \(report.seenBefore)")
+                print("  invalid      \(report.invalid)")
+                for refusal in report.refusals { print("    \(refusal.code): \(refusal.message)") }
+                if let error = report.error { print("  stopped: \(error)") }
+            }
+            if !report.complete { throw ExitCode(1) }
         }
     }
 }

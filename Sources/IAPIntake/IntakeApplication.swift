@@ -6,18 +6,18 @@ import Logging
 
 /// Builds the intake's Hummingbird application.
 public enum IntakeApplication {
-    /// `notificationChecks`: how notifications are verified (see `notificationChecks(_:)`);
+    /// `notifications`: how Apple's notifications are verified and stored (`NotificationAdmission.make`);
     /// `clientKeys`: the game backends that may call it (`nil`: anyone); `tls`: its own
     /// certificate (`nil`: plain HTTP, behind a proxy that terminates TLS).
     public static func make(
-        store: PipelineStore, configuration: PipelineConfiguration, notificationChecks: NotificationRoutes.Checks?,
+        store: PipelineStore, configuration: PipelineConfiguration, notifications: NotificationAdmission?,
         clientKeys: ClientKeyring? = nil, tls: TLSConfiguration? = nil, waiters: TicketWaiters? = nil,
         metrics: Metrics? = nil, logger: Logger, onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
     ) throws -> some ApplicationProtocol {
         // One subscription to each bucket's results channel for every waiting client, run with the server.
         let waiters = waiters ?? TicketWaiters(redis: configuration.redis, keys: store.keys, logger: logger)
         let router = try routes(
-            store: store, configuration: configuration, notificationChecks: notificationChecks, clientKeys: clientKeys,
+            store: store, configuration: configuration, notifications: notifications, clientKeys: clientKeys,
             waiters: waiters, metrics: metrics)
         return Application(
             router: router,
@@ -34,7 +34,7 @@ public enum IntakeApplication {
     /// Every route of the intake on one router: what `make` serves, and what the OpenAPI test
     /// compares the document with.
     public static func routes(
-        store: PipelineStore, configuration: PipelineConfiguration, notificationChecks: NotificationRoutes.Checks?,
+        store: PipelineStore, configuration: PipelineConfiguration, notifications: NotificationAdmission?,
         clientKeys: ClientKeyring?, waiters: TicketWaiters, metrics: Metrics?
     ) throws -> Router<BasicRequestContext> {
         let router = Router()
@@ -50,10 +50,7 @@ public enum IntakeApplication {
         if let clientKeys {
             router.add(middleware: RequestSignatureMiddleware(keyring: clientKeys, store: store, maxBodyBytes: configuration.maxBodyBytes))
         }
-        NotificationRoutes(
-            store: store, checks: notificationChecks, maxBodyBytes: configuration.maxBodyBytes,
-            ticketTTL: configuration.ticketTTL
-        ).register(on: router)
+        NotificationRoutes(store: store, admission: notifications, maxBodyBytes: configuration.maxBodyBytes).register(on: router)
         EntitlementRoutes(
             store: store, catalog: try configuration.productsFile.map { _ throws(ConfigurationError) in try configuration.requireCatalog() }
         ).register(on: router)
@@ -93,14 +90,5 @@ public enum IntakeApplication {
             throw ConfigurationError("IAP_TLS_KEY_FILE", "\(keyFile) holds no PEM private key (\(error))")
         }
         return TLSConfiguration.makeServerConfiguration(certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
-    }
-
-    /// The checks notifications get from this configuration: its roots, bundle ids and app id;
-    /// `nil` (notifications answered 503) without bundle ids.
-    public static func notificationChecks(_ configuration: PipelineConfiguration) throws(ConfigurationError) -> NotificationRoutes.Checks? {
-        guard !configuration.bundleIDs.isEmpty else { return nil }
-        return NotificationRoutes.Checks(
-            verifier: SignedDataVerifier(rootCertificates: try configuration.rootCertificates()),
-            bundleIDs: configuration.bundleIDs, appAppleID: configuration.appleAppID)
     }
 }

@@ -12,28 +12,13 @@ import NIOCore
 public struct NotificationRoutes: Sendable {
     public let store: PipelineStore
     /// `nil` while the intake has no bundle ids: notifications are then refused with 503 (Apple retries).
-    public let checks: Checks?
+    public let admission: NotificationAdmission?
     public let maxBodyBytes: Int
-    public let ticketTTL: Duration
 
-    /// What a notification must satisfy beyond its signature.
-    public struct Checks: Sendable {
-        public var verifier: SignedDataVerifier
-        public var bundleIDs: Set<String>
-        public var appAppleID: Int64?
-
-        public init(verifier: SignedDataVerifier, bundleIDs: Set<String>, appAppleID: Int64?) {
-            self.verifier = verifier
-            self.bundleIDs = bundleIDs
-            self.appAppleID = appAppleID
-        }
-    }
-
-    public init(store: PipelineStore, checks: Checks?, maxBodyBytes: Int, ticketTTL: Duration) {
+    public init(store: PipelineStore, admission: NotificationAdmission?, maxBodyBytes: Int) {
         self.store = store
-        self.checks = checks
+        self.admission = admission
         self.maxBodyBytes = maxBodyBytes
-        self.ticketTTL = ticketTTL
     }
 
     public func register(on router: Router<some RequestContext>) {
@@ -53,19 +38,15 @@ public struct NotificationRoutes: Sendable {
         guard Base64URL.isCompactJWS(signedPayload) else {
             throw IntakeError(.badRequest, "invalid_jws", "signedPayload must be a compact JWS: three base64url segments")
         }
-        guard let checks else {
+        guard let admission else {
             context.logger.critical("a notification arrived but IAP_BUNDLE_IDS is not set on the intake: refused, Apple will retry")
             throw IntakeError(.serviceUnavailable, "notifications_not_configured", "this intake cannot check notifications yet")
         }
-        let verified = try await verify(signedPayload, checks: checks, logger: context.logger)
-        var job = Job(
-            ticket: TicketID.make(), userID: "", receiptData: nil, productID: nil, transactionID: nil, enqueuedAt: currentTimeMs())
-        job.stage = .notify
-        job.source = "notification"
-        job.notification = verified
-        let stored: (ticket: String, created: Bool)
+        let admitted: NotificationAdmission.Admitted
         do {
-            stored = try await store.acceptNotification(job, uuid: verified.uuid, ttl: ticketTTL)
+            admitted = try await admission.admit(signedPayload, logger: context.logger)
+        } catch let refusal as NotificationRefusal {
+            throw IntakeError(.init(code: refusal.httpStatus), refusal.code.rawValue, refusal.message)
         } catch RedisError.notReplicated(let detail) {
             context.logger.warning("a notification is not replicated yet", metadata: ["detail": "\(detail)"])
             throw IntakeError(.serviceUnavailable, "not_replicated", "the notification is not yet on enough Redis replicas; Apple will retry")
@@ -74,71 +55,9 @@ public struct NotificationRoutes: Sendable {
             throw IntakeError(.serviceUnavailable, "redis_unavailable", "the notification could not be stored; Apple will retry")
         }
         context.logger.info("notification accepted", metadata: [
-            "type": "\(verified.type)", "uuid": "\(verified.uuid)", "new": "\(stored.created)",
+            "type": "\(admitted.notification.type)", "uuid": "\(admitted.notification.uuid)", "new": "\(admitted.created)",
         ])
-        return json(.ok, ["ticket": stored.ticket, "status": stored.created ? "accepted" : "seen_before"])
-    }
-
-    /// The notification and what it carries, every signature checked; a precise refusal otherwise.
-    func verify(_ signedPayload: String, checks: Checks, logger: Logger) async throws -> VerifiedNotification {
-        func refuse(_ what: String, _ error: SignedDataError) -> IntakeError {
-            logger.warning("notification refused: \(what) does not verify", metadata: ["cause": "\(error)"])
-            return IntakeError(.unauthorized, "invalid_signature", "\(what) does not verify: \(error)")
-        }
-        let payload: NotificationPayload
-        do {
-            payload = try await checks.verifier.verify(signedPayload, as: NotificationPayload.self)
-        } catch {
-            throw refuse("the notification", error)
-        }
-        var transaction: JWSTransaction?
-        var renewal: JWSRenewalInfo?
-        if let signed = payload.data?.signedTransactionInfo {
-            do { transaction = try await checks.verifier.verify(signed, as: JWSTransaction.self) } catch { throw refuse("signedTransactionInfo", error) }
-        }
-        if let signed = payload.data?.signedRenewalInfo {
-            do { renewal = try await checks.verifier.verify(signed, as: JWSRenewalInfo.self) } catch { throw refuse("signedRenewalInfo", error) }
-        }
-        var appTransaction: JWSAppTransaction?
-        if let signed = payload.appData?.signedAppTransactionInfo {
-            do { appTransaction = try await checks.verifier.verify(signed, as: JWSAppTransaction.self) } catch {
-                throw refuse("signedAppTransactionInfo", error)
-            }
-        }
-        try Self.checkApp(payload, transaction: transaction, renewal: renewal, appTransaction: appTransaction, checks: checks, logger: logger)
-        return VerifiedNotification(payload, transaction: transaction, renewal: renewal)
-    }
-
-    /// Whichever member the notification carries (`data`, `summary`, `appData`,
-    /// `externalPurchaseToken`) and whatever is signed inside it must be about this app: every bundle
-    /// id in `IAP_BUNDLE_IDS` (a member that names none is refused too), in production the App Apple
-    /// ID `IAP_APPLE_APP_ID` when set, and a member's environment that of the transaction, renewal
-    /// or app transaction it carries.
-    static func checkApp(
-        _ payload: NotificationPayload, transaction: JWSTransaction?, renewal: JWSRenewalInfo?, appTransaction: JWSAppTransaction?,
-        checks: Checks, logger: Logger
-    ) throws(IntakeError) {
-        let apps = payload.apps
-        let signedBundles: [String] = [transaction?.bundleID, appTransaction?.bundleID].compactMap { $0 }
-        let bundles: [String?] = apps.map(\.bundleID) + signedBundles.map(Optional.some)
-        for bundle in bundles where bundle.map(checks.bundleIDs.contains) != true {
-            logger.warning("notification for another app refused", metadata: ["bundle_id": "\((bundle ?? "none").prefix(128))"])
-            throw IntakeError(.badRequest, "bundle_mismatch", "the notification is for a bundle id not in IAP_BUNDLE_IDS")
-        }
-        for app in apps where app.environment == "Production" {
-            if let expected = checks.appAppleID, app.appAppleID != expected {
-                throw IntakeError(.badRequest, "app_apple_id_mismatch", "the notification's appAppleId is not IAP_APPLE_APP_ID")
-            }
-        }
-        let signed = [transaction?.environment, renewal?.environment, appTransaction?.environment].compactMap { $0 }
-        for app in apps {
-            guard let environment = app.environment else { continue }
-            if let other = signed.first(where: { $0 != environment }) {
-                throw IntakeError(
-                    .badRequest, "environment_mismatch",
-                    "the notification says \(environment.prefix(32)) but what it carries was signed for \(other.prefix(32))")
-            }
-        }
+        return json(.ok, ["ticket": admitted.ticket, "status": admitted.created ? "accepted" : "seen_before"])
     }
 
     /// The user id of a `/v1/users/{user_id}/…` path, or 400 `invalid_user_id`.

@@ -13,6 +13,7 @@ public struct IntakeCommand: AsyncParsableCommand {
     @OptionGroup var redis: RedisOptions
     @OptionGroup var replication: ReplicationOptions
     @OptionGroup var intake: IntakeOptions
+    @OptionGroup var appAppleID: AppAppleIDOptions
     @OptionGroup var tickets: TicketOptions
     @OptionGroup var apps: AppOptions
     @OptionGroup var serverAPIKey: ServerAPIKeyOptions
@@ -20,19 +21,19 @@ public struct IntakeCommand: AsyncParsableCommand {
     public init() {}
 
     public func run() async throws {
-        let configuration = loadConfiguration(redis, replication, intake, tickets, apps, serverAPIKey, catalog)
+        let configuration = loadConfiguration(redis, replication, intake, appAppleID, tickets, apps, serverAPIKey, catalog)
         let logger = bootstrapLogging(label: "iap-intake")
         let redisClient = RedisClient(configuration: configuration.redis, poolSize: configuration.redisPoolSize)
         let store = PipelineStore(redis: redisClient, keys: configuration.keys, replication: configuration.replication)
-        let checks: NotificationRoutes.Checks?
+        let notifications: NotificationAdmission?
         let tls: TLSConfiguration?
         do {
-            checks = try IntakeApplication.notificationChecks(configuration)
+            notifications = try NotificationAdmission.make(configuration, store: store)
             tls = try IntakeApplication.tlsConfiguration(configuration)
         } catch {
             failConfiguration(error)
         }
-        if checks == nil {
+        if notifications == nil {
             logger.warning("IAP_BUNDLE_IDS is not set: Server Notifications are answered 503 until it is")
         }
         var keyring: ClientKeyring?
@@ -48,7 +49,7 @@ public struct IntakeCommand: AsyncParsableCommand {
         }
         _ = bootstrapMetrics()
         let app = try IntakeApplication.make(
-            store: store, configuration: configuration, notificationChecks: checks, clientKeys: keyring, tls: tls,
+            store: store, configuration: configuration, notifications: notifications, clientKeys: keyring, tls: tls,
             metrics: .init(text: metricsText), logger: logger
         ) { port in
             logger.info(

@@ -13,15 +13,18 @@ import ServiceLifecycle
 /// the Redis client and `clients` (Apple's): the worker stops first, then they close, Redis last.
 func runWorker(
     label: String, configuration: PipelineConfiguration, settings: WorkerSettings? = nil, logger: Logger,
-    makeHandler: (PipelineStore) throws(ConfigurationError) -> any JobHandler, clients: [ClosingService] = []
+    makeHandler: (PipelineStore) throws(ConfigurationError) -> any JobHandler, clients: [ClosingService] = [],
+    makeServices: (PipelineStore) throws(ConfigurationError) -> [any Service] = { _ in [] }
 ) async throws {
     let registry = bootstrapMetrics()
     let redis = RedisClient(configuration: configuration.redis, poolSize: configuration.redisPoolSize)
     let store = PipelineStore(
         redis: redis, keys: configuration.keys, replication: configuration.replication, recheck: configuration.recheck)
     let handler: any JobHandler
+    let extra: [any Service]
     do {
         handler = try makeHandler(store)
+        extra = try makeServices(store)
     } catch {
         failConfiguration(error)
     }
@@ -29,7 +32,8 @@ func runWorker(
     let metrics: [any Service] = configuration.metricsPort.map {
         [MetricsServer(registry: registry, host: configuration.httpHost, port: $0, logger: logger)]
     } ?? []
-    let services: [any Service] = [ClosingService { await redis.close() }] + clients + metrics + [worker]
+    // Stopped in reverse: the extra services and the worker first, then Apple's clients, Redis last.
+    let services: [any Service] = [ClosingService { await redis.close() }] + clients + metrics + [worker] + extra
     let group = ServiceGroup(
         configuration: .init(
             services: services.map { .init(service: $0) }, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
@@ -136,13 +140,17 @@ public struct NotifierCommand: AsyncParsableCommand {
     @OptionGroup var retry: RetryOptions
     @OptionGroup var serverAPIKey: ServerAPIKeyOptions
     @OptionGroup var serverAPIClient: ServerAPIClientOptions
+    @OptionGroup var sweep: NotificationSweepOptions
+    @OptionGroup var appAppleID: AppAppleIDOptions
+    @OptionGroup var tickets: TicketOptions
     public init() {}
 
     public func run() async throws {
         let configuration = loadConfiguration(
-            redis, worker, lease, catalog, consumption, retry, serverAPIKey, serverAPIClient, recheck)
+            redis, worker, lease, catalog, consumption, retry, serverAPIKey, serverAPIClient, recheck, sweep, appAppleID, tickets)
         let logger = bootstrapLogging(label: "iap-notifier")
         let serverAPI = NIOLockedValueBox<ServerAPIClient?>(nil)
+        let sweepClient = NIOLockedValueBox<ServerAPIClient?>(nil)
         try await runWorker(label: "iap-notifier", configuration: configuration, logger: logger, makeHandler: {
             (store) throws(ConfigurationError) -> any JobHandler in
             var answering: ConsumptionAnswering?
@@ -158,7 +166,15 @@ public struct NotifierCommand: AsyncParsableCommand {
                 answering = ConsumptionAnswering(reporter: client, refundPreference: preference, retryPolicy: configuration.retryPolicy)
             }
             return NotifyHandler(catalog: try configuration.requireCatalog(), consumption: answering)
-        }, clients: [ClosingService { await serverAPI.withLockedValue { $0 }?.shutdown() }])
+        }, clients: [
+            ClosingService { await serverAPI.withLockedValue { $0 }?.shutdown() },
+            ClosingService { await sweepClient.withLockedValue { $0 }?.shutdown() },
+        ], makeServices: { (store) throws(ConfigurationError) -> [any Service] in
+            guard let sweeper = try NotificationSweeper.make(configuration, store: store, logger: logger) else { return [] }
+            sweepClient.withLockedValue { $0 = sweeper.walk.client }
+            logger.info("notification sweep on", metadata: ["every_s": "\(configuration.notificationSweep.components.seconds)"])
+            return [sweeper]
+        })
     }
 }
 

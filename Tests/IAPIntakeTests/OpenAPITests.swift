@@ -21,7 +21,7 @@ import Testing
         try await withPipeline(startWorkers: false) { pipeline in
             let waiters = TicketWaiters(redis: pipeline.configuration.redis, keys: pipeline.store.keys, logger: testLogger)
             let router = try IntakeApplication.routes(
-                store: pipeline.store, configuration: pipeline.configuration, notificationChecks: nil, clientKeys: nil,
+                store: pipeline.store, configuration: pipeline.configuration, notifications: nil, clientKeys: nil,
                 waiters: waiters, metrics: .init(text: { [] }))
             let registered = Set(router.routes.map { "\($0.method.rawValue) \($0.path.description)" })
             #expect(registered.count >= 10, "\(registered)")

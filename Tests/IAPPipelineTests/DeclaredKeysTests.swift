@@ -31,7 +31,8 @@ import Testing
         "claim_part": "PartScriptTests", "split_job": "PartScriptTests", "finish_part": "PartScriptTests",
         "acknowledge_job": "PartScriptTests", "reserve_daily_grant": "PurchasePolicyTests",
         "release_daily_grant": "PurchasePolicyTests", "take_submission_permit": "TransitionScriptTests",
-        "settle_held_ticket": "PurchasePolicyTests",
+        "settle_held_ticket": "PurchasePolicyTests", "claim_notification_sweep": "NotificationHistoryTests",
+        "finish_notification_sweep": "NotificationHistoryTests",
     ]
 
     @Test func everyScriptRunsOnAClusterNodeSomewhere() {

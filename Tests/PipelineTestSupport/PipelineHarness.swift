@@ -102,7 +102,7 @@ public final class PipelineHarness: @unchecked Sendable {
             redis: redis, keys: configuration.keys, replication: configuration.replication, recheck: configuration.recheck)
         let store = self.store
         let configuration = self.configuration
-        let checks = try IntakeApplication.notificationChecks(configuration)
+        let notifications = try NotificationAdmission.make(configuration, store: store)
         let keyring = try configuration.clientKeysFile.map { file throws(ConfigurationError) in try ClientKeyring(file: file) }
         clientKeys = keyring
         let tls = try IntakeApplication.tlsConfiguration(configuration)
@@ -112,7 +112,7 @@ public final class PipelineHarness: @unchecked Sendable {
         self.waiters = waiters
         intake = try await RunningServer.start {
             try IntakeApplication.make(
-                store: store, configuration: configuration, notificationChecks: checks, clientKeys: keyring, tls: tls,
+                store: store, configuration: configuration, notifications: notifications, clientKeys: keyring, tls: tls,
                 waiters: waiters, metrics: .init(sampleEvery: .milliseconds(100), text: metricsText), logger: testLogger,
                 onServerRunning: $0)
         }

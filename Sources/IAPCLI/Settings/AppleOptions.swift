@@ -11,6 +11,26 @@ public struct AppOptions: SettingsGroup {
     public var flags: [Setting: String?] { [Settings.bundleIDs: bundleIds, Settings.appleRootCerts: appleRootCerts] }
 }
 
+/// The App Apple ID production notifications must carry: whoever admits notifications (the
+/// intake, the notifier's sweep, `iapctl apple notifications`).
+public struct AppAppleIDOptions: SettingsGroup {
+    @Option(name: Settings.appleAppID.name, help: Settings.appleAppID.argumentHelp) var appleAppId: String?
+
+    public init() {}
+
+    public var flags: [Setting: String?] { [Settings.appleAppID: appleAppId] }
+}
+
+/// The notifier's notification sweep: how often, and the roots what it reads must chain to.
+public struct NotificationSweepOptions: SettingsGroup {
+    @Option(name: Settings.notificationSweep.name, help: Settings.notificationSweep.argumentHelp) var notificationSweep: String?
+    @Option(name: Settings.appleRootCerts.name, help: Settings.appleRootCerts.argumentHelp) var appleRootCerts: String?
+
+    public init() {}
+
+    public var flags: [Setting: String?] { [Settings.notificationSweep: notificationSweep, Settings.appleRootCerts: appleRootCerts] }
+}
+
 /// verifyReceipt: the verifier.
 public struct ReceiptAPIOptions: SettingsGroup {
     @Option(name: Settings.appleProductionURL.name, help: Settings.appleProductionURL.argumentHelp) var appleProductionUrl: String?

@@ -6,7 +6,6 @@ public struct IntakeOptions: SettingsGroup {
     @Option(name: Settings.httpHost.name, help: Settings.httpHost.argumentHelp) var httpHost: String?
     @Option(name: Settings.httpPort.name, help: Settings.httpPort.argumentHelp) var httpPort: String?
     @Option(name: Settings.maxBodyBytes.name, help: Settings.maxBodyBytes.argumentHelp) var maxBodyBytes: String?
-    @Option(name: Settings.appleAppID.name, help: Settings.appleAppID.argumentHelp) var appleAppId: String?
     @Option(name: Settings.clientKeysFile.name, help: Settings.clientKeysFile.argumentHelp) var clientKeysFile: String?
     @Option(name: Settings.tlsCertFile.name, help: Settings.tlsCertFile.argumentHelp) var tlsCertFile: String?
     @Option(name: Settings.tlsKeyFile.name, help: Settings.tlsKeyFile.argumentHelp) var tlsKeyFile: String?
@@ -20,7 +19,6 @@ public struct IntakeOptions: SettingsGroup {
             Settings.httpHost: httpHost,
             Settings.httpPort: httpPort,
             Settings.maxBodyBytes: maxBodyBytes,
-            Settings.appleAppID: appleAppId,
             Settings.clientKeysFile: clientKeysFile,
             Settings.tlsCertFile: tlsCertFile,
             Settings.tlsKeyFile: tlsKeyFile,

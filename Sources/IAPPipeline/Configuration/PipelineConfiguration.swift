@@ -69,6 +69,8 @@ public struct PipelineConfiguration: Sendable {
     /// What the notifier tells Apple it prefers when a customer asks for a refund
     /// (`IAP_REFUND_PREFERENCE`); `nil` (`none`): it does not answer consumption requests.
     public var refundPreference: ConsumptionInformation.RefundPreference?
+    /// How often the fleet's one notification sweep runs (`IAP_NOTIFICATION_SWEEP_S`); zero: never.
+    public var notificationSweep: Duration
     /// When subscriptions are re-checked with Apple (`IAP_RECHECK_BEFORE_S`, `IAP_RECHECK_AFTER_S`, `IAP_RECHECK_MAX`).
     public var recheck: RecheckSchedule
     /// `iap-webhook`: where to deliver the fulfilment events, the shared signing secret, how long
@@ -192,6 +194,7 @@ public struct PipelineConfiguration: Sendable {
         sharingPolicy = SharingPolicy(rawValue: try source.choice(Settings.sharingPolicy))!
         let preference = try source.choice(Settings.refundPreference)
         refundPreference = preference == "none" ? nil : ConsumptionInformation.RefundPreference(rawValue: preference.uppercased())
+        notificationSweep = try source.duration(Settings.notificationSweep)
         metricsPort = try source.optionalCount(Settings.metricsPort)
         shutdownGrace = try source.duration(Settings.shutdownGrace)
         redisPoolSize = try source.count(Settings.redisPoolSize)

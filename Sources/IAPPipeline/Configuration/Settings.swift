@@ -48,7 +48,7 @@ public enum Settings {
         readBy: [.intake])
     public static let ticketTTL = Setting(
         "IAP_TICKET_TTL_S", .duration(.seconds, .seconds(60) ... .seconds(31_536_000)), default: "604800",
-        help: "tickets and resubmission keys expire after this (7 days)", readBy: [.intake, .verifier, .iapctl])
+        help: "tickets and resubmission keys expire after this (7 days)", readBy: [.intake, .verifier, .notifier, .iapctl])
     public static let clientKeysFile = Setting(
         "IAP_CLIENT_KEYS_FILE", .file, unset: "the intake is open (one warning line at start)",
         help: "JSON object of key id → secret (each at least 16 bytes) of the game backends that may call /v1/receipts* "
@@ -68,7 +68,7 @@ public enum Settings {
         "IAP_TLS_KEY_FILE", .file, unset: "plain HTTP", help: "PEM private key of IAP_TLS_CERT_FILE", readBy: [.intake])
     public static let appleAppID = Setting(
         "IAP_APPLE_APP_ID", .count(1...Int.max), unset: "not checked",
-        help: "your app's Apple id: production notifications for another appAppleId are refused", readBy: [.intake])
+        help: "your app's Apple id: production notifications for another appAppleId are refused", readBy: [.intake, .notifier, .iapctl])
 
     // MARK: Apps and signed data
 
@@ -79,7 +79,7 @@ public enum Settings {
     public static let appleRootCerts = Setting(
         "IAP_APPLE_ROOT_CERTS", .list, unset: "Apple Root CA - G3 (built in)",
         help: "comma-separated PEM or DER files: the roots signed data must chain to (apple-sim's test root in local runs)",
-        readBy: [.intake, .verifier, .iapctl])
+        readBy: [.intake, .verifier, .notifier, .iapctl])
 
     // MARK: verifyReceipt
 
@@ -145,6 +145,13 @@ public enum Settings {
         "IAP_REFUND_PREFERENCE", .choice(["none", "decline", "grant_full", "grant_prorated"]), default: "none",
         help: "how the notifier answers Apple's CONSUMPTION_REQUEST for users who consented (none: it does not answer); "
             + "needs the Server API key",
+        readBy: [.notifier])
+
+    public static let notificationSweep = Setting(
+        "IAP_NOTIFICATION_SWEEP_S", .duration(.seconds, .zero ... .seconds(604_800)), default: "3600",
+        help: "every this long one notifier (fleet-wide) reads Apple's notification history for what never arrived "
+            + "(onlyFailures, since the last sweep with one period of overlap) and stores it as the intake would; 0: off; "
+            + "needs the Server API key and IAP_BUNDLE_IDS",
         readBy: [.notifier])
 
     // MARK: Subscriptions
@@ -223,7 +230,7 @@ public enum Settings {
         bundleIDs, appleRootCerts,
         appleProductionURL, appleSandboxURL, appleSharedSecret, appleTimeout,
         appleAPIKeyID, appleAPIIssuerID, appleAPIPrivateKeyFile, appleAPIProductionURL, appleAPISandboxURL, appleAPIMaxRPS,
-        productsFile, currencies, sandbox, maxRefundsPerUser, sharingPolicy, refundPreference,
+        productsFile, currencies, sandbox, maxRefundsPerUser, sharingPolicy, refundPreference, notificationSweep,
         recheckBefore, recheckAfter, recheckMax,
         concurrency, lease, maxRedeliveries, shutdownGrace, metricsPort, maxAttempts, retryBase, retryMax,
         webhookURL, webhookSecret, webhookMaxAge, webhookTimeout,

@@ -129,7 +129,7 @@ public struct LedgerMigration: Sendable {
         "queue", "inflight", "workers", "retry", "dead", "txn", "grant", "fulfilment", "ticket", "receipt", "lock", "rate",
         "signature", "notification", "refunded", "owner", "held", "holds", "refunds", "lifetime", "subscription",
         "user-subscriptions", "webhook", "rechecks", "consent", "daily", "account-token", "unclaimed", "notifications",
-        "apple", "intakes",
+        "apple", "intakes", "notification-sweep",
     ]
 
     func scan() async throws -> Plan {
@@ -216,6 +216,7 @@ public struct LedgerMigration: Sendable {
             return keys.dailyWindow(user: String(rest[..<colon]), product: String(rest[rest.index(after: colon)...]))
         case "account-token": return keys.accountToken(after("account-token:"))
         case "signature": return keys.clientSignature(after("signature:"))
+        case "notification-sweep": return keys.notificationSweep
         case "apple":
             let parts = rest.split(separator: ":", maxSplits: 3).map(String.init)
             guard parts.count == 4, parts[1] == "hold" else { return nil }
@@ -227,7 +228,7 @@ public struct LedgerMigration: Sendable {
     /// The families copied key by key (DUMP, then RESTORE … REPLACE with the time left to live).
     static let copied = [
         "txn", "grant", "held", "refunded", "owner", "subscription", "notifications", "ticket", "receipt", "notification",
-        "consent", "daily", "account-token", "signature", "apple",
+        "consent", "daily", "account-token", "signature", "apple", "notification-sweep",
     ]
 
     func copyKeys(_ plan: Plan, report: inout MigrationReport) async throws {

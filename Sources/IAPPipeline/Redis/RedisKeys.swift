@@ -198,6 +198,12 @@ public struct RedisKeys: Sendable, Equatable {
     /// `QueueSampler` round); an intake removes itself when it stops. `iapctl migrate` refuses
     /// while one is live (seen within `intakeLiveness`). No bucket: the prefix alone.
     public var intakes: String { "\(prefix):intakes" }
+    /// hash: the fleet's one notification sweep (`IAP_NOTIFICATION_SWEEP_S`): `owner` and
+    /// `lease_until` (ms) while a process sweeps, `next_at` (ms), `cursor:Production` and
+    /// `cursor:Sandbox` (the end, ms, of the last window read to its end), and the last sweep's
+    /// `last_started_at`, `last_finished_at`, `last_seen`, `last_new`, `last_invalid`, `last_error`.
+    /// No bucket: the prefix alone; one slot of its own on a cluster.
+    public var notificationSweep: String { "\(prefix):notification-sweep" }
     /// How recently an intake must have said it runs to count as running.
     public static let intakeLiveness: Duration = .seconds(15)
     /// The prefix as a `SCAN MATCH` pattern that matches it literally (`*`, `?`, `[`, `]`, `\` escaped).

@@ -52,6 +52,14 @@ public enum PipelineMetrics {
         if deadLettered > 0 { Counter(label: "iap_reaped_total", dimensions: [("what", "dead_lettered")]).increment(by: deadLettered) }
     }
 
+    /// `iap_notification_sweeps_total{result}` (`complete`, `incomplete`: Apple or Redis stopped it)
+    /// and `iap_notifications_recovered_total`: notifications the sweep found in Apple's history
+    /// that had never arrived, now stored.
+    public static func notificationSweep(complete: Bool, recovered: Int) {
+        Counter(label: "iap_notification_sweeps_total", dimensions: [("result", complete ? "complete" : "incomplete")]).increment()
+        Counter(label: "iap_notifications_recovered_total").increment(by: recovered)
+    }
+
     /// `iap_webhook_deliveries_total{result}` (`delivered`, `failed`, `expired`) and
     /// `iap_webhook_delivery_seconds{result}`: each POST to the game backend's webhook.
     public static func webhookDelivery(_ result: String, took: Duration) {

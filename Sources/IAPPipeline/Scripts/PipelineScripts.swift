@@ -3,8 +3,8 @@
 /// `PipelineStore` is the only caller.
 public enum PipelineScripts {
     public static let all: [any PipelineScript.Type] = [
-        AcceptNotification.self, AcknowledgeJob.self, ApplySubscriptionNotification.self, ClaimPart.self, ClaimPurchases.self,
-        DeadLetterJob.self, FinishPart.self,
+        AcceptNotification.self, AcknowledgeJob.self, ApplySubscriptionNotification.self, ClaimNotificationSweep.self, ClaimPart.self,
+        ClaimPurchases.self, DeadLetterJob.self, FinishNotificationSweep.self, FinishPart.self,
         FinishTicket.self, FinishWebhookEvent.self, ForceRecheck.self, ForwardJob.self, GrantByOperator.self,
         GrantPurchases.self, HoldAPIEndpoint.self, MarkVerifying.self, PromoteDueRechecks.self, PromoteDueRetries.self,
         ReapExpiredWorkers.self, RecordNotification.self, ReinstateGrant.self, RejectHeldPurchase.self, ReleaseDailyGrant.self,

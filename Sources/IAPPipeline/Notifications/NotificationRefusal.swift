@@ -1,0 +1,27 @@
+/// Why a notification is not admitted: it must never be stored, whoever hands it in. The intake
+/// answers Apple with `status` and `code`; a backfill counts it as invalid.
+public struct NotificationRefusal: Error, Sendable, Equatable, CustomStringConvertible {
+    public enum Code: String, Sendable {
+        /// A signature (the notification's or one inside it) does not verify to a configured root.
+        case invalidSignature = "invalid_signature"
+        /// A member, or what is signed inside it, names a bundle id not in `IAP_BUNDLE_IDS`, or none.
+        case bundleMismatch = "bundle_mismatch"
+        /// A production member's `appAppleId` is not `IAP_APPLE_APP_ID`.
+        case appAppleIDMismatch = "app_apple_id_mismatch"
+        /// A member's environment is not that of what it carries.
+        case environmentMismatch = "environment_mismatch"
+    }
+
+    public let code: Code
+    public let message: String
+
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    /// 401 for a signature, 400 for the rest.
+    public var httpStatus: Int { code == .invalidSignature ? 401 : 400 }
+
+    public var description: String { "\(code.rawValue): \(message)" }
+}

@@ -1,0 +1,46 @@
+import PlainJSON
+import RedisClient
+
+/// `claim_notification_sweep`: the lease on the fleet's one notification sweep, taken when due or renewed.
+struct ClaimNotificationSweep: PipelineScript {
+    static let script = LuaSource.script("claim_notification_sweep", PackageResources.claim_notification_sweep_lua)
+    let keys: [String]
+    let arguments: [String]
+
+    init(_ keys: RedisKeys, owner: String, lease: Duration, renew: Bool) {
+        self.keys = [keys.notificationSweep]
+        arguments = [JSONValue.object([
+            "owner": .string(owner), "lease_ms": .int(lease.milliseconds), "renew": .bool(renew),
+        ]).canonicalText]
+    }
+
+    static func decode(_ reply: RedisReply) throws -> NotificationSweepClaim {
+        guard case .array(let items) = reply, let code = items.first?.string, items.count >= 2, let number = items[1].int else {
+            throw ScriptReplyError(script: name, reply: reply)
+        }
+        switch code {
+        case "claimed" where items.count == 4:
+            var cursors: [String: Int64] = [:]
+            for (index, environment) in ["Production", "Sandbox"].enumerated() {
+                if let cursor = items[2 + index].string.flatMap({ Int64($0) }) { cursors[environment] = cursor }
+            }
+            return .claimed(now: number, cursors: cursors)
+        case "not_due": return .notDue(until: number)
+        case "held": return .held(until: number)
+        case "lost": return .lost
+        default: throw ScriptReplyError(script: name, reply: reply)
+        }
+    }
+}
+
+/// What `claim_notification_sweep` answered.
+public enum NotificationSweepClaim: Sendable, Equatable {
+    /// The caller sweeps: Redis's time now (ms) and where each environment's last window ended.
+    case claimed(now: Int64, cursors: [String: Int64])
+    /// Not before `until` (ms).
+    case notDue(until: Int64)
+    /// Another process holds the lease until `until` (ms).
+    case held(until: Int64)
+    /// A renewal by a process whose lease had expired.
+    case lost
+}
