@@ -59,9 +59,12 @@ public final class SimulatedServerAPI: Sendable {
     /// A signed Server Notification V2 about a registered transaction (or none, for `TEST`). For
     /// REFUND and REVOKE the transaction carries its revocation, as Apple's does. `renewal`: the
     /// subscription's renewal info to sign along (grace period, billing retry, auto-renew).
+    /// `appTransaction` (`RESCIND_CONSENT`), `summary` (`RENEWAL_EXTENSION`) or
+    /// `externalPurchaseToken` (`EXTERNAL_PURCHASE_TOKEN`): that member instead of `data`.
     public func signedNotification(
         type: String, subtype: String? = nil, transactionID: String?, uuid: String = UUID().uuidString.lowercased(),
-        appAppleID: Int64? = nil, renewal: JWSRenewalInfo? = nil
+        appAppleID: Int64? = nil, renewal: JWSRenewalInfo? = nil, appTransaction: JWSAppTransaction? = nil,
+        summary: NotificationPayload.Summary? = nil, externalPurchaseToken: NotificationPayload.ExternalPurchaseToken? = nil
     ) throws -> String {
         var transaction = transactionID.flatMap { id in state.withLockedValue { $0.transactions[id] } }
         if let id = transactionID, transaction == nil { throw SimulatorError("apple-sim knows no transaction \(id)") }
@@ -76,12 +79,24 @@ public final class SimulatedServerAPI: Sendable {
         var stampedRenewal = renewal
         stampedRenewal?.signedDate = now
         let signedRenewal = try stampedRenewal.map { try authority.signer.sign(payload: $0) }
-        let payload = NotificationPayload(
+        var payload = NotificationPayload(
             notificationType: type, subtype: subtype, notificationUUID: uuid, signedDate: now,
             data: .init(
                 appAppleID: appAppleID, bundleID: transaction?.bundleID ?? "com.example.game",
                 environment: transaction?.environment ?? "Sandbox", signedTransactionInfo: signedTransaction,
                 signedRenewalInfo: signedRenewal))
+        if let appTransaction {
+            payload.data = nil
+            payload.appData = .init(
+                appAppleID: appAppleID, bundleID: appTransaction.bundleID, environment: appTransaction.receiptType,
+                signedAppTransactionInfo: try authority.signer.sign(payload: appTransaction))
+        } else if let summary {
+            payload.data = nil
+            payload.summary = summary
+        } else if let externalPurchaseToken {
+            payload.data = nil
+            payload.externalPurchaseToken = externalPurchaseToken
+        }
         let signed = try authority.signer.sign(payload: payload)
         keep(payload, signed: signed, originalTransactionID: transaction?.originalTransactionID ?? renewal?.originalTransactionID)
         return signed
@@ -313,7 +328,7 @@ public final class SimulatedServerAPI: Sendable {
             }
             // No URL: sent as Apple sends, to the environment's URL with its retries.
             guard let url = order.url else {
-                self.send(uuid: uuid)
+                for _ in 0..<(order.repeat ?? 1) { self.send(uuid: uuid) }
                 return try Self.json(.ok, ["uuid": uuid, "statuses": [Int]()])
             }
             var statuses: [Int] = []
@@ -344,6 +359,14 @@ public final class SimulatedServerAPI: Sendable {
         router.post("/control/api-faults") { request, context in
             self.setFaults(try await request.decode(as: SimulatedAPIFaults.self, context: context))
             return HTTPResponse.Status.noContent
+        }
+        router.get("/control/sent-notifications") { _, _ in
+            let sent = self.state.withLockedValue { state in state.sentOrder.compactMap { state.sent[$0] } }
+            let list: [[String: any Sendable]] = sent.map {
+                ["uuid": $0.uuid, "type": $0.type, "delivered": $0.delivered, "attempts": $0.attempts.count,
+                 "original_transaction_id": $0.originalTransactionID ?? ""]
+            }
+            return try Self.json(.ok, ["notifications": list])
         }
         router.get("/control/api-calls") { _, _ in
             try Self.json(.ok, ["counts": self.callCounts(), "busiest_second": self.busiestWindow()])

@@ -35,6 +35,53 @@ extension LocalCluster {
         return statuses
     }
 
+    /// Has apple-sim sign a notification about a registered transaction and send it as Apple
+    /// does: to the notification URL (`setNotificationDelivery`), retried on its schedule until
+    /// delivered; `times` sends at once (Apple's duplicates, one UUID). Returns its UUID at once.
+    @discardableResult
+    public func sendNotification(type: String, transactionID: String, times: Int = 1) async throws -> String {
+        let order: [String: Any] = ["type": type, "transaction_id": transactionID, "repeat": times]
+        let reply = try await control("/control/notifications", body: try JSONSerialization.data(withJSONObject: order))
+        guard let uuid = reply["uuid"] as? String else { throw ClusterError("apple-sim did not send: \(reply)") }
+        return uuid
+    }
+
+    /// Every notification apple-sim signed, oldest first: its UUID, type, purchase and whether any
+    /// attempt delivered it.
+    public func sentNotifications() async throws -> [(uuid: String, type: String, originalTransactionID: String?, delivered: Bool)] {
+        let reply = try await control("/control/sent-notifications", body: nil)
+        return (reply["notifications"] as? [[String: Any]] ?? []).compactMap { item in
+            guard let uuid = item["uuid"] as? String else { return nil }
+            let original = item["original_transaction_id"] as? String
+            return (uuid, item["type"] as? String ?? "", original?.isEmpty == false ? original : nil, item["delivered"] as? Bool ?? false)
+        }
+    }
+
+    /// Where apple-sim sends notifications as Apple does (both environments; `nil`: nowhere), its
+    /// waits before each retry and each attempt's deadline.
+    public func setNotificationDelivery(url: String?, retryDelaysMs: [Int64]? = nil, timeoutMs: Int64 = 2000) async throws {
+        var order: [String: Any] = [:]
+        if let url { order["url"] = url }
+        try await controlNoContent("/control/notification-url", body: try JSONSerialization.data(withJSONObject: order))
+        if let retryDelaysMs {
+            try await controlNoContent(
+                "/control/notification-retries",
+                body: try JSONSerialization.data(withJSONObject: ["delays_ms": retryDelaysMs, "timeout_ms": timeoutMs] as [String: Any]))
+        }
+    }
+
+    private func controlNoContent(_ path: String, body: Data) async throws {
+        var request = HTTPClientRequest(url: appleURL + path)
+        request.method = .POST
+        request.headers.add(name: "content-type", value: "application/json")
+        request.body = .bytes(ByteBuffer(data: body))
+        let response = try await controlClient.execute(request, timeout: .seconds(30))
+        let bytes = try await response.body.collect(upTo: 1 << 20)
+        guard (200...204).contains(response.status.code) else {
+            throw ClusterError("apple-sim \(path) answered \(response.status): \(String(buffer: bytes).prefix(200))")
+        }
+    }
+
     /// The most Server API calls apple-sim received in any one second, per "environment endpoint".
     public func busiestAPISecond() async throws -> [String: Int] {
         let reply = try await control("/control/api-calls", body: nil)

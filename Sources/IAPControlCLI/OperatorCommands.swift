@@ -99,7 +99,10 @@ struct UserCommand: AsyncParsableCommand {
         for purchase in report.held { print("held \(purchase.unit): \(purchase.reason) (\(purchase.productID))") }
         print("timeline:")
         for entry in report.timeline {
-            let detail = ["product_id", "unit", "entitlement", "status", "reason", "revocation_reason", "source"]
+            let detail = [
+                "notification_type", "subtype", "product_id", "unit", "entitlement", "status", "reason", "revocation_reason",
+                "auto_renew", "change", "renewal_product_id", "expires_at", "app_transaction_id", "source",
+            ]
                 .compactMap { key in entry[key].map { "\(key)=\($0)" } }.joined(separator: " ")
             print("  \(entry["id"] ?? "")  \(entry["event"] ?? "?")  \(detail)")
         }

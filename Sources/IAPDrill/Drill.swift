@@ -74,6 +74,14 @@ public struct Drill: Sendable {
             throw error
         }
         progress("trial \(trial): \(plan.count) receipts, redis \(cluster.redisURL), logs in \(directory.path)/logs")
+        do {
+            // apple-sim sends as Apple does, to the intake, with its retries compressed.
+            try await cluster.setNotificationDelivery(
+                url: cluster.intakeURL + "/v1/notifications/apple", retryDelaysMs: DrillSettings.notificationRetryDelaysMs)
+        } catch {
+            _ = await cluster.stop()
+            throw error
+        }
         let refunds = plan.filter { $0.refund != nil }
         var subscriptions = PlannedSubscription.plan(
             count: settings.subscriptionsPerTrial, trial: trial, intakeURL: cluster.intakeURL, using: &rng)
@@ -107,10 +115,15 @@ public struct Drill: Sendable {
         }
         let subscribed = await client.submitAll(subscriptions, perSecond: nil, concurrency: 4)
         let submissions = await client.submitAll(plan, perSecond: settings.submitRate, concurrency: settings.clientConcurrency)
-        // Refunds that come after the submission: while its grant may still be in flight, faults still running.
+        // Refunds that come after the submission, while its grant may still be in flight and faults
+        // still run: sent as Apple sends (retried, then only in its history: the sweep's to find).
         var refundError: (any Error)?
         for receipt in refunds where !receipt.refund!.beforeSubmission {
-            do { try await deliverRefund(receipt, to: cluster) } catch { refundError = error }
+            do {
+                try await cluster.sendNotification(type: "REFUND", transactionID: receipt.unit!, times: receipt.refund!.times)
+            } catch {
+                refundError = error
+            }
         }
         // Faults go on until every subscription has had its last period and its end.
         if let end = subscriptions.map(\.endsAt).max() {
@@ -133,6 +146,16 @@ public struct Drill: Sendable {
         let tickets = submissions.map(\.ticket)
         var (terminal, seconds) = await audit.drain(
             Set((tickets + subscribed.map(\.ticket)).compactMap { $0 }), timeout: .seconds(settings.drainTimeoutSeconds))
+        // Every notification Apple sent is stored (some only by the sweep), then applied.
+        let notificationBooks: NotificationAudit.Books
+        do {
+            notificationBooks = try await NotificationAudit(store: audit.store).settle(cluster, timeout: .seconds(60))
+        } catch {
+            await redis.close()
+            _ = await cluster.stop()
+            throw error
+        }
+        seconds += await audit.drain([], timeout: .seconds(settings.drainTimeoutSeconds)).seconds
         let subscriptionAudit = SubscriptionAudit(store: audit.store, lease: settings.lease)
         let settled = await subscriptionAudit.settle(subscriptions, timeout: .seconds(60))
         var subscriptionBooks = SubscriptionAudit.Books()
@@ -158,7 +181,8 @@ public struct Drill: Sendable {
             failovers = try await audit.timings(of: faults.failovers)
             subscriptionBooks = try await subscriptionAudit.check(subscriptions)
             if let settled { subscriptionBooks.note("the subscriptions never settled in 60 s: \(settled)") }
-            books.lost += subscriptionBooks.lost + webhookBooks.lost
+            books.lost += subscriptionBooks.lost + webhookBooks.lost + notificationBooks.missing.count
+            for missing in notificationBooks.missing.prefix(5) { books.note("lost: a notification never stored: \(missing)") }
             books.wrong += webhookBooks.wrong
             for finding in webhookBooks.findings { books.note(finding) }
             books.wrong += subscriptionBooks.wrong + (settled == nil ? 0 : 1)
@@ -178,7 +202,7 @@ public struct Drill: Sendable {
         for (subscription, submission) in zip(subscriptions, subscribed) where submission.error != nil {
             anomalies.append("subscription \(subscription.originalTransactionID) not accepted: \(submission.error!)")
         }
-        return TrialReport(
+        var report = TrialReport(
             trial: trial, receipts: plan.count, accepted: Set(tickets.compactMap { $0 }).count,
             refusals: submissions.map(\.refusals).reduce(0, +), faults: faults.injected,
             jobsHeldAtSigterm: faults.jobsHeldAtSigterm,
@@ -189,5 +213,8 @@ public struct Drill: Sendable {
             failovers: failovers, reshards: faults.reshards, poisonPushed: faults.poisonPushed, poisonDeadLettered: books.poisonDeadLettered,
             lost: books.lost, doubleGrants: books.doubleGrants, stuck: books.stuck, wrongOutcomes: books.wrong,
             anomalies: anomalies.count, drainSeconds: seconds, examples: books.examples + anomalies.prefix(5))
+        report.notificationsSent = notificationBooks.sent
+        report.notificationsUndelivered = notificationBooks.undelivered
+        return report
     }
 }

@@ -50,6 +50,10 @@ public struct DrillSettings: Sendable {
     /// Data folders and logs, one per trial.
     public var workDirectory: URL
 
+    /// apple-sim's retries of a notification it could not deliver: Apple's 1, 12, 24, 48 and 72
+    /// hours at 25 ms an hour (each attempt's deadline is 2 s).
+    public static let notificationRetryDelaysMs: [Int64] = [1, 12, 24, 48, 72].map { $0 * 25 }
+
     /// The cluster each trial starts: `processesPerStage` of every stage, short leases and retries.
     public var cluster: ClusterSettings {
         var cluster = ClusterSettings(binDirectory: binDirectory)
@@ -69,6 +73,8 @@ public struct DrillSettings: Sendable {
         cluster.environment["IAP_RECHECK_BEFORE_S"] = "0"
         cluster.environment["IAP_RECHECK_AFTER_S"] = "0.5"
         cluster.environment["IAP_RECHECK_MAX"] = "2"
+        // The sweep every 2 s: what Apple could not deliver comes in from its history.
+        cluster.environment["IAP_NOTIFICATION_SWEEP_S"] = "2"
         return cluster
     }
 

@@ -17,6 +17,7 @@ struct FaultInjector {
     var rng: SeededGenerator
     private(set) var injected: [FaultKind: Int] = [:]
     private(set) var poisonPushed = 0
+    private(set) var notificationOutages = 0
     /// Jobs the SIGTERMed processes held when signalled: each must be finished or handed back.
     private(set) var jobsHeldAtSigterm = 0
     /// Things that went wrong that are not about the books (a SIGTERM without exit 0).
@@ -73,6 +74,13 @@ struct FaultInjector {
             let hooks = await cluster.workerCount(.webhook)
             let (stage, index) = hooks > 0 ? (Stage.webhook, Int.random(in: 0..<hooks, using: &rng)) : await pickWorker()
             _ = try await cluster.replaceWorker(stage, at: index, signal: SIGKILL, pauseMs: Int.random(in: 0..<500, using: &rng))
+        case .notificationOutage:
+            // Longer than the whole compressed retry schedule with every attempt's deadline.
+            let retries = DrillSettings.notificationRetryDelaysMs.reduce(0, +)
+            try await cluster.setNotificationDelivery(url: cluster.intakeURL + "/v1/notifications/apple-outage")
+            try await Task.sleep(for: .milliseconds(retries + Int64.random(in: 1000...3000, using: &rng)))
+            try await cluster.setNotificationDelivery(url: cluster.intakeURL + "/v1/notifications/apple")
+            notificationOutages += 1
         case .poison:
             poisonPushed += try await cluster.poison(nonce: rng.next())
         case .stall:

@@ -27,6 +27,11 @@ public enum FaultKind: String, CaseIterable, Sendable, Codable {
     /// `kill -9` an `iap-webhook` process mid-delivery, then start a new one: every event still
     /// reaches the webhook, in order per user (some twice, under the same id).
     case killWebhook = "kill-webhook"
+    /// The intake refuses Apple's notification deliveries (apple-sim's URL answers 404, as after a
+    /// deploy that broke the route) for longer than apple-sim's compressed retries: what Apple
+    /// sends meanwhile is never delivered, and only the notifier's sweep of Apple's history brings
+    /// those refunds and renewals in.
+    case notificationOutage = "notification-outage"
 
     /// Column heading in the drill's table.
     var column: String {
@@ -41,6 +46,7 @@ public enum FaultKind: String, CaseIterable, Sendable, Codable {
         case .failover: "failover"
         case .reshard: "reshard"
         case .killWebhook: "hook kill"
+        case .notificationOutage: "notif out"
         }
     }
 

@@ -27,10 +27,13 @@ struct PlannedSubscription: SubmittableReceipt {
     static func plan(count: Int, trial: Int, intakeURL: String, using rng: inout SeededGenerator) -> [PlannedSubscription] {
         let start = Int64(Date().timeIntervalSince1970 * 1000)
         return (0..<count).map { index in
-            let notify = index % 2 == 0
-                ? SimulatedSubscription.Notify(
-                    url: intakeURL + "/v1/notifications/apple", lossRate: 0.3, duplicateRate: 0.3, maxDelayMs: 1500)
-                : nil
+            // A quarter straight to the intake (lost, doubled, late, never retried); a quarter as
+            // Apple sends (attempts lost, retried, then only in the history); half with none.
+            let notify: SimulatedSubscription.Notify? = switch index % 4 {
+            case 0: SimulatedSubscription.Notify(url: intakeURL + "/v1/notifications/apple", lossRate: 0.3, duplicateRate: 0.3, maxDelayMs: 1500)
+            case 2: SimulatedSubscription.Notify(url: nil, lossRate: 0.3)
+            default: nil
+            }
             let plan = SimulatedSubscription(
                 originalTransactionID: "sub-\(trial)-\(index)", productID: product, bundleID: LocalCluster.bundleID,
                 periodMs: period, renewals: Int.random(in: 1...3, using: &rng),

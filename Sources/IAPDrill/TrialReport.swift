@@ -27,6 +27,10 @@ public struct TrialReport: Codable, Sendable {
     public var failovers: [FailoverTiming] = []
     /// Each move of the pipeline's slot, in order.
     public var reshards: [LocalCluster.Reshard] = []
+    /// Notifications apple-sim signed in the trial, and those no attempt of Apple's delivered
+    /// (each stored all the same, from the history by the sweep, or the trial counts it lost).
+    public var notificationsSent: Int = 0
+    public var notificationsUndelivered: Int = 0
     public var poisonPushed: Int
     public var poisonDeadLettered: Int
     /// Accepted tickets that never reached a terminal state.

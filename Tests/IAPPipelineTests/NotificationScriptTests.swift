@@ -52,6 +52,35 @@ import Testing
         }
     }
 
+    /// A stored notification is one `notification` entry for its purchase's owner, written in the
+    /// step that stores it (never again for its UUID); `record_notification` adds the normalised
+    /// event it is given for the owner too.
+    @Test func aStoredNotificationIsOneStreamEntryAndItsNormalisedEventTheOwners() async throws {
+        try await withClusterNode { redis, _ in
+            let store = PipelineStore(redis: redis, keys: Self.keys)
+            try await redis.send("SET", Self.keys.owner(originalTransactionID: "7"), "owner")
+            let job = Self.notificationJob("N1", type: "DID_CHANGE_RENEWAL_STATUS", uuid: "U-9")
+            let payload = try await Self.held(store, job)
+            #expect(try await store.acceptNotification(Self.notificationJob("N2", uuid: "U-9"), uuid: "U-9", ttl: .seconds(60)).created == false)
+            let entries = try await fulfilmentEvents(redis, Self.keys, notifications: true)
+            #expect(entries.count == 1)
+            let entry = try #require(entries.first)
+            #expect(entry["event"] == "notification" && entry["user_id"] == "owner" && entry["ticket"] == "N1")
+            #expect(entry["notification_type"] == "DID_CHANGE_RENEWAL_STATUS" && entry["notification_uuid"] == "U-9")
+            #expect(entry["original_transaction_id"] == "7" && entry["transaction_id"] == "7" && entry["signed_date"] == "5")
+            let decoded = try JSONSerialization.jsonObject(with: Data((entry["payload"] ?? "").utf8)) as? [String: Any]
+            #expect((decoded?["transaction"] as? [String: Any])?["transactionId"] as? String == "7")
+            let notification = try #require(job.notification)
+            let event = try #require(NotificationEvent.fields(of: notification, now: 9))
+            #expect(try await store.recordNotification(
+                payload, member: Self.member, job: job, result: "recorded", entry: "{}", in: .history(originalTransactionID: "7"),
+                event: event) == .moved)
+            let after = try await fulfilmentEvents(redis, Self.keys, notifications: true)
+            #expect(after.map { $0["event"] } == ["notification", "auto_renew_changed"])
+            #expect(after.last?["user_id"] == "owner" && after.last?["auto_renew"] == "off" && after.last?["changed_at"] == "9")
+        }
+    }
+
     @Test func revokeGrantRevokesOnceOrRemembersTheRefund() async throws {
         try await withClusterNode { redis, _ in
             let store = PipelineStore(redis: redis, keys: Self.keys)

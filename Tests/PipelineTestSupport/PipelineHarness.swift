@@ -290,13 +290,17 @@ public final class PipelineHarness: @unchecked Sendable {
     }
 
     /// Every bucket's fulfilment entries, merged by id.
-    public func fulfilments() async throws -> [[String: String]] {
-        try await store.fulfilmentEntries().map(\.fields)
+    /// The ledger's entries on the fulfilment stream: every `event` but `notification` (each
+    /// stored Apple notification's own entry, which `notifications: true` includes).
+    public func fulfilments(notifications: Bool = false) async throws -> [[String: String]] {
+        try await store.fulfilmentEntries().map(\.fields).filter { notifications || $0["event"] != "notification" }
     }
 
     /// Waits until the fulfilment stream's entries so far satisfy `done`, woken by the stream itself
     /// (XREAD BLOCK), and returns them.
-    public func fulfilments(until done: @escaping ([[String: String]]) -> Bool, timeout: Duration = .seconds(30)) async throws -> [[String: String]] {
+    public func fulfilments(
+        until done: @escaping ([[String: String]]) -> Bool, notifications: Bool = false, timeout: Duration = .seconds(30)
+    ) async throws -> [[String: String]] {
         var seen: [[String: String]] = []
         // Every bucket's stream (one server holds them all in these tests), each from where it was read to.
         let streams = configuration.keys.everyBucket.map(\.fulfilment)
@@ -312,7 +316,8 @@ public final class PipelineHarness: @unchecked Sendable {
                 for entry in stream.array?.last?.array ?? [] {
                     guard let parts = entry.array, parts.count == 2, let id = parts[0].string else { continue }
                     last[name] = id
-                    seen.append(parts[1].stringDictionary)
+                    let fields = parts[1].stringDictionary
+                    if notifications || fields["event"] != "notification" { seen.append(fields) }
                 }
             }
             if done(seen) { return seen }

@@ -2,21 +2,27 @@
 --[[
   record_notification: notify stage, a notification that grants nothing now: keeps it (on the
   original transaction's list, newest first, at most `keep`; or, for a purchase whose account is
-  unknown, in the unclaimed hash until a user submits it), finishes the ticket with `result`; ack.
+  unknown, in the unclaimed hash until a user submits it), adds the normalised `event` it means,
+  if any, to the fulfilment stream (for the owner of its original transaction, when known),
+  finishes the ticket with `result`; ack.
 
   Input:
     KEYS[1] inflight   the worker's in-flight list
     KEYS[2] ticket     the job's ticket hash
-    KEYS[3] record     optional: `notifications:<original>` (list) or `unclaimed` (hash)
+    KEYS[3] stream     the fulfilment stream
+    KEYS[4] record     optional: `notifications:<original>` (list) or `unclaimed` (hash)
+    KEYS[5] owner      optional, with the list: `owner:<original>`
     ARGV[1] taken      the job as taken
     ARGV[2] arguments  JSON: ticket, now, channel, result, entry, keep, transaction_id? (the
-                       unclaimed hash's field; absent: KEYS[3] is the list)
+                       unclaimed hash's field; absent: KEYS[4] is the list), event? (the stream
+                       entry's fields but `user_id`)
   Output:
     1 recorded, 0 the worker no longer holds the job, -1 its ticket is gone
 ]]
 --- @include "ack_job"
+--- @include "add_event"
 
-local inflight, ticket, record = KEYS[1], KEYS[2], KEYS[3]
+local inflight, ticket, stream, record, owner = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local acked = ackJob(inflight, ticket, ARGV[1])
 if acked ~= 1 then return acked end
 local a = cjson.decode(ARGV[2])
@@ -27,6 +33,9 @@ if record then
     redis.call('LPUSH', record, a.entry)
     redis.call('LTRIM', record, 0, tonumber(a.keep) - 1)
   end
+end
+if a.event then
+  addEvent(stream, a.event, (owner and redis.call('GET', owner)) or '')
 end
 redis.call('HSET', ticket, 'status', 'applied', 'result', a.result, 'attempts', '1', 'updated_at', a.now)
 redis.call('SPUBLISH', a.channel, a.ticket)

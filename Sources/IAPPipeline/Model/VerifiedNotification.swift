@@ -49,4 +49,50 @@ public struct VerifiedNotification: Codable, Sendable, Equatable {
     public var originalTransactionID: String? {
         transaction?.originalTransactionID ?? renewal?.originalTransactionID
     }
+
+    /// The app account token of the purchase it is about, when the transaction carries one.
+    public var appAccountToken: String? { transaction?.appAccountToken }
+
+    /// What its `notification` entry on the fulfilment stream says besides `user_id`: the type,
+    /// subtype, UUID, when Apple signed it, the environment, the purchase, and `payload`: the
+    /// decoded members (transaction, renewal info, app transaction, summary, external purchase
+    /// token; no signatures) as canonical JSON, which the webhook body embeds as an object.
+    public var streamFields: [String: String] {
+        var fields = [
+            "notification_type": type, "subtype": subtype ?? "", "notification_uuid": uuid,
+            "signed_date": signedDate.map(String.init) ?? "", "environment": environment ?? "",
+        ]
+        if let original = originalTransactionID { fields["original_transaction_id"] = original }
+        if let transaction {
+            fields["transaction_id"] = transaction.transactionID
+            fields["product_id"] = transaction.productID
+        } else if let product = renewal?.productID ?? summary?.productID {
+            fields["product_id"] = product
+        }
+        fields["payload"] = String(decoding: canonicalJSON(Payload(self)), as: UTF8.self)
+        return fields
+    }
+
+    /// The decoded members, as `payload` carries them.
+    struct Payload: Encodable {
+        var transaction: JWSTransaction?
+        var renewal: JWSRenewalInfo?
+        var appTransaction: JWSAppTransaction?
+        var summary: NotificationPayload.Summary?
+        var externalPurchaseToken: NotificationPayload.ExternalPurchaseToken?
+
+        init(_ notification: VerifiedNotification) {
+            transaction = notification.transaction
+            renewal = notification.renewal
+            appTransaction = notification.appTransaction
+            summary = notification.summary
+            externalPurchaseToken = notification.externalPurchaseToken
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case transaction, renewal, summary
+            case appTransaction = "app_transaction"
+            case externalPurchaseToken = "external_purchase_token"
+        }
+    }
 }

@@ -299,7 +299,12 @@ public struct PipelineStore: Sendable {
         let bucket = keys.layout.bucket(ofNotification: uuid, originalTransactionID: job.notification?.originalTransactionID)
         var job = job
         job.ticket = keys.layout.ticketID(job.ticket, inBucket: bucket)
-        return try await run(AcceptNotification(keys.inBucket(bucket), job: job, uuid: uuid, ttl: ttl), replicated: true)
+        // The token's binding is read first (it lives in its own slot; a binding never changes).
+        var tokenUser: String?
+        if let token = job.notification?.appAccountToken?.lowercased() {
+            tokenUser = try await redis.send("GET", keys.accountToken(token)).string
+        }
+        return try await run(AcceptNotification(keys.inBucket(bucket), job: job, uuid: uuid, ttl: ttl, tokenUser: tokenUser), replicated: true)
     }
 
     /// The ticket a stored notification got (`notification:<uuid>`), looked for where the intake
@@ -335,10 +340,11 @@ public struct PipelineStore: Sendable {
     /// signed-time order, kept on its history; returns what applying it did (`applied`, `stale`,
     /// `unknown_subscription`) when it moved.
     public func applySubscriptionNotification(
-        _ payload: String, member: String, job: Job, change: SubscriptionChange, entry: String, now: Int64 = currentTimeMs()
+        _ payload: String, member: String, job: Job, change: SubscriptionChange, entry: String, event: [String: String]? = nil,
+        now: Int64 = currentTimeMs()
     ) async throws -> (TransitionResult, String?) {
         try await run(ApplySubscriptionNotification(
-            keys, member: member, taken: payload, job: job, change: change, entry: entry, recheck: recheck, now: now))
+            keys, member: member, taken: payload, job: job, change: change, entry: entry, event: event, recheck: recheck, now: now))
     }
 
     /// Where `record_notification` keeps an entry.
@@ -353,10 +359,10 @@ public struct PipelineStore: Sendable {
 
     public func recordNotification(
         _ payload: String, member: String, job: Job, result: String, entry: String, in record: NotificationRecord,
-        now: Int64 = currentTimeMs()
+        event: [String: String]? = nil, now: Int64 = currentTimeMs()
     ) async throws -> TransitionResult {
         try await run(RecordNotification(
-            keys, member: member, taken: payload, job: job, result: result, entry: entry, in: record, now: now))
+            keys, member: member, taken: payload, job: job, result: result, entry: entry, in: record, event: event, now: now))
     }
 
     /// The user an app account token or an original transaction belongs to, token first.

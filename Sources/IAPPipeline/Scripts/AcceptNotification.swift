@@ -7,13 +7,19 @@ struct AcceptNotification: PipelineScript {
     let keys: [String]
     let arguments: [String]
 
-    init(_ keys: RedisKeys, job: Job, uuid: String, ttl: Duration) {
-        self.keys = [keys.notification(uuid: uuid), keys.ticket(job.ticket), keys.queue(.notify)]
-        arguments = [job.encoded(), JSONValue.object([
+    /// `tokenUser`: the user the notification's appAccountToken is bound to, if any (its owner comes first).
+    init(_ keys: RedisKeys, job: Job, uuid: String, ttl: Duration, tokenUser: String?) {
+        let original = job.notification?.originalTransactionID
+        self.keys = [keys.notification(uuid: uuid), keys.ticket(job.ticket), keys.queue(.notify), keys.fulfilment]
+            + (original.map { [keys.owner(originalTransactionID: $0)] } ?? [])
+        var arguments: [String: JSONValue] = [
             "ticket": .string(job.ticket), "now": .string(String(job.enqueuedAt)), "ttl": .string(String(ttl.components.seconds)),
             "retention": .string(String(max(RedisKeys.notificationRetention, ttl).components.seconds)),
             "channel": .string(keys.results), "type": .string(job.notification?.type ?? ""),
-        ]).canonicalText]
+            "entry": .object((job.notification?.streamFields ?? [:]).mapValues(JSONValue.string)),
+        ]
+        if let tokenUser { arguments["token_user"] = .string(tokenUser) }
+        self.arguments = [job.encoded(), JSONValue.object(arguments).canonicalText]
     }
 
     /// The ticket that applies the notification, and whether this call created it.

@@ -9,7 +9,7 @@ struct ApplySubscriptionNotification: PipelineScript {
 
     init(
         _ keys: RedisKeys, member: String, taken: String, job: Job, change: SubscriptionChange, entry: String,
-        recheck: RecheckSchedule?, now: Int64
+        event: [String: String]?, recheck: RecheckSchedule?, now: Int64
     ) {
         let original = change.originalTransactionID
         self.keys = [
@@ -20,6 +20,7 @@ struct ApplySubscriptionNotification: PipelineScript {
         arguments = [taken, JSONValue.members([
             "ticket": .string(job.ticket), "now": .string(String(now)), "channel": .string(keys.results),
             "entry": .string(entry), "keep": .string("100"), "subscription": change.json, "recheck": recheck?.json,
+            "event": event.map { .object($0.mapValues(JSONValue.string)) },
         ]).canonicalText]
     }
 

@@ -9,12 +9,14 @@ struct RecordNotification: PipelineScript {
 
     init(
         _ keys: RedisKeys, member: String, taken: String, job: Job, result: String, entry: String,
-        in record: PipelineStore.NotificationRecord, now: Int64
+        in record: PipelineStore.NotificationRecord, event: [String: String]?, now: Int64
     ) {
-        var list = [keys.inflight(member: member), keys.ticket(job.ticket)]
+        var list = [keys.inflight(member: member), keys.ticket(job.ticket), keys.fulfilment]
         var transactionID: String?
         switch record {
-        case .history(let original): list.append(keys.notifications(originalTransactionID: original))
+        case .history(let original):
+            list.append(keys.notifications(originalTransactionID: original))
+            list.append(keys.owner(originalTransactionID: original))
         case .unclaimed(let id, let original):
             list.append(keys.ofPurchase(originalTransactionID: original).unclaimed)
             transactionID = id
@@ -24,6 +26,7 @@ struct RecordNotification: PipelineScript {
         arguments = [taken, JSONValue.members([
             "ticket": .string(job.ticket), "now": .string(String(now)), "channel": .string(keys.results),
             "result": .string(result), "entry": .string(entry), "keep": .string("100"), "transaction_id": transactionID.json,
+            "event": event.map { .object($0.mapValues(JSONValue.string)) },
         ]).canonicalText]
     }
 

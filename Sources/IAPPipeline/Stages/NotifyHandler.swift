@@ -24,7 +24,9 @@ public struct NotifyHandler: JobHandler {
     static let purchases: Set<String> = ["ONE_TIME_CHARGE", "SUBSCRIBED", "DID_RENEW", "OFFER_REDEEMED"]
     static let consumptionRequest = "CONSUMPTION_REQUEST"
     /// Types that move a subscription without a grant.
-    static let subscriptionChanges: Set<String> = ["EXPIRED", "DID_FAIL_TO_RENEW", "GRACE_PERIOD_EXPIRED", "DID_CHANGE_RENEWAL_STATUS"]
+    static let subscriptionChanges: Set<String> = [
+        "EXPIRED", "DID_FAIL_TO_RENEW", "GRACE_PERIOD_EXPIRED", "DID_CHANGE_RENEWAL_STATUS", "RENEWAL_EXTENDED",
+    ]
 
     public init(catalog: ProductCatalog, consumption: ConsumptionAnswering? = nil) {
         self.catalog = catalog
@@ -208,8 +210,10 @@ public struct NotifyHandler: JobHandler {
         _ change: SubscriptionChange, notification: VerifiedNotification, payload: String, job: Job, worker: WorkerContext
     ) async {
         let entry = String(decoding: canonicalJSON(NotificationEntry(notification)), as: UTF8.self)
+        let event = NotificationEvent.fields(of: notification, now: currentTimeMs())
         let outcome = await worker.transition(ApplySubscriptionNotification.self) {
-            try await worker.store.applySubscriptionNotification(payload, member: worker.member, job: job, change: change, entry: entry)
+            try await worker.store.applySubscriptionNotification(
+                payload, member: worker.member, job: job, change: change, entry: entry, event: event)
         }
         guard let (result, applied) = outcome else { return }
         if result == .moved {
@@ -227,10 +231,11 @@ public struct NotifyHandler: JobHandler {
     ) async {
         let entry = String(decoding: canonicalJSON(NotificationEntry(notification)), as: UTF8.self)
         let original = notification.originalTransactionID
+        let event = NotificationEvent.fields(of: notification, now: currentTimeMs())
         let moved = await worker.transition(RecordNotification.self) {
             try await worker.store.recordNotification(
                 payload, member: worker.member, job: job, result: result ?? (original == nil ? "ignored" : "recorded"), entry: entry,
-                in: original.map { .history(originalTransactionID: $0) } ?? .nothing)
+                in: original.map { .history(originalTransactionID: $0) } ?? .nothing, event: event)
         }
         await worker.settle(moved, payload: payload, job: job, by: RecordNotification.self)
     }

@@ -44,6 +44,8 @@ public struct WebhookEvent: Sendable, Equatable {
     /// signature are the same on every retry.
     public var body: [UInt8] {
         var members = fields.mapValues(JSONValue.string)
+        // A notification's decoded members are JSON: the body carries them as an object.
+        if let payload = fields["payload"], let parsed = try? JSONValue(parsing: payload) { members["payload"] = parsed }
         members.removeValue(forKey: "event")
         members["id"] = .string(id)
         members["type"] = .string(fields["event"] ?? "")
