@@ -7,6 +7,7 @@ public struct BenchReport: Sendable, Codable {
     public var redisClientCluster: RedisClientBenchResult?
     public var wait: WaitBenchResult?
     public var rechecks: RecheckBenchResult?
+    public var notifications: NotificationHistoryBenchResult?
     /// The `shards` scenario: one shard, then buckets over three.
     public var shards: [ShardBenchResult]?
 

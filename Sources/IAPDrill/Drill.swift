@@ -117,13 +117,23 @@ public struct Drill: Sendable {
         let submissions = await client.submitAll(plan, perSecond: settings.submitRate, concurrency: settings.clientConcurrency)
         // Refunds that come after the submission, while its grant may still be in flight and faults
         // still run: sent as Apple sends (retried, then only in its history: the sweep's to find).
+        // With the notification-outage fault, these meet one for sure: the intake refuses every
+        // delivery until apple-sim's retries are spent, and only the sweep can bring them in.
         var refundError: (any Error)?
+        let outage = settings.faults.contains(.notificationOutage) && refunds.contains { !$0.refund!.beforeSubmission }
+        if outage {
+            do { try await cluster.setNotificationDelivery(url: cluster.intakeURL + "/v1/notifications/apple-outage") } catch { refundError = error }
+        }
         for receipt in refunds where !receipt.refund!.beforeSubmission {
             do {
                 try await cluster.sendNotification(type: "REFUND", transactionID: receipt.unit!, times: receipt.refund!.times)
             } catch {
                 refundError = error
             }
+        }
+        if outage {
+            try? await Task.sleep(for: .milliseconds(DrillSettings.notificationRetryDelaysMs.reduce(0, +) + 1500))
+            do { try await cluster.setNotificationDelivery(url: cluster.intakeURL + "/v1/notifications/apple") } catch { refundError = error }
         }
         // Faults go on until every subscription has had its last period and its end.
         if let end = subscriptions.map(\.endsAt).max() {

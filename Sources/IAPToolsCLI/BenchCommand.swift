@@ -30,6 +30,7 @@ public struct BenchCommand: AsyncParsableCommand {
     @Option(help: "Subscriptions the rechecks scenario schedules (1 % of them due).") var recheckSubscriptions = 1_000_000
     @Option(help: "Receipts of each layout of the shards scenario.") var shardReceipts = 6000
     @Option(help: "Buckets of the shards scenario's second layout (over three primaries).") var buckets = 64
+    @Option(help: "Undelivered notifications the notifications scenario backfills.") var notificationCount = 10_000
     @Option(help: "Receipts the intake takes alone.") var intakeReceipts = 3000
     @Option(help: "Most receipts of the end-to-end run (it is sized to about --e2e-seconds).") var e2eReceipts = 6000
     @Option(help: "Seconds the end-to-end run aims at.") var e2eSeconds = 5.0
@@ -52,10 +53,12 @@ public struct BenchCommand: AsyncParsableCommand {
     private static let waitName = "wait"
     private static let rechecksName = "rechecks"
     private static let shardsName = "shards"
+    private static let notificationsName = "notifications"
 
     public func validate() throws {
         guard jwsTokens >= 1 else { throw ValidationError("--jws-tokens: at least 1") }
         guard shardReceipts >= 300 else { throw ValidationError("--shard-receipts: at least 300") }
+        guard (20...1_000_000).contains(notificationCount) else { throw ValidationError("--notification-count: 20 to 1000000") }
         guard (2...BucketLayout.maxCount).contains(buckets) else { throw ValidationError("--buckets: 2 to \(BucketLayout.maxCount)") }
         guard (1...15000).contains(waitClients) else { throw ValidationError("--wait-clients: 1 to 15000") }
         guard (100...20_000_000).contains(recheckSubscriptions) else { throw ValidationError("--recheck-subscriptions: 100 to 20000000") }
@@ -68,9 +71,10 @@ public struct BenchCommand: AsyncParsableCommand {
 
     /// The cluster scenarios chosen, and whether the jws, redis-client(-cluster) and wait scenarios are.
     private func selected() throws -> (
-        clusters: [BenchScenario], jws: Bool, redisClient: Bool, redisClientCluster: Bool, wait: Bool, rechecks: Bool, shards: Bool
+        clusters: [BenchScenario], jws: Bool, redisClient: Bool, redisClientCluster: Bool, wait: Bool, rechecks: Bool, shards: Bool,
+        notifications: Bool
     ) {
-        guard let scenarios else { return (Self.all, true, true, true, true, true, true) }
+        guard let scenarios else { return (Self.all, true, true, true, true, true, true, true) }
         var clusters: [BenchScenario] = []
         var jws = false
         var redisClient = false
@@ -78,6 +82,7 @@ public struct BenchCommand: AsyncParsableCommand {
         var wait = false
         var rechecks = false
         var shards = false
+        var notifications = false
         for name in scenarios.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) {
             if name == Self.jwsName {
                 jws = true
@@ -91,14 +96,16 @@ public struct BenchCommand: AsyncParsableCommand {
                 rechecks = true
             } else if name == Self.shardsName {
                 shards = true
+            } else if name == Self.notificationsName {
+                notifications = true
             } else if let scenario = Self.all.first(where: { $0.name == name }) {
                 clusters.append(scenario)
             } else {
                 throw ValidationError(
-                    "unknown scenario '\(name)'; known: \((Self.all.map(\.name) + [Self.jwsName, Self.redisClientName, Self.redisClientClusterName, Self.waitName, Self.rechecksName, Self.shardsName]).joined(separator: ", "))")
+                    "unknown scenario '\(name)'; known: \((Self.all.map(\.name) + [Self.jwsName, Self.redisClientName, Self.redisClientClusterName, Self.waitName, Self.rechecksName, Self.shardsName, Self.notificationsName]).joined(separator: ", "))")
             }
         }
-        return (clusters, jws, redisClient, redisClientCluster, wait, rechecks, shards)
+        return (clusters, jws, redisClient, redisClientCluster, wait, rechecks, shards, notifications)
     }
 
     public func run() async throws {
@@ -111,6 +118,7 @@ public struct BenchCommand: AsyncParsableCommand {
             print("\(Self.redisClientClusterName): the same on a Redis Cluster of 3 primaries, beside redis-benchmark --cluster")
             print("\(Self.waitName): \(waitClients) clients waiting on ?wait=30 on one intake, then the workers start")
             print("\(Self.shardsName): the pipeline on a Redis Cluster of 3 primaries with a replica each, on one shard ({iap}) then over --buckets buckets: receipts/s, round trips, Redis CPU, memory and keys per node")
+            print("\(Self.notificationsName): an idle notification sweep (its cost with nothing to do), then a backfill of \(notificationCount) notifications apple-sim never delivered, and a rerun")
             print("\(Self.rechecksName): \(recheckSubscriptions) subscriptions scheduled for re-checks, 1 % due, drained in batches (Redis memory, drain rate)")
             return
         }
@@ -161,6 +169,12 @@ public struct BenchCommand: AsyncParsableCommand {
                 rechecks.subscriptions, rechecks.scheduleBytesPerSubscription, rechecks.recordBytesPerSubscription, rechecks.drainPerSecond))
             report.rechecks = rechecks
         }
+        if chosen.notifications {
+            let notifications = try await NotificationHistoryBench(count: notificationCount)
+                .run(workDirectory: settings.workDirectory, progress: log)
+            log("notifications: \(notifications.summary)")
+            report.notifications = notifications
+        }
         if chosen.shards {
             var configuration = HTTPClient.Configuration(timeout: .init(connect: .seconds(2)))
             configuration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: clientConcurrency)
@@ -176,7 +190,7 @@ public struct BenchCommand: AsyncParsableCommand {
         if !chosen.clusters.isEmpty {
             report.scenarios = try await Bench(settings: settings, progress: log).run()
         }
-        log("bench: \(report.scenarios.count + (report.jws == nil ? 0 : 1) + (report.redisClient == nil ? 0 : 1) + (report.redisClientCluster == nil ? 0 : 1) + (report.wait == nil ? 0 : 1) + (report.rechecks == nil ? 0 : 1) + (report.shards == nil ? 0 : 1)) scenarios in \(Int((ContinuousClock.now - started) / .seconds(1))) s")
+        log("bench: \(report.scenarios.count + (report.jws == nil ? 0 : 1) + (report.redisClient == nil ? 0 : 1) + (report.redisClientCluster == nil ? 0 : 1) + (report.wait == nil ? 0 : 1) + (report.rechecks == nil ? 0 : 1) + (report.shards == nil ? 0 : 1) + (report.notifications == nil ? 0 : 1)) scenarios in \(Int((ContinuousClock.now - started) / .seconds(1))) s")
         if json {
             try HarnessCommand.printJSON(report)
         } else {

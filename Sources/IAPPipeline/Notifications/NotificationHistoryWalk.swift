@@ -74,31 +74,30 @@ public struct NotificationHistoryWalk: Sendable {
                 return report
             }
             report.pages += 1
-            for item in page.notificationHistory ?? [] {
-                report.seen += 1
-                guard let signed = item.signedPayload else {
-                    report.invalid += 1
-                    record(&report, Invalid(code: "missing_signed_payload", message: "a history item without signedPayload"))
-                    continue
+            // A page's notifications are independent: admitted at once (verification on every
+            // core, Redis round trips overlapped), counted in the page's order.
+            let items = page.notificationHistory ?? []
+            let outcomes = await withTaskGroup(of: (Int, Admission).self) { group in
+                for (index, item) in items.enumerated() {
+                    group.addTask { (index, await admit(item.signedPayload)) }
                 }
-                do {
-                    let admitted = try await admission.admit(signed, logger: logger)
-                    if admitted.created {
-                        report.new += 1
-                        logger.notice("a notification Apple could not deliver is stored from its history", metadata: [
-                            "type": "\(admitted.notification.type)", "uuid": "\(admitted.notification.uuid)", "ticket": "\(admitted.ticket)",
-                        ])
-                    } else {
-                        report.seenBefore += 1
-                    }
-                } catch let refusal as NotificationRefusal {
+                var outcomes = [Admission](repeating: .new, count: items.count)
+                for await (index, outcome) in group { outcomes[index] = outcome }
+                return outcomes
+            }
+            for outcome in outcomes {
+                report.seen += 1
+                switch outcome {
+                case .new: report.new += 1
+                case .seenBefore: report.seenBefore += 1
+                case .invalid(let refusal):
                     report.invalid += 1
-                    record(&report, Invalid(code: refusal.code.rawValue, message: refusal.message))
-                } catch {
+                    record(&report, refusal)
+                case .failed(let error):
                     report.error = "cannot store a notification: \(error)"
-                    return report
                 }
             }
+            if report.error != nil { return report }
             do {
                 try await onPage(report)
             } catch {
@@ -114,6 +113,27 @@ public struct NotificationHistoryWalk: Sendable {
                 return report
             }
             token = next
+        }
+    }
+
+    enum Admission: Sendable {
+        case new, seenBefore, invalid(Invalid), failed(String)
+    }
+
+    /// One history item through the admission.
+    private func admit(_ signed: String?) async -> Admission {
+        guard let signed else { return .invalid(Invalid(code: "missing_signed_payload", message: "a history item without signedPayload")) }
+        do {
+            let admitted = try await admission.admit(signed, logger: logger)
+            guard admitted.created else { return .seenBefore }
+            logger.notice("a notification Apple could not deliver is stored from its history", metadata: [
+                "type": "\(admitted.notification.type)", "uuid": "\(admitted.notification.uuid)", "ticket": "\(admitted.ticket)",
+            ])
+            return .new
+        } catch let refusal as NotificationRefusal {
+            return .invalid(Invalid(code: refusal.code.rawValue, message: refusal.message))
+        } catch {
+            return .failed("\(error)")
         }
     }
 
@@ -139,12 +159,9 @@ extension NotificationHistoryWalk {
     public static func make(
         _ configuration: PipelineConfiguration, store: PipelineStore, logger: Logger
     ) throws(ConfigurationError) -> NotificationHistoryWalk? {
-        guard let api = try configuration.serverAPI(), let admission = try NotificationAdmission.make(configuration, store: store) else {
-            return nil
-        }
-        let client = ServerAPIClient(
-            configuration: api, limiter: RedisAPIRateLimiter(store: store, maxPerSecond: configuration.appleAPIMaxRPS), maxConnections: 1,
-            logger: logger)
+        guard let admission = try NotificationAdmission.make(configuration, store: store),
+              let client = try configuration.serverAPIClient(store: store, logger: logger)
+        else { return nil }
         return NotificationHistoryWalk(client: client, admission: admission, logger: logger)
     }
 }

@@ -113,10 +113,7 @@ extension TestNotificationProbe {
     /// From the pipeline's settings, its Server API calls counted in the fleet's budget; `nil`
     /// without Server API keys. Shut its client down after use.
     public static func make(_ configuration: PipelineConfiguration, store: PipelineStore) throws(ConfigurationError) -> TestNotificationProbe? {
-        guard let api = try configuration.serverAPI() else { return nil }
-        let client = ServerAPIClient(
-            configuration: api, limiter: RedisAPIRateLimiter(store: store, maxPerSecond: configuration.appleAPIMaxRPS), maxConnections: 1,
-            logger: Logger(label: "iapctl"))
+        guard let client = try configuration.serverAPIClient(store: store, logger: Logger(label: "iapctl")) else { return nil }
         return TestNotificationProbe(client: client, signedData: SignedDataVerifier(rootCertificates: try configuration.rootCertificates()), store: store)
     }
 

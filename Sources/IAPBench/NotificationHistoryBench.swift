@@ -1,0 +1,131 @@
+import AppleJWS
+import AppleSimulator
+import AppStoreServerAPI
+@preconcurrency import Crypto
+import Foundation
+import Hummingbird
+import IAPPipeline
+import Logging
+import RedisClient
+import ServiceLifecycle
+
+/// The `notifications` scenario: apple-sim (in this process, serving real HTTP) holds `count`
+/// REFUND notifications it never delivered; a fresh redis-server (no persistence) is the ledger.
+/// Measures what the standing sweep costs when there is nothing to do (a window with no failures:
+/// one Get Notification History call per environment and the two lease scripts), and how long a
+/// backfill of the `count` notifications takes through the real client, the intake's checks (each
+/// notification's and its transaction's ES256 signatures and chains) and `accept_notification`,
+/// and a rerun that finds them all stored.
+public struct NotificationHistoryBench: Sendable {
+    public var count: Int
+    public var idleSweeps: Int
+
+    public init(count: Int = 10_000, idleSweeps: Int = 200) {
+        self.count = count
+        self.idleSweeps = idleSweeps
+    }
+
+    public func run(workDirectory: URL, progress: @Sendable (String) -> Void) async throws -> NotificationHistoryBenchResult {
+        let folder = workDirectory.appendingPathComponent("notifications")
+        try? FileManager.default.removeItem(at: folder)
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let scratch = try await ScratchRedis(folder: folder)
+        defer { scratch.stop() }
+        let simulator = try AppleSimulator(settings: .init(port: 0))
+        let (ports, port) = AsyncStream<Int>.makeStream()
+        var logger = Logger(label: "bench")
+        logger.logLevel = .error
+        let app = simulator.makeApplication(logger: logger) { port.yield($0) }
+        let group = ServiceGroup(configuration: .init(services: [app], logger: logger))
+        let server = Task { try await group.run() }
+        defer { Task { await group.triggerGracefulShutdown() } }
+        var iterator = ports.makeAsyncIterator()
+        guard let simulatorPort = await iterator.next() else { throw BenchError("apple-sim did not start") }
+        let base = "http://127.0.0.1:\(simulatorPort)"
+
+        let rootFile = folder.appendingPathComponent("root.pem").path
+        try simulator.authority.rootPEM.write(toFile: rootFile, atomically: true, encoding: .utf8)
+        let keyFile = folder.appendingPathComponent("AuthKey_BENCH.p8").path
+        try P256.Signing.PrivateKey().pemRepresentation.write(toFile: keyFile, atomically: true, encoding: .utf8)
+        let configuration = try PipelineConfiguration(environment: [
+            "IAP_REDIS_URL": "redis://127.0.0.1:\(scratch.port)", "IAP_APPLE_ROOT_CERTS": rootFile, "IAP_BUNDLE_IDS": Self.bundleID,
+            "IAP_APPLE_API_PRODUCTION_URL": base, "IAP_APPLE_API_SANDBOX_URL": base + SimulatedServerAPI.sandboxPrefix,
+            "IAP_APPLE_API_KEY_ID": "BENCHKEY01", "IAP_APPLE_API_ISSUER_ID": "57246542-96fe-1a63-e053-0824d011072a",
+            "IAP_APPLE_API_PRIVATE_KEY_FILE": keyFile, "IAP_APPLE_API_MAX_RPS": "1000",
+        ])
+        let store = PipelineStore(redis: scratch.client, keys: configuration.keys)
+        guard let walk = try NotificationHistoryWalk.make(configuration, store: store, logger: logger) else {
+            throw BenchError("the walk needs the Server API key and bundle ids")
+        }
+        defer { Task { await walk.client.shutdown() } }
+
+        // The sweep with nothing to do: every turn due (period 1 ms), each environment's window empty.
+        let sweeper = NotificationSweeper(walk: walk, store: store, period: .milliseconds(1), logger: logger)
+        _ = await sweeper.turn()
+        var swept = 0
+        var sweeping: Duration = .zero
+        while swept < idleSweeps {
+            let started = ContinuousClock.now
+            switch await sweeper.turn() {
+            case .swept(let reports):
+                guard reports.allSatisfy({ $0.complete && $0.seen == 0 }) else {
+                    throw BenchError("an idle sweep did not complete empty: \(reports)")
+                }
+                sweeping += ContinuousClock.now - started
+                swept += 1
+            case .waited:
+                try await Task.sleep(for: .milliseconds(1))  // the next is due a millisecond after the last
+            case .failed(let why):
+                throw BenchError("an idle sweep failed: \(why)")
+            }
+        }
+        let idleMs = sweeping / .milliseconds(1) / Double(idleSweeps)
+        progress(String(format: "notifications: an idle sweep (2 environments) takes %.2f ms", idleMs))
+
+        // `count` refunds Apple signed and never delivered (no notification URL is set).
+        let start = Int64(Date().timeIntervalSince1970 * 1000) - 1
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        for index in 0..<count {
+            let id = String(8_000_000_000_000_000 + index)
+            _ = try simulator.serverAPI.register(JWSTransaction(
+                transactionID: id, bundleID: Self.bundleID, productID: "gems.small", purchaseDate: now, type: "Consumable",
+                environment: "Sandbox"))
+            _ = try simulator.serverAPI.signedNotification(type: "REFUND", transactionID: id)
+        }
+        progress("notifications: apple-sim holds \(count) undelivered REFUND notifications")
+        let query = NotificationHistoryQuery(startDate: start, endDate: Int64(Date().timeIntervalSince1970 * 1000) + 1)
+        let backfillStart = ContinuousClock.now
+        let first = await walk.run(query, environment: .sandbox)
+        let backfillSeconds = (ContinuousClock.now - backfillStart) / .seconds(1)
+        guard first.complete, first.new == count else { throw BenchError("the backfill stored \(first.new) of \(count): \(first.error ?? "")") }
+        progress(String(format: "notifications: backfill of %d in %.1f s (%d pages)", count, backfillSeconds, first.pages))
+        let rerunStart = ContinuousClock.now
+        let again = await walk.run(query, environment: .sandbox)
+        let rerunSeconds = (ContinuousClock.now - rerunStart) / .seconds(1)
+        guard again.complete, again.seenBefore == count else { throw BenchError("the rerun saw \(again.seenBefore) of \(count) stored") }
+        server.cancel()
+        return NotificationHistoryBenchResult(
+            notifications: count, idleSweepMs: idleMs, idleSweepAppleCalls: 2, backfillSeconds: backfillSeconds,
+            backfillPages: first.pages, rerunSeconds: rerunSeconds)
+    }
+
+    static let bundleID = "com.example.game"
+}
+
+public struct NotificationHistoryBenchResult: Codable, Sendable {
+    public var notifications: Int
+    /// One sweep turn with nothing to do: claim, one empty history page per environment, finish.
+    public var idleSweepMs: Double
+    public var idleSweepAppleCalls: Int
+    public var backfillSeconds: Double
+    public var backfillPages: Int
+    /// The same window again: every notification `seen_before`.
+    public var rerunSeconds: Double
+
+    public var summary: String {
+        String(
+            format: "an idle sweep %.2f ms and %d Apple calls; backfill of %d notifications in %.1f s (%.0f/s, %d pages), rerun %.1f s",
+            idleSweepMs, idleSweepAppleCalls, notifications, backfillSeconds, Double(notifications) / max(backfillSeconds, 0.001),
+            backfillPages, rerunSeconds)
+    }
+}
