@@ -70,6 +70,19 @@ extension LocalCluster {
         }
     }
 
+    /// Starts an outage of Apple's deliveries: apple-sim sends to a route the intake refuses (404,
+    /// as after a deploy that broke the route) until every outage begun has ended.
+    public func beginNotificationOutage() async throws {
+        notificationOutages += 1
+        if notificationOutages == 1 { try await setNotificationDelivery(url: intakeURL + "/v1/notifications/apple-outage") }
+    }
+
+    /// Ends one outage; the last one gives apple-sim the intake's notification URL back.
+    public func endNotificationOutage() async throws {
+        notificationOutages = max(notificationOutages - 1, 0)
+        if notificationOutages == 0 { try await setNotificationDelivery(url: intakeURL + "/v1/notifications/apple") }
+    }
+
     private func controlNoContent(_ path: String, body: Data) async throws {
         var request = HTTPClientRequest(url: appleURL + path)
         request.method = .POST

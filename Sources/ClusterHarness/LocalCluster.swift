@@ -46,6 +46,9 @@ public actor LocalCluster {
     var sentinels: [ManagedProcess?]
     /// The index in `redisPorts` of the primary now.
     var primary = 0
+    /// Notification outages in progress (the drill's fault and its refunds' may overlap): the
+    /// intake refuses Apple's deliveries while there is one.
+    var notificationOutages = 0
     private var simulator: ManagedProcess?
     private var intake: ManagedProcess?
     private var workers: [Stage: [ManagedProcess]] = [:]

@@ -122,7 +122,7 @@ public struct Drill: Sendable {
         var refundError: (any Error)?
         let outage = settings.faults.contains(.notificationOutage) && refunds.contains { !$0.refund!.beforeSubmission }
         if outage {
-            do { try await cluster.setNotificationDelivery(url: cluster.intakeURL + "/v1/notifications/apple-outage") } catch { refundError = error }
+            do { try await cluster.beginNotificationOutage() } catch { refundError = error }
         }
         for receipt in refunds where !receipt.refund!.beforeSubmission {
             do {
@@ -133,7 +133,9 @@ public struct Drill: Sendable {
         }
         if outage {
             try? await Task.sleep(for: .milliseconds(DrillSettings.notificationRetryDelaysMs.reduce(0, +) + 1500))
-            do { try await cluster.setNotificationDelivery(url: cluster.intakeURL + "/v1/notifications/apple") } catch { refundError = error }
+            do { try await cluster.endNotificationOutage() } catch { refundError = error }
+            let refundsSent = (try? await cluster.sentNotifications())?.filter { $0.type == "REFUND" } ?? []
+            progress("trial \(trial): refunds Apple could not deliver through the notification outage: \(refundsSent.filter { !$0.delivered }.count) of \(refundsSent.count)")
         }
         // Faults go on until every subscription has had its last period and its end.
         if let end = subscriptions.map(\.endsAt).max() {

@@ -77,9 +77,9 @@ struct FaultInjector {
         case .notificationOutage:
             // Longer than the whole compressed retry schedule with every attempt's deadline.
             let retries = DrillSettings.notificationRetryDelaysMs.reduce(0, +)
-            try await cluster.setNotificationDelivery(url: cluster.intakeURL + "/v1/notifications/apple-outage")
+            try await cluster.beginNotificationOutage()
             try await Task.sleep(for: .milliseconds(retries + Int64.random(in: 1000...3000, using: &rng)))
-            try await cluster.setNotificationDelivery(url: cluster.intakeURL + "/v1/notifications/apple")
+            try await cluster.endNotificationOutage()
             notificationOutages += 1
         case .poison:
             poisonPushed += try await cluster.poison(nonce: rng.next())

@@ -26,14 +26,15 @@ import Testing
             }
             var signed: [(type: String, uuid: String)] = []
             func send(_ type: String, subtype: String? = nil, transaction: String? = id, renewal: JWSRenewalInfo? = nil,
-                      appTransaction: JWSAppTransaction? = nil, summary: NotificationPayload.Summary? = nil) async throws {
+                      appTransaction: JWSAppTransaction? = nil, summary: NotificationPayload.Summary? = nil,
+                      externalPurchaseToken: NotificationPayload.ExternalPurchaseToken? = nil) async throws {
                 let uuid = UUID().uuidString.lowercased()
                 let notification = try api.signedNotification(
                     type: type, subtype: subtype, transactionID: transaction, uuid: uuid, renewal: renewal,
-                    appTransaction: appTransaction, summary: summary)
+                    appTransaction: appTransaction, summary: summary, externalPurchaseToken: externalPurchaseToken)
                 let reply = try await pipeline.notify(notification)
                 #expect(reply.status == 200, "\(type): \(reply.json)")
-                _ = try await pipeline.terminal(try #require(reply.json["ticket"] as? String))
+                _ = try await pipeline.terminal(try #require(reply.json["ticket"] as? String), orHeld: true)
                 signed.append((type, uuid))
             }
             try await send("DID_CHANGE_RENEWAL_STATUS", subtype: "AUTO_RENEW_DISABLED", renewal: renewal { $0.autoRenewStatus = 0 })
@@ -105,6 +106,22 @@ import Testing
             let again = try api.signedNotification(type: "REFUND_DECLINED", transactionID: id, uuid: signed[3].uuid)
             #expect(try await pipeline.notify(again).json["status"] as? String == "seen_before")
             #expect(try await pipeline.fulfilments(notifications: true).filter { $0["notification_uuid"] == signed[3].uuid }.count == 2)
+
+            // The rest of Apple's 23 types, those that move grants last: each one event as well.
+            for type in [
+                "SUBSCRIBED", "DID_RENEW", "OFFER_REDEEMED", "ONE_TIME_CHARGE", "DID_FAIL_TO_RENEW", "GRACE_PERIOD_EXPIRED", "EXPIRED",
+                "CONSUMPTION_REQUEST", "MIGRATION", "PRICE_CHANGE", "REFUND", "REVOKE", "REFUND_REVERSED",
+            ] {
+                try await send(type)
+            }
+            try await send("EXTERNAL_PURCHASE_TOKEN", subtype: "UNREPORTED", transaction: nil, externalPurchaseToken: .init(
+                externalPurchaseID: "e-1", tokenCreationDate: now, bundleID: PipelineHarness.bundleID))
+            #expect(Set(signed.map(\.type)).count == 23)
+            let every = try await receiver.deliveries(until: { all in
+                Set(all.filter { $0.accepted && $0.fields["type"] == "notification" }.compactMap { $0.fields["notification_uuid"] }).count == 23
+            })
+            let types = Set(every.filter { $0.fields["type"] == "notification" }.compactMap { $0.fields["notification_type"] })
+            #expect(types == Set(signed.map(\.type)))
         }
     }
 }
