@@ -2,7 +2,7 @@
 --[[
   apply_subscription_notification: notify stage, a notification that moves a subscription
   without a grant (`EXPIRED`, `DID_FAIL_TO_RENEW`, `GRACE_PERIOD_EXPIRED`,
-  `DID_CHANGE_RENEWAL_STATUS`): applies it to the subscription's record in signed-time order
+  `DID_CHANGE_RENEWAL_STATUS`, `RENEWAL_EXTENDED`): applies it to the subscription's record in signed-time order
   (applySubscription, with its entitlement events), adds the normalised `event` it means when it
   applied (for the subscription's owner), keeps it on the original transaction's list (newest
   first, at most `keep`), finishes the ticket with what applying it did; acks.
