@@ -2,8 +2,10 @@ import AppleJWS
 import AppleReceipt
 import Foundation
 
-/// Looks a transaction id up (production first, then sandbox on 4040010) and verifies the
-/// `signedTransactionInfo` Apple returns exactly as a client's signed transaction is verified.
+/// Looks a transaction id up (production first, then sandbox on 4040010, or on a 401: production
+/// refuses the key of an app it never released, while App Review and launch day buy in sandbox)
+/// and verifies the `signedTransactionInfo` Apple returns exactly as a client's signed
+/// transaction is verified. A sandbox purchase is then subject to `IAP_SANDBOX` like any other.
 public struct ServerAPITransactionLookup: Sendable {
     public let client: ServerAPIClient
     public let signedData: SignedDataVerifier
@@ -14,6 +16,8 @@ public struct ServerAPITransactionLookup: Sendable {
     }
 
     public func lookUp(transactionID: String, attempt: Int) async -> VerificationOutcome {
+        // Production's 401, kept when sandbox has nothing either: we could not ask production.
+        var refusedInProduction: ServerAPIAnswer?
         for environment in ServerAPIEnvironment.allCases {
             let answer = await client.transactionInfo(transactionID, environment: environment)
             switch answer {
@@ -28,10 +32,14 @@ public struct ServerAPITransactionLookup: Sendable {
                 return outcome
             case .notFound:
                 continue
+            case .unauthorized where environment == .production:
+                refusedInProduction = answer
+                continue
             default:
                 return answer.failureOutcome!
             }
         }
+        if let refusedInProduction { return refusedInProduction.failureOutcome! }
         return .rejected(reason: ReasonCode.transactionNotFound, detail: "Apple knows no transaction \(transactionID) in production or sandbox")
     }
 

@@ -36,6 +36,8 @@ public final class SimulatedServerAPI: Sendable {
         /// Every notification signed, by UUID, and the UUIDs in the order they were made.
         var sent: [String: SentNotification] = [:]
         var sentOrder: [String] = []
+        /// Apps production does not know yet (never released): their tokens get 401 there.
+        var unreleased: Set<String> = []
         /// The waits before each retry of a notification that was not delivered.
         var retryDelays = SimulatedServerAPI.appleRetryDelays
         /// How long one delivery attempt may take (a refused connection is retried until then).
@@ -232,6 +234,11 @@ public final class SimulatedServerAPI: Sendable {
         return (200...206).contains(status) ? "SUCCESS" : "UNSUCCESSFUL_HTTP_RESPONSE_CODE"
     }
 
+    /// Apps (bundle ids) not released yet: production answers their tokens 401, sandbox serves them.
+    public func setUnreleased(_ bundleIDs: Set<String>) {
+        state.withLockedValue { $0.unreleased = bundleIDs }
+    }
+
     public func setFaults(_ faults: SimulatedAPIFaults) {
         state.withLockedValue { $0.faults = faults }
     }
@@ -356,6 +363,10 @@ public final class SimulatedServerAPI: Sendable {
             }
             return HTTPResponse.Status.noContent
         }
+        router.post("/control/unreleased") { request, context in
+            self.setUnreleased(Set(try await request.decode(as: UnreleasedOrder.self, context: context).bundleIDs))
+            return HTTPResponse.Status.noContent
+        }
         router.post("/control/api-faults") { request, context in
             self.setFaults(try await request.decode(as: SimulatedAPIFaults.self, context: context))
             return HTTPResponse.Status.noContent
@@ -378,6 +389,12 @@ public final class SimulatedServerAPI: Sendable {
     ) throws -> Response {
         if let problem = checkToken(request.headers[.authorization]) {
             return try Self.json(.unauthorized, ["errorCode": 4_010_000, "errorMessage": problem] as [String: any Sendable])
+        }
+        if environment == "Production", let bundle = Self.tokenBundle(request.headers[.authorization]),
+           state.withLockedValue({ $0.unreleased.contains(bundle) })
+        {
+            // Apple answers 401 with no body for an app production does not know.
+            return Response(status: .unauthorized)
         }
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         let fault: Response? = try state.withLockedValue { state in
@@ -467,6 +484,15 @@ public final class SimulatedServerAPI: Sendable {
         return Int(response.status.code)
     }
 
+    /// `POST /control/unreleased`: `{"bundle_ids": [...]}`, apps production refuses (401).
+    struct UnreleasedOrder: Decodable {
+        var bundleIDs: [String]
+
+        enum CodingKeys: String, CodingKey {
+            case bundleIDs = "bundle_ids"
+        }
+    }
+
     /// `POST /control/notification-retries`: the waits before each retry, in ms (Apple's: 1, 12,
     /// 24, 48, 72 hours), and each attempt's deadline.
     struct RetryScheduleOrder: Decodable {
@@ -516,6 +542,14 @@ public final class SimulatedServerAPI: Sendable {
             else { return "signature does not match the key" }
         }
         return nil
+    }
+
+    /// The `bid` of a bearer token (checked already).
+    static func tokenBundle(_ authorization: String?) -> String? {
+        guard let token = authorization?.dropFirst("Bearer ".count) else { return nil }
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, let bytes = Base64URL.decode(parts[1]) else { return nil }
+        return (try? JSONDecoder().decode(TokenClaims.self, from: Data(bytes)))?.bid
     }
 
     struct TokenClaims: Decodable {

@@ -49,6 +49,33 @@ import Testing
         }
     }
 
+    /// App Review and launch day buy in sandbox, while production refuses an app it never
+    /// released (401): the lookup tries sandbox once, and what it finds there is a sandbox
+    /// purchase like any other (`IAP_SANDBOX` decides).
+    @Test func aLookupProductionRefusesForAnUnreleasedAppIsTriedInSandbox() async throws {
+        try await withPipeline(serverAPI: true) { pipeline in
+            let api = pipeline.simulator.serverAPI
+            api.setUnreleased([PipelineHarness.bundleID])
+            try api.register(Self.transaction("3000000000000011", environment: "Sandbox"))
+            let ticket = try await lookUp(pipeline, "3000000000000011")
+            #expect(ticket.status == .granted && ticket.environment == "Sandbox")
+            let counts = api.callCounts()
+            #expect(counts["Production transaction_info"] == nil && counts["Sandbox transaction_info"] == 1)
+            // Not in sandbox either: production's refusal stands (we could not ask it), a dead letter.
+            let unknown = try await lookUp(pipeline, "3000000000000012")
+            #expect(unknown.status == .dead && unknown.reason == "apple_api_unauthorized")
+        }
+        try await withPipeline(serverAPI: true, environment: ["IAP_SANDBOX": "deny"]) { pipeline in
+            let api = pipeline.simulator.serverAPI
+            api.setUnreleased([PipelineHarness.bundleID])
+            try api.register(Self.transaction("3000000000000013", environment: "Sandbox"))
+            let ticket = try await lookUp(pipeline, "3000000000000013")
+            #expect(ticket.status == .rejected && ticket.environment == "Sandbox", "\(ticket)")
+            #expect(ticket.transactions.first?.reason == "sandbox_not_allowed", "\(ticket)")
+            #expect(try await pipeline.fulfilments().filter { $0["event"] == "granted" }.isEmpty)
+        }
+    }
+
     @Test func anUnknownTransactionIsRejectedAsNotFound() async throws {
         try await withPipeline(serverAPI: true) { pipeline in
             let ticket = try await lookUp(pipeline, "3999999999999999")
