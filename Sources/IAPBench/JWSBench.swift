@@ -1,4 +1,5 @@
 import AppleJWS
+import AppStoreServerAPI
 import AppleSimulator
 import Crypto
 import Foundation
@@ -45,11 +46,19 @@ public struct JWSBench: Sendable {
             for (input, signature) in inputs { precondition(key.isValidSignature(signature, for: input)) }
             bareRates.append(Double(tokens) / max(ProcessCPU.seconds() - cpu, 1e-9))
         }
+        // A Server API token, signed anew for every request to Apple.
+        let issuer = ServerAPIToken(
+            keyID: "BENCHKEY01", issuerID: "57246542-96fe-1a63-e053-0824d011072a", privateKey: P256.Signing.PrivateKey(),
+            bundleID: Self.bundleID)
+        let tokenCPU = ProcessCPU.seconds()
+        for _ in 0..<tokens { _ = try issuer.token() }
+        let tokenMicros = (ProcessCPU.seconds() - tokenCPU) * 1_000_000 / Double(tokens)
         let median = rates.sorted()[rates.count / 2]
         return JWSBenchResult(
             tokens: tokens, runs: runs, jwsPerSecondPerCore: median, minPerSecond: rates.min() ?? 0,
             maxPerSecond: rates.max() ?? 0, microsecondsPerJWS: 1_000_000 / median,
-            bareES256PerSecond: bareRates.sorted()[bareRates.count / 2], coldFirstVerificationMs: coldMs)
+            bareES256PerSecond: bareRates.sorted()[bareRates.count / 2], coldFirstVerificationMs: coldMs,
+            serverAPITokenMicroseconds: tokenMicros)
     }
 
     static let bundleID = "com.example.app"
@@ -98,6 +107,8 @@ public struct JWSBenchResult: Sendable, Codable {
     public var bareES256PerSecond: Double
     /// The first verification, which builds and checks the chain (cache cold).
     public var coldFirstVerificationMs: Double
+    /// Signing one App Store Server API token (a new one per request), CPU µs.
+    public var serverAPITokenMicroseconds: Double
 
     enum CodingKeys: String, CodingKey {
         case tokens, runs
@@ -107,6 +118,7 @@ public struct JWSBenchResult: Sendable, Codable {
         case microsecondsPerJWS = "microseconds_per_jws"
         case bareES256PerSecond = "bare_es256_per_second"
         case coldFirstVerificationMs = "cold_first_verification_ms"
+        case serverAPITokenMicroseconds = "server_api_token_microseconds"
     }
 }
 
