@@ -67,8 +67,8 @@ public struct NotificationSweeper: Service {
         }
     }
 
-    /// When not this process's turn: soon enough to take over from a holder that died, never
-    /// more often than ten times a period.
+    /// When not this process's turn: every half lease (at most every half period, at least every
+    /// 100 ms), soon enough to take over from a holder that died; one small script each.
     var nextLook: Duration { max(min(period, lease) / 2, .milliseconds(100)) }
 
     /// One look: claims the sweep when due and free, walks each environment, finishes.
