@@ -54,6 +54,12 @@ struct WebhookAudit {
             books.lost += 1
             books.note("lost: fulfilment entry \(entry.id) of \(entry.user) never reached the webhook")
         }
+        // A user marked busy has a delivery job somewhere; one left marked once everything
+        // settled has none (a step cut in two), and their events wait for ever.
+        for keys in store.keys.everyBucket {
+            let busy = try await store.redis.send("SMEMBERS", keys.webhookBusy).array?.compactMap(\.string) ?? []
+            if !busy.isEmpty { books.note("still marked busy with events to deliver: \(busy.prefix(5).joined(separator: ", "))") }
+        }
         books.delivered = all.filter { state.accepted[$0.id, default: 0] > 0 }.count
         books.redelivered = state.accepted.values.reduce(0) { $0 + max($1 - 1, 0) }
         books.refused = state.refused

@@ -52,31 +52,33 @@ extension RedisCommandSending {
     }
 
     /// EVALSHA followed by `then` in one pipeline (one connection, in order); the script's error
-    /// reply is thrown. Unknown to the server (first use, a restart, a new primary), the script is
-    /// loaded and the pipeline sent again.
+    /// reply is thrown. The SHA is learnt once (SCRIPT LOAD); a node that does not know the script
+    /// (first use there, a restart, a new primary, or a slot being migrated whose `ASK` sent the
+    /// call to a node that never ran it) gets it whole by EVAL, which also keeps it there.
     private func evaluate(
         _ script: RedisScript, keys: [[UInt8]], arguments: [[UInt8]], then: [RedisCommand]
     ) async throws -> [RedisReply] {
         let tail = [Array(String(keys.count).utf8)] + keys + arguments
-        for attempt in 0..<2 {
-            if script.loadedSHA == nil || attempt > 0 {
-                // On a cluster, loaded on the node that runs the script: the one its keys live on.
-                var load = RedisCommand("SCRIPT", "LOAD", script.source)
-                load.routingKey = keys.first
-                let loaded = try await send(load)
-                guard let sha = loaded.string else { throw RedisError.unexpectedReply("SCRIPT LOAD returned \(loaded)") }
-                script.loadedSHA = sha
-            }
-            let evalsha = RedisCommand(bytes: [Array("EVALSHA".utf8), Array((script.loadedSHA ?? "").utf8)] + tail)
-            let replies = then.isEmpty ? [try await execute(evalsha)] : try await pipeline([evalsha] + then)
-            guard replies.count == 1 + then.count else { throw RedisError.unexpectedReply("\(script.name): \(replies)") }
-            if case .error(let message) = replies[0] {
-                if message.hasPrefix("NOSCRIPT"), attempt == 0 { continue }
-                throw RedisError.server("\(script.name): \(message)")
-            }
-            return replies
+        if script.loadedSHA == nil {
+            // On a cluster, loaded on the node its keys live on (any node would do: EVAL follows).
+            var load = RedisCommand("SCRIPT", "LOAD", script.source)
+            load.routingKey = keys.first
+            let loaded = try await send(load)
+            guard let sha = loaded.string else { throw RedisError.unexpectedReply("SCRIPT LOAD returned \(loaded)") }
+            script.loadedSHA = sha
         }
-        throw RedisError.server("\(script.name): NOSCRIPT after SCRIPT LOAD")
+        let evalsha = RedisCommand(bytes: [Array("EVALSHA".utf8), Array((script.loadedSHA ?? "").utf8)] + tail)
+        var replies = try await sendAll([evalsha] + then)
+        if case .error(let message) = replies.first, message.hasPrefix("NOSCRIPT") {
+            replies = try await sendAll([RedisCommand(bytes: [Array("EVAL".utf8), Array(script.source.utf8)] + tail)] + then)
+        }
+        guard replies.count == 1 + then.count else { throw RedisError.unexpectedReply("\(script.name): \(replies)") }
+        if case .error(let message) = replies[0] { throw RedisError.server("\(script.name): \(message)") }
+        return replies
+    }
+
+    private func sendAll(_ commands: [RedisCommand]) async throws -> [RedisReply] {
+        commands.count == 1 ? [try await execute(commands[0])] : try await pipeline(commands)
     }
 }
 

@@ -67,6 +67,10 @@ import Testing
             #expect(stats.inflight.values.allSatisfy { $0 == 0 } && stats.queues.values.allSatisfy { $0 == 0 } && stats.dead == 0)
             #expect(try await pipeline.store.heldPurchases(limit: 10).isEmpty)
             #expect(try await pipeline.store.refundCount(of: "player-1") == 1)
+            // Every step named its slot's migration guard, and none wrote it.
+            for port in try await nodes.primaryPorts() {
+                #expect(try await directReply(port: port, "KEYS", "*migration-guard*") == "", "on :\(port)")
+            }
         }
     }
 }

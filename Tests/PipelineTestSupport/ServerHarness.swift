@@ -1,3 +1,4 @@
+import Foundation
 import Hummingbird
 import TestSupport
 import Logging
@@ -45,6 +46,6 @@ public final class RunningServer: Sendable {
 
 public let testLogger: Logger = {
     var logger = Logger(label: "test")
-    logger.logLevel = .critical
+    logger.logLevel = ProcessInfo.processInfo.environment["IAP_TEST_LOG"] == "1" ? .error : .critical
     return logger
 }()

@@ -77,9 +77,9 @@ import Testing
             let slot = RedisClusterSlot.of("{moved}k")
             let source = try await nodes.primaryPort(ofSlot: slot)
             let target = try await nodes.primaryPorts().first { $0 != source }!
-            try await Self.beginMove(slot, from: source, to: target, nodes)
-            try await Self.migrate(["{moved}k"], from: source, to: target)
-            try await Self.endMove(slot, to: target, nodes)
+            try await nodes.beginMove(slot, from: source, to: target)
+            try await nodes.migrate(["{moved}k"], from: source, to: target)
+            try await nodes.endMove(slot, to: target)
             #expect(try await client.send("GET", "{moved}k").string == "before")
             #expect(try await nodes.primaryPort(ofSlot: slot) == target)
             try await client.send("SET", "{moved}k", "after")
@@ -91,22 +91,26 @@ import Testing
             let askSlot = RedisClusterSlot.of("{ask}1")
             let from = try await nodes.primaryPort(ofSlot: askSlot)
             let to = try await nodes.primaryPorts().first { $0 != from }!
-            try await Self.beginMove(askSlot, from: from, to: to, nodes)
-            try await Self.migrate(["{ask}1"], from: from, to: to)
+            try await nodes.beginMove(askSlot, from: from, to: to)
+            try await nodes.migrate(["{ask}1"], from: from, to: to)
             #expect(try await client.send("GET", "{ask}1").string == "one")
             #expect(try await client.send("GET", "{ask}2").string == "two")
             // The old owner no longer has it: it sends the client on (which the client followed above).
             let old = RedisConnection(configuration: .init(endpoint: .tcp(host: "127.0.0.1", port: from)))
             #expect(try await old.execute(RedisCommand("GET", "{ask}1")) == .error("ASK \(askSlot) 127.0.0.1:\(to)"))
             await old.close()
+            // A script on the key that left runs on the new node, which never ran it (NOSCRIPT: sent whole).
+            let script = RedisScript(name: "get", source: "return redis.call('GET', KEYS[1])")
+            #expect(try await client.run(script, keys: ["{ask}2"], arguments: []).string == "two")
+            #expect(try await client.run(script, keys: ["{ask}1"], arguments: []).string == "one")
             // While the slot stays split, a command over both keys is retried, then refused as transient.
             await #expect { try await client.send("MGET", "{ask}1", "{ask}2") } throws: { error in
                 (error as? RedisError)?.isTransient == true && "\(error)".contains("TRYAGAIN")
             }
             // Retried until the move ends.
             let both = Task { try await client.send("MGET", "{ask}1", "{ask}2") }
-            try await Self.migrate(["{ask}2"], from: from, to: to)
-            try await Self.endMove(askSlot, to: to, nodes)
+            try await nodes.migrate(["{ask}2"], from: from, to: to)
+            try await nodes.endMove(askSlot, to: to)
             #expect(try await both.value.array?.compactMap(\.string) == ["one", "two"])
         }
     }
@@ -152,8 +156,8 @@ import Testing
             let slot = RedisClusterSlot.of(channel)
             let source = try await nodes.primaryPort(ofSlot: slot)
             let target = try await nodes.primaryPorts().first { $0 != source }!
-            try await Self.beginMove(slot, from: source, to: target, nodes)
-            try await Self.endMove(slot, to: target, nodes)
+            try await nodes.beginMove(slot, from: source, to: target)
+            try await nodes.endMove(slot, to: target)
             await #expect { try await subscription.next(timeout: .seconds(10)) } throws: { ($0 as? RedisError)?.isTransient == true }
             await subscription.close()
 
@@ -161,23 +165,6 @@ import Testing
             #expect(try await client.send("SPUBLISH", channel, "ticket-2").int == 1)
             #expect(try await again.next(timeout: .seconds(5)).message == "ticket-2")
             await again.close()
-        }
-    }
-
-    static func beginMove(_ slot: Int, from source: Int, to target: Int, _ nodes: RedisClusterNodes) async throws {
-        _ = try await directReply(port: target, "CLUSTER", "SETSLOT", String(slot), "IMPORTING", try await nodes.nodeID(port: source))
-        _ = try await directReply(port: source, "CLUSTER", "SETSLOT", String(slot), "MIGRATING", try await nodes.nodeID(port: target))
-    }
-
-    static func migrate(_ keys: [String], from source: Int, to target: Int) async throws {
-        let reply = try await directReply(port: source, ["MIGRATE", "127.0.0.1", String(target), "", "0", "5000", "KEYS"] + keys)
-        #expect(reply == "OK")
-    }
-
-    static func endMove(_ slot: Int, to target: Int, _ nodes: RedisClusterNodes) async throws {
-        let id = try await nodes.nodeID(port: target)
-        for port in try await nodes.primaryPorts() {
-            _ = try await directReply(port: port, "CLUSTER", "SETSLOT", String(slot), "NODE", id)
         }
     }
 }

@@ -19,7 +19,7 @@ import TestSupport
             try await directReply(port: replica.port, "INFO", "replication").contains("master_link_status:up")
         }
         let client = RedisClient(configuration: primary.configuration, poolSize: 1)
-        // The first run also loads the script (NOSCRIPT, then SCRIPT LOAD, then the pipeline again).
+        // The first run also loads the script (SCRIPT LOAD, then the pipeline).
         let reply = try await client.run(
             Self.script, keys: ["k"], arguments: ["1"], replicated: RedisReplication(replicas: 1, timeout: .milliseconds(2000)))
         #expect(reply.int == 1)

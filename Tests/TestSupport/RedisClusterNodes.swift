@@ -75,6 +75,27 @@ public final class RedisClusterNodes: @unchecked Sendable {
         return primaries
     }
 
+    /// Starts moving `slot` (as `redis-cli --cluster reshard` does): `target` importing it,
+    /// `source` migrating it; its keys stay on `source` until `migrate` moves them.
+    public func beginMove(_ slot: Int, from source: Int, to target: Int) async throws {
+        _ = try await directReply(port: target, "CLUSTER", "SETSLOT", String(slot), "IMPORTING", try await nodeID(port: source))
+        _ = try await directReply(port: source, "CLUSTER", "SETSLOT", String(slot), "MIGRATING", try await nodeID(port: target))
+    }
+
+    /// Moves `keys` from `source` to `target` (`MIGRATE … KEYS`).
+    public func migrate(_ keys: [String], from source: Int, to target: Int) async throws {
+        let reply = try await directReply(port: source, ["MIGRATE", "127.0.0.1", String(target), "", "0", "5000", "KEYS"] + keys)
+        guard reply == "OK" else { throw TestSupportError("MIGRATE to :\(target) answered \(reply)") }
+    }
+
+    /// Ends a move: every primary names `target` the owner of `slot`.
+    public func endMove(_ slot: Int, to target: Int) async throws {
+        let id = try await nodeID(port: target)
+        for port in try await primaryPorts() {
+            _ = try await directReply(port: port, "CLUSTER", "SETSLOT", String(slot), "NODE", id)
+        }
+    }
+
     /// Stops one node with SIGKILL, as a crash would.
     public func kill(port: Int) {
         guard let process = processes.removeValue(forKey: port) else { return }

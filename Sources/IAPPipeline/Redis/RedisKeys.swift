@@ -61,6 +61,20 @@ public struct RedisKeys: Sendable, Equatable {
     /// user's keys together.
     public func userPrefix(_ user: String) -> String { layout.count == 1 ? prefix : "\(prefix):{u:\(user)}" }
 
+    /// string, never written: the key of `key`'s cluster slot that never exists. Every script
+    /// call declares it last (`PipelineStore.run`), so Redis Cluster runs no step on a slot being
+    /// migrated: the slot's source runs a script only while every key it declares is there, and the
+    /// importing node only when they all are there too (else `ASK`, `TRYAGAIN`: the client waits
+    /// and tries again). A script that did run there would be refused, half-way through, at its
+    /// first command on a key it had emptied itself, with the commands before it done: a step cut
+    /// in two. Outside a cluster it is one more name in the call.
+    public func migrationGuard(forKey key: String) -> String {
+        guard let open = key.firstIndex(of: "{"), let close = key[key.index(after: open)...].firstIndex(of: "}"),
+              close > key.index(after: open)
+        else { return "\(prefix):migration-guard" }
+        return "\(prefix):\(key[open...close]):migration-guard"
+    }
+
     /// list: a stage's queue; producers LPUSH, workers BLMOVE from the right (FIFO).
     public func queue(_ stage: Stage) -> String { "\(bucketPrefix):queue:\(stage.rawValue)" }
     /// list: the jobs one worker holds. `member` is the worker's entry in `workers`.

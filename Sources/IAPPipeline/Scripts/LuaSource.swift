@@ -3,7 +3,8 @@ import RedisClient
 /// The pipeline's Lua as built into the binary: one file per command under `Lua/` and the
 /// shared `local function`s under `Lua/includes/` (SwiftPM `embedInCode`: no resource bundle to
 /// ship beside an executable). A line `--- @include "name"` brings in `includes/name.lua` once,
-/// where it is first named, with the includes it names itself (as BullMQ's commands do).
+/// where it is first named, with the includes it names itself (as BullMQ's commands do). Every
+/// script begins by taking its slot's migration guard off `KEYS` (`dropMigrationGuard`).
 enum LuaSource {
     /// Every include, by name (a test checks this against the folder).
     static let includes: [String: [UInt8]] = [
@@ -29,11 +30,19 @@ enum LuaSource {
         RedisScript(name: name, source: compose(String(decoding: file, as: UTF8.self)))
     }
 
+    /// What every script does first: it takes its slot's migration guard off the end of `KEYS`
+    /// (`PipelineStore.run` names it last in every call; `RedisKeys.migrationGuard`), so that the
+    /// script's `KEYS` are its header's and nothing in it can touch the guard.
+    static let dropMigrationGuard = "table.remove(KEYS) -- the migration guard: named last by every call, never touched"
+
     /// `text` with every `--- @include` replaced by the include (once per script). An include
     /// that does not exist is a programming error caught by the test that loads every script.
     static func compose(_ text: String) -> String {
         var included: Set<String> = []
-        return compose(text, included: &included)
+        var lines = compose(text, included: &included).split(separator: "\n", omittingEmptySubsequences: false)
+        // After the `#!lua` line, which must stay the first.
+        lines.insert(Substring(dropMigrationGuard), at: lines.first?.hasPrefix("#!") == true ? 1 : 0)
+        return lines.joined(separator: "\n")
     }
 
     private static func compose(_ text: String, included: inout Set<String>) -> String {

@@ -55,15 +55,22 @@ extension PipelineStore {
     /// Runs one call of a script; `replicated`: waits for `replication` (a step that creates
     /// something a client or Apple is told about).
     func run<S: PipelineScript>(_ call: S, replicated: Bool = false) async throws -> S.Reply {
-        try S.decode(try await redis.run(S.script, keys: call.keys, arguments: call.arguments,
+        try S.decode(try await redis.run(S.script, keys: guarded(call.keys), arguments: call.arguments,
             replicated: replicated ? replication : nil))
+    }
+
+    /// A call's keys and, last, its slot's `migrationGuard`: no step runs on a Redis Cluster slot
+    /// being migrated (a script's `KEYS` are the header's, then this one, which it never touches).
+    func guarded(_ keys: [String]) -> [String] {
+        guard let first = keys.first else { return keys }
+        return keys + [self.keys.migrationGuard(forKey: first)]
     }
 
     /// Runs one call of a script that may name keys to declare, declaring them and calling again.
     func run<S: DeclaringScript>(_ call: S, replicated: Bool = false) async throws -> S.Reply {
         var call = call
         for _ in 0..<Self.declarationRounds {
-            let reply = try await redis.run(S.script, keys: call.keys, arguments: call.arguments,
+            let reply = try await redis.run(S.script, keys: guarded(call.keys), arguments: call.arguments,
                 replicated: replicated ? replication : nil)
             guard case .array(let items) = reply, items.first?.int == -2 else { return try S.decode(reply) }
             try call.declare(items.count > 1 ? items[1] : .null)
