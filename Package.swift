@@ -259,7 +259,9 @@ let package = Package(
                 "IAPPipeline",
                 "AppleReceipt",
                 "RedisClient",
+                "PlainJSON",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -110,6 +110,12 @@ public final class ServerAPIClient: Sendable {
         return await call(.notificationHistory, method: .POST, path: path, body: body, environment: environment)
     }
 
+    /// `GET /inApps/v1/lookup/{orderId}` (production only: sandbox purchases have no order id):
+    /// `{"status": 0 | 1, "signedTransactions": [JWS]}`; status 1 means the order id is not valid.
+    public func lookUpOrder(_ orderID: String) async -> ServerAPIAnswer {
+        await call(.orderLookup, path: "/inApps/v1/lookup/\(Self.escape(orderID))", environment: .production)
+    }
+
     func call(
         _ endpoint: ServerAPIEndpoint, method: HTTPMethod = .GET, path: String, body requestBody: [UInt8]? = nil,
         environment: ServerAPIEnvironment

@@ -16,4 +16,5 @@ public enum ServerAPIEndpoint: String, Sendable, CaseIterable {
     case testNotification = "test_notification"
     case testNotificationStatus = "test_notification_status"
     case notificationHistory = "notification_history"
+    case orderLookup = "order_lookup"
 }

@@ -20,6 +20,8 @@ public final class SimulatedServerAPI: Sendable {
 
     struct State {
         var transactions: [String: JWSTransaction] = [:]
+        /// The transaction ids of each order (the id on the customer's email receipt).
+        var orders: [String: [String]] = [:]
         var faults = SimulatedAPIFaults()
         /// Arrival times (ms) of accepted calls per "environment endpoint".
         var calls: [String: [Int64]] = [:]
@@ -49,12 +51,18 @@ public final class SimulatedServerAPI: Sendable {
         self.publicKey = publicKey
     }
 
-    /// Makes a transaction known to the API, and returns it signed (what StoreKit 2 would give the app).
+    /// Makes a transaction known to the API, and returns it signed (what StoreKit 2 would give the
+    /// app); `orderID`: the order it was bought in, for Look Up Order ID.
     @discardableResult
-    public func register(_ transaction: JWSTransaction) throws -> String {
+    public func register(_ transaction: JWSTransaction, orderID: String? = nil) throws -> String {
         var stamped = transaction
         stamped.signedDate = stamped.signedDate ?? Int64(Date().timeIntervalSince1970 * 1000)
-        state.withLockedValue { $0.transactions[stamped.transactionID] = stamped }
+        state.withLockedValue { state in
+            state.transactions[stamped.transactionID] = stamped
+            if let orderID, !(state.orders[orderID]?.contains(stamped.transactionID) ?? false) {
+                state.orders[orderID, default: []].append(stamped.transactionID)
+            }
+        }
         return try authority.signer.sign(payload: stamped)
     }
 
@@ -277,6 +285,11 @@ public final class SimulatedServerAPI: Sendable {
                     self.transactionInfo(context.parameters.get("id") ?? "", environment: environment)
                 }
             }
+            router.get(RouterPath(stringLiteral: prefix + "/inApps/v1/lookup/{id}")) { request, context in
+                try self.answer(request, environment: environment, endpoint: "order_lookup") {
+                    self.orderLookup(context.parameters.get("id") ?? "", environment: environment)
+                }
+            }
             router.get(RouterPath(stringLiteral: prefix + "/inApps/v1/subscriptions/{id}")) { request, context in
                 try self.answer(request, environment: environment, endpoint: "subscription_statuses") {
                     self.subscriptionStatuses(context.parameters.get("id") ?? "", environment: environment)
@@ -313,7 +326,8 @@ public final class SimulatedServerAPI: Sendable {
         }
         router.post("/control/transactions") { request, context in
             let transaction = try await request.decode(as: JWSTransaction.self, context: context)
-            return try Self.json(.ok, ["signedTransaction": try self.register(transaction)])
+            let order = request.uri.queryParameters.get("order_id")
+            return try Self.json(.ok, ["signedTransaction": try self.register(transaction, orderID: order)])
         }
         router.post("/control/subscriptions") { request, context in
             let plan = try await request.decode(as: SimulatedSubscription.self, context: context)
@@ -420,6 +434,18 @@ public final class SimulatedServerAPI: Sendable {
               let signed = try? authority.signer.sign(payload: transaction)
         else { return Self.notFound }
         return (try? Self.json(.ok, ["signedTransactionInfo": signed])) ?? Self.notFound
+    }
+
+    /// Look Up Order ID: status 0 and the order's transactions of this environment, signed; status
+    /// 1 (HTTP 200) for an order id it does not know, as Apple answers an invalid one.
+    private func orderLookup(_ orderID: String, environment: String) -> Response {
+        materialize()
+        let found = state.withLockedValue { state in
+            (state.orders[orderID] ?? []).compactMap { state.transactions[$0] }.filter { $0.environment == environment }
+        }
+        let signed = found.compactMap { try? authority.signer.sign(payload: $0) }
+        let body: [String: any Sendable] = signed.isEmpty ? ["status": 1] : ["status": 0, "signedTransactions": signed]
+        return (try? Self.json(.ok, body)) ?? Self.notFound
     }
 
     private func history(_ id: String, environment: String) -> Response {

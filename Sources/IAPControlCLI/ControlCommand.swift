@@ -10,7 +10,7 @@ public struct ControlCommand: AsyncParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "iapctl", abstract: "Inspect the IAP pipeline and manage its dead letters.",
         subcommands: [Stats.self, ShowTicket.self, Dead.self, HeldCommand.self, GrantCommand.self, RevokeCommand.self, UserCommand.self,
-            RecheckCommand.self, SettingsCommand.self, MigrateCommand.self, AppleCommand.self,
+            RecheckCommand.self, SettingsCommand.self, MigrateCommand.self, AppleCommand.self, LookupCommand.self,
         ])
     public init() {}
 

@@ -8,17 +8,19 @@ import Logging
 public enum IntakeApplication {
     /// `notifications`: how Apple's notifications are verified and stored (`NotificationAdmission.make`);
     /// `clientKeys`: the game backends that may call it (`nil`: anyone); `tls`: its own
-    /// certificate (`nil`: plain HTTP, behind a proxy that terminates TLS).
+    /// certificate (`nil`: plain HTTP, behind a proxy that terminates TLS); `support`: the support
+    /// desk's look-ups at Apple (`nil`: those routes answer 503).
     public static func make(
         store: PipelineStore, configuration: PipelineConfiguration, notifications: NotificationAdmission?,
         clientKeys: ClientKeyring? = nil, tls: TLSConfiguration? = nil, waiters: TicketWaiters? = nil,
-        metrics: Metrics? = nil, logger: Logger, onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
+        metrics: Metrics? = nil, support: SupportLookup? = nil, logger: Logger,
+        onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
     ) throws -> some ApplicationProtocol {
         // One subscription to each bucket's results channel for every waiting client, run with the server.
         let waiters = waiters ?? TicketWaiters(redis: configuration.redis, keys: store.keys, logger: logger)
         let router = try routes(
             store: store, configuration: configuration, notifications: notifications, clientKeys: clientKeys,
-            waiters: waiters, metrics: metrics)
+            waiters: waiters, metrics: metrics, support: support)
         return Application(
             router: router,
             server: try tls.map { try .tls(.http1(), tlsConfiguration: $0) } ?? .http1(),
@@ -35,7 +37,7 @@ public enum IntakeApplication {
     /// compares the document with.
     public static func routes(
         store: PipelineStore, configuration: PipelineConfiguration, notifications: NotificationAdmission?,
-        clientKeys: ClientKeyring?, waiters: TicketWaiters, metrics: Metrics?
+        clientKeys: ClientKeyring?, waiters: TicketWaiters, metrics: Metrics?, support: SupportLookup? = nil
     ) throws -> Router<BasicRequestContext> {
         let router = Router()
         // Before the routes: a route takes the middleware added before it.
@@ -54,6 +56,7 @@ public enum IntakeApplication {
         EntitlementRoutes(
             store: store, catalog: try configuration.productsFile.map { _ throws(ConfigurationError) in try configuration.requireCatalog() }
         ).register(on: router)
+        SupportRoutes(lookup: support, signed: clientKeys != nil).register(on: router)
         IntakeRoutes(
             store: store, maxBodyBytes: configuration.maxBodyBytes, ticketTTL: configuration.ticketTTL,
             serverAPIConfigured: configuration.isServerAPIConfigured,

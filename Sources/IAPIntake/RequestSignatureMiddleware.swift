@@ -5,8 +5,9 @@ import IAPPipeline
 import NIOCore
 import RedisClient
 
-/// Refuses every request to `/v1/receipts*` and `/v1/users/*` that a known game backend did not
-/// sign: `X-IAP-Key` (key id), `X-IAP-Timestamp` (Unix seconds) and `X-IAP-Signature`, the hex
+/// Refuses every request to `/v1/receipts*`, `/v1/users/*` and `/v1/support/*` that a known game
+/// backend did not sign, or whose key lacks the route's scope (`403 forbidden_scope`:
+/// `ClientKeys.Scope`): `X-IAP-Key` (key id), `X-IAP-Timestamp` (Unix seconds) and `X-IAP-Signature`, the hex
 /// HMAC-SHA256 with the key's secret of `RequestSigner.message`: `timestamp \n method \n target \n
 /// body` (the target is the path and query as sent). Refusals are 401 with `unauthenticated`,
 /// `stale_request` (more than `allowedSkew` off), `bad_signature` or `replayed_request` (a
@@ -27,16 +28,22 @@ public struct RequestSignatureMiddleware<Context: RequestContext>: RouterMiddlew
 
     /// The routes a game backend calls; Apple's notifications carry Apple's signature instead,
     /// and health checks stay open.
-    static func isGuarded(_ path: String) -> Bool {
-        path == "/v1/receipts" || path.hasPrefix("/v1/receipts/") || path.hasPrefix("/v1/users/")
+    static func isGuarded(_ path: String) -> Bool { scope(of: path) != nil }
+
+    /// The scope a route needs; `nil` for the routes that are not a game backend's.
+    static func scope(of path: String) -> ClientKeys.Scope? {
+        if path == "/v1/receipts" || path.hasPrefix("/v1/receipts/") { return .receipts }
+        if path.hasPrefix("/v1/users/") { return .users }
+        if path == "/v1/support" || path.hasPrefix("/v1/support/") { return .support }
+        return nil
     }
 
     public func handle(
         _ request: Request, context: Context, next: (Request, Context) async throws -> Response
     ) async throws -> Response {
-        guard Self.isGuarded(request.uri.path) else { return try await next(request, context) }
+        guard let scope = Self.scope(of: request.uri.path) else { return try await next(request, context) }
         var request = request
-        let signature = try await authenticate(&request)
+        let signature = try await authenticate(&request, for: scope)
         let response: Response
         do {
             response = try await next(request, context)
@@ -56,7 +63,7 @@ public struct RequestSignatureMiddleware<Context: RequestContext>: RouterMiddlew
 
     /// Checks the signature (collecting the body, which stays on the request for the route) and
     /// returns it, lowercased, as remembered.
-    func authenticate(_ request: inout Request) async throws -> String {
+    func authenticate(_ request: inout Request, for scope: ClientKeys.Scope) async throws -> String {
         guard let keyID = request.header("x-iap-key"), let timestamp = request.header("x-iap-timestamp"),
             let signature = request.header("x-iap-signature")
         else {
@@ -90,6 +97,9 @@ public struct RequestSignatureMiddleware<Context: RequestContext>: RouterMiddlew
             timestamp: timestamp, method: request.method.rawValue, target: request.uri.string, body: body.readableBytesView)
         guard HMAC<SHA256>.isValidAuthenticationCode(mac, authenticating: message, using: key) else {
             throw IntakeError(.unauthorized, "bad_signature", "X-IAP-Signature does not match the request")
+        }
+        guard keyring.current.scopes(keyID).contains(scope) else {
+            throw IntakeError(.forbidden, "forbidden_scope", "key '\(keyID)' may not call the \(scope.rawValue) routes")
         }
         // Remembered for twice the skew: a timestamp up to 300 s ahead stays valid until 300 s after it.
         let remembered = signature.lowercased()

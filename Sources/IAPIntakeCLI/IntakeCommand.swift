@@ -27,9 +27,11 @@ public struct IntakeCommand: AsyncParsableCommand {
         let store = PipelineStore(redis: redisClient, keys: configuration.keys, replication: configuration.replication)
         let notifications: NotificationAdmission?
         let tls: TLSConfiguration?
+        let support: SupportLookup?
         do {
             notifications = try NotificationAdmission.make(configuration, store: store)
             tls = try IntakeApplication.tlsConfiguration(configuration)
+            support = try SupportLookup.make(configuration, store: store, logger: logger)
         } catch {
             failConfiguration(error)
         }
@@ -50,13 +52,14 @@ public struct IntakeCommand: AsyncParsableCommand {
         _ = bootstrapMetrics()
         let app = try IntakeApplication.make(
             store: store, configuration: configuration, notifications: notifications, clientKeys: keyring, tls: tls,
-            metrics: .init(text: metricsText), logger: logger
+            metrics: .init(text: metricsText), support: support, logger: logger
         ) { port in
             logger.info(
                 "intake listening", metadata: ["host": "\(configuration.httpHost)", "port": "\(port)", "tls": "\(tls != nil)"])
         }
         // The group owns the Redis client: the server stops first, then the client closes.
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: ClosingService { await redisClient.close() })]
+        if let support { services.append(.init(service: ClosingService { await support.client.shutdown() })) }
         if let keyring { services.append(.init(service: await ClientKeysReloader(keyring: keyring, logger: logger))) }
         services.append(.init(service: app))
         let group = ServiceGroup(

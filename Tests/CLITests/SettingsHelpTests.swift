@@ -64,6 +64,10 @@ import Testing
         #expect(throws: (any Error).self) { try ControlCommand.Dead.Replay.parse(["--reason", "retries_exhausted", "T1"]) }
         #expect(try ControlCommand.Dead.Replay.parse(["--all", "--reason", "unknown_product", "--dry-run"]).dryRun)
         #expect(try ControlCommand.Stats.parse(["--watch", "--json"]).watch)
+        #expect(try LookupCommand.parse(["order", "MK5TZ8Q2R1", "--grant-to", "player-7"]).grantTo == "player-7")
+        #expect(try LookupCommand.parse(["transaction", "2000000000000001"]).kind == .transaction)
+        #expect(throws: (any Error).self) { try LookupCommand.parse(["receipt", "MK5TZ8Q2R1"]) }
+        #expect(throws: (any Error).self) { try LookupCommand.parse(["order", "MK5TZ8Q2R1", "--grant-to", ""]) }
     }
 
     /// An operator's decision names what it decides: units, or `--all` (optionally by reason).

@@ -244,6 +244,11 @@ import Testing
         (#"{"k": 5}"#, "is not a string"),
         (#"["k"]"#, "is not a JSON object"),
         (#"{"a key": "0123456789abcdef0"}"#, "without spaces"),
+        (#"{"k": {"scopes": ["support"]}}"#, "has no \"secret\" string"),
+        (#"{"k": {"secret": "0123456789abcdef0", "scopes": ["admin"]}}"#, "names a scope that is none of"),
+        (#"{"k": {"secret": "0123456789abcdef0", "scopes": []}}"#, "has no scope"),
+        (#"{"k": {"secret": "0123456789abcdef0", "scopes": "support"}}"#, "are not an array"),
+        (#"{"k": {"secret": "0123456789abcdef0", "scope": ["support"]}}"#, "unknown member \"scope\""),
     ])
     func aKeysFileThatCannotBeTrustedIsRefused(text: String, problem: String) throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("client-keys-\(UUID().uuidString).json")

@@ -110,16 +110,21 @@ public final class PipelineHarness: @unchecked Sendable {
         _ = bootstrapMetrics()
         let waiters = TicketWaiters(redis: configuration.redis, keys: configuration.keys, logger: testLogger)
         self.waiters = waiters
+        let lookupClient = try configuration.serverAPI().map { api in
+            ServerAPIClient(configuration: api, limiter: RedisAPIRateLimiter(store: store, maxPerSecond: configuration.appleAPIMaxRPS), maxConnections: 8)
+        }
+        self.lookupClient = lookupClient
+        // The stages' catalog (`Self.catalog`) unless the test gives the intake its own.
+        let catalog = configuration.productsFile == nil ? Self.catalog : try configuration.requireCatalog()
+        let roots = try configuration.rootCertificates()
+        let support = lookupClient.map { SupportLookup(store: store, catalog: catalog, client: $0, signedData: SignedDataVerifier(rootCertificates: roots)) }
         intake = try await RunningServer.start {
             try IntakeApplication.make(
                 store: store, configuration: configuration, notifications: notifications, clientKeys: keyring, tls: tls,
-                waiters: waiters, metrics: .init(sampleEvery: .milliseconds(100), text: metricsText), logger: testLogger,
-                onServerRunning: $0)
+                waiters: waiters, metrics: .init(sampleEvery: .milliseconds(100), text: metricsText), support: support,
+                logger: testLogger, onServerRunning: $0)
         }
         apple = AppleVerifier(configuration: configuration.apple)
-        lookupClient = try configuration.serverAPI().map { api in
-            ServerAPIClient(configuration: api, limiter: RedisAPIRateLimiter(store: store, maxPerSecond: configuration.appleAPIMaxRPS), maxConnections: 8)
-        }
         http = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup)
         webhookClient = configuration.webhookURL.map { WebhookClient(url: $0, timeout: configuration.webhookTimeout, maxConnections: 8) }
         if startWorkers {

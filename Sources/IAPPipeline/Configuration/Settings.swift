@@ -51,8 +51,9 @@ public enum Settings {
         help: "tickets and resubmission keys expire after this (7 days)", readBy: [.intake, .verifier, .notifier, .iapctl])
     public static let clientKeysFile = Setting(
         "IAP_CLIENT_KEYS_FILE", .file, unset: "the intake is open (one warning line at start)",
-        help: "JSON object of key id → secret (each at least 16 bytes) of the game backends that may call /v1/receipts* "
-            + "and /v1/users/*: set, every such request must be signed; reloaded on SIGHUP",
+        help: "JSON object of key id → secret (each at least 16 bytes), or → {\"secret\", \"scopes\": [receipts, users, support]}, "
+            + "of the callers of /v1/receipts*, /v1/users/* and /v1/support/* (a bare secret: receipts and users): set, every "
+            + "such request must be signed with a key of the route's scope; unset, /v1/support/* is refused; reloaded on SIGHUP",
         readBy: [.intake])
     public static let ratePerKey = Setting(
         "IAP_RATE_PER_KEY", .count(0...1_000_000), default: "0",
