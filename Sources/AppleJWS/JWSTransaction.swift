@@ -23,6 +23,9 @@ public struct JWSTransaction: SignedPayload, Codable, Equatable {
     public var storefront: String?
     public var price: Int64?
     public var currency: String?
+    /// The Apple Account's (or family member's) app transaction id: one per account and app,
+    /// the same in every transaction it makes (Apple sends it from iOS 18.4 on).
+    public var appTransactionID: String?
 
     public init(
         transactionID: String, originalTransactionID: String? = nil, webOrderLineItemID: String? = nil,
@@ -56,5 +59,6 @@ public struct JWSTransaction: SignedPayload, Codable, Equatable {
         case subscriptionGroupIdentifier, purchaseDate, originalPurchaseDate, expiresDate, quantity, type
         case appAccountToken, inAppOwnershipType, signedDate, revocationDate, revocationReason, revocationType
         case transactionReason, environment, storefront, price, currency
+        case appTransactionID = "appTransactionId"
     }
 }

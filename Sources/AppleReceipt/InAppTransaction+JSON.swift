@@ -14,6 +14,7 @@ extension InAppTransaction {
         expiresDateMs = try json.lenientStringIfPresent("expires_date_ms")
         signedDateMs = try json.lenientStringIfPresent("signed_date_ms")
         appAccountToken = try json.stringIfPresent("app_account_token")
+        appTransactionID = try json.stringIfPresent("app_transaction_id")
         currency = try json.stringIfPresent("currency")
         storefront = try json.stringIfPresent("storefront")
     }
@@ -31,6 +32,7 @@ extension InAppTransaction {
             "expires_date_ms": expiresDateMs.json,
             "signed_date_ms": signedDateMs.json,
             "app_account_token": appAccountToken.json,
+            "app_transaction_id": appTransactionID.json,
             "currency": currency.json,
             "storefront": storefront.json,
         ])

@@ -15,6 +15,8 @@ public struct InAppTransaction: Codable, Sendable, Equatable {
     public var signedDateMs: String?
     /// StoreKit 2's `appAccountToken`: the app's own id for the account that bought it, when set.
     public var appAccountToken: String?
+    /// StoreKit 2's `appTransactionId`: the Apple Account that bought it (one per account and app).
+    public var appTransactionID: String?
     /// A signed transaction's `currency` (ISO 4217) and `storefront` (ISO 3166-1 alpha-3); a
     /// legacy receipt has neither.
     public var currency: String?
@@ -52,6 +54,7 @@ public struct InAppTransaction: Codable, Sendable, Equatable {
         case expiresDateMs = "expires_date_ms"
         case signedDateMs = "signed_date_ms"
         case appAccountToken = "app_account_token"
+        case appTransactionID = "app_transaction_id"
         case currency, storefront
     }
 
@@ -67,6 +70,7 @@ public struct InAppTransaction: Codable, Sendable, Equatable {
         expiresDateMs = try container.decodeLenientStringIfPresent(.expiresDateMs)
         signedDateMs = try container.decodeLenientStringIfPresent(.signedDateMs)
         appAccountToken = try container.decodeIfPresent(String.self, forKey: .appAccountToken)
+        appTransactionID = try container.decodeIfPresent(String.self, forKey: .appTransactionID)
         currency = try container.decodeIfPresent(String.self, forKey: .currency)
         storefront = try container.decodeIfPresent(String.self, forKey: .storefront)
     }
@@ -83,6 +87,7 @@ public struct InAppTransaction: Codable, Sendable, Equatable {
         try container.encodeIfPresent(expiresDateMs, forKey: .expiresDateMs)
         try container.encodeIfPresent(signedDateMs, forKey: .signedDateMs)
         try container.encodeIfPresent(appAccountToken, forKey: .appAccountToken)
+        try container.encodeIfPresent(appTransactionID, forKey: .appTransactionID)
         try container.encodeIfPresent(currency, forKey: .currency)
         try container.encodeIfPresent(storefront, forKey: .storefront)
     }

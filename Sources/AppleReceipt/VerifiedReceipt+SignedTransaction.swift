@@ -19,6 +19,7 @@ extension InAppTransaction {
             webOrderLineItemID: transaction.webOrderLineItemID, purchaseDateMs: transaction.purchaseDate.map { String($0) },
             cancellationDateMs: transaction.revocationDate.map { String($0) })
         appAccountToken = transaction.appAccountToken
+        appTransactionID = transaction.appTransactionID
         currency = transaction.currency
         expiresDateMs = transaction.expiresDate.map { String($0) }
         signedDateMs = transaction.signedDate.map { String($0) }

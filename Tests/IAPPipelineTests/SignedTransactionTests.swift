@@ -33,6 +33,27 @@ import Testing
         }
     }
 
+    /// Apple's `appTransactionId` (the Apple Account that bought it) reaches the grant record and
+    /// the fulfilment entry; a purchase without one has neither field.
+    @Test func theAppleAccountThatBoughtItIsOnTheGrantRecordAndTheEvent() async throws {
+        try await withPipeline { pipeline in
+            var bought = Self.transaction("2000000000000011")
+            bought.appTransactionID = "704289572311234567"
+            let id = try await pipeline.submit(signed: try pipeline.authority.signer.sign(payload: bought))
+            #expect(try await pipeline.terminal(id).status == .granted)
+            let older = try await pipeline.submit(signed: try pipeline.authority.signer.sign(payload: Self.transaction("2000000000000012")))
+            #expect(try await pipeline.terminal(older).status == .granted)
+            let keys = pipeline.configuration.keys
+            let record = try await pipeline.redis.send("HGETALL", keys.grant(unit: "2000000000000011", originalTransactionID: "2000000000000011")).stringDictionary
+            #expect(record["app_transaction_id"] == "704289572311234567")
+            let without = try await pipeline.redis.send("HGETALL", keys.grant(unit: "2000000000000012", originalTransactionID: "2000000000000012")).stringDictionary
+            #expect(without["user_id"] == "player-1" && without["app_transaction_id"] == nil)
+            let events = Dictionary(uniqueKeysWithValues: try await pipeline.fulfilments().map { ($0["transaction_id"] ?? "", $0) })
+            #expect(events["2000000000000011"]?["app_transaction_id"] == "704289572311234567")
+            #expect(events["2000000000000012"]?["app_transaction_id"] == nil)
+        }
+    }
+
     @Test func aPurchaseSeenAsReceiptThenAsSignedTransactionIsGrantedOnce() async throws {
         try await withPipeline { pipeline in
             let first = try await pipeline.terminal(try await pipeline.submit(receipt([gold("2000000000000002")])))

@@ -46,7 +46,7 @@
                                 environment, source, refund_limit? and refunds (the user's
                                 refunds in every bucket, read before), sharing?, purchases (each:
                                 transaction_id, original_transaction_id, product_id, quantity,
-                                unit?, outcome, reason?, app_account_token?, currency?,
+                                unit?, outcome, reason?, app_account_token?, app_transaction_id?, currency?,
                                 daily_limit?, daily_reserved?, kind?, entitlements?, expires_at?, signed_at?, k),
                                 recheck? (the re-check schedule), subscription? and
                                 subscription_key?, rechecks_key? (a re-check's answer), receipt?, others?
@@ -160,7 +160,7 @@ local function holdPurchase(k, purchase, why)
     'product_id', product, 'quantity', quantity, 'transaction_id', tx, 'original_transaction_id', otx,
     'environment', environment, 'unit', unit, 'held_at', now, 'source', a.source,
     'currency', purchase.currency or '', 'app_account_token', purchase.app_account_token or '',
-    'kind', purchase.kind or '', 'entitlements', purchase.entitlements or '',
+    'app_transaction_id', purchase.app_transaction_id or '', 'kind', purchase.kind or '', 'entitlements', purchase.entitlements or '',
     'expires_at', purchase.expires_at or '', 'signed_at', purchase.signed_at or '')
   redis.call('ZADD', KEYS[5], now, unit)
   redis.call('XADD', stream, '*', 'event', 'held', 'source', a.source, 'ticket', ticket,
@@ -186,6 +186,12 @@ local function grantPurchase(k, purchase)
   if purchase.expires_at then
     fields[#fields + 1] = 'expires_at'
     fields[#fields + 1] = purchase.expires_at
+  end
+  -- The Apple Account that bought it, when Apple said (on the record and the entry).
+  if purchase.app_transaction_id then
+    redis.call('HSET', k.record, 'app_transaction_id', purchase.app_transaction_id)
+    fields[#fields + 1] = 'app_transaction_id'
+    fields[#fields + 1] = purchase.app_transaction_id
   end
   redis.call('XADD', stream, '*', unpack(fields))
   local theirs = userKeys(grantee)

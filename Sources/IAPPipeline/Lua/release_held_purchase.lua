@@ -56,6 +56,9 @@ end
 redis.call('HSET', record, 'ticket', h.ticket, 'user_id', h.user_id, 'product_id', h.product_id,
   'quantity', h.quantity, 'transaction_id', h.transaction_id, 'original_transaction_id', h.original_transaction_id,
   'environment', h.environment, 'unit', h.unit, 'granted_at', a.now, 'source', h.source, 'released_by', a.operator)
+if h.app_transaction_id and h.app_transaction_id ~= '' then
+  redis.call('HSET', record, 'app_transaction_id', h.app_transaction_id)
+end
 redis.call('XADD', stream, '*', unpack(holdEntry(h, {'event', 'released', 'source', 'operator', 'operator', a.operator},
   {'granted_at', a.now})))
 h.source = 'operator'

@@ -27,6 +27,9 @@ struct GrantPurchases: DeclaringScript {
         let tokens = Dictionary(
             (job.receipt?.transactions ?? []).compactMap { tx in tx.appAccountToken.map { (tx.transactionID, $0.lowercased()) } },
             uniquingKeysWith: { first, _ in first })
+        let appTransactions = Dictionary(
+            (job.receipt?.transactions ?? []).compactMap { tx in tx.appTransactionID.map { (tx.transactionID, $0) } },
+            uniquingKeysWith: { first, _ in first })
         var lines: [GrantPurchasesArguments.Line] = []
         for purchase in purchases {
             // A pending or held purchase without a unit cannot be claimed: it is rejected, never granted blind.
@@ -50,7 +53,7 @@ struct GrantPurchases: DeclaringScript {
                 transactionID: purchase.transactionID, originalTransactionID: purchase.originalTransactionID,
                 productID: purchase.productID, quantity: String(purchase.quantity), unit: purchase.unit,
                 outcome: outcome.rawValue, reason: outcome == .rejected ? reason ?? ReasonCode.noGrantUnit : reason,
-                appAccountToken: token, currency: purchase.currency,
+                appAccountToken: token, appTransactionID: appTransactions[purchase.transactionID], currency: purchase.currency,
                 dailyLimit: purchase.dailyLimit.map(String.init),
                 dailyReserved: purchase.dailyLimit == nil ? nil : purchase.unit.flatMap { places[$0] }.map { $0 ? "1" : "0" },
                 kind: purchase.kind,
@@ -167,6 +170,8 @@ struct GrantPurchasesArguments {
         var outcome: String
         var reason: String?
         var appAccountToken: String?
+        /// The Apple Account that bought it (`appTransactionId`), when Apple said.
+        var appTransactionID: String?
         var currency: String?
         /// The catalog's `daily_limit_per_user` for the product; absent: no cap.
         var dailyLimit: String?
@@ -191,6 +196,7 @@ struct GrantPurchasesArguments {
                 "outcome": .string(outcome),
                 "reason": reason.json,
                 "app_account_token": appAccountToken.json,
+                "app_transaction_id": appTransactionID.json,
                 "currency": currency.json,
                 "daily_limit": dailyLimit.json,
                 "daily_reserved": dailyReserved.json,
