@@ -29,7 +29,7 @@ import Testing
         "finish_webhook_event": "DeclaredKeysTests", "promote_due_rechecks": "DeclaredKeysTests",
         "force_recheck": "DeclaredKeysTests", "take_api_permit": "DeclaredKeysTests", "hold_api_endpoint": "DeclaredKeysTests",
         "claim_part": "PartScriptTests", "split_job": "PartScriptTests", "finish_part": "PartScriptTests",
-        "acknowledge_job": "PartScriptTests", "reserve_daily_grant": "PurchasePolicyTests",
+        "acknowledge_job": "PartScriptTests", "reserve_daily_grant": "PurchasePolicyTests", "seat_apple_account": "PurchasePolicyTests",
         "release_daily_grant": "PurchasePolicyTests", "take_submission_permit": "TransitionScriptTests",
         "settle_held_ticket": "PurchasePolicyTests", "claim_notification_sweep": "NotificationHistoryTests",
         "finish_notification_sweep": "NotificationHistoryTests",

@@ -45,6 +45,9 @@ import Testing
             await source.stop(.verify)
             waiting = try await source.submit(receipt([gold("m-8"), gold("m-9")]), user: "dave")
 
+            // An Apple Account's users (IAP_MAX_ACCOUNTS_PER_APPLE_ACCOUNT) keep their places.
+            try await source.redis.send("HSET", "iap:apple-account:7001", "u:alice", "1", "joined", "1")
+
             let destination = RedisClient(configuration: cluster, poolSize: 4)
             defer { Task { await destination.close() } }
             let migration = LedgerMigration(
@@ -62,6 +65,7 @@ import Testing
             #expect(family["grant"]?.source == 4 && family["grant"]?.found == 4 && family["grant"]?.different == 0)
             #expect(family["txn"]?.source == 8 && family["txn"]?.found == 8 && family["txn"]?.different == 0)
             #expect(family["jobs"]?.moved == 2 && family["fulfilment"]?.found == 6 && family["refunds"]?.found == 1)
+            #expect(try await destination.send("HGET", keys.appleAccount("7001"), "u:alice").string == "1")
             // Run again: the same keys with the same values.
             let again = try await migration.run()
             #expect(again.verified && again.families.map(\.found) == report.families.map(\.found))

@@ -17,14 +17,16 @@ import Testing
     static func grantJob(
         _ store: PipelineStore, ticket: String, user: String = "u1", transaction: String, product: String = "gems",
         outcome: PurchaseOutcome = .pending, reason: String? = nil, dailyLimit: Int? = nil, refundLimit: Int? = nil,
-        currency: String? = nil
+        currency: String? = nil, appleAccount: String? = nil, appleAccountLimit: Int? = nil
     ) async throws -> (payload: String, job: Job) {
         var job = Job(ticket: ticket, userID: user, receiptData: "cmVjZWlwdA==", productID: nil, transactionID: nil, enqueuedAt: 1)
         _ = try await store.submit(job, receiptDigest: "d-\(ticket)", ttl: .seconds(3600))
         job.stage = .grant
         job.receiptData = nil
-        job.receipt = VerifiedReceipt(
-            environment: "Production", bundleID: "b", transactions: [InAppTransaction(transactionID: transaction, productID: product)])
+        var bought = InAppTransaction(transactionID: transaction, productID: product)
+        bought.appTransactionID = appleAccount
+        job.receipt = VerifiedReceipt(environment: "Production", bundleID: "b", transactions: [bought])
+        job.appleAccountLimit = appleAccountLimit
         var purchase = Purchase(
             transactionID: transaction, originalTransactionID: transaction, productID: product, quantity: 1, unit: transaction,
             outcome: outcome, reason: reason)
@@ -137,6 +139,33 @@ import Testing
             #expect(hold.reason == "refund_limit_exceeded" && hold.ticket == "B")
             // Without the setting, nobody is held for refunds.
             #expect(try await Self.grantNew(store, ticket: "C", transaction: "c") == .granted)
+        }
+    }
+
+    /// The seeds' starter-pack farm: one Apple Account buying for many game accounts. Under a
+    /// limit of 2 the third user on that account has the purchase held (`apple_account_shared`);
+    /// the first two keep their places whatever comes after, and another account is untouched.
+    @Test func aThirdUserOnOneAppleAccountHasThePurchaseHeld() async throws {
+        try await withClusterNode { redis, _ in
+            let store = PipelineStore(redis: redis, keys: Self.keys)
+            func buy(_ ticket: String, _ user: String, on account: String?, limit: Int? = 2) async throws -> TicketStatus? {
+                let job = try await Self.grantJob(
+                    store, ticket: ticket, user: user, transaction: "t-\(ticket)", appleAccount: account, appleAccountLimit: limit)
+                return try await Self.grant(store, job)
+            }
+            #expect(try await buy("A", "u1", on: "7001") == .granted)
+            #expect(try await buy("B", "u2", on: "7001") == .granted)
+            #expect(try await buy("C", "u3", on: "7001") == .held)
+            let hold = try #require(try await store.hold(unit: "t-C"))
+            #expect(hold.reason == "apple_account_shared" && hold.userID == "u3")
+            // The first users keep their places; the third stays the third.
+            #expect(try await buy("D", "u1", on: "7001") == .granted)
+            #expect(try await buy("E", "u3", on: "7001") == .held)
+            // Another Apple Account, no account named, or no limit: nothing held.
+            #expect(try await buy("F", "u3", on: "7002") == .granted)
+            #expect(try await buy("G", "u4", on: nil) == .granted)
+            #expect(try await buy("H", "u5", on: "7001", limit: nil) == .granted)
+            #expect(try await redis.send("HGET", Self.keys.appleAccount("7001"), "joined").string == "3")
         }
     }
 

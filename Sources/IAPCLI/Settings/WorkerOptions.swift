@@ -53,6 +53,8 @@ public struct PolicyOptions: SettingsGroup {
     @Option(name: Settings.currencies.name, help: Settings.currencies.argumentHelp) var currencies: String?
     @Option(name: Settings.sandbox.name, help: Settings.sandbox.argumentHelp) var sandbox: String?
     @Option(name: Settings.maxRefundsPerUser.name, help: Settings.maxRefundsPerUser.argumentHelp) var maxRefundsPerUser: String?
+    @Option(name: Settings.maxAccountsPerAppleAccount.name, help: Settings.maxAccountsPerAppleAccount.argumentHelp)
+    var maxAccountsPerAppleAccount: String?
     @Option(name: Settings.sharingPolicy.name, help: Settings.sharingPolicy.argumentHelp) var sharingPolicy: String?
 
     public init() {}
@@ -62,6 +64,7 @@ public struct PolicyOptions: SettingsGroup {
             Settings.currencies: currencies,
             Settings.sandbox: sandbox,
             Settings.maxRefundsPerUser: maxRefundsPerUser,
+            Settings.maxAccountsPerAppleAccount: maxAccountsPerAppleAccount,
             Settings.sharingPolicy: sharingPolicy,
         ]
     }

@@ -65,6 +65,8 @@ public struct PipelineConfiguration: Sendable {
     public var sandbox: String
     /// 0: no limit.
     public var maxRefundsPerUser: Int
+    /// `IAP_MAX_ACCOUNTS_PER_APPLE_ACCOUNT` (0: no limit).
+    public var maxAccountsPerAppleAccount: Int
     public var sharingPolicy: SharingPolicy
     /// What the notifier tells Apple it prefers when a customer asks for a refund
     /// (`IAP_REFUND_PREFERENCE`); `nil` (`none`): it does not answer consumption requests.
@@ -191,6 +193,7 @@ public struct PipelineConfiguration: Sendable {
         }
         sandbox = source.text(Settings.sandbox)!
         maxRefundsPerUser = try source.count(Settings.maxRefundsPerUser)
+        maxAccountsPerAppleAccount = try source.count(Settings.maxAccountsPerAppleAccount)
         sharingPolicy = SharingPolicy(rawValue: try source.choice(Settings.sharingPolicy))!
         let preference = try source.choice(Settings.refundPreference)
         refundPreference = preference == "none" ? nil : ConsumptionInformation.RefundPreference(rawValue: preference.uppercased())
@@ -304,6 +307,7 @@ public struct PipelineConfiguration: Sendable {
         }
         return PurchasePolicy(
             currencies: currencies.isEmpty ? nil : Set(currencies), sandbox: sandboxPolicy,
-            maxRefundsPerUser: maxRefundsPerUser == 0 ? nil : maxRefundsPerUser, sharing: sharingPolicy)
+            maxRefundsPerUser: maxRefundsPerUser == 0 ? nil : maxRefundsPerUser,
+            maxAccountsPerAppleAccount: maxAccountsPerAppleAccount == 0 ? nil : maxAccountsPerAppleAccount, sharing: sharingPolicy)
     }
 }

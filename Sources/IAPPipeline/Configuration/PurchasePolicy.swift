@@ -18,15 +18,19 @@ public struct PurchasePolicy: Sendable, Equatable {
     public var sandbox: Sandbox
     /// Refunds and revocations after which a user's new purchases are held (`IAP_MAX_REFUNDS_PER_USER`); `nil`: never.
     public var maxRefundsPerUser: Int?
+    /// Users who may buy on one Apple Account (`IAP_MAX_ACCOUNTS_PER_APPLE_ACCOUNT`); `nil`: any number.
+    public var maxAccountsPerAppleAccount: Int?
     /// `IAP_SHARING_POLICY`.
     public var sharing: SharingPolicy
 
     public init(
-        currencies: Set<String>? = nil, sandbox: Sandbox = .allow, maxRefundsPerUser: Int? = nil, sharing: SharingPolicy = .bind
+        currencies: Set<String>? = nil, sandbox: Sandbox = .allow, maxRefundsPerUser: Int? = nil,
+        maxAccountsPerAppleAccount: Int? = nil, sharing: SharingPolicy = .bind
     ) {
         self.currencies = currencies
         self.sandbox = sandbox
         self.maxRefundsPerUser = maxRefundsPerUser
+        self.maxAccountsPerAppleAccount = maxAccountsPerAppleAccount
         self.sharing = sharing
     }
 

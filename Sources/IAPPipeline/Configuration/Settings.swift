@@ -137,6 +137,11 @@ public enum Settings {
     public static let maxRefundsPerUser = Setting(
         "IAP_MAX_REFUNDS_PER_USER", .count(0...1_000_000), default: "0",
         help: "from this many refunds and revocations on, a user's new purchases are held; 0: never", readBy: [.deduper])
+    public static let maxAccountsPerAppleAccount = Setting(
+        "IAP_MAX_ACCOUNTS_PER_APPLE_ACCOUNT", .count(0...1_000_000), default: "0",
+        help: "how many of your users may buy on one Apple Account (Apple's appTransactionId): a purchase by one more is "
+            + "held, apple_account_shared; 0: no limit",
+        readBy: [.deduper])
     public static let sharingPolicy = Setting(
         "IAP_SHARING_POLICY", .choice(["bind", "transfer", "share"]), default: "bind",
         help: "another account proving a non-consumable or subscription the owner holds: bind (duplicate, "
@@ -231,7 +236,7 @@ public enum Settings {
         bundleIDs, appleRootCerts,
         appleProductionURL, appleSandboxURL, appleSharedSecret, appleTimeout,
         appleAPIKeyID, appleAPIIssuerID, appleAPIPrivateKeyFile, appleAPIProductionURL, appleAPISandboxURL, appleAPIMaxRPS,
-        productsFile, currencies, sandbox, maxRefundsPerUser, sharingPolicy, refundPreference, notificationSweep,
+        productsFile, currencies, sandbox, maxRefundsPerUser, maxAccountsPerAppleAccount, sharingPolicy, refundPreference, notificationSweep,
         recheckBefore, recheckAfter, recheckMax,
         concurrency, lease, maxRedeliveries, shutdownGrace, metricsPort, maxAttempts, retryBase, retryMax,
         webhookURL, webhookSecret, webhookMaxAge, webhookTimeout,

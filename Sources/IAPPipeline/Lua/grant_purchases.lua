@@ -17,7 +17,9 @@
     `refunded`, its claim released;
   - countedRules: the purchase policy's counted rules, in the step that would grant: a user with
     `refund_limit` refunds, or a purchase that found no place under its product's `daily_limit`
-    in the user's rolling 24 hours (`daily_reserved`, by `reserve_daily_grant` before), is held;
+    in the user's rolling 24 hours (`daily_reserved`, by `reserve_daily_grant` before), or one
+    bought on an Apple Account the user came to after the limit was full (`account_shared`, by
+    `seat_apple_account` before), is held;
   - holdPurchase: a hold record (`held:<unit>`, indexed in `held`), one `held` entry, the ticket
     `held`; the claim stays with the ticket; `release_held_purchase` grants it later;
   - grantPurchase: the record, the stream entry and grantEffects. A subscription's later period
@@ -46,7 +48,8 @@
                                 environment, source, refund_limit? and refunds (the user's
                                 refunds in every bucket, read before), sharing?, purchases (each:
                                 transaction_id, original_transaction_id, product_id, quantity,
-                                unit?, outcome, reason?, app_account_token?, app_transaction_id?, currency?,
+                                unit?, outcome, reason?, app_account_token?, app_transaction_id?,
+                                account_shared? (`1`: one user too many on its Apple Account), currency?,
                                 daily_limit?, daily_reserved?, kind?, entitlements?, expires_at?, signed_at?, k),
                                 recheck? (the re-check schedule), subscription? and
                                 subscription_key?, rechecks_key? (a re-check's answer), receipt?, others?
@@ -130,7 +133,7 @@ end
 -- Held by an earlier run of this job: as it stands (still held, or rejected by an operator).
 -- Only a purchase a rule could hold has a hold to look for: no extra read on the common path.
 local function earlierHold(k, purchase, why)
-  local couldBeHeld = purchase.outcome == 'held' or a.refund_limit or purchase.daily_limit
+  local couldBeHeld = purchase.outcome == 'held' or a.refund_limit or purchase.daily_limit or purchase.account_shared
   if not couldBeHeld or redis.call('HGET', k.hold, 'ticket') ~= ticket then return nil end
   local h = redis.call('HMGET', k.hold, 'status', 'reason')
   if h[1] == 'rejected' then return 'rejected', h[2] or why end
@@ -150,6 +153,7 @@ end
 local function countedRules(purchase, refunds)
   if a.refund_limit and refunds >= tonumber(a.refund_limit) then return 'refund_limit_exceeded' end
   if purchase.daily_limit and purchase.daily_reserved ~= '1' then return 'daily_limit_exceeded' end
+  if purchase.account_shared == '1' then return 'apple_account_shared' end
   return nil
 end
 

@@ -19,6 +19,7 @@ extension Job {
         source = try json.stringIfPresent("source")
         currency = try json.stringIfPresent("currency")
         refundLimit = try json.intIfPresent("refund_limit")
+        appleAccountLimit = try json.intIfPresent("apple_account_limit")
         sharing = try json.stringIfPresent("sharing").map { text throws(JSONShapeError) in
             guard let policy = SharingPolicy(rawValue: text) else { throw JSONShapeError(member: "sharing", reason: "unknown policy \(text)") }
             return policy
@@ -62,6 +63,7 @@ extension Job {
             "source": source.json,
             "currency": currency.json,
             "refund_limit": refundLimit.map { .int($0) },
+            "apple_account_limit": appleAccountLimit.map { .int($0) },
             "sharing": sharing.map { .string($0.rawValue) },
             "recheck": recheck?.json,
             "subscription_receipt": subscriptionReceipt.json,

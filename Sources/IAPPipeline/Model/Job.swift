@@ -41,6 +41,8 @@ public struct Job: Codable, Sendable, Equatable {
     /// Set by the dedupe stage from `IAP_MAX_REFUNDS_PER_USER`: the grant stage holds new
     /// purchases of a user with this many refunds and revocations.
     public var refundLimit: Int?
+    /// The purchase policy's `IAP_MAX_ACCOUNTS_PER_APPLE_ACCOUNT`, for the grant stage.
+    public var appleAccountLimit: Int?
     /// Set by the dedupe stage from `IAP_SHARING_POLICY`: what the grant stage does when another
     /// user holds the grant of a non-consumable or subscription this job proves.
     public var sharing: SharingPolicy?
@@ -79,6 +81,7 @@ public struct Job: Codable, Sendable, Equatable {
         case enqueuedAt = "enqueued_at"
         case receipt, purchases, source, notification, currency
         case refundLimit = "refund_limit"
+        case appleAccountLimit = "apple_account_limit"
         case sharing, recheck, part
         case subscriptionReceipt = "subscription_receipt"
         case webhookEvent = "webhook_event"

@@ -209,10 +209,11 @@ public struct PipelineStore: Sendable {
             places[unit] = try await run(ReserveDailyGrant(
                 keys, user: job.userID, product: purchase.productID, unit: unit, limit: limit, now: now))
         }
+        let shared = try await appleAccountsShared(by: job)
         let keep = !capped.isEmpty
         let (result, outcome) = try await run(
-            GrantPurchases(keys, member: member, taken: payload, job: job, refunds: refunds, places: places, keep: keep,
-                recheck: recheck, now: now),
+            GrantPurchases(keys, member: member, taken: payload, job: job, refunds: refunds, places: places, shared: shared,
+                keep: keep, recheck: recheck, now: now),
             replicated: true)
         // A job another worker holds now keeps its places: that worker's grant counts on them.
         guard result != .leaseLost else { return (result, outcome) }
@@ -223,6 +224,25 @@ public struct PipelineStore: Sendable {
         if result == .moved, let outcome { try await bindAccountTokens(of: job, granted: outcome) }
         guard result == .moved, keep, job.part == nil else { return (result, outcome) }
         return (try await acknowledge(payload, member: member, ownTicket: job.ownTicket), outcome)
+    }
+
+    /// Under `IAP_MAX_ACCOUNTS_PER_APPLE_ACCOUNT`: the transactions of this job's purchases (those
+    /// it claimed) bought on an Apple Account on which the user came after the limit was full
+    /// (`seat_apple_account`, once per account). The user's place is taken for good: a purchase
+    /// held for it is still the user's buying on that account.
+    func appleAccountsShared(by job: Job) async throws -> Set<String> {
+        guard let limit = job.appleAccountLimit else { return [] }
+        let claimed = Set((job.purchases ?? []).filter { $0.outcome == .pending && $0.unit != nil }.map(\.transactionID))
+        var accounts: [String: [String]] = [:]
+        for transaction in job.receipt?.transactions ?? [] where claimed.contains(transaction.transactionID) {
+            if let account = transaction.appTransactionID, !account.isEmpty { accounts[account, default: []].append(transaction.transactionID) }
+        }
+        var shared: Set<String> = []
+        for (account, transactions) in accounts.sorted(by: { $0.key < $1.key }) {
+            let seated = try await run(SeatAppleAccount(keys, appTransactionID: account, user: job.userID, limit: limit))
+            if !seated { shared.formUnion(transactions) }
+        }
+        return shared
     }
 
     /// Binds the app account tokens of the purchases granted to the job's user to the user, where

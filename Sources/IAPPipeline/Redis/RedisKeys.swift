@@ -117,6 +117,12 @@ public struct RedisKeys: Sendable, Equatable {
     }
     /// string: `original_transaction_id` → the user first granted it (its owner). Never expires.
     public func owner(originalTransactionID: String) -> String { "\(purchasePrefix(originalTransactionID)):owner:\(originalTransactionID)" }
+    /// hash: the users who bought on one Apple Account (Apple's `appTransactionId`), each with their
+    /// place in the order they first did (`u:<user>` → 1, 2, …; `joined` → how many), for
+    /// `IAP_MAX_ACCOUNTS_PER_APPLE_ACCOUNT`. Its own hash tag with buckets. Never expires.
+    public func appleAccount(_ appTransactionID: String) -> String {
+        layout.count == 1 ? "\(prefix):apple-account:\(appTransactionID)" : "\(prefix):{a:\(appTransactionID)}:apple-account"
+    }
     /// string: an `appAccountToken` (lowercase UUID) → its user. Never expires.
     public func accountToken(_ token: String) -> String { "\(prefix):account-token:\(token)" }
     /// hash: `transaction_id` → a purchase Apple notified us of whose account is unknown (JSON:

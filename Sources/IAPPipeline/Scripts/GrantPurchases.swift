@@ -14,8 +14,8 @@ struct GrantPurchases: DeclaringScript {
     var keys: [String] { declared.list }
 
     init(
-        _ keys: RedisKeys, member: String, taken: String, job: Job, refunds: Int?, places: [String: Bool] = [:], keep: Bool = false,
-        recheck: RecheckSchedule?, now: Int64
+        _ keys: RedisKeys, member: String, taken: String, job: Job, refunds: Int?, places: [String: Bool] = [:],
+        shared: Set<String> = [], keep: Bool = false, recheck: RecheckSchedule?, now: Int64
     ) {
         redisKeys = keys
         let user = job.userID
@@ -53,7 +53,8 @@ struct GrantPurchases: DeclaringScript {
                 transactionID: purchase.transactionID, originalTransactionID: purchase.originalTransactionID,
                 productID: purchase.productID, quantity: String(purchase.quantity), unit: purchase.unit,
                 outcome: outcome.rawValue, reason: outcome == .rejected ? reason ?? ReasonCode.noGrantUnit : reason,
-                appAccountToken: token, appTransactionID: appTransactions[purchase.transactionID], currency: purchase.currency,
+                appAccountToken: token, appTransactionID: appTransactions[purchase.transactionID],
+                accountShared: shared.contains(purchase.transactionID) ? "1" : nil, currency: purchase.currency,
                 dailyLimit: purchase.dailyLimit.map(String.init),
                 dailyReserved: purchase.dailyLimit == nil ? nil : purchase.unit.flatMap { places[$0] }.map { $0 ? "1" : "0" },
                 kind: purchase.kind,
@@ -172,6 +173,8 @@ struct GrantPurchasesArguments {
         var appAccountToken: String?
         /// The Apple Account that bought it (`appTransactionId`), when Apple said.
         var appTransactionID: String?
+        /// `1`: the user came on that Apple Account after `IAP_MAX_ACCOUNTS_PER_APPLE_ACCOUNT` others.
+        var accountShared: String?
         var currency: String?
         /// The catalog's `daily_limit_per_user` for the product; absent: no cap.
         var dailyLimit: String?
@@ -197,6 +200,7 @@ struct GrantPurchasesArguments {
                 "reason": reason.json,
                 "app_account_token": appAccountToken.json,
                 "app_transaction_id": appTransactionID.json,
+                "account_shared": accountShared.json,
                 "currency": currency.json,
                 "daily_limit": dailyLimit.json,
                 "daily_reserved": dailyReserved.json,

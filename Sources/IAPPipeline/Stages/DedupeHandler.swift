@@ -32,6 +32,7 @@ public struct DedupeHandler: JobHandler {
         next.stage = .grant
         next.purchases = purchases(for: job, in: receipt)
         next.refundLimit = policy.maxRefundsPerUser
+        next.appleAccountLimit = policy.maxAccountsPerAppleAccount
         next.sharing = policy.sharing
         // A paid product our catalog does not know is our configuration's fault, not the user's:
         // rejecting it would lose the order, so it waits as a dead letter for the catalog fix and a replay.
