@@ -25,6 +25,8 @@ public enum ReasonCode {
     public static let refundLimitExceeded = "refund_limit_exceeded"
     /// The purchase was made on an Apple Account with `IAP_MAX_ACCOUNTS_PER_APPLE_ACCOUNT` other users already.
     public static let appleAccountShared = "apple_account_shared"
+    /// A signed app transaction without `appTransactionId` (made before iOS 18.4): no Apple Account to bind.
+    public static let noAppTransactionID = "no_app_transaction_id"
     /// Apple rejected a receipt with this `status`.
     public static func appleStatus(_ status: Int) -> String { "apple_status_\(status)" }
     /// The Server API refused the request's content with this `errorCode`.

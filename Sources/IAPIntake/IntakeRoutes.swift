@@ -60,14 +60,18 @@ public struct IntakeRoutes: Sendable {
         let submission = try ReceiptSubmission.parse(Array(buffer.readableBytesView), serverAPIConfigured: serverAPIConfigured)
         var receiptData: String?
         var signedTransaction: String?
+        var signedAppTransaction: String?
         switch submission.evidence {
         case .receipt(let base64, _): receiptData = base64
         case .signedTransaction(let jws): signedTransaction = jws
+        case .appTransaction(let jws): signedAppTransaction = jws
         case .transactionLookup: break
         }
         var job = Job(
             ticket: TicketID.make(), userID: submission.userID, receiptData: receiptData, signedTransaction: signedTransaction,
-            productID: submission.productID, transactionID: submission.transactionID, enqueuedAt: currentTimeMs())
+            productID: submission.productID, transactionID: signedAppTransaction == nil ? submission.transactionID : nil,
+            enqueuedAt: currentTimeMs())
+        job.signedAppTransaction = signedAppTransaction
         job.currency = submission.currency
         var limits = limits
         // The signature middleware checked this header: the key it names is the caller's.

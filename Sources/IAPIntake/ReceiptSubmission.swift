@@ -28,6 +28,8 @@ public struct ReceiptSubmission: Sendable, Equatable {
         case receipt(base64: String, bytes: [UInt8])
         /// A StoreKit 2 signed transaction, shaped like a compact JWS (verified by the verify stage).
         case signedTransaction(String)
+        /// A StoreKit `AppTransaction` (compact JWS): binds its Apple Account to the user, grants nothing.
+        case appTransaction(String)
         /// Only `transaction_id`: the verify stage asks the App Store Server API.
         case transactionLookup
     }
@@ -46,6 +48,7 @@ public struct ReceiptSubmission: Sendable, Equatable {
         }
         let receiptData = try optionalString(fields, "receipt_data")
         let signedTransaction = try optionalString(fields, "signed_transaction")
+        let signedAppTransaction = try optionalString(fields, "signed_app_transaction")
         let userID = try requiredString(fields, "user_id")
         guard isPrintable(userID) else {
             throw IntakeError(.badRequest, "invalid_user_id", "user_id must be 1 to 128 printable ASCII characters")
@@ -63,6 +66,19 @@ public struct ReceiptSubmission: Sendable, Equatable {
             throw IntakeError(.badRequest, "invalid_currency", "currency must be an ISO 4217 code: three upper-case letters, like USD")
         }
         let evidence: Evidence
+        if let signedAppTransaction {
+            guard receiptData == nil, signedTransaction == nil else {
+                throw IntakeError(
+                    .badRequest, "conflicting_fields", "send one of receipt_data, signed_transaction or signed_app_transaction")
+            }
+            guard Base64URL.isCompactJWS(signedAppTransaction) else {
+                throw IntakeError(
+                    .badRequest, "invalid_jws", "signed_app_transaction must be a compact JWS: three base64url segments")
+            }
+            return ReceiptSubmission(
+                evidence: .appTransaction(signedAppTransaction), userID: userID, productID: productID, transactionID: transactionID,
+                currency: currency)
+        }
         switch (receiptData, signedTransaction) {
         case (.some, .some):
             throw IntakeError(.badRequest, "conflicting_fields", "send receipt_data or signed_transaction, not both")
@@ -79,7 +95,7 @@ public struct ReceiptSubmission: Sendable, Equatable {
         case (nil, nil):
             guard transactionID != nil else {
                 throw IntakeError(
-                    .badRequest, "missing_field", "one of receipt_data, signed_transaction or transaction_id is required")
+                    .badRequest, "missing_field", "one of receipt_data, signed_transaction, signed_app_transaction or transaction_id is required")
             }
             guard serverAPIConfigured else {
                 throw IntakeError(
@@ -98,6 +114,7 @@ public struct ReceiptSubmission: Sendable, Equatable {
         switch evidence {
         case .receipt(_, let bytes): return bytes
         case .signedTransaction(let jws): return Array("signed_transaction".utf8) + [0] + Array(jws.utf8)
+        case .appTransaction(let jws): return Array("signed_app_transaction".utf8) + [0] + Array(jws.utf8)
         case .transactionLookup: return Array("transaction_id".utf8) + [0] + Array((transactionID ?? "").utf8)
         }
     }

@@ -6,7 +6,8 @@
     KEYS[1] inflight   the worker's in-flight list
     KEYS[2] ticket     the job's ticket hash
     ARGV[1] taken      the job as taken
-    ARGV[2] arguments  JSON: status, reason, attempts, now, channel, ticket, environment?, last_error?
+    ARGV[2] arguments  JSON: status, reason, attempts, now, channel, ticket, environment?, last_error?,
+                       result? (what an `applied` ticket did)
   Output:
     1 finished, 0 the worker no longer holds the job, -1 its ticket is gone
 ]]
@@ -19,6 +20,7 @@ local a = cjson.decode(ARGV[2])
 redis.call('HSET', ticket, 'status', a.status, 'reason', a.reason, 'attempts', a.attempts, 'transactions', '[]',
   'updated_at', a.now)
 if a.environment then redis.call('HSET', ticket, 'environment', a.environment) end
+if a.result then redis.call('HSET', ticket, 'result', a.result) end
 if a.last_error then
   redis.call('HSET', ticket, 'last_error', a.last_error)
 else

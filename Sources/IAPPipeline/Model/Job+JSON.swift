@@ -14,6 +14,8 @@ extension Job {
         userID = try json.string("user_id")
         receiptData = try json.stringIfPresent("receipt_data")
         signedTransaction = try json.stringIfPresent("signed_transaction")
+        signedAppTransaction = try json.stringIfPresent("signed_app_transaction")
+        appleAccount = try json.stringIfPresent("apple_account")
         productID = try json.stringIfPresent("product_id")
         transactionID = try json.stringIfPresent("transaction_id")
         source = try json.stringIfPresent("source")
@@ -58,6 +60,8 @@ extension Job {
             "user_id": .string(userID),
             "receipt_data": receiptData.json,
             "signed_transaction": signedTransaction.json,
+            "signed_app_transaction": signedAppTransaction.json,
+            "apple_account": appleAccount.json,
             "product_id": productID.json,
             "transaction_id": transactionID.json,
             "source": source.json,

@@ -16,6 +16,11 @@ public struct Job: Codable, Sendable, Equatable {
     /// `transactionID` is the evidence: the verifier looks it up with the App Store Server API.
     public var productID: String?
     public var transactionID: String?
+    /// A StoreKit `AppTransaction` (compact JWS): the evidence of who the Apple Account is, with
+    /// nothing bought; the verify stage reads its `appTransactionId` into `appleAccount`.
+    public var signedAppTransaction: String?
+    /// The verified `appTransactionId` of a signed app transaction, which dedupe binds to the user.
+    public var appleAccount: String?
     /// The currency the client says a legacy receipt's purchases were paid in (ISO 4217); the
     /// verify stage drops it for signed evidence, whose own `currency` Apple signed.
     public var currency: String?
@@ -75,6 +80,8 @@ public struct Job: Codable, Sendable, Equatable {
         case userID = "user_id"
         case receiptData = "receipt_data"
         case signedTransaction = "signed_transaction"
+        case signedAppTransaction = "signed_app_transaction"
+        case appleAccount = "apple_account"
         case productID = "product_id"
         case transactionID = "transaction_id"
         case attempts
@@ -92,6 +99,7 @@ public struct Job: Codable, Sendable, Equatable {
     public var evidence: Evidence? {
         if let receiptData { return .receipt(receiptData) }
         if let signedTransaction { return .signedTransaction(signedTransaction) }
+        if let signedAppTransaction { return .appTransaction(signedAppTransaction) }
         if let transactionID { return .transactionLookup(transactionID) }
         if let recheck { return .recheck(recheck) }
         return nil
@@ -100,6 +108,7 @@ public struct Job: Codable, Sendable, Equatable {
     public enum Evidence: Sendable, Equatable {
         case receipt(String)
         case signedTransaction(String)
+        case appTransaction(String)
         case transactionLookup(String)
         case recheck(RecheckRequest)
     }

@@ -166,11 +166,17 @@ public struct PipelineStore: Sendable {
     /// `lastError` is the precise cause behind `reason` (kept on the ticket, never a secret).
     public func finish(
         _ payload: String, member: String, ticket: String, status: TicketStatus, reason: String, attempts: Int,
-        environment: String?, lastError: String? = nil, now: Int64 = currentTimeMs()
+        environment: String?, lastError: String? = nil, result: String? = nil, now: Int64 = currentTimeMs()
     ) async throws -> TransitionResult {
         try await run(FinishTicket(
             keys, member: member, taken: payload, ticket: ticket, status: status, reason: reason, attempts: attempts,
-            environment: environment, lastError: lastError, now: now))
+            environment: environment, lastError: lastError, result: result, now: now))
+    }
+
+    /// A user's place among the users of an Apple Account (`seat_apple_account`): whether it is
+    /// within `limit` (`nil`: any number; the place is kept all the same).
+    public func seatAppleAccount(_ appTransactionID: String, user: String, limit: Int?) async throws -> Bool {
+        try await run(SeatAppleAccount(keys, appTransactionID: appTransactionID, user: user, limit: limit ?? Int(Int32.max)))
     }
 
     public func claimAndForward(_ payload: String, member: String, to next: Job) async throws -> TransitionResult {

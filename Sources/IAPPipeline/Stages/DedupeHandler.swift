@@ -5,7 +5,9 @@ import AppleReceipt
 /// nobody else is granted them meanwhile) and forwards the job to grant, in one script.
 public struct DedupeHandler: JobHandler {
     public let stage = Stage.dedupe
-    public let transitions: [any PipelineScript.Type] = [ClaimPurchases.self, ClaimPart.self, SplitJob.self]
+    public let transitions: [any PipelineScript.Type] = [
+        ClaimPurchases.self, ClaimPart.self, SplitJob.self, SeatAppleAccount.self, FinishTicket.self,
+    ]
     public let catalog: ProductCatalog
     public let policy: PurchasePolicy
     /// How long a part's own ticket lives (`IAP_TICKET_TTL_S`, as its client's).
@@ -20,6 +22,10 @@ public struct DedupeHandler: JobHandler {
     public func handle(_ payload: String, worker: WorkerContext) async {
         guard let job = try? Job.decode(payload), job.stage == .dedupe else {
             await worker.deadLetter(payload, ticket: nil, reason: ReasonCode.undecodableJob, error: "not a dedupe job", attempts: 0)
+            return
+        }
+        if let account = job.appleAccount, job.receipt == nil {
+            await bind(account, payload: payload, job: job, worker: worker)
             return
         }
         guard let receipt = job.receipt else {
@@ -54,6 +60,25 @@ public struct DedupeHandler: JobHandler {
         await worker.settle(result, payload: payload, job: job, by: ClaimPurchases.self)
     }
 
+
+    /// A verified app transaction: the user takes their place among the users of that Apple
+    /// Account (`seat_apple_account`, kept for good), and the ticket ends `applied`, nothing
+    /// granted, its `result` `apple_account_bound`, or `apple_account_shared` when the user comes
+    /// after `IAP_MAX_ACCOUNTS_PER_APPLE_ACCOUNT` others (their purchases on it will be held).
+    private func bind(_ account: String, payload: String, job: Job, worker: WorkerContext) async {
+        guard let seated = await worker.transition(SeatAppleAccount.self, {
+            try await worker.store.seatAppleAccount(account, user: job.userID, limit: policy.maxAccountsPerAppleAccount)
+        }) else { return }
+        let result = await worker.transition(FinishTicket.self) {
+            try await worker.store.finish(
+                payload, member: worker.member, ticket: job.ticket, status: .applied, reason: "", attempts: job.attempts,
+                environment: nil, result: seated ? Self.boundResult : ReasonCode.appleAccountShared)
+        }
+        await worker.settle(result, payload: payload, job: job, by: FinishTicket.self)
+    }
+
+    /// The result of a ticket that bound an Apple Account to its user within the limit.
+    public static let boundResult = "apple_account_bound"
     /// A grant job whose claimed purchases lie in buckets besides its ticket's, as one job per
     /// bucket (`nil` when they all lie in the ticket's: one bucket is one atomic step, as before
     /// buckets). Each part carries its bucket's purchases, in the receipt's order, and its own id

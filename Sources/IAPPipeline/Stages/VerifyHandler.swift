@@ -62,6 +62,9 @@ public struct VerifyHandler: JobHandler {
             outcome = await verifier.verify(receiptData: receiptData, attempt: attempt)
         case .signedTransaction(let jws):
             outcome = await signedData.outcome(of: jws)
+        case .appTransaction(let jws):
+            await acceptAppTransaction(jws, payload: payload, job: job, attempt: attempt, worker: worker)
+            return
         case .transactionLookup(let transactionID):
             guard let lookup else {
                 // The intake took it because its settings allow lookups and ours do not: our gap, replayable.
@@ -157,6 +160,43 @@ public struct VerifyHandler: JobHandler {
             try await worker.forward(
                 payload, to: next,
                 ticketFields: [("environment", receipt.environment), ("attempts", String(attempt))])
+        }
+        await worker.settle(result, payload: payload, job: job, by: ForwardJob.self)
+    }
+
+    /// A signed app transaction: verified offline like any signed data (its signing time is its
+    /// `receiptCreationDate`), of our app, naming its Apple Account; dedupe then binds that account
+    /// to the user. Nothing is granted.
+    private func acceptAppTransaction(_ jws: String, payload: String, job: Job, attempt: Int, worker: WorkerContext) async {
+        let app: JWSAppTransaction
+        do {
+            app = try await signedData.verify(jws, as: JWSAppTransaction.self)
+        } catch {
+            await reject(
+                payload, job: job, reason: ReasonCode.invalidSignature, attempt: attempt, environment: nil, lastError: "\(error)",
+                worker: worker)
+            return
+        }
+        let environment = app.receiptType ?? "Production"
+        guard bundleIDs.contains(app.bundleID) else {
+            await reject(
+                payload, job: job, reason: ReasonCode.bundleMismatch, attempt: attempt, environment: environment,
+                lastError: "bundle id \(app.bundleID.prefix(128)) is not in IAP_BUNDLE_IDS", worker: worker)
+            return
+        }
+        guard let account = app.appTransactionID, (1...128).contains(account.utf8.count) else {
+            await reject(
+                payload, job: job, reason: ReasonCode.noAppTransactionID, attempt: attempt, environment: environment,
+                lastError: "the app transaction names no appTransactionId (Apple sends it from iOS 18.4 on)", worker: worker)
+            return
+        }
+        var next = job
+        next.stage = .dedupe
+        next.attempts = attempt
+        next.signedAppTransaction = nil
+        next.appleAccount = account
+        let result = await worker.transition(ForwardJob.self) {
+            try await worker.forward(payload, to: next, ticketFields: [("environment", environment), ("attempts", String(attempt))])
         }
         await worker.settle(result, payload: payload, job: job, by: ForwardJob.self)
     }

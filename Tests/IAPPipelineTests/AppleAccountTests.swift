@@ -1,0 +1,70 @@
+import AppleJWS
+import AppleSimulator
+import Foundation
+import IAPPipeline
+import PipelineTestSupport
+import Testing
+
+/// Apple Accounts (StoreKit's `AppTransaction`, `appTransactionId`): a signed app transaction binds
+/// its Apple Account to the user who sent it, granting nothing; under
+/// `IAP_MAX_ACCOUNTS_PER_APPLE_ACCOUNT` one user too many on an account is told so, and their
+/// purchases on it are held.
+@Suite(.serialized) struct AppleAccountTests {
+    static let account = "704289572311234567"
+
+    static func appTransaction(_ id: String? = account, bundleID: String = PipelineHarness.bundleID) -> JWSAppTransaction {
+        JWSAppTransaction(
+            appTransactionID: id, bundleID: bundleID, receiptType: "Production",
+            receiptCreationDate: Int64(Date().timeIntervalSince1970 * 1000))
+    }
+
+    func bind(_ pipeline: PipelineHarness, _ jws: String, user: String) async throws -> Ticket {
+        let reply = try await pipeline.post(["signed_app_transaction": jws, "user_id": user])
+        #expect(reply.status == 202, "\(reply.json)")
+        return try await pipeline.terminal(try #require(reply.json["ticket"] as? String))
+    }
+
+    @Test func anAppTransactionBindsItsAppleAccountAndOneUserTooManyHasPurchasesHeld() async throws {
+        try await withPipeline(environment: ["IAP_MAX_ACCOUNTS_PER_APPLE_ACCOUNT": "1"]) { pipeline in
+            let signer = pipeline.authority.signer
+            let jws = try signer.sign(payload: Self.appTransaction())
+            let alice = try await bind(pipeline, jws, user: "alice")
+            #expect(alice.status == .applied && alice.result == "apple_account_bound" && alice.environment == "Production")
+            #expect(alice.transactions.isEmpty)
+            let bob = try await bind(pipeline, jws, user: "bob")
+            #expect(bob.status == .applied && bob.result == "apple_account_shared")
+            #expect(try await pipeline.fulfilments().isEmpty, "binding grants nothing")
+
+            // On that Apple Account, bob's purchase waits for an operator; alice's is granted.
+            var bought = SignedTransactionTests.transaction("2000000000000021")
+            bought.appTransactionID = Self.account
+            let held = try await pipeline.terminal(try await pipeline.submit(signed: try signer.sign(payload: bought), user: "bob"), orHeld: true)
+            #expect(held.status == .held && held.transactions.first?.reason == "apple_account_shared")
+            bought.transactionID = "2000000000000022"
+            bought.originalTransactionID = "2000000000000022"
+            let granted = try await pipeline.terminal(try await pipeline.submit(signed: try signer.sign(payload: bought), user: "alice"))
+            #expect(granted.status == .granted)
+        }
+    }
+
+    @Test func anAppTransactionThatCannotBeTrustedOrNamesNoAccountIsRejected() async throws {
+        try await withPipeline { pipeline in
+            let forged = try SigningAuthority().signer.sign(payload: Self.appTransaction())
+            let foreign = try pipeline.authority.signer.sign(payload: Self.appTransaction(bundleID: "com.other.app"))
+            let old = try pipeline.authority.signer.sign(payload: Self.appTransaction(nil))
+            for (jws, reason) in [(forged, "invalid_signature"), (foreign, "bundle_mismatch"), (old, "no_app_transaction_id")] {
+                let ticket = try await bind(pipeline, jws, user: "carol")
+                #expect(ticket.status == .rejected && ticket.reason == reason, "\(reason)")
+            }
+            // With other evidence, or not a JWS: refused at the door, nothing queued.
+            let both = try await pipeline.post([
+                "signed_app_transaction": try pipeline.authority.signer.sign(payload: Self.appTransaction()),
+                "signed_transaction": try pipeline.authority.signer.sign(payload: SignedTransactionTests.transaction("2000000000000023")),
+                "user_id": "carol",
+            ])
+            #expect(both.status == 400 && (both.json["error"] as? [String: Any])?["code"] as? String == "conflicting_fields")
+            let junk = try await pipeline.post(["signed_app_transaction": "not-a-jws", "user_id": "carol"])
+            #expect(junk.status == 400 && (junk.json["error"] as? [String: Any])?["code"] as? String == "invalid_jws")
+        }
+    }
+}
