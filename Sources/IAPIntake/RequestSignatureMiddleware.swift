@@ -26,11 +26,8 @@ public struct RequestSignatureMiddleware<Context: RequestContext>: RouterMiddlew
         self.maxBodyBytes = maxBodyBytes
     }
 
-    /// The routes a game backend calls; Apple's notifications carry Apple's signature instead,
-    /// and health checks stay open.
-    static func isGuarded(_ path: String) -> Bool { scope(of: path) != nil }
-
-    /// The scope a route needs; `nil` for the routes that are not a game backend's.
+    /// The scope a route needs; `nil` for the routes that are not a game backend's (Apple's
+    /// notifications carry Apple's signature instead, and health checks stay open).
     static func scope(of path: String) -> ClientKeys.Scope? {
         if path == "/v1/receipts" || path.hasPrefix("/v1/receipts/") { return .receipts }
         if path.hasPrefix("/v1/users/") { return .users }

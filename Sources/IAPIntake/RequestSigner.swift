@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import IAPPipeline
 import PlainJSON
 
 /// How a game backend signs its requests to the intake (`IAP_CLIENT_KEYS_FILE`): the one home of

@@ -10,6 +10,27 @@ public enum RedisClusterSlot {
         Int(crc16(hashed(key)) % UInt16(count))
     }
 
+    /// A short hash tag (decimal digits) whose slot is `slot`: `{tag}` puts a key in that slot,
+    /// whatever else its name says.
+    public static func tag(ofSlot slot: Int) -> String { tags[slot] }
+
+    /// Every slot's shortest decimal tag, found once (about 170,000 CRCs: a few milliseconds).
+    private static let tags: [String] = {
+        var found = [String?](repeating: nil, count: count)
+        var missing = count
+        var n = 0
+        while missing > 0 {
+            let text = String(n)
+            let slot = Int(crc16(Array(text.utf8)[...]) % UInt16(count))
+            if found[slot] == nil {
+                found[slot] = text
+                missing -= 1
+            }
+            n += 1
+        }
+        return found.map { $0 ?? "" }
+    }()
+
     /// The hash tag of `key` (the text between its first `{` and the next `}`), if it has one.
     public static func hashed(_ key: String) -> String? {
         let bytes = Array(key.utf8)

@@ -56,16 +56,23 @@ import TestSupport
         }
     }
 
+    /// Whatever a key's name (a bucket's tag, a user's, none at all), its guard lies in its slot.
     @Test func theGuardLiesInTheSlotOfTheKeysItGuards() {
-        let one = RedisKeys(prefix: "iap")
-        #expect(one.migrationGuard(forKey: one.queue(.verify)) == "iap:migration-guard")
-        let tagged = RedisKeys(prefix: "{iap}")
-        #expect(tagged.migrationGuard(forKey: tagged.queue(.verify)) == "{iap}:{iap}:migration-guard")
-        let buckets = RedisKeys(prefix: "iap", layout: BucketLayout(count: 16))
-        for keys in buckets.everyBucket {
-            for key in [keys.queue(.grant), keys.dailyWindow(user: "alice", product: "gems"), keys.apiPermits(environment: "production", endpoint: "transaction_info")] {
-                #expect(RedisClusterSlot.of(keys.migrationGuard(forKey: key)) == RedisClusterSlot.of(key), "\(key)")
+        for keys in [RedisKeys(prefix: "iap"), RedisKeys(prefix: "{iap}"), RedisKeys(prefix: "iap", layout: BucketLayout(count: 16))] {
+            for bucket in keys.everyBucket {
+                let all = [
+                    bucket.queue(.grant), bucket.dailyWindow(user: "alice", product: "gems"), bucket.notificationSweep,
+                    bucket.apiPermits(environment: "production", endpoint: "transaction_info"), bucket.appleAccount("7001"),
+                    bucket.rateWindow(clientKey: "backend-1", second: 1_795_000_000), bucket.accountToken("a-token"),
+                    bucket.ticket("some-ticket"), bucket.rateWindow(user: "u{1", second: 1),
+                ]
+                for key in all {
+                    let guardKey = bucket.migrationGuard(forKey: key)
+                    #expect(RedisClusterSlot.of(guardKey) == RedisClusterSlot.of(key), "\(key) → \(guardKey)")
+                    #expect(guardKey.hasPrefix(keys.prefix + ":{") && guardKey.hasSuffix("}:migration-guard"))
+                }
             }
         }
+        #expect((0..<RedisClusterSlot.count).allSatisfy { RedisClusterSlot.of("{\(RedisClusterSlot.tag(ofSlot: $0))}") == $0 })
     }
 }

@@ -245,8 +245,7 @@ public struct PipelineStore: Sendable {
         }
         var shared: Set<String> = []
         for (account, transactions) in accounts.sorted(by: { $0.key < $1.key }) {
-            let seated = try await run(SeatAppleAccount(keys, appTransactionID: account, user: job.userID, limit: limit))
-            if !seated { shared.formUnion(transactions) }
+            if try await !seatAppleAccount(account, user: job.userID, limit: limit) { shared.formUnion(transactions) }
         }
         return shared
     }

@@ -1,3 +1,5 @@
+import RedisClient
+
 /// Every Redis key and channel the pipeline uses, in one place (docs/operations/redis-keys.md mirrors this, with the keys each script takes).
 /// All start with the prefix (`IAP_PREFIX`, default `iap`; `{iap}` keeps them in one cluster slot).
 ///
@@ -61,18 +63,17 @@ public struct RedisKeys: Sendable, Equatable {
     /// user's keys together.
     public func userPrefix(_ user: String) -> String { layout.count == 1 ? prefix : "\(prefix):{u:\(user)}" }
 
-    /// string, never written: the key of `key`'s cluster slot that never exists. Every script
-    /// call declares it last (`PipelineStore.run`), so Redis Cluster runs no step on a slot being
-    /// migrated: the slot's source runs a script only while every key it declares is there, and the
-    /// importing node only when they all are there too (else `ASK`, `TRYAGAIN`: the client waits
-    /// and tries again). A script that did run there would be refused, half-way through, at its
-    /// first command on a key it had emptied itself, with the commands before it done: a step cut
-    /// in two. Outside a cluster it is one more name in the call.
+    /// string, never written: the key of `key`'s cluster slot that never exists,
+    /// `<prefix>:{<tag>}:migration-guard` with a short tag of that slot (`RedisClusterSlot.tag`;
+    /// with a tagged prefix, the prefix's own slot). Every script call declares it last
+    /// (`PipelineStore.run`), so Redis Cluster runs no step on a slot being migrated: the slot's
+    /// source runs a script only while every key it declares is there, and the importing node only
+    /// when they all are there too (else `ASK`, `TRYAGAIN`: the client waits and tries again). A
+    /// script that did run there would be refused, half-way through, at its first command on a key
+    /// it had emptied itself, with the commands before it done: a step cut in two. Outside a
+    /// cluster it is one more name in the call.
     public func migrationGuard(forKey key: String) -> String {
-        guard let open = key.firstIndex(of: "{"), let close = key[key.index(after: open)...].firstIndex(of: "}"),
-              close > key.index(after: open)
-        else { return "\(prefix):migration-guard" }
-        return "\(prefix):\(key[open...close]):migration-guard"
+        "\(prefix):{\(RedisClusterSlot.tag(ofSlot: RedisClusterSlot.of(key)))}:migration-guard"
     }
 
     /// list: a stage's queue; producers LPUSH, workers BLMOVE from the right (FIFO).

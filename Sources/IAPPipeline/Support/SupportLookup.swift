@@ -95,8 +95,7 @@ public struct SupportLookup: Sendable {
         job.source = Self.grantSource
         var digest = SHA256()
         digest.update(data: Array(user.utf8) + [0] + Array("support".utf8) + [0] + Array(transactionID.utf8))
-        let hex = digest.finalize().map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
-        return try await store.submit(job, receiptDigest: hex, ttl: ticketTTL)
+        return try await store.submit(job, receiptDigest: Hex.encode(digest.finalize()), ttl: ticketTTL)
     }
 
     /// The `source` of a grant the support desk made (on its grant record and fulfilment entry).

@@ -1,9 +1,9 @@
 /// Lowercase hexadecimal, both ways, without Foundation's formatter (which went through a
 /// `String(format:)` per byte: 14 % of the intake's CPU when it hashed receipts that way).
-enum Hex {
+public enum Hex {
     private static let digits = Array("0123456789abcdef".utf8)
 
-    static func encode(_ bytes: some Sequence<UInt8>) -> String {
+    public static func encode(_ bytes: some Sequence<UInt8>) -> String {
         var text: [UInt8] = []
         text.reserveCapacity(64)
         for byte in bytes {
@@ -14,7 +14,7 @@ enum Hex {
     }
 
     /// The bytes of an even number of hex digits (either case); `nil` for anything else.
-    static func decode(_ text: String) -> [UInt8]? {
+    public static func decode(_ text: String) -> [UInt8]? {
         let digits = Array(text.utf8)
         guard digits.count % 2 == 0 else { return nil }
         func value(_ digit: UInt8) -> UInt8? {
