@@ -7,7 +7,8 @@ import NIOFoundationCompat
 import NIOHTTP1
 
 /// The App Store Server API calls the pipeline makes: Get Transaction Info, Get Transaction
-/// History v2, Get All Subscription Statuses and Send Consumption Information. Every call takes a permit from the fleet-wide
+/// History v2, Get All Subscription Statuses, Send Consumption Information, Set App Account Token,
+/// the test notification's, Get Notification History and Look Up Order ID. Every call takes a permit from the fleet-wide
 /// rate limiter first; a 429 holds the endpoint for the whole fleet until Apple's Retry-After.
 public final class ServerAPIClient: Sendable {
     public let configuration: ServerAPIConfiguration
@@ -78,6 +79,23 @@ public final class ServerAPIClient: Sendable {
         return await call(
             .consumption, method: .PUT, path: "/inApps/v2/transactions/consumption/\(Self.escape(transactionID))", body: body,
             environment: environment)
+    }
+
+    /// `PUT /inApps/v1/transactions/{originalTransactionId}/appAccountToken` with
+    /// `{"appAccountToken": UUID}`: Apple answers 200 with no body. Refused: 4000183 (not a UUID),
+    /// 4000185 (a family-shared transaction), 4000187 (not an original transaction id).
+    public func setAppAccountToken(
+        _ token: String, originalTransactionID: String, environment: ServerAPIEnvironment
+    ) async -> ServerAPIAnswer {
+        let body: [UInt8]
+        do {
+            body = Array(try JSONEncoder().encode(["appAccountToken": token]))
+        } catch {
+            return .misconfigured(detail: "cannot encode the app account token: \(error)")
+        }
+        return await call(
+            .appAccountToken, method: .PUT, path: "/inApps/v1/transactions/\(Self.escape(originalTransactionID))/appAccountToken",
+            body: body, environment: environment)
     }
 
     /// `POST /inApps/v1/notifications/test`: Apple sends a `TEST` notification to the app's URL;

@@ -17,4 +17,5 @@ public enum ServerAPIEndpoint: String, Sendable, CaseIterable {
     case testNotificationStatus = "test_notification_status"
     case notificationHistory = "notification_history"
     case orderLookup = "order_lookup"
+    case appAccountToken = "app_account_token"
 }

@@ -15,6 +15,7 @@ extension InAppTransaction {
         signedDateMs = try json.lenientStringIfPresent("signed_date_ms")
         appAccountToken = try json.stringIfPresent("app_account_token")
         appTransactionID = try json.stringIfPresent("app_transaction_id")
+        inAppOwnershipType = try json.stringIfPresent("in_app_ownership_type")
         currency = try json.stringIfPresent("currency")
         storefront = try json.stringIfPresent("storefront")
     }
@@ -33,6 +34,7 @@ extension InAppTransaction {
             "signed_date_ms": signedDateMs.json,
             "app_account_token": appAccountToken.json,
             "app_transaction_id": appTransactionID.json,
+            "in_app_ownership_type": inAppOwnershipType.json,
             "currency": currency.json,
             "storefront": storefront.json,
         ])

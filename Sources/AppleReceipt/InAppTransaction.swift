@@ -17,6 +17,9 @@ public struct InAppTransaction: Codable, Sendable, Equatable {
     public var appAccountToken: String?
     /// StoreKit 2's `appTransactionId`: the Apple Account that bought it (one per account and app).
     public var appTransactionID: String?
+    /// `PURCHASED`, or `FAMILY_SHARED` for a family member's access to another's purchase
+    /// (`in_app_ownership_type`, a signed transaction's `inAppOwnershipType`); absent when Apple did not say.
+    public var inAppOwnershipType: String?
     /// A signed transaction's `currency` (ISO 4217) and `storefront` (ISO 3166-1 alpha-3); a
     /// legacy receipt has neither.
     public var currency: String?
@@ -43,6 +46,9 @@ public struct InAppTransaction: Codable, Sendable, Equatable {
     /// `cancellation_date_ms` means Apple refunded or revoked it.
     public var isRefunded: Bool { cancellationDateMs.map { !$0.isEmpty } ?? false }
 
+    /// A family member's access to a purchase another made: Apple sets no app account token on it.
+    public var isFamilyShared: Bool { inAppOwnershipType == "FAMILY_SHARED" }
+
     enum CodingKeys: String, CodingKey {
         case transactionID = "transaction_id"
         case originalTransactionID = "original_transaction_id"
@@ -55,6 +61,7 @@ public struct InAppTransaction: Codable, Sendable, Equatable {
         case signedDateMs = "signed_date_ms"
         case appAccountToken = "app_account_token"
         case appTransactionID = "app_transaction_id"
+        case inAppOwnershipType = "in_app_ownership_type"
         case currency, storefront
     }
 
@@ -71,6 +78,7 @@ public struct InAppTransaction: Codable, Sendable, Equatable {
         signedDateMs = try container.decodeLenientStringIfPresent(.signedDateMs)
         appAccountToken = try container.decodeIfPresent(String.self, forKey: .appAccountToken)
         appTransactionID = try container.decodeIfPresent(String.self, forKey: .appTransactionID)
+        inAppOwnershipType = try container.decodeIfPresent(String.self, forKey: .inAppOwnershipType)
         currency = try container.decodeIfPresent(String.self, forKey: .currency)
         storefront = try container.decodeIfPresent(String.self, forKey: .storefront)
     }
@@ -88,6 +96,7 @@ public struct InAppTransaction: Codable, Sendable, Equatable {
         try container.encodeIfPresent(signedDateMs, forKey: .signedDateMs)
         try container.encodeIfPresent(appAccountToken, forKey: .appAccountToken)
         try container.encodeIfPresent(appTransactionID, forKey: .appTransactionID)
+        try container.encodeIfPresent(inAppOwnershipType, forKey: .inAppOwnershipType)
         try container.encodeIfPresent(currency, forKey: .currency)
         try container.encodeIfPresent(storefront, forKey: .storefront)
     }

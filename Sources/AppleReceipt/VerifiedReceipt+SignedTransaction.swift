@@ -20,6 +20,7 @@ extension InAppTransaction {
             cancellationDateMs: transaction.revocationDate.map { String($0) })
         appAccountToken = transaction.appAccountToken
         appTransactionID = transaction.appTransactionID
+        inAppOwnershipType = transaction.inAppOwnershipType
         currency = transaction.currency
         expiresDateMs = transaction.expiresDate.map { String($0) }
         signedDateMs = transaction.signedDate.map { String($0) }

@@ -9,7 +9,8 @@ import NIOConcurrencyHelpers
 /// apple-sim's App Store Server API: the transactions it knows (registered by tests, the demo or
 /// the drill), answered signed by its own authority, behind a JWT check with the key's public
 /// part, with faults on demand (429 + Retry-After, 5000001) and a log of call times. It also takes
-/// Send Consumption Information, checks the body as Apple would, and keeps what it was told.
+/// Send Consumption Information and Set App Account Token, checks the body as Apple would, and
+/// keeps what it was told.
 public final class SimulatedServerAPI: Sendable {
     public static let sandboxPrefix = "/sandbox"
 
@@ -25,6 +26,8 @@ public final class SimulatedServerAPI: Sendable {
         var faults = SimulatedAPIFaults()
         /// Arrival times (ms) of accepted calls per "environment endpoint".
         var calls: [String: [Int64]] = [:]
+        /// The app account tokens set per original transaction id (Set App Account Token), oldest first.
+        var tokensSet: [String: [String]] = [:]
         /// Consumption information accepted per transaction id, oldest first (the JSON bodies).
         var consumption: [String: [[String: String]]] = [:]
         /// The subscriptions it plays, by original transaction id, with when each started.
@@ -315,6 +318,12 @@ public final class SimulatedServerAPI: Sendable {
                 let token = request.uri.queryParameters.get("paginationToken")
                 return try self.answer(request, environment: environment, endpoint: "notification_history") {
                     self.notificationHistory(body: Data(buffer: body), paginationToken: token, environment: environment)
+                }
+            }
+            router.put(RouterPath(stringLiteral: prefix + "/inApps/v1/transactions/{id}/appAccountToken")) { request, context in
+                let body = try await request.body.collect(upTo: 1 << 16)
+                return try self.answer(request, environment: environment, endpoint: "app_account_token") {
+                    self.setAppAccountToken(context.parameters.get("id") ?? "", body: Data(buffer: body), environment: environment)
                 }
             }
             router.put(RouterPath(stringLiteral: prefix + "/inApps/v2/transactions/consumption/{id}")) { request, context in

@@ -117,13 +117,16 @@ public struct GranterCommand: AsyncParsableCommand {
     @OptionGroup var worker: WorkerOptions
     @OptionGroup var lease: LeaseOptions
     @OptionGroup var recheck: RecheckOptions
+    @OptionGroup var accountTokens: AccountTokenOptions
+    @OptionGroup var serverAPIKey: ServerAPIKeyOptions
+    @OptionGroup var tickets: TicketOptions
     public init() {}
 
     public func run() async throws {
-        let configuration = loadConfiguration(redis, replication, worker, lease, recheck)
+        let configuration = loadConfiguration(redis, replication, worker, lease, recheck, accountTokens, serverAPIKey, tickets)
         let logger = bootstrapLogging(label: "iap-granter")
         try await runWorker(label: "iap-granter", configuration: configuration, logger: logger, makeHandler: {
-            (_) throws(ConfigurationError) -> any JobHandler in GrantHandler()
+            (_) throws(ConfigurationError) -> any JobHandler in GrantHandler(tokenTickets: configuration.appAccountTokenTickets)
         })
     }
 }
@@ -154,18 +157,23 @@ public struct NotifierCommand: AsyncParsableCommand {
         try await runWorker(label: "iap-notifier", configuration: configuration, logger: logger, makeHandler: {
             (store) throws(ConfigurationError) -> any JobHandler in
             var answering: ConsumptionAnswering?
-            if let preference = configuration.refundPreference {
-                guard let api = try configuration.serverAPI() else {
-                    throw ConfigurationError(
-                        "IAP_REFUND_PREFERENCE", "answering consumption requests needs the App Store Server API key (IAP_APPLE_API_*)")
-                }
+            var accountTokens: AccountTokenErrands?
+            let api = try configuration.serverAPI()
+            if configuration.refundPreference != nil, api == nil {
+                throw ConfigurationError(
+                    "IAP_REFUND_PREFERENCE", "answering consumption requests needs the App Store Server API key (IAP_APPLE_API_*)")
+            }
+            if let api {
                 let client = ServerAPIClient(
                     configuration: api, limiter: RedisAPIRateLimiter(store: store, maxPerSecond: configuration.appleAPIMaxRPS),
                     maxConnections: configuration.concurrency, logger: logger)
                 serverAPI.withLockedValue { $0 = client }
-                answering = ConsumptionAnswering(reporter: client, refundPreference: preference, retryPolicy: configuration.retryPolicy)
+                if let preference = configuration.refundPreference {
+                    answering = ConsumptionAnswering(reporter: client, refundPreference: preference, retryPolicy: configuration.retryPolicy)
+                }
+                accountTokens = AccountTokenErrands(setter: client, retryPolicy: configuration.retryPolicy)
             }
-            return NotifyHandler(catalog: try configuration.requireCatalog(), consumption: answering)
+            return NotifyHandler(catalog: try configuration.requireCatalog(), consumption: answering, accountTokens: accountTokens)
         }, clients: [
             ClosingService { await serverAPI.withLockedValue { $0 }?.shutdown() },
             ClosingService { await sweepClient.withLockedValue { $0 }?.shutdown() },

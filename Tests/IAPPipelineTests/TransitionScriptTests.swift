@@ -307,6 +307,50 @@ import Testing
         }
     }
 
+    /// Set App Account Token: the grant of a purchase without a token, to a user who has one,
+    /// queues one errand on the notify queue with its ticket, in the grant's own step; a purchase
+    /// with its own token, a family member's, or one granted again queues none.
+    @Test func grantPurchasesQueuesTheAccountTokenErrandOfATokenlessPurchase() async throws {
+        try await withClusterNode { redis, _ in
+            let store = PipelineStore(redis: redis, keys: Self.keys)
+            let token = "0b6f8a8e-3c1d-4c5e-9f1a-2b3c4d5e6f70"
+            #expect(try await store.bindAccountToken(token.uppercased(), to: "u1") == "u1")
+            #expect(try await store.accountToken(ofUser: "u1") == token)
+            for id in ["1", "2", "3"] { try await redis.send("SET", Self.keys.claim(unit: id), "T1") }
+            var job = Self.grantJob("T1", [Self.pending("1"), Self.pending("2"), Self.pending("3")])
+            var own = InAppTransaction(transactionID: "2", productID: "gold")
+            own.appAccountToken = "5d0c1e2f-0000-4000-8000-000000000002"
+            var family = InAppTransaction(transactionID: "3", productID: "gold")
+            family.inAppOwnershipType = "FAMILY_SHARED"
+            job.receipt = VerifiedReceipt(
+                environment: "Sandbox", bundleID: "b", transactions: [InAppTransaction(transactionID: "1", productID: "gold"), own, family])
+            let payload = try await Self.held(store, job, member: "grant:w1")
+            let (result, outcome) = try await store.grantOutcome(payload, member: "grant:w1", job: job, tokenTickets: .seconds(3600))
+            #expect(result == .moved && outcome?.status == .granted)
+            let queued = try await Self.list(redis, Self.keys.queue(.notify))
+            #expect(queued.count == 1)
+            let errand = try Job.decode(try #require(queued.first))
+            #expect(errand.stage == .notify && errand.userID == "u1" && errand.source == "app_account_token" && errand.ticket == "token-1")
+            #expect(errand.appAccountTokenRequest == AppAccountTokenRequest(
+                originalTransactionID: "1", appAccountToken: token, environment: "Sandbox"))
+            let ticket = try await Self.hash(redis, Self.keys.ticket("token-1"))
+            #expect(ticket["status"] == "queued" && ticket["source"] == "app_account_token" && ticket["original_transaction_id"] == "1")
+            #expect(try await redis.send("TTL", Self.keys.ticket("token-1")).int.map { $0 > 0 && $0 <= 3600 } == true)
+            // Redelivered: granted already, nothing queued again.
+            try await redis.send("LPUSH", Self.keys.inflight(member: "grant:w1"), payload)
+            #expect(try await store.grantOutcome(payload, member: "grant:w1", job: job, tokenTickets: .seconds(3600)).0 == .moved)
+            #expect(try await Self.list(redis, Self.keys.queue(.notify)).count == 1)
+            // Without the setting, or for a user with no token, nothing is queued either.
+            try await redis.send("SET", Self.keys.claim(unit: "4"), "T2")
+            let other = Self.grantJob("T2", [Self.pending("4")])
+            var otherJob = other
+            otherJob.receipt = VerifiedReceipt(environment: "Production", bundleID: "b", transactions: [InAppTransaction(transactionID: "4", productID: "gold")])
+            let payload2 = try await Self.held(store, otherJob, member: "grant:w1")
+            #expect(try await store.grantOutcome(payload2, member: "grant:w1", job: otherJob).1?.status == .granted)
+            #expect(try await Self.list(redis, Self.keys.queue(.notify)).count == 1)
+        }
+    }
+
     @Test func grantPurchasesEndsDuplicateOrRejected() async throws {
         try await withClusterNode { redis, _ in
             let store = PipelineStore(redis: redis, keys: Self.keys)

@@ -145,15 +145,18 @@ public final class PipelineHarness: @unchecked Sendable {
         case .dedupe:
             return DedupeHandler(catalog: Self.catalog, policy: try! configuration.purchasePolicy())
         case .grant:
-            return GrantHandler()
+            return GrantHandler(tokenTickets: configuration.appAccountTokenTickets)
         case .notify:
-            // As iap-notifier: consumption requests are answered when a refund preference is set.
+            // As iap-notifier: consumption requests are answered when a refund preference is set;
+            // app account tokens are set with the Server API keys.
             let answering = configuration.refundPreference.flatMap { preference in
                 lookupClient.map {
                     ConsumptionAnswering(reporter: $0, refundPreference: preference, retryPolicy: configuration.retryPolicy)
                 }
             }
-            return NotifyHandler(catalog: Self.catalog, consumption: answering)
+            return NotifyHandler(
+                catalog: Self.catalog, consumption: answering,
+                accountTokens: lookupClient.map { AccountTokenErrands(setter: $0, retryPolicy: configuration.retryPolicy) })
         case .webhook:
             let target = try! configuration.requireWebhook()
             return WebhookHandler(

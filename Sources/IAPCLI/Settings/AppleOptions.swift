@@ -100,3 +100,12 @@ public struct ConsumptionOptions: SettingsGroup {
         ]
     }
 }
+
+/// Whether the granter queues Set App Account Token errands.
+public struct AccountTokenOptions: SettingsGroup {
+    @Option(name: Settings.setAppAccountTokens.name, help: Settings.setAppAccountTokens.argumentHelp) var setAppAccountTokens: String?
+
+    public init() {}
+
+    public var flags: [Setting: String?] { [Settings.setAppAccountTokens: setAppAccountTokens] }
+}

@@ -71,6 +71,9 @@ public struct PipelineConfiguration: Sendable {
     /// What the notifier tells Apple it prefers when a customer asks for a refund
     /// (`IAP_REFUND_PREFERENCE`); `nil` (`none`): it does not answer consumption requests.
     public var refundPreference: ConsumptionInformation.RefundPreference?
+    /// `IAP_SET_APP_ACCOUNT_TOKENS`: whether a token-less purchase of a user with a bound token has
+    /// it set at Apple (with the Server API key).
+    public var setAppAccountTokens: Bool
     /// How often the fleet's one notification sweep runs (`IAP_NOTIFICATION_SWEEP_S`); zero: never.
     public var notificationSweep: Duration
     /// When subscriptions are re-checked with Apple (`IAP_RECHECK_BEFORE_S`, `IAP_RECHECK_AFTER_S`, `IAP_RECHECK_MAX`).
@@ -197,6 +200,7 @@ public struct PipelineConfiguration: Sendable {
         sharingPolicy = SharingPolicy(rawValue: try source.choice(Settings.sharingPolicy))!
         let preference = try source.choice(Settings.refundPreference)
         refundPreference = preference == "none" ? nil : ConsumptionInformation.RefundPreference(rawValue: preference.uppercased())
+        setAppAccountTokens = try source.choice(Settings.setAppAccountTokens) == "on"
         notificationSweep = try source.duration(Settings.notificationSweep)
         metricsPort = try source.optionalCount(Settings.metricsPort)
         shutdownGrace = try source.duration(Settings.shutdownGrace)
@@ -253,6 +257,12 @@ public struct PipelineConfiguration: Sendable {
         return ServerAPIConfiguration(
             productionURL: appleAPIProductionURL, sandboxURL: appleAPISandboxURL, keyID: keyID, issuerID: issuerID,
             privateKey: key, bundleID: bundleID, timeout: appleTimeout)
+    }
+
+    /// The grant stage's Set App Account Token: its errands' ticket lifetime when it is on and the
+    /// Server API key is configured (the notifier makes the calls), else `nil`.
+    public var appAccountTokenTickets: Duration? {
+        setAppAccountTokens && appleAPIKeyID != nil && appleAPIIssuerID != nil && appleAPIPrivateKeyFile != nil ? ticketTTL : nil
     }
 
     /// The roots that signed data must chain to: the configured files, else Apple Root CA - G3.

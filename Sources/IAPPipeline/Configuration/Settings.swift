@@ -48,7 +48,7 @@ public enum Settings {
         readBy: [.intake])
     public static let ticketTTL = Setting(
         "IAP_TICKET_TTL_S", .duration(.seconds, .seconds(60) ... .seconds(31_536_000)), default: "604800",
-        help: "tickets and resubmission keys expire after this (7 days)", readBy: [.intake, .verifier, .notifier, .iapctl])
+        help: "tickets and resubmission keys expire after this (7 days)", readBy: [.intake, .verifier, .granter, .notifier, .iapctl])
     public static let clientKeysFile = Setting(
         "IAP_CLIENT_KEYS_FILE", .file, unset: "the intake is open (one warning line at start)",
         help: "JSON object of key id → secret (each at least 16 bytes), or → {\"secret\", \"scopes\": [receipts, users, support]}, "
@@ -103,13 +103,13 @@ public enum Settings {
         "IAP_APPLE_API_KEY_ID", .text, unset: "none",
         help: "App Store Server API key id; the key's three settings come all or none. Without them a transaction_id alone "
             + "is refused with server_api_not_configured",
-        readBy: [.intake, .verifier, .notifier, .iapctl])
+        readBy: [.intake, .verifier, .granter, .notifier, .iapctl])
     public static let appleAPIIssuerID = Setting(
         "IAP_APPLE_API_ISSUER_ID", .text, unset: "none", help: "App Store Server API issuer id",
-        readBy: [.intake, .verifier, .notifier, .iapctl])
+        readBy: [.intake, .verifier, .granter, .notifier, .iapctl])
     public static let appleAPIPrivateKeyFile = Setting(
         "IAP_APPLE_API_PRIVATE_KEY_FILE", .file, unset: "none", help: "the key's .p8 file (PEM, P-256); never logged",
-        readBy: [.intake, .verifier, .notifier, .iapctl])
+        readBy: [.intake, .verifier, .granter, .notifier, .iapctl])
     public static let appleAPIProductionURL = Setting(
         "IAP_APPLE_API_PRODUCTION_URL", .url, default: ServerAPIConfiguration.productionURL,
         help: "the Server API's base URL in production (a path prefix is kept: requests go to <base>/inApps/…)",
@@ -152,6 +152,14 @@ public enum Settings {
         help: "how the notifier answers Apple's CONSUMPTION_REQUEST for users who consented (none: it does not answer); "
             + "needs the Server API key",
         readBy: [.notifier])
+
+    public static let setAppAccountTokens = Setting(
+        "IAP_SET_APP_ACCOUNT_TOKENS", .choice(["on", "off"]), default: "on",
+        help: "a purchase granted without an app account token to a user who has one bound (PUT "
+            + "/v1/users/{id}/app-account-token, or an earlier purchase): the notifier sets it at Apple (Set App Account "
+            + "Token; family-shared purchases skipped), so Apple's later notifications of it name the user; needs the Server "
+            + "API key on the granter (it queues) and the notifier (it calls); off: never",
+        readBy: [.granter])
 
     public static let notificationSweep = Setting(
         "IAP_NOTIFICATION_SWEEP_S", .duration(.seconds, .zero ... .seconds(604_800)), default: "3600",
@@ -236,7 +244,8 @@ public enum Settings {
         bundleIDs, appleRootCerts,
         appleProductionURL, appleSandboxURL, appleSharedSecret, appleTimeout,
         appleAPIKeyID, appleAPIIssuerID, appleAPIPrivateKeyFile, appleAPIProductionURL, appleAPISandboxURL, appleAPIMaxRPS,
-        productsFile, currencies, sandbox, maxRefundsPerUser, maxAccountsPerAppleAccount, sharingPolicy, refundPreference, notificationSweep,
+        productsFile, currencies, sandbox, maxRefundsPerUser, maxAccountsPerAppleAccount, sharingPolicy, refundPreference, setAppAccountTokens,
+        notificationSweep,
         recheckBefore, recheckAfter, recheckMax,
         concurrency, lease, maxRedeliveries, shutdownGrace, metricsPort, maxAttempts, retryBase, retryMax,
         webhookURL, webhookSecret, webhookMaxAge, webhookTimeout,

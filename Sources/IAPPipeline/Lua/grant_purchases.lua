@@ -24,7 +24,11 @@
     `held`; the claim stays with the ticket; `release_held_purchase` grants it later;
   - grantPurchase: the record, the stream entry and grantEffects. A subscription's later period
     is granted to the subscription's owner (`owner:<original>`) whoever sends it: another
-    account's ticket gets `duplicate`, `owned_by_another_account`.
+    account's ticket gets `duplicate`, `owned_by_another_account`;
+  - queueAccountToken: a purchase without an app account token granted to a user who has one
+    (`token_job`): its errand to Apple (Set App Account Token) queued on the bucket's notify
+    queue with its ticket (`token-<original>`, source `app_account_token`), unless that ticket
+    exists (queued or done within its time to live).
   Then the job's legacy receipt is kept on the subscriptions this user owns (for re-checks by
   verifyReceipt), and a re-check's answer (`subscription`) is applied after any new period's grant.
 
@@ -37,9 +41,9 @@
     KEYS[6] lifetime            the bucket's `lifetime:<user>`
     KEYS[7] userSubscriptions   the bucket's `user-subscriptions:<user>`
     KEYS[8…]  the keys named by index in ARGV: each purchase's `k` (claim, record, hold, refunded,
-              owner, subscription, rechecks: as it has them), each other user's in
+              owner, subscription, rechecks, token_ticket: as it has them), each other user's in
               `others` (lifetime, subscriptions), the re-check answer's record and schedule
-              (`subscription_key`, `rechecks_key`)
+              (`subscription_key`, `rechecks_key`), the bucket's notify queue (`notify_queue`)
     ARGV[1] taken               the job as taken
     ARGV[2] arguments           JSON (`GrantPurchasesArguments`): ticket (the client's), part? (a
                                 part's id: nothing is published), keep? (the job stays in
@@ -50,10 +54,12 @@
                                 transaction_id, original_transaction_id, product_id, quantity,
                                 unit?, outcome, reason?, app_account_token?, app_transaction_id?,
                                 account_shared? (`1`: one user too many on its Apple Account), currency?,
-                                daily_limit?, daily_reserved?, kind?, entitlements?, expires_at?, signed_at?, k),
+                                daily_limit?, daily_reserved?, kind?, entitlements?, expires_at?, signed_at?,
+                                token_job? (the errand's job, with `k.token_ticket`), k),
                                 recheck? (the re-check schedule), subscription? and
                                 subscription_key?, rechecks_key? (a re-check's answer), receipt?, others?
-                                (user id → {lifetime, subscriptions}: KEYS indexes)
+                                (user id → {lifetime, subscriptions}: KEYS indexes), notify_queue? and
+                                ticket_ttl (s) with any token_job
   Output:
     {1, status, transactions (JSON), reason, kept} status granted, duplicate, held or rejected
     (reason '' unless rejected), as set on the ticket; kept: the units with a daily place that
@@ -172,6 +178,17 @@ local function holdPurchase(k, purchase, why)
     'original_transaction_id', otx, 'environment', environment, 'unit', unit, 'held_at', now, 'reason', why)
 end
 
+-- The errand that sets the user's app account token at Apple on a purchase granted without one:
+-- one per original transaction while its ticket lives.
+local function queueAccountToken(k, purchase)
+  if redis.call('EXISTS', k.token_ticket) == 1 then return end
+  redis.call('HSET', k.token_ticket, 'status', 'queued', 'attempts', '0', 'user_id', user, 'source', 'app_account_token',
+    'original_transaction_id', purchase.original_transaction_id, 'environment', environment, 'created_at', now,
+    'updated_at', now)
+  redis.call('EXPIRE', k.token_ticket, tonumber(a.ticket_ttl))
+  redis.call('LPUSH', KEYS[a.notify_queue], purchase.token_job)
+end
+
 -- Writes the grant record and its stream entry, then grantEffects; returns the outcome for this
 -- ticket (`granted`, or a duplicate when the subscription's owner is another account).
 local function grantPurchase(k, purchase)
@@ -206,8 +223,9 @@ local function grantPurchase(k, purchase)
       environment = environment, source = a.source, kind = purchase.kind,
       entitlements = purchase.entitlements, expires_at = purchase.expires_at, signed_at = purchase.signed_at},
     now, a.recheck)
-  if grantee == user then return 'granted', '' end
-  return 'duplicate', 'owned_by_another_account'
+  if grantee ~= user then return 'duplicate', 'owned_by_another_account' end
+  if purchase.token_job then queueAccountToken(k, purchase) end
+  return 'granted', ''
 end
 
 -- One claimed purchase's outcome and reason, through the steps above.

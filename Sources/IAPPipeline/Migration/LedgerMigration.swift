@@ -129,7 +129,7 @@ public struct LedgerMigration: Sendable {
         "queue", "inflight", "workers", "retry", "dead", "txn", "grant", "fulfilment", "ticket", "receipt", "lock", "rate",
         "signature", "notification", "refunded", "owner", "held", "holds", "refunds", "lifetime", "subscription",
         "user-subscriptions", "webhook", "rechecks", "consent", "daily", "account-token", "unclaimed", "notifications",
-        "apple", "intakes", "notification-sweep", "apple-account",
+        "apple", "intakes", "notification-sweep", "apple-account", "user-token",
     ]
 
     func scan() async throws -> Plan {
@@ -215,6 +215,7 @@ public struct LedgerMigration: Sendable {
             guard let colon = rest.lastIndex(of: ":") else { return nil }
             return keys.dailyWindow(user: String(rest[..<colon]), product: String(rest[rest.index(after: colon)...]))
         case "account-token": return keys.accountToken(after("account-token:"))
+        case "user-token": return keys.userAccountToken(user: after("user-token:"))
         case "apple-account": return keys.appleAccount(after("apple-account:"))
         case "signature": return keys.clientSignature(after("signature:"))
         case "notification-sweep": return keys.notificationSweep
@@ -229,7 +230,7 @@ public struct LedgerMigration: Sendable {
     /// The families copied key by key (DUMP, then RESTORE … REPLACE with the time left to live).
     static let copied = [
         "txn", "grant", "held", "refunded", "owner", "subscription", "notifications", "ticket", "receipt", "notification",
-        "consent", "daily", "account-token", "signature", "apple", "notification-sweep", "apple-account",
+        "consent", "daily", "account-token", "signature", "apple", "notification-sweep", "apple-account", "user-token",
     ]
 
     func copyKeys(_ plan: Plan, report: inout MigrationReport) async throws {

@@ -30,6 +30,9 @@ extension Job {
         webhookEvent = try json.stringIfPresent("webhook_event")
         part = try json.stringIfPresent("part")
         recheck = try json.objectIfPresent("recheck").map { value throws(JSONShapeError) in try RecheckRequest(json: value) }
+        appAccountTokenRequest = try json.objectIfPresent("set_app_account_token").map { value throws(JSONShapeError) in
+            try AppAccountTokenRequest(json: value)
+        }
         attempts = try json.int("attempts")
         enqueuedAt = try json.int64("enqueued_at")
         receipt = try json.objectIfPresent("receipt").map { receipt throws(JSONShapeError) in try VerifiedReceipt(json: receipt) }
@@ -70,6 +73,7 @@ extension Job {
             "apple_account_limit": appleAccountLimit.map { .int($0) },
             "sharing": sharing.map { .string($0.rawValue) },
             "recheck": recheck?.json,
+            "set_app_account_token": appAccountTokenRequest?.json,
             "subscription_receipt": subscriptionReceipt.json,
             "webhook_event": webhookEvent.json,
             "part": part.json,

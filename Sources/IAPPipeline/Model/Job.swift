@@ -36,6 +36,8 @@ public struct Job: Codable, Sendable, Equatable {
     public var recheck: RecheckRequest?
     /// For the notify stage: the notification, verified at the door.
     public var notification: VerifiedNotification?
+    /// For the notify stage, instead of a notification: an app account token to set at Apple.
+    public var appAccountTokenRequest: AppAccountTokenRequest?
     /// Verification attempts made so far.
     public var attempts: Int
     public var enqueuedAt: Int64
@@ -92,6 +94,7 @@ public struct Job: Codable, Sendable, Equatable {
         case sharing, recheck, part
         case subscriptionReceipt = "subscription_receipt"
         case webhookEvent = "webhook_event"
+        case appAccountTokenRequest = "set_app_account_token"
     }
 
     /// What the verify stage checks: the first of receipt, signed transaction, transaction id,

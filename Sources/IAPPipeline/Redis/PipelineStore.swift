@@ -202,8 +202,11 @@ public struct PipelineStore: Sendable {
     /// then stays in flight through the grant until each unit that did not end granted has given
     /// its place back (`release_daily_grant`), and is acked last (`acknowledge_job`). Every step
     /// is safe to repeat: a crash between them redoes them and grants nothing twice.
+    ///
+    /// `tokenTickets`: Set App Account Token is on, its errands' tickets living this long; the
+    /// user's bound token is read first (its own slot) for a job with a purchase that has none.
     public func grantOutcome(
-        _ payload: String, member: String, job: Job, now: Int64 = currentTimeMs()
+        _ payload: String, member: String, job: Job, tokenTickets: Duration? = nil, now: Int64 = currentTimeMs()
     ) async throws -> (TransitionResult, GrantOutcome?) {
         // The refund limit counts the user's refunds in every bucket: read first (a refund that
         // lands meanwhile is one that came just after this grant).
@@ -216,10 +219,14 @@ public struct PipelineStore: Sendable {
                 keys, user: job.userID, product: purchase.productID, unit: unit, limit: limit, now: now))
         }
         let shared = try await appleAccountsShared(by: job)
+        var tokenSetting: AccountTokenSetting?
+        if let tokenTickets, Self.mayNeedAccountToken(job), let token = try await accountToken(ofUser: job.userID) {
+            tokenSetting = AccountTokenSetting(token: token, ticketTTL: tokenTickets)
+        }
         let keep = !capped.isEmpty
         let (result, outcome) = try await run(
             GrantPurchases(keys, member: member, taken: payload, job: job, refunds: refunds, places: places, shared: shared,
-                keep: keep, recheck: recheck, now: now),
+                keep: keep, recheck: recheck, accountToken: tokenSetting, now: now),
             replicated: true)
         // A job another worker holds now keeps its places: that worker's grant counts on them.
         guard result != .leaseLost else { return (result, outcome) }
@@ -230,6 +237,15 @@ public struct PipelineStore: Sendable {
         if result == .moved, let outcome { try await bindAccountTokens(of: job, granted: outcome) }
         guard result == .moved, keep, job.part == nil else { return (result, outcome) }
         return (try await acknowledge(payload, member: member, ownTicket: job.ownTicket), outcome)
+    }
+
+    /// A job with a purchase to claim whose transaction carries no app account token (and is not
+    /// a family member's): only such a job reads its user's token.
+    static func mayNeedAccountToken(_ job: Job) -> Bool {
+        let claimed = Set((job.purchases ?? []).filter { $0.isClaimed && $0.unit != nil }.map(\.transactionID))
+        return (job.receipt?.transactions ?? []).contains {
+            claimed.contains($0.transactionID) && $0.appAccountToken == nil && !$0.isFamilyShared
+        }
     }
 
     /// Under `IAP_MAX_ACCOUNTS_PER_APPLE_ACCOUNT`: the transactions of this job's purchases (those
@@ -262,10 +278,30 @@ public struct PipelineStore: Sendable {
         try await bindAccountTokens(tokens, to: job.userID)
     }
 
-    /// `SET account-token:<token> user NX` for each token: the first user granted with it keeps it.
+    /// `SET account-token:<token> user NX` for each token: the first user granted with it keeps it;
+    /// and the user's own token (`user-token:<user>`), the first one bound to them, where the token
+    /// is theirs. Each binding is written once and never changes, so repeating this changes nothing.
     func bindAccountTokens(_ tokens: [String], to user: String) async throws {
         guard !tokens.isEmpty else { return }
-        _ = try await redis.pipeline(Set(tokens).sorted().map { RedisCommand("SET", keys.accountToken($0), user, "NX") })
+        let sorted = Set(tokens).sorted()
+        let replies = try await redis.pipeline(sorted.map { RedisCommand("SET", keys.accountToken($0), user, "NX", "GET") })
+        for (token, reply) in zip(sorted, replies) {
+            if case .error(let message) = reply { throw RedisError.server(message) }
+            if (reply.string ?? user) == user { try await bindUserToken(token, of: user) }
+        }
+    }
+
+    /// `user-token:<user>`: the first token bound to the user stays theirs.
+    private func bindUserToken(_ token: String, of user: String) async throws {
+        let reply = try await redis.send("SET", keys.userAccountToken(user: user), token, "NX")
+        if case .error(let message) = reply { throw RedisError.server(message) }
+    }
+
+    /// The app account token bound to a user first (`user-token:<user>`), if any.
+    public func accountToken(ofUser user: String) async throws -> String? {
+        let reply = try await redis.send("GET", keys.userAccountToken(user: user))
+        if case .error(let message) = reply { throw RedisError.server(message) }
+        return reply.string
     }
 
     /// How many of a user's grants Apple refunded or revoked (less those reversed), every bucket's
@@ -402,7 +438,9 @@ public struct PipelineStore: Sendable {
     public func bindAccountToken(_ token: String, to user: String) async throws -> String {
         let reply = try await redis.send("SET", keys.accountToken(token.lowercased()), user, "NX", "GET")
         if case .error(let message) = reply { throw RedisError.server(message) }
-        return reply.string ?? user
+        let holder = reply.string ?? user
+        if holder == user { try await bindUserToken(token.lowercased(), of: user) }
+        return holder
     }
 
     // MARK: housekeeping

@@ -126,6 +126,9 @@ public struct RedisKeys: Sendable, Equatable {
     }
     /// string: an `appAccountToken` (lowercase UUID) → its user. Never expires.
     public func accountToken(_ token: String) -> String { "\(prefix):account-token:\(token)" }
+    /// string: a user → the first `appAccountToken` bound to them (the reverse of `account-token`),
+    /// which the pipeline sets at Apple on their purchases that carry none. Never expires.
+    public func userAccountToken(user: String) -> String { "\(prefix):user-token:\(user)" }
     /// hash: `transaction_id` → a purchase Apple notified us of whose account is unknown (JSON:
     /// the verified transaction); removed when any user is granted it. One per bucket, of the
     /// purchases in it (`ofPurchase(originalTransactionID:).unclaimed`).

@@ -15,7 +15,7 @@ struct GrantPurchases: DeclaringScript {
 
     init(
         _ keys: RedisKeys, member: String, taken: String, job: Job, refunds: Int?, places: [String: Bool] = [:],
-        shared: Set<String> = [], keep: Bool = false, recheck: RecheckSchedule?, now: Int64
+        shared: Set<String> = [], keep: Bool = false, recheck: RecheckSchedule?, accountToken: AccountTokenSetting? = nil, now: Int64
     ) {
         redisKeys = keys
         let user = job.userID
@@ -30,6 +30,10 @@ struct GrantPurchases: DeclaringScript {
         let appTransactions = Dictionary(
             (job.receipt?.transactions ?? []).compactMap { tx in tx.appTransactionID.map { (tx.transactionID, $0) } },
             uniquingKeysWith: { first, _ in first })
+        let transactions = Dictionary(
+            (job.receipt?.transactions ?? []).map { ($0.transactionID, $0) }, uniquingKeysWith: { first, _ in first })
+        let environment = job.receipt?.environment ?? ""
+        var notifyQueue: Int?
         var lines: [GrantPurchasesArguments.Line] = []
         for purchase in purchases {
             // A pending or held purchase without a unit cannot be claimed: it is rejected, never granted blind.
@@ -45,6 +49,18 @@ struct GrantPurchases: DeclaringScript {
                 k["refunded"] = declared.index(of: keys.refunded(unit: unit, originalTransactionID: original))
                 k["owner"] = declared.index(of: keys.owner(originalTransactionID: purchase.originalTransactionID))
             }
+            // A purchase without a token, granted to a user who has one: Apple is asked to set it.
+            var tokenJob: String?
+            if let setting = accountToken, purchase.isClaimed, purchase.unit != nil, token == nil,
+               let transaction = transactions[purchase.transactionID], !transaction.isFamilyShared, !environment.isEmpty
+            {
+                let ticket = AppAccountTokenRequest.ticket(originalTransactionID: purchase.originalTransactionID, in: keys)
+                k["token_ticket"] = declared.index(of: keys.ticket(ticket))
+                notifyQueue = notifyQueue ?? declared.index(of: keys.queue(.notify))
+                tokenJob = AppAccountTokenRequest(
+                    originalTransactionID: purchase.originalTransactionID, appAccountToken: setting.token, environment: environment
+                ).job(ticket: ticket, user: user, now: now).encoded()
+            }
             if purchase.isClaimed || purchase.kind == "auto_renewable" {
                 k["subscription"] = declared.index(of: keys.subscription(originalTransactionID: purchase.originalTransactionID))
                 k["rechecks"] = declared.index(of: keys.ofPurchase(originalTransactionID: purchase.originalTransactionID).rechecks)
@@ -59,7 +75,8 @@ struct GrantPurchases: DeclaringScript {
                 dailyReserved: purchase.dailyLimit == nil ? nil : purchase.unit.flatMap { places[$0] }.map { $0 ? "1" : "0" },
                 kind: purchase.kind,
                 entitlements: purchase.entitlements.flatMap { $0.isEmpty ? nil : $0.joined(separator: ",") },
-                expiresAt: purchase.expiresAt.map(String.init), signedAt: purchase.signedAt.map(String.init), keys: k))
+                expiresAt: purchase.expiresAt.map(String.init), signedAt: purchase.signedAt.map(String.init), tokenJob: tokenJob,
+                keys: k))
         }
         let subscription = job.receipt.flatMap { receipt in
             receipt.renewal.map { PipelineStore.recheckChange($0, receipt: receipt, purchases: purchases) }
@@ -72,10 +89,11 @@ struct GrantPurchases: DeclaringScript {
         }
         members = GrantPurchasesArguments(
             ticket: job.ticket, part: job.part, keep: keep || job.part != nil, now: String(now), channel: keys.results, userID: user,
-            environment: job.receipt?.environment ?? "", source: job.source ?? "client",
+            environment: environment, source: job.source ?? "client",
             refundLimit: job.refundLimit.map(String.init), refunds: refunds.map(String.init), sharing: job.sharing?.rawValue, purchases: lines,
             recheck: recheck, subscription: subscription, subscriptionKey: subscriptionKey, rechecksKey: rechecksKey,
-            receipt: job.subscriptionReceipt)
+            receipt: job.subscriptionReceipt, notifyQueue: notifyQueue,
+            ticketTTL: notifyQueue == nil ? nil : accountToken.map { String($0.ticketTTL.components.seconds) })
         self.declared = declared
         arguments = [taken, members.argument]
     }
@@ -159,6 +177,10 @@ struct GrantPurchasesArguments {
     var rechecksKey: Int?
     /// A legacy receipt proving the job's subscriptions: kept on the records this user owns.
     var receipt: String?
+    /// The KEYS index of the bucket's notify queue, when a purchase's `token_job` may go there.
+    var notifyQueue: Int?
+    /// The time to live of a `token_job`'s ticket (s).
+    var ticketTTL: String?
     /// Other users whose keys the step touches (user → `lifetime`, `subscriptions`: KEYS indexes).
     var others: [String: [String: Int]] = [:]
 
@@ -185,8 +207,11 @@ struct GrantPurchasesArguments {
         var entitlements: String?
         var expiresAt: String?
         var signedAt: String?
+        /// The notify job that sets the user's app account token at Apple, queued when this
+        /// purchase is granted to the user (its ticket: `k.token_ticket`).
+        var tokenJob: String?
         /// The purchase's keys by name (claim, record, hold, refunded, owner, subscription,
-        /// rechecks, token): KEYS indexes.
+        /// rechecks, token_ticket): KEYS indexes.
         var keys: [String: Int]
 
         var json: JSONValue {
@@ -208,6 +233,7 @@ struct GrantPurchasesArguments {
                 "entitlements": entitlements.json,
                 "expires_at": expiresAt.json,
                 "signed_at": signedAt.json,
+                "token_job": tokenJob.json,
                 "k": .object(keys.mapValues { .int($0) }),
             ])
         }
@@ -226,6 +252,8 @@ struct GrantPurchasesArguments {
             "subscription_key": subscriptionKey.map { .int($0) },
             "rechecks_key": rechecksKey.map { .int($0) },
             "receipt": receipt.json,
+            "notify_queue": notifyQueue.map { .int($0) },
+            "ticket_ttl": ticketTTL.json,
             "others": others.isEmpty ? nil : .object(others.mapValues { .object($0.mapValues { .int($0) }) }),
         ])
     }

@@ -8,8 +8,14 @@ import AppleReceipt
 public struct GrantHandler: JobHandler {
     public let stage = Stage.grant
     public let transitions: [any PipelineScript.Type] = [GrantPurchases.self, FinishPart.self, AcknowledgeJob.self]
+    /// Set App Account Token (`IAP_SET_APP_ACCOUNT_TOKENS` with Server API keys): a purchase
+    /// granted without an app account token to a user who has one bound queues the errand that
+    /// sets it at Apple (the notify stage makes the call), its ticket living this long; `nil`: off.
+    public let tokenTickets: Duration?
 
-    public init() {}
+    public init(tokenTickets: Duration? = nil) {
+        self.tokenTickets = tokenTickets
+    }
 
     public func handle(_ payload: String, worker: WorkerContext) async {
         guard let job = try? Job.decode(payload), job.stage == .grant, job.purchases != nil else {
@@ -17,7 +23,7 @@ public struct GrantHandler: JobHandler {
             return
         }
         let outcome = await worker.transition(GrantPurchases.self) {
-            try await worker.store.grantOutcome(payload, member: worker.member, job: job)
+            try await worker.store.grantOutcome(payload, member: worker.member, job: job, tokenTickets: tokenTickets)
         }
         guard let (result, granted) = outcome else { return }
         guard result == .moved, let granted else {
