@@ -30,11 +30,16 @@ public final class AppleVerifier: Sendable {
     /// One verification attempt (a 21007/21008 re-route is part of it, not a new attempt).
     /// `attempt` counts from 1 and decides when a 21002 stops being retried.
     public func verify(receiptData: String, attempt: Int) async -> VerificationOutcome {
+        await verify(receiptData: receiptData, attempt: attempt, sharedSecret: configuration.sharedSecret)
+    }
+
+    /// The same with another app's shared secret (`IAP_APPS_FILE`); `nil`: none sent.
+    public func verify(receiptData: String, attempt: Int, sharedSecret: String?) async -> VerificationOutcome {
         var url = configuration.productionURL
         var environment = "Production"
         for _ in 0..<3 {
             let answer: VerifyReceiptResponse
-            switch await post(receiptData: receiptData, to: url) {
+            switch await post(receiptData: receiptData, sharedSecret: sharedSecret, to: url) {
             case .ended(let outcome): return outcome
             case .answer(let response): answer = response
             }
@@ -59,7 +64,7 @@ public final class AppleVerifier: Sendable {
                 return .rejected(reason: AppleStatus.reason(answer.status))
             case .misconfigured:
                 let detail = answer.status == 21004
-                    ? "Apple says the shared secret is wrong (21004): check IAP_APPLE_SHARED_SECRET"
+                    ? "Apple says the shared secret is wrong (21004): check IAP_APPLE_SHARED_SECRET (or the app's in IAP_APPS_FILE)"
                     : "Apple could not read our request (\(answer.status))"
                 return .misconfigured(reason: AppleStatus.reason(answer.status), detail: detail)
             case .transient:
@@ -71,9 +76,9 @@ public final class AppleVerifier: Sendable {
         return .transient(reason: "apple_reroute_loop", detail: "too many environment re-routes", retryAfterMs: nil)
     }
 
-    private func post(receiptData: String, to url: String) async -> Hop {
+    private func post(receiptData: String, sharedSecret: String?, to url: String) async -> Hop {
         let body = VerifyReceiptRequest(
-            receiptData: receiptData, password: configuration.sharedSecret,
+            receiptData: receiptData, password: sharedSecret,
             excludeOldTransactions: configuration.excludeOldTransactions ? true : nil)
         var request = HTTPClientRequest(url: url)
         request.method = .POST

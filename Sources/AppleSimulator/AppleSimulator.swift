@@ -18,6 +18,8 @@ public final class AppleSimulator: Sendable {
     private let failuresServed = NIOLockedValueBox<[String: Int]>([:])
     private let requests = NIOLockedValueBox(0)
     private let outage = OutageState()
+    /// Apps with their own shared secret (by bundle id): their receipts are refused (21004) with another.
+    private let appSecrets = NIOLockedValueBox<[String: String]>([:])
     /// The stand-in for Apple's certificate hierarchy that signs everything this simulator signs.
     public let authority: SigningAuthority
     public let serverAPI: SimulatedServerAPI
@@ -44,6 +46,17 @@ public final class AppleSimulator: Sendable {
         }
         router.get("/healthz") { _, _ in "ok" }
         serverAPI.register(on: router)
+        router.post("/control/apps") { request, context in
+            let order = try await request.decode(as: AppOrder.self, context: context)
+            let key: P256.Signing.PublicKey?
+            do {
+                key = try order.apiPublicKeyPEM.map { try P256.Signing.PublicKey(pemRepresentation: $0) }
+            } catch {
+                throw HTTPError(.badRequest, message: "api_public_key_pem is not a P-256 public key in PEM")
+            }
+            self.setApp(order.bundleID, sharedSecret: order.sharedSecret, apiPublicKey: key)
+            return HTTPResponse.Status.noContent
+        }
         router.post("/control/outage") { request, context in
             let outage = try await request.decode(as: SimulatedOutage.self, context: context)
             guard (0...600_000).contains(outage.durationMs) else {
@@ -58,6 +71,13 @@ public final class AppleSimulator: Sendable {
             onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? 0) },
             logger: logger
         )
+    }
+
+    /// Plays one app of several: its receipts need `sharedSecret` (`nil`: the simulator's own, if
+    /// any), its Server API tokens the key whose public part is `apiPublicKey` (`nil`: the simulator's).
+    public func setApp(_ bundleID: String, sharedSecret: String?, apiPublicKey: P256.Signing.PublicKey? = nil) {
+        appSecrets.withLockedValue { $0[bundleID] = sharedSecret }
+        if let apiPublicKey { serverAPI.setAppKey(apiPublicKey, bundleID: bundleID) }
     }
 
     /// Starts (or with `.off` ends) an outage.
@@ -94,12 +114,15 @@ public final class AppleSimulator: Sendable {
             return Answer(body: Self.status(21000))
         }
         let receiptData = request.receiptData
-        if let secret = settings.sharedSecret, request.password != secret {
+        let bytes = Data(base64Encoded: receiptData)
+        let receipt = bytes.flatMap { try? JSONDecoder().decode(SimulatedReceipt.self, from: $0) }
+        // The receipt's own app's secret when it has one, else the simulator's.
+        if let secret = receipt.flatMap({ receipt in appSecrets.withLockedValue { $0[receipt.bundleID] } }) ?? settings.sharedSecret,
+           request.password != secret
+        {
             return Answer(body: Self.status(21004))
         }
-        guard let bytes = Data(base64Encoded: receiptData),
-              let receipt = try? JSONDecoder().decode(SimulatedReceipt.self, from: bytes)
-        else { return Answer(body: Self.status(21002)) }
+        guard let receipt else { return Answer(body: Self.status(21002)) }
         let isSandboxReceipt = receipt.environment.lowercased() == "sandbox"
         if isSandboxReceipt && !sandbox { return Answer(body: Self.status(21007)) }
         if !isSandboxReceipt && sandbox { return Answer(body: Self.status(21008)) }
@@ -166,5 +189,18 @@ public final class AppleSimulator: Sendable {
 
     static func json(_ object: [String: Any]) -> Data {
         (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
+    }
+}
+
+/// `POST /control/apps`: one app of several, with its own shared secret and Server API key.
+struct AppOrder: Decodable {
+    var bundleID: String
+    var sharedSecret: String?
+    var apiPublicKeyPEM: String?
+
+    enum CodingKeys: String, CodingKey {
+        case bundleID = "bundle_id"
+        case sharedSecret = "shared_secret"
+        case apiPublicKeyPEM = "api_public_key_pem"
     }
 }

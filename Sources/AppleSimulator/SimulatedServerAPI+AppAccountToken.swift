@@ -13,7 +13,7 @@ extension SimulatedServerAPI {
     /// and every transaction of the purchase (a subscription's later periods too) carries the
     /// token from then on; Apple's refusals: 4000183 (the body's token is not a UUID), 4040010
     /// (no such transaction here), 4000187 (not an original transaction id), 4000185 (family shared).
-    func setAppAccountToken(_ id: String, body: Data, environment: String) -> Response {
+    func setAppAccountToken(_ id: String, body: Data, environment: String, app: String?) -> Response {
         func refuse(_ code: Int, _ message: String) -> Response {
             (try? Self.json(.badRequest, ["errorCode": code, "errorMessage": message])) ?? Response(status: .badRequest)
         }
@@ -23,7 +23,9 @@ extension SimulatedServerAPI {
         }
         materialize()
         return state.withLockedValue { state in
-            guard let transaction = state.transactions[id], transaction.environment == environment else { return Self.notFound }
+            guard let transaction = state.transactions[id], transaction.environment == environment, Self.visible(transaction, to: app) else {
+                return Self.notFound
+            }
             guard transaction.originalTransactionID == id else {
                 return refuse(4_000_187, "Invalid request. The transaction ID provided is not an original transaction ID.")
             }

@@ -41,6 +41,8 @@ public final class SimulatedServerAPI: Sendable {
         /// Every notification signed, by UUID, and the UUIDs in the order they were made.
         var sent: [String: SentNotification] = [:]
         var sentOrder: [String] = []
+        /// The API key of each app that has its own (by bundle id): its tokens are checked with it.
+        var appKeys: [String: P256.Signing.PublicKey] = [:]
         /// Apps production does not know yet (never released): their tokens get 401 there.
         var unreleased: Set<String> = []
         /// The waits before each retry of a notification that was not delivered.
@@ -166,13 +168,13 @@ public final class SimulatedServerAPI: Sendable {
     }
 
     /// `GET /inApps/v1/subscriptions/{id}`: the subscription's status, its latest transaction and renewal info, signed.
-    private func subscriptionStatuses(_ id: String, environment: String) -> Response {
+    private func subscriptionStatuses(_ id: String, environment: String, app: String?) -> Response {
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         materialize(now: now)
         let found: (plan: SimulatedSubscription, start: Int64)? = state.withLockedValue { state in
             state.subscriptionOf[id].flatMap { state.subscriptions[$0] }
         }
-        guard let (plan, start) = found, plan.environment == environment else { return Self.notFound }
+        guard let (plan, start) = found, plan.environment == environment, app == nil || plan.bundleID == app else { return Self.notFound }
         let periods = plan.periods(at: now, from: start)
         let (status, renewal) = plan.state(at: now, from: start, periods: periods)
         var latest = plan.transaction(period: periods - 1, from: start)
@@ -245,6 +247,11 @@ public final class SimulatedServerAPI: Sendable {
         return (200...206).contains(status) ? "SUCCESS" : "UNSUCCESSFUL_HTTP_RESPONSE_CODE"
     }
 
+    /// An app with its own Server API key: tokens whose `bid` names it must be signed with it.
+    public func setAppKey(_ publicKey: P256.Signing.PublicKey, bundleID: String) {
+        state.withLockedValue { $0.appKeys[bundleID] = publicKey }
+    }
+
     /// Apps (bundle ids) not released yet: production answers their tokens 401, sandbox serves them.
     public func setUnreleased(_ bundleIDs: Set<String>) {
         state.withLockedValue { $0.unreleased = bundleIDs }
@@ -285,22 +292,22 @@ public final class SimulatedServerAPI: Sendable {
             let prefix = environment == "Sandbox" ? Self.sandboxPrefix : ""
             router.get(RouterPath(stringLiteral: prefix + "/inApps/v1/transactions/{id}")) { request, context in
                 try self.answer(request, environment: environment, endpoint: "transaction_info") {
-                    self.transactionInfo(context.parameters.get("id") ?? "", environment: environment)
+                    self.transactionInfo(context.parameters.get("id") ?? "", environment: environment, app: Self.tokenBundle(request.headers[.authorization]))
                 }
             }
             router.get(RouterPath(stringLiteral: prefix + "/inApps/v1/lookup/{id}")) { request, context in
                 try self.answer(request, environment: environment, endpoint: "order_lookup") {
-                    self.orderLookup(context.parameters.get("id") ?? "", environment: environment)
+                    self.orderLookup(context.parameters.get("id") ?? "", environment: environment, app: Self.tokenBundle(request.headers[.authorization]))
                 }
             }
             router.get(RouterPath(stringLiteral: prefix + "/inApps/v1/subscriptions/{id}")) { request, context in
                 try self.answer(request, environment: environment, endpoint: "subscription_statuses") {
-                    self.subscriptionStatuses(context.parameters.get("id") ?? "", environment: environment)
+                    self.subscriptionStatuses(context.parameters.get("id") ?? "", environment: environment, app: Self.tokenBundle(request.headers[.authorization]))
                 }
             }
             router.get(RouterPath(stringLiteral: prefix + "/inApps/v2/history/{id}")) { request, context in
                 try self.answer(request, environment: environment, endpoint: "transaction_history") {
-                    self.history(context.parameters.get("id") ?? "", environment: environment)
+                    self.history(context.parameters.get("id") ?? "", environment: environment, app: Self.tokenBundle(request.headers[.authorization]))
                 }
             }
             router.post(RouterPath(stringLiteral: prefix + "/inApps/v1/notifications/test")) { request, _ in
@@ -323,13 +330,17 @@ public final class SimulatedServerAPI: Sendable {
             router.put(RouterPath(stringLiteral: prefix + "/inApps/v1/transactions/{id}/appAccountToken")) { request, context in
                 let body = try await request.body.collect(upTo: 1 << 16)
                 return try self.answer(request, environment: environment, endpoint: "app_account_token") {
-                    self.setAppAccountToken(context.parameters.get("id") ?? "", body: Data(buffer: body), environment: environment)
+                    self.setAppAccountToken(
+                        context.parameters.get("id") ?? "", body: Data(buffer: body), environment: environment,
+                        app: Self.tokenBundle(request.headers[.authorization]))
                 }
             }
             router.put(RouterPath(stringLiteral: prefix + "/inApps/v2/transactions/consumption/{id}")) { request, context in
                 let body = try await request.body.collect(upTo: 1 << 16)
                 return try self.answer(request, environment: environment, endpoint: "consumption") {
-                    self.consumption(context.parameters.get("id") ?? "", body: Data(buffer: body), environment: environment)
+                    self.consumption(
+                        context.parameters.get("id") ?? "", body: Data(buffer: body), environment: environment,
+                        app: Self.tokenBundle(request.headers[.authorization]))
                 }
             }
         }
@@ -437,9 +448,10 @@ public final class SimulatedServerAPI: Sendable {
         return fault ?? body()
     }
 
-    private func transactionInfo(_ id: String, environment: String) -> Response {
+    private func transactionInfo(_ id: String, environment: String, app: String?) -> Response {
         materialize()
         guard let transaction = state.withLockedValue({ $0.transactions[id] }), transaction.environment == environment,
+              Self.visible(transaction, to: app),
               let signed = try? authority.signer.sign(payload: transaction)
         else { return Self.notFound }
         return (try? Self.json(.ok, ["signedTransactionInfo": signed])) ?? Self.notFound
@@ -447,20 +459,22 @@ public final class SimulatedServerAPI: Sendable {
 
     /// Look Up Order ID: status 0 and the order's transactions of this environment, signed; status
     /// 1 (HTTP 200) for an order id it does not know, as Apple answers an invalid one.
-    private func orderLookup(_ orderID: String, environment: String) -> Response {
+    private func orderLookup(_ orderID: String, environment: String, app: String?) -> Response {
         materialize()
         let found = state.withLockedValue { state in
-            (state.orders[orderID] ?? []).compactMap { state.transactions[$0] }.filter { $0.environment == environment }
+            (state.orders[orderID] ?? []).compactMap { state.transactions[$0] }
+                .filter { $0.environment == environment && Self.visible($0, to: app) }
         }
         let signed = found.compactMap { try? authority.signer.sign(payload: $0) }
         let body: [String: any Sendable] = signed.isEmpty ? ["status": 1] : ["status": 0, "signedTransactions": signed]
         return (try? Self.json(.ok, body)) ?? Self.notFound
     }
 
-    private func history(_ id: String, environment: String) -> Response {
+    private func history(_ id: String, environment: String, app: String?) -> Response {
         materialize()
         let all = state.withLockedValue { $0.transactions.values }
-        guard let anchor = all.first(where: { $0.transactionID == id && $0.environment == environment }) else { return Self.notFound }
+        guard let anchor = all.first(where: { $0.transactionID == id && $0.environment == environment && Self.visible($0, to: app) })
+        else { return Self.notFound }
         let related = all.filter { $0.originalTransactionID == anchor.originalTransactionID && $0.environment == environment }
             .sorted { ($0.purchaseDate ?? 0) < ($1.purchaseDate ?? 0) }
         let signed = related.compactMap { try? authority.signer.sign(payload: $0) }
@@ -477,8 +491,10 @@ public final class SimulatedServerAPI: Sendable {
     }
 
     /// `PUT /inApps/v2/transactions/consumption/{id}`: 202, or Apple's 400s for a body it would refuse.
-    private func consumption(_ id: String, body: Data, environment: String) -> Response {
-        guard let transaction = state.withLockedValue({ $0.transactions[id] }), transaction.environment == environment else {
+    private func consumption(_ id: String, body: Data, environment: String, app: String?) -> Response {
+        guard let transaction = state.withLockedValue({ $0.transactions[id] }), transaction.environment == environment,
+              Self.visible(transaction, to: app)
+        else {
             return Self.notFound
         }
         func refuse(_ code: Int, _ message: String) -> Response {
@@ -571,7 +587,7 @@ public final class SimulatedServerAPI: Sendable {
         let now = Int64(Date().timeIntervalSince1970)
         guard claims.aud == "appstoreconnect-v1", !claims.iss.isEmpty, !claims.bid.isEmpty else { return "wrong aud, iss or bid" }
         guard claims.iat <= now + 60, claims.exp > now, claims.exp - claims.iat <= 3600 else { return "expired or too long-lived" }
-        if let publicKey {
+        if let publicKey = state.withLockedValue({ $0.appKeys[claims.bid] }) ?? publicKey {
             guard let signature = try? P256.Signing.ECDSASignature(rawRepresentation: signatureBytes),
                   publicKey.isValidSignature(signature, for: Data((parts[0] + "." + parts[1]).utf8))
             else { return "signature does not match the key" }
@@ -593,6 +609,11 @@ public final class SimulatedServerAPI: Sendable {
         var exp: Int64
         var aud: String
         var bid: String
+    }
+
+    /// Apple answers an app's token about that app's transactions only (the token's `bid`).
+    static func visible(_ transaction: JWSTransaction, to app: String?) -> Bool {
+        app == nil || transaction.bundleID == app
     }
 
     static var notFound: Response {

@@ -16,6 +16,7 @@ struct AppleCommand: AsyncParsableCommand {
             commandName: "test-notification",
             abstract: "Have Apple send a TEST notification and check that the intake stored it (exit 0 only then).")
         @OptionGroup var redis: RedisOptions
+        @OptionGroup var appsFile: AppsFileOptions
         @OptionGroup var app: AppOptions
         @OptionGroup var key: ServerAPIKeyOptions
         @OptionGroup var client: ServerAPIClientOptions
@@ -29,7 +30,7 @@ struct AppleCommand: AsyncParsableCommand {
         }
 
         func run() async throws {
-            let configuration = loadConfiguration(redis, app, key, client)
+            let configuration = loadConfiguration(redis, app, key, client, appsFile)
             guard configuration.isServerAPIConfigured else {
                 throw ValidationError("needs IAP_APPLE_API_KEY_ID, IAP_APPLE_API_ISSUER_ID and IAP_APPLE_API_PRIVATE_KEY_FILE")
             }
@@ -73,6 +74,7 @@ struct AppleCommand: AsyncParsableCommand {
                 was read, 1 when Apple or Redis stopped it (the counts say how far it got; run it again).
                 """)
         @OptionGroup var redis: RedisOptions
+        @OptionGroup var appsFile: AppsFileOptions
         @OptionGroup var tickets: TicketOptions
         @OptionGroup var app: AppOptions
         @OptionGroup var appAppleID: AppAppleIDOptions
@@ -110,7 +112,7 @@ struct AppleCommand: AsyncParsableCommand {
         }
 
         func run() async throws {
-            let configuration = loadConfiguration(redis, tickets, app, appAppleID, key, client)
+            let configuration = loadConfiguration(redis, tickets, app, appAppleID, key, client, appsFile)
             guard configuration.isServerAPIConfigured else {
                 throw ValidationError("needs IAP_APPLE_API_KEY_ID, IAP_APPLE_API_ISSUER_ID and IAP_APPLE_API_PRIVATE_KEY_FILE")
             }

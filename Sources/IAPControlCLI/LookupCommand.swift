@@ -17,6 +17,7 @@ struct LookupCommand: AsyncParsableCommand {
     }
 
     @OptionGroup var redis: RedisOptions
+    @OptionGroup var appsFile: AppsFileOptions
     @OptionGroup var app: AppOptions
     @OptionGroup var key: ServerAPIKeyOptions
     @OptionGroup var client: ServerAPIClientOptions
@@ -37,7 +38,7 @@ struct LookupCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let configuration = loadConfiguration(redis, app, key, client, catalog, tickets)
+        let configuration = loadConfiguration(redis, app, key, client, catalog, tickets, appsFile)
         guard configuration.isServerAPIConfigured else {
             throw ValidationError("needs IAP_APPLE_API_KEY_ID, IAP_APPLE_API_ISSUER_ID and IAP_APPLE_API_PRIVATE_KEY_FILE")
         }

@@ -71,15 +71,16 @@ struct UserCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "user", abstract: "A user's timeline: grants, revocations, holds, subscriptions, entitlements.")
     @OptionGroup var redis: RedisOptions
+    @OptionGroup var appsFile: AppsFileOptions
     @OptionGroup var catalog: CatalogOptions
     @Argument(help: "The user id.") var user: String
     @Flag(help: "Print JSON.") var json = false
 
     func run() async throws {
-        let configuration = loadConfiguration(redis, catalog)
+        let configuration = loadConfiguration(redis, catalog, appsFile)
         let products: ProductCatalog?
         do {
-            products = try configuration.productsFile.map { _ throws(ConfigurationError) in try configuration.requireCatalog() }
+            products = configuration.hasCatalog ? try configuration.requireCatalog() : nil
         } catch {
             failConfiguration(error)
         }

@@ -54,12 +54,12 @@ public enum IntakeApplication {
         }
         NotificationRoutes(store: store, admission: notifications, maxBodyBytes: configuration.maxBodyBytes).register(on: router)
         EntitlementRoutes(
-            store: store, catalog: try configuration.productsFile.map { _ throws(ConfigurationError) in try configuration.requireCatalog() }
+            store: store, catalog: configuration.hasCatalog ? try configuration.requireCatalog() : nil
         ).register(on: router)
         SupportRoutes(lookup: support, signed: clientKeys != nil).register(on: router)
         IntakeRoutes(
             store: store, maxBodyBytes: configuration.maxBodyBytes, ticketTTL: configuration.ticketTTL,
-            serverAPIConfigured: configuration.isServerAPIConfigured,
+            serverAPIConfigured: configuration.isServerAPIConfigured, bundleIDs: configuration.bundleIDs,
             limits: SubmissionLimits(perKey: configuration.ratePerKey, perUser: configuration.ratePerUser), signed: clientKeys != nil,
             waiters: waiters
         ).register(on: router)

@@ -15,6 +15,8 @@ public struct IntakeRoutes: Sendable {
     public let ticketTTL: Duration
     /// Whether `transaction_id`-only submissions can be looked up (App Store Server API keys are set).
     public let serverAPIConfigured: Bool
+    /// The apps accepted (`IAP_BUNDLE_IDS` or `IAP_APPS_FILE`): what a `bundle_id` may name.
+    public let bundleIDs: Set<String>
     /// The rate limits; the per-key one applies when requests are signed (`signed`).
     public let limits: SubmissionLimits
     public let signed: Bool
@@ -24,10 +26,11 @@ public struct IntakeRoutes: Sendable {
     public static let longestWait = 30
 
     public init(
-        store: PipelineStore, maxBodyBytes: Int, ticketTTL: Duration, serverAPIConfigured: Bool = false,
+        store: PipelineStore, maxBodyBytes: Int, ticketTTL: Duration, serverAPIConfigured: Bool = false, bundleIDs: Set<String> = [],
         limits: SubmissionLimits = .none, signed: Bool = false, waiters: TicketWaiters? = nil
     ) {
         self.waiters = waiters
+        self.bundleIDs = bundleIDs
         self.store = store
         self.maxBodyBytes = maxBodyBytes
         self.ticketTTL = ticketTTL
@@ -57,7 +60,8 @@ public struct IntakeRoutes: Sendable {
 
     func submit(_ request: Request, context: some RequestContext) async throws -> Response {
         let buffer = try await Self.body(request, maxBodyBytes: maxBodyBytes)
-        let submission = try ReceiptSubmission.parse(Array(buffer.readableBytesView), serverAPIConfigured: serverAPIConfigured)
+        let submission = try ReceiptSubmission.parse(
+            Array(buffer.readableBytesView), serverAPIConfigured: serverAPIConfigured, bundleIDs: bundleIDs)
         var receiptData: String?
         var signedTransaction: String?
         var signedAppTransaction: String?
@@ -73,6 +77,7 @@ public struct IntakeRoutes: Sendable {
             enqueuedAt: currentTimeMs())
         job.signedAppTransaction = signedAppTransaction
         job.currency = submission.currency
+        job.bundleID = submission.bundleID
         var limits = limits
         // The signature middleware checked this header: the key it names is the caller's.
         if signed { limits.clientKey = request.header("x-iap-key") }

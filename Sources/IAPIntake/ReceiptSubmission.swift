@@ -12,15 +12,20 @@ public struct ReceiptSubmission: Sendable, Equatable {
     /// The currency the client says a legacy receipt was paid in (ISO 4217), for `IAP_CURRENCIES`;
     /// ignored for signed evidence, which carries Apple's.
     public var currency: String?
+    /// The app the client says it is (`bundle_id`): Apple is asked with that app's secret or key
+    /// alone, and what it answers must be of that app.
+    public var bundleID: String?
 
     public init(
-        evidence: Evidence, userID: String, productID: String? = nil, transactionID: String? = nil, currency: String? = nil
+        evidence: Evidence, userID: String, productID: String? = nil, transactionID: String? = nil, currency: String? = nil,
+        bundleID: String? = nil
     ) {
         self.evidence = evidence
         self.userID = userID
         self.productID = productID
         self.transactionID = transactionID
         self.currency = currency
+        self.bundleID = bundleID
     }
 
     public enum Evidence: Sendable, Equatable {
@@ -35,8 +40,23 @@ public struct ReceiptSubmission: Sendable, Equatable {
     }
 
     /// Parses and validates the body; every refusal says which field and why.
-    /// `serverAPIConfigured`: whether a `transaction_id`-only submission can be looked up.
-    public static func parse(_ body: [UInt8], serverAPIConfigured: Bool = false) throws(IntakeError) -> ReceiptSubmission {
+    /// `serverAPIConfigured`: whether a `transaction_id`-only submission can be looked up;
+    /// `bundleIDs`: the apps a `bundle_id` may name (empty: any, the verifier checks).
+    public static func parse(
+        _ body: [UInt8], serverAPIConfigured: Bool = false, bundleIDs: Set<String> = []
+    ) throws(IntakeError) -> ReceiptSubmission {
+        var submission = try parseEvidence(body, serverAPIConfigured: serverAPIConfigured)
+        guard case .object(let fields) = (try? JSONValue(parsing: body)) ?? .null else { return submission }
+        if let bundleID = try optionalString(fields, "bundle_id") {
+            guard isPrintable(bundleID), bundleIDs.isEmpty || bundleIDs.contains(bundleID) else {
+                throw IntakeError(.badRequest, "unknown_bundle_id", "bundle_id must name one of this deployment's apps")
+            }
+            submission.bundleID = bundleID
+        }
+        return submission
+    }
+
+    private static func parseEvidence(_ body: [UInt8], serverAPIConfigured: Bool) throws(IntakeError) -> ReceiptSubmission {
         let parsed: JSONValue
         do {
             parsed = try JSONValue(parsing: body)

@@ -11,6 +11,7 @@ public struct IntakeCommand: AsyncParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "iap-intake", abstract: "HTTP intake: accepts receipts, answers with tickets.")
     @OptionGroup var redis: RedisOptions
+    @OptionGroup var appsFile: AppsFileOptions
     @OptionGroup var replication: ReplicationOptions
     @OptionGroup var intake: IntakeOptions
     @OptionGroup var appAppleID: AppAppleIDOptions
@@ -21,7 +22,7 @@ public struct IntakeCommand: AsyncParsableCommand {
     public init() {}
 
     public func run() async throws {
-        let configuration = loadConfiguration(redis, replication, intake, appAppleID, tickets, apps, serverAPIKey, catalog)
+        let configuration = loadConfiguration(redis, replication, intake, appAppleID, tickets, apps, serverAPIKey, catalog, appsFile)
         let logger = bootstrapLogging(label: "iap-intake")
         let redisClient = RedisClient(configuration: configuration.redis, poolSize: configuration.redisPoolSize)
         let store = PipelineStore(redis: redisClient, keys: configuration.keys, replication: configuration.replication)

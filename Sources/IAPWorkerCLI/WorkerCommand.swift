@@ -44,6 +44,7 @@ public struct VerifierCommand: AsyncParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "iap-verifier", abstract: "Verify stage: asks Apple about each receipt, in parallel.")
     @OptionGroup var redis: RedisOptions
+    @OptionGroup var appsFile: AppsFileOptions
     @OptionGroup var worker: WorkerOptions
     @OptionGroup var lease: LeaseOptions
     @OptionGroup var retry: RetryOptions
@@ -57,31 +58,25 @@ public struct VerifierCommand: AsyncParsableCommand {
 
     public func run() async throws {
         let configuration = loadConfiguration(
-            redis, worker, lease, retry, apps, receiptAPI, serverAPIKey, serverAPIClient, recheck, tickets)
+            redis, worker, lease, retry, apps, receiptAPI, serverAPIKey, serverAPIClient, recheck, tickets, appsFile)
         let logger = bootstrapLogging(label: "iap-verifier")
         let apple = AppleVerifier(configuration: configuration.apple)
-        let serverAPI = NIOLockedValueBox<ServerAPIClient?>(nil)
+        let serverAPI = NIOLockedValueBox<[ServerAPIClient]>([])
         try await runWorker(label: "iap-verifier", configuration: configuration, logger: logger, makeHandler: {
             (store) throws(ConfigurationError) -> any JobHandler in
             let signedData = SignedDataVerifier(rootCertificates: try configuration.rootCertificates())
-            var lookup: ServerAPITransactionLookup?
-            var subscriptions: ServerAPISubscriptionCheck?
-            if let api = try configuration.serverAPI() {
-                let client = ServerAPIClient(
-                    configuration: api,
-                    limiter: RedisAPIRateLimiter(store: store, maxPerSecond: configuration.appleAPIMaxRPS),
-                    maxConnections: configuration.concurrency, logger: logger)
-                serverAPI.withLockedValue { $0 = client }
-                lookup = ServerAPITransactionLookup(client: client, signedData: signedData)
-                subscriptions = ServerAPISubscriptionCheck(client: client, signedData: signedData)
-            }
+            // One client per app (its token's bid); with several apps, each is tried in turn.
+            let clients = try configuration.serverAPIClients(store: store, maxConnections: configuration.concurrency, logger: logger)
+            serverAPI.withLockedValue { $0 = clients.map(\.client) }
+            let seams = configuration.appleSeams(apple: apple, clients: clients, signedData: signedData)
             return VerifyHandler(
-                verifier: apple, signedData: signedData, lookup: lookup, subscriptions: subscriptions, bundleIDs: try configuration.requireBundleIDs(),
+                verifier: seams.verifier, signedData: signedData, lookup: seams.lookup, subscriptions: seams.subscriptions,
+                bundleIDs: try configuration.requireBundleIDs(),
                 retryPolicy: configuration.retryPolicy,
                 rechecks: RecheckPromotion(schedule: configuration.recheck, ticketTTL: configuration.ticketTTL))
         }, clients: [
             ClosingService { await apple.shutdown() },
-            ClosingService { await serverAPI.withLockedValue { $0 }?.shutdown() },
+            ClosingService { for client in serverAPI.withLockedValue({ $0 }) { await client.shutdown() } },
         ])
     }
 }
@@ -90,6 +85,7 @@ public struct DeduperCommand: AsyncParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "iap-deduper", abstract: "Dedupe stage: claims each purchase once, ever.")
     @OptionGroup var redis: RedisOptions
+    @OptionGroup var appsFile: AppsFileOptions
     @OptionGroup var replication: ReplicationOptions
     @OptionGroup var worker: WorkerOptions
     @OptionGroup var lease: LeaseOptions
@@ -98,7 +94,7 @@ public struct DeduperCommand: AsyncParsableCommand {
     public init() {}
 
     public func run() async throws {
-        let configuration = loadConfiguration(redis, replication, worker, lease, catalog, policy)
+        let configuration = loadConfiguration(redis, replication, worker, lease, catalog, policy, appsFile)
         let logger = bootstrapLogging(label: "iap-deduper")
         try await runWorker(label: "iap-deduper", configuration: configuration, logger: logger, makeHandler: {
             (_) throws(ConfigurationError) -> any JobHandler in
@@ -113,6 +109,7 @@ public struct GranterCommand: AsyncParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "iap-granter", abstract: "Grant stage: records fulfilments and finishes tickets.")
     @OptionGroup var redis: RedisOptions
+    @OptionGroup var appsFile: AppsFileOptions
     @OptionGroup var replication: ReplicationOptions
     @OptionGroup var worker: WorkerOptions
     @OptionGroup var lease: LeaseOptions
@@ -123,7 +120,7 @@ public struct GranterCommand: AsyncParsableCommand {
     public init() {}
 
     public func run() async throws {
-        let configuration = loadConfiguration(redis, replication, worker, lease, recheck, accountTokens, serverAPIKey, tickets)
+        let configuration = loadConfiguration(redis, replication, worker, lease, recheck, accountTokens, serverAPIKey, tickets, appsFile)
         let logger = bootstrapLogging(label: "iap-granter")
         try await runWorker(label: "iap-granter", configuration: configuration, logger: logger, makeHandler: {
             (_) throws(ConfigurationError) -> any JobHandler in GrantHandler(tokenTickets: configuration.appAccountTokenTickets)
@@ -135,6 +132,7 @@ public struct NotifierCommand: AsyncParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "iap-notifier", abstract: "Notify stage: applies App Store Server Notifications (refunds, purchases Apple reports).")
     @OptionGroup var redis: RedisOptions
+    @OptionGroup var appsFile: AppsFileOptions
     @OptionGroup var worker: WorkerOptions
     @OptionGroup var lease: LeaseOptions
     @OptionGroup var recheck: RecheckOptions
@@ -150,7 +148,7 @@ public struct NotifierCommand: AsyncParsableCommand {
 
     public func run() async throws {
         let configuration = loadConfiguration(
-            redis, worker, lease, catalog, consumption, retry, serverAPIKey, serverAPIClient, recheck, sweep, appAppleID, tickets)
+            redis, worker, lease, catalog, consumption, retry, serverAPIKey, serverAPIClient, recheck, sweep, appAppleID, tickets, appsFile)
         let logger = bootstrapLogging(label: "iap-notifier")
         let serverAPI = NIOLockedValueBox<ServerAPIClient?>(nil)
         let sweepClient = NIOLockedValueBox<ServerAPIClient?>(nil)

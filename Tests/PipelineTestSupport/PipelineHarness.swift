@@ -35,6 +35,8 @@ public final class PipelineHarness: @unchecked Sendable {
     /// apple-sim's signing authority: the verifier trusts its root (as `IAP_APPLE_ROOT_CERTS` would).
     public var authority: SigningAuthority { simulator.authority }
     public let lookupClient: ServerAPIClient?
+    /// With `IAP_APPS_FILE`: each app's client, as iap-verifier makes them.
+    let appClients: [(bundleID: String, client: ServerAPIClient)]
     /// With `IAP_WEBHOOK_URL` in the environment: the webhook stage's client.
     public let webhookClient: WebhookClient?
     private let directory: URL
@@ -114,8 +116,11 @@ public final class PipelineHarness: @unchecked Sendable {
             ServerAPIClient(configuration: api, limiter: RedisAPIRateLimiter(store: store, maxPerSecond: configuration.appleAPIMaxRPS), maxConnections: 8)
         }
         self.lookupClient = lookupClient
+        appClients = configuration.appsFile == nil
+            ? lookupClient.map { [(configuration.bundleIDList.first ?? Self.bundleID, $0)] } ?? []
+            : try configuration.serverAPIClients(store: store, maxConnections: 8, logger: testLogger)
         // The stages' catalog (`Self.catalog`) unless the test gives the intake its own.
-        let catalog = configuration.productsFile == nil ? Self.catalog : try configuration.requireCatalog()
+        let catalog = configuration.hasCatalog ? try configuration.requireCatalog() : Self.catalog
         let roots = try configuration.rootCertificates()
         let support = lookupClient.map { SupportLookup(store: store, catalog: catalog, client: $0, signedData: SignedDataVerifier(rootCertificates: roots)) }
         intake = try await RunningServer.start {
@@ -136,11 +141,10 @@ public final class PipelineHarness: @unchecked Sendable {
         switch stage {
         case .verify:
             let signedData = SignedDataVerifier(rootCertificates: try! configuration.rootCertificates())
+            let seams = configuration.appleSeams(apple: apple, clients: appClients, signedData: signedData)
             return VerifyHandler(
-                verifier: apple, signedData: signedData,
-                lookup: lookupClient.map { ServerAPITransactionLookup(client: $0, signedData: signedData) },
-                subscriptions: lookupClient.map { ServerAPISubscriptionCheck(client: $0, signedData: signedData) },
-                bundleIDs: [Self.bundleID], retryPolicy: configuration.retryPolicy,
+                verifier: seams.verifier, signedData: signedData, lookup: seams.lookup, subscriptions: seams.subscriptions,
+                bundleIDs: configuration.appsFile == nil ? [Self.bundleID] : configuration.bundleIDs, retryPolicy: configuration.retryPolicy,
                 rechecks: RecheckPromotion(schedule: configuration.recheck, ticketTTL: configuration.ticketTTL))
         case .dedupe:
             return DedupeHandler(catalog: Self.catalog, policy: try! configuration.purchasePolicy())
@@ -187,6 +191,7 @@ public final class PipelineHarness: @unchecked Sendable {
         await simulatorServer.stop()
         await apple.shutdown()
         await lookupClient?.shutdown()
+        if configuration.appsFile != nil { for app in appClients { await app.client.shutdown() } }
         await webhookClient?.shutdown()
         try? FileManager.default.removeItem(at: directory)
         try? await http.shutdown()

@@ -109,3 +109,12 @@ public struct AccountTokenOptions: SettingsGroup {
 
     public var flags: [Setting: String?] { [Settings.setAppAccountTokens: setAppAccountTokens] }
 }
+
+/// Several apps' own secrets, keys and catalogs: whoever checks, asks Apple about or grants an app's purchases.
+public struct AppsFileOptions: SettingsGroup {
+    @Option(name: Settings.appsFile.name, help: Settings.appsFile.argumentHelp) var appsFile: String?
+
+    public init() {}
+
+    public var flags: [Setting: String?] { [Settings.appsFile: appsFile] }
+}

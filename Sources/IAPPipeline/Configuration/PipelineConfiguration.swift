@@ -32,6 +32,8 @@ public struct PipelineConfiguration: Sendable {
     public var bundleIDs: Set<String>
     /// `IAP_BUNDLE_IDS` in the order given: the first is the App Store Server API token's `bid`.
     public var bundleIDList: [String]
+    /// `IAP_APPS_FILE`: several apps, each with its own secrets and keys; `nil`: one app's settings.
+    public var appsFile: AppsFile?
     /// The app's Apple id: production notifications for another `appAppleId` are refused. Unset: not checked.
     public var appleAppID: Int64?
     public var appleAPIProductionURL: String
@@ -141,6 +143,15 @@ public struct PipelineConfiguration: Sendable {
         appleTimeout = try source.duration(Settings.appleTimeout)
         appleRootCertFiles = source.list(Settings.appleRootCerts)
         bundleIDList = source.list(Settings.bundleIDs)
+        if let path = source.given(Settings.appsFile) {
+            let apps = try AppsFile(file: path)
+            if !bundleIDList.isEmpty, Set(bundleIDList) != Set(apps.bundleIDs) {
+                throw ConfigurationError(
+                    Settings.bundleIDs.variable, "differs from the apps of IAP_APPS_FILE, whose bundle ids are the ones accepted: unset it")
+            }
+            appsFile = apps
+            bundleIDList = apps.bundleIDs
+        }
         bundleIDs = Set(bundleIDList)
         appleAppID = try source.optionalCount(Settings.appleAppID).map(Int64.init)
         appleAPIProductionURL = try source.url(Settings.appleAPIProductionURL)!
@@ -234,35 +245,76 @@ public struct PipelineConfiguration: Sendable {
         return bundleIDs
     }
 
-    /// Whether App Store Server API keys are set (a `transaction_id` alone can then be looked up).
+    /// Whether App Store Server API keys are set (a `transaction_id` alone can then be looked up):
+    /// the single-app key, or any app's in `IAP_APPS_FILE`.
     public var isServerAPIConfigured: Bool {
         appleAPIKeyID != nil && appleAPIIssuerID != nil && appleAPIPrivateKeyFile != nil
+            || appsFile?.apps.contains { $0.serverAPI != nil } == true
     }
 
-    /// The Server API settings with the private key read, or `nil` when no keys are set.
+    /// The Server API settings with the private key read, or `nil` when no keys are set. With
+    /// `IAP_APPS_FILE`, the first app's that has a key.
     public func serverAPI() throws(ConfigurationError) -> ServerAPIConfiguration? {
-        guard let keyID = appleAPIKeyID, let issuerID = appleAPIIssuerID, let path = appleAPIPrivateKeyFile else { return nil }
+        try serverAPIs().first?.configuration
+    }
+
+    /// Each app's Server API settings, in the order apps are tried: its own key from
+    /// `IAP_APPS_FILE`, else the single-app key (`IAP_APPLE_API_*`) with the app's `bid`; apps
+    /// with neither are left out. Without an apps file: the single key with the first bundle id.
+    public func serverAPIs() throws(ConfigurationError) -> [(bundleID: String, configuration: ServerAPIConfiguration)] {
+        let single: AppsFile.ServerAPIKey? = {
+            guard let keyID = appleAPIKeyID, let issuerID = appleAPIIssuerID, let path = appleAPIPrivateKeyFile else { return nil }
+            return AppsFile.ServerAPIKey(keyID: keyID, issuerID: issuerID, privateKeyFile: path)
+        }()
+        guard let appsFile else {
+            guard let single else { return [] }
+            guard let bundleID = bundleIDList.first else {
+                throw ConfigurationError("IAP_BUNDLE_IDS", "required with the App Store Server API: its first id is the token's bid")
+            }
+            return [(bundleID, try serverAPIConfiguration(single, bundleID: bundleID, variable: Settings.appleAPIPrivateKeyFile.variable))]
+        }
+        var configurations: [(bundleID: String, configuration: ServerAPIConfiguration)] = []
+        for app in appsFile.apps {
+            guard let key = app.serverAPI ?? single else { continue }
+            let variable = app.serverAPI == nil ? Settings.appleAPIPrivateKeyFile.variable : "IAP_APPS_FILE (\(app.bundleID))"
+            configurations.append((app.bundleID, try serverAPIConfiguration(key, bundleID: app.bundleID, variable: variable)))
+        }
+        return configurations
+    }
+
+    private func serverAPIConfiguration(
+        _ key: AppsFile.ServerAPIKey, bundleID: String, variable: String
+    ) throws(ConfigurationError) -> ServerAPIConfiguration {
+        let path = key.privateKeyFile
         guard let pem = FileManager.default.contents(atPath: path).map({ String(decoding: $0, as: UTF8.self) }) else {
-            throw ConfigurationError("IAP_APPLE_API_PRIVATE_KEY_FILE", "cannot read \(path)")
+            throw ConfigurationError(variable, "cannot read \(path)")
         }
-        let key: P256.Signing.PrivateKey
+        let privateKey: P256.Signing.PrivateKey
         do {
-            key = try P256.Signing.PrivateKey(pemRepresentation: pem)
+            privateKey = try P256.Signing.PrivateKey(pemRepresentation: pem)
         } catch {
-            throw ConfigurationError("IAP_APPLE_API_PRIVATE_KEY_FILE", "\(path) is not a P-256 private key in PEM (.p8)")
-        }
-        guard let bundleID = bundleIDList.first else {
-            throw ConfigurationError("IAP_BUNDLE_IDS", "required with the App Store Server API: its first id is the token's bid")
+            throw ConfigurationError(variable, "\(path) is not a P-256 private key in PEM (.p8)")
         }
         return ServerAPIConfiguration(
-            productionURL: appleAPIProductionURL, sandboxURL: appleAPISandboxURL, keyID: keyID, issuerID: issuerID,
-            privateKey: key, bundleID: bundleID, timeout: appleTimeout)
+            productionURL: appleAPIProductionURL, sandboxURL: appleAPISandboxURL, keyID: key.keyID, issuerID: key.issuerID,
+            privateKey: privateKey, bundleID: bundleID, timeout: appleTimeout)
+    }
+
+    /// With `IAP_APPS_FILE`: the App Apple ID of each app that names its own (`app_apple_id`).
+    public var appAppleIDs: [String: Int64] {
+        Dictionary(uniqueKeysWithValues: (appsFile?.apps ?? []).compactMap { app in app.appAppleID.map { (app.bundleID, $0) } })
+    }
+
+    /// With `IAP_APPS_FILE`: each app's verifyReceipt secret (its own, else `IAP_APPLE_SHARED_SECRET`),
+    /// in the order apps are tried; `nil` for one app.
+    public var appSecrets: [(bundleID: String, sharedSecret: String?)]? {
+        appsFile.map { file in file.apps.map { ($0.bundleID, $0.sharedSecret ?? appleSharedSecret) } }
     }
 
     /// The grant stage's Set App Account Token: its errands' ticket lifetime when it is on and the
     /// Server API key is configured (the notifier makes the calls), else `nil`.
     public var appAccountTokenTickets: Duration? {
-        setAppAccountTokens && appleAPIKeyID != nil && appleAPIIssuerID != nil && appleAPIPrivateKeyFile != nil ? ticketTTL : nil
+        setAppAccountTokens && isServerAPIConfigured ? ticketTTL : nil
     }
 
     /// The roots that signed data must chain to: the configured files, else Apple Root CA - G3.
@@ -276,17 +328,44 @@ public struct PipelineConfiguration: Sendable {
     }
 
     /// The deduper refuses to start without a catalog: the product type decides what is granted once.
+    /// With `IAP_APPS_FILE`, every app's catalog (its `products_file`, else `IAP_PRODUCTS_FILE`) as one.
     public func requireCatalog() throws(ConfigurationError) -> ProductCatalog {
-        guard let path = productsFile else {
-            throw ConfigurationError("IAP_PRODUCTS_FILE", "required: path of the products JSON file")
+        guard let appsFile, appsFile.apps.contains(where: { $0.productsFile != nil }) else {
+            guard let path = productsFile else {
+                throw ConfigurationError("IAP_PRODUCTS_FILE", "required: path of the products JSON file")
+            }
+            return try Self.catalog(path, variable: "IAP_PRODUCTS_FILE")
         }
+        var catalogs: [(name: String, catalog: ProductCatalog)] = []
+        for app in appsFile.apps {
+            if let path = app.productsFile {
+                catalogs.append((app.bundleID, try Self.catalog(path, variable: "IAP_APPS_FILE (\(app.bundleID))")))
+            } else if let path = productsFile {
+                catalogs.append((app.bundleID, try Self.catalog(path, variable: "IAP_PRODUCTS_FILE")))
+            } else {
+                throw ConfigurationError("IAP_APPS_FILE", "\(app.bundleID) has no products_file, and IAP_PRODUCTS_FILE is unset")
+            }
+        }
+        do {
+            return try ProductCatalog.merged(catalogs)
+        } catch {
+            throw ConfigurationError("IAP_APPS_FILE", "\(error)")
+        }
+    }
+
+    /// Whether a catalog is configured (`IAP_PRODUCTS_FILE`, or an app's `products_file`).
+    public var hasCatalog: Bool {
+        productsFile != nil || appsFile?.apps.contains { $0.productsFile != nil } == true
+    }
+
+    private static func catalog(_ path: String, variable: String) throws(ConfigurationError) -> ProductCatalog {
         guard let data = FileManager.default.contents(atPath: path) else {
-            throw ConfigurationError("IAP_PRODUCTS_FILE", "cannot read \(path)")
+            throw ConfigurationError(variable, "cannot read \(path)")
         }
         do {
             return try ProductCatalog(json: data)
         } catch {
-            throw ConfigurationError("IAP_PRODUCTS_FILE", "\(path) is not a products file: \(error)")
+            throw ConfigurationError(variable, "\(path) is not a products file: \(error)")
         }
     }
 

@@ -70,6 +70,32 @@ public struct ProductCatalog: Sendable, Equatable {
             subscriptionGroups: file.products.compactMapValues(\.subscriptionGroup))
     }
 
+    /// Several apps' catalogs as one (`IAP_APPS_FILE`): a product id two apps both define must be
+    /// defined the same (type, cap, entitlements, group), since a purchase is granted by product id.
+    public static func merged(_ catalogs: [(name: String, catalog: ProductCatalog)]) throws -> ProductCatalog {
+        var merged = ProductCatalog(products: [:])
+        var definedBy: [String: String] = [:]
+        for (name, catalog) in catalogs {
+            for (product, type) in catalog.products.sorted(by: { $0.key < $1.key }) {
+                if let first = definedBy[product] {
+                    guard merged.products[product] == type, merged.dailyLimits[product] == catalog.dailyLimits[product],
+                          merged.entitlements[product] == catalog.entitlements[product],
+                          merged.subscriptionGroups[product] == catalog.subscriptionGroups[product]
+                    else {
+                        throw CatalogError(reason: "\(product) is defined differently by \(first) and \(name): give each app its own product ids")
+                    }
+                    continue
+                }
+                definedBy[product] = name
+                merged.products[product] = type
+                merged.dailyLimits[product] = catalog.dailyLimits[product]
+                merged.entitlements[product] = catalog.entitlements[product]
+                merged.subscriptionGroups[product] = catalog.subscriptionGroups[product]
+            }
+        }
+        return merged
+    }
+
     static func isName(_ text: String) -> Bool {
         let bytes = Array(text.utf8)
         return (1...64).contains(bytes.count) && bytes.allSatisfy { (0x21...0x7E).contains($0) && $0 != UInt8(ascii: ",") }

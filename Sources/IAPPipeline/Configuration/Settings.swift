@@ -77,6 +77,12 @@ public enum Settings {
         "IAP_BUNDLE_IDS", .list, unset: "required by the verifier; the intake answers notifications 503 without it",
         help: "comma-separated bundle ids of your apps (the first is the App Store Server API token's bid)",
         readBy: [.intake, .verifier, .notifier, .iapctl])
+    public static let appsFile = Setting(
+        "IAP_APPS_FILE", .file, unset: "one app: IAP_BUNDLE_IDS with the single-app settings",
+        help: "several apps (JSON keyed by bundle id): each one's shared_secret, app_apple_id, server_api {key_id, issuer_id, "
+            + "private_key_file} and products_file, each optional (absent: the single-app setting); its bundle ids are the ones "
+            + "accepted (IAP_BUNDLE_IDS unset or the same); a request may name its bundle_id, else the apps are tried in turn",
+        readBy: [.intake, .verifier, .deduper, .granter, .notifier, .iapctl])
     public static let appleRootCerts = Setting(
         "IAP_APPLE_ROOT_CERTS", .list, unset: "Apple Root CA - G3 (built in)",
         help: "comma-separated PEM or DER files: the roots signed data must chain to (apple-sim's test root in local runs)",
@@ -241,7 +247,7 @@ public enum Settings {
     public static let all: [Setting] = [
         redisURL, prefix, buckets, redisPoolSize, redisMinReplicas, redisReplicaTimeout,
         httpHost, httpPort, maxBodyBytes, ticketTTL, clientKeysFile, ratePerKey, ratePerUser, tlsCertFile, tlsKeyFile, appleAppID,
-        bundleIDs, appleRootCerts,
+        bundleIDs, appsFile, appleRootCerts,
         appleProductionURL, appleSandboxURL, appleSharedSecret, appleTimeout,
         appleAPIKeyID, appleAPIIssuerID, appleAPIPrivateKeyFile, appleAPIProductionURL, appleAPISandboxURL, appleAPIMaxRPS,
         productsFile, currencies, sandbox, maxRefundsPerUser, maxAccountsPerAppleAccount, sharingPolicy, refundPreference, setAppAccountTokens,

@@ -20,6 +20,7 @@ extension Job {
         transactionID = try json.stringIfPresent("transaction_id")
         source = try json.stringIfPresent("source")
         currency = try json.stringIfPresent("currency")
+        bundleID = try json.stringIfPresent("bundle_id")
         refundLimit = try json.intIfPresent("refund_limit")
         appleAccountLimit = try json.intIfPresent("apple_account_limit")
         sharing = try json.stringIfPresent("sharing").map { text throws(JSONShapeError) in
@@ -69,6 +70,7 @@ extension Job {
             "transaction_id": transactionID.json,
             "source": source.json,
             "currency": currency.json,
+            "bundle_id": bundleID.json,
             "refund_limit": refundLimit.map { .int($0) },
             "apple_account_limit": appleAccountLimit.map { .int($0) },
             "sharing": sharing.map { .string($0.rawValue) },

@@ -24,6 +24,9 @@ public struct Job: Codable, Sendable, Equatable {
     /// The currency the client says a legacy receipt's purchases were paid in (ISO 4217); the
     /// verify stage drops it for signed evidence, whose own `currency` Apple signed.
     public var currency: String?
+    /// The app the client named (`bundle_id`): Apple is asked with its secret or key alone, and
+    /// the evidence must be of it; `nil`: whichever accepted app it is.
+    public var bundleID: String?
     /// Where the evidence came from: `client` (absent) or `notification` (Apple told us).
     public var source: String?
     /// A legacy receipt that proves a subscription, carried from verify to grant, which stores it
@@ -95,6 +98,7 @@ public struct Job: Codable, Sendable, Equatable {
         case subscriptionReceipt = "subscription_receipt"
         case webhookEvent = "webhook_event"
         case appAccountTokenRequest = "set_app_account_token"
+        case bundleID = "bundle_id"
     }
 
     /// What the verify stage checks: the first of receipt, signed transaction, transaction id,

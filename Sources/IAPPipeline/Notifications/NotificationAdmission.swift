@@ -11,13 +11,19 @@ public struct NotificationAdmission: Sendable {
     public let bundleIDs: Set<String>
     /// `IAP_APPLE_APP_ID`: checked on production members when set.
     public let appAppleID: Int64?
+    /// Per app (`app_apple_id` in `IAP_APPS_FILE`): checked instead of `appAppleID` on that app's members.
+    public let appAppleIDs: [String: Int64]
     public let store: PipelineStore
     public let ticketTTL: Duration
 
-    public init(verifier: SignedDataVerifier, bundleIDs: Set<String>, appAppleID: Int64?, store: PipelineStore, ticketTTL: Duration) {
+    public init(
+        verifier: SignedDataVerifier, bundleIDs: Set<String>, appAppleID: Int64?, appAppleIDs: [String: Int64] = [:],
+        store: PipelineStore, ticketTTL: Duration
+    ) {
         self.verifier = verifier
         self.bundleIDs = bundleIDs
         self.appAppleID = appAppleID
+        self.appAppleIDs = appAppleIDs
         self.store = store
         self.ticketTTL = ticketTTL
     }
@@ -28,7 +34,8 @@ public struct NotificationAdmission: Sendable {
         guard !configuration.bundleIDs.isEmpty else { return nil }
         return NotificationAdmission(
             verifier: SignedDataVerifier(rootCertificates: try configuration.rootCertificates()), bundleIDs: configuration.bundleIDs,
-            appAppleID: configuration.appleAppID, store: store, ticketTTL: configuration.ticketTTL)
+            appAppleID: configuration.appleAppID, appAppleIDs: configuration.appAppleIDs, store: store,
+            ticketTTL: configuration.ticketTTL)
     }
 
     /// A stored notification: its ticket, and whether this call stored it (`false`: `seen_before`).
@@ -101,8 +108,9 @@ public struct NotificationAdmission: Sendable {
                 .bundleMismatch, "the notification is for a bundle id not in IAP_BUNDLE_IDS (\((bundle ?? "none").prefix(128)))")
         }
         for app in apps where app.environment == "Production" {
-            if let appAppleID, app.appAppleID != appAppleID {
-                throw NotificationRefusal(.appAppleIDMismatch, "the notification's appAppleId is not IAP_APPLE_APP_ID")
+            if let expected = app.bundleID.flatMap({ appAppleIDs[$0] }) ?? appAppleID, app.appAppleID != expected {
+                throw NotificationRefusal(
+                    .appAppleIDMismatch, "the notification's appAppleId is not its app's (IAP_APPLE_APP_ID, or app_apple_id in IAP_APPS_FILE)")
             }
         }
         let signed = [transaction?.environment, renewal?.environment, appTransaction?.environment].compactMap { $0 }

@@ -11,3 +11,17 @@ extension PipelineConfiguration {
             logger: logger)
     }
 }
+
+extension PipelineConfiguration {
+    /// One client per app with a Server API key (`serverAPIs()`), each token carrying its app's
+    /// `bid`, in the order apps are tried. Shut each down after use.
+    public func serverAPIClients(
+        store: PipelineStore, maxConnections: Int = 1, logger: Logger
+    ) throws(ConfigurationError) -> [(bundleID: String, client: ServerAPIClient)] {
+        try serverAPIs().map { bundleID, api in
+            (bundleID, ServerAPIClient(
+                configuration: api, limiter: RedisAPIRateLimiter(store: store, maxPerSecond: appleAPIMaxRPS),
+                maxConnections: maxConnections, logger: logger))
+        }
+    }
+}

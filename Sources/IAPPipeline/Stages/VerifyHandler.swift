@@ -59,7 +59,7 @@ public struct VerifyHandler: JobHandler {
         let outcome: VerificationOutcome
         switch evidence {
         case .receipt(let receiptData):
-            outcome = await verifier.verify(receiptData: receiptData, attempt: attempt)
+            outcome = await verifier.verify(receiptData: receiptData, attempt: attempt, bundleID: job.bundleID)
         case .signedTransaction(let jws):
             outcome = await signedData.outcome(of: jws)
         case .appTransaction(let jws):
@@ -73,7 +73,7 @@ public struct VerifyHandler: JobHandler {
                     error: "this verifier has no App Store Server API keys; set IAP_APPLE_API_* and replay", attempts: attempt)
                 return
             }
-            outcome = await lookup.lookUp(transactionID: transactionID, attempt: attempt)
+            outcome = await lookup.lookUp(transactionID: transactionID, attempt: attempt, bundleID: job.bundleID)
         case .recheck(let request):
             if let subscriptions {
                 outcome = await subscriptions.check(
@@ -137,6 +137,12 @@ public struct VerifyHandler: JobHandler {
             await reject(
                 payload, job: job, reason: ReasonCode.bundleMismatch, attempt: attempt, environment: receipt.environment,
                 lastError: "bundle id \(receipt.bundleID.prefix(128)) is not in IAP_BUNDLE_IDS", worker: worker)
+            return
+        }
+        if let named = job.bundleID, named != receipt.bundleID {
+            await reject(
+                payload, job: job, reason: ReasonCode.bundleMismatch, attempt: attempt, environment: receipt.environment,
+                lastError: "the client named \(named.prefix(128)), the evidence is of \(receipt.bundleID.prefix(128))", worker: worker)
             return
         }
         guard !receipt.transactions.isEmpty else {

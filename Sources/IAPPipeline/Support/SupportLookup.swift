@@ -131,7 +131,7 @@ extension SupportLookup {
     ) throws(ConfigurationError) -> SupportLookup? {
         guard let client = try configuration.serverAPIClient(store: store, logger: logger) else { return nil }
         return SupportLookup(
-            store: store, catalog: configuration.productsFile == nil ? nil : try configuration.requireCatalog(), client: client,
+            store: store, catalog: configuration.hasCatalog ? try configuration.requireCatalog() : nil, client: client,
             signedData: SignedDataVerifier(rootCertificates: try configuration.rootCertificates()))
     }
 }

@@ -1,0 +1,39 @@
+import AppleReceipt
+
+/// Get Transaction Info for several apps (`IAP_APPS_FILE`), each with its own Server API key
+/// (its tokens carry the app's `bid`, and Apple answers for that app's transactions only). A
+/// transaction id whose client named its app is looked up with that app's key alone; a bare one
+/// with each app's in turn (bundle-id order) while Apple knows it in neither environment: up to
+/// two calls per app tried. What Apple answers must be of the app whose key asked.
+public struct AppByAppTransactionLookup: TransactionLookup {
+    public let apps: [(bundleID: String, lookup: any TransactionLookup)]
+
+    public init(apps: [(bundleID: String, lookup: any TransactionLookup)]) {
+        self.apps = apps
+    }
+
+    public func lookUp(transactionID: String, attempt: Int) async -> VerificationOutcome {
+        await lookUp(transactionID: transactionID, attempt: attempt, bundleID: nil)
+    }
+
+    public func lookUp(transactionID: String, attempt: Int, bundleID: String?) async -> VerificationOutcome {
+        let candidates = bundleID.map { named in apps.filter { $0.bundleID == named } } ?? apps
+        var last: VerificationOutcome = .rejected(
+            reason: ReasonCode.transactionNotFound, detail: "no app of IAP_APPS_FILE has a Server API key for \(bundleID ?? "it")")
+        for app in candidates {
+            let outcome = await app.lookup.lookUp(transactionID: transactionID, attempt: attempt)
+            switch outcome {
+            case .rejected(let reason, _) where reason == ReasonCode.transactionNotFound:
+                last = outcome
+                continue
+            case .valid(let receipt) where receipt.bundleID != app.bundleID:
+                return .rejected(
+                    reason: ReasonCode.bundleMismatch,
+                    detail: "asked with \(app.bundleID)'s key, Apple answered a transaction of \(receipt.bundleID.prefix(128))")
+            default:
+                return outcome
+            }
+        }
+        return last
+    }
+}

@@ -1,0 +1,29 @@
+import AppStoreServerAPI
+import AppleJWS
+import AppleReceipt
+
+/// The verify stage's seams to Apple for the configured apps.
+public struct AppleSeams: Sendable {
+    public var verifier: any ReceiptVerifying
+    /// `nil` without a Server API key.
+    public var lookup: (any TransactionLookup)?
+    public var subscriptions: (any SubscriptionChecking)?
+}
+
+extension PipelineConfiguration {
+    /// One app: verifyReceipt with `IAP_APPLE_SHARED_SECRET` and the one client. Several apps
+    /// (`IAP_APPS_FILE`): each app's secret and client, tried app by app unless the client names one.
+    public func appleSeams(
+        apple: AppleVerifier, clients: [(bundleID: String, client: ServerAPIClient)], signedData: SignedDataVerifier
+    ) -> AppleSeams {
+        let lookups = clients.map { ($0.bundleID, ServerAPITransactionLookup(client: $0.client, signedData: signedData)) }
+        let checks = clients.map { ($0.bundleID, ServerAPISubscriptionCheck(client: $0.client, signedData: signedData)) }
+        guard let secrets = appSecrets else {
+            return AppleSeams(verifier: apple, lookup: lookups.first?.1, subscriptions: checks.first?.1)
+        }
+        return AppleSeams(
+            verifier: AppByAppReceiptVerifier(verifier: apple, apps: secrets),
+            lookup: lookups.isEmpty ? nil : AppByAppTransactionLookup(apps: lookups.map { ($0.0, $0.1 as any TransactionLookup) }),
+            subscriptions: checks.isEmpty ? nil : AppByAppSubscriptionCheck(apps: checks.map { ($0.0, $0.1 as any SubscriptionChecking) }))
+    }
+}
