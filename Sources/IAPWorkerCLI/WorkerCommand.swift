@@ -150,30 +150,29 @@ public struct NotifierCommand: AsyncParsableCommand {
         let configuration = loadConfiguration(
             redis, worker, lease, catalog, consumption, retry, serverAPIKey, serverAPIClient, recheck, sweep, appAppleID, tickets, appsFile)
         let logger = bootstrapLogging(label: "iap-notifier")
-        let serverAPI = NIOLockedValueBox<ServerAPIClient?>(nil)
+        let serverAPI = NIOLockedValueBox<[ServerAPIClient]>([])
         let sweepClient = NIOLockedValueBox<ServerAPIClient?>(nil)
         try await runWorker(label: "iap-notifier", configuration: configuration, logger: logger, makeHandler: {
             (store) throws(ConfigurationError) -> any JobHandler in
             var answering: ConsumptionAnswering?
             var accountTokens: AccountTokenErrands?
-            let api = try configuration.serverAPI()
-            if configuration.refundPreference != nil, api == nil {
+            // One client per app (its token's bid): each call goes out with its purchase's app's key.
+            let clients = try configuration.serverAPIClients(store: store, maxConnections: configuration.concurrency, logger: logger)
+            if configuration.refundPreference != nil, clients.isEmpty {
                 throw ConfigurationError(
                     "IAP_REFUND_PREFERENCE", "answering consumption requests needs the App Store Server API key (IAP_APPLE_API_*)")
             }
-            if let api {
-                let client = ServerAPIClient(
-                    configuration: api, limiter: RedisAPIRateLimiter(store: store, maxPerSecond: configuration.appleAPIMaxRPS),
-                    maxConnections: configuration.concurrency, logger: logger)
-                serverAPI.withLockedValue { $0 = client }
+            if !clients.isEmpty {
+                serverAPI.withLockedValue { $0 = clients.map(\.client) }
+                let apps = AppByAppServerAPI(clients: clients)
                 if let preference = configuration.refundPreference {
-                    answering = ConsumptionAnswering(reporter: client, refundPreference: preference, retryPolicy: configuration.retryPolicy)
+                    answering = ConsumptionAnswering(reporter: apps, refundPreference: preference, retryPolicy: configuration.retryPolicy)
                 }
-                accountTokens = AccountTokenErrands(setter: client, retryPolicy: configuration.retryPolicy)
+                accountTokens = AccountTokenErrands(setter: apps, retryPolicy: configuration.retryPolicy)
             }
             return NotifyHandler(catalog: try configuration.requireCatalog(), consumption: answering, accountTokens: accountTokens)
         }, clients: [
-            ClosingService { await serverAPI.withLockedValue { $0 }?.shutdown() },
+            ClosingService { for client in serverAPI.withLockedValue({ $0 }) { await client.shutdown() } },
             ClosingService { await sweepClient.withLockedValue { $0 }?.shutdown() },
         ], makeServices: { (store) throws(ConfigurationError) -> [any Service] in
             guard let sweeper = try NotificationSweeper.make(configuration, store: store, logger: logger) else { return [] }

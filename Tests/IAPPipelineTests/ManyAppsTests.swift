@@ -64,12 +64,18 @@ import Testing
             var transaction = SignedTransactionTests.transaction("3000000000000004", bundleID: Self.other)
             transaction.appAccountToken = nil
             try simulator.serverAPI.register(transaction)
+            let token = UUID().uuidString.lowercased()
+            #expect(try await pipeline.bind(token: token, to: "player-2").status == 200)
             let looked = try await pipeline.post(["transaction_id": "3000000000000004", "user_id": "player-2"])
             #expect(looked.status == 202)
             let found = try await pipeline.terminal(try #require(looked.json["ticket"] as? String))
             #expect(found.status == .granted, "\(found)")
             #expect(simulator.serverAPI.callCounts()["Production transaction_info"] == 2)
             #expect(simulator.serverAPI.callCounts()["Sandbox transaction_info"] == 1)
+            // Its app account token is set with the other app's key (apple-sim checks it by the bid).
+            let errand = try await pipeline.terminal("token-3000000000000004")
+            #expect(errand.status == .applied && errand.result == "app_account_token_set", "\(errand)")
+            #expect(simulator.serverAPI.appAccountTokensSet(originalTransactionID: "3000000000000004") == [token])
 
             // Named for the wrong app: Apple's answer is of another app than the client said.
             let wrong = try await pipeline.post([

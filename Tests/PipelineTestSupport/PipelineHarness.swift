@@ -153,14 +153,13 @@ public final class PipelineHarness: @unchecked Sendable {
         case .notify:
             // As iap-notifier: consumption requests are answered when a refund preference is set;
             // app account tokens are set with the Server API keys.
+            let apps = appClients.isEmpty ? nil : AppByAppServerAPI(clients: appClients)
             let answering = configuration.refundPreference.flatMap { preference in
-                lookupClient.map {
-                    ConsumptionAnswering(reporter: $0, refundPreference: preference, retryPolicy: configuration.retryPolicy)
-                }
+                apps.map { ConsumptionAnswering(reporter: $0, refundPreference: preference, retryPolicy: configuration.retryPolicy) }
             }
             return NotifyHandler(
                 catalog: Self.catalog, consumption: answering,
-                accountTokens: lookupClient.map { AccountTokenErrands(setter: $0, retryPolicy: configuration.retryPolicy) })
+                accountTokens: apps.map { AccountTokenErrands(setter: $0, retryPolicy: configuration.retryPolicy) })
         case .webhook:
             let target = try! configuration.requireWebhook()
             return WebhookHandler(

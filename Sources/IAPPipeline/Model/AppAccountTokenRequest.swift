@@ -9,29 +9,34 @@ public struct AppAccountTokenRequest: Codable, Sendable, Equatable {
     public var appAccountToken: String
     /// `Production` or `Sandbox`: where the purchase was made.
     public var environment: String
+    /// The purchase's app: the call goes out with its key (`IAP_APPS_FILE`).
+    public var bundleID: String?
 
-    public init(originalTransactionID: String, appAccountToken: String, environment: String) {
+    public init(originalTransactionID: String, appAccountToken: String, environment: String, bundleID: String? = nil) {
         self.originalTransactionID = originalTransactionID
         self.appAccountToken = appAccountToken
         self.environment = environment
+        self.bundleID = bundleID
     }
 
     enum CodingKeys: String, CodingKey {
         case originalTransactionID = "original_transaction_id"
         case appAccountToken = "app_account_token"
         case environment
+        case bundleID = "bundle_id"
     }
 
     init(json: JSONValue) throws(JSONShapeError) {
         originalTransactionID = try json.string("original_transaction_id")
         appAccountToken = try json.string("app_account_token")
         environment = try json.stringIfPresent("environment") ?? "Production"
+        bundleID = try json.stringIfPresent("bundle_id")
     }
 
     var json: JSONValue {
         .members([
             "original_transaction_id": .string(originalTransactionID), "app_account_token": .string(appAccountToken),
-            "environment": .string(environment),
+            "environment": .string(environment), "bundle_id": bundleID.json,
         ])
     }
 

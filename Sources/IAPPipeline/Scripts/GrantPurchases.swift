@@ -58,7 +58,8 @@ struct GrantPurchases: DeclaringScript {
                 k["token_ticket"] = declared.index(of: keys.ticket(ticket))
                 notifyQueue = notifyQueue ?? declared.index(of: keys.queue(.notify))
                 tokenJob = AppAccountTokenRequest(
-                    originalTransactionID: purchase.originalTransactionID, appAccountToken: setting.token, environment: environment
+                    originalTransactionID: purchase.originalTransactionID, appAccountToken: setting.token, environment: environment,
+                    bundleID: job.receipt?.bundleID
                 ).job(ticket: ticket, user: user, now: now).encoded()
             }
             if purchase.isClaimed || purchase.kind == "auto_renewable" {

@@ -5,6 +5,18 @@ public protocol ConsumptionReporting: Sendable {
     func sendConsumptionInformation(
         _ information: ConsumptionInformation, transactionID: String, environment: ServerAPIEnvironment
     ) async -> ServerAPIAnswer
+    /// The same with the key of the transaction's app (`IAP_APPS_FILE`); one app's client ignores it.
+    func sendConsumptionInformation(
+        _ information: ConsumptionInformation, transactionID: String, environment: ServerAPIEnvironment, bundleID: String?
+    ) async -> ServerAPIAnswer
+}
+
+extension ConsumptionReporting {
+    public func sendConsumptionInformation(
+        _ information: ConsumptionInformation, transactionID: String, environment: ServerAPIEnvironment, bundleID: String?
+    ) async -> ServerAPIAnswer {
+        await sendConsumptionInformation(information, transactionID: transactionID, environment: environment)
+    }
 }
 
 extension ServerAPIClient: ConsumptionReporting {}

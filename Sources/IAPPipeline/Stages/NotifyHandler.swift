@@ -161,7 +161,7 @@ public struct NotifyHandler: JobHandler {
         let environment: ServerAPIEnvironment = transaction.environment == "Sandbox" ? .sandbox : .production
         let attempt = job.attempts + 1
         switch await answering.reporter.sendConsumptionInformation(
-            information, transactionID: transaction.transactionID, environment: environment)
+            information, transactionID: transaction.transactionID, environment: environment, bundleID: transaction.bundleID)
         {
         case .ok:
             worker.logger.info("consumption information sent", metadata: [
@@ -209,7 +209,8 @@ public struct NotifyHandler: JobHandler {
         let environment: ServerAPIEnvironment = request.environment == "Sandbox" ? .sandbox : .production
         let attempt = job.attempts + 1
         switch await accountTokens.setter.setAppAccountToken(
-            request.appAccountToken, originalTransactionID: request.originalTransactionID, environment: environment)
+            request.appAccountToken, originalTransactionID: request.originalTransactionID, environment: environment,
+            bundleID: request.bundleID)
         {
         case .ok:
             worker.logger.info("app account token set at Apple", metadata: [
