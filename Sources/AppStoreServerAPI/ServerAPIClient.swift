@@ -7,7 +7,8 @@ import NIOFoundationCompat
 import NIOHTTP1
 
 /// The App Store Server API calls the pipeline makes: Get Transaction Info, Get Transaction
-/// History v2, Get All Subscription Statuses, Send Consumption Information, Set App Account Token,
+/// History v2, Get All Subscription Statuses, Send Consumption Information, Set App Account Token, Get App
+/// Transaction Info,
 /// the test notification's, Get Notification History and Look Up Order ID. Every call takes a permit from the fleet-wide
 /// rate limiter first; a 429 holds the endpoint for the whole fleet until Apple's Retry-After.
 public final class ServerAPIClient: Sendable {
@@ -79,6 +80,13 @@ public final class ServerAPIClient: Sendable {
         return await call(
             .consumption, method: .PUT, path: "/inApps/v2/transactions/consumption/\(Self.escape(transactionID))", body: body,
             environment: environment)
+    }
+
+    /// `GET /inApps/v1/transactions/appTransactions/{transactionId}`: the customer's app transaction
+    /// (`{"signedAppTransactionInfo": JWS}`) for any transaction id of theirs.
+    public func appTransactionInfo(_ transactionID: String, environment: ServerAPIEnvironment) async -> ServerAPIAnswer {
+        await call(
+            .appTransactionInfo, path: "/inApps/v1/transactions/appTransactions/\(Self.escape(transactionID))", environment: environment)
     }
 
     /// `PUT /inApps/v1/transactions/{originalTransactionId}/appAccountToken` with

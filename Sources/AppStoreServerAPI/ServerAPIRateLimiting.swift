@@ -18,4 +18,5 @@ public enum ServerAPIEndpoint: String, Sendable, CaseIterable {
     case notificationHistory = "notification_history"
     case orderLookup = "order_lookup"
     case appAccountToken = "app_account_token"
+    case appTransactionInfo = "app_transaction_info"
 }

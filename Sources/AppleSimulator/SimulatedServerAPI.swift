@@ -295,6 +295,12 @@ public final class SimulatedServerAPI: Sendable {
                     self.transactionInfo(context.parameters.get("id") ?? "", environment: environment, app: Self.tokenBundle(request.headers[.authorization]))
                 }
             }
+            router.get(RouterPath(stringLiteral: prefix + "/inApps/v1/transactions/appTransactions/{id}")) { request, context in
+                try self.answer(request, environment: environment, endpoint: "app_transaction_info") {
+                    self.appTransactionInfo(
+                        context.parameters.get("id") ?? "", environment: environment, app: Self.tokenBundle(request.headers[.authorization]))
+                }
+            }
             router.get(RouterPath(stringLiteral: prefix + "/inApps/v1/lookup/{id}")) { request, context in
                 try self.answer(request, environment: environment, endpoint: "order_lookup") {
                     self.orderLookup(context.parameters.get("id") ?? "", environment: environment, app: Self.tokenBundle(request.headers[.authorization]))

@@ -54,11 +54,12 @@ public struct VerifierCommand: AsyncParsableCommand {
     @OptionGroup var serverAPIClient: ServerAPIClientOptions
     @OptionGroup var recheck: RecheckOptions
     @OptionGroup var tickets: TicketOptions
+    @OptionGroup var appleAccounts: AppleAccountOptions
     public init() {}
 
     public func run() async throws {
         let configuration = loadConfiguration(
-            redis, worker, lease, retry, apps, receiptAPI, serverAPIKey, serverAPIClient, recheck, tickets, appsFile)
+            redis, worker, lease, retry, apps, receiptAPI, serverAPIKey, serverAPIClient, recheck, tickets, appsFile, appleAccounts)
         let logger = bootstrapLogging(label: "iap-verifier")
         let apple = AppleVerifier(configuration: configuration.apple)
         let serverAPI = NIOLockedValueBox<[ServerAPIClient]>([])
@@ -73,7 +74,8 @@ public struct VerifierCommand: AsyncParsableCommand {
                 verifier: seams.verifier, signedData: signedData, lookup: seams.lookup, subscriptions: seams.subscriptions,
                 bundleIDs: try configuration.requireBundleIDs(),
                 retryPolicy: configuration.retryPolicy,
-                rechecks: RecheckPromotion(schedule: configuration.recheck, ticketTTL: configuration.ticketTTL))
+                rechecks: RecheckPromotion(schedule: configuration.recheck, ticketTTL: configuration.ticketTTL),
+                appleAccounts: seams.appleAccounts)
         }, clients: [
             ClosingService { await apple.shutdown() },
             ClosingService { for client in serverAPI.withLockedValue({ $0 }) { await client.shutdown() } },
@@ -91,10 +93,11 @@ public struct DeduperCommand: AsyncParsableCommand {
     @OptionGroup var lease: LeaseOptions
     @OptionGroup var catalog: CatalogOptions
     @OptionGroup var policy: PolicyOptions
+    @OptionGroup var appleAccounts: AppleAccountOptions
     public init() {}
 
     public func run() async throws {
-        let configuration = loadConfiguration(redis, replication, worker, lease, catalog, policy, appsFile)
+        let configuration = loadConfiguration(redis, replication, worker, lease, catalog, policy, appsFile, appleAccounts)
         let logger = bootstrapLogging(label: "iap-deduper")
         try await runWorker(label: "iap-deduper", configuration: configuration, logger: logger, makeHandler: {
             (_) throws(ConfigurationError) -> any JobHandler in

@@ -67,4 +67,34 @@ import Testing
             #expect(junk.status == 400 && (junk.json["error"] as? [String: Any])?["code"] as? String == "invalid_jws")
         }
     }
+
+    /// A legacy receipt does not name its Apple Account: while the limit counts accounts, the
+    /// verifier asks Apple (Get App Transaction Info) with one of its transaction ids.
+    @Test func aLegacyReceiptsAppleAccountIsAskedOfAppleAndCounts() async throws {
+        try await withPipeline(serverAPI: true, environment: ["IAP_MAX_ACCOUNTS_PER_APPLE_ACCOUNT": "1"]) { pipeline in
+            let api = pipeline.simulator.serverAPI
+            for id in ["4000000000000001", "4000000000000002"] {
+                var known = SignedTransactionTests.transaction(id)
+                known.appTransactionID = Self.account
+                try api.register(known)
+            }
+            let alice = try await pipeline.terminal(try await pipeline.submit(receipt([gold("4000000000000001")]), user: "alice"))
+            #expect(alice.status == .granted)
+            let entry = try #require(try await pipeline.fulfilments().first { $0["transaction_id"] == "4000000000000001" })
+            #expect(entry["app_transaction_id"] == Self.account)
+            let bob = try await pipeline.terminal(
+                try await pipeline.submit(receipt([gold("4000000000000002")]), user: "bob"), orHeld: true)
+            #expect(bob.status == .held && bob.transactions.first?.reason == "apple_account_shared")
+            // Apple knows no app transaction for it: granted, its account unknown.
+            let carol = try await pipeline.terminal(try await pipeline.submit(receipt([gold("4000000000000003")]), user: "carol"))
+            #expect(carol.status == .granted)
+            #expect(api.callCounts()["Production app_transaction_info"] == 3)
+        }
+        // Without the limit nobody asks.
+        try await withPipeline(serverAPI: true) { pipeline in
+            let dave = try await pipeline.terminal(try await pipeline.submit(receipt([gold("4000000000000004")]), user: "dave"))
+            #expect(dave.status == .granted)
+            #expect(pipeline.simulator.serverAPI.callCounts()["Production app_transaction_info"] == nil)
+        }
+    }
 }

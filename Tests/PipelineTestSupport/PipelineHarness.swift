@@ -145,7 +145,8 @@ public final class PipelineHarness: @unchecked Sendable {
             return VerifyHandler(
                 verifier: seams.verifier, signedData: signedData, lookup: seams.lookup, subscriptions: seams.subscriptions,
                 bundleIDs: configuration.appsFile == nil ? [Self.bundleID] : configuration.bundleIDs, retryPolicy: configuration.retryPolicy,
-                rechecks: RecheckPromotion(schedule: configuration.recheck, ticketTTL: configuration.ticketTTL))
+                rechecks: RecheckPromotion(schedule: configuration.recheck, ticketTTL: configuration.ticketTTL),
+                appleAccounts: seams.appleAccounts)
         case .dedupe:
             return DedupeHandler(catalog: Self.catalog, policy: try! configuration.purchasePolicy())
         case .grant:

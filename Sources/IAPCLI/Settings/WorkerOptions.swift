@@ -53,8 +53,6 @@ public struct PolicyOptions: SettingsGroup {
     @Option(name: Settings.currencies.name, help: Settings.currencies.argumentHelp) var currencies: String?
     @Option(name: Settings.sandbox.name, help: Settings.sandbox.argumentHelp) var sandbox: String?
     @Option(name: Settings.maxRefundsPerUser.name, help: Settings.maxRefundsPerUser.argumentHelp) var maxRefundsPerUser: String?
-    @Option(name: Settings.maxAccountsPerAppleAccount.name, help: Settings.maxAccountsPerAppleAccount.argumentHelp)
-    var maxAccountsPerAppleAccount: String?
     @Option(name: Settings.sharingPolicy.name, help: Settings.sharingPolicy.argumentHelp) var sharingPolicy: String?
 
     public init() {}
@@ -64,7 +62,6 @@ public struct PolicyOptions: SettingsGroup {
             Settings.currencies: currencies,
             Settings.sandbox: sandbox,
             Settings.maxRefundsPerUser: maxRefundsPerUser,
-            Settings.maxAccountsPerAppleAccount: maxAccountsPerAppleAccount,
             Settings.sharingPolicy: sharingPolicy,
         ]
     }
@@ -105,4 +102,15 @@ public struct WebhookOptions: SettingsGroup {
             Settings.webhookTimeout: webhookTimeout,
         ]
     }
+}
+
+/// How many users may buy on one Apple Account: the deduper (which counts) and the verifier (which
+/// asks Apple for the account of evidence that does not name it).
+public struct AppleAccountOptions: SettingsGroup {
+    @Option(name: Settings.maxAccountsPerAppleAccount.name, help: Settings.maxAccountsPerAppleAccount.argumentHelp)
+    var maxAccountsPerAppleAccount: String?
+
+    public init() {}
+
+    public var flags: [Setting: String?] { [Settings.maxAccountsPerAppleAccount: maxAccountsPerAppleAccount] }
 }

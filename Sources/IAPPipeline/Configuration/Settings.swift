@@ -146,8 +146,9 @@ public enum Settings {
     public static let maxAccountsPerAppleAccount = Setting(
         "IAP_MAX_ACCOUNTS_PER_APPLE_ACCOUNT", .count(0...1_000_000), default: "0",
         help: "how many of your users may buy on one Apple Account (Apple's appTransactionId): a purchase by one more is "
-            + "held, apple_account_shared; 0: no limit",
-        readBy: [.deduper])
+            + "held, apple_account_shared; 0: no limit. With the Server API key, the verifier asks Apple (Get App Transaction "
+            + "Info) for the account of evidence that does not name it (a legacy receipt)",
+        readBy: [.verifier, .deduper])
     public static let sharingPolicy = Setting(
         "IAP_SHARING_POLICY", .choice(["bind", "transfer", "share"]), default: "bind",
         help: "another account proving a non-consumable or subscription the owner holds: bind (duplicate, "

@@ -18,15 +18,19 @@ public struct VerifyHandler: JobHandler {
     public let retryPolicy: RetryPolicy
     /// What the housekeeping needs to queue due re-checks; `nil`: this worker queues none.
     public let rechecks: RecheckPromotion?
+    /// Get App Transaction Info, for evidence that does not name its Apple Account while
+    /// `IAP_MAX_ACCOUNTS_PER_APPLE_ACCOUNT` counts them; `nil`: not asked.
+    public let appleAccounts: (any AppleAccountLookup)?
 
     public let transitions: [any PipelineScript.Type] = [ForwardJob.self, FinishTicket.self, ScheduleRetry.self]
 
     public init(
         verifier: any ReceiptVerifying, signedData: SignedDataVerifier, lookup: (any TransactionLookup)? = nil,
         subscriptions: (any SubscriptionChecking)? = nil, bundleIDs: Set<String>, retryPolicy: RetryPolicy,
-        rechecks: RecheckPromotion? = nil
+        rechecks: RecheckPromotion? = nil, appleAccounts: (any AppleAccountLookup)? = nil
     ) {
         self.rechecks = rechecks
+        self.appleAccounts = appleAccounts
         self.verifier = verifier
         self.signedData = signedData
         self.lookup = lookup
@@ -150,6 +154,25 @@ public struct VerifyHandler: JobHandler {
                 payload, job: job, reason: ReasonCode.noPurchases, attempt: attempt, environment: receipt.environment, lastError: nil,
                 worker: worker)
             return
+        }
+        var receipt = receipt
+        if job.recheck == nil, let appleAccounts, let unnamed = receipt.transactions.first(where: { $0.appTransactionID == nil }) {
+            switch await appleAccounts.appTransactionID(
+                for: unnamed.transactionID, environment: receipt.environment, bundleID: receipt.bundleID)
+            {
+            case .found(let account):
+                for index in receipt.transactions.indices where receipt.transactions[index].appTransactionID == nil {
+                    receipt.transactions[index].appTransactionID = account
+                }
+            case .none(let detail):
+                worker.logger.notice("the purchase's Apple Account stays unknown", metadata: [
+                    "ticket": "\(job.ticket)", "detail": "\(detail)",
+                ])
+            case .transient(let reason, let detail, let retryAfterMs):
+                await worker.retry(
+                    payload, job: job, attempt: attempt, reason: reason, detail: detail, retryAfterMs: retryAfterMs, policy: retryPolicy)
+                return
+            }
         }
         var next = job
         next.stage = .dedupe
