@@ -57,7 +57,7 @@ struct LookupCommand: AsyncParsableCommand {
                     grants.append(Grant(transactionID: purchase.transaction.transactionID, ticket: made.ticket, created: made.created))
                 }
             }
-            await lookup.client.shutdown()
+            await lookup.shutdown()
             return (result, grants)
         }
         switch result {

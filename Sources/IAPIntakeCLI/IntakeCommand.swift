@@ -60,7 +60,7 @@ public struct IntakeCommand: AsyncParsableCommand {
         }
         // The group owns the Redis client: the server stops first, then the client closes.
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: ClosingService { await redisClient.close() })]
-        if let support { services.append(.init(service: ClosingService { await support.client.shutdown() })) }
+        if let support { services.append(.init(service: ClosingService { await support.shutdown() })) }
         if let keyring { services.append(.init(service: await ClientKeysReloader(keyring: keyring, logger: logger))) }
         services.append(.init(service: app))
         let group = ServiceGroup(

@@ -77,6 +77,23 @@ import Testing
             #expect(errand.status == .applied && errand.result == "app_account_token_set", "\(errand)")
             #expect(simulator.serverAPI.appAccountTokensSet(originalTransactionID: "3000000000000004") == [token])
 
+            // The support desk finds the other app's order and transaction with its key.
+            let support = SupportLookup(
+                store: pipeline.store, catalog: PipelineHarness.catalog, clients: pipeline.appClients.map(\.client),
+                signedData: SignedDataVerifier(rootCertificates: try pipeline.configuration.rootCertificates()))
+            var ordered = SignedTransactionTests.transaction("3000000000000007", bundleID: Self.other)
+            ordered.appAccountToken = nil
+            try simulator.serverAPI.register(ordered, orderID: "MK5TZ8Q2R9")
+            let order = try await support.order("MK5TZ8Q2R9").get()
+            #expect(order.purchases.map(\.transaction.transactionID) == ["3000000000000007"])
+            let byID = try await support.transaction("3000000000000004").get()
+            #expect(byID.purchases.first?.grant["user_id"] == "player-2")
+            if case .failure(let failure) = await support.order("NOSUCHORDER1") {
+                #expect(failure.code == "order_not_found")
+            } else {
+                Issue.record("an order no app knows was found")
+            }
+
             // Named for the wrong app: Apple's answer is of another app than the client said.
             let wrong = try await pipeline.post([
                 "signed_transaction": try pipeline.authority.signer.sign(payload: SignedTransactionTests.transaction("3000000000000005")),

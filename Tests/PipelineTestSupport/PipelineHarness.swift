@@ -36,7 +36,7 @@ public final class PipelineHarness: @unchecked Sendable {
     public var authority: SigningAuthority { simulator.authority }
     public let lookupClient: ServerAPIClient?
     /// With `IAP_APPS_FILE`: each app's client, as iap-verifier makes them.
-    let appClients: [(bundleID: String, client: ServerAPIClient)]
+    public let appClients: [(bundleID: String, client: ServerAPIClient)]
     /// With `IAP_WEBHOOK_URL` in the environment: the webhook stage's client.
     public let webhookClient: WebhookClient?
     private let directory: URL
@@ -122,7 +122,8 @@ public final class PipelineHarness: @unchecked Sendable {
         // The stages' catalog (`Self.catalog`) unless the test gives the intake its own.
         let catalog = configuration.hasCatalog ? try configuration.requireCatalog() : Self.catalog
         let roots = try configuration.rootCertificates()
-        let support = lookupClient.map { SupportLookup(store: store, catalog: catalog, client: $0, signedData: SignedDataVerifier(rootCertificates: roots)) }
+        let support = appClients.isEmpty
+            ? nil : SupportLookup(store: store, catalog: catalog, clients: appClients.map(\.client), signedData: SignedDataVerifier(rootCertificates: roots))
         intake = try await RunningServer.start {
             try IntakeApplication.make(
                 store: store, configuration: configuration, notifications: notifications, clientKeys: keyring, tls: tls,

@@ -13,14 +13,26 @@ public struct SupportLookup: Sendable {
     public let store: PipelineStore
     /// Gives each purchase its grant unit; without it only what is kept by transaction is read.
     public let catalog: ProductCatalog?
-    public let client: ServerAPIClient
+    /// One client per app (`IAP_APPS_FILE`), in the order apps are asked: an id Apple does not
+    /// know with one app's key is asked with the next's.
+    public let clients: [ServerAPIClient]
     public let signedData: SignedDataVerifier
 
-    public init(store: PipelineStore, catalog: ProductCatalog?, client: ServerAPIClient, signedData: SignedDataVerifier) {
+    public init(store: PipelineStore, catalog: ProductCatalog?, clients: [ServerAPIClient], signedData: SignedDataVerifier) {
+        precondition(!clients.isEmpty, "at least one app's client")
         self.store = store
         self.catalog = catalog
-        self.client = client
+        self.clients = clients
         self.signedData = signedData
+    }
+
+    public init(store: PipelineStore, catalog: ProductCatalog?, client: ServerAPIClient, signedData: SignedDataVerifier) {
+        self.init(store: store, catalog: catalog, clients: [client], signedData: signedData)
+    }
+
+    /// Shuts every app's client down.
+    public func shutdown() async {
+        for client in clients { await client.shutdown() }
     }
 
     /// What a look-up found: the order's (or the one transaction's) purchases and their books.
@@ -56,21 +68,27 @@ public struct SupportLookup: Sendable {
         guard ServerAPIOrderLookup.isWellFormed(orderID) else {
             return .failure(Failure(kind: .invalidID, code: "invalid_order_id", message: "an order id is 1 to 64 letters and digits"))
         }
-        switch await ServerAPIOrderLookup(client: client, signedData: signedData).lookUp(orderID: orderID) {
-        case .notFound:
-            return .failure(Failure(kind: .notFound, code: "order_not_found", message: "Apple knows no order \(orderID)"))
-        case .failed(let reason, let detail, let transient):
-            return .failure(Self.appleFailure(reason: reason, detail: detail, transient: transient))
-        case .found(let receipts):
-            return await books(of: receipts, orderID: orderID)
+        for client in clients {
+            switch await ServerAPIOrderLookup(client: client, signedData: signedData).lookUp(orderID: orderID) {
+            case .notFound:
+                continue
+            case .failed(let reason, let detail, let transient):
+                return .failure(Self.appleFailure(reason: reason, detail: detail, transient: transient))
+            case .found(let receipts):
+                return await books(of: receipts, orderID: orderID)
+            }
         }
+        return .failure(Failure(kind: .notFound, code: "order_not_found", message: "Apple knows no order \(orderID)"))
     }
 
     public func transaction(_ transactionID: String) async -> Result<Answer, Failure> {
         guard (1...128).contains(transactionID.utf8.count), transactionID.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else {
             return .failure(Failure(kind: .invalidID, code: "invalid_transaction_id", message: "a transaction id is 1 to 128 digits"))
         }
-        switch await ServerAPITransactionLookup(client: client, signedData: signedData).lookUp(transactionID: transactionID, attempt: 0) {
+        let lookup = AppByAppTransactionLookup(apps: clients.map {
+            ($0.configuration.bundleID, ServerAPITransactionLookup(client: $0, signedData: signedData) as any TransactionLookup)
+        })
+        switch await lookup.lookUp(transactionID: transactionID, attempt: 0, bundleID: nil) {
         case .valid(let receipt):
             return await books(of: [receipt], orderID: nil)
         case .rejected(let reason, _) where reason == ReasonCode.transactionNotFound:
@@ -125,13 +143,14 @@ public struct SupportLookup: Sendable {
 }
 
 extension SupportLookup {
-    /// From the pipeline's settings; `nil` without Server API keys. Shut its client down after use.
+    /// From the pipeline's settings (every app's key); `nil` without Server API keys. Shut it down after use.
     public static func make(
         _ configuration: PipelineConfiguration, store: PipelineStore, logger: Logger
     ) throws(ConfigurationError) -> SupportLookup? {
-        guard let client = try configuration.serverAPIClient(store: store, logger: logger) else { return nil }
+        let clients = try configuration.serverAPIClients(store: store, logger: logger).map(\.client)
+        guard !clients.isEmpty else { return nil }
         return SupportLookup(
-            store: store, catalog: configuration.hasCatalog ? try configuration.requireCatalog() : nil, client: client,
+            store: store, catalog: configuration.hasCatalog ? try configuration.requireCatalog() : nil, clients: clients,
             signedData: SignedDataVerifier(rootCertificates: try configuration.rootCertificates()))
     }
 }
