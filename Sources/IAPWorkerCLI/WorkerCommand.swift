@@ -154,7 +154,7 @@ public struct NotifierCommand: AsyncParsableCommand {
             redis, worker, lease, catalog, consumption, retry, serverAPIKey, serverAPIClient, recheck, sweep, appAppleID, tickets, appsFile)
         let logger = bootstrapLogging(label: "iap-notifier")
         let serverAPI = NIOLockedValueBox<[ServerAPIClient]>([])
-        let sweepClient = NIOLockedValueBox<ServerAPIClient?>(nil)
+        let sweepClients = NIOLockedValueBox<[ServerAPIClient]>([])
         try await runWorker(label: "iap-notifier", configuration: configuration, logger: logger, makeHandler: {
             (store) throws(ConfigurationError) -> any JobHandler in
             var answering: ConsumptionAnswering?
@@ -176,10 +176,10 @@ public struct NotifierCommand: AsyncParsableCommand {
             return NotifyHandler(catalog: try configuration.requireCatalog(), consumption: answering, accountTokens: accountTokens)
         }, clients: [
             ClosingService { for client in serverAPI.withLockedValue({ $0 }) { await client.shutdown() } },
-            ClosingService { await sweepClient.withLockedValue { $0 }?.shutdown() },
+            ClosingService { for client in sweepClients.withLockedValue({ $0 }) { await client.shutdown() } },
         ], makeServices: { (store) throws(ConfigurationError) -> [any Service] in
             guard let sweeper = try NotificationSweeper.make(configuration, store: store, logger: logger) else { return [] }
-            sweepClient.withLockedValue { $0 = sweeper.walk.client }
+            sweepClients.withLockedValue { $0 = sweeper.walks.map(\.walk.client) }
             logger.info("notification sweep on", metadata: ["every_s": "\(configuration.notificationSweep.components.seconds)"])
             return [sweeper]
         })

@@ -107,6 +107,29 @@ import Testing
         }
     }
 
+    /// Apple's notification history is per app: the sweep reads each app's with its key, under
+    /// its own cursors.
+    @Test func eachAppsHistoryIsSweptWithItsOwnKeyAndCursors() async throws {
+        let (path, gameKey, otherKey) = try Self.appsFile()
+        try await withPipeline(serverAPI: true, environment: ["IAP_APPS_FILE": path, "IAP_BUNDLE_IDS": ""]) { pipeline in
+            pipeline.simulator.setApp(Self.game, sharedSecret: nil, apiPublicKey: gameKey.publicKey)
+            pipeline.simulator.setApp(Self.other, sharedSecret: nil, apiPublicKey: otherKey.publicKey)
+            let sweeper = try #require(try NotificationSweeper.make(pipeline.configuration, store: pipeline.store, logger: testLogger))
+            defer { Task { for app in sweeper.walks { await app.walk.client.shutdown() } } }
+            #expect(sweeper.walks.map(\.cursor) == ["\(Self.game):", "\(Self.other):"])
+            guard case .swept(let reports) = await sweeper.turn() else {
+                Issue.record("the first turn did not sweep")
+                return
+            }
+            #expect(reports.count == 4 && reports.allSatisfy(\.complete), "\(reports)")
+            let state = try await pipeline.store.notificationSweepState()
+            for app in [Self.game, Self.other] {
+                for environment in ["Production", "Sandbox"] { #expect(state["cursor:\(app):\(environment)"] != nil, "\(app) \(environment)") }
+            }
+            #expect(pipeline.simulator.serverAPI.callCounts()["Production notification_history"] == 2)
+        }
+    }
+
     @Test func anAppsFileThatCannotBeTrustedIsRefusedAtStart() throws {
         for (text, problem) in [
             ("[]", "is not a JSON object"), ("{}", "names no app"), (#"{"game": {}}"#, "is not a bundle id"),

@@ -6,11 +6,13 @@
   Redis's own (TIME), so every process counts on one clock.
 
   Input:
-    KEYS[1] sweep      `notification-sweep` (hash: owner, lease_until, next_at, cursor:<environment>,
+    KEYS[1] sweep      `notification-sweep` (hash: owner, lease_until, next_at, cursor:<name>,
                        last_* figures)
     ARGV[1] arguments  JSON: owner (a process's unique id), lease_ms, renew (bool)
   Output:
-    {'claimed', now, cursor:Production or '', cursor:Sandbox or ''}  the lease is the caller's
+    {'claimed', now, cursors}  the lease is the caller's; cursors: JSON {<name>: ms} of every
+                               `cursor:<name>` field (`Production`, `Sandbox`; with several apps
+                               `<bundle id>:Production`, …)
     {'not_due', next_at}                                            nobody's turn before next_at
     {'held', lease_until}                                           another process sweeps
     {'lost', 0}                                                     `renew` by a process that no longer holds it
@@ -19,7 +21,7 @@ local sweep = KEYS[1]
 local a = cjson.decode(ARGV[1])
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local s = redis.call('HMGET', sweep, 'owner', 'lease_until', 'next_at', 'cursor:Production', 'cursor:Sandbox')
+local s = redis.call('HMGET', sweep, 'owner', 'lease_until', 'next_at')
 local owner, leaseUntil, nextAt = s[1], tonumber(s[2] or '0'), tonumber(s[3] or '0')
 local mine = owner == a.owner and leaseUntil > now
 if a.renew then
@@ -30,4 +32,13 @@ elseif not mine then
 end
 redis.call('HSET', sweep, 'owner', a.owner, 'lease_until', now + a.lease_ms)
 if not a.renew then redis.call('HSET', sweep, 'last_started_at', now) end
-return {'claimed', now, s[4] or '', s[5] or ''}
+-- Every cursor (one per app and environment); the hash holds a few dozen fields at most.
+local fields = redis.call('HGETALL', sweep)
+local cursors, any = {}, false
+for i = 1, #fields, 2 do
+  if string.sub(fields[i], 1, 7) == 'cursor:' then
+    cursors[string.sub(fields[i], 8)] = fields[i + 1]
+    any = true
+  end
+end
+return {'claimed', now, any and cjson.encode(cursors) or '{}'}

@@ -164,4 +164,15 @@ extension NotificationHistoryWalk {
         else { return nil }
         return NotificationHistoryWalk(client: client, admission: admission, logger: logger)
     }
+
+    /// One walk per app with a Server API key (`IAP_APPS_FILE`; one app: the one walk), each with
+    /// its app's key: Apple's history is per app. Shut each one's client down after use.
+    public static func makeEach(
+        _ configuration: PipelineConfiguration, store: PipelineStore, logger: Logger
+    ) throws(ConfigurationError) -> [(bundleID: String, walk: NotificationHistoryWalk)] {
+        guard let admission = try NotificationAdmission.make(configuration, store: store) else { return [] }
+        return try configuration.serverAPIClients(store: store, logger: logger).map { app in
+            (app.bundleID, NotificationHistoryWalk(client: app.client, admission: admission, logger: logger))
+        }
+    }
 }

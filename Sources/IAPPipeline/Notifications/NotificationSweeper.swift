@@ -9,8 +9,12 @@ import ServiceLifecycle
 /// what Apple is still retrying — over the window since the last sweep's end, one period of
 /// overlap before it, and stores each notification as the intake would. An intake outage longer
 /// than Apple's five retries, or a deploy that answered 4xx, heals with no operator.
+///
+/// With several apps (`IAP_APPS_FILE`) each app's history is read with its own key, under its own
+/// cursors (`<bundle id>:Production`, …).
 public struct NotificationSweeper: Service {
-    public let walk: NotificationHistoryWalk
+    /// One walk per app, each with the prefix of its cursors' names (`""` for one app).
+    public let walks: [(cursor: String, walk: NotificationHistoryWalk)]
     public let store: PipelineStore
     public let period: Duration
     public let environments: [ServerAPIEnvironment]
@@ -22,7 +26,14 @@ public struct NotificationSweeper: Service {
         walk: NotificationHistoryWalk, store: PipelineStore, period: Duration,
         environments: [ServerAPIEnvironment] = [.production, .sandbox], logger: Logger
     ) {
-        self.walk = walk
+        self.init(walks: [("", walk)], store: store, period: period, environments: environments, logger: logger)
+    }
+
+    public init(
+        walks: [(cursor: String, walk: NotificationHistoryWalk)], store: PipelineStore, period: Duration,
+        environments: [ServerAPIEnvironment] = [.production, .sandbox], logger: Logger
+    ) {
+        self.walks = walks
         self.store = store
         self.period = period
         self.environments = environments
@@ -84,27 +95,29 @@ public struct NotificationSweeper: Service {
         let periodMs = period.milliseconds
         var reports: [NotificationHistoryWalk.Report] = []
         var reached: [String: Int64] = [:]
-        for environment in environments {
-            let key = environment == .sandbox ? "Sandbox" : "Production"
-            // From one period before the last window's end (a first sweep: `firstLookBack`),
-            // never earlier than Apple keeps (an hour of margin).
-            let from = cursors[key].map { $0 - periodMs } ?? now - max(Self.firstLookBack.milliseconds, 2 * periodMs)
-            let start = max(from, now - NotificationHistoryQuery.keptMs + 3_600_000)
-            let query = NotificationHistoryQuery(startDate: start, endDate: now, onlyFailures: true)
-            let report = await walk.run(query, environment: environment) { [store, owner, lease] _ in
-                guard try await store.claimNotificationSweep(owner: owner, lease: lease, renew: true) != .lost else {
-                    throw SweepLeaseLost()
+        for (prefix, walk) in walks {
+            for environment in environments {
+                let key = prefix + (environment == .sandbox ? "Sandbox" : "Production")
+                // From one period before the last window's end (a first sweep: `firstLookBack`),
+                // never earlier than Apple keeps (an hour of margin).
+                let from = cursors[key].map { $0 - periodMs } ?? now - max(Self.firstLookBack.milliseconds, 2 * periodMs)
+                let start = max(from, now - NotificationHistoryQuery.keptMs + 3_600_000)
+                let query = NotificationHistoryQuery(startDate: start, endDate: now, onlyFailures: true)
+                let report = await walk.run(query, environment: environment) { [store, owner, lease] _ in
+                    guard try await store.claimNotificationSweep(owner: owner, lease: lease, renew: true) != .lost else {
+                        throw SweepLeaseLost()
+                    }
                 }
+                if report.complete { reached[key] = now }
+                if report.new > 0 || report.invalid > 0 || !report.complete {
+                    logger.notice("notification sweep", metadata: [
+                        "environment": "\(report.environment)", "seen": "\(report.seen)", "new": "\(report.new)",
+                        "invalid": "\(report.invalid)", "complete": "\(report.complete)", "error": "\(report.error ?? "")",
+                    ])
+                }
+                PipelineMetrics.notificationSweep(complete: report.complete, recovered: report.new)
+                reports.append(report)
             }
-            if report.complete { reached[key] = now }
-            if report.new > 0 || report.invalid > 0 || !report.complete {
-                logger.notice("notification sweep", metadata: [
-                    "environment": "\(report.environment)", "seen": "\(report.seen)", "new": "\(report.new)",
-                    "invalid": "\(report.invalid)", "complete": "\(report.complete)", "error": "\(report.error ?? "")",
-                ])
-            }
-            PipelineMetrics.notificationSweep(complete: report.complete, recovered: report.new)
-            reports.append(report)
         }
         let complete = reports.allSatisfy(\.complete)
         do {
@@ -126,14 +139,16 @@ public struct NotificationSweeper: Service {
 
 extension NotificationSweeper {
     /// The sweep a notifier runs with these settings: `nil` when `IAP_NOTIFICATION_SWEEP_S` is 0,
-    /// or without the Server API key or bundle ids (said in the log). Its client is shut down by
-    /// the caller (`walk.client`).
+    /// or without the Server API key or bundle ids (said in the log). With `IAP_APPS_FILE`, one walk
+    /// per app with a key. Its clients are shut down by the caller (`walks`' `client`).
     public static func make(_ configuration: PipelineConfiguration, store: PipelineStore, logger: Logger) throws(ConfigurationError) -> NotificationSweeper? {
         guard configuration.notificationSweep > .zero else { return nil }
-        guard let walk = try NotificationHistoryWalk.make(configuration, store: store, logger: logger) else {
+        let walks = try NotificationHistoryWalk.makeEach(configuration, store: store, logger: logger)
+        guard !walks.isEmpty else {
             logger.warning("the notification sweep is off: it needs the App Store Server API key (IAP_APPLE_API_*) and IAP_BUNDLE_IDS")
             return nil
         }
-        return NotificationSweeper(walk: walk, store: store, period: configuration.notificationSweep, logger: logger)
+        let named = walks.map { (cursor: configuration.appsFile == nil ? "" : "\($0.bundleID):", walk: $0.walk) }
+        return NotificationSweeper(walks: named, store: store, period: configuration.notificationSweep, logger: logger)
     }
 }

@@ -19,11 +19,11 @@ struct ClaimNotificationSweep: PipelineScript {
             throw ScriptReplyError(script: name, reply: reply)
         }
         switch code {
-        case "claimed" where items.count == 4:
-            var cursors: [String: Int64] = [:]
-            for (index, environment) in ["Production", "Sandbox"].enumerated() {
-                if let cursor = items[2 + index].string.flatMap({ Int64($0) }) { cursors[environment] = cursor }
+        case "claimed" where items.count == 3:
+            guard let text = items[2].string, let object = (try? JSONValue(parsing: Array(text.utf8)))?.object else {
+                throw ScriptReplyError(script: name, reply: reply)
             }
+            let cursors = object.compactMapValues { $0.string.flatMap { Int64($0) } }
             return .claimed(now: number, cursors: cursors)
         case "not_due": return .notDue(until: number)
         case "held": return .held(until: number)
@@ -35,7 +35,8 @@ struct ClaimNotificationSweep: PipelineScript {
 
 /// What `claim_notification_sweep` answered.
 public enum NotificationSweepClaim: Sendable, Equatable {
-    /// The caller sweeps: Redis's time now (ms) and where each environment's last window ended.
+    /// The caller sweeps: Redis's time now (ms) and where each cursor's last window ended (by
+    /// name: `Production`, `Sandbox`, or with several apps `<bundle id>:Production`, …).
     case claimed(now: Int64, cursors: [String: Int64])
     /// Not before `until` (ms).
     case notDue(until: Int64)
