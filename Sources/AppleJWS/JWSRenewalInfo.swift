@@ -9,6 +9,8 @@ public struct JWSRenewalInfo: SignedPayload, Codable, Equatable {
     public var renewalDate: Int64?
     public var environment: String?
     public var signedDate: Int64?
+    /// The Apple Account the subscription is bought on (Apple sends it from iOS 18.4 on).
+    public var appTransactionID: String?
 
     public init(
         originalTransactionID: String, productID: String? = nil, autoRenewStatus: Int? = 1, isInBillingRetryPeriod: Bool? = nil,
@@ -29,5 +31,6 @@ public struct JWSRenewalInfo: SignedPayload, Codable, Equatable {
         case autoRenewProductID = "autoRenewProductId"
         case productID = "productId"
         case autoRenewStatus, isInBillingRetryPeriod, gracePeriodExpiresDate, renewalDate, environment, signedDate
+        case appTransactionID = "appTransactionId"
     }
 }

@@ -97,4 +97,33 @@ import Testing
             #expect(pipeline.simulator.serverAPI.callCounts()["Production app_transaction_info"] == nil)
         }
     }
+
+    /// A subscription names its Apple Account on its record: from its transaction at the grant,
+    /// then from the renewal info Apple sends with a notification.
+    @Test func aSubscriptionsRecordKeepsItsAppleAccount() async throws {
+        try await withPipeline { pipeline in
+            let now = Int64(Date().timeIntervalSince1970 * 1000)
+            var period = SignedTransactionTests.transaction("5000000000000001", product: "vip.monthly")
+            period.webOrderLineItemID = "5000000000000101"
+            period.expiresDate = now + 3_600_000
+            period.type = "Auto-Renewable Subscription"
+            period.appTransactionID = Self.account
+            let ticket = try await pipeline.terminal(try await pipeline.submit(signed: try pipeline.authority.signer.sign(payload: period)))
+            #expect(ticket.status == .granted)
+            let key = pipeline.configuration.keys.subscription(originalTransactionID: "5000000000000001")
+            #expect(try await pipeline.redis.send("HGET", key, "app_transaction_id").string == Self.account)
+
+            // Apple's renewal info names the account too (here another, as after a family change).
+            try pipeline.simulator.serverAPI.register(period)
+            var renewal = JWSRenewalInfo(originalTransactionID: "5000000000000001", productID: "vip.monthly", autoRenewStatus: 0)
+            renewal.appTransactionID = "704289572399999999"
+            let signed = try pipeline.simulator.serverAPI.signedNotification(
+                type: "DID_CHANGE_RENEWAL_STATUS", subtype: "AUTO_RENEW_DISABLED", transactionID: "5000000000000001", renewal: renewal)
+            let stored = try await pipeline.notify(signed)
+            #expect(stored.status == 200)
+            let applied = try await pipeline.terminal(try #require(stored.json["ticket"] as? String))
+            #expect(applied.status == .applied, "\(applied)")
+            #expect(try await pipeline.redis.send("HGET", key, "app_transaction_id").string == "704289572399999999")
+        }
+    }
 }

@@ -221,7 +221,8 @@ local function grantPurchase(k, purchase)
       rechecks = k.rechecks, userSubscriptions = theirs.subscriptions, stream = stream},
     {user_id = grantee, unit = unit, transaction_id = tx, original_transaction_id = otx, product_id = product,
       environment = environment, source = a.source, kind = purchase.kind,
-      entitlements = purchase.entitlements, expires_at = purchase.expires_at, signed_at = purchase.signed_at},
+      entitlements = purchase.entitlements, expires_at = purchase.expires_at, signed_at = purchase.signed_at,
+      app_transaction_id = purchase.app_transaction_id},
     now, a.recheck)
   if grantee ~= user then return 'duplicate', 'owned_by_another_account' end
   if purchase.token_job then queueAccountToken(k, purchase) end

@@ -344,11 +344,13 @@ public struct PipelineStore: Sendable {
         // The latest period: the answer lists the earlier ones it fetched first.
         let latest = receipt.transactions.last { $0.originalTransactionID == renewal.originalTransactionID }
         let line = purchases.first { $0.transactionID == latest?.transactionID }
-        return SubscriptionChange(
+        var change = SubscriptionChange(
             originalTransactionID: renewal.originalTransactionID, productID: latest?.productID, status: renewal.status,
             expiresAt: latest?.expiresDateMs.flatMap { Int64($0) }, graceExpiresAt: renewal.graceExpiresAt, signedAt: renewal.signedAt,
             cause: "recheck", transactionID: latest?.transactionID, entitlements: line?.entitlements ?? [],
             environment: receipt.environment, autoRenew: renewal.autoRenew, source: "recheck")
+        change.appTransactionID = latest?.appTransactionID
+        return change
     }
 
     // MARK: notifications

@@ -57,6 +57,8 @@ public struct SubscriptionChange: Sendable, Equatable {
     public var environment: String?
     /// `1`/`0` when the notification says whether the subscription renews automatically.
     public var autoRenew: Int?
+    /// The Apple Account it is bought on (`appTransactionId` of its transaction or renewal info).
+    public var appTransactionID: String?
     /// Only when `transactionID` is the record's latest (a refund of an old period changes nothing now).
     public var requireLatest = false
     /// Where the news came from, on the fulfilment stream's entries: `notification` or `recheck`.
@@ -98,6 +100,7 @@ public struct SubscriptionChange: Sendable, Equatable {
             "entitlements": .string(entitlements.joined(separator: ",")),
             "environment": environment.json,
             "auto_renew": autoRenew.map { .string(String($0)) },
+            "app_transaction_id": appTransactionID.json,
             "require_latest": requireLatest ? .bool(true) : nil,
         ])
     }

@@ -245,13 +245,15 @@ public struct NotifyHandler: JobHandler {
     ) -> SubscriptionChange? {
         guard catalog.products[transaction.productID] == .autoRenewable else { return nil }
         let autoRenew = notification.renewal?.autoRenewStatus
-        return SubscriptionChange(
+        var change = SubscriptionChange(
             originalTransactionID: transaction.originalTransactionID, productID: transaction.productID, status: status,
             expiresAt: transaction.expiresDate,
             graceExpiresAt: status == "grace_period" ? notification.renewal?.gracePeriodExpiresDate : nil,
             signedAt: notification.signedDate ?? transaction.signedDate ?? currentTimeMs(), cause: "notification:\(notification.type)",
             transactionID: transaction.transactionID, entitlements: catalog.entitlements[transaction.productID] ?? [],
             environment: transaction.environment, autoRenew: autoRenew)
+        change.appTransactionID = notification.renewal?.appTransactionID ?? transaction.appTransactionID
+        return change
     }
 
     /// What a subscription is after `EXPIRED`, `DID_FAIL_TO_RENEW` (grace period or billing retry),

@@ -13,7 +13,8 @@
     k.stream             the fulfilment stream
   s: original_transaction_id, user_id?, product_id?, status?, expires_at?, grace_expires_at?,
      signed_at, cause, source?, transaction_id?, entitlements?, environment?, auto_renew?,
-     require_latest?. Absent status, expires_at, product_id, entitlements keep the record's.
+     app_transaction_id? (the Apple Account, when Apple said), require_latest?. Absent status,
+     expires_at, product_id, entitlements, app_transaction_id keep the record's.
   policy: the re-check schedule (see scheduleRecheck), or nil.
 
   The record keeps its first user (the owner). When the status or the product changes while the
@@ -64,6 +65,9 @@ local function applySubscription(k, s, now, policy)
     redis.call('HDEL', k.subscription, 'grace_expires_at')
   end
   if s.auto_renew then redis.call('HSET', k.subscription, 'auto_renew', s.auto_renew) end
+  if s.app_transaction_id and s.app_transaction_id ~= '' then
+    redis.call('HSET', k.subscription, 'app_transaction_id', s.app_transaction_id)
+  end
   scheduleRecheck(k.rechecks, k.subscription, s.original_transaction_id, s.status, expires, now, old[6] ~= expires,
     s.cause, policy)
   -- A new record joins its owner's subscriptions; an existing one is there already.

@@ -10,7 +10,7 @@
 
   k: owner (`owner:<original>`), unclaimed, lifetime (the user's), subscription, rechecks, userSubscriptions (the user's), stream.
   g: user_id, unit, transaction_id, original_transaction_id, product_id, environment, source, and
-     optionally kind, entitlements (comma-separated), expires_at, signed_at.
+     optionally kind, entitlements (comma-separated), expires_at, signed_at, app_transaction_id.
 ]]
 --- @include "apply_subscription"
 
@@ -29,7 +29,8 @@ local function grantEffects(k, g, now, policy)
       {subscription = k.subscription, rechecks = k.rechecks, userSubscriptions = k.userSubscriptions, stream = k.stream},
       {original_transaction_id = g.original_transaction_id, user_id = g.user_id, product_id = g.product_id,
         status = status, expires_at = expires, signed_at = signed, cause = 'grant', source = g.source,
-        transaction_id = g.transaction_id, entitlements = g.entitlements, environment = g.environment},
+        transaction_id = g.transaction_id, entitlements = g.entitlements, environment = g.environment,
+        app_transaction_id = g.app_transaction_id},
       now, policy)
   end
 end
