@@ -169,6 +169,7 @@ import Testing
             let keys = RedisKeys(prefix: "t")
             let first = RedisAPIRateLimiter(store: PipelineStore(redis: redis, keys: keys), maxPerSecond: 10)
             let second = RedisAPIRateLimiter(store: PipelineStore(redis: other, keys: keys), maxPerSecond: 10)
+            let started = ContinuousClock.now
             let granted = try await withThrowingTaskGroup(of: Bool.self) { group in
                 for index in 0..<30 {
                     let limiter = index.isMultiple(of: 2) ? first : second
@@ -176,7 +177,10 @@ import Testing
                 }
                 return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
             }
-            #expect(granted == 10)
+            // Ten a window, fleet-wide. (A machine so loaded that the thirty asks span several
+            // windows grants ten in each, never more.)
+            let windows = Int((ContinuousClock.now - started) / RedisAPIRateLimiter.window) + 1
+            if windows == 1 { #expect(granted == 10) } else { #expect(granted >= 10 && granted <= 10 * windows, "\(granted) in \(windows) windows") }
             // Sandbox has its own budget, a tenth of production's: one call a window. (A machine so
             // loaded that the two asks are a window apart has nothing to refuse: then only the first counts.)
             let asked = ContinuousClock.now

@@ -332,7 +332,7 @@ import Testing
             let errand = try Job.decode(try #require(queued.first))
             #expect(errand.stage == .notify && errand.userID == "u1" && errand.source == "app_account_token" && errand.ticket == "token-1")
             #expect(errand.appAccountTokenRequest == AppAccountTokenRequest(
-                originalTransactionID: "1", appAccountToken: token, environment: "Sandbox"))
+                originalTransactionID: "1", appAccountToken: token, environment: "Sandbox", bundleID: "b"))
             let ticket = try await Self.hash(redis, Self.keys.ticket("token-1"))
             #expect(ticket["status"] == "queued" && ticket["source"] == "app_account_token" && ticket["original_transaction_id"] == "1")
             #expect(try await redis.send("TTL", Self.keys.ticket("token-1")).int.map { $0 > 0 && $0 <= 3600 } == true)
