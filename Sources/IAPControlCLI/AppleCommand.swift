@@ -88,6 +88,8 @@ struct AppleCommand: AsyncParsableCommand {
         @Option(help: "Only this subtype (needs --type).") var subtype: String?
         @Option(help: "Only this customer's notifications: any of their transaction ids (not with --type).") var transactionId: String?
         @Option(help: "production or sandbox.") var environment = "production"
+        @Option(help: "With IAP_APPS_FILE: whose history (Apple keeps one per app), with that app's key; default the first app.")
+        var bundleId: String?
         @Flag(help: "Print JSON.") var json = false
 
         func query(now: Int64) throws -> NotificationHistoryQuery {
@@ -121,15 +123,21 @@ struct AppleCommand: AsyncParsableCommand {
             let environment: ServerAPIEnvironment = environment == "sandbox" ? .sandbox : .production
             let json = json
             let report = try await withStore(configuration) { store in
-                let walk: NotificationHistoryWalk?
-                do { walk = try NotificationHistoryWalk.make(configuration, store: store, logger: bootstrapLogging(label: "iapctl")) } catch let error as ConfigurationError {
+                let walks: [(bundleID: String, walk: NotificationHistoryWalk)]
+                do { walks = try NotificationHistoryWalk.makeEach(configuration, store: store, logger: bootstrapLogging(label: "iapctl")) } catch let error as ConfigurationError {
                     failConfiguration(error)
                 }
-                guard let walk else { throw ExitCode(1) }
-                let report = await walk.run(query, environment: environment) { report in
-                    if !json { FileHandle.standardError.write(Data("page \(report.pages): \(report.seen) seen, \(report.new) new\n".utf8)) }
+                let chosen = (bundleId.map { named in walks.first { $0.bundleID == named } } ?? walks.first)?.walk
+                var report: NotificationHistoryWalk.Report?
+                if let chosen {
+                    report = await chosen.run(query, environment: environment) { report in
+                        if !json { FileHandle.standardError.write(Data("page \(report.pages): \(report.seen) seen, \(report.new) new\n".utf8)) }
+                    }
                 }
-                await walk.client.shutdown()
+                for app in walks { await app.walk.client.shutdown() }
+                guard let report else {
+                    throw ValidationError(bundleId.map { "--bundle-id: no app \($0) with a Server API key" } ?? "no app with a Server API key")
+                }
                 return report
             }
             if json {

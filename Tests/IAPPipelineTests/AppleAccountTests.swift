@@ -126,4 +126,24 @@ import Testing
             #expect(try await pipeline.redis.send("HGET", key, "app_transaction_id").string == "704289572399999999")
         }
     }
+
+    /// RESCIND_CONSENT names an Apple Account, not a purchase: its event reaches each user who
+    /// bought on or bound that account, in the order they came; an account nobody bound, nobody.
+    @Test func anAppleAccountsRescindedConsentReachesItsUsers() async throws {
+        try await withPipeline { pipeline in
+            let jws = try pipeline.authority.signer.sign(payload: Self.appTransaction())
+            #expect(try await bind(pipeline, jws, user: "alice").result == "apple_account_bound")
+            #expect(try await bind(pipeline, jws, user: "bob").result == "apple_account_bound")
+            for account in [Self.account, "704289572300000000"] {
+                let signed = try pipeline.simulator.serverAPI.signedNotification(
+                    type: "RESCIND_CONSENT", transactionID: nil, appTransaction: Self.appTransaction(account))
+                let stored = try await pipeline.notify(signed)
+                #expect(stored.status == 200)
+                #expect(try await pipeline.terminal(try #require(stored.json["ticket"] as? String)).status == .applied)
+            }
+            let events = try await pipeline.fulfilments(notifications: true).filter { $0["event"] == "consent_rescinded" }
+            #expect(events.map { $0["user_id"] ?? "?" } == ["alice", "bob", ""])
+            #expect(events.map { $0["app_transaction_id"] ?? "?" } == [Self.account, Self.account, "704289572300000000"])
+        }
+    }
 }

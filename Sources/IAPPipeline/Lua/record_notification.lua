@@ -3,7 +3,8 @@
   record_notification: notify stage, a notification that grants nothing now: keeps it (on the
   original transaction's list, newest first, at most `keep`; or, for a purchase whose account is
   unknown, in the unclaimed hash until a user submits it), adds the normalised `event` it means,
-  if any, to the fulfilment stream (for the owner of its original transaction, when known),
+  if any, to the fulfilment stream (for the owner of its original transaction, when known, or
+  for each user named in `users`),
   finishes the ticket with `result`; ack.
 
   Input:
@@ -15,7 +16,8 @@
     ARGV[1] taken      the job as taken
     ARGV[2] arguments  JSON: ticket, now, channel, result, entry, keep, transaction_id? (the
                        unclaimed hash's field; absent: KEYS[4] is the list), event? (the stream
-                       entry's fields but `user_id`)
+                       entry's fields but `user_id`), users? (the event goes to each of these users
+                       instead of the owner: an Apple Account's, for RESCIND_CONSENT; empty: to nobody named)
   Output:
     1 recorded, 0 the worker no longer holds the job, -1 its ticket is gone
 ]]
@@ -34,7 +36,9 @@ if record then
     redis.call('LTRIM', record, 0, tonumber(a.keep) - 1)
   end
 end
-if a.event then
+if a.event and a.users and #a.users > 0 then
+  for _, user in ipairs(a.users) do addEvent(stream, a.event, user) end
+elseif a.event then
   addEvent(stream, a.event, (owner and redis.call('GET', owner)) or '')
 end
 redis.call('HSET', ticket, 'status', 'applied', 'result', a.result, 'attempts', '1', 'updated_at', a.now)

@@ -179,6 +179,16 @@ public struct PipelineStore: Sendable {
         try await run(SeatAppleAccount(keys, appTransactionID: appTransactionID, user: user, limit: limit ?? Int(Int32.max)))
     }
 
+    /// The users who bought on, or bound, an Apple Account (`apple-account:<id>`), in the order
+    /// they first did.
+    public func appleAccountUsers(_ appTransactionID: String) async throws -> [String] {
+        let reply = try await redis.send("HGETALL", keys.appleAccount(appTransactionID))
+        if case .error(let message) = reply { throw RedisError.server(message) }
+        let fields = reply.stringDictionary
+        return fields.compactMap { name, place in name.hasPrefix("u:") ? (String(name.dropFirst(2)), Int(place) ?? .max) : nil }
+            .sorted { ($0.1, $0.0) < ($1.1, $1.0) }.map(\.0)
+    }
+
     public func claimAndForward(_ payload: String, member: String, to next: Job) async throws -> TransitionResult {
         try await claimAndForward([(payload, next)], member: member)[0]
     }
@@ -422,10 +432,11 @@ public struct PipelineStore: Sendable {
 
     public func recordNotification(
         _ payload: String, member: String, job: Job, result: String, entry: String, in record: NotificationRecord,
-        event: [String: String]? = nil, now: Int64 = currentTimeMs()
+        event: [String: String]? = nil, users: [String]? = nil, now: Int64 = currentTimeMs()
     ) async throws -> TransitionResult {
         try await run(RecordNotification(
-            keys, member: member, taken: payload, job: job, result: result, entry: entry, in: record, event: event, now: now))
+            keys, member: member, taken: payload, job: job, result: result, entry: entry, in: record, event: event, users: users,
+            now: now))
     }
 
     /// The user an app account token or an original transaction belongs to, token first.

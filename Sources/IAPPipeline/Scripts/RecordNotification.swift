@@ -9,7 +9,7 @@ struct RecordNotification: PipelineScript {
 
     init(
         _ keys: RedisKeys, member: String, taken: String, job: Job, result: String, entry: String,
-        in record: PipelineStore.NotificationRecord, event: [String: String]?, now: Int64
+        in record: PipelineStore.NotificationRecord, event: [String: String]?, users: [String]? = nil, now: Int64
     ) {
         var list = [keys.inflight(member: member), keys.ticket(job.ticket), keys.fulfilment]
         var transactionID: String?
@@ -27,6 +27,7 @@ struct RecordNotification: PipelineScript {
             "ticket": .string(job.ticket), "now": .string(String(now)), "channel": .string(keys.results),
             "result": .string(result), "entry": .string(entry), "keep": .string("100"), "transaction_id": transactionID.json,
             "event": event.map { .object($0.mapValues(JSONValue.string)) },
+            "users": users.map { .array($0.map(JSONValue.string)) },
         ]).canonicalText]
     }
 

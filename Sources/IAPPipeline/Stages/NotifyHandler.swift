@@ -233,10 +233,18 @@ public struct NotifyHandler: JobHandler {
         let entry = String(decoding: canonicalJSON(NotificationEntry(notification)), as: UTF8.self)
         let original = notification.originalTransactionID
         let event = NotificationEvent.fields(of: notification, now: currentTimeMs())
-        let moved = await worker.transition(RecordNotification.self) {
+        // An Apple Account's news (RESCIND_CONSENT) goes to each user who bought on or bound it.
+        var users: [String]?
+        if let account = notification.appTransaction?.appTransactionID, !account.isEmpty, event != nil {
+            guard let read = await worker.transition(reading: "read_apple_account_users", {
+                try await worker.store.appleAccountUsers(account)
+            }) else { return }
+            users = read
+        }
+        let moved = await worker.transition(RecordNotification.self) { [users] in
             try await worker.store.recordNotification(
                 payload, member: worker.member, job: job, result: result ?? (original == nil ? "ignored" : "recorded"), entry: entry,
-                in: original.map { .history(originalTransactionID: $0) } ?? .nothing, event: event)
+                in: original.map { .history(originalTransactionID: $0) } ?? .nothing, event: event, users: users)
         }
         await worker.settle(moved, payload: payload, job: job, by: RecordNotification.self)
     }
