@@ -161,6 +161,24 @@ import Testing
 }
 
 @Suite struct RedisAPIRateLimiterTests {
+    /// Apple counts per app: with several apps, Apple's 429 for one app holds that app alone.
+    @Test func eachAppHasItsOwnBudgetAndHolds() async throws {
+        try await withRedis { redis, _ in
+            let keys = RedisKeys(prefix: "t")
+            let store = PipelineStore(redis: redis, keys: keys)
+            let game = RedisAPIRateLimiter(store: store, maxPerSecond: 10, app: "com.example.game")
+            let other = RedisAPIRateLimiter(store: store, maxPerSecond: 10, app: "com.example.other")
+            try await game.hold(endpoint: .transactionInfo, environment: .production, untilMs: Int64(Date().timeIntervalSince1970 * 1000) + 60_000)
+            #expect(try await game.permit(endpoint: .transactionInfo, environment: .production) != nil)
+            #expect(try await other.permit(endpoint: .transactionInfo, environment: .production) == nil)
+            #expect(try await redis.send("EXISTS", keys.apiHold(environment: "production", endpoint: "transaction_info:com.example.game")).int == 1)
+            #expect(try await redis.send("EXISTS", keys.apiPermits(environment: "production", endpoint: "transaction_info:com.example.other")).int == 1)
+            // One app's limiter (no apps file) keeps today's keys.
+            #expect(try await RedisAPIRateLimiter(store: store, maxPerSecond: 10).permit(endpoint: .transactionInfo, environment: .production) == nil)
+            #expect(try await redis.send("EXISTS", keys.apiPermits(environment: "production", endpoint: "transaction_info")).int == 1)
+        }
+    }
+
     @Test func twoProcessesShareOneBudgetAndOneHold() async throws {
         try await withRedis { redis, server in
             // A second connection pool stands in for a second verifier process.

@@ -4,11 +4,19 @@ import Logging
 extension PipelineConfiguration {
     /// A Server API client whose calls count in the fleet's budget (`IAP_APPLE_API_MAX_RPS`, held
     /// on Apple's 429 for every process); `nil` without Server API keys. Shut it down after use.
+    /// With `IAP_APPS_FILE`, the first app's.
     public func serverAPIClient(store: PipelineStore, maxConnections: Int = 1, logger: Logger) throws(ConfigurationError) -> ServerAPIClient? {
-        guard let api = try serverAPI() else { return nil }
-        return ServerAPIClient(
-            configuration: api, limiter: RedisAPIRateLimiter(store: store, maxPerSecond: appleAPIMaxRPS), maxConnections: maxConnections,
-            logger: logger)
+        guard let (bundleID, api) = try serverAPIs().first else { return nil }
+        return client(api, bundleID: bundleID, store: store, maxConnections: maxConnections, logger: logger)
+    }
+
+    private func client(
+        _ api: ServerAPIConfiguration, bundleID: String, store: PipelineStore, maxConnections: Int, logger: Logger
+    ) -> ServerAPIClient {
+        ServerAPIClient(
+            configuration: api,
+            limiter: RedisAPIRateLimiter(store: store, maxPerSecond: appleAPIMaxRPS, app: appsFile == nil ? nil : bundleID),
+            maxConnections: maxConnections, logger: logger)
     }
 }
 
@@ -19,9 +27,7 @@ extension PipelineConfiguration {
         store: PipelineStore, maxConnections: Int = 1, logger: Logger
     ) throws(ConfigurationError) -> [(bundleID: String, client: ServerAPIClient)] {
         try serverAPIs().map { bundleID, api in
-            (bundleID, ServerAPIClient(
-                configuration: api, limiter: RedisAPIRateLimiter(store: store, maxPerSecond: appleAPIMaxRPS),
-                maxConnections: maxConnections, logger: logger))
+            (bundleID, client(api, bundleID: bundleID, store: store, maxConnections: maxConnections, logger: logger))
         }
     }
 }
