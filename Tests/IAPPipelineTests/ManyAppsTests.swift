@@ -1,5 +1,6 @@
 @preconcurrency import Crypto
 import AppleJWS
+import AppleReceipt
 import AppleSimulator
 import Foundation
 import IAPPipeline
@@ -182,5 +183,32 @@ import Testing
         #expect(throws: ConfigurationError.self) {
             try PipelineConfiguration(environment: ["IAP_APPS_FILE": try write("one.json", #"{"com.a.b": {}}"#), "IAP_BUNDLE_IDS": "com.c.d"])
         }
+    }
+
+    /// A job that names an app the apps file no longer lists (or lists without a key) asks Apple
+    /// nothing: another app's evidence is rejected, a missing key is our gap (a dead letter).
+    @Test func aNamedAppTheFileDoesNotServeAsksAppleNothing() async throws {
+        struct Counting: TransactionLookup {
+            func lookUp(transactionID: String, attempt: Int) async -> VerificationOutcome {
+                Issue.record("asked Apple for \(transactionID)")
+                return .rejected(reason: ReasonCode.transactionNotFound, detail: nil)
+            }
+        }
+        let lookup = AppByAppTransactionLookup(apps: [(Self.game, Counting())])
+        guard case .misconfigured(let reason, _) = await lookup.lookUp(transactionID: "1", attempt: 1, bundleID: Self.other) else {
+            Issue.record("a named app without a key is not our configuration's gap")
+            return
+        }
+        #expect(reason == ReasonCode.serverAPINotConfigured)
+        let apple = AppleVerifier(configuration: AppleVerifierConfiguration(
+            productionURL: "http://127.0.0.1:9/verifyReceipt", sandboxURL: "http://127.0.0.1:9/sandbox", timeout: .seconds(1), maxConnections: 1))
+        let verifier = AppByAppReceiptVerifier(verifier: apple, apps: [(Self.game, "secret")])
+        let outcome = await verifier.verify(receiptData: "cmVjZWlwdA==", attempt: 1, bundleID: Self.other)
+        await apple.shutdown()
+        guard case .rejected(let rejected, _) = outcome else {
+            Issue.record("asked Apple for an app the file does not serve: \(outcome)")
+            return
+        }
+        #expect(rejected == ReasonCode.bundleMismatch)
     }
 }

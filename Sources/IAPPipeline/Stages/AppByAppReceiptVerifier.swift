@@ -25,6 +25,10 @@ public struct AppByAppReceiptVerifier: ReceiptVerifying {
 
     public func verify(receiptData: String, attempt: Int, bundleID: String?) async -> VerificationOutcome {
         let candidates = bundleID.map { named in apps.filter { $0.bundleID == named } } ?? apps
+        // A job queued for an app the apps file no longer lists: not ours to ask for.
+        if candidates.isEmpty, let bundleID {
+            return .rejected(reason: ReasonCode.bundleMismatch, detail: "\(bundleID.prefix(128)) is not an app of IAP_APPS_FILE")
+        }
         var tried: [String?] = []
         for app in candidates where !tried.contains(app.sharedSecret) {
             tried.append(app.sharedSecret)

@@ -18,6 +18,11 @@ public struct AppByAppTransactionLookup: TransactionLookup {
 
     public func lookUp(transactionID: String, attempt: Int, bundleID: String?) async -> VerificationOutcome {
         let candidates = bundleID.map { named in apps.filter { $0.bundleID == named } } ?? apps
+        if candidates.isEmpty, let bundleID, !apps.isEmpty {
+            // Our gap, not the player's: dead-lettered, replayable once the app has its key.
+            return .misconfigured(
+                reason: ReasonCode.serverAPINotConfigured, detail: "\(bundleID.prefix(128)) has no Server API key in IAP_APPS_FILE")
+        }
         var last: VerificationOutcome = .rejected(
             reason: ReasonCode.transactionNotFound, detail: "no app of IAP_APPS_FILE has a Server API key for \(bundleID ?? "it")")
         for app in candidates {
