@@ -168,14 +168,18 @@ import Testing
             let store = PipelineStore(redis: redis, keys: keys)
             let game = RedisAPIRateLimiter(store: store, maxPerSecond: 10, app: "com.example.game")
             let other = RedisAPIRateLimiter(store: store, maxPerSecond: 10, app: "com.example.other")
-            try await game.hold(endpoint: .transactionInfo, environment: .production, untilMs: Int64(Date().timeIntervalSince1970 * 1000) + 60_000)
+            let hour = Int64(Date().timeIntervalSince1970 * 1000) + 3_600_000
+            try await game.hold(endpoint: .transactionInfo, environment: .production, untilMs: hour)
             #expect(try await game.permit(endpoint: .transactionInfo, environment: .production) != nil)
             #expect(try await other.permit(endpoint: .transactionInfo, environment: .production) == nil)
+            // The holds' keys name the app (a hold lives until it ends: an hour here).
             #expect(try await redis.send("EXISTS", keys.apiHold(environment: "production", endpoint: "transaction_info:com.example.game")).int == 1)
-            #expect(try await redis.send("EXISTS", keys.apiPermits(environment: "production", endpoint: "transaction_info:com.example.other")).int == 1)
-            // One app's limiter (no apps file) keeps today's keys.
-            #expect(try await RedisAPIRateLimiter(store: store, maxPerSecond: 10).permit(endpoint: .transactionInfo, environment: .production) == nil)
-            #expect(try await redis.send("EXISTS", keys.apiPermits(environment: "production", endpoint: "transaction_info")).int == 1)
+            #expect(try await redis.send("EXISTS", keys.apiHold(environment: "production", endpoint: "transaction_info")).int == 0)
+            // One app's limiter (no apps file) keeps today's keys, and is not held by an app's hold.
+            let single = RedisAPIRateLimiter(store: store, maxPerSecond: 10)
+            #expect(try await single.permit(endpoint: .transactionInfo, environment: .production) == nil)
+            try await single.hold(endpoint: .transactionInfo, environment: .production, untilMs: hour)
+            #expect(try await redis.send("EXISTS", keys.apiHold(environment: "production", endpoint: "transaction_info")).int == 1)
         }
     }
 
