@@ -316,6 +316,12 @@ import Testing
             let token = "0b6f8a8e-3c1d-4c5e-9f1a-2b3c4d5e6f70"
             #expect(try await store.bindAccountToken(token.uppercased(), to: "u1") == "u1")
             #expect(try await store.accountToken(ofUser: "u1") == token)
+            // Another user's token never becomes a user's own, even granted beside theirs.
+            let mine = "1d2e3f40-0000-4000-8000-000000000001"
+            #expect(try await store.bindAccountTokens([token], to: "u9") == [token: "u1"])
+            #expect(try await store.accountToken(ofUser: "u9") == nil)
+            #expect(try await store.bindAccountTokens([token, mine], to: "u9") == [token: "u1", mine: "u9"])
+            #expect(try await store.accountToken(ofUser: "u9") == mine)
             for id in ["1", "2", "3"] { try await redis.send("SET", Self.keys.claim(unit: id), "T1") }
             var job = Self.grantJob("T1", [Self.pending("1"), Self.pending("2"), Self.pending("3")])
             var own = InAppTransaction(transactionID: "2", productID: "gold")

@@ -291,20 +291,36 @@ public struct PipelineStore: Sendable {
     /// `SET account-token:<token> user NX` for each token: the first user granted with it keeps it;
     /// and the user's own token (`user-token:<user>`), the first one bound to them, where the token
     /// is theirs. Each binding is written once and never changes, so repeating this changes nothing.
-    func bindAccountTokens(_ tokens: [String], to user: String) async throws {
-        guard !tokens.isEmpty else { return }
+    ///
+    /// One round trip: both bindings of every token go in one pipeline (their keys lie in
+    /// different slots, so no one script can hold them). In the rare case a token turns out to be
+    /// another user's while this call gave the user their reverse key, that key is taken back.
+    @discardableResult
+    public func bindAccountTokens(_ tokens: [String], to user: String) async throws -> [String: String] {
+        guard !tokens.isEmpty else { return [:] }
         let sorted = Set(tokens).sorted()
-        let replies = try await redis.pipeline(sorted.map { RedisCommand("SET", keys.accountToken($0), user, "NX", "GET") })
-        for (token, reply) in zip(sorted, replies) {
-            if case .error(let message) = reply { throw RedisError.server(message) }
-            if (reply.string ?? user) == user { try await bindUserToken(token, of: user) }
+        let replies = try await redis.pipeline(sorted.flatMap { token in
+            [RedisCommand("SET", keys.accountToken(token), user, "NX", "GET"),
+             RedisCommand("SET", keys.userAccountToken(user: user), token, "NX", "GET")]
+        })
+        var holders: [String: String] = [:]
+        var takeBack = false
+        for (index, token) in sorted.enumerated() {
+            let (binding, reverse) = (replies[2 * index], replies[2 * index + 1])
+            for reply in [binding, reverse] { if case .error(let message) = reply { throw RedisError.server(message) } }
+            let holder = binding.string ?? user
+            holders[token] = holder
+            // This call wrote the user's reverse key with a token another user holds.
+            if holder != user, reverse.string == nil { takeBack = true }
         }
-    }
-
-    /// `user-token:<user>`: the first token bound to the user stays theirs.
-    private func bindUserToken(_ token: String, of user: String) async throws {
-        let reply = try await redis.send("SET", keys.userAccountToken(user: user), token, "NX")
-        if case .error(let message) = reply { throw RedisError.server(message) }
+        if takeBack {
+            // Whichever of this call's tokens the user holds (if any) becomes their token instead.
+            let theirs = sorted.first { holders[$0] == user }
+            let reply = try await redis.send(
+                theirs.map { RedisCommand("SET", keys.userAccountToken(user: user), $0) } ?? RedisCommand("DEL", keys.userAccountToken(user: user)))
+            if case .error(let message) = reply { throw RedisError.server(message) }
+        }
+        return holders
     }
 
     /// The app account token bound to a user first (`user-token:<user>`), if any.
@@ -449,11 +465,8 @@ public struct PipelineStore: Sendable {
 
     /// Binds an app account token to a user unless it is bound already; returns the user it is bound to.
     public func bindAccountToken(_ token: String, to user: String) async throws -> String {
-        let reply = try await redis.send("SET", keys.accountToken(token.lowercased()), user, "NX", "GET")
-        if case .error(let message) = reply { throw RedisError.server(message) }
-        let holder = reply.string ?? user
-        if holder == user { try await bindUserToken(token.lowercased(), of: user) }
-        return holder
+        let token = token.lowercased()
+        return try await bindAccountTokens([token], to: user)[token] ?? user
     }
 
     // MARK: housekeeping
