@@ -23,6 +23,8 @@ public final class AppleSimulator: Sendable {
     /// The stand-in for Apple's certificate hierarchy that signs everything this simulator signs.
     public let authority: SigningAuthority
     public let serverAPI: SimulatedServerAPI
+    /// StoreKit's check of offer signatures (`/control/offer-keys`, `/control/offers/check`).
+    public let offers = SimulatedOfferCheck()
 
     public init(settings: AppleSimulatorSettings) throws {
         self.settings = settings
@@ -46,6 +48,7 @@ public final class AppleSimulator: Sendable {
         }
         router.get("/healthz") { _, _ in "ok" }
         serverAPI.register(on: router)
+        offers.register(on: router)
         router.post("/control/apps") { request, context in
             let order = try await request.decode(as: AppOrder.self, context: context)
             let key: P256.Signing.PublicKey?

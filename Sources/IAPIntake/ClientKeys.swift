@@ -5,18 +5,19 @@ import PlainJSON
 
 /// The game backends allowed to call the intake, from `IAP_CLIENT_KEYS_FILE`: key id → HMAC
 /// secret and the routes it may call. An entry is the secret alone (`"backend-1": "secret…"`:
-/// scopes `receipts` and `users`) or `{"secret": "…", "scopes": ["receipts", "users", "support"]}`.
+/// scopes `receipts`, `users` and `offers`) or `{"secret": "…", "scopes": ["receipts", "users", "support"]}`.
 public struct ClientKeys: Sendable {
     /// Secrets shorter than this are refused: a guessable key signs anything.
     public static let minimumSecretBytes = 16
 
-    /// What a key may call: `receipts` (`/v1/receipts…`), `users` (`/v1/users/…`), `support`
-    /// (`/v1/support/…`: purchases looked up at Apple and in the books).
+    /// What a key may call: `receipts` (`/v1/receipts…`), `users` (`/v1/users/…`), `offers`
+    /// (`/v1/offers/…`: offer signatures), `support` (`/v1/support/…`: purchases looked up at Apple
+    /// and in the books).
     public enum Scope: String, Sendable, CaseIterable, Comparable {
-        case receipts, users, support
+        case receipts, users, offers, support
 
-        /// The scope of a key given as its secret alone.
-        public static let standard: Set<Scope> = [.receipts, .users]
+        /// The scope of a key given as its secret alone: a game backend's.
+        public static let standard: Set<Scope> = [.receipts, .users, .offers]
 
         public static func < (lhs: Scope, rhs: Scope) -> Bool { lhs.rawValue < rhs.rawValue }
     }
@@ -50,7 +51,7 @@ public struct ClientKeys: Sendable {
                     "IAP_CLIENT_KEYS_FILE", "the secret of key '\(id)' is shorter than \(Self.minimumSecretBytes) bytes")
             }
             guard !key.scopes.isEmpty else {
-                throw ConfigurationError("IAP_CLIENT_KEYS_FILE", "key '\(id)' has no scope: give it one of receipts, users, support")
+                throw ConfigurationError("IAP_CLIENT_KEYS_FILE", "key '\(id)' has no scope: give it one of receipts, users, offers, support")
             }
         }
         self.keys = keys

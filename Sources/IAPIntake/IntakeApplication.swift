@@ -53,8 +53,12 @@ public enum IntakeApplication {
             router.add(middleware: RequestSignatureMiddleware(keyring: clientKeys, store: store, maxBodyBytes: configuration.maxBodyBytes))
         }
         NotificationRoutes(store: store, admission: notifications, maxBodyBytes: configuration.maxBodyBytes).register(on: router)
-        EntitlementRoutes(
-            store: store, catalog: configuration.hasCatalog ? try configuration.requireCatalog() : nil
+        let catalog = configuration.hasCatalog ? try configuration.requireCatalog() : nil
+        EntitlementRoutes(store: store, catalog: catalog).register(on: router)
+        let signers = try configuration.offerSigners()
+        OfferRoutes(
+            signatures: catalog.map { OfferSignatures(store: store, catalog: $0, signers: signers, bundleIDs: configuration.bundleIDs) },
+            maxBodyBytes: configuration.maxBodyBytes
         ).register(on: router)
         SupportRoutes(lookup: support, signed: clientKeys != nil).register(on: router)
         IntakeRoutes(

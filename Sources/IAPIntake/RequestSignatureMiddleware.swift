@@ -32,6 +32,7 @@ public struct RequestSignatureMiddleware<Context: RequestContext>: RouterMiddlew
         if path == "/v1/receipts" || path.hasPrefix("/v1/receipts/") { return .receipts }
         if path.hasPrefix("/v1/users/") { return .users }
         if path == "/v1/support" || path.hasPrefix("/v1/support/") { return .support }
+        if path == "/v1/offers" || path.hasPrefix("/v1/offers/") { return .offers }
         return nil
     }
 

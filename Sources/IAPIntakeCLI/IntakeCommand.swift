@@ -19,10 +19,12 @@ public struct IntakeCommand: AsyncParsableCommand {
     @OptionGroup var apps: AppOptions
     @OptionGroup var serverAPIKey: ServerAPIKeyOptions
     @OptionGroup var catalog: CatalogOptions
+    @OptionGroup var offerKey: OfferKeyOptions
     public init() {}
 
     public func run() async throws {
-        let configuration = loadConfiguration(redis, replication, intake, appAppleID, tickets, apps, serverAPIKey, catalog, appsFile)
+        let configuration = loadConfiguration(
+            redis, replication, intake, appAppleID, tickets, apps, serverAPIKey, catalog, appsFile, offerKey)
         let logger = bootstrapLogging(label: "iap-intake")
         let redisClient = RedisClient(configuration: configuration.redis, poolSize: configuration.redisPoolSize)
         let store = PipelineStore(redis: redisClient, keys: configuration.keys, replication: configuration.replication)

@@ -1,3 +1,4 @@
+@preconcurrency import Crypto
 import Foundation
 import IAPIntake
 import IAPPipeline
@@ -57,7 +58,13 @@ import Testing
         let catalog = FileManager.default.temporaryDirectory.appendingPathComponent("products-\(UUID().uuidString).json")
         try PipelineHarness.catalogJSON.write(to: catalog, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: catalog) }
-        try await withPipeline(environment: ["IAP_PRODUCTS_FILE": catalog.path]) { pipeline in
+        // And an In-App Purchase key, so offers are signed (the Server API key gives their issuer).
+        let offerKey = FileManager.default.temporaryDirectory.appendingPathComponent("offer-key-\(UUID().uuidString).p8")
+        try P256.Signing.PrivateKey().pemRepresentation.write(to: offerKey, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: offerKey) }
+        try await withPipeline(serverAPI: true, environment: [
+            "IAP_PRODUCTS_FILE": catalog.path, "IAP_OFFER_KEY_ID": "OFFERKEY01", "IAP_OFFER_PRIVATE_KEY_FILE": offerKey.path,
+        ]) { pipeline in
             let output = FileManager.default.temporaryDirectory.appendingPathComponent("schemathesis-\(UUID().uuidString).txt")
             _ = FileManager.default.createFile(atPath: output.path, contents: nil)
             defer { try? FileManager.default.removeItem(at: output) }

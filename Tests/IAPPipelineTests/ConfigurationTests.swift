@@ -159,6 +159,25 @@ import Testing
             try ProductCatalog(json: Data(#"{"products": {"x": {"type": "non_consumable", "entitlements": ["a,b"]}}}"#.utf8))
         }
         #expect(throws: (any Error).self) { try ProductCatalog(json: Data("[]".utf8)) }
+        // Offers: only on a subscription, with a plain id and a known eligibility.
+        #expect(throws: (any Error).self) {
+            try ProductCatalog(json: Data(#"{"products": {"x": {"type": "consumable", "offers": {"o": {"eligibility": "any"}}}}}"#.utf8))
+        }
+        #expect(throws: (any Error).self) {
+            try ProductCatalog(json: Data(#"{"products": {"x": {"type": "auto_renewable", "offers": {"o": {"eligibility": "vip"}}}}}"#.utf8))
+        }
+        #expect(throws: (any Error).self) {
+            try ProductCatalog(json: Data(#"{"products": {"x": {"type": "auto_renewable", "offers": {"a,b": {"eligibility": "new"}}}}}"#.utf8))
+        }
+    }
+
+    @Test func aSubscriptionsOffersAndGroupAreRead() throws {
+        let catalog = try ProductCatalog(json: Data(#"""
+            {"products": {"m": {"type": "auto_renewable", "subscription_group": "g", "offers": {"back": {"eligibility": "lapsed"}}},
+                          "y": {"type": "auto_renewable", "subscription_group": "g"}, "solo": {"type": "auto_renewable"}}}
+            """#.utf8))
+        #expect(catalog.offers == ["m": ["back": .lapsed]])
+        #expect(catalog.groupProducts(of: "y") == ["m", "y"] && catalog.groupProducts(of: "solo") == ["solo"])
     }
 }
 

@@ -138,6 +138,8 @@ import Testing
             (#"{"com.a.b": {"shared_secret": 5}}"#, "shared_secret"),
             (#"{"com.a.b": {"server_api": {"key_id": "K"}}}"#, "server_api needs key_id, issuer_id and private_key_file"),
             (#"{"com.a.b": {"app_apple_id": -3}}"#, "app_apple_id must be a positive number"),
+            (#"{"com.a.b": {"offer_key": {"key_id": "K"}}}"#, "offer_key needs key_id and private_key_file"),
+            (#"{"com.a.b": {"offer_key": {"key_id": "K", "private_key_file": "f", "issuer_id": "i"}}}"#, "offer_key: unknown member"),
         ] {
             #expect {
                 try AppsFile(text: text)

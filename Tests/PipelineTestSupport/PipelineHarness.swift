@@ -50,13 +50,16 @@ public final class PipelineHarness: @unchecked Sendable {
         ],
         dailyLimits: ["gems.small": 3],
         entitlements: ["level.pack": ["level_pack"], "vip.monthly": ["premium", "no_ads"], "vip.yearly": ["premium"]],
-        subscriptionGroups: ["vip.monthly": "vip", "vip.yearly": "vip"])
+        subscriptionGroups: ["vip.monthly": "vip", "vip.yearly": "vip"],
+        offers: ["vip.monthly": ["winback": .lapsed, "welcome": .new, "anyone": .any]])
 
     /// The same catalog as the JSON of `IAP_PRODUCTS_FILE`, for a test that gives it to the intake.
     public static let catalogJSON = #"""
         {"products": {"gold.100": {"type": "consumable"}, "gems.small": {"type": "consumable", "daily_limit_per_user": 3},
                       "level.pack": {"type": "non_consumable", "entitlements": ["level_pack"]},
-                      "vip.monthly": {"type": "auto_renewable", "entitlements": ["premium", "no_ads"], "subscription_group": "vip"},
+                      "vip.monthly": {"type": "auto_renewable", "entitlements": ["premium", "no_ads"], "subscription_group": "vip",
+                                      "offers": {"winback": {"eligibility": "lapsed"}, "welcome": {"eligibility": "new"},
+                                                 "anyone": {"eligibility": "any"}}},
                       "vip.yearly": {"type": "auto_renewable", "entitlements": ["premium"], "subscription_group": "vip"}}}
         """#
 

@@ -118,3 +118,15 @@ public struct AppsFileOptions: SettingsGroup {
 
     public var flags: [Setting: String?] { [Settings.appsFile: appsFile] }
 }
+
+/// The In-App Purchase key that signs offers (the intake's `POST /v1/offers/signatures`).
+public struct OfferKeyOptions: SettingsGroup {
+    @Option(name: Settings.offerKeyID.name, help: Settings.offerKeyID.argumentHelp) var offerKeyId: String?
+    @Option(name: Settings.offerPrivateKeyFile.name, help: Settings.offerPrivateKeyFile.argumentHelp) var offerPrivateKeyFile: String?
+
+    public init() {}
+
+    public var flags: [Setting: String?] {
+        [Settings.offerKeyID: offerKeyId, Settings.offerPrivateKeyFile: offerPrivateKeyFile]
+    }
+}

@@ -8,6 +8,7 @@ import PlainJSON
 /// ```json
 /// {"com.acme.game": {"shared_secret": "…", "app_apple_id": 1234,
 ///                    "server_api": {"key_id": "…", "issuer_id": "…", "private_key_file": "…"},
+///                    "offer_key": {"key_id": "…", "private_key_file": "…"},
 ///                    "products_file": "…"}}
 /// ```
 public struct AppsFile: Sendable, Equatable {
@@ -20,6 +21,8 @@ public struct AppsFile: Sendable, Equatable {
         public var appAppleID: Int64?
         /// Its App Store Server API key: every token for this app carries its `bid`.
         public var serverAPI: ServerAPIKey?
+        /// Its In-App Purchase key for offer signatures (`offer_key`).
+        public var offerKey: OfferKey?
         public var productsFile: String?
 
         public init(
@@ -47,6 +50,17 @@ public struct AppsFile: Sendable, Equatable {
         }
     }
 
+    /// An In-App Purchase key that signs offers: its id and the `.p8` file.
+    public struct OfferKey: Sendable, Equatable {
+        public var keyID: String
+        public var privateKeyFile: String
+
+        public init(keyID: String, privateKeyFile: String) {
+            self.keyID = keyID
+            self.privateKeyFile = privateKeyFile
+        }
+    }
+
     /// In bundle-id order: the order apps are tried in when a request names none.
     public var apps: [App]
 
@@ -59,7 +73,8 @@ public struct AppsFile: Sendable, Equatable {
     public func app(_ bundleID: String) -> App? { apps.first { $0.bundleID == bundleID } }
 
     static let variable = "IAP_APPS_FILE"
-    static let appMembers: Set<String> = ["shared_secret", "app_apple_id", "server_api", "products_file"]
+    static let appMembers: Set<String> = ["shared_secret", "app_apple_id", "server_api", "offer_key", "products_file"]
+    static let offerKeyMembers: Set<String> = ["key_id", "private_key_file"]
     static let keyMembers: Set<String> = ["key_id", "issuer_id", "private_key_file"]
 
     /// Reads and checks the file; every problem is one `ConfigurationError` naming the app and member.
@@ -108,6 +123,17 @@ public struct AppsFile: Sendable, Equatable {
                         privateKeyFile: try key.string("private_key_file"))
                 } catch {
                     throw fail("\(bundleID): server_api needs key_id, issuer_id and private_key_file: \(error)")
+                }
+            }
+            if let key = fields["offer_key"] {
+                guard let keyFields = key.object else { throw fail("\(bundleID): offer_key is not an object") }
+                if let unknown = keyFields.keys.sorted().first(where: { !Self.offerKeyMembers.contains($0) }) {
+                    throw fail("\(bundleID): offer_key: unknown member \"\(unknown)\"")
+                }
+                do {
+                    app.offerKey = OfferKey(keyID: try key.string("key_id"), privateKeyFile: try key.string("private_key_file"))
+                } catch {
+                    throw fail("\(bundleID): offer_key needs key_id and private_key_file: \(error)")
                 }
             }
             apps.append(app)

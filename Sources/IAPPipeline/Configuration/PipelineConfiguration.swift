@@ -43,6 +43,9 @@ public struct PipelineConfiguration: Sendable {
     public var appleAPIPrivateKeyFile: String?
     /// Calls per second to each Server API endpoint, fleet-wide, in production (sandbox: a tenth).
     public var appleAPIMaxRPS: Int
+    /// `IAP_OFFER_KEY_ID` and `IAP_OFFER_PRIVATE_KEY_FILE`: the In-App Purchase key that signs offers.
+    public var offerKeyID: String?
+    public var offerPrivateKeyFile: String?
     public var productsFile: String?
     public var concurrency: Int
     public var maxAttempts: Int
@@ -168,6 +171,13 @@ public struct PipelineConfiguration: Sendable {
                 missing.0.variable, "required with the other App Store Server API settings (key id, issuer id, private key file)")
         }
         appleAPIMaxRPS = try source.count(Settings.appleAPIMaxRPS)
+        offerKeyID = source.given(Settings.offerKeyID)
+        offerPrivateKeyFile = source.given(Settings.offerPrivateKeyFile)
+        if (offerKeyID == nil) != (offerPrivateKeyFile == nil) {
+            throw ConfigurationError(
+                (offerKeyID == nil ? Settings.offerKeyID : Settings.offerPrivateKeyFile).variable,
+                "required with the other (the In-App Purchase key's id and its .p8 file)")
+        }
         productsFile = source.given(Settings.productsFile)
         concurrency = try source.count(Settings.concurrency)
         maxAttempts = try source.count(Settings.maxAttempts)
@@ -285,19 +295,48 @@ public struct PipelineConfiguration: Sendable {
     private func serverAPIConfiguration(
         _ key: AppsFile.ServerAPIKey, bundleID: String, variable: String
     ) throws(ConfigurationError) -> ServerAPIConfiguration {
-        let path = key.privateKeyFile
-        guard let pem = FileManager.default.contents(atPath: path).map({ String(decoding: $0, as: UTF8.self) }) else {
-            throw ConfigurationError(variable, "cannot read \(path)")
-        }
-        let privateKey: P256.Signing.PrivateKey
-        do {
-            privateKey = try P256.Signing.PrivateKey(pemRepresentation: pem)
-        } catch {
-            throw ConfigurationError(variable, "\(path) is not a P-256 private key in PEM (.p8)")
-        }
+        let privateKey = try Self.privateKey(file: key.privateKeyFile, variable: variable)
         return ServerAPIConfiguration(
             productionURL: appleAPIProductionURL, sandboxURL: appleAPISandboxURL, keyID: key.keyID, issuerID: key.issuerID,
             privateKey: privateKey, bundleID: bundleID, timeout: appleTimeout)
+    }
+
+    /// Each app's offer signer, by bundle id: its own `offer_key` from `IAP_APPS_FILE`, else the
+    /// single key (`IAP_OFFER_KEY_ID`, `IAP_OFFER_PRIVATE_KEY_FILE`) with the app's bundle id;
+    /// without an apps file, the single key for each of `IAP_BUNDLE_IDS`. The JWS kinds' issuer:
+    /// the app's Server API `issuer_id`, else `IAP_APPLE_API_ISSUER_ID`. Empty: no offers signed.
+    public func offerSigners() throws(ConfigurationError) -> [String: OfferSigner] {
+        let single = offerKeyID.flatMap { id in offerPrivateKeyFile.map { AppsFile.OfferKey(keyID: id, privateKeyFile: $0) } }
+        let apps: [(bundleID: String, key: AppsFile.OfferKey?, issuer: String?)] = appsFile.map { file in
+            file.apps.map { ($0.bundleID, $0.offerKey ?? single, $0.serverAPI?.issuerID ?? appleAPIIssuerID) }
+        } ?? bundleIDList.map { ($0, single, appleAPIIssuerID) }
+        var keys: [String: P256.Signing.PrivateKey] = [:]
+        var signers: [String: OfferSigner] = [:]
+        for app in apps {
+            guard let key = app.key else { continue }
+            let variable = app.key == single ? Settings.offerPrivateKeyFile.variable : "IAP_APPS_FILE (\(app.bundleID))"
+            let privateKey: P256.Signing.PrivateKey
+            if let read = keys[key.privateKeyFile] {
+                privateKey = read
+            } else {
+                privateKey = try Self.privateKey(file: key.privateKeyFile, variable: variable)
+                keys[key.privateKeyFile] = privateKey
+            }
+            signers[app.bundleID] = OfferSigner(keyID: key.keyID, issuerID: app.issuer, bundleID: app.bundleID, privateKey: privateKey)
+        }
+        return signers
+    }
+
+    /// A P-256 private key in PEM (`.p8`), or the error naming `variable`.
+    static func privateKey(file path: String, variable: String) throws(ConfigurationError) -> P256.Signing.PrivateKey {
+        guard let pem = FileManager.default.contents(atPath: path).map({ String(decoding: $0, as: UTF8.self) }) else {
+            throw ConfigurationError(variable, "cannot read \(path)")
+        }
+        do {
+            return try P256.Signing.PrivateKey(pemRepresentation: pem)
+        } catch {
+            throw ConfigurationError(variable, "\(path) is not a P-256 private key in PEM (.p8)")
+        }
     }
 
     /// With `IAP_APPS_FILE`: the App Apple ID of each app that names its own (`app_apple_id`).

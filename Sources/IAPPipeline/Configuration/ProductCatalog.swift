@@ -20,19 +20,37 @@ public struct ProductCatalog: Sendable, Equatable {
     public var entitlements: [String: [String]]
     /// `subscription_group` of an auto-renewable product.
     public var subscriptionGroups: [String: String]
+    /// `offers` of an auto-renewable product: each promotional or win-back offer id the server may
+    /// sign (`POST /v1/offers/signatures`) and who may get it.
+    public var offers: [String: [String: OfferEligibility]]
+
+    /// Who may get an offer: anyone, a lapsed subscriber of the product's group (had it, not active
+    /// now), or someone who never had the group.
+    public enum OfferEligibility: String, Codable, Sendable, CaseIterable {
+        case any, lapsed, new
+    }
 
     public init(
         products: [String: ProductType], dailyLimits: [String: Int] = [:], entitlements: [String: [String]] = [:],
-        subscriptionGroups: [String: String] = [:]
+        subscriptionGroups: [String: String] = [:], offers: [String: [String: OfferEligibility]] = [:]
     ) {
         self.products = products
         self.dailyLimits = dailyLimits
         self.entitlements = entitlements
         self.subscriptionGroups = subscriptionGroups
+        self.offers = offers
+    }
+
+    /// The products of `product`'s subscription group (its `subscription_group`; without one, the
+    /// product alone), sorted.
+    public func groupProducts(of product: String) -> [String] {
+        guard let group = subscriptionGroups[product] else { return [product] }
+        return subscriptionGroups.filter { $0.value == group }.map(\.key).sorted()
     }
 
     /// Reads `{"products": {"<product_id>": {"type": "consumable" | …, "daily_limit_per_user": N?,
-    /// "entitlements": ["premium", …]?, "subscription_group": "…"?}}}`.
+    /// "entitlements": ["premium", …]?, "subscription_group": "…"?,
+    /// "offers": {"<offer id>": {"eligibility": "any" | "lapsed" | "new"}}?}}}`.
     public init(json: Data) throws {
         struct File: Decodable {
             struct Entry: Decodable {
@@ -40,9 +58,14 @@ public struct ProductCatalog: Sendable, Equatable {
                 var dailyLimitPerUser: Int?
                 var entitlements: [String]?
                 var subscriptionGroup: String?
+                var offers: [String: Offer]?
+
+                struct Offer: Decodable {
+                    var eligibility: OfferEligibility
+                }
 
                 enum CodingKeys: String, CodingKey {
-                    case type, entitlements
+                    case type, entitlements, offers
                     case dailyLimitPerUser = "daily_limit_per_user"
                     case subscriptionGroup = "subscription_group"
                 }
@@ -63,15 +86,26 @@ public struct ProductCatalog: Sendable, Equatable {
             if entry.subscriptionGroup != nil && entry.type != .autoRenewable {
                 throw CatalogError(reason: "\(product): only an auto_renewable product has a subscription_group")
             }
+            if let offers = entry.offers, !offers.isEmpty {
+                guard entry.type == .autoRenewable else {
+                    throw CatalogError(reason: "\(product): only an auto_renewable product has offers")
+                }
+                if let bad = offers.keys.sorted().first(where: { !Self.isName($0) }) {
+                    throw CatalogError(reason: "\(product): offer id '\(bad)' must be 1 to 64 printable ASCII characters, no comma")
+                }
+            }
         }
         self.init(
             products: file.products.mapValues(\.type), dailyLimits: file.products.compactMapValues(\.dailyLimitPerUser),
             entitlements: file.products.compactMapValues { $0.entitlements.flatMap { $0.isEmpty ? nil : $0 } },
-            subscriptionGroups: file.products.compactMapValues(\.subscriptionGroup))
+            subscriptionGroups: file.products.compactMapValues(\.subscriptionGroup),
+            offers: file.products.compactMapValues { entry in
+                entry.offers.flatMap { $0.isEmpty ? nil : $0.mapValues(\.eligibility) }
+            })
     }
 
     /// Several apps' catalogs as one (`IAP_APPS_FILE`): a product id two apps both define must be
-    /// defined the same (type, cap, entitlements, group), since a purchase is granted by product id.
+    /// defined the same (type, cap, entitlements, group, offers), since a purchase is granted by product id.
     public static func merged(_ catalogs: [(name: String, catalog: ProductCatalog)]) throws -> ProductCatalog {
         var merged = ProductCatalog(products: [:])
         var definedBy: [String: String] = [:]
@@ -80,7 +114,8 @@ public struct ProductCatalog: Sendable, Equatable {
                 if let first = definedBy[product] {
                     guard merged.products[product] == type, merged.dailyLimits[product] == catalog.dailyLimits[product],
                           merged.entitlements[product] == catalog.entitlements[product],
-                          merged.subscriptionGroups[product] == catalog.subscriptionGroups[product]
+                          merged.subscriptionGroups[product] == catalog.subscriptionGroups[product],
+                          merged.offers[product] == catalog.offers[product]
                     else {
                         throw CatalogError(reason: "\(product) is defined differently by \(first) and \(name): give each app its own product ids")
                     }
@@ -91,6 +126,7 @@ public struct ProductCatalog: Sendable, Equatable {
                 merged.dailyLimits[product] = catalog.dailyLimits[product]
                 merged.entitlements[product] = catalog.entitlements[product]
                 merged.subscriptionGroups[product] = catalog.subscriptionGroups[product]
+                merged.offers[product] = catalog.offers[product]
             }
         }
         return merged

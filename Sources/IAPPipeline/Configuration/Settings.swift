@@ -51,8 +51,9 @@ public enum Settings {
         help: "tickets and resubmission keys expire after this (7 days)", readBy: [.intake, .verifier, .granter, .notifier, .iapctl])
     public static let clientKeysFile = Setting(
         "IAP_CLIENT_KEYS_FILE", .file, unset: "the intake is open (one warning line at start)",
-        help: "JSON object of key id → secret (each at least 16 bytes), or → {\"secret\", \"scopes\": [receipts, users, support]}, "
-            + "of the callers of /v1/receipts*, /v1/users/* and /v1/support/* (a bare secret: receipts and users): set, every "
+        help: "JSON object of key id → secret (each at least 16 bytes), or → {\"secret\", \"scopes\": [receipts, users, offers, "
+            + "support]}, of the callers of /v1/receipts*, /v1/users/*, /v1/offers/* and /v1/support/* (a bare secret: receipts, "
+            + "users and offers): set, every "
             + "such request must be signed with a key of the route's scope; unset, /v1/support/* is refused; reloaded on SIGHUP",
         readBy: [.intake])
     public static let ratePerKey = Setting(
@@ -80,7 +81,7 @@ public enum Settings {
     public static let appsFile = Setting(
         "IAP_APPS_FILE", .file, unset: "one app: IAP_BUNDLE_IDS with the single-app settings",
         help: "several apps (JSON keyed by bundle id): each one's shared_secret, app_apple_id, server_api {key_id, issuer_id, "
-            + "private_key_file} and products_file, each optional (absent: the single-app setting); its bundle ids are the ones "
+            + "private_key_file}, offer_key {key_id, private_key_file} and products_file, each optional (absent: the single-app setting); its bundle ids are the ones "
             + "accepted (IAP_BUNDLE_IDS unset or the same); a request may name its bundle_id, else the apps are tried in turn",
         readBy: [.intake, .verifier, .deduper, .granter, .notifier, .iapctl])
     public static let appleRootCerts = Setting(
@@ -127,11 +128,24 @@ public enum Settings {
         "IAP_APPLE_API_MAX_RPS", .count(1...10_000), default: "50",
         help: "Server API calls a second per endpoint, fleet-wide, in production (sandbox: a tenth)", readBy: [.verifier, .notifier, .iapctl])
 
+    // MARK: Offers
+
+    public static let offerKeyID = Setting(
+        "IAP_OFFER_KEY_ID", .text, unset: "none: POST /v1/offers/signatures answers 503 offers_not_configured",
+        help: "the In-App Purchase key's id that signs offers (POST /v1/offers/signatures: promotional v1 and V2, "
+            + "introductory offer eligibility); with IAP_OFFER_PRIVATE_KEY_FILE (both or neither); the JWS kinds' iss is "
+            + "IAP_APPLE_API_ISSUER_ID (or an app's issuer_id); an app of IAP_APPS_FILE may have its own offer_key",
+        readBy: [.intake])
+    public static let offerPrivateKeyFile = Setting(
+        "IAP_OFFER_PRIVATE_KEY_FILE", .file, unset: "none", help: "the In-App Purchase key's .p8 file (PEM, P-256); never logged",
+        readBy: [.intake])
+
     // MARK: The catalog and the purchase policy
 
     public static let productsFile = Setting(
         "IAP_PRODUCTS_FILE", .file, unset: "required by the deduper and the notifier; the intake and iapctl user need it for entitlements",
-        help: "the product catalog (JSON): each product's type and optional daily_limit_per_user, entitlements and subscription_group",
+        help: "the product catalog (JSON): each product's type and optional daily_limit_per_user, entitlements, subscription_group "
+            + "and offers (each offer id's eligibility: any, lapsed or new)",
         readBy: [.intake, .deduper, .notifier, .iapctl])
     public static let currencies = Setting(
         "IAP_CURRENCIES", .list, unset: "any",
@@ -251,6 +265,7 @@ public enum Settings {
         bundleIDs, appsFile, appleRootCerts,
         appleProductionURL, appleSandboxURL, appleSharedSecret, appleTimeout,
         appleAPIKeyID, appleAPIIssuerID, appleAPIPrivateKeyFile, appleAPIProductionURL, appleAPISandboxURL, appleAPIMaxRPS,
+        offerKeyID, offerPrivateKeyFile,
         productsFile, currencies, sandbox, maxRefundsPerUser, maxAccountsPerAppleAccount, sharingPolicy, refundPreference, setAppAccountTokens,
         notificationSweep,
         recheckBefore, recheckAfter, recheckMax,

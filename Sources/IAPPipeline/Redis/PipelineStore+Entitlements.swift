@@ -33,13 +33,7 @@ extension PipelineStore {
                 guard fields.count == 4, let product = fields[0], let status = fields[1] else { continue }
                 let expires = fields[2].flatMap { Int64($0) }
                 let graceEnds = fields[3].flatMap { Int64($0) }
-                let current: Bool
-                switch status {
-                case "active": current = expires.map { $0 > now } ?? true
-                case "grace_period": current = (graceEnds ?? expires).map { $0 > now } ?? false
-                default: current = false
-                }
-                guard current else { continue }
+                guard Self.isCurrent(status: status, expiresAt: expires, graceExpiresAt: graceEnds, now: now) else { continue }
                 for name in catalog.entitlements[product] ?? [] {
                     found.append(.init(
                         entitlement: name, productID: product, status: status, expiresAt: expires.map(Ticket.iso8601(milliseconds:)),
