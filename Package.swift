@@ -130,6 +130,7 @@ let package = Package(
                 "PlainJSON",
                 "IAPPipeline",
                 "AppleJWS",
+                "AppStoreServerAPI",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -116,6 +116,9 @@ public struct NotificationPayload: SignedPayload, Codable, Equatable {
         public var signedTransactionInfo: String?
         public var signedRenewalInfo: String?
         public var status: Int?
+        /// `CONSUMPTION_REQUEST`: why the customer asks for a refund (`UNINTENDED_PURCHASE`,
+        /// `FULFILLMENT_ISSUE`, `UNSATISFIED_WITH_PURCHASE`, `LEGAL`, `OTHER`).
+        public var consumptionRequestReason: String?
 
         public init(
             appAppleID: Int64? = nil, bundleID: String?, environment: String?, signedTransactionInfo: String?,
@@ -131,7 +134,7 @@ public struct NotificationPayload: SignedPayload, Codable, Equatable {
         enum CodingKeys: String, CodingKey {
             case appAppleID = "appAppleId"
             case bundleID = "bundleId"
-            case bundleVersion, environment, signedTransactionInfo, signedRenewalInfo, status
+            case bundleVersion, environment, signedTransactionInfo, signedRenewalInfo, status, consumptionRequestReason
         }
     }
 }

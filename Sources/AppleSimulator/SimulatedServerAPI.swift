@@ -79,7 +79,8 @@ public final class SimulatedServerAPI: Sendable {
     public func signedNotification(
         type: String, subtype: String? = nil, transactionID: String?, uuid: String = UUID().uuidString.lowercased(),
         appAppleID: Int64? = nil, renewal: JWSRenewalInfo? = nil, appTransaction: JWSAppTransaction? = nil,
-        summary: NotificationPayload.Summary? = nil, externalPurchaseToken: NotificationPayload.ExternalPurchaseToken? = nil
+        summary: NotificationPayload.Summary? = nil, externalPurchaseToken: NotificationPayload.ExternalPurchaseToken? = nil,
+        consumptionRequestReason: String? = nil
     ) throws -> String {
         var transaction = transactionID.flatMap { id in state.withLockedValue { $0.transactions[id] } }
         if let id = transactionID, transaction == nil { throw SimulatorError("apple-sim knows no transaction \(id)") }
@@ -100,6 +101,7 @@ public final class SimulatedServerAPI: Sendable {
                 appAppleID: appAppleID, bundleID: transaction?.bundleID ?? "com.example.game",
                 environment: transaction?.environment ?? "Sandbox", signedTransactionInfo: signedTransaction,
                 signedRenewalInfo: signedRenewal))
+        payload.data?.consumptionRequestReason = consumptionRequestReason
         if let appTransaction {
             payload.data = nil
             payload.appData = .init(
@@ -522,9 +524,36 @@ public final class SimulatedServerAPI: Sendable {
         if let preference = fields["refundPreference"], !["DECLINE", "GRANT_FULL", "GRANT_PRORATED"].contains(preference as? String ?? "") {
             return refuse(4_000_000, "Invalid request. The refund preference field is invalid.")
         }
-        let report = fields.mapValues { value -> String in
-            if let flag = value as? Bool { return flag ? "true" : "false" }
-            return "\(value)"
+        // consumptionPercentage: milliunits, never for an auto-renewable subscription, 0 unless
+        // delivered; GRANT_PRORATED of another product needs one above 0.
+        let percentage = fields["consumptionPercentage"].map { ($0 as? NSNumber)?.intValue ?? -1 }
+        if let percentage {
+            guard (0...100_000).contains(percentage) else {
+                return refuse(4_000_000, "Invalid request. The consumption percentage field is invalid.")
+            }
+            guard transaction.type != "Auto-Renewable Subscription" else {
+                return refuse(4_000_000, "Invalid request. Don't include consumptionPercentage for an auto-renewable subscription.")
+            }
+            guard delivery == "DELIVERED" || percentage == 0 else {
+                return refuse(4_000_000, "Invalid request. consumptionPercentage must be 0 unless deliveryStatus is DELIVERED.")
+            }
+        }
+        if fields["refundPreference"] as? String == "GRANT_PRORATED", transaction.type != "Auto-Renewable Subscription",
+           (percentage ?? 0) == 0
+        {
+            return refuse(4_000_000, "Invalid request. GRANT_PRORATED needs a consumptionPercentage greater than 0.")
+        }
+        // Foundation reads a JSON 0 as `false` too: only Apple's two flags are written as flags.
+        let flags: Set = ["customerConsented", "sampleContentProvided"]
+        var report: [String: String] = [:]
+        for (name, value) in fields {
+            if flags.contains(name), let flag = value as? Bool {
+                report[name] = flag ? "true" : "false"
+            } else if let number = value as? NSNumber {
+                report[name] = number.stringValue
+            } else {
+                report[name] = "\(value)"
+            }
         }
         state.withLockedValue { $0.consumption[id, default: []].append(report) }
         return Response(status: .accepted)

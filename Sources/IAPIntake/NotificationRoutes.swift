@@ -25,6 +25,9 @@ public struct NotificationRoutes: Sendable {
         router.post("/v1/notifications/apple") { request, context in try await notification(request, context: context) }
         router.put("/v1/users/{user_id}/app-account-token") { request, context in try await bindToken(request, context: context) }
         router.put("/v1/users/{user_id}/consent") { request, context in try await setConsent(request, context: context) }
+        router.put("/v1/users/{user_id}/purchases/{transaction_id}/consumption") { request, context in
+            try await recordConsumption(request, context: context)
+        }
     }
 
     func notification(_ request: Request, context: some RequestContext) async throws -> Response {

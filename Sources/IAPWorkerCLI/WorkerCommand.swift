@@ -169,7 +169,7 @@ public struct NotifierCommand: AsyncParsableCommand {
                 serverAPI.withLockedValue { $0 = clients.map(\.client) }
                 let apps = AppByAppServerAPI(clients: clients)
                 if let preference = configuration.refundPreference {
-                    answering = ConsumptionAnswering(reporter: apps, refundPreference: preference, retryPolicy: configuration.retryPolicy)
+                    answering = ConsumptionAnswering(reporter: apps, preferences: preference, retryPolicy: configuration.retryPolicy)
                 }
                 accountTokens = AccountTokenErrands(setter: apps, retryPolicy: configuration.retryPolicy)
             }

@@ -38,7 +38,7 @@ import Testing
 
     /// Shared parts are written once: the user id parameter is a `$ref`, never inlined.
     @Test func sharedParametersAreReferences() throws {
-        #expect(OpenAPIDocument.json.components(separatedBy: "\"#/components/parameters/UserID\"").count - 1 == 3)
+        #expect(OpenAPIDocument.json.components(separatedBy: "\"#/components/parameters/UserID\"").count - 1 == 4)
         #expect(OpenAPIDocument.json.components(separatedBy: "The game's user id").count - 1 == 1)
     }
 

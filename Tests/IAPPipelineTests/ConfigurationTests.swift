@@ -129,7 +129,21 @@ import Testing
         }
         #expect(try PipelineConfiguration(environment: [:]).refundPreference == nil)
         #expect(try PipelineConfiguration(environment: ["IAP_REFUND_PREFERENCE": "None"]).refundPreference == nil)
-        #expect(try PipelineConfiguration(environment: ["IAP_REFUND_PREFERENCE": "grant_Prorated"]).refundPreference == .grantProrated)
+        #expect(try PipelineConfiguration(environment: ["IAP_REFUND_PREFERENCE": "grant_Prorated"]).refundPreference
+            == RefundPreferences(fallback: .grantProrated))
+        // A map by Apple's consumptionRequestReason: a reason not named takes default; none is no preference.
+        let map = try #require(try PipelineConfiguration(environment: [
+            "IAP_REFUND_PREFERENCE": "UNINTENDED_PURCHASE=grant_full, legal=none,default=decline",
+        ]).refundPreference)
+        #expect(map.preference(for: "UNINTENDED_PURCHASE") == .grantFull && map.preference(for: "LEGAL") == nil)
+        #expect(map.preference(for: "FULFILLMENT_ISSUE") == .decline && map.preference(for: nil) == .decline)
+        #expect(try PipelineConfiguration(environment: ["IAP_REFUND_PREFERENCE": "OTHER=grant_full"]).refundPreference?
+            .preference(for: "LEGAL") == nil)
+        for bad in ["maybe", "UNINTENDED=grant_full", "OTHER=refund", "OTHER=decline,OTHER=grant_full", "OTHER"] {
+            #expect { try PipelineConfiguration(environment: ["IAP_REFUND_PREFERENCE": bad]) } throws: { error in
+                (error as? ConfigurationError)?.variable == "IAP_REFUND_PREFERENCE"
+            }
+        }
         let catalog = try ProductCatalog(json: Data(#"{"products": {"gems": {"type": "consumable", "daily_limit_per_user": 6}}}"#.utf8))
         #expect(catalog.dailyLimits == ["gems": 6])
     }

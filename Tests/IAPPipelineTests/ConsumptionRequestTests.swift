@@ -107,4 +107,76 @@ import Testing
             #expect(try await pipeline.redis.send("EXISTS", pipeline.configuration.keys.consent(user: "player-1")).int == 0)
         }
     }
+
+    static func record(_ pipeline: PipelineHarness, _ id: String, _ body: String, user: String = "player-1") async throws -> PipelineHarness.Reply {
+        try await pipeline.post(raw: Data(body.utf8), path: "/v1/users/\(user)/purchases/\(id)/consumption", method: .PUT)
+    }
+
+    /// 5,000 gems bought, all spent, and a refund asked for: Apple hears DELIVERED with 100 %
+    /// consumption (the game's word) and the preference of the request's reason.
+    @Test func aSpentConsumableIsReportedDeliveredAndFullyConsumedWithTheReasonsPreference() async throws {
+        try await withPipeline(serverAPI: true, environment: ["IAP_REFUND_PREFERENCE": "UNINTENDED_PURCHASE=grant_full,default=decline"]) { pipeline in
+            try await Self.granted(pipeline, "6000000000000010")
+            try await Self.consent(pipeline, "player-1", true)
+            let recorded = try await Self.record(pipeline, "6000000000000010", #"{"delivery_status": "DELIVERED", "consumption_percentage": 100000}"#)
+            #expect(recorded.status == 200 && recorded.json["consumption_percentage"] as? Int == 100_000, "\(recorded.json)")
+            let api = pipeline.simulator.serverAPI
+            func ask(_ reason: String) async throws -> Ticket {
+                let signed = try api.signedNotification(
+                    type: "CONSUMPTION_REQUEST", transactionID: "6000000000000010", consumptionRequestReason: reason)
+                return try await pipeline.terminal(try #require(try await pipeline.notify(signed).json["ticket"] as? String))
+            }
+            #expect(try await ask("UNINTENDED_PURCHASE").result == "consumption_sent")
+            #expect(api.consumptionReports(transactionID: "6000000000000010").last == [
+                "customerConsented": "true", "deliveryStatus": "DELIVERED", "consumptionPercentage": "100000",
+                "refundPreference": "GRANT_FULL", "sampleContentProvided": "false",
+            ])
+            #expect(try await ask("UNSATISFIED_WITH_PURCHASE").result == "consumption_sent")
+            #expect(api.consumptionReports(transactionID: "6000000000000010").last?["refundPreference"] == "DECLINE")
+            // The game says the servers were down: that is what Apple hears, with no consumption.
+            #expect(try await Self.record(pipeline, "6000000000000010", #"{"delivery_status": "UNDELIVERED_SERVER_OUTAGE", "consumption_percentage": 0}"#).status == 200)
+            #expect(try await ask("FULFILLMENT_ISSUE").result == "consumption_sent")
+            let last = try #require(api.consumptionReports(transactionID: "6000000000000010").last)
+            #expect(last["deliveryStatus"] == "UNDELIVERED_SERVER_OUTAGE" && last["consumptionPercentage"] == "0")
+            #expect(api.consumptionReports(transactionID: "6000000000000010").count == 3)
+        }
+    }
+
+    /// Apple's rules for the facts: no consumption for an auto-renewable subscription, 0 unless
+    /// delivered, and a prorated refund only with some consumption (else the preference is left out).
+    @Test func theAnswerKeepsApplesRulesForConsumption() {
+        typealias Facts = PipelineStore.ConsumptionFacts
+        let spent = Facts(user: "u", delivered: true, consented: true, recorded: .init(deliveryStatus: .delivered, percentage: 40_000))
+        var sent = NotifyHandler.consumptionInformation(spent, autoRenewable: false, preference: .grantProrated)
+        #expect(sent.deliveryStatus == .delivered && sent.consumptionPercentage == 40_000 && sent.refundPreference == .grantProrated)
+        sent = NotifyHandler.consumptionInformation(spent, autoRenewable: true, preference: .grantProrated)
+        #expect(sent.consumptionPercentage == nil && sent.refundPreference == .grantProrated)
+        let untouched = Facts(user: "u", delivered: true, consented: true, recorded: nil)
+        sent = NotifyHandler.consumptionInformation(untouched, autoRenewable: false, preference: .grantProrated)
+        #expect(sent.deliveryStatus == .delivered && sent.consumptionPercentage == nil && sent.refundPreference == nil)
+        let revoked = Facts(user: "u", delivered: false, consented: true, recorded: nil)
+        #expect(NotifyHandler.consumptionInformation(revoked, autoRenewable: false, preference: .decline).deliveryStatus == .undeliveredOther)
+    }
+
+    @Test func theConsumptionEndpointRefusesBadInputPrecisely() async throws {
+        try await withPipeline(startWorkers: false) { pipeline in
+            let cases: [(String, String)] = [
+                (#"{}"#, "missing_field"),
+                (#"{"delivery_status": 1}"#, "wrong_type"),
+                (#"{"delivery_status": "SHIPPED"}"#, "invalid_delivery_status"),
+                (#"{"delivery_status": "DELIVERED", "consumption_percentage": "all"}"#, "wrong_type"),
+                (#"{"delivery_status": "DELIVERED", "consumption_percentage": 100001}"#, "invalid_consumption_percentage"),
+                (#"{"delivery_status": "DELIVERED", "consumption_percentage": 50.5}"#, "invalid_consumption_percentage"),
+                (#"{"delivery_status": "UNDELIVERED_OTHER", "consumption_percentage": 10}"#, "invalid_consumption_percentage"),
+                (#"[1]"#, "malformed_json"),
+            ]
+            for (body, code) in cases {
+                let reply = try await Self.record(pipeline, "6000000000000011", body)
+                #expect(reply.status == 400 && (reply.json["error"] as? [String: Any])?["code"] as? String == code, "\(body): \(reply.json)")
+            }
+            #expect(try await pipeline.redis.send("EXISTS", pipeline.configuration.keys.consumption(user: "player-1")).int == 0)
+            let long = try await Self.record(pipeline, String(repeating: "9", count: 129), #"{"delivery_status": "DELIVERED"}"#)
+            #expect((long.json["error"] as? [String: Any])?["code"] as? String == "invalid_transaction_id")
+        }
+    }
 }

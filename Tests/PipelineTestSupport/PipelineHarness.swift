@@ -160,7 +160,7 @@ public final class PipelineHarness: @unchecked Sendable {
             // app account tokens are set with the Server API keys.
             let apps = appClients.isEmpty ? nil : AppByAppServerAPI(clients: appClients)
             let answering = configuration.refundPreference.flatMap { preference in
-                apps.map { ConsumptionAnswering(reporter: $0, refundPreference: preference, retryPolicy: configuration.retryPolicy) }
+                apps.map { ConsumptionAnswering(reporter: $0, preferences: preference, retryPolicy: configuration.retryPolicy) }
             }
             return NotifyHandler(
                 catalog: Self.catalog, consumption: answering,

@@ -73,9 +73,9 @@ public struct PipelineConfiguration: Sendable {
     /// `IAP_MAX_ACCOUNTS_PER_APPLE_ACCOUNT` (0: no limit).
     public var maxAccountsPerAppleAccount: Int
     public var sharingPolicy: SharingPolicy
-    /// What the notifier tells Apple it prefers when a customer asks for a refund
-    /// (`IAP_REFUND_PREFERENCE`); `nil` (`none`): it does not answer consumption requests.
-    public var refundPreference: ConsumptionInformation.RefundPreference?
+    /// What the notifier tells Apple it prefers when a customer asks for a refund, per the
+    /// request's reason (`IAP_REFUND_PREFERENCE`); `nil` (`none`): it does not answer consumption requests.
+    public var refundPreference: RefundPreferences?
     /// `IAP_SET_APP_ACCOUNT_TOKENS`: whether a token-less purchase of a user with a bound token has
     /// it set at Apple (with the Server API key).
     public var setAppAccountTokens: Bool
@@ -219,8 +219,10 @@ public struct PipelineConfiguration: Sendable {
         maxRefundsPerUser = try source.count(Settings.maxRefundsPerUser)
         maxAccountsPerAppleAccount = try source.count(Settings.maxAccountsPerAppleAccount)
         sharingPolicy = SharingPolicy(rawValue: try source.choice(Settings.sharingPolicy))!
-        let preference = try source.choice(Settings.refundPreference)
-        refundPreference = preference == "none" ? nil : ConsumptionInformation.RefundPreference(rawValue: preference.uppercased())
+        switch RefundPreferences.parse(source.text(Settings.refundPreference) ?? "none") {
+        case .success(let preferences): refundPreference = preferences
+        case .failure(let error): throw ConfigurationError(Settings.refundPreference.variable, error.description)
+        }
         setAppAccountTokens = try source.choice(Settings.setAppAccountTokens) == "on"
         notificationSweep = try source.duration(Settings.notificationSweep)
         metricsPort = try source.optionalCount(Settings.metricsPort)

@@ -169,9 +169,12 @@ public enum Settings {
             + "owned_by_another_account), transfer (it moves to the newest account) or share (both keep its entitlements)",
         readBy: [.deduper])
     public static let refundPreference = Setting(
-        "IAP_REFUND_PREFERENCE", .choice(["none", "decline", "grant_full", "grant_prorated"]), default: "none",
-        help: "how the notifier answers Apple's CONSUMPTION_REQUEST for users who consented (none: it does not answer); "
-            + "needs the Server API key",
+        "IAP_REFUND_PREFERENCE", .text, default: "none",
+        help: "the refund preference the notifier sends when it answers Apple's CONSUMPTION_REQUEST for users who consented: "
+            + "none (it does not answer), decline, grant_full or grant_prorated, or a map by Apple's consumptionRequestReason "
+            + "(UNINTENDED_PURCHASE=grant_full,FULFILLMENT_ISSUE=grant_full,default=decline; UNSATISFIED_WITH_PURCHASE, LEGAL, "
+            + "OTHER; a reason the map does not name takes default; none in a map: the facts without a preference); needs the "
+            + "Server API key",
         readBy: [.notifier])
 
     public static let setAppAccountTokens = Setting(

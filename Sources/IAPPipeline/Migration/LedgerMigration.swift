@@ -129,7 +129,7 @@ public struct LedgerMigration: Sendable {
         "queue", "inflight", "workers", "retry", "dead", "txn", "grant", "fulfilment", "ticket", "receipt", "lock", "rate",
         "signature", "notification", "refunded", "owner", "held", "holds", "refunds", "lifetime", "subscription",
         "user-subscriptions", "webhook", "rechecks", "consent", "daily", "account-token", "unclaimed", "notifications",
-        "apple", "intakes", "notification-sweep", "apple-account", "user-token",
+        "apple", "intakes", "notification-sweep", "apple-account", "user-token", "consumption",
     ]
 
     func scan() async throws -> Plan {
@@ -210,6 +210,7 @@ public struct LedgerMigration: Sendable {
             let bucket = plan.notificationBuckets[uuid] ?? keys.layout.bucket(ofNotification: uuid)
             return keys.inBucket(bucket).notification(uuid: uuid)
         case "consent": return keys.consent(user: after("consent:"))
+        case "consumption": return keys.consumption(user: after("consumption:"))
         case "daily":
             let rest = after("daily:")
             guard let colon = rest.lastIndex(of: ":") else { return nil }
@@ -231,6 +232,7 @@ public struct LedgerMigration: Sendable {
     static let copied = [
         "txn", "grant", "held", "refunded", "owner", "subscription", "notifications", "ticket", "receipt", "notification",
         "consent", "daily", "account-token", "signature", "apple", "notification-sweep", "apple-account", "user-token",
+        "consumption",
     ]
 
     func copyKeys(_ plan: Plan, report: inout MigrationReport) async throws {

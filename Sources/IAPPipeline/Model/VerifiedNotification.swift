@@ -17,6 +17,8 @@ public struct VerifiedNotification: Codable, Sendable, Equatable {
     public var summary: NotificationPayload.Summary?
     /// `externalPurchaseToken` (`EXTERNAL_PURCHASE_TOKEN`).
     public var externalPurchaseToken: NotificationPayload.ExternalPurchaseToken?
+    /// `CONSUMPTION_REQUEST`: why the customer asks for a refund (`data.consumptionRequestReason`).
+    public var consumptionRequestReason: String?
 
     public init(
         _ payload: NotificationPayload, transaction: JWSTransaction?, renewal: JWSRenewalInfo?, appTransaction: JWSAppTransaction? = nil
@@ -32,6 +34,7 @@ public struct VerifiedNotification: Codable, Sendable, Equatable {
         self.appTransaction = appTransaction
         summary = payload.summary
         externalPurchaseToken = payload.externalPurchaseToken
+        consumptionRequestReason = payload.data?.consumptionRequestReason
     }
 
     enum CodingKeys: String, CodingKey {
@@ -43,6 +46,7 @@ public struct VerifiedNotification: Codable, Sendable, Equatable {
         case appTransaction = "app_transaction"
         case summary
         case externalPurchaseToken = "external_purchase_token"
+        case consumptionRequestReason = "consumption_request_reason"
     }
 
     /// The original transaction this notification is about, for the per-subscription record.

@@ -1,3 +1,5 @@
+import AppStoreServerAPI
+import PlainJSON
 import RedisClient
 
 extension PipelineStore {
@@ -7,16 +9,46 @@ extension PipelineStore {
         if case .error(let message) = reply { throw RedisError.server(message) }
     }
 
+    /// What the game says of one purchase (`PUT /v1/users/{id}/purchases/{transaction_id}/consumption`).
+    public struct RecordedConsumption: Sendable, Equatable {
+        public var deliveryStatus: ConsumptionInformation.DeliveryStatus
+        /// Milliunits, 0–100,000.
+        public var percentage: Int?
+
+        public init(deliveryStatus: ConsumptionInformation.DeliveryStatus, percentage: Int?) {
+            self.deliveryStatus = deliveryStatus
+            self.percentage = percentage
+        }
+    }
+
+    /// Records what the game says of `user`'s purchase `transactionID`, replacing what it said before.
+    public func recordConsumption(_ consumption: RecordedConsumption, user: String, transactionID: String, now: Int64 = currentTimeMs()) async throws {
+        let value = JSONValue.members([
+            "delivery_status": .string(consumption.deliveryStatus.rawValue), "consumption_percentage": consumption.percentage.map { .int($0) },
+            "recorded_at": .int(now),
+        ])
+        let reply = try await redis.send("HSET", keys.consumption(user: user), transactionID, value.canonicalText)
+        if case .error(let message) = reply { throw RedisError.server(message) }
+    }
+
     /// What the pipeline knows about a purchase Apple asks consumption information for: whose it
     /// is (the grant's user, else the owner of its original transaction), whether it was granted
-    /// and not taken back, and whether that user consented.
+    /// and not taken back, whether that user consented, and what the game recorded of it.
     public struct ConsumptionFacts: Sendable, Equatable {
         public var user: String?
         public var delivered: Bool
         public var consented: Bool
+        public var recorded: RecordedConsumption?
+
+        public init(user: String?, delivered: Bool, consented: Bool, recorded: RecordedConsumption? = nil) {
+            self.user = user
+            self.delivered = delivered
+            self.consented = consented
+            self.recorded = recorded
+        }
     }
 
-    public func consumptionFacts(unit: String, originalTransactionID: String) async throws -> ConsumptionFacts {
+    public func consumptionFacts(unit: String, originalTransactionID: String, transactionID: String) async throws -> ConsumptionFacts {
         let replies = try await redis.pipeline([
             RedisCommand("HMGET", keys.grant(unit: unit, originalTransactionID: originalTransactionID), "user_id", "revoked_at"),
             RedisCommand("GET", keys.owner(originalTransactionID: originalTransactionID)),
@@ -27,7 +59,16 @@ extension PipelineStore {
         guard let user = grantedTo ?? replies[1].string else {
             return ConsumptionFacts(user: nil, delivered: false, consented: false)
         }
-        let consent = try await redis.send("GET", keys.consent(user: user)).string
-        return ConsumptionFacts(user: user, delivered: grantedTo != nil && !revoked, consented: consent == "1")
+        let userReplies = try await redis.pipeline([
+            RedisCommand("GET", keys.consent(user: user)), RedisCommand("HGET", keys.consumption(user: user), transactionID),
+        ])
+        var recorded: RecordedConsumption?
+        if let text = userReplies[1].string, let json = try? JSONValue(parsing: Array(text.utf8)),
+           let status = json["delivery_status"]?.string.flatMap(ConsumptionInformation.DeliveryStatus.init(rawValue:))
+        {
+            recorded = RecordedConsumption(deliveryStatus: status, percentage: json["consumption_percentage"]?.int)
+        }
+        return ConsumptionFacts(
+            user: user, delivered: grantedTo != nil && !revoked, consented: userReplies[0].string == "1", recorded: recorded)
     }
 }

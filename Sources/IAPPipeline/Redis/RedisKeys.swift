@@ -181,6 +181,10 @@ public struct RedisKeys: Sendable, Equatable {
     /// string: whether a user consented to our telling Apple about their purchases when they ask
     /// for a refund (`1`/`0`), set by the game backend (`PUT /v1/users/{id}/consent`). Never expires.
     public func consent(user: String) -> String { "\(userPrefix(user)):consent:\(user)" }
+    /// hash: what the game says of a user's purchases when Apple asks before a refund, by
+    /// transaction id: `{"delivery_status", "consumption_percentage"?, "recorded_at"}` (JSON), set by
+    /// the game backend (`PUT /v1/users/{id}/purchases/{transaction_id}/consumption`). Never expires.
+    public func consumption(user: String) -> String { "\(userPrefix(user)):consumption:\(user)" }
     /// set: the grant units of the non-consumables in this bucket granted to a user (their
     /// entitlements last until revoked). Never expires.
     public func lifetime(user: String) -> String { "\(bucketPrefix):lifetime:\(user)" }

@@ -22,15 +22,15 @@ extension ConsumptionReporting {
 extension ServerAPIClient: ConsumptionReporting {}
 
 /// How the notify stage answers Apple's `CONSUMPTION_REQUEST`: to whom, with which refund
-/// preference, and how often it retries when Apple cannot take the answer.
+/// preference for each reason, and how often it retries when Apple cannot take the answer.
 public struct ConsumptionAnswering: Sendable {
     public var reporter: any ConsumptionReporting
-    public var refundPreference: ConsumptionInformation.RefundPreference
+    public var preferences: RefundPreferences
     public var retryPolicy: RetryPolicy
 
-    public init(reporter: any ConsumptionReporting, refundPreference: ConsumptionInformation.RefundPreference, retryPolicy: RetryPolicy) {
+    public init(reporter: any ConsumptionReporting, preferences: RefundPreferences, retryPolicy: RetryPolicy) {
         self.reporter = reporter
-        self.refundPreference = refundPreference
+        self.preferences = preferences
         self.retryPolicy = retryPolicy
     }
 }

@@ -140,24 +140,28 @@ public struct NotifyHandler: JobHandler {
         await worker.settle(result, payload: payload, job: job, by: ForwardJob.self)
     }
 
-    /// Tells Apple what it asks before deciding a refund: whether we delivered the purchase, and
-    /// the operator's refund preference. Only for a user who consented: without consent nothing
-    /// is sent (Apple would refuse it anyway) and the notification is recorded as not answered.
+    /// Tells Apple what it asks before deciding a refund: whether the purchase was delivered and
+    /// how much of it was used (the game's word when it recorded one, else the books'), and the
+    /// operator's refund preference for the request's reason. Only for a user who consented:
+    /// without consent nothing is sent (Apple would refuse it anyway) and the notification is
+    /// recorded as not answered.
     private func answerConsumptionRequest(
         _ transaction: JWSTransaction, answering: ConsumptionAnswering, notification: VerifiedNotification, payload: String,
         job: Job, worker: WorkerContext
     ) async {
         guard let unit = await unit(of: transaction, payload: payload, job: job, worker: worker) else { return }
         let read = await worker.transition(reading: "read_consumption_facts") {
-            try await worker.store.consumptionFacts(unit: unit, originalTransactionID: transaction.originalTransactionID)
+            try await worker.store.consumptionFacts(
+                unit: unit, originalTransactionID: transaction.originalTransactionID, transactionID: transaction.transactionID)
         }
         guard let facts = read else { return }
         guard facts.consented else {
             await record(notification, result: "consumption_not_consented", payload: payload, job: job, worker: worker)
             return
         }
-        let information = ConsumptionInformation(
-            deliveryStatus: facts.delivered ? .delivered : .undeliveredOther, refundPreference: answering.refundPreference)
+        let information = Self.consumptionInformation(
+            facts, autoRenewable: catalog.products[transaction.productID] == .autoRenewable,
+            preference: answering.preferences.preference(for: notification.consumptionRequestReason))
         let environment: ServerAPIEnvironment = transaction.environment == "Sandbox" ? .sandbox : .production
         let attempt = job.attempts + 1
         let answer = await answering.reporter.sendConsumptionInformation(
@@ -166,6 +170,9 @@ public struct NotifyHandler: JobHandler {
         case .ok:
             worker.logger.info("consumption information sent", metadata: [
                 "transaction_id": "\(transaction.transactionID)", "delivery_status": "\(information.deliveryStatus.rawValue)",
+                "consumption_percentage": "\(information.consumptionPercentage.map(String.init) ?? "-")",
+                "refund_preference": "\(information.refundPreference?.rawValue ?? "-")",
+                "reason": "\(notification.consumptionRequestReason ?? "-")",
             ])
             await record(notification, result: "consumption_sent", payload: payload, job: job, worker: worker)
         case .notFound:
@@ -176,6 +183,20 @@ public struct NotifyHandler: JobHandler {
         case .unauthorized, .misconfigured, .transient:
             await deadLetterOrRetry(answer, payload: payload, job: job, attempt: attempt, policy: answering.retryPolicy, worker: worker)
         }
+    }
+
+    /// What is sent: the game's recorded delivery status, else the books' (granted and not taken
+    /// back: `DELIVERED`); its consumption percentage, never for an auto-renewable subscription and
+    /// 0 unless delivered, as Apple requires; the preference, but `GRANT_PRORATED` of a product
+    /// with no consumption above 0 is left out (Apple would refuse the whole answer for it).
+    public static func consumptionInformation(
+        _ facts: PipelineStore.ConsumptionFacts, autoRenewable: Bool, preference: ConsumptionInformation.RefundPreference?
+    ) -> ConsumptionInformation {
+        let status = facts.recorded?.deliveryStatus ?? (facts.delivered ? .delivered : .undeliveredOther)
+        let percentage = autoRenewable ? nil : facts.recorded?.percentage.map { status == .delivered ? $0 : 0 }
+        var preference = preference
+        if preference == .grantProrated, !autoRenewable, (percentage ?? 0) == 0 { preference = nil }
+        return ConsumptionInformation(deliveryStatus: status, refundPreference: preference, consumptionPercentage: percentage)
     }
 
     /// The subscription's new state a notification says, or `nil` when its product is not an
