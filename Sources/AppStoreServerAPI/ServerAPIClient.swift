@@ -142,6 +142,46 @@ public final class ServerAPIClient: Sendable {
         await call(.orderLookup, path: "/inApps/v1/lookup/\(Self.escape(orderID))", environment: .production)
     }
 
+    /// `GET /inApps/v2/refund/lookup/{transactionId}?revision=…`: one page of the customer's
+    /// refunded purchases (`signedTransactions`, `revision` of the next page, `hasMore`).
+    public func refundHistory(_ transactionID: String, revision: String?, environment: ServerAPIEnvironment) async -> ServerAPIAnswer {
+        var path = "/inApps/v2/refund/lookup/\(Self.escape(transactionID))"
+        if let revision { path += "?revision=\(Self.escape(revision))" }
+        return await call(.refundHistory, path: path, environment: environment)
+    }
+
+    /// `PUT /inApps/v1/subscriptions/extend/{originalTransactionId}` with `{extendByDays,
+    /// extendReasonCode, requestIdentifier}`: `{effectiveDate, originalTransactionId,
+    /// webOrderLineItemId, success}`.
+    public func extendRenewalDate(
+        originalTransactionID: String, _ request: RenewalExtension, environment: ServerAPIEnvironment
+    ) async -> ServerAPIAnswer {
+        guard let body = try? JSONEncoder().encode(request) else { return .misconfigured(detail: "cannot encode the extension") }
+        return await call(
+            .extendRenewalDate, method: .PUT, path: "/inApps/v1/subscriptions/extend/\(Self.escape(originalTransactionID))",
+            body: Array(body), environment: environment)
+    }
+
+    /// `POST /inApps/v1/subscriptions/extend/mass` with `{extendByDays, extendReasonCode,
+    /// requestIdentifier, productId, storefrontCountryCodes?}`: `{requestIdentifier}`; Apple works
+    /// through the subscribers and tells each `RENEWAL_EXTENDED`, then `RENEWAL_EXTENSION` `SUMMARY`.
+    public func extendRenewalDates(_ request: RenewalExtension, environment: ServerAPIEnvironment) async -> ServerAPIAnswer {
+        guard let body = try? JSONEncoder().encode(request) else { return .misconfigured(detail: "cannot encode the extension") }
+        return await call(
+            .massExtendRenewalDate, method: .POST, path: "/inApps/v1/subscriptions/extend/mass", body: Array(body), environment: environment)
+    }
+
+    /// `GET /inApps/v1/subscriptions/extend/mass/{productId}/{requestIdentifier}`: `{requestIdentifier,
+    /// complete, completeDate, succeededCount, failedCount}`.
+    public func renewalExtensionStatus(
+        productID: String, requestIdentifier: String, environment: ServerAPIEnvironment
+    ) async -> ServerAPIAnswer {
+        await call(
+            .massExtendStatus,
+            path: "/inApps/v1/subscriptions/extend/mass/\(Self.escape(productID))/\(Self.escape(requestIdentifier))",
+            environment: environment)
+    }
+
     func call(
         _ endpoint: ServerAPIEndpoint, method: HTTPMethod = .GET, path: String, body requestBody: [UInt8]? = nil,
         environment: ServerAPIEnvironment

@@ -19,4 +19,8 @@ public enum ServerAPIEndpoint: String, Sendable, CaseIterable {
     case orderLookup = "order_lookup"
     case appAccountToken = "app_account_token"
     case appTransactionInfo = "app_transaction_info"
+    case refundHistory = "refund_history"
+    case extendRenewalDate = "extend_renewal_date"
+    case massExtendRenewalDate = "mass_extend_renewal_date"
+    case massExtendStatus = "mass_extend_status"
 }

@@ -318,6 +318,14 @@ public final class SimulatedServerAPI: Sendable {
                     self.history(context.parameters.get("id") ?? "", environment: environment, app: Self.tokenBundle(request.headers[.authorization]))
                 }
             }
+            router.get(RouterPath(stringLiteral: prefix + "/inApps/v2/refund/lookup/{id}")) { request, context in
+                let revision = request.uri.queryParameters.get("revision").map { String($0) }
+                return try self.answer(request, environment: environment, endpoint: "refund_history") {
+                    self.refundHistory(
+                        context.parameters.get("id") ?? "", revision: revision, environment: environment,
+                        app: Self.tokenBundle(request.headers[.authorization]))
+                }
+            }
             router.post(RouterPath(stringLiteral: prefix + "/inApps/v1/notifications/test")) { request, _ in
                 try self.answer(request, environment: environment, endpoint: "test_notification") {
                     self.requestTestNotification(environment: environment)
@@ -489,6 +497,43 @@ public final class SimulatedServerAPI: Sendable {
         return (try? Self.json(.ok, [
             "signedTransactions": signed, "revision": "r\(signed.count)", "hasMore": false, "bundleId": anchor.bundleID,
             "environment": environment,
+        ] as [String: any Sendable])) ?? Self.notFound
+    }
+
+    /// Apple refunds a transaction and the notification never comes (or came before anyone
+    /// listened): only Get Refund History will tell.
+    public func refund(transactionID: String, reason: Int = 1, at: Int64 = Int64(Date().timeIntervalSince1970 * 1000)) throws {
+        try state.withLockedValue { state in
+            guard state.transactions[transactionID] != nil else { throw SimulatorError("apple-sim knows no transaction \(transactionID)") }
+            state.transactions[transactionID]?.revocationDate = at
+            state.transactions[transactionID]?.revocationReason = reason
+            state.transactions[transactionID]?.revocationType = "REFUND_FULL"
+        }
+    }
+
+    /// How many refunds one page of Get Refund History holds (Apple: 20).
+    static let refundPageSize = 20
+
+    /// `GET /inApps/v2/refund/lookup/{id}?revision=`: the customer's refunded transactions, oldest
+    /// refund first, 20 a page; the customer is everyone of the transaction's Apple Account (its
+    /// `appTransactionId`), else its original transaction's. `revision` is where the next page starts.
+    private func refundHistory(_ id: String, revision: String?, environment: String, app: String?) -> Response {
+        materialize()
+        let all = state.withLockedValue { Array($0.transactions.values) }
+        guard let anchor = all.first(where: { $0.transactionID == id && $0.environment == environment && Self.visible($0, to: app) })
+        else { return Self.notFound }
+        let sameCustomer: (JWSTransaction) -> Bool = { other in
+            if let account = anchor.appTransactionID { return other.appTransactionID == account }
+            return other.originalTransactionID == anchor.originalTransactionID
+        }
+        let refunded = all.filter { $0.environment == environment && $0.revocationDate != nil && sameCustomer($0) && Self.visible($0, to: app) }
+            .sorted { ($0.revocationDate ?? 0, $0.transactionID) < ($1.revocationDate ?? 0, $1.transactionID) }
+        let start = revision.flatMap { Int($0.dropFirst(3)) } ?? 0
+        let page = Array(refunded.dropFirst(start).prefix(Self.refundPageSize))
+        let next = start + page.count
+        let signed = page.compactMap { try? authority.signer.sign(payload: $0) }
+        return (try? Self.json(.ok, [
+            "signedTransactions": signed, "revision": "rh:\(next)", "hasMore": next < refunded.count,
         ] as [String: any Sendable])) ?? Self.notFound
     }
 

@@ -7,7 +7,7 @@ import IAPPipeline
 /// `iapctl apple …`: the App Store Server API for an operator.
 struct AppleCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "apple", abstract: "Ask Apple's App Store Server API (needs the API keys).", subcommands: [TestNotification.self, Notifications.self])
+        commandName: "apple", abstract: "Ask Apple's App Store Server API (needs the API keys).", subcommands: [TestNotification.self, Notifications.self, Refunds.self])
 
     /// `iapctl apple test-notification`: Request a Test Notification, then its status until Apple
     /// reports the attempt; exit 0 only when the notification arrived and the intake stored it.
@@ -150,6 +150,83 @@ struct AppleCommand: AsyncParsableCommand {
                 print("  seen before  \(report.seenBefore)")
                 print("  invalid      \(report.invalid)")
                 for refusal in report.refusals { print("    \(refusal.code): \(refusal.message)") }
+                if let error = report.error { print("  stopped: \(error)") }
+            }
+            if !report.complete { throw ExitCode(1) }
+        }
+    }
+
+    /// `iapctl apple refunds (--user ID | --transaction-id ID) [--apply]`: Get Refund History, each
+    /// refunded purchase with where it stands here; `--apply` takes back, once, what is still granted.
+    struct Refunds: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "refunds",
+            abstract: "Refunds Apple made that the pipeline may not know (Get Refund History); --apply takes them back once.",
+            discussion: """
+                Asks Get Refund History with the transaction id given, or with each purchase the books hold for the user \
+                (at most 50), and prints every refunded purchase with its state here (granted, revoked, claimed, \
+                unclaimed, unknown, ...). --apply stores each one not yet revoked or refunded here as a REFUND \
+                notification (UUID refund-history:<transaction id>, once) for the notifier: a grant is revoked once, with \
+                source refund_history on its fulfilment entry; a purchase not granted is remembered as refunded. Exit 0 \
+                when every page was read, 1 when Apple or Redis stopped it (run it again: it is harmless).
+                """)
+        @OptionGroup var redis: RedisOptions
+        @OptionGroup var appsFile: AppsFileOptions
+        @OptionGroup var tickets: TicketOptions
+        @OptionGroup var app: AppOptions
+        @OptionGroup var key: ServerAPIKeyOptions
+        @OptionGroup var client: ServerAPIClientOptions
+        @OptionGroup var catalog: CatalogOptions
+        @Option(help: "The user whose purchases' customers are asked.") var user: String?
+        @Option(help: "Any transaction id of the customer.") var transactionId: String?
+        @Flag(help: "Take back, once, each refund not yet revoked or refunded here.") var apply = false
+        @Flag(help: "Only refunds since the last read of this customer (its kept revision).") var newOnly = false
+        @Flag(help: "Print JSON.") var json = false
+
+        func validate() throws {
+            guard (user == nil) != (transactionId == nil) else { throw ValidationError("give --user or --transaction-id (one of them)") }
+            if let transactionId, !(1...128).contains(transactionId.utf8.count) || !transactionId.utf8.allSatisfy({ (0x30...0x39).contains($0) }) {
+                throw ValidationError("--transaction-id: 1 to 128 digits")
+            }
+        }
+
+        func run() async throws {
+            let configuration = loadConfiguration(redis, tickets, app, key, client, catalog, appsFile)
+            guard configuration.isServerAPIConfigured else {
+                throw ValidationError("needs IAP_APPLE_API_KEY_ID, IAP_APPLE_API_ISSUER_ID and IAP_APPLE_API_PRIVATE_KEY_FILE")
+            }
+            let (user, transactionId, apply, newOnly) = (user, transactionId, apply, newOnly)
+            let report = try await withStore(configuration) { store in
+                let logger = bootstrapLogging(label: "iapctl")
+                let audit: RefundHistoryAudit?
+                do { audit = try RefundHistoryAudit.make(configuration, store: store, logger: logger) } catch let error as ConfigurationError {
+                    failConfiguration(error)
+                }
+                guard let audit else { throw ExitCode(2) }
+                var asked: [String] = []
+                do {
+                    if let transactionId { asked = [transactionId] } else { asked = try await audit.transactionIDs(ofUser: user ?? "") }
+                } catch {
+                    for client in audit.clients { await client.shutdown() }
+                    throw error
+                }
+                let report = await audit.audit(transactionIDs: asked, apply: apply, fromLastRevision: newOnly, logger: logger)
+                for client in audit.clients { await client.shutdown() }
+                return report
+            }
+            if json {
+                print(report.json.canonicalText)
+            } else {
+                print("refund history (\(report.asked.count) customer\(report.asked.count == 1 ? "" : "s") asked): \(report.refunds.count) refunded, \(report.complete ? "complete" : "INCOMPLETE")")
+                for refund in report.refunds {
+                    let transaction = refund.transaction
+                    var line = "  \(transaction.transactionID)  \(transaction.productID)  \(refund.books.state)"
+                    if let owner = refund.books.grant["user_id"] ?? refund.books.owner { line += "  user \(owner)" }
+                    if let action = refund.action { line += "  → \(action)" }
+                    if let ticket = refund.ticket { line += " (ticket \(ticket))" }
+                    print(line)
+                }
+                if user != nil, report.asked.isEmpty { print("  the books hold no purchase of this user") }
                 if let error = report.error { print("  stopped: \(error)") }
             }
             if !report.complete { throw ExitCode(1) }

@@ -15,7 +15,8 @@
     KEYS[5] owner          `owner:<original_transaction_id>`, when the notification names a purchase
     ARGV[1] job            the job
     ARGV[2] arguments      JSON: ticket, now, ttl (s), retention (s), channel, type, token_user,
-                           entry (the stream entry's fields: strings)
+                           entry (the stream entry's fields: strings), source (the entry's
+                           `source`: `notification`, or `refund_history` for a refund found there)
   Output:
     {1, ticket} queued; {0, existing ticket} a notification seen before
 ]]
@@ -31,7 +32,7 @@ redis.call('HSET', ticket, 'status', 'queued', 'attempts', '0', 'user_id', '', '
 redis.call('EXPIRE', ticket, a.ttl)
 redis.call('LPUSH', notifyQueue, ARGV[1])
 local entry = a.entry
-entry.event, entry.source, entry.ticket = 'notification', 'notification', a.ticket
+entry.event, entry.source, entry.ticket = 'notification', a.source or 'notification', a.ticket
 addEvent(stream, entry, (owner and redis.call('GET', owner)) or a.token_user or '')
 redis.call('SPUBLISH', a.channel, a.ticket)
 return {1, a.ticket}

@@ -22,7 +22,8 @@
     KEYS[9] ownerSubscriptions  `user-subscriptions:<owner>`
     ARGV[1] taken               the job as taken
     ARGV[2] arguments           JSON: ticket, now, channel, notification, revocation_reason,
-                                revocation_type, owner?, subscription?, recheck?
+                                revocation_type, owner?, subscription?, recheck?, source? (the
+                                `revoked` entry's: `notification`, or `refund_history`)
   Output:
     {1, result} `revoked`, `already_revoked`, `refund_remembered`; {0} the worker no longer holds
     the job; {-1} its ticket is gone; {-2, owner} declare that owner's keys and call again
@@ -47,7 +48,7 @@ else
   redis.call('HSET', record, 'revoked_at', a.now, 'revocation_reason', a.revocation_reason,
     'revocation_type', a.revocation_type)
   redis.call('HDEL', record, 'reinstated_at')
-  redis.call('XADD', stream, '*', unpack((grantEntry(record, {'event', 'revoked', 'source', 'notification'},
+  redis.call('XADD', stream, '*', unpack((grantEntry(record, {'event', 'revoked', 'source', a.source or 'notification'},
     {'revoked_at', a.now, 'revocation_reason', a.revocation_reason, 'revocation_type', a.revocation_type,
       'notification', a.notification}))))
   redis.call('INCR', KEYS[6])

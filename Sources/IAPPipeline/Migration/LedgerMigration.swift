@@ -129,7 +129,7 @@ public struct LedgerMigration: Sendable {
         "queue", "inflight", "workers", "retry", "dead", "txn", "grant", "fulfilment", "ticket", "receipt", "lock", "rate",
         "signature", "notification", "refunded", "owner", "held", "holds", "refunds", "lifetime", "subscription",
         "user-subscriptions", "webhook", "rechecks", "consent", "daily", "account-token", "unclaimed", "notifications",
-        "apple", "intakes", "notification-sweep", "apple-account", "user-token", "consumption",
+        "apple", "intakes", "notification-sweep", "apple-account", "user-token", "consumption", "refund-revision",
     ]
 
     func scan() async throws -> Plan {
@@ -211,6 +211,10 @@ public struct LedgerMigration: Sendable {
             return keys.inBucket(bucket).notification(uuid: uuid)
         case "consent": return keys.consent(user: after("consent:"))
         case "consumption": return keys.consumption(user: after("consumption:"))
+        case "refund-revision":
+            let rest = after("refund-revision:")
+            guard let colon = rest.firstIndex(of: ":") else { return nil }
+            return keys.refundRevision(transactionID: String(rest[rest.index(after: colon)...]), environment: String(rest[..<colon]))
         case "daily":
             let rest = after("daily:")
             guard let colon = rest.lastIndex(of: ":") else { return nil }
@@ -232,7 +236,7 @@ public struct LedgerMigration: Sendable {
     static let copied = [
         "txn", "grant", "held", "refunded", "owner", "subscription", "notifications", "ticket", "receipt", "notification",
         "consent", "daily", "account-token", "signature", "apple", "notification-sweep", "apple-account", "user-token",
-        "consumption",
+        "consumption", "refund-revision",
     ]
 
     func copyKeys(_ plan: Plan, report: inout MigrationReport) async throws {

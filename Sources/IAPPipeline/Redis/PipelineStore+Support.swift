@@ -1,3 +1,4 @@
+import AppStoreServerAPI
 import AppleReceipt
 import RedisClient
 
@@ -39,5 +40,19 @@ extension PipelineStore {
             books.claimStatus = try await redis.send("HGET", keys.ticket(claim), "status").string ?? "expired"
         }
         return books
+    }
+}
+
+extension PipelineStore {
+    /// The revision Get Refund History last answered for the customer of `asked` (`nil`: none yet).
+    public func refundRevision(asked: String, environment: ServerAPIEnvironment) async throws -> String? {
+        let reply = try await redis.send("GET", keys.refundRevision(transactionID: asked, environment: environment.rawValue))
+        if case .error(let message) = reply { throw RedisError.server(message) }
+        return reply.string
+    }
+
+    public func setRefundRevision(_ revision: String, asked: String, environment: ServerAPIEnvironment) async throws {
+        let reply = try await redis.send("SET", keys.refundRevision(transactionID: asked, environment: environment.rawValue), revision)
+        if case .error(let message) = reply { throw RedisError.server(message) }
     }
 }

@@ -116,6 +116,11 @@ public struct RedisKeys: Sendable, Equatable {
     public func refunded(unit: String, originalTransactionID: String) -> String {
         "\(purchasePrefix(originalTransactionID)):refunded:\(unit)"
     }
+    /// string: the `revision` Get Refund History last answered for the customer of this transaction
+    /// id in one environment (`iapctl apple refunds`), where the next read may start. Never expires.
+    public func refundRevision(transactionID: String, environment: String) -> String {
+        "\(purchasePrefix(transactionID)):refund-revision:\(environment):\(transactionID)"
+    }
     /// string: `original_transaction_id` → the user first granted it (its owner). Never expires.
     public func owner(originalTransactionID: String) -> String { "\(purchasePrefix(originalTransactionID)):owner:\(originalTransactionID)" }
     /// hash: the users who bought on one Apple Account (Apple's `appTransactionId`), each with their

@@ -19,6 +19,7 @@ struct AcceptNotification: PipelineScript {
             "entry": .object((job.notification?.streamFields ?? [:]).mapValues(JSONValue.string)),
         ]
         if let tokenUser { arguments["token_user"] = .string(tokenUser) }
+        if let source = job.source, source != "notification" { arguments["source"] = .string(source) }
         self.arguments = [job.encoded(), JSONValue.object(arguments).canonicalText]
     }
 

@@ -32,6 +32,7 @@ struct RefundStepCall: Sendable {
         ]) { $1 }
         if let subscription { members["subscription"] = subscription.json }
         if let recheck { members["recheck"] = recheck.json }
+        if let source = job.source, source != "notification" { members["source"] = .string(source) }
         self.keys = fixed
         arguments = [taken, JSONValue.object(members).canonicalText]
     }
