@@ -229,7 +229,11 @@ public final class ServerAPIClient: Sendable {
                 try? await limiter.hold(endpoint: endpoint, environment: environment, untilMs: until)
             }
             return .transient(reason: Self.rateLimitedReason, detail: detail, retryAfterMs: waitMs)
-        case 401, 403:
+        case 401:
+            return .unauthorized(status: status, detail: detail)
+        case 403 where code == nil:
+            // Our token refused. A 403 with an errorCode is Apple refusing the request itself
+            // (4030004 not eligible for an extension, 4030005 extended twice already, …).
             return .unauthorized(status: status, detail: detail)
         case 404 where code == Self.transactionNotFound:
             return .notFound

@@ -49,6 +49,10 @@ public final class SimulatedServerAPI: Sendable {
         var retryDelays = SimulatedServerAPI.appleRetryDelays
         /// How long one delivery attempt may take (a refused connection is retried until then).
         var deliveryTimeout: Duration = .seconds(10)
+        /// Renewal-date extensions per original transaction id: (request identifier, when, days).
+        var extensions: [String: [(request: String, at: Int64, days: Int)]] = [:]
+        /// Extensions of all active subscribers, by "<environment> <product> <request identifier>".
+        var massExtensions: [String: [String: any Sendable]] = [:]
     }
 
     init(authority: SigningAuthority, publicKey: P256.Signing.PublicKey?) {
@@ -324,6 +328,27 @@ public final class SimulatedServerAPI: Sendable {
                     self.refundHistory(
                         context.parameters.get("id") ?? "", revision: revision, environment: environment,
                         app: Self.tokenBundle(request.headers[.authorization]))
+                }
+            }
+            router.put(RouterPath(stringLiteral: prefix + "/inApps/v1/subscriptions/extend/{id}")) { request, context in
+                let body = try await request.body.collect(upTo: 1 << 16)
+                return try self.answer(request, environment: environment, endpoint: "extend_renewal_date") {
+                    self.extendRenewalDate(
+                        context.parameters.get("id") ?? "", body: Data(buffer: body), environment: environment,
+                        app: Self.tokenBundle(request.headers[.authorization]))
+                }
+            }
+            router.post(RouterPath(stringLiteral: prefix + "/inApps/v1/subscriptions/extend/mass")) { request, _ in
+                let body = try await request.body.collect(upTo: 1 << 16)
+                return try self.answer(request, environment: environment, endpoint: "mass_extend_renewal_date") {
+                    self.extendRenewalDates(body: Data(buffer: body), environment: environment, app: Self.tokenBundle(request.headers[.authorization]))
+                }
+            }
+            router.get(RouterPath(stringLiteral: prefix + "/inApps/v1/subscriptions/extend/mass/{product}/{request}")) { request, context in
+                try self.answer(request, environment: environment, endpoint: "mass_extend_status") {
+                    self.massExtensionStatus(
+                        product: context.parameters.get("product") ?? "", request: context.parameters.get("request") ?? "",
+                        environment: environment)
                 }
             }
             router.post(RouterPath(stringLiteral: prefix + "/inApps/v1/notifications/test")) { request, _ in

@@ -3,11 +3,12 @@ import ArgumentParser
 import Foundation
 import IAPCLI
 import IAPPipeline
+import PlainJSON
 
 /// `iapctl apple …`: the App Store Server API for an operator.
 struct AppleCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "apple", abstract: "Ask Apple's App Store Server API (needs the API keys).", subcommands: [TestNotification.self, Notifications.self, Refunds.self])
+        commandName: "apple", abstract: "Ask Apple's App Store Server API (needs the API keys).", subcommands: [TestNotification.self, Notifications.self, Refunds.self, Extend.self])
 
     /// `iapctl apple test-notification`: Request a Test Notification, then its status until Apple
     /// reports the attempt; exit 0 only when the notification arrived and the intake stored it.
@@ -230,6 +231,132 @@ struct AppleCommand: AsyncParsableCommand {
                 if let error = report.error { print("  stopped: \(error)") }
             }
             if !report.complete { throw ExitCode(1) }
+        }
+    }
+
+    /// `iapctl apple extend`: a subscriber's renewal date (`--original-transaction-id`), every
+    /// active subscriber's of a product (`--all --product`), or how far the latter got (`--status`).
+    struct Extend: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "extend",
+            abstract: "Extend renewal dates (one subscriber, or all active subscribers of a product) and read Apple's progress.",
+            discussion: """
+                Apple allows at most 90 days, and two extensions per subscriber in 365 days; its refusals are printed with \
+                their codes (4030004 not eligible: expired, free offer, billing retry; 4030005 already extended twice). One \
+                subscriber: once Apple answers, the subscription's latest transaction is read again and applied as Apple's \
+                RENEWAL_EXTENDED would be (expires_at moves, a renewal_extended event for the backend). All subscribers: \
+                Apple tells each one RENEWAL_EXTENDED, which the intake applies; --wait S reads the status until Apple \
+                completes or S seconds pass. The same --request-id again is the same extension. Exit 0 done, 1 Apple \
+                refused (or did not complete within --wait), 2 Apple or Redis could not be asked.
+                """)
+        @OptionGroup var redis: RedisOptions
+        @OptionGroup var appsFile: AppsFileOptions
+        @OptionGroup var tickets: TicketOptions
+        @OptionGroup var app: AppOptions
+        @OptionGroup var key: ServerAPIKeyOptions
+        @OptionGroup var client: ServerAPIClientOptions
+        @Option(help: "The subscription to extend (its original transaction id).") var originalTransactionId: String?
+        @Flag(help: "Every active subscriber of --product.") var all = false
+        @Flag(help: "Only read the status of --product's extension --request-id.") var status = false
+        @Option(help: "The product (with --all or --status).") var product: String?
+        @Option(help: "ISO 3166-1 alpha-3 storefronts, comma-separated (with --all; default every storefront).") var storefronts: String?
+        @Option(help: "Days to extend by, 1 to 90.") var days: Int?
+        @Option(help: "Apple's extendReasonCode: 0 undeclared, 1 customer satisfaction, 2 other, 3 service issue or outage.")
+        var reason: Int?
+        @Option(help: "Names the extension (a UUID by default): the same one again is the same extension.") var requestId: String?
+        @Option(help: "With --all: seconds to wait for Apple to complete (0 to 600).") var wait = 0
+        @Option(help: "production or sandbox (with --all or --status; one subscriber: the record's, else both in turn).")
+        var environment = "production"
+        @Option(help: "With IAP_APPS_FILE and --all or --status: the app whose key asks (default the first).") var bundleId: String?
+        @Flag(help: "Print JSON.") var json = false
+
+        var storefrontList: [String]? {
+            storefronts.map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).uppercased() } }
+        }
+
+        func validate() throws {
+            let modes = [originalTransactionId != nil, all, status].filter { $0 }.count
+            guard modes == 1 else { throw ValidationError("give one of --original-transaction-id, --all or --status") }
+            guard ["production", "sandbox"].contains(environment) else { throw ValidationError("--environment: production or sandbox") }
+            if all || status { guard product != nil else { throw ValidationError("--product is required with --all and --status") } }
+            if status { guard requestId != nil else { throw ValidationError("--status needs --request-id") } }
+            if !status {
+                guard let days, (1...RenewalExtension.maxDays).contains(days) else { throw ValidationError("--days: 1 to 90 (Apple's limit)") }
+                guard let reason, RenewalExtension.reasonCodes.contains(reason) else { throw ValidationError("--reason: 0, 1, 2 or 3") }
+            }
+            if let storefrontList {
+                guard all else { throw ValidationError("--storefronts goes with --all") }
+                guard !storefrontList.isEmpty, storefrontList.allSatisfy({ $0.count == 3 && $0.allSatisfy(\.isLetter) }) else {
+                    throw ValidationError("--storefronts: ISO 3166-1 alpha-3 codes such as USA,FRA")
+                }
+            }
+            if let requestId, !(1...128).contains(requestId.utf8.count) { throw ValidationError("--request-id: 1 to 128 characters") }
+            guard (0...600).contains(wait) else { throw ValidationError("--wait: 0 to 600 seconds") }
+        }
+
+        func run() async throws {
+            let configuration = loadConfiguration(redis, tickets, app, key, client, appsFile)
+            guard configuration.isServerAPIConfigured else {
+                throw ValidationError("needs IAP_APPLE_API_KEY_ID, IAP_APPLE_API_ISSUER_ID and IAP_APPLE_API_PRIVATE_KEY_FILE")
+            }
+            let request = requestId ?? UUID().uuidString.lowercased()
+            let apiEnvironment: ServerAPIEnvironment = environment == "sandbox" ? .sandbox : .production
+            let (original, all, product, storefronts, days, reason, wait, bundleId) =
+                (originalTransactionId, all, product, storefrontList, days ?? 0, reason ?? 0, wait, bundleId)
+            let outcome: Result<JSONValue, RenewalExtensions.Failure> = try await withStore(configuration) { store in
+                let logger = bootstrapLogging(label: "iapctl")
+                let extensions: RenewalExtensions?
+                do { extensions = try RenewalExtensions.make(configuration, store: store, logger: logger) } catch let error as ConfigurationError {
+                    failConfiguration(error)
+                }
+                guard let extensions else { throw ExitCode(2) }
+                var outcome: Result<JSONValue, RenewalExtensions.Failure>
+                if let original {
+                    outcome = await extensions.extend(
+                        originalTransactionID: original, days: days, reason: reason, requestIdentifier: request, logger: logger
+                    ).map(\.json)
+                } else {
+                    var started: Result<String, RenewalExtensions.Failure> = .success(request)
+                    if all {
+                        started = await extensions.extendAll(
+                            productID: product!, storefronts: storefronts, days: days, reason: reason, requestIdentifier: request,
+                            environment: apiEnvironment, bundleID: bundleId)
+                    }
+                    switch started {
+                    case .failure(let failure): outcome = .failure(failure)
+                    case .success(let identifier):
+                        let deadline = ContinuousClock.now + .seconds(all ? wait : 0)
+                        var read = await extensions.status(
+                            productID: product!, requestIdentifier: identifier, environment: apiEnvironment, bundleID: bundleId)
+                        while case .success(let state) = read, !state.complete, ContinuousClock.now < deadline {
+                            try await Task.sleep(for: .seconds(1))  // Apple's progress, polled as an operator would
+                            read = await extensions.status(
+                                productID: product!, requestIdentifier: identifier, environment: apiEnvironment, bundleID: bundleId)
+                        }
+                        if all, wait == 0, case .failure = read {
+                            // Apple took it; its status may not exist yet.
+                            read = .success(.init(requestIdentifier: identifier, complete: false))
+                        }
+                        outcome = read.map(\.json)
+                    }
+                }
+                for client in extensions.clients { await client.shutdown() }
+                return outcome
+            }
+            switch outcome {
+            case .success(let answer):
+                if json {
+                    print(answer.canonicalText)
+                } else {
+                    for (name, value) in (answer.object ?? [:]).sorted(by: { $0.key < $1.key }) {
+                        print("\(name.padding(toLength: 24, withPad: " ", startingAt: 0))\(value.lenientString ?? value.canonicalText)")
+                    }
+                }
+                if (all && wait > 0) || status, answer["complete"]?.bool == false { throw ExitCode(1) }
+            case .failure(let failure):
+                FileHandle.standardError.write(Data("Apple did not extend: \(failure.code): \(failure.message)\n".utf8))
+                throw ExitCode(failure.transient ? 2 : 1)
+            }
         }
     }
 }
