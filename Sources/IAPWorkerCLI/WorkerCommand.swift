@@ -178,10 +178,18 @@ public struct NotifierCommand: AsyncParsableCommand {
             ClosingService { for client in serverAPI.withLockedValue({ $0 }) { await client.shutdown() } },
             ClosingService { for client in sweepClients.withLockedValue({ $0 }) { await client.shutdown() } },
         ], makeServices: { (store) throws(ConfigurationError) -> [any Service] in
-            guard let sweeper = try NotificationSweeper.make(configuration, store: store, logger: logger) else { return [] }
-            sweepClients.withLockedValue { $0 = sweeper.walks.map(\.walk.client) }
-            logger.info("notification sweep on", metadata: ["every_s": "\(configuration.notificationSweep.components.seconds)"])
-            return [sweeper]
+            var services: [any Service] = []
+            if let sweeper = try NotificationSweeper.make(configuration, store: store, logger: logger) {
+                sweepClients.withLockedValue { $0 += sweeper.walks.map(\.walk.client) }
+                logger.info("notification sweep on", metadata: ["every_s": "\(configuration.notificationSweep.components.seconds)"])
+                services.append(sweeper)
+            }
+            if let refunds = try RefundSweeper.make(configuration, store: store, logger: logger) {
+                sweepClients.withLockedValue { $0 += refunds.audit.clients }
+                logger.info("refund sweep on", metadata: ["every_s": "\(configuration.refundSweep.components.seconds)"])
+                services.append(refunds)
+            }
+            return services
         })
     }
 }

@@ -21,14 +21,18 @@ public struct AppAppleIDOptions: SettingsGroup {
     public var flags: [Setting: String?] { [Settings.appleAppID: appleAppId] }
 }
 
-/// The notifier's notification sweep: how often, and the roots what it reads must chain to.
+/// The notifier's sweeps (notification history, refund history): how often, and the roots what
+/// they read must chain to.
 public struct NotificationSweepOptions: SettingsGroup {
     @Option(name: Settings.notificationSweep.name, help: Settings.notificationSweep.argumentHelp) var notificationSweep: String?
+    @Option(name: Settings.refundSweep.name, help: Settings.refundSweep.argumentHelp) var refundSweep: String?
     @Option(name: Settings.appleRootCerts.name, help: Settings.appleRootCerts.argumentHelp) var appleRootCerts: String?
 
     public init() {}
 
-    public var flags: [Setting: String?] { [Settings.notificationSweep: notificationSweep, Settings.appleRootCerts: appleRootCerts] }
+    public var flags: [Setting: String?] {
+        [Settings.notificationSweep: notificationSweep, Settings.refundSweep: refundSweep, Settings.appleRootCerts: appleRootCerts]
+    }
 }
 
 /// verifyReceipt: the verifier.

@@ -81,6 +81,8 @@ public struct PipelineConfiguration: Sendable {
     public var setAppAccountTokens: Bool
     /// How often the fleet's one notification sweep runs (`IAP_NOTIFICATION_SWEEP_S`); zero: never.
     public var notificationSweep: Duration
+    /// How often the fleet's one refund sweep runs (`IAP_REFUND_SWEEP_S`); zero: never.
+    public var refundSweep: Duration
     /// When subscriptions are re-checked with Apple (`IAP_RECHECK_BEFORE_S`, `IAP_RECHECK_AFTER_S`, `IAP_RECHECK_MAX`).
     public var recheck: RecheckSchedule
     /// `iap-webhook`: where to deliver the fulfilment events, the shared signing secret, how long
@@ -225,6 +227,7 @@ public struct PipelineConfiguration: Sendable {
         }
         setAppAccountTokens = try source.choice(Settings.setAppAccountTokens) == "on"
         notificationSweep = try source.duration(Settings.notificationSweep)
+        refundSweep = try source.duration(Settings.refundSweep)
         metricsPort = try source.optionalCount(Settings.metricsPort)
         shutdownGrace = try source.duration(Settings.shutdownGrace)
         redisPoolSize = try source.count(Settings.redisPoolSize)

@@ -192,6 +192,13 @@ public enum Settings {
             + "needs the Server API key and IAP_BUNDLE_IDS",
         readBy: [.notifier])
 
+    public static let refundSweep = Setting(
+        "IAP_REFUND_SWEEP_S", .duration(.seconds, .zero ... .seconds(2_592_000)), default: "0",
+        help: "every this long one notifier (fleet-wide) asks Get Refund History about each customer with a grant in the last "
+            + "90 days (only what is new since it last asked) and takes back, once, refunds nobody reported (source "
+            + "refund_history), at most a tenth of IAP_APPLE_API_MAX_RPS customers a second; 0: off; needs the Server API key",
+        readBy: [.notifier])
+
     // MARK: Subscriptions
 
     public static let recheckBefore = Setting(
@@ -270,7 +277,7 @@ public enum Settings {
         appleAPIKeyID, appleAPIIssuerID, appleAPIPrivateKeyFile, appleAPIProductionURL, appleAPISandboxURL, appleAPIMaxRPS,
         offerKeyID, offerPrivateKeyFile,
         productsFile, currencies, sandbox, maxRefundsPerUser, maxAccountsPerAppleAccount, sharingPolicy, refundPreference, setAppAccountTokens,
-        notificationSweep,
+        notificationSweep, refundSweep,
         recheckBefore, recheckAfter, recheckMax,
         concurrency, lease, maxRedeliveries, shutdownGrace, metricsPort, maxAttempts, retryBase, retryMax,
         webhookURL, webhookSecret, webhookMaxAge, webhookTimeout,

@@ -6,7 +6,7 @@
   Redis's own (TIME), so every process counts on one clock.
 
   Input:
-    KEYS[1] sweep      `notification-sweep` (hash: owner, lease_until, next_at, cursor:<name>,
+    KEYS[1] sweep      `notification-sweep`, or `refund-sweep` (the same lease) (hash: owner, lease_until, next_at, cursor:<name>,
                        last_* figures)
     ARGV[1] arguments  JSON: owner (a process's unique id), lease_ms, renew (bool)
   Output:

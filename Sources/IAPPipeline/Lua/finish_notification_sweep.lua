@@ -6,7 +6,7 @@
   process whose lease expired (another took over) changes nothing.
 
   Input:
-    KEYS[1] sweep      `notification-sweep` (hash, see claim_notification_sweep)
+    KEYS[1] sweep      `notification-sweep` or `refund-sweep` (hash, see claim_notification_sweep)
     ARGV[1] arguments  JSON: owner, next_in_ms, cursors ({environment: ms}, those read to the end),
                        seen, new, invalid, error ('' when none)
   Output:

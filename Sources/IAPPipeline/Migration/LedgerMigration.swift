@@ -129,7 +129,7 @@ public struct LedgerMigration: Sendable {
         "queue", "inflight", "workers", "retry", "dead", "txn", "grant", "fulfilment", "ticket", "receipt", "lock", "rate",
         "signature", "notification", "refunded", "owner", "held", "holds", "refunds", "lifetime", "subscription",
         "user-subscriptions", "webhook", "rechecks", "consent", "daily", "account-token", "unclaimed", "notifications",
-        "apple", "intakes", "notification-sweep", "apple-account", "user-token", "consumption", "refund-revision",
+        "apple", "intakes", "notification-sweep", "apple-account", "user-token", "consumption", "refund-revision", "refund-sweep", "refund-customers",
     ]
 
     func scan() async throws -> Plan {
@@ -224,6 +224,8 @@ public struct LedgerMigration: Sendable {
         case "apple-account": return keys.appleAccount(after("apple-account:"))
         case "signature": return keys.clientSignature(after("signature:"))
         case "notification-sweep": return keys.notificationSweep
+        case "refund-sweep": return keys.refundSweep
+        case "refund-customers": return keys.refundCustomers
         case "apple":
             let parts = rest.split(separator: ":", maxSplits: 3).map(String.init)
             guard parts.count == 4, parts[1] == "hold" else { return nil }
@@ -236,7 +238,7 @@ public struct LedgerMigration: Sendable {
     static let copied = [
         "txn", "grant", "held", "refunded", "owner", "subscription", "notifications", "ticket", "receipt", "notification",
         "consent", "daily", "account-token", "signature", "apple", "notification-sweep", "apple-account", "user-token",
-        "consumption", "refund-revision",
+        "consumption", "refund-revision", "refund-sweep", "refund-customers",
     ]
 
     func copyKeys(_ plan: Plan, report: inout MigrationReport) async throws {

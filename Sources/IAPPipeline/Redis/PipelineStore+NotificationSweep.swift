@@ -20,4 +20,20 @@ extension PipelineStore {
     public func notificationSweepState() async throws -> [String: String] {
         try await redis.send("HGETALL", keys.notificationSweep).stringDictionary
     }
+
+    /// The refund sweep's lease: the same step on its own hash (`RedisKeys.refundSweep`).
+    public func claimRefundSweep(owner: String, lease: Duration, renew: Bool = false) async throws -> NotificationSweepClaim {
+        try await run(ClaimNotificationSweep(keys, sweep: keys.refundSweep, owner: owner, lease: lease, renew: renew))
+    }
+
+    /// Ends the caller's refund sweep: `cursors` (`b<bucket>` → ms read up to), `asked` customers,
+    /// `revoked` refunds queued. `false`: the caller's lease had expired and nothing changed.
+    @discardableResult
+    public func finishRefundSweep(
+        owner: String, nextIn: Duration, cursors: [String: Int64], asked: Int, revoked: Int, error: String?
+    ) async throws -> Bool {
+        try await run(FinishNotificationSweep(
+            keys, sweep: keys.refundSweep, owner: owner, nextIn: nextIn, cursors: cursors, seen: asked, new: revoked, invalid: 0,
+            error: error))
+    }
 }

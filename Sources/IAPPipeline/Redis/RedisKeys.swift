@@ -237,6 +237,13 @@ public struct RedisKeys: Sendable, Equatable {
     /// `last_started_at`, `last_finished_at`, `last_seen`, `last_new`, `last_invalid`, `last_error`.
     /// No bucket: the prefix alone; one slot of its own on a cluster.
     public var notificationSweep: String { "\(prefix):notification-sweep" }
+    /// hash: the fleet's one refund sweep (`IAP_REFUND_SWEEP_S`), as `notification-sweep` (lease,
+    /// `next_at`, `last_*` figures: `last_seen` customers asked, `last_new` refunds taken back),
+    /// with a cursor per bucket's fulfilment stream (`cursor:b<bucket>`, ms read up to).
+    public var refundSweep: String { "\(prefix):refund-sweep" }
+    /// hash: the customers the refund sweep asks Apple about: user → `<ms>:<original transaction
+    /// id>` of their latest grant, renewal or release; dropped 90 days after it.
+    public var refundCustomers: String { "\(prefix):refund-customers" }
     /// How recently an intake must have said it runs to count as running.
     public static let intakeLiveness: Duration = .seconds(15)
     /// The prefix as a `SCAN MATCH` pattern that matches it literally (`*`, `?`, `[`, `]`, `\` escaped).

@@ -7,8 +7,9 @@ struct ClaimNotificationSweep: PipelineScript {
     let keys: [String]
     let arguments: [String]
 
-    init(_ keys: RedisKeys, owner: String, lease: Duration, renew: Bool) {
-        self.keys = [keys.notificationSweep]
+    /// `sweep`: the sweep's hash (the notification sweep's, or the refund sweep's: the same lease).
+    init(_ keys: RedisKeys, sweep: String? = nil, owner: String, lease: Duration, renew: Bool) {
+        self.keys = [sweep ?? keys.notificationSweep]
         arguments = [JSONValue.object([
             "owner": .string(owner), "lease_ms": .int(lease.milliseconds), "renew": .bool(renew),
         ]).canonicalText]

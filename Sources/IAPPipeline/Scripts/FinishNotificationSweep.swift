@@ -7,8 +7,11 @@ struct FinishNotificationSweep: PipelineScript {
     let keys: [String]
     let arguments: [String]
 
-    init(_ keys: RedisKeys, owner: String, nextIn: Duration, cursors: [String: Int64], seen: Int, new: Int, invalid: Int, error: String?) {
-        self.keys = [keys.notificationSweep]
+    init(
+        _ keys: RedisKeys, sweep: String? = nil, owner: String, nextIn: Duration, cursors: [String: Int64], seen: Int, new: Int, invalid: Int,
+        error: String?
+    ) {
+        self.keys = [sweep ?? keys.notificationSweep]
         arguments = [JSONValue.object([
             "owner": .string(owner), "next_in_ms": .int(nextIn.milliseconds),
             "cursors": .object(cursors.mapValues { .string(String($0)) }),
