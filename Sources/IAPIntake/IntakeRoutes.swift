@@ -172,6 +172,23 @@ public struct IntakeRoutes: Sendable {
     }
 
     /// A JSON object body, or 415, 413 or 400 `malformed_json`.
+    /// A JSON object body as plain values, or the precise refusal (`malformed_json`, 413, 415).
+    static func jsonFields(_ request: Request, maxBodyBytes: Int) async throws -> [String: JSONValue] {
+        let buffer = try await body(request, maxBodyBytes: maxBodyBytes)
+        return try jsonFields(Array(buffer.readableBytesView))
+    }
+
+    static func jsonFields(_ bytes: [UInt8]) throws(IntakeError) -> [String: JSONValue] {
+        let parsed: JSONValue
+        do {
+            parsed = try JSONValue(parsing: bytes)
+        } catch {
+            throw IntakeError(.badRequest, "malformed_json", "the body is not valid JSON (\(error.reason) at byte \(error.offset))")
+        }
+        guard case .object(let fields) = parsed else { throw IntakeError(.badRequest, "malformed_json", "the body must be a JSON object") }
+        return fields
+    }
+
     static func jsonObject(_ request: Request, maxBodyBytes: Int) async throws -> [String: Any] {
         let buffer = try await body(request, maxBodyBytes: maxBodyBytes)
         guard let object = try? JSONSerialization.jsonObject(with: Data(buffer.readableBytesView)) as? [String: Any] else {

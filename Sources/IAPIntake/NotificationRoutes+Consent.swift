@@ -10,16 +10,7 @@ extension NotificationRoutes {
     /// Without a `true` here, nothing about the user is ever sent.
     func setConsent(_ request: Request, context: some RequestContext) async throws -> Response {
         let user = try Self.user(context)
-        let buffer = try await IntakeRoutes.body(request, maxBodyBytes: maxBodyBytes)
-        let body: JSONValue
-        do {
-            body = try JSONValue(parsing: Array(buffer.readableBytesView))
-        } catch {
-            throw IntakeError(.badRequest, "malformed_json", "the body is not valid JSON (\(error.reason) at byte \(error.offset))")
-        }
-        guard case .object(let fields) = body else {
-            throw IntakeError(.badRequest, "malformed_json", "the body must be a JSON object")
-        }
+        let fields = try await IntakeRoutes.jsonFields(request, maxBodyBytes: maxBodyBytes)
         guard let value = fields["consented"], value != .null else {
             throw IntakeError(.badRequest, "missing_field", "consented is required")
         }
@@ -44,16 +35,7 @@ extension NotificationRoutes {
         guard ReceiptSubmission.isPrintable(transactionID) else {
             throw IntakeError(.badRequest, "invalid_transaction_id", "transaction_id must be 1 to 128 printable ASCII characters")
         }
-        let buffer = try await IntakeRoutes.body(request, maxBodyBytes: maxBodyBytes)
-        let body: JSONValue
-        do {
-            body = try JSONValue(parsing: Array(buffer.readableBytesView))
-        } catch {
-            throw IntakeError(.badRequest, "malformed_json", "the body is not valid JSON (\(error.reason) at byte \(error.offset))")
-        }
-        guard case .object(let fields) = body else {
-            throw IntakeError(.badRequest, "malformed_json", "the body must be a JSON object")
-        }
+        let fields = try await IntakeRoutes.jsonFields(request, maxBodyBytes: maxBodyBytes)
         let statuses = ConsumptionInformation.DeliveryStatus.allCases.map(\.rawValue)
         guard let statusValue = fields["delivery_status"], statusValue != .null else {
             throw IntakeError(.badRequest, "missing_field", "delivery_status is required")

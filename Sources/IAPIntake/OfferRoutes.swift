@@ -41,13 +41,7 @@ public struct OfferRoutes: Sendable {
     }
 
     static func parse(_ body: [UInt8]) throws(IntakeError) -> OfferSignatures.Request {
-        let parsed: JSONValue
-        do {
-            parsed = try JSONValue(parsing: body)
-        } catch {
-            throw IntakeError(.badRequest, "malformed_json", "the body is not valid JSON (\(error.reason) at byte \(error.offset))")
-        }
-        guard let fields = parsed.object else { throw IntakeError(.badRequest, "malformed_json", "the body must be a JSON object") }
+        let fields = try IntakeRoutes.jsonFields(body)
         func text(_ name: String, required: Bool = false, code: String) throws(IntakeError) -> String? {
             guard let value = fields[name], value != .null else {
                 if required { throw IntakeError(.badRequest, "missing_field", "\(name) is required") }

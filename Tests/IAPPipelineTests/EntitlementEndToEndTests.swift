@@ -52,14 +52,14 @@ import Testing
         }
     }
 
-    static func subscribe(_ pipeline: PipelineHarness, _ id: String, expiresIn: Int64 = 3_600_000) async throws {
+    static func subscribe(_ pipeline: PipelineHarness, _ id: String, user: String = "player-1", expiresIn: Int64 = 3_600_000) async throws {
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         let subscription = JWSTransaction(
             transactionID: id, webOrderLineItemID: "w\(id)", bundleID: PipelineHarness.bundleID, productID: "vip.monthly",
             purchaseDate: now - 1000, expiresDate: now + expiresIn, type: "Auto-Renewable Subscription", signedDate: now - 1000,
             environment: "Sandbox")
         let jws = try pipeline.simulator.serverAPI.register(subscription)
-        #expect(try await pipeline.terminal(try await pipeline.submit(signed: jws)).status == .granted)
+        #expect(try await pipeline.terminal(try await pipeline.submit(signed: jws, user: user)).status == .granted)
     }
 
     static func entitlements(_ pipeline: PipelineHarness) async throws -> [String] {

@@ -20,16 +20,6 @@ import Testing
             ticketTTL: pipeline.configuration.ticketTTL)
     }
 
-    static func subscribe(_ pipeline: PipelineHarness, _ id: String, user: String = "player-1", expiresIn: Int64 = 3_600_000) async throws {
-        let now = Int64(Date().timeIntervalSince1970 * 1000)
-        let subscription = JWSTransaction(
-            transactionID: id, webOrderLineItemID: "w\(id)", bundleID: PipelineHarness.bundleID, productID: "vip.monthly",
-            purchaseDate: now - 1000, expiresDate: now + expiresIn, type: "Auto-Renewable Subscription", signedDate: now - 1000,
-            environment: "Sandbox")
-        let jws = try pipeline.simulator.serverAPI.register(subscription)
-        #expect(try await pipeline.terminal(try await pipeline.submit(signed: jws, user: user)).status == .granted)
-    }
-
     static func expiresAt(_ pipeline: PipelineHarness, _ original: String) async throws -> Int64? {
         try await pipeline.redis.send("HGET", pipeline.configuration.keys.subscription(originalTransactionID: original), "expires_at")
             .string.flatMap { Int64($0) }
@@ -38,7 +28,7 @@ import Testing
     @Test func anExtensionMovesTheSubscriptionAndReachesTheBackend() async throws {
         // More calls a second than the sandbox's default budget (a tenth of 50).
         try await withPipeline(serverAPI: true, environment: ["IAP_APPLE_API_MAX_RPS": "1000"]) { pipeline in
-            try await Self.subscribe(pipeline, "7400000000000001")
+            try await EntitlementEndToEndTests.subscribe(pipeline, "7400000000000001")
             let before = try #require(try await Self.expiresAt(pipeline, "7400000000000001"))
             let extensions = try Self.extensions(pipeline)
             let first = await extensions.extend(
@@ -90,8 +80,8 @@ import Testing
     @Test func everyActiveSubscriberOfAProductIsExtendedAndToldSo() async throws {
         // More calls a second than the sandbox's default budget (a tenth of 50).
         try await withPipeline(serverAPI: true, environment: ["IAP_APPLE_API_MAX_RPS": "1000"]) { pipeline in
-            try await Self.subscribe(pipeline, "7400000000000011", user: "player-1")
-            try await Self.subscribe(pipeline, "7400000000000012", user: "player-2")
+            try await EntitlementEndToEndTests.subscribe(pipeline, "7400000000000011", user: "player-1")
+            try await EntitlementEndToEndTests.subscribe(pipeline, "7400000000000012", user: "player-2")
             let before = [
                 "7400000000000011": try #require(try await Self.expiresAt(pipeline, "7400000000000011")),
                 "7400000000000012": try #require(try await Self.expiresAt(pipeline, "7400000000000012")),
