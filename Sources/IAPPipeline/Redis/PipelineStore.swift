@@ -1,3 +1,4 @@
+import AppleJWS
 import AppleReceipt
 import PlainJSON
 import Foundation
@@ -394,6 +395,23 @@ public struct PipelineStore: Sendable {
             tokenUser = try await redis.send("GET", keys.accountToken(token)).string
         }
         return try await run(AcceptNotification(keys.inBucket(bucket), job: job, uuid: uuid, ttl: ttl, tokenUser: tokenUser), replicated: true)
+    }
+
+    /// A transaction Apple signed, read from the Server API and verified, stored as the notification
+    /// of `type` Apple would send about it (a refund found in the refund history, an extension Apple
+    /// confirmed) through `accept_notification`: once per `uuid`, applied by the notify stage like
+    /// Apple's own, its entries carrying `source`.
+    public func acceptFound(
+        _ transaction: JWSTransaction, as type: String, uuid: String, signedDate: Int64?, source: String, ttl: Duration
+    ) async throws -> (ticket: String, created: Bool) {
+        let payload = NotificationPayload(
+            notificationType: type, notificationUUID: uuid, signedDate: signedDate,
+            data: .init(bundleID: transaction.bundleID, environment: transaction.environment, signedTransactionInfo: nil))
+        var job = Job(ticket: TicketID.make(), userID: "", receiptData: nil, productID: nil, transactionID: nil, enqueuedAt: currentTimeMs())
+        job.stage = .notify
+        job.source = source
+        job.notification = VerifiedNotification(payload, transaction: transaction, renewal: nil)
+        return try await acceptNotification(job, uuid: uuid, ttl: ttl)
     }
 
     /// The ticket a stored notification got (`notification:<uuid>`), looked for where the intake

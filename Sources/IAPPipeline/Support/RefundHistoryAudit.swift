@@ -113,15 +113,9 @@ public struct RefundHistoryAudit: Sendable {
             return
         }
         let transaction = refund.transaction
-        let payload = NotificationPayload(
-            notificationType: "REFUND", notificationUUID: Self.notificationUUID(transactionID: transaction.transactionID),
-            signedDate: transaction.revocationDate ?? transaction.signedDate,
-            data: .init(bundleID: transaction.bundleID, environment: transaction.environment, signedTransactionInfo: nil))
-        var job = Job(ticket: TicketID.make(), userID: "", receiptData: nil, productID: nil, transactionID: nil, enqueuedAt: currentTimeMs())
-        job.stage = .notify
-        job.source = Self.source
-        job.notification = VerifiedNotification(payload, transaction: transaction, renewal: nil)
-        let stored = try await store.acceptNotification(job, uuid: payload.notificationUUID, ttl: ticketTTL)
+        let stored = try await store.acceptFound(
+            transaction, as: "REFUND", uuid: Self.notificationUUID(transactionID: transaction.transactionID),
+            signedDate: transaction.revocationDate ?? transaction.signedDate, source: Self.source, ttl: ticketTTL)
         refund.action = stored.created ? "revoking" : "seen_before"
         refund.ticket = stored.ticket
         logger.info("refund found in the history: revocation queued", metadata: [

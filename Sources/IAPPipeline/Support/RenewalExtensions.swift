@@ -117,16 +117,10 @@ public struct RenewalExtensions: Sendable {
         guard transaction.originalTransactionID == original else {
             return .failure(Failure(code: "invalid_signature", message: "Apple's answer is about another subscription", transient: false))
         }
-        let payload = NotificationPayload(
-            notificationType: "RENEWAL_EXTENDED", notificationUUID: "renewal-extension:\(original):\(requestIdentifier)",
-            signedDate: transaction.signedDate,
-            data: .init(bundleID: transaction.bundleID, environment: transaction.environment, signedTransactionInfo: nil))
-        var job = Job(ticket: TicketID.make(), userID: "", receiptData: nil, productID: nil, transactionID: nil, enqueuedAt: currentTimeMs())
-        job.stage = .notify
-        job.source = Self.source
-        job.notification = VerifiedNotification(payload, transaction: transaction, renewal: nil)
         do {
-            return .success(try await store.acceptNotification(job, uuid: payload.notificationUUID, ttl: ticketTTL).ticket)
+            return .success(try await store.acceptFound(
+                transaction, as: "RENEWAL_EXTENDED", uuid: "renewal-extension:\(original):\(requestIdentifier)",
+                signedDate: transaction.signedDate, source: Self.source, ttl: ticketTTL).ticket)
         } catch {
             return .failure(Failure(code: "redis_unavailable", message: "\(error)", transient: true))
         }
