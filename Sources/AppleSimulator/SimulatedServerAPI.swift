@@ -385,6 +385,17 @@ public final class SimulatedServerAPI: Sendable {
                 }
             }
         }
+        router.post("/control/refunds") { request, context in
+            // A refund Apple makes and never notifies: only Get Refund History tells.
+            let order = try await request.decode(as: [String: String].self, context: context)
+            guard let id = order["transaction_id"] else { throw HTTPError(.badRequest, message: "transaction_id required") }
+            do {
+                try self.refund(transactionID: id)
+            } catch {
+                throw HTTPError(.notFound, message: "\(error)")
+            }
+            return HTTPResponse.Status.noContent
+        }
         router.post("/control/transactions") { request, context in
             let transaction = try await request.decode(as: JWSTransaction.self, context: context)
             let order = request.uri.queryParameters.get("order_id")

@@ -46,6 +46,12 @@ extension LocalCluster {
         return uuid
     }
 
+    /// Apple refunds a purchase and never tells (no notification, nothing in its notification
+    /// history): only Get Refund History, asked by the notifiers' refund sweep, can find it.
+    public func refundSilently(transactionID: String) async throws {
+        try await controlNoContent("/control/refunds", body: try JSONSerialization.data(withJSONObject: ["transaction_id": transactionID]))
+    }
+
     /// Every notification apple-sim signed, oldest first: its UUID, type, purchase and whether any
     /// attempt delivered it.
     public func sentNotifications() async throws -> [(uuid: String, type: String, originalTransactionID: String?, delivered: Bool)] {

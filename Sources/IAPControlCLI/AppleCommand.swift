@@ -228,9 +228,10 @@ struct AppleCommand: AsyncParsableCommand {
                     print(line)
                 }
                 if user != nil, report.asked.isEmpty { print("  the books hold no purchase of this user") }
+                for id in report.unknown { print("  Apple knows no transaction \(id) (any app, production or sandbox)") }
                 if let error = report.error { print("  stopped: \(error)") }
             }
-            if !report.complete { throw ExitCode(1) }
+            if !report.complete || (!report.asked.isEmpty && report.unknown.count == report.asked.count) { throw ExitCode(1) }
         }
     }
 

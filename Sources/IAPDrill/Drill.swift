@@ -126,7 +126,11 @@ public struct Drill: Sendable {
         }
         for receipt in refunds where !receipt.refund!.beforeSubmission {
             do {
-                try await cluster.sendNotification(type: "REFUND", transactionID: receipt.unit!, times: receipt.refund!.times)
+                if receipt.refund!.times == 0 {
+                    try await cluster.refundSilently(transactionID: receipt.unit!)
+                } else {
+                    try await cluster.sendNotification(type: "REFUND", transactionID: receipt.unit!, times: receipt.refund!.times)
+                }
             } catch {
                 refundError = error
             }
@@ -166,6 +170,12 @@ public struct Drill: Sendable {
             await redis.close()
             _ = await cluster.stop()
             throw error
+        }
+        // Refunds Apple never notified: the notifiers' refund sweep must find each one in Get Refund History.
+        let silent = refunds.filter { $0.refund!.times == 0 }.compactMap(\.unit)
+        if !silent.isEmpty {
+            let found = await audit.awaitRevoked(silent, timeout: .seconds(180))
+            progress("trial \(trial): refunds Apple never notified, taken back by the refund sweep: \(found) of \(silent.count)")
         }
         seconds += await audit.drain([], timeout: .seconds(settings.drainTimeoutSeconds)).seconds
         let subscriptionAudit = SubscriptionAudit(store: audit.store, lease: settings.lease)

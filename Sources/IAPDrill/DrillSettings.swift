@@ -75,6 +75,8 @@ public struct DrillSettings: Sendable {
         cluster.environment["IAP_RECHECK_MAX"] = "2"
         // The sweep every 2 s: what Apple could not deliver comes in from its history.
         cluster.environment["IAP_NOTIFICATION_SWEEP_S"] = "2"
+        // And Apple's refund history, every second: refunds Apple never notified are found there.
+        cluster.environment["IAP_REFUND_SWEEP_S"] = "1"
         return cluster
     }
 

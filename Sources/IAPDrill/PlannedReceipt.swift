@@ -16,7 +16,8 @@ struct PlannedReceipt: SubmittableReceipt {
     var evidenceField = "receipt_data"
     /// A StoreKit 2 purchase apple-sim must know before it is submitted.
     var transaction: JWSTransaction?
-    /// For `refunded`: how often Apple delivers the REFUND, and whether before the submission.
+    /// For `refunded`: how often Apple delivers the REFUND (0: never, a refund only Get Refund
+    /// History tells, after the submission), and whether before the submission.
     var refund: (times: Int, beforeSubmission: Bool)?
 }
 
@@ -88,15 +89,21 @@ extension PlannedReceipt {
                 copy.transaction = original.transaction
                 planned = copy
             case .signed, .lookup, .refunded:
+                var refund: (times: Int, beforeSubmission: Bool)?
+                if scenario == .refunded {
+                    refund = (Int.random(in: 1...3, using: &rng), Bool.random(using: &rng))
+                    // One in three refunds after the submission Apple never notifies; its buyer has
+                    // no other purchase, so the refund sweep asks about this one.
+                    if Int.random(in: 0..<3, using: &rng) == 0, refund?.beforeSubmission == false { refund?.times = 0 }
+                }
                 var storeKit = PlannedReceipt(
-                    index: index, scenario: scenario, userID: user, receiptData: "", unit: gold.transactionID, sameTicketAs: nil)
+                    index: index, scenario: scenario, userID: refund?.times == 0 ? "silent-\(id)" : user, receiptData: "",
+                    unit: gold.transactionID, sameTicketAs: nil)
                 storeKit.evidenceField = scenario == .lookup ? "transaction_id" : "signed_transaction"
                 storeKit.transaction = JWSTransaction(
                     transactionID: gold.transactionID, bundleID: LocalCluster.bundleID, productID: "drill.gold",
                     purchaseDate: 1_700_000_000_000 + Int64(index), type: "Consumable", environment: "Production")
-                if scenario == .refunded {
-                    storeKit.refund = (Int.random(in: 1...3, using: &rng), Bool.random(using: &rng))
-                }
+                storeKit.refund = refund
                 planned = storeKit
             }
             switch scenario {

@@ -8,6 +8,22 @@ struct TrialAudit {
     let store: PipelineStore
     let lease: Duration
 
+    /// Polls until each of `units` (consumables: the unit is its original transaction) has its
+    /// grant revoked, or the timeout passes; returns how many were. Polling: what revokes them is
+    /// the notifiers' refund sweep, on its own schedule.
+    func awaitRevoked(_ units: [String], timeout: Duration) async -> Int {
+        let deadline = ContinuousClock.now + timeout
+        var revoked: Set<String> = []
+        while true {
+            for unit in units where !revoked.contains(unit) {
+                let reply = try? await store.redis.send("HEXISTS", store.keys.grant(unit: unit, originalTransactionID: unit), "revoked_at")
+                if reply?.int == 1 { revoked.insert(unit) }
+            }
+            if revoked.count == units.count || ContinuousClock.now >= deadline { return revoked.count }
+            try? await Task.sleep(for: .milliseconds(250))
+        }
+    }
+
     /// Polls until every accepted ticket is terminal (or held by the purchase policy) and nothing
     /// is queued, in flight or waiting for a retry, or the timeout passes. Returns the tickets seen
     /// settled and the time it took.

@@ -57,6 +57,8 @@ public struct RefundHistoryAudit: Sendable {
 
     public struct Report: Sendable {
         public var asked: [String] = []
+        /// Asked ids Apple knows for no app and environment (nothing to read for them).
+        public var unknown: [String] = []
         public var refunds: [Refund] = []
         /// Every page of every asked customer was read.
         public var complete = true
@@ -64,7 +66,8 @@ public struct RefundHistoryAudit: Sendable {
 
         public var json: JSONValue {
             .members([
-                "asked": .array(asked.map(JSONValue.string)), "complete": .bool(complete), "error": error.map(JSONValue.string),
+                "asked": .array(asked.map(JSONValue.string)), "unknown": .array(unknown.map(JSONValue.string)),
+                "complete": .bool(complete), "error": error.map(JSONValue.string),
                 "refunds": .array(refunds.map(\.json)),
             ])
         }
@@ -79,6 +82,8 @@ public struct RefundHistoryAudit: Sendable {
             report.asked.append(asked)
             let read = await refunds(of: asked, fromLastRevision: fromLastRevision)
             switch read {
+            case .failure(let failure) where failure.unknown:
+                report.unknown.append(asked)
             case .failure(let failure):
                 report.complete = false
                 report.error = "\(asked): \(failure.message)"
@@ -160,12 +165,17 @@ public struct RefundHistoryAudit: Sendable {
                 return .success(found)
             }
         }
-        return .failure(AuditError("Apple knows no transaction \(transactionID) (any app, production or sandbox)"))
+        return .failure(AuditError("Apple knows no transaction \(transactionID) (any app, production or sandbox)", unknown: true))
     }
 
     struct AuditError: Error {
         var message: String
-        init(_ message: String) { self.message = message }
+        /// Apple knows no such transaction: nothing to read, not a failure to read.
+        var unknown = false
+        init(_ message: String, unknown: Bool = false) {
+            self.message = message
+            self.unknown = unknown
+        }
     }
 
     struct Page: Decodable {
