@@ -38,19 +38,20 @@ public enum IntakeApplication {
     public static func routes(
         store: PipelineStore, configuration: PipelineConfiguration, notifications: NotificationAdmission?,
         clientKeys: ClientKeyring?, waiters: TicketWaiters, metrics: Metrics?, support: SupportLookup? = nil
-    ) throws -> Router<BasicRequestContext> {
-        let router = Router()
-        // Before the routes: a route takes the middleware added before it.
+    ) throws -> Router<IntakeRequestContext> {
+        let router = Router(context: IntakeRequestContext.self)
+        // Before every route (a route takes the middleware added before it): the metrics count
+        // every answer, refusals included; the door decides who may call the route matched.
+        if metrics != nil { router.add(middleware: RequestMetricsMiddleware()) }
+        router.add(middleware: RouteAccessMiddleware(authenticator: clientKeys.map {
+            RequestAuthenticator(keyring: $0, store: store, maxBodyBytes: configuration.maxBodyBytes)
+        }))
         if let metrics {
-            router.add(middleware: RequestMetricsMiddleware())
             router.get("/metrics") { _, _ in
                 Response(
                     status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
                     body: .init(byteBuffer: ByteBuffer(bytes: metrics.text())))
             }
-        }
-        if let clientKeys {
-            router.add(middleware: RequestSignatureMiddleware(keyring: clientKeys, store: store, maxBodyBytes: configuration.maxBodyBytes))
         }
         NotificationRoutes(store: store, admission: notifications, maxBodyBytes: configuration.maxBodyBytes).register(on: router)
         let catalog = configuration.hasCatalog ? try configuration.requireCatalog() : nil
@@ -64,7 +65,7 @@ public enum IntakeApplication {
         IntakeRoutes(
             store: store, maxBodyBytes: configuration.maxBodyBytes, ticketTTL: configuration.ticketTTL,
             serverAPIConfigured: configuration.isServerAPIConfigured, bundleIDs: configuration.bundleIDs,
-            limits: SubmissionLimits(perKey: configuration.ratePerKey, perUser: configuration.ratePerUser), signed: clientKeys != nil,
+            limits: SubmissionLimits(perKey: configuration.ratePerKey, perUser: configuration.ratePerUser),
             waiters: waiters
         ).register(on: router)
         return router

@@ -17,9 +17,8 @@ public struct IntakeRoutes: Sendable {
     public let serverAPIConfigured: Bool
     /// The apps accepted (`IAP_BUNDLE_IDS` or `IAP_APPS_FILE`): what a `bundle_id` may name.
     public let bundleIDs: Set<String>
-    /// The rate limits; the per-key one applies when requests are signed (`signed`).
+    /// The rate limits; the per-key one applies when requests are signed (`IAP_CLIENT_KEYS_FILE`).
     public let limits: SubmissionLimits
-    public let signed: Bool
     /// Serves `?wait=`; `nil`: a GET answers at once.
     public let waiters: TicketWaiters?
     /// The longest `?wait=`, in seconds.
@@ -27,7 +26,7 @@ public struct IntakeRoutes: Sendable {
 
     public init(
         store: PipelineStore, maxBodyBytes: Int, ticketTTL: Duration, serverAPIConfigured: Bool = false, bundleIDs: Set<String> = [],
-        limits: SubmissionLimits = .none, signed: Bool = false, waiters: TicketWaiters? = nil
+        limits: SubmissionLimits = .none, waiters: TicketWaiters? = nil
     ) {
         self.waiters = waiters
         self.bundleIDs = bundleIDs
@@ -36,10 +35,9 @@ public struct IntakeRoutes: Sendable {
         self.ticketTTL = ticketTTL
         self.serverAPIConfigured = serverAPIConfigured
         self.limits = limits
-        self.signed = signed
     }
 
-    public func register(on router: Router<some RequestContext>) {
+    public func register(on router: Router<IntakeRequestContext>) {
         router.post("/v1/receipts") { request, context in try await submit(request, context: context) }
         router.get("/v1/receipts/{ticket}") { request, context in try await ticket(request, context: context) }
         router.get("/healthz") { _, _ in json(.ok, ["status": "ok"]) }
@@ -58,7 +56,7 @@ public struct IntakeRoutes: Sendable {
         }
     }
 
-    func submit(_ request: Request, context: some RequestContext) async throws -> Response {
+    func submit(_ request: Request, context: IntakeRequestContext) async throws -> Response {
         let buffer = try await Self.body(request, maxBodyBytes: maxBodyBytes)
         let submission = try ReceiptSubmission.parse(
             Array(buffer.readableBytesView), serverAPIConfigured: serverAPIConfigured, bundleIDs: bundleIDs)
@@ -79,8 +77,8 @@ public struct IntakeRoutes: Sendable {
         job.currency = submission.currency
         job.bundleID = submission.bundleID
         var limits = limits
-        // The signature middleware checked this header: the key it names is the caller's.
-        if signed { limits.clientKey = request.header("x-iap-key") }
+        // The key whose signature the door checked (never the header as sent).
+        limits.clientKey = context.clientKey
         let stored: (ticket: String, created: Bool)
         do {
             stored = try await store.submit(job, receiptDigest: Self.digest(submission), ttl: ticketTTL, limits: limits)

@@ -101,13 +101,16 @@ import Testing
         }
     }
 
-    @Test func unknownAndMalformedTicketsAre404() async throws {
+    @Test func unknownAndMalformedTicketsAre404AndATraversalIsABadPath() async throws {
         try await withPipeline(startWorkers: false) { pipeline in
-            for path in ["/v1/receipts/AAAAAAAAAAAAAAAAAAAAAA", "/v1/receipts/short", "/v1/receipts/..%2F..%2Fetc"] {
+            for path in ["/v1/receipts/AAAAAAAAAAAAAAAAAAAAAA", "/v1/receipts/short"] {
                 let reply = try await pipeline.get(path)
                 #expect(reply.status == 404, "\(path)")
                 #expect((reply.json["error"] as? [String: Any])?["code"] as? String == "ticket_not_found")
             }
+            // A percent-encoded `.` or `/` never reaches the route.
+            let traversal = try await pipeline.get("/v1/receipts/..%2F..%2Fetc")
+            #expect(traversal.status == 400 && (traversal.json["error"] as? [String: Any])?["code"] as? String == "bad_path")
         }
     }
 

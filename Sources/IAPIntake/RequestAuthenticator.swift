@@ -5,43 +5,30 @@ import IAPPipeline
 import NIOCore
 import RedisClient
 
-/// Refuses every request to `/v1/receipts*`, `/v1/users/*` and `/v1/support/*` that a known game
-/// backend did not sign, or whose key lacks the route's scope (`403 forbidden_scope`:
-/// `ClientKeys.Scope`): `X-IAP-Key` (key id), `X-IAP-Timestamp` (Unix seconds) and `X-IAP-Signature`, the hex
+/// Checks a game backend's signature on a guarded route (`RouteAccessMiddleware` decides which):
+/// `X-IAP-Key` (key id), `X-IAP-Timestamp` (Unix seconds) and `X-IAP-Signature`, the hex
 /// HMAC-SHA256 with the key's secret of `RequestSigner.message`: `timestamp \n method \n target \n
-/// body` (the target is the path and query as sent). Refusals are 401 with `unauthenticated`,
-/// `stale_request` (more than `allowedSkew` off), `bad_signature` or `replayed_request` (a
-/// signature seen within twice the skew: remembered in Redis, fleet-wide). A request answered 5xx did nothing: its signature is
+/// body` (the target is the path and query as sent), and the key's scope (`403 forbidden_scope`:
+/// `ClientKeys.Scope`). Refusals are 401 with `unauthenticated`, `stale_request` (more than
+/// `allowedSkew` off), `bad_signature` or `replayed_request` (a signature seen within twice the
+/// skew: remembered in Redis, fleet-wide). A request answered 5xx did nothing: its signature is
 /// forgotten again, so the backend's retry of it is not taken for a replay.
-public struct RequestSignatureMiddleware<Context: RequestContext>: RouterMiddleware {
-    public static var allowedSkew: Duration { .seconds(300) }
+struct RequestAuthenticator: Sendable {
+    static var allowedSkew: Duration { .seconds(300) }
 
     let keyring: ClientKeyring
     let store: PipelineStore
     let maxBodyBytes: Int
 
-    public init(keyring: ClientKeyring, store: PipelineStore, maxBodyBytes: Int) {
-        self.keyring = keyring
-        self.store = store
-        self.maxBodyBytes = maxBodyBytes
-    }
-
-    /// The scope a route needs; `nil` for the routes that are not a game backend's (Apple's
-    /// notifications carry Apple's signature instead, and health checks stay open).
-    static func scope(of path: String) -> ClientKeys.Scope? {
-        if path == "/v1/receipts" || path.hasPrefix("/v1/receipts/") { return .receipts }
-        if path.hasPrefix("/v1/users/") { return .users }
-        if path == "/v1/support" || path.hasPrefix("/v1/support/") { return .support }
-        if path == "/v1/offers" || path.hasPrefix("/v1/offers/") { return .offers }
-        return nil
-    }
-
-    public func handle(
-        _ request: Request, context: Context, next: (Request, Context) async throws -> Response
+    /// Serves a request to a route of `scope` once its signature holds, with the key on the context.
+    func serve(
+        _ request: Request, context: IntakeRequestContext, scope: ClientKeys.Scope,
+        next: (Request, IntakeRequestContext) async throws -> Response
     ) async throws -> Response {
-        guard let scope = Self.scope(of: request.uri.path) else { return try await next(request, context) }
         var request = request
-        let signature = try await authenticate(&request, for: scope)
+        var context = context
+        let (keyID, signature) = try await authenticate(&request, for: scope)
+        context.clientKey = keyID
         let response: Response
         do {
             response = try await next(request, context)
@@ -60,8 +47,8 @@ public struct RequestSignatureMiddleware<Context: RequestContext>: RouterMiddlew
     }
 
     /// Checks the signature (collecting the body, which stays on the request for the route) and
-    /// returns it, lowercased, as remembered.
-    func authenticate(_ request: inout Request, for scope: ClientKeys.Scope) async throws -> String {
+    /// returns the key id and the signature, lowercased, as remembered.
+    func authenticate(_ request: inout Request, for scope: ClientKeys.Scope) async throws -> (keyID: String, signature: String) {
         guard let keyID = request.header("x-iap-key"), let timestamp = request.header("x-iap-timestamp"),
             let signature = request.header("x-iap-signature")
         else {
@@ -111,6 +98,6 @@ public struct RequestSignatureMiddleware<Context: RequestContext>: RouterMiddlew
         guard seen != .null else {
             throw IntakeError(.unauthorized, "replayed_request", "this signature was used already: sign each request anew")
         }
-        return remembered
+        return (keyID, remembered)
     }
 }
