@@ -365,7 +365,7 @@ let package = Package(
         .testTarget(
             name: "IAPIntakeTests",
             dependencies: [
-                "IAPIntake", "IAPPipeline", "PipelineTestSupport", "RedisClient", "TestSupport",
+                "IAPIntake", "IAPPipeline", "PipelineTestSupport", "RedisClient", "TestSupport", "LoopbackPort",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),

@@ -16,6 +16,10 @@ public enum ReasonCode {
     public static let noGrantUnit = "no_grant_unit"
     /// `IAP_SANDBOX` does not let this user's sandbox purchases through.
     public static let sandboxNotAllowed = "sandbox_not_allowed"
+    /// The purchase's Apple-signed `appAccountToken` is bound to another user (`PUT
+    /// /v1/users/{id}/app-account-token`, or an earlier purchase): not granted to the submitter,
+    /// and not claimed, so the token's user can still be granted it.
+    public static let appAccountTokenMismatch = "app_account_token_mismatch"
 
     // A held purchase: the dedupe stage's policy keeps it from its grant until an operator decides.
     // The grant script spells `daily_limit_exceeded` and `refund_limit_exceeded`.

@@ -4,7 +4,7 @@ import IAPCLI
 import IAPPipeline
 
 /// `iapctl settings`: every `IAP_*` setting with the value this environment gives it (secrets
-/// hidden), or the table of `docs/configuration.md`.
+/// hidden, a URL's password masked), or the table of `docs/configuration.md`.
 struct SettingsCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "settings",
@@ -20,7 +20,7 @@ struct SettingsCommand: ParsableCommand {
         for setting in Settings.all {
             let shown: String
             if let given = source.given(setting) {
-                shown = (setting.isSecret ? "(set, hidden)" : given) + "  [environment]"
+                shown = setting.shown(given) + "  [environment]"
             } else if let defaultValue = setting.defaultValue {
                 shown = defaultValue + "  [default]"
             } else {

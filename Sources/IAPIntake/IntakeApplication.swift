@@ -46,7 +46,9 @@ public enum IntakeApplication {
         router.add(middleware: RouteAccessMiddleware(authenticator: clientKeys.map {
             RequestAuthenticator(keyring: $0, store: store, maxBodyBytes: configuration.maxBodyBytes)
         }))
-        if let metrics {
+        // Open, but only on an intake without client keys: with keys, callers must sign, and the
+        // metrics are served on their own listener (IAP_METRICS_PORT) instead.
+        if let metrics, clientKeys == nil {
             router.get("/metrics") { _, _ in
                 Response(
                     status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],

@@ -10,7 +10,8 @@ public enum RouteAccess: Equatable, Sendable {
     /// A request signed with a key of this scope (`IAP_CLIENT_KEYS_FILE`); without keys, anyone.
     case signed(ClientKeys.Scope)
 
-    /// The routes anyone may call, by template.
+    /// The routes anyone may call, by template (`/metrics` is on the intake's port only while it
+    /// has no client keys).
     public static let openRoutes: Set<String> = ["/healthz", "/readyz", "/openapi.json", "/metrics", "/v1/notifications/apple"]
 
     /// The guarded rooms: every route under `/v1/<room>/` needs the room's scope.

@@ -25,7 +25,13 @@ public struct IntakeCommand: AsyncParsableCommand {
     public func run() async throws {
         let configuration = loadConfiguration(
             redis, replication, intake, appAppleID, tickets, apps, serverAPIKey, catalog, appsFile, offerKey)
+        do {
+            try IntakeExposure.check(configuration)
+        } catch {
+            failConfiguration(error)
+        }
         let logger = bootstrapLogging(label: "iap-intake")
+        warnOfExposedSecretFiles(configuration, logger: logger)
         let redisClient = RedisClient(configuration: configuration.redis, poolSize: configuration.redisPoolSize)
         let store = PipelineStore(redis: redisClient, keys: configuration.keys, replication: configuration.replication)
         let notifications: NotificationAdmission?
@@ -52,7 +58,11 @@ public struct IntakeCommand: AsyncParsableCommand {
         } else {
             logger.warning("IAP_CLIENT_KEYS_FILE is not set: the intake serves anyone who can reach it")
         }
-        _ = bootstrapMetrics()
+        let registry = bootstrapMetrics()
+        // Once callers must sign, the metrics are not theirs to read: only on their own listener.
+        if keyring != nil && configuration.metricsPort == nil {
+            logger.notice("/metrics is not served on the intake's port while IAP_CLIENT_KEYS_FILE is set: set IAP_METRICS_PORT to scrape it")
+        }
         let app = try IntakeApplication.make(
             store: store, configuration: configuration, notifications: notifications, clientKeys: keyring, tls: tls,
             metrics: .init(text: metricsText), support: support, logger: logger
@@ -64,6 +74,9 @@ public struct IntakeCommand: AsyncParsableCommand {
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: ClosingService { await redisClient.close() })]
         if let support { services.append(.init(service: ClosingService { await support.shutdown() })) }
         if let keyring { services.append(.init(service: await ClientKeysReloader(keyring: keyring, logger: logger))) }
+        if let port = configuration.metricsPort {
+            services.append(.init(service: MetricsServer(registry: registry, host: configuration.httpHost, port: port, logger: logger)))
+        }
         services.append(.init(service: app))
         let group = ServiceGroup(
             configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))

@@ -16,6 +16,7 @@ func runWorker(
     makeHandler: (PipelineStore) throws(ConfigurationError) -> any JobHandler, clients: [ClosingService] = [],
     makeServices: (PipelineStore) throws(ConfigurationError) -> [any Service] = { _ in [] }
 ) async throws {
+    warnOfExposedSecretFiles(configuration, logger: logger)
     let registry = bootstrapMetrics()
     let redis = RedisClient(configuration: configuration.redis, poolSize: configuration.redisPoolSize)
     let store = PipelineStore(
@@ -222,7 +223,7 @@ public struct WebhookCommand: AsyncParsableCommand {
         try await runWorker(label: "iap-webhook", configuration: configuration, settings: settings, logger: logger, makeHandler: {
             (_) throws(ConfigurationError) -> any JobHandler in
             WebhookHandler(
-                poster: client, signer: WebhookSigner(secret: target.secret), maxAge: configuration.webhookMaxAge,
+                poster: client, signer: try configuration.webhookSigner(), maxAge: configuration.webhookMaxAge,
                 retryPolicy: configuration.retryPolicy)
         }, clients: [ClosingService { await client.shutdown() }])
     }

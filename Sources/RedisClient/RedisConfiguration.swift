@@ -197,3 +197,16 @@ public struct RedisConfiguration: Sendable, Equatable {
         return String(decoding: bytes, as: UTF8.self)
     }
 }
+
+extension RedisConfiguration: CustomStringConvertible {
+    /// Where it connects, never its password: safe in a log line.
+    public var description: String {
+        let place: String = switch endpoint {
+        case .tcp(let host, let port): Address(host: host, port: port).description
+        case .unix(let path): path
+        case .sentinel(let sentinels): "sentinels \(sentinels.addresses.map(\.description).joined(separator: ",")) of \(sentinels.master)"
+        case .cluster(let seeds): "cluster \(seeds.map(\.description).joined(separator: ","))"
+        }
+        return "\(place) db \(database)" + (username.map { " as \($0)" } ?? "") + (password == nil ? "" : " (password hidden)")
+    }
+}

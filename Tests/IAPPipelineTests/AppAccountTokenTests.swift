@@ -67,4 +67,37 @@ import Testing
             #expect(api.callCounts()["Production app_account_token"] == nil)
         }
     }
+
+    /// A purchase whose Apple-signed `appAccountToken` is another user's (bound by the route, or
+    /// by an earlier purchase) is not granted to whoever submits it: rejected
+    /// `app_account_token_mismatch`, nothing claimed, and the token's user is granted it after.
+    @Test func aPurchaseOfAnotherUsersTokenIsNotGrantedToItsSubmitter() async throws {
+        try await withPipeline { pipeline in
+            let token = UUID().uuidString.lowercased()
+            #expect(try await pipeline.bind(token: token, to: "owner").status == 200)
+            var transaction = SignedTransactionTests.transaction("2000000000000041")
+            transaction.appAccountToken = token.uppercased()
+            let jws = try pipeline.authority.signer.sign(payload: transaction)
+            let stolen = try await pipeline.terminal(try await pipeline.submit(signed: jws, user: "thief"))
+            #expect(stolen.status == .rejected && stolen.reason == "app_account_token_mismatch", "\(stolen)")
+            #expect(stolen.transactions.first?.reason == "app_account_token_mismatch", "\(stolen)")
+            let owned = try await pipeline.terminal(try await pipeline.submit(signed: jws, user: "owner"))
+            #expect(owned.status == .granted, "\(owned)")
+
+            // A token bound by its first purchase: the next purchase with it, sent for someone else, is refused too.
+            let earlier = UUID().uuidString.lowercased()
+            var first = SignedTransactionTests.transaction("2000000000000042")
+            first.appAccountToken = earlier
+            #expect(try await pipeline.terminal(try await pipeline.submit(signed: try pipeline.authority.signer.sign(payload: first), user: "first")).status == .granted)
+            var second = SignedTransactionTests.transaction("2000000000000043")
+            second.appAccountToken = earlier
+            let relayed = try await pipeline.terminal(
+                try await pipeline.submit(signed: try pipeline.authority.signer.sign(payload: second), user: "second"))
+            #expect(relayed.status == .rejected && relayed.reason == "app_account_token_mismatch", "\(relayed)")
+
+            let grants = try await pipeline.fulfilments().filter { $0["event"] == "granted" }
+            #expect(grants.map { "\($0["user_id"] ?? "?") \($0["transaction_id"] ?? "?")" }.sorted()
+                == ["first 2000000000000042", "owner 2000000000000041"])
+        }
+    }
 }

@@ -166,9 +166,8 @@ public final class PipelineHarness: @unchecked Sendable {
                 catalog: Self.catalog, consumption: answering,
                 accountTokens: apps.map { AccountTokenErrands(setter: $0, retryPolicy: configuration.retryPolicy) })
         case .webhook:
-            let target = try! configuration.requireWebhook()
             return WebhookHandler(
-                poster: webhookClient!, signer: WebhookSigner(secret: target.secret), maxAge: configuration.webhookMaxAge,
+                poster: webhookClient!, signer: try! configuration.webhookSigner(), maxAge: configuration.webhookMaxAge,
                 retryPolicy: configuration.retryPolicy)
         }
     }

@@ -7,6 +7,8 @@ public struct IntakeOptions: SettingsGroup {
     @Option(name: Settings.httpPort.name, help: Settings.httpPort.argumentHelp) var httpPort: String?
     @Option(name: Settings.maxBodyBytes.name, help: Settings.maxBodyBytes.argumentHelp) var maxBodyBytes: String?
     @Option(name: Settings.clientKeysFile.name, help: Settings.clientKeysFile.argumentHelp) var clientKeysFile: String?
+    @Option(name: Settings.allowOpenIntake.name, help: Settings.allowOpenIntake.argumentHelp) var allowOpenIntake: String?
+    @Option(name: Settings.metricsPort.name, help: Settings.metricsPort.argumentHelp) var metricsPort: String?
     @Option(name: Settings.tlsCertFile.name, help: Settings.tlsCertFile.argumentHelp) var tlsCertFile: String?
     @Option(name: Settings.tlsKeyFile.name, help: Settings.tlsKeyFile.argumentHelp) var tlsKeyFile: String?
     @Option(name: Settings.ratePerKey.name, help: Settings.ratePerKey.argumentHelp) var ratePerKey: String?
@@ -20,6 +22,8 @@ public struct IntakeOptions: SettingsGroup {
             Settings.httpPort: httpPort,
             Settings.maxBodyBytes: maxBodyBytes,
             Settings.clientKeysFile: clientKeysFile,
+            Settings.allowOpenIntake: allowOpenIntake,
+            Settings.metricsPort: metricsPort,
             Settings.tlsCertFile: tlsCertFile,
             Settings.tlsKeyFile: tlsKeyFile,
             Settings.ratePerKey: ratePerKey,

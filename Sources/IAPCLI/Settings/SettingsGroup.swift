@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import IAPPipeline
+import Logging
 
 /// A group of `IAP_*` settings as flags. Each command declares the groups it reads (`@OptionGroup`),
 /// so its `--help` lists only those; every setting is also read from the environment, and a flag
@@ -58,4 +59,13 @@ public func loadConfiguration(_ groups: any SettingsGroup...) -> PipelineConfigu
 public func failConfiguration(_ error: ConfigurationError) -> Never {
     FileHandle.standardError.write(Data("configuration error: \(error)\n".utf8))
     Foundation.exit(2)
+}
+
+/// One warning line for each file of secrets (`Settings.secretFiles`) that group or others may
+/// read: the path and the variable, never the content.
+public func warnOfExposedSecretFiles(_ configuration: PipelineConfiguration, logger: Logger) {
+    for exposed in configuration.exposedSecretFiles() {
+        logger.warning(
+            "a file of secrets may be read by group or others: chmod 600 it", metadata: ["setting": "\(exposed.variable)", "path": "\(exposed.path)"])
+    }
 }

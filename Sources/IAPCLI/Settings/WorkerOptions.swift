@@ -89,6 +89,7 @@ public struct RecheckOptions: SettingsGroup {
 public struct WebhookOptions: SettingsGroup {
     @Option(name: Settings.webhookURL.name, help: Settings.webhookURL.argumentHelp) var webhookURL: String?
     @Option(name: Settings.webhookSecret.name, help: Settings.webhookSecret.argumentHelp) var webhookSecret: String?
+    @Option(name: Settings.webhookPreviousSecret.name, help: Settings.webhookPreviousSecret.argumentHelp) var webhookPreviousSecret: String?
     @Option(name: Settings.webhookMaxAge.name, help: Settings.webhookMaxAge.argumentHelp) var webhookMaxAge: String?
     @Option(name: Settings.webhookTimeout.name, help: Settings.webhookTimeout.argumentHelp) var webhookTimeout: String?
 
@@ -98,6 +99,7 @@ public struct WebhookOptions: SettingsGroup {
         [
             Settings.webhookURL: webhookURL,
             Settings.webhookSecret: webhookSecret,
+            Settings.webhookPreviousSecret: webhookPreviousSecret,
             Settings.webhookMaxAge: webhookMaxAge,
             Settings.webhookTimeout: webhookTimeout,
         ]

@@ -34,6 +34,8 @@ public struct PipelineConfiguration: Sendable {
     public var bundleIDList: [String]
     /// `IAP_APPS_FILE`: several apps, each with its own secrets and keys; `nil`: one app's settings.
     public var appsFile: AppsFile?
+    /// Where `appsFile` was read from.
+    public var appsFilePath: String?
     /// The app's Apple id: production notifications for another `appAppleId` are refused. Unset: not checked.
     public var appleAppID: Int64?
     public var appleAPIProductionURL: String
@@ -55,9 +57,11 @@ public struct PipelineConfiguration: Sendable {
     public var maxRedeliveries: Int
     public var ticketTTL: Duration
     public var maxBodyBytes: Int
-    /// JSON file of the game backends' keys (key id → secret); set: every request to
-    /// `/v1/receipts*` and `/v1/users/*` must be signed with one.
+    /// JSON file of the game backends' keys (key id → secret); set: every request to a guarded
+    /// route (`/v1/receipts*`, `/v1/users/*`, `/v1/offers/*`, `/v1/support/*`) must be signed with one.
     public var clientKeysFile: String?
+    /// `IAP_ALLOW_OPEN_INTAKE`: an intake without client keys may listen beyond loopback.
+    public var allowOpenIntake: Bool
     /// New submissions a second, fleet-wide, per client key and per user; 0: no limit.
     public var ratePerKey: Int
     public var ratePerUser: Int
@@ -89,6 +93,8 @@ public struct PipelineConfiguration: Sendable {
     /// an event is retried, and each POST's timeout.
     public var webhookURL: String?
     public var webhookSecret: String?
+    /// `IAP_WEBHOOK_PREVIOUS_SECRET`: the secret being retired, which signs a second `v1=`.
+    public var webhookPreviousSecret: String?
     public var webhookMaxAge: Duration
     public var webhookTimeout: Duration
     public var shutdownGrace: Duration
@@ -148,7 +154,8 @@ public struct PipelineConfiguration: Sendable {
         appleTimeout = try source.duration(Settings.appleTimeout)
         appleRootCertFiles = source.list(Settings.appleRootCerts)
         bundleIDList = source.list(Settings.bundleIDs)
-        if let path = source.given(Settings.appsFile) {
+        appsFilePath = source.given(Settings.appsFile)
+        if let path = appsFilePath {
             let apps = try AppsFile(file: path)
             if !bundleIDList.isEmpty, Set(bundleIDList) != Set(apps.bundleIDs) {
                 throw ConfigurationError(
@@ -194,6 +201,7 @@ public struct PipelineConfiguration: Sendable {
         ticketTTL = try source.duration(Settings.ticketTTL)
         maxBodyBytes = try source.count(Settings.maxBodyBytes)
         clientKeysFile = source.given(Settings.clientKeysFile)
+        allowOpenIntake = try source.choice(Settings.allowOpenIntake) == "on"
         ratePerKey = try source.count(Settings.ratePerKey)
         ratePerUser = try source.count(Settings.ratePerUser)
         tlsCertFile = source.given(Settings.tlsCertFile)
@@ -210,6 +218,10 @@ public struct PipelineConfiguration: Sendable {
         webhookSecret = source.given(Settings.webhookSecret)
         if let webhookSecret, webhookSecret.utf8.count < 16 {
             throw ConfigurationError(Settings.webhookSecret.variable, "must be at least 16 bytes")
+        }
+        webhookPreviousSecret = source.given(Settings.webhookPreviousSecret)
+        if let webhookPreviousSecret, webhookPreviousSecret.utf8.count < 16 {
+            throw ConfigurationError(Settings.webhookPreviousSecret.variable, "must be at least 16 bytes")
         }
         webhookMaxAge = try source.duration(Settings.webhookMaxAge)
         webhookTimeout = try source.duration(Settings.webhookTimeout)
@@ -414,6 +426,25 @@ public struct PipelineConfiguration: Sendable {
     }
 
     /// The webhook's URL and secret, both required by `iap-webhook`.
+    /// The webhook's signer: the secret, and the previous one during a rotation.
+    public func webhookSigner() throws(ConfigurationError) -> WebhookSigner {
+        let target = try requireWebhook()
+        return WebhookSigner(secret: target.secret, previousSecret: webhookPreviousSecret)
+    }
+
+    /// The secret files (`Settings.secretFiles`) that group or others may read: each to be warned
+    /// about at start (as ssh refuses such keys; here a warning, so a deployment keeps running).
+    public func exposedSecretFiles() -> [(variable: String, path: String)] {
+        let given: [(Setting, String?)] = [
+            (Settings.clientKeysFile, clientKeysFile), (Settings.tlsKeyFile, tlsKeyFile), (Settings.appsFile, appsFilePath),
+            (Settings.appleAPIPrivateKeyFile, appleAPIPrivateKeyFile), (Settings.offerPrivateKeyFile, offerPrivateKeyFile),
+        ]
+        return given.compactMap { setting, path in
+            guard let path, let mode = FilePermissions.mode(of: path), mode & 0o077 != 0 else { return nil }
+            return (setting.variable, path)
+        }
+    }
+
     public func requireWebhook() throws(ConfigurationError) -> (url: String, secret: String) {
         guard let webhookURL else { throw ConfigurationError("IAP_WEBHOOK_URL", "required: where iap-webhook delivers the events") }
         guard let webhookSecret else {

@@ -70,6 +70,27 @@ public struct Setting: Sendable, Hashable, CustomStringConvertible {
 
     public var description: String { variable }
 
+    /// How a value of this setting may be shown (`iapctl settings`, an error, a log line): a
+    /// secret never; a URL with its password masked.
+    public func shown(_ value: String) -> String {
+        switch kind {
+        case .secret: "(set, hidden)"
+        case .url, .redisURL: Self.maskingPassword(in: value)
+        default: value
+        }
+    }
+
+    /// `scheme://user:***@rest` for `scheme://user:password@rest` (`***@` for a password alone);
+    /// other text as it is.
+    public static func maskingPassword(in url: String) -> String {
+        guard let schemeEnd = url.range(of: "://") else { return url }
+        let rest = url[schemeEnd.upperBound...]
+        guard let at = rest.lastIndex(of: "@") else { return url }
+        let credentials = rest[..<at]
+        let masked = credentials.firstIndex(of: ":").map { "\(credentials[..<$0]):***" } ?? "***"
+        return String(url[..<schemeEnd.upperBound]) + masked + String(rest[at...])
+    }
+
     public static func == (lhs: Setting, rhs: Setting) -> Bool { lhs.variable == rhs.variable }
     public func hash(into hasher: inout Hasher) { hasher.combine(variable) }
 }

@@ -82,11 +82,21 @@ public struct SettingSource: Sendable {
         return value
     }
 
-    /// An `http` or `https` URL; `nil` when unset and without a default.
+    /// An `https` URL, or an `http` one to loopback or a host of `IAP_PLAIN_HTTP_HOSTS` (a
+    /// simulator on a private network): a secret or a token is never sent in clear by mistake.
+    /// `nil` when unset and without a default.
     public func url(_ setting: Setting) throws(ConfigurationError) -> String? {
         guard let text = text(setting) else { return nil }
-        guard let url = URL(string: text), let scheme = url.scheme, ["http", "https"].contains(scheme), url.host != nil else {
-            throw ConfigurationError(setting.variable, "'\(text)' is not an http(s) URL")
+        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), ["http", "https"].contains(scheme),
+            let host = url.host, !host.isEmpty
+        else {
+            throw ConfigurationError(setting.variable, "'\(setting.shown(text))' is not an http(s) URL")
+        }
+        if scheme == "http" && !LoopbackHost.contains(host) && !list(Settings.plainHTTPHosts).contains(host.lowercased()) {
+            throw ConfigurationError(
+                setting.variable,
+                "'\(setting.shown(text))' is plain http to \(host): use https://, or name the host in \(Settings.plainHTTPHosts.variable) "
+                    + "(a simulator on a private network; loopback needs no naming)")
         }
         return text
     }

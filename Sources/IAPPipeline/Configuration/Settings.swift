@@ -56,6 +56,11 @@ public enum Settings {
             + "users and offers): set, every "
             + "such request must be signed with a key of the route's scope; unset, /v1/support/* is refused; reloaded on SIGHUP",
         readBy: [.intake])
+    public static let allowOpenIntake = Setting(
+        "IAP_ALLOW_OPEN_INTAKE", .choice(["on", "off"]), default: "off",
+        help: "on: an intake without IAP_CLIENT_KEYS_FILE may listen on an address other than loopback (anyone who reaches it "
+            + "may submit, read and write users' facts); off: it refuses to start there, naming IAP_CLIENT_KEYS_FILE",
+        readBy: [.intake])
     public static let ratePerKey = Setting(
         "IAP_RATE_PER_KEY", .count(0...1_000_000), default: "0",
         help: "new submissions a second, fleet-wide, per client key (signed requests only); over it: 429 rate_limited; 0: no limit",
@@ -230,8 +235,9 @@ public enum Settings {
         help: "on SIGTERM, time for jobs in flight to finish before they are handed back", readBy: PipelineCommand.stages)
     public static let metricsPort = Setting(
         "IAP_METRICS_PORT", .count(1...65535), unset: "none",
-        help: "a stage worker serves /metrics (Prometheus) on this port; the intake serves it on its own port",
-        readBy: PipelineCommand.stages)
+        help: "a stage worker serves /metrics (Prometheus) on this port, on IAP_HTTP_HOST; so does the intake, which also "
+            + "serves it on IAP_HTTP_PORT unless IAP_CLIENT_KEYS_FILE is set (then only here: metrics are not for its callers)",
+        readBy: PipelineCommand.stages.union([.intake]))
     public static let maxAttempts = Setting(
         "IAP_MAX_ATTEMPTS", .count(1...1000), default: "12",
         help: "attempts at a call that fails transiently (Apple, the webhook) before the job is dead (retries_exhausted)",
@@ -250,12 +256,25 @@ public enum Settings {
     public static let webhookSecret = Setting(
         "IAP_WEBHOOK_SECRET", .secret, unset: "required by iap-webhook",
         help: "the HMAC-SHA256 key of X-IAP-Signature, at least 16 bytes; never logged", readBy: [.webhook])
+    public static let webhookPreviousSecret = Setting(
+        "IAP_WEBHOOK_PREVIOUS_SECRET", .secret, unset: "one signature",
+        help: "while rotating IAP_WEBHOOK_SECRET: the secret being retired; every delivery then carries a second v1= "
+            + "signed with it, so receivers that still know only the old one accept it; never logged",
+        readBy: [.webhook])
     public static let webhookMaxAge = Setting(
         "IAP_WEBHOOK_MAX_AGE_S", .duration(.seconds, .seconds(1) ... .seconds(2_592_000)), default: "259200",
         help: "an event is retried this long after it was added (3 days), then dead-lettered (webhook_expired)", readBy: [.webhook])
     public static let webhookTimeout = Setting(
         "IAP_WEBHOOK_TIMEOUT_MS", .duration(.milliseconds, .milliseconds(100) ... .seconds(120)), default: "10000",
         help: "each POST to the webhook", readBy: [.webhook])
+
+    // MARK: Outbound connections
+
+    public static let plainHTTPHosts = Setting(
+        "IAP_PLAIN_HTTP_HOSTS", .list, unset: "https only, but to loopback",
+        help: "comma-separated hosts that the Apple and webhook URLs may name with plain http:// (apple-sim on a private "
+            + "network, as in docker/compose.yaml); every other URL must be https:// unless it is loopback",
+        readBy: PipelineCommand.all, environmentOnly: true)
 
     // MARK: Logging (read before anything else: environment only)
 
@@ -271,7 +290,7 @@ public enum Settings {
     /// Every setting, in the order `docs/configuration.md` lists them.
     public static let all: [Setting] = [
         redisURL, prefix, buckets, redisPoolSize, redisMinReplicas, redisReplicaTimeout,
-        httpHost, httpPort, maxBodyBytes, ticketTTL, clientKeysFile, ratePerKey, ratePerUser, tlsCertFile, tlsKeyFile, appleAppID,
+        httpHost, httpPort, maxBodyBytes, ticketTTL, clientKeysFile, allowOpenIntake, ratePerKey, ratePerUser, tlsCertFile, tlsKeyFile, appleAppID,
         bundleIDs, appsFile, appleRootCerts,
         appleProductionURL, appleSandboxURL, appleSharedSecret, appleTimeout,
         appleAPIKeyID, appleAPIIssuerID, appleAPIPrivateKeyFile, appleAPIProductionURL, appleAPISandboxURL, appleAPIMaxRPS,
@@ -280,9 +299,13 @@ public enum Settings {
         notificationSweep, refundSweep,
         recheckBefore, recheckAfter, recheckMax,
         concurrency, lease, maxRedeliveries, shutdownGrace, metricsPort, maxAttempts, retryBase, retryMax,
-        webhookURL, webhookSecret, webhookMaxAge, webhookTimeout,
+        webhookURL, webhookSecret, webhookPreviousSecret, webhookMaxAge, webhookTimeout,
+        plainHTTPHosts,
         logLevel, logFormat,
     ]
+
+    /// The files that hold secrets: each is warned about at start when group or others may read it.
+    public static let secretFiles: [Setting] = [clientKeysFile, tlsKeyFile, appsFile, appleAPIPrivateKeyFile, offerPrivateKeyFile]
 
     /// The setting named `variable`, if there is one.
     public static func named(_ variable: String) -> Setting? { all.first { $0.variable == variable } }

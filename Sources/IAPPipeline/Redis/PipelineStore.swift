@@ -481,6 +481,16 @@ public struct PipelineStore: Sendable {
         return try await redis.send("GET", keys.owner(originalTransactionID: originalTransactionID)).string
     }
 
+    /// The users the app account tokens are bound to (lowercase tokens; an unbound one is absent):
+    /// one GET each, since on a cluster each token's key lies in a slot of its own.
+    public func owners(ofAccountTokens tokens: Set<String>) async throws -> [String: String] {
+        var owners: [String: String] = [:]
+        for token in tokens {
+            if let user = try await redis.send("GET", keys.accountToken(token.lowercased())).string { owners[token.lowercased()] = user }
+        }
+        return owners
+    }
+
     /// Binds an app account token to a user unless it is bound already; returns the user it is bound to.
     public func bindAccountToken(_ token: String, to user: String) async throws -> String {
         let token = token.lowercased()

@@ -34,9 +34,19 @@ public struct DedupeHandler: JobHandler {
                 attempts: job.attempts)
             return
         }
+        // Whose each purchase's Apple-signed token says it is: read before the claim, which a
+        // purchase of another user's token never makes.
+        let tokens = Set(receipt.transactions.compactMap { $0.appAccountToken?.lowercased() })
+        var tokenOwners: [String: String] = [:]
+        if !tokens.isEmpty {
+            guard let owners = await worker.transition(reading: "account-token owners", {
+                try await worker.store.owners(ofAccountTokens: tokens)
+            }) else { return }
+            tokenOwners = owners
+        }
         var next = job
         next.stage = .grant
-        next.purchases = purchases(for: job, in: receipt)
+        next.purchases = purchases(for: job, in: receipt, tokenOwners: tokenOwners)
         next.refundLimit = policy.maxRefundsPerUser
         next.appleAccountLimit = policy.maxAccountsPerAppleAccount
         next.sharing = policy.sharing
@@ -119,10 +129,20 @@ public struct DedupeHandler: JobHandler {
         await worker.settle(result, payload: payload, job: job, by: SplitJob.self)
     }
 
+    /// Whether another account may prove this product for itself: a non-consumable or a
+    /// subscription under `IAP_SHARING_POLICY` `transfer` or `share`, where a restore on a shared
+    /// Apple ID names the buyer's token by design and the policy decides.
+    private func sharable(_ productID: String) -> Bool {
+        guard policy.sharing != .bind, let type = catalog.products[productID] else { return false }
+        return type == .nonConsumable || type == .autoRenewable
+    }
+
     /// The purchases a job may grant: those the client named, else all in the receipt; each
     /// pending (with its grant unit and the counted rules' limits), held by a rule the policy
-    /// decides alone (with its unit, to be claimed), or rejected with a reason.
-    public func purchases(for job: Job, in receipt: VerifiedReceipt) -> [Purchase] {
+    /// decides alone (with its unit, to be claimed), or rejected with a reason. `tokenOwners`:
+    /// the user each bound app account token belongs to; a purchase whose token is another
+    /// user's is rejected `app_account_token_mismatch` (unclaimed: its owner can still have it).
+    public func purchases(for job: Job, in receipt: VerifiedReceipt, tokenOwners: [String: String] = [:]) -> [Purchase] {
         var chosen = receipt.transactions
         var missing: String?
         if let wanted = job.transactionID {
@@ -145,6 +165,10 @@ public struct DedupeHandler: JobHandler {
                 productID: transaction.productID, quantity: transaction.quantity, unit: nil, outcome: .rejected)
             if transaction.isRefunded {
                 purchase.reason = ReasonCode.refunded
+            } else if let owner = transaction.appAccountToken.flatMap({ tokenOwners[$0.lowercased()] }), owner != job.userID,
+                !sharable(transaction.productID)
+            {
+                purchase.reason = ReasonCode.appAccountTokenMismatch
             } else if !policy.allows(environment: receipt.environment, user: job.userID) {
                 purchase.reason = ReasonCode.sandboxNotAllowed
             } else if let unit = catalog.grantUnit(for: transaction) {
