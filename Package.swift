@@ -25,6 +25,8 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.0"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.0"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.0"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.0"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.0"),
@@ -51,6 +53,7 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -138,6 +141,8 @@ let package = Package(
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
                 .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
             ],
             // The API as a document, built into the binary.
             resources: [.embedInCode("openapi.json")],
@@ -297,7 +302,12 @@ let package = Package(
         .executableTarget(name: "iap-bench", dependencies: ["IAPToolsCLI"], swiftSettings: swiftSettings),
         .target(
             name: "TestSupport",
-            dependencies: ["RedisClient", "LocalServers", "LoopbackPort"],
+            dependencies: [
+                "RedisClient", "LocalServers", "LoopbackPort",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ],
             path: "Tests/TestSupport",
             swiftSettings: swiftSettings
         ),
@@ -365,7 +375,9 @@ let package = Package(
         .testTarget(
             name: "IAPIntakeTests",
             dependencies: [
-                "IAPIntake", "IAPPipeline", "PipelineTestSupport", "RedisClient", "TestSupport", "LoopbackPort",
+                "IAPIntake", "IAPPipeline", "PipelineTestSupport", "RedisClient", "TestSupport", "LoopbackPort", "AppleSimulator",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),

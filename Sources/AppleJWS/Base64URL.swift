@@ -3,7 +3,7 @@ import Foundation
 /// base64url (RFC 4648 §5) without padding, as JWS segments use it.
 public enum Base64URL {
     /// Decodes one unpadded base64url segment; `nil` for any character outside the alphabet
-    /// (padding included) or an impossible length.
+    /// (padding included), an impossible length, or a last character whose unused bits are not zero.
     public static func decode(_ text: Substring) -> [UInt8]? {
         var output: [UInt8] = []
         output.reserveCapacity(text.utf8.count * 3 / 4)
@@ -19,8 +19,10 @@ public enum Base64URL {
                 output.append(UInt8(truncatingIfNeeded: accumulator >> UInt32(bits)))
             }
         }
-        // 2 or 4 leftover bits are the tail of the last byte; 6 mean a length of 4n+1.
-        guard bits < 6 else { return nil }
+        // 2 or 4 leftover bits are the tail of the last byte; 6 mean a length of 4n+1. The tail
+        // must be zero (RFC 4648 §3.5, canonical): otherwise one signed payload has several
+        // spellings, each a new digest and a new ticket.
+        guard bits < 6, accumulator & ((1 << UInt32(bits)) - 1) == 0 else { return nil }
         return output
     }
 

@@ -34,7 +34,7 @@ public struct NotificationPayload: SignedPayload, Codable, Equatable {
             data.map { ($0.bundleID, $0.appAppleID, $0.environment) },
             summary.map { ($0.bundleID, $0.appAppleID, $0.environment) },
             appData.map { ($0.bundleID, $0.appAppleID, $0.environment) },
-            externalPurchaseToken.map { ($0.bundleID, $0.appAppleID, nil) },
+            externalPurchaseToken.map { ($0.bundleID, $0.appAppleID, $0.environment) },
         ].compactMap { $0 }
     }
 
@@ -92,6 +92,9 @@ public struct NotificationPayload: SignedPayload, Codable, Equatable {
         public var tokenCreationDate: Int64?
         public var appAppleID: Int64?
         public var bundleID: String?
+
+        /// As Apple documents: a token whose id starts `SANDBOX` is the sandbox's, any other production's.
+        public var environment: String { externalPurchaseID?.hasPrefix("SANDBOX") == true ? "Sandbox" : "Production" }
 
         public init(externalPurchaseID: String?, tokenCreationDate: Int64?, appAppleID: Int64? = nil, bundleID: String?) {
             self.externalPurchaseID = externalPurchaseID

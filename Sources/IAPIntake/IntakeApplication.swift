@@ -1,6 +1,8 @@
 import AppleJWS
 import Hummingbird
+import HummingbirdCore
 import HummingbirdTLS
+import NIOCore
 import IAPPipeline
 import Logging
 
@@ -13,17 +15,21 @@ public enum IntakeApplication {
     public static func make(
         store: PipelineStore, configuration: PipelineConfiguration, notifications: NotificationAdmission?,
         clientKeys: ClientKeyring? = nil, tls: TLSConfiguration? = nil, waiters: TicketWaiters? = nil,
-        metrics: Metrics? = nil, support: SupportLookup? = nil, logger: Logger,
+        metrics: Metrics? = nil, support: SupportLookup? = nil, timeouts: Timeouts = .standard, logger: Logger,
         onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
     ) throws -> some ApplicationProtocol {
         // One subscription to each bucket's results channel for every waiting client, run with the server.
         let waiters = waiters ?? TicketWaiters(redis: configuration.redis, keys: store.keys, logger: logger)
+        // A connection idle between requests (or whose headers never end) closes after `idle`; a
+        // request not read whole within `read` of its head closes its connection (a dripped body).
+        let http1 = HTTP1Channel.Configuration(
+            additionalChannelHandlers: [RequestReadTimeout(limit: timeouts.read)], idleTimeout: TimeAmount(timeouts.idle))
         let router = try routes(
             store: store, configuration: configuration, notifications: notifications, clientKeys: clientKeys,
             waiters: waiters, metrics: metrics, support: support)
         return Application(
             router: router,
-            server: try tls.map { try .tls(.http1(), tlsConfiguration: $0) } ?? .http1(),
+            server: try tls.map { try .tls(.http1(configuration: http1), tlsConfiguration: $0) } ?? .http1(configuration: http1),
             configuration: .init(address: .hostname(configuration.httpHost, port: configuration.httpPort), serverName: "iap-intake"),
             services: [waiters, IntakeAnnouncer(store: store, logger: logger)] + (metrics.map { [QueueSampler(store: store, every: $0.sampleEvery, logger: logger)] } ?? []),
             onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? 0) },
@@ -68,9 +74,23 @@ public enum IntakeApplication {
             store: store, maxBodyBytes: configuration.maxBodyBytes, ticketTTL: configuration.ticketTTL,
             serverAPIConfigured: configuration.isServerAPIConfigured, bundleIDs: configuration.bundleIDs,
             limits: SubmissionLimits(perKey: configuration.ratePerKey, perUser: configuration.ratePerUser),
-            waiters: waiters
+            waiters: waiters, maxWaitingPerKey: configuration.maxWaitingPerKey
         ).register(on: router)
         return router
+    }
+
+    /// How long a connection may idle between requests, and how long a request may take to arrive whole.
+    public struct Timeouts: Sendable {
+        public var idle: Duration
+        public var read: Duration
+
+        public init(idle: Duration, read: Duration) {
+            self.idle = idle
+            self.read = read
+        }
+
+        /// 75 s idle (longer than the longest `?wait=` and a proxy's keep-alive), 30 s to read a request.
+        public static let standard = Timeouts(idle: .seconds(75), read: .seconds(30))
     }
 
     public struct Metrics: Sendable {

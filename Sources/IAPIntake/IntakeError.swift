@@ -6,11 +6,15 @@ public struct IntakeError: HTTPResponseError, Equatable {
     public let status: HTTPResponse.Status
     public let code: String
     public let message: String
+    /// Whether answering spent something before it failed (Apple's budget, a call to Apple): such
+    /// a request's signature stays remembered, so a replay of it is refused.
+    public var spent: Bool
 
-    public init(_ status: HTTPResponse.Status, _ code: String, _ message: String) {
+    public init(_ status: HTTPResponse.Status, _ code: String, _ message: String, spent: Bool = false) {
         self.status = status
         self.code = code
         self.message = message
+        self.spent = spent
     }
 
     public func response(from request: Request, context: some RequestContext) throws -> Response {

@@ -6,6 +6,8 @@ public struct IntakeRequestContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
     /// The key id of a verified signature; `nil` on an open route or an intake without client keys.
     public var clientKey: String?
+    /// The scopes of `clientKey`.
+    public var clientScopes: Set<ClientKeys.Scope> = []
 
     public init(source: Source) {
         coreContext = .init(source: source)

@@ -21,13 +21,16 @@ public struct IntakeRoutes: Sendable {
     public let limits: SubmissionLimits
     /// Serves `?wait=`; `nil`: a GET answers at once.
     public let waiters: TicketWaiters?
+    /// Requests one client key may have waiting (`?wait=`) on this intake (`IAP_MAX_WAITING_PER_KEY`).
+    public let maxWaitingPerKey: Int
     /// The longest `?wait=`, in seconds.
     public static let longestWait = 30
 
     public init(
         store: PipelineStore, maxBodyBytes: Int, ticketTTL: Duration, serverAPIConfigured: Bool = false, bundleIDs: Set<String> = [],
-        limits: SubmissionLimits = .none, waiters: TicketWaiters? = nil
+        limits: SubmissionLimits = .none, waiters: TicketWaiters? = nil, maxWaitingPerKey: Int = .max
     ) {
+        self.maxWaitingPerKey = maxWaitingPerKey
         self.waiters = waiters
         self.bundleIDs = bundleIDs
         self.store = store
@@ -107,7 +110,7 @@ public struct IntakeRoutes: Sendable {
 
     /// `GET /v1/receipts/{ticket}[?wait=<seconds>]`: the ticket now, or, with `wait` (0 to 30),
     /// once it is terminal or held, or when the wait ends (then as it is).
-    func ticket(_ request: Request, context: some RequestContext) async throws -> Response {
+    func ticket(_ request: Request, context: IntakeRequestContext) async throws -> Response {
         let id = context.parameters.get("ticket") ?? ""
         guard TicketID.isWellFormed(id) else {
             throw IntakeError(.notFound, "ticket_not_found", "no such ticket")
@@ -120,13 +123,21 @@ public struct IntakeRoutes: Sendable {
             wait = seconds
         }
         // Registered before the first read, so a change between the read and the wait is not missed.
-        let registration = wait > 0 ? waiters?.register(id) : nil
+        var registration: TicketWaiters.Registration?
+        if wait > 0, let waiters {
+            registration = waiters.register(id, caller: context.clientKey, limit: maxWaitingPerKey)
+            guard registration != nil else {
+                throw IntakeError(
+                    .tooManyRequests, "too_many_waiting",
+                    "this client key has \(maxWaitingPerKey) requests waiting on this intake already; wait for one to end")
+            }
+        }
         defer { if let registration { waiters?.cancel(registration) } }
         let deadline = ContinuousClock.now + .seconds(wait)
-        var ticket = try await read(id)
+        var ticket = try await read(id, for: context)
         if let registration {
             while !ticket.status.isTerminal && ticket.status != .held, await TicketWaiters.next(registration, until: deadline) {
-                ticket = try await read(id)
+                ticket = try await read(id, for: context)
             }
         }
         return Response(
@@ -134,7 +145,9 @@ public struct IntakeRoutes: Sendable {
             body: .init(byteBuffer: ByteBuffer(bytes: ticket.encoded())))
     }
 
-    private func read(_ id: String) async throws -> Ticket {
+    /// The ticket, if the caller may read it: on a signed intake, only the key that submitted it,
+    /// or a key scoped `support`; any other is answered as if there were none.
+    private func read(_ id: String, for context: IntakeRequestContext) async throws -> Ticket {
         let ticket: Ticket?
         do {
             ticket = try await store.ticket(id)
@@ -142,6 +155,9 @@ public struct IntakeRoutes: Sendable {
             throw IntakeError(.serviceUnavailable, "redis_unavailable", "tickets cannot be read right now")
         }
         guard let ticket else { throw IntakeError(.notFound, "ticket_not_found", "no such ticket") }
+        if let caller = context.clientKey, let owner = ticket.clientKey, owner != caller, !context.clientScopes.contains(.support) {
+            throw IntakeError(.notFound, "ticket_not_found", "no such ticket")
+        }
         return ticket
     }
 

@@ -11,8 +11,8 @@ import RedisClient
 /// body` (the target is the path and query as sent), and the key's scope (`403 forbidden_scope`:
 /// `ClientKeys.Scope`). Refusals are 401 with `unauthenticated`, `stale_request` (more than
 /// `allowedSkew` off), `bad_signature` or `replayed_request` (a signature seen within twice the
-/// skew: remembered in Redis, fleet-wide). A request answered 5xx did nothing: its signature is
-/// forgotten again, so the backend's retry of it is not taken for a replay.
+/// skew: remembered in Redis, fleet-wide). A request answered 503 that did nothing has its
+/// signature forgotten again, so the backend's retry of it is not taken for a replay.
 struct RequestAuthenticator: Sendable {
     static var allowedSkew: Duration { .seconds(300) }
 
@@ -29,15 +29,15 @@ struct RequestAuthenticator: Sendable {
         var context = context
         let (keyID, signature) = try await authenticate(&request, for: scope)
         context.clientKey = keyID
-        let response: Response
+        context.clientScopes = keyring.current.scopes(keyID)
+        // Forgotten only for a 503 that did nothing (`IntakeError.spent` false): a support look-up
+        // that asked Apple and then failed stays remembered, so its replay spends nothing more.
         do {
-            response = try await next(request, context)
-        } catch let error as IntakeError where error.status.code >= 500 {
+            return try await next(request, context)
+        } catch let error as IntakeError where error.status == .serviceUnavailable && !error.spent {
             await forget(signature)
             throw error
         }
-        if response.status.code >= 500 { await forget(signature) }
-        return response
     }
 
     /// Best effort: a signature that stays remembered makes the retry a `replayed_request`,

@@ -53,7 +53,10 @@ public struct SupportRoutes: Sendable {
             case .apple(let transient): transient ? .serviceUnavailable : .badGateway
             case .redis: .serviceUnavailable
             }
-            throw IntakeError(status, failure.code, failure.message)
+            // Apple was asked (its budget spent) unless the id was refused at once.
+            var spent = true
+            if case .invalidID = failure.kind { spent = false }
+            throw IntakeError(status, failure.code, failure.message, spent: spent)
         }
     }
 }

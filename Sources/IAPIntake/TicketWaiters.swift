@@ -23,6 +23,8 @@ public final class TicketWaiters: Service, Sendable {
         var waiters: [String: [UUID: AsyncStream<Void>.Continuation]] = [:]
         var stopped = false
         var count = 0
+        /// Waiting requests by caller (client key), for the cap per caller.
+        var byCaller: [String: Int] = [:]
     }
 
     /// `keys`: whose buckets' results channels to listen to.
@@ -37,25 +39,39 @@ public final class TicketWaiters: Service, Sendable {
         public let changes: AsyncStream<Void>
         let ticket: String
         let id: UUID
+        let caller: String?
     }
 
     /// Starts listening for `ticket`'s changes. Register before reading the ticket, so a change
-    /// between the read and the wait is not missed.
-    public func register(_ ticket: String) -> Registration {
+    /// between the read and the wait is not missed. `nil` when `caller` has `limit` requests
+    /// waiting already (each intake counts its own).
+    public func register(_ ticket: String, caller: String? = nil, limit: Int = .max) -> Registration? {
         let id = UUID()
         let (stream, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
-        let stopped = state.withLock { state in
+        let outcome: Bool? = state.withLock { state in
+            if let caller {
+                guard state.byCaller[caller, default: 0] < limit else { return nil }
+                state.byCaller[caller, default: 0] += 1
+            }
             if state.stopped { return true }
             state.waiters[ticket, default: [:]][id] = continuation
             state.count += 1
             return false
         }
+        guard let stopped = outcome else { return nil }
         if stopped { continuation.finish() }
-        return Registration(changes: stream, ticket: ticket, id: id)
+        return Registration(changes: stream, ticket: ticket, id: id, caller: caller)
     }
+
+    /// How many requests of `caller` wait now.
+    public func waiting(caller: String) -> Int { state.withLock { $0.byCaller[caller, default: 0] } }
 
     public func cancel(_ registration: Registration) {
         let continuation = state.withLock { state -> AsyncStream<Void>.Continuation? in
+            if let caller = registration.caller {
+                state.byCaller[caller, default: 1] -= 1
+                if state.byCaller[caller] == 0 { state.byCaller[caller] = nil }
+            }
             guard let removed = state.waiters[registration.ticket]?.removeValue(forKey: registration.id) else { return nil }
             if state.waiters[registration.ticket]?.isEmpty == true { state.waiters[registration.ticket] = nil }
             state.count -= 1

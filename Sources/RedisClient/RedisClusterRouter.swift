@@ -277,6 +277,7 @@ final class RedisClusterRouter: Sendable {
             endpoint: .tcp(host: node.host, port: node.port), username: cluster.username, password: cluster.password,
             connectTimeout: cluster.connectTimeout, commandTimeout: cluster.commandTimeout)
         configuration.reconnectBackoff = cluster.reconnectBackoff
+        configuration.tls = cluster.tls
         return configuration
     }
 

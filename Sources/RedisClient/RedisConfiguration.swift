@@ -1,6 +1,8 @@
 /// Where and how to connect: parsed from `redis://[user:password@]host[:port][/db]`,
 /// `unix:///path.sock[?db=N]`, `redis-sentinel://[user:password@]host[:port][,host[:port]…]/<master>[/db]`
-/// or `redis-cluster://[user:password@]host[:port][,host[:port]…]` (a cluster has database 0 only).
+/// or `redis-cluster://[user:password@]host[:port][,host[:port]…]` (a cluster has database 0 only);
+/// `rediss://`, `rediss-sentinel://` and `rediss-cluster://` are the same over TLS (`tls`), to every
+/// server and sentinel, its certificate always verified.
 public struct RedisConfiguration: Sendable, Equatable {
     public enum Endpoint: Sendable, Equatable {
         case tcp(host: String, port: Int)
@@ -37,6 +39,23 @@ public struct RedisConfiguration: Sendable, Equatable {
         public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
     }
 
+    /// TLS to the servers (and sentinels): whose certificates are trusted, and our own, if any.
+    /// Verification is never off: a server whose certificate the trusted roots did not sign, or
+    /// that names another host, is never talked to.
+    public struct TLS: Sendable, Equatable {
+        /// PEM file of the roots that sign the servers' certificates; `nil`: the system's roots.
+        public var caFile: String?
+        /// PEM certificate chain and private key presented to a server that asks for one (`tls-auth-clients`).
+        public var certificateFile: String?
+        public var keyFile: String?
+
+        public init(caFile: String? = nil, certificateFile: String? = nil, keyFile: String? = nil) {
+            self.caFile = caFile
+            self.certificateFile = certificateFile
+            self.keyFile = keyFile
+        }
+    }
+
     /// Sentinel's own port, when a sentinel address has none.
     public static let defaultSentinelPort = 26379
 
@@ -54,6 +73,11 @@ public struct RedisConfiguration: Sendable, Equatable {
     /// to, found anew at every dial; a `MOVED` reply drops the connection so the next call dials
     /// the new owner. `nil`: the first seed.
     public var clusterSlot: Int?
+    /// `nil`: plain TCP.
+    public var tls: TLS?
+    /// The sentinels' own credentials (`requirepass` in a sentinel's configuration), if they have any.
+    public var sentinelUsername: String?
+    public var sentinelPassword: String?
 
     public init(
         endpoint: Endpoint,
@@ -95,11 +119,19 @@ public struct RedisConfiguration: Sendable, Equatable {
             guard rest.hasPrefix("/"), rest.count > 1 else { throw .invalidURL("unix socket path must be absolute") }
             return RedisConfiguration(endpoint: .unix(path: rest), database: database)
         }
-        let isSentinel = url.hasPrefix("redis-sentinel://")
-        let isCluster = url.hasPrefix("redis-cluster://")
-        guard url.hasPrefix("redis://") || isSentinel || isCluster else {
-            throw .invalidURL("expected redis://, redis-sentinel://, redis-cluster:// or unix://")
+        let secure = url.hasPrefix("rediss")
+        let plain = secure ? "redis" + url.dropFirst("rediss".count) : url
+        let isSentinel = plain.hasPrefix("redis-sentinel://")
+        let isCluster = plain.hasPrefix("redis-cluster://")
+        guard plain.hasPrefix("redis://") || isSentinel || isCluster else {
+            throw .invalidURL("expected redis://, redis-sentinel://, redis-cluster:// (rediss… over TLS) or unix://")
         }
+        var parsed = try parse(plain: plain, isSentinel: isSentinel, isCluster: isCluster)
+        if secure { parsed.tls = TLS() }
+        return parsed
+    }
+
+    private static func parse(plain url: String, isSentinel: Bool, isCluster: Bool) throws(RedisError) -> RedisConfiguration {
         let scheme = isSentinel ? "redis-sentinel://" : isCluster ? "redis-cluster://" : "redis://"
         var rest = Substring(url.dropFirst(scheme.count))
         var username: String?
@@ -207,6 +239,7 @@ extension RedisConfiguration: CustomStringConvertible {
         case .sentinel(let sentinels): "sentinels \(sentinels.addresses.map(\.description).joined(separator: ",")) of \(sentinels.master)"
         case .cluster(let seeds): "cluster \(seeds.map(\.description).joined(separator: ","))"
         }
-        return "\(place) db \(database)" + (username.map { " as \($0)" } ?? "") + (password == nil ? "" : " (password hidden)")
+        return "\(place) db \(database)" + (tls == nil ? "" : " over TLS") + (username.map { " as \($0)" } ?? "")
+            + (password == nil ? "" : " (password hidden)")
     }
 }

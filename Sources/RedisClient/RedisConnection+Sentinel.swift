@@ -9,11 +9,12 @@ extension RedisConnection {
     ) async throws -> RedisConfiguration.Address {
         var refusals: [String] = []
         for sentinel in sentinels {
-            let connection = RedisConnection(
-                configuration: RedisConfiguration(
-                    endpoint: .tcp(host: sentinel.host, port: sentinel.port),
-                    connectTimeout: configuration.connectTimeout, commandTimeout: configuration.connectTimeout),
-                eventLoopGroup: group)
+            var asked = RedisConfiguration(
+                endpoint: .tcp(host: sentinel.host, port: sentinel.port), username: configuration.sentinelUsername,
+                password: configuration.sentinelPassword, connectTimeout: configuration.connectTimeout,
+                commandTimeout: configuration.connectTimeout)
+            asked.tls = configuration.tls
+            let connection = RedisConnection(configuration: asked, eventLoopGroup: group)
             let answer: Result<RedisReply, any Error>
             do {
                 answer = .success(try await connection.execute(RedisCommand("SENTINEL", "get-master-addr-by-name", master)))

@@ -2,6 +2,7 @@ import Metrics
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
+import NIOSSL
 
 /// One Redis connection on a SwiftNIO event loop, many commands in flight at once.
 ///
@@ -12,6 +13,9 @@ public final class RedisConnection: RedisCommandSending, Sendable {
     public let configuration: RedisConfiguration
     private let group: any EventLoopGroup
     private let state = NIOLockedValueBox(State())
+    /// With `configuration.tls`: the TLS context every dial uses (its files read once), or why
+    /// it could not be made (then every dial fails with that).
+    private let tls: Result<NIOSSLContext, RedisError>?
 
     private struct State {
         var isClosed = false
@@ -28,6 +32,30 @@ public final class RedisConnection: RedisCommandSending, Sendable {
     public init(configuration: RedisConfiguration, eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) {
         self.configuration = configuration
         self.group = eventLoopGroup
+        tls = configuration.tls.map(Self.context)
+    }
+
+    /// Why TLS as `tls` says cannot be set up (a file that does not load), or `nil`.
+    public static func problem(with tls: RedisConfiguration.TLS) -> String? {
+        if case .failure(let error) = context(tls) { return "\(error)" }
+        return nil
+    }
+
+    /// The client side of TLS as `tls` says: full verification always (the chain to a trusted
+    /// root, and the server's name or address).
+    static func context(_ tls: RedisConfiguration.TLS) -> Result<NIOSSLContext, RedisError> {
+        do {
+            var settings = TLSConfiguration.makeClientConfiguration()
+            settings.certificateVerification = .fullVerification
+            if let caFile = tls.caFile { settings.trustRoots = .file(caFile) }
+            if let certificateFile = tls.certificateFile, let keyFile = tls.keyFile {
+                settings.certificateChain = try NIOSSLCertificate.fromPEMFile(certificateFile).map { .certificate($0) }
+                settings.privateKey = .privateKey(try NIOSSLPrivateKey(file: keyFile, format: .pem))
+            }
+            return .success(try NIOSSLContext(configuration: settings))
+        } catch {
+            return .failure(.connectionFailed("TLS cannot be set up: \(error)"))
+        }
     }
 
     /// True while the socket is open.
@@ -147,25 +175,25 @@ public final class RedisConnection: RedisCommandSending, Sendable {
         let connecting: EventLoopFuture<any Channel>
         switch configuration.endpoint {
         case .tcp(let host, let port):
-            connecting = Self.bootstrap(group, configuration, tcp: true).connect(host: host, port: port)
+            connecting = self.bootstrap(host: host).connect(host: host, port: port)
         case .unix(let path):
-            connecting = Self.bootstrap(group, configuration, tcp: false).connect(unixDomainSocketPath: path)
+            connecting = self.bootstrap(host: nil).connect(unixDomainSocketPath: path)
         case .cluster(let seeds):
             if let slot = configuration.clusterSlot {
                 connecting = group.next().makeFutureWithTask {
                     try await RedisClusterRouter.primary(ofSlot: slot, configuration: configuration, seeds: seeds)
                 }.flatMap { owner in
-                    Self.bootstrap(group, configuration, tcp: true).connect(host: owner.host, port: owner.port)
+                    self.bootstrap(host: owner.host).connect(host: owner.host, port: owner.port)
                 }
             } else {
-                connecting = Self.bootstrap(group, configuration, tcp: true).connect(host: seeds[0].host, port: seeds[0].port)
+                connecting = self.bootstrap(host: seeds[0].host).connect(host: seeds[0].host, port: seeds[0].port)
             }
         case .sentinel(let sentinels):
             // Asked at every dial: after a failover the next dial finds the new primary.
             connecting = group.next().makeFutureWithTask {
                 try await Self.primary(of: sentinels.master, from: sentinels.addresses, configuration: configuration, group: group)
             }.flatMap { primary in
-                Self.bootstrap(group, configuration, tcp: true).connect(host: primary.host, port: primary.port)
+                self.bootstrap(host: primary.host).connect(host: primary.host, port: primary.port)
             }
         }
         let ready = connecting
@@ -196,18 +224,33 @@ public final class RedisConnection: RedisCommandSending, Sendable {
         return ready.flatMapErrorThrowing { throw Self.failed($0) }
     }
 
-    private static func bootstrap(_ group: any EventLoopGroup, _ configuration: RedisConfiguration, tcp: Bool) -> ClientBootstrap {
+    /// `host`: the server's name or address over TCP (checked against its certificate over TLS);
+    /// `nil` for a Unix socket.
+    private func bootstrap(host: String?) -> ClientBootstrap {
+        let tls = host == nil ? nil : self.tls
         let bootstrap = ClientBootstrap(group: group)
             .connectTimeout(.init(configuration.connectTimeout))
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
+                    if let tls {
+                        // A name is checked against the certificate's DNS names (and sent as SNI);
+                        // an address against its IP addresses.
+                        let name = host.flatMap { Self.isAddress($0) ? nil : $0 }
+                        let handler = try NIOSSLClientHandler(context: try tls.get(), serverHostname: name)
+                        try channel.pipeline.syncOperations.addHandler(handler)
+                    }
                     try channel.pipeline.syncOperations.addHandler(RedisChannelHandler())
                 }
             }
-        guard tcp else { return bootstrap }
+        guard host != nil else { return bootstrap }
         return bootstrap
             .channelOption(ChannelOptions.socketOption(.tcp_nodelay), value: 1)
             .channelOption(ChannelOptions.socketOption(.so_keepalive), value: 1)
+    }
+
+    /// Whether `host` is an IPv4 or IPv6 address rather than a name.
+    static func isAddress(_ host: String) -> Bool {
+        host.contains(":") || (host.split(separator: ".").count == 4 && host.allSatisfy { $0 == "." || $0.isNumber })
     }
 
     private static func failed(_ error: any Error) -> RedisError {

@@ -183,4 +183,22 @@ struct SignedDataVerifierTests {
         #expect(!Base64URL.isCompactJWS("eyJh.eyJi.c2l="))
         #expect(!Base64URL.isCompactJWS("ey+h.eyJi.c2ln"))
     }
+
+    /// One payload, one spelling (RFC 4648 §3.5): a last character whose unused bits are set is
+    /// refused, so a signed payload cannot be re-spelled into a new digest.
+    @Test("base64url is canonical: unused tail bits must be zero")
+    func canonicalBase64URL() {
+        #expect(Base64URL.decode("QQ") == [0x41])
+        #expect(Base64URL.decode("QR") == nil)
+        #expect(Base64URL.decode("QUI") == [0x41, 0x42])
+        #expect(Base64URL.decode("QUJ") == nil)
+        #expect(Base64URL.decode("QUJD") == [0x41, 0x42, 0x43])
+        let signature = Array(repeating: UInt8(0xAB), count: 64)
+        let text = Base64URL.encode(signature)
+        #expect(Base64URL.decode(Substring(text)) == signature)
+        // 64 bytes end in 4 unused bits: the same value spelled with one of them set decodes no more.
+        var respelled = Array(text.utf8)
+        respelled[respelled.count - 1] += 1
+        #expect(Base64URL.decode(Substring(String(decoding: respelled, as: UTF8.self))) == nil)
+    }
 }

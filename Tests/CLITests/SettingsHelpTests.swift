@@ -9,7 +9,10 @@ import Testing
 /// Each command's `--help` lists the settings it reads, and only those: the ones whose `Setting`
 /// names the command in `readBy`.
 @Suite struct SettingsHelpTests {
-    static let redis: Set = ["IAP_REDIS_URL", "IAP_PREFIX", "IAP_BUCKETS", "IAP_REDIS_POOL_SIZE"]
+    static let redis: Set = [
+        "IAP_REDIS_URL", "IAP_PREFIX", "IAP_BUCKETS", "IAP_REDIS_POOL_SIZE", "IAP_REDIS_TLS_CA_FILE", "IAP_REDIS_TLS_CERT_FILE",
+        "IAP_REDIS_TLS_KEY_FILE", "IAP_REDIS_SENTINEL_PASSWORD",
+    ]
     static let recheck: Set = ["IAP_RECHECK_BEFORE_S", "IAP_RECHECK_AFTER_S", "IAP_RECHECK_MAX"]
 
     /// The settings whose flags a help text lists.

@@ -250,6 +250,57 @@ import Testing
         }
     }
 
+    /// As Apple's `SignedDataVerifier`: a notification about no app is refused, and with
+    /// `IAP_APPLE_APP_ID` every production member names it: an external purchase token (production
+    /// unless its id starts `SANDBOX`) and the app transaction an `appData` carries included.
+    @Test func aNotificationAboutNoAppOrAnotherAppAppleIDIsRefused() async throws {
+        try await withPipeline(startWorkers: false, environment: ["IAP_APPLE_APP_ID": "1234567890"]) { pipeline in
+            let signer = pipeline.authority.signer
+            let ours = PipelineHarness.bundleID
+            func body(_ type: String, appData: NotificationPayload.AppData? = nil, token: NotificationPayload.ExternalPurchaseToken? = nil)
+                throws -> Data
+            {
+                try Self.body(try signer.sign(payload: NotificationPayload(
+                    notificationType: type, notificationUUID: UUID().uuidString, signedDate: nil, data: nil, summary: nil,
+                    appData: appData, externalPurchaseToken: token)))
+            }
+            func token(_ id: String, appAppleID: Int64?) -> NotificationPayload.ExternalPurchaseToken {
+                .init(externalPurchaseID: id, tokenCreationDate: 1_764_000_000_000, appAppleID: appAppleID, bundleID: ours)
+            }
+            func appTransaction(appAppleID: Int64?) throws -> String {
+                try signer.sign(payload: JWSAppTransaction(
+                    appTransactionID: "704289572399", bundleID: ours, appAppleID: appAppleID, receiptType: "Production",
+                    receiptCreationDate: Int64(Date().timeIntervalSince1970 * 1000)))
+            }
+            let refused: [(String, Data, String)] = [
+                ("a notification about no app", try body("TEST"), "no_app_member"),
+                ("a production token of another app id", try body("EXTERNAL_PURCHASE_TOKEN", token: token("b2e6-1", appAppleID: 999)),
+                 "app_apple_id_mismatch"),
+                ("a production token of no app id", try body("EXTERNAL_PURCHASE_TOKEN", token: token("b2e6-2", appAppleID: nil)),
+                 "app_apple_id_mismatch"),
+                ("our appData carrying an app transaction of another app id", try body("RESCIND_CONSENT", appData: .init(
+                    appAppleID: 1_234_567_890, bundleID: ours, environment: "Production",
+                    signedAppTransactionInfo: try appTransaction(appAppleID: 999))), "app_apple_id_mismatch"),
+            ]
+            for (what, body, code) in refused {
+                let reply = try await pipeline.post(raw: body, path: "/v1/notifications/apple")
+                #expect(reply.status == 400 && (reply.json["error"] as? [String: Any])?["code"] as? String == code, "\(what): \(reply.json)")
+            }
+            #expect(try await pipeline.storedKeys() == [])
+            let accepted = [
+                try body("EXTERNAL_PURCHASE_TOKEN", token: token("b2e6-3", appAppleID: 1_234_567_890)),
+                try body("EXTERNAL_PURCHASE_TOKEN", token: token("SANDBOX_b2e6-4", appAppleID: nil)),
+                try body("RESCIND_CONSENT", appData: .init(
+                    appAppleID: 1_234_567_890, bundleID: ours, environment: "Production",
+                    signedAppTransactionInfo: try appTransaction(appAppleID: 1_234_567_890))),
+            ]
+            for body in accepted {
+                let reply = try await pipeline.post(raw: body, path: "/v1/notifications/apple")
+                #expect(reply.status == 200, "\(reply.json)")
+            }
+        }
+    }
+
     @Test func aNotificationRedisCannotTakeIsRefusedWith503AndTakenOnceLater() async throws {
         try await withPipeline(startWorkers: false) { pipeline in
             let api = pipeline.simulator.serverAPI

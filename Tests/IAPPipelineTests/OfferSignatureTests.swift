@@ -117,6 +117,10 @@ import Testing
                 #expect(refused.status == 403 && Self.code(refused) == "not_eligible", "\(offer): \(refused.json)")
             }
             #expect(try await ask("player-1", "promotional", ["offer_id": "anyone"]).status == 200)
+            // An Apple Account named in a request must be one the user is seated on.
+            let notSeated = try await ask("player-1", "introductory_eligibility", ["app_transaction_id": "705000000000001"])
+            #expect(notSeated.status == 400 && Self.code(notSeated) == "app_transaction_id_not_seated", "\(notSeated.json)")
+            _ = try await pipeline.store.seatAppleAccount("705000000000001", user: "player-1", limit: nil)
             let noIntro = try await ask("player-1", "introductory_eligibility", ["app_transaction_id": "705000000000001"])
             #expect(noIntro.status == 200 && noIntro.json["allow_introductory_offer"] as? Bool == false)
             checked = try await Self.storeKitTakes(pipeline, noIntro.json)
@@ -136,12 +140,25 @@ import Testing
             #expect(winbackChecked["valid"] as? Bool == true)
             #expect(Self.code(try await ask("player-1", "promotional", ["offer_id": "welcome"])) == "not_eligible")
 
-            // On player-1's Apple Account, a new user of the game is not new to the group.
-            _ = try await pipeline.store.seatAppleAccount("705000000000001", user: "player-1", limit: nil)
-            let sameAccount = try await ask("newcomer", "introductory_eligibility", ["app_transaction_id": "705000000000001"])
-            #expect(sameAccount.json["allow_introductory_offer"] as? Bool == false)
-            #expect(Self.code(try await ask("newcomer", "promotional", ["offer_id": "welcome", "app_transaction_id": "705000000000001"])) == "not_eligible")
+            // Off player-1's Apple Account, the newcomer is new; naming that account is refused.
             #expect(try await ask("newcomer", "promotional", ["offer_id": "welcome"]).status == 200)
+            #expect(Self.code(try await ask("newcomer", "promotional", ["offer_id": "welcome", "app_transaction_id": "705000000000001"]))
+                == "app_transaction_id_not_seated")
+            // Seated on it, a new user of the game is not new to the group, whether the request names
+            // the account or not; the eligibility JWS names the seated account when no id is given.
+            _ = try await pipeline.store.seatAppleAccount("705000000000001", user: "newcomer", limit: nil)
+            let sameAccount = try await ask("newcomer", "introductory_eligibility")
+            #expect(sameAccount.status == 200 && sameAccount.json["allow_introductory_offer"] as? Bool == false, "\(sameAccount.json)")
+            #expect(try await Self.storeKitTakes(pipeline, sameAccount.json)["transactionId"] as? String == "705000000000001")
+            #expect(Self.code(try await ask("newcomer", "promotional", ["offer_id": "welcome"])) == "not_eligible")
+            #expect(Self.code(try await ask("newcomer", "promotional", ["offer_id": "welcome", "app_transaction_id": "705000000000001"])) == "not_eligible")
+
+            // Every signature issued is in the user's log, counted: the newcomer's five, the newest first.
+            let log = try await pipeline.store.offerSignatures(of: "newcomer")
+            #expect(log.count == 5, "\(log)")
+            #expect(log.recent.first?["kind"] == "introductory_eligibility" && log.recent.last?["kind"] == "promotional", "\(log.recent)")
+            #expect(log.recent.last?["nonce"] == v1.json["nonce"] as? String && log.recent.last?["offer_id"] == "anyone")
+            #expect(try await pipeline.store.offerSignatures(of: "nobody").count == 0)
         }
     }
 

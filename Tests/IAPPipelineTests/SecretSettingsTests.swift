@@ -51,7 +51,7 @@ import Testing
         defer { try? FileManager.default.removeItem(at: directory) }
         let keys = directory.appendingPathComponent("client-keys.json").path
         let key = directory.appendingPathComponent("AuthKey.p8").path
-        for path in [keys, key] { FileManager.default.createFile(atPath: path, contents: Data("{}".utf8)) }
+        for path in [keys, key] { _ = FileManager.default.createFile(atPath: path, contents: Data("{}".utf8)) }
         try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: keys)
         try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: key)
         let configuration = try PipelineConfiguration(environment: ["IAP_CLIENT_KEYS_FILE": keys, "IAP_OFFER_PRIVATE_KEY_FILE": key, "IAP_OFFER_KEY_ID": "OFFERKEY01"])

@@ -10,6 +10,22 @@ public enum RawHTTP {
         public var text: String
     }
 
+    /// Writes `bytes` as they are and returns everything the server sent until it closed.
+    public static func exchange(port: Int, bytes: [UInt8]) async throws -> String {
+        let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .connect(host: "127.0.0.1", port: port) { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
+                }
+            }
+        return try await channel.executeThenClose { inbound, outbound in
+            try await outbound.write(ByteBuffer(bytes: bytes))
+            var received = ByteBuffer()
+            for try await chunk in inbound { received.writeImmutableBuffer(chunk) }
+            return String(buffer: received)
+        }
+    }
+
     public static func send(
         port: Int, method: String, target: String, headers: [(String, String)] = [], body: [UInt8] = []
     ) async throws -> Answer {

@@ -20,14 +20,15 @@ public final class RedisSentinel: @unchecked Sendable {
     /// Starts a sentinel that monitors the primary on `primaryPort` as `master` (quorum 1, down
     /// after 2 s: at 1 s, with a sentinel's pings a second apart, a primary it has just switched to
     /// can be held down before its first ping is answered, and failed over again).
-    public static func start(master: String, primaryPort: Int) async throws -> RedisSentinel {
+    /// `password`: the sentinel's own (`requirepass`): clients must AUTH with it.
+    public static func start(master: String, primaryPort: Int, password: String? = nil) async throws -> RedisSentinel {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("iap-sentinel-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         var lastError: (any Error)?
         for _ in 0..<5 {
             let sentinel = RedisSentinel(port: try LoopbackPort.free(), directory: directory)
             do {
-                try await sentinel.launch(master: master, primaryPort: primaryPort)
+                try await sentinel.launch(master: master, primaryPort: primaryPort, password: password)
                 return sentinel
             } catch {
                 lastError = error
@@ -36,7 +37,7 @@ public final class RedisSentinel: @unchecked Sendable {
         throw lastError ?? TestSupportError("redis-sentinel did not start")
     }
 
-    private func launch(master: String, primaryPort: Int) async throws {
+    private func launch(master: String, primaryPort: Int, password: String?) async throws {
         // Sentinel rewrites its configuration file: it must be its own and writable.
         let file = directory.appendingPathComponent("sentinel-\(port).conf")
         try """
@@ -47,6 +48,7 @@ public final class RedisSentinel: @unchecked Sendable {
             sentinel monitor \(master) 127.0.0.1 \(primaryPort) 1
             sentinel down-after-milliseconds \(master) 2000
             sentinel failover-timeout \(master) 3000
+            \(password.map { "requirepass \($0)" } ?? "")
 
             """.write(to: file, atomically: true, encoding: .utf8)
         let process = Process()

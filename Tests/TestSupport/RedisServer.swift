@@ -14,7 +14,9 @@ public final class RedisServer: @unchecked Sendable {
     private let extraArguments: [String]
     private var process: Process?
 
-    public var url: String { "redis://127.0.0.1:\(port)" }
+    /// Whether it speaks TLS only (`start(tls:)`).
+    public private(set) var secure = false
+    public var url: String { "\(secure ? "rediss" : "redis")://127.0.0.1:\(port)" }
     public var configuration: RedisConfiguration { .init(endpoint: .tcp(host: "127.0.0.1", port: port)) }
 
     private init(port: Int, directory: URL, extraArguments: [String]) {
@@ -39,6 +41,29 @@ public final class RedisServer: @unchecked Sendable {
             }
         }
         throw lastError ?? TestSupportError("redis-server did not start")
+    }
+
+    /// Starts a server that speaks TLS only (`tls-port`, its plain port off) with `certificates`;
+    /// clients need no certificate of their own. `url` is then its `rediss://` address.
+    public static func start(tls certificates: TestCertificates) async throws -> RedisServer {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("iap-redis-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        var lastError: (any Error)?
+        for _ in 0..<5 {
+            let port = try LoopbackPort.free()
+            let server = RedisServer(port: port, directory: directory, extraArguments: [
+                "--port", "0", "--tls-port", String(port), "--tls-cert-file", certificates.certificateFile,
+                "--tls-key-file", certificates.keyFile, "--tls-ca-cert-file", certificates.caFile, "--tls-auth-clients", "no",
+            ])
+            server.secure = true
+            do {
+                try await server.launch()
+                return server
+            } catch {
+                lastError = error
+            }
+        }
+        throw lastError ?? TestSupportError("redis-server (TLS) did not start")
     }
 
     /// Stops the server with SIGKILL, as a crash would.

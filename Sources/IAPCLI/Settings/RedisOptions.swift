@@ -7,6 +7,10 @@ public struct RedisOptions: SettingsGroup {
     @Option(name: Settings.prefix.name, help: Settings.prefix.argumentHelp) var prefix: String?
     @Option(name: Settings.buckets.name, help: Settings.buckets.argumentHelp) var buckets: String?
     @Option(name: Settings.redisPoolSize.name, help: Settings.redisPoolSize.argumentHelp) var redisPoolSize: String?
+    @Option(name: Settings.redisTLSCAFile.name, help: Settings.redisTLSCAFile.argumentHelp) var redisTlsCaFile: String?
+    @Option(name: Settings.redisTLSCertFile.name, help: Settings.redisTLSCertFile.argumentHelp) var redisTlsCertFile: String?
+    @Option(name: Settings.redisTLSKeyFile.name, help: Settings.redisTLSKeyFile.argumentHelp) var redisTlsKeyFile: String?
+    @Option(name: Settings.redisSentinelPassword.name, help: Settings.redisSentinelPassword.argumentHelp) var redisSentinelPassword: String?
 
     public init() {}
 
@@ -16,6 +20,10 @@ public struct RedisOptions: SettingsGroup {
             Settings.prefix: prefix,
             Settings.buckets: buckets,
             Settings.redisPoolSize: redisPoolSize,
+            Settings.redisTLSCAFile: redisTlsCaFile,
+            Settings.redisTLSCertFile: redisTlsCertFile,
+            Settings.redisTLSKeyFile: redisTlsKeyFile,
+            Settings.redisSentinelPassword: redisSentinelPassword,
         ]
     }
 }

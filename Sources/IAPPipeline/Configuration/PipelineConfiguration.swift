@@ -62,6 +62,8 @@ public struct PipelineConfiguration: Sendable {
     public var clientKeysFile: String?
     /// `IAP_ALLOW_OPEN_INTAKE`: an intake without client keys may listen beyond loopback.
     public var allowOpenIntake: Bool
+    /// `IAP_MAX_WAITING_PER_KEY`: long-polls one client key may have waiting on one intake.
+    public var maxWaitingPerKey: Int
     /// New submissions a second, fleet-wide, per client key and per user; 0: no limit.
     public var ratePerKey: Int
     public var ratePerUser: Int
@@ -119,6 +121,7 @@ public struct PipelineConfiguration: Sendable {
         } catch {
             throw ConfigurationError(Settings.redisURL.variable, "\(error)")
         }
+        try Self.readRedisSecurity(source, into: &redis)
 
         prefix = source.text(Settings.prefix)!
         guard !prefix.contains(where: { $0 == " " || $0.isNewline }) else {
@@ -202,6 +205,7 @@ public struct PipelineConfiguration: Sendable {
         maxBodyBytes = try source.count(Settings.maxBodyBytes)
         clientKeysFile = source.given(Settings.clientKeysFile)
         allowOpenIntake = try source.choice(Settings.allowOpenIntake) == "on"
+        maxWaitingPerKey = try source.count(Settings.maxWaitingPerKey)
         ratePerKey = try source.count(Settings.ratePerKey)
         ratePerUser = try source.count(Settings.ratePerUser)
         tlsCertFile = source.given(Settings.tlsCertFile)
@@ -426,6 +430,32 @@ public struct PipelineConfiguration: Sendable {
     }
 
     /// The webhook's URL and secret, both required by `iap-webhook`.
+    /// TLS to Redis (its files, with a `rediss…` URL only) and the sentinels' password. A file
+    /// that does not load stops the process at start, naming its setting.
+    static func readRedisSecurity(_ source: SettingSource, into redis: inout RedisConfiguration) throws(ConfigurationError) {
+        let ca = source.given(Settings.redisTLSCAFile)
+        let certificate = source.given(Settings.redisTLSCertFile)
+        let key = source.given(Settings.redisTLSKeyFile)
+        redis.sentinelPassword = source.given(Settings.redisSentinelPassword)
+        guard redis.tls != nil else {
+            if let given = [(Settings.redisTLSCAFile, ca), (Settings.redisTLSCertFile, certificate), (Settings.redisTLSKeyFile, key)]
+                .first(where: { $0.1 != nil })
+            {
+                throw ConfigurationError(
+                    given.0.variable, "is set, but IAP_REDIS_URL is not rediss://, rediss-sentinel:// or rediss-cluster://")
+            }
+            return
+        }
+        guard (certificate == nil) == (key == nil) else {
+            throw ConfigurationError(Settings.redisTLSCertFile.variable, "needs IAP_REDIS_TLS_KEY_FILE, and the key the certificate")
+        }
+        let tls = RedisConfiguration.TLS(caFile: ca, certificateFile: certificate, keyFile: key)
+        if let problem = RedisConnection.problem(with: tls) {
+            throw ConfigurationError(ca == nil ? Settings.redisTLSCertFile.variable : Settings.redisTLSCAFile.variable, problem)
+        }
+        redis.tls = tls
+    }
+
     /// The webhook's signer: the secret, and the previous one during a rotation.
     public func webhookSigner() throws(ConfigurationError) -> WebhookSigner {
         let target = try requireWebhook()
@@ -437,6 +467,7 @@ public struct PipelineConfiguration: Sendable {
     public func exposedSecretFiles() -> [(variable: String, path: String)] {
         let given: [(Setting, String?)] = [
             (Settings.clientKeysFile, clientKeysFile), (Settings.tlsKeyFile, tlsKeyFile), (Settings.appsFile, appsFilePath),
+            (Settings.redisTLSKeyFile, redis.tls?.keyFile),
             (Settings.appleAPIPrivateKeyFile, appleAPIPrivateKeyFile), (Settings.offerPrivateKeyFile, offerPrivateKeyFile),
         ]
         return given.compactMap { setting, path in

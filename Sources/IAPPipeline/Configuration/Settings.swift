@@ -14,6 +14,22 @@ public enum Settings {
             + "(sentinels on port 26379 unless given; the credentials and db are the primary's), or "
             + "redis-cluster://[user:password@]host[:port][,host[:port]…] (seed nodes; IAP_PREFIX must then be a hash tag like {iap})",
         readBy: PipelineCommand.all)
+    public static let redisTLSCAFile = Setting(
+        "IAP_REDIS_TLS_CA_FILE", .file, unset: "the system's roots",
+        help: "with rediss://, rediss-sentinel:// or rediss-cluster://: PEM file of the roots that sign the Redis servers' (and "
+            + "sentinels') certificates; verification is never off: a server it did not sign, or named otherwise, is never talked to",
+        readBy: PipelineCommand.all)
+    public static let redisTLSCertFile = Setting(
+        "IAP_REDIS_TLS_CERT_FILE", .file, unset: "no client certificate",
+        help: "with rediss…: PEM certificate chain presented to servers that ask for one (tls-auth-clients); with IAP_REDIS_TLS_KEY_FILE",
+        readBy: PipelineCommand.all)
+    public static let redisTLSKeyFile = Setting(
+        "IAP_REDIS_TLS_KEY_FILE", .file, unset: "no client certificate", help: "PEM private key of IAP_REDIS_TLS_CERT_FILE",
+        readBy: PipelineCommand.all)
+    public static let redisSentinelPassword = Setting(
+        "IAP_REDIS_SENTINEL_PASSWORD", .secret, unset: "sentinels asked without AUTH",
+        help: "the sentinels' own password (requirepass in a sentinel's configuration; the URL's credentials are the primary's); "
+            + "never logged", readBy: PipelineCommand.all)
     public static let prefix = Setting(
         "IAP_PREFIX", .text, default: "iap",
         help: "the prefix of every key (no spaces); on redis-cluster:// a hash tag such as {iap}, so every key shares one slot",
@@ -60,6 +76,10 @@ public enum Settings {
         "IAP_ALLOW_OPEN_INTAKE", .choice(["on", "off"]), default: "off",
         help: "on: an intake without IAP_CLIENT_KEYS_FILE may listen on an address other than loopback (anyone who reaches it "
             + "may submit, read and write users' facts); off: it refuses to start there, naming IAP_CLIENT_KEYS_FILE",
+        readBy: [.intake])
+    public static let maxWaitingPerKey = Setting(
+        "IAP_MAX_WAITING_PER_KEY", .count(1...1_000_000), default: "1000",
+        help: "GET /v1/receipts/{ticket}?wait= requests one client key may have waiting on one intake; over it: 429 too_many_waiting",
         readBy: [.intake])
     public static let ratePerKey = Setting(
         "IAP_RATE_PER_KEY", .count(0...1_000_000), default: "0",
@@ -289,8 +309,8 @@ public enum Settings {
 
     /// Every setting, in the order `docs/configuration.md` lists them.
     public static let all: [Setting] = [
-        redisURL, prefix, buckets, redisPoolSize, redisMinReplicas, redisReplicaTimeout,
-        httpHost, httpPort, maxBodyBytes, ticketTTL, clientKeysFile, allowOpenIntake, ratePerKey, ratePerUser, tlsCertFile, tlsKeyFile, appleAppID,
+        redisURL, redisTLSCAFile, redisTLSCertFile, redisTLSKeyFile, redisSentinelPassword, prefix, buckets, redisPoolSize, redisMinReplicas, redisReplicaTimeout,
+        httpHost, httpPort, maxBodyBytes, ticketTTL, clientKeysFile, allowOpenIntake, maxWaitingPerKey, ratePerKey, ratePerUser, tlsCertFile, tlsKeyFile, appleAppID,
         bundleIDs, appsFile, appleRootCerts,
         appleProductionURL, appleSandboxURL, appleSharedSecret, appleTimeout,
         appleAPIKeyID, appleAPIIssuerID, appleAPIPrivateKeyFile, appleAPIProductionURL, appleAPISandboxURL, appleAPIMaxRPS,
@@ -305,7 +325,9 @@ public enum Settings {
     ]
 
     /// The files that hold secrets: each is warned about at start when group or others may read it.
-    public static let secretFiles: [Setting] = [clientKeysFile, tlsKeyFile, appsFile, appleAPIPrivateKeyFile, offerPrivateKeyFile]
+    public static let secretFiles: [Setting] = [
+        clientKeysFile, tlsKeyFile, appsFile, appleAPIPrivateKeyFile, offerPrivateKeyFile, redisTLSKeyFile,
+    ]
 
     /// The setting named `variable`, if there is one.
     public static func named(_ variable: String) -> Setting? { all.first { $0.variable == variable } }

@@ -20,7 +20,9 @@
     KEYS[4] existing      optional: the hash of the ticket `existing` names
     ARGV[1] job           the job
     ARGV[2] arguments     JSON: ticket, now, ttl (s), user_id, product_id, transaction_id, channel,
-                          existing?, elsewhere? (true: that ticket lies in another bucket)
+                          client_key ('' on an intake without keys: the key that signed it, kept
+                          on the ticket so only that key reads it), existing?, elsewhere? (true:
+                          that ticket lies in another bucket)
   Output:
     {1, ticket} queued; {0, existing ticket} a resubmission; {-2, ticket} declare that ticket's
     hash as KEYS[4] and call again
@@ -39,6 +41,7 @@ redis.call('SET', receipt, a.ticket, 'EX', a.ttl)
 redis.call('HSET', ticket, 'status', 'queued', 'attempts', '0', 'user_id', a.user_id, 'created_at', a.now, 'updated_at', a.now)
 if a.product_id ~= '' then redis.call('HSET', ticket, 'product_id', a.product_id) end
 if a.transaction_id ~= '' then redis.call('HSET', ticket, 'transaction_id', a.transaction_id) end
+if a.client_key ~= '' then redis.call('HSET', ticket, 'client_key', a.client_key) end
 redis.call('EXPIRE', ticket, a.ttl)
 redis.call('LPUSH', verifyQueue, ARGV[1])
 redis.call('SPUBLISH', a.channel, a.ticket)

@@ -14,6 +14,9 @@ public struct Ticket: Codable, Sendable, Equatable {
     public var transactions: [TicketTransaction]
     public var createdAt: String
     public var updatedAt: String
+    /// The client key that submitted it (`IAP_CLIENT_KEYS_FILE`): only that key (or one scoped
+    /// `support`) reads it. Never part of the answer.
+    public var clientKey: String? = nil
 
     public struct TicketTransaction: Codable, Sendable, Equatable {
         public var transactionID: String
@@ -54,6 +57,7 @@ public struct Ticket: Codable, Sendable, Equatable {
         } ?? []
         createdAt = Self.iso8601(hash["created_at"])
         updatedAt = Self.iso8601(hash["updated_at"] ?? hash["created_at"])
+        clientKey = hash["client_key"].flatMap { $0.isEmpty ? nil : $0 }
     }
 
     public func encoded() -> Data {

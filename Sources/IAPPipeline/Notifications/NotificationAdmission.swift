@@ -93,21 +93,29 @@ public struct NotificationAdmission: Sendable {
     }
 
     /// Whichever member the notification carries (`data`, `summary`, `appData`,
-    /// `externalPurchaseToken`) and whatever is signed inside it must be about this app: every bundle
-    /// id in `IAP_BUNDLE_IDS` (a member that names none is refused too), in production the App Apple
-    /// ID `IAP_APPLE_APP_ID` when set, and a member's environment that of the transaction, renewal
-    /// or app transaction it carries.
+    /// `externalPurchaseToken`; a notification with none is refused) and whatever is signed inside
+    /// it must be about this app: every bundle id in `IAP_BUNDLE_IDS` (a member that names none is
+    /// refused too), in production the App Apple ID `IAP_APPLE_APP_ID` when set (on the app
+    /// transaction too; an external purchase token is production's unless its id starts
+    /// `SANDBOX`), and a member's environment that of the transaction, renewal or app transaction
+    /// it carries.
     func checkApp(
         _ payload: NotificationPayload, transaction: JWSTransaction?, renewal: JWSRenewalInfo?, appTransaction: JWSAppTransaction?
     ) throws(NotificationRefusal) {
         let apps = payload.apps
+        guard !apps.isEmpty else {
+            throw NotificationRefusal(.noAppMember, "the notification carries none of data, summary, appData, externalPurchaseToken")
+        }
         let signedBundles: [String] = [transaction?.bundleID, appTransaction?.bundleID].compactMap { $0 }
         let bundles: [String?] = apps.map(\.bundleID) + signedBundles.map(Optional.some)
         for bundle in bundles where bundle.map(bundleIDs.contains) != true {
             throw NotificationRefusal(
                 .bundleMismatch, "the notification is for a bundle id not in IAP_BUNDLE_IDS (\((bundle ?? "none").prefix(128)))")
         }
-        for app in apps where app.environment == "Production" {
+        // Every production member, the app transaction it carries included (Apple signs its
+        // appAppleId in production only), names its app's App Apple ID.
+        let members = apps + (appTransaction.map { [($0.bundleID, $0.appAppleID, $0.environment)] } ?? [])
+        for app in members where app.environment == "Production" {
             if let expected = app.bundleID.flatMap({ appAppleIDs[$0] }) ?? appAppleID, app.appAppleID != expected {
                 throw NotificationRefusal(
                     .appAppleIDMismatch, "the notification's appAppleId is not its app's (IAP_APPLE_APP_ID, or app_apple_id in IAP_APPS_FILE)")

@@ -10,6 +10,8 @@ public struct NotificationRefusal: Error, Sendable, Equatable, CustomStringConve
         case appAppleIDMismatch = "app_apple_id_mismatch"
         /// A member's environment is not that of what it carries.
         case environmentMismatch = "environment_mismatch"
+        /// None of `data`, `summary`, `appData`, `externalPurchaseToken`: about no app at all.
+        case noAppMember = "no_app_member"
     }
 
     public let code: Code

@@ -100,6 +100,13 @@ public struct OfferSignatures: Sendable {
 
     private func answer(_ request: Request, now: Date) async throws -> Answer {
         let signer = try signer(request.bundleID)
+        // Each signature's own nonce: in what StoreKit gets, and in the user's log of signatures.
+        let nonce = UUID()
+        if let named = request.appTransactionID, try await !store.isSeated(request.userID, onAppleAccount: named) {
+            throw Refusal(
+                .badRequest, "app_transaction_id_not_seated",
+                "app_transaction_id names an Apple Account this user is not seated on (submit the user's signed_app_transaction first)")
+        }
         guard catalog.products[request.productID] == .autoRenewable else {
             throw Refusal(.badRequest, "offer_not_found", "\(request.productID) is not an auto-renewable subscription of the catalog")
         }
@@ -135,7 +142,7 @@ public struct OfferSignatures: Sendable {
             if request.kind == .promotional {
                 let token = try await store.accountToken(ofUser: request.userID) ?? ""
                 let signature = try signer.promotional(
-                    productID: request.productID, offerID: offerID, applicationUsername: token,
+                    productID: request.productID, offerID: offerID, applicationUsername: token, nonce: nonce,
                     timestamp: Int64((now.timeIntervalSince1970 * 1000).rounded(.down)))
                 json["key_id"] = .string(signature.keyID)
                 json["nonce"] = .string(signature.nonce)
@@ -145,23 +152,32 @@ public struct OfferSignatures: Sendable {
             } else {
                 json["jws"] = .string(try jws {
                     try signer.promotionalV2(
-                        productID: request.productID, offerID: offerID, transactionID: request.transactionID,
+                        productID: request.productID, offerID: offerID, transactionID: request.transactionID, nonce: nonce,
                         issuedAt: Int64(now.timeIntervalSince1970))
                 })
             }
         case .introductoryEligibility:
-            guard let transactionID = request.transactionID ?? request.appTransactionID else {
+            // Named, else the Apple Account the user is seated on (the first, when several).
+            var named = request.transactionID ?? request.appTransactionID
+            if named == nil { named = try await store.appleAccounts(ofUser: request.userID).first }
+            guard let transactionID = named else {
                 throw Refusal(
                     .badRequest, "missing_field",
-                    "introductory_eligibility needs transaction_id or app_transaction_id (any transaction of the customer)")
+                    "introductory_eligibility needs transaction_id or app_transaction_id (any transaction of the customer); "
+                        + "this user is seated on no Apple Account to use instead")
             }
             let allow = try await history(request, group: group) == .never
             json["allow_introductory_offer"] = .bool(allow)
             json["jws"] = .string(try jws {
                 try signer.introductoryEligibility(
-                    productID: request.productID, allow: allow, transactionID: transactionID, issuedAt: Int64(now.timeIntervalSince1970))
+                    productID: request.productID, allow: allow, transactionID: transactionID, nonce: nonce,
+                    issuedAt: Int64(now.timeIntervalSince1970))
             })
         }
+        try await store.recordOfferSignature(user: request.userID, fields: [
+            ("kind", request.kind.rawValue), ("product_id", request.productID), ("offer_id", request.offerID ?? ""),
+            ("nonce", nonce.uuidString.lowercased()), ("bundle_id", signer.bundleID),
+        ])
         return Answer(json: .object(json))
     }
 
@@ -187,10 +203,14 @@ public struct OfferSignatures: Sendable {
         return only
     }
 
-    /// The request's user, and with an Apple Account every user seated on it.
+    /// The request's user, and every user seated on an Apple Account the user is seated on
+    /// (named in the request or not): a fresh game account on an Apple Account that had the
+    /// subscription is not "new".
     private func history(_ request: Request, group: [String]) async throws -> PipelineStore.GroupHistory {
         var users = [request.userID]
-        if let account = request.appTransactionID {
+        var accounts = Set(try await store.appleAccounts(ofUser: request.userID))
+        if let named = request.appTransactionID { accounts.insert(named) }
+        for account in accounts.sorted() {
             users += try await store.appleAccountUsers(account)
         }
         return try await store.groupHistory(users: users, products: Set(group))

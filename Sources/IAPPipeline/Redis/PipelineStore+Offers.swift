@@ -31,6 +31,22 @@ extension PipelineStore {
         return history
     }
 
+    /// An offer signature issued for `user`, kept in their log (the newest 1,000) and counted.
+    public func recordOfferSignature(user: String, fields: [(String, String)], now: Int64 = currentTimeMs()) async throws {
+        try await redis.send(RedisCommand(
+            ["XADD", keys.offerSignatures(user: user), "MAXLEN", "~", "1000", "*", "at", String(now)] + fields.flatMap { [$0.0, $0.1] }))
+    }
+
+    /// How many offer signatures were ever issued for `user`, and the newest `last` of them (newest first).
+    public func offerSignatures(of user: String, last: Int = 10) async throws -> (count: Int, recent: [[String: String]]) {
+        let key = keys.offerSignatures(user: user)
+        guard try await redis.send("EXISTS", key).int == 1 else { return (0, []) }
+        let info = (try await redis.send("XINFO", "STREAM", key).array ?? []).map { $0.string ?? ($0.int.map(String.init) ?? "") }
+        let count = zip(info, info.dropFirst()).first { $0.0 == "entries-added" }.flatMap { Int($0.1) } ?? 0
+        let entries = try await redis.send("XREVRANGE", key, "+", "-", "COUNT", String(last)).array ?? []
+        return (count, entries.compactMap { $0.array?.last?.stringDictionary })
+    }
+
     /// Whether a subscription record gives its entitlements at `now`: `active` until `expires_at`,
     /// `grace_period` until `grace_expires_at` (else `expires_at`).
     static func isCurrent(status: String, expiresAt: Int64?, graceExpiresAt: Int64?, now: Int64) -> Bool {

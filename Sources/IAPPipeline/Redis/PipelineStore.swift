@@ -45,7 +45,8 @@ public struct PipelineStore: Sendable {
         var job = job
         job.ticket = keys.layout.ticketID(job.ticket, inBucket: bucket)
         try await takeSubmissionPermits(limits, user: job.userID, receiptDigest: receiptDigest, now: job.enqueuedAt)
-        switch try await run(SubmitReceipt(keys.inBucket(bucket), job: job, receiptDigest: receiptDigest, ttl: ttl), replicated: true) {
+        let submit = SubmitReceipt(keys.inBucket(bucket), job: job, receiptDigest: receiptDigest, ttl: ttl, clientKey: limits.clientKey)
+        switch try await run(submit, replicated: true) {
         case .queued(let ticket): return (ticket, true)
         case .resubmitted(let ticket): return (ticket, false)
         }
@@ -177,7 +178,21 @@ public struct PipelineStore: Sendable {
     /// A user's place among the users of an Apple Account (`seat_apple_account`): whether it is
     /// within `limit` (`nil`: any number; the place is kept all the same).
     public func seatAppleAccount(_ appTransactionID: String, user: String, limit: Int?) async throws -> Bool {
-        try await run(SeatAppleAccount(keys, appTransactionID: appTransactionID, user: user, limit: limit ?? Int(Int32.max)))
+        // The user's index first (its own slot on a cluster): a seat is never made that the
+        // index misses; an index entry without its seat (a crash between) is the user's account anyway.
+        try await redis.send("SADD", keys.userAppleAccounts(user: user), appTransactionID)
+        return try await run(SeatAppleAccount(keys, appTransactionID: appTransactionID, user: user, limit: limit ?? Int(Int32.max)))
+    }
+
+    /// The Apple Accounts a user was seated on since the index was kept (`user-apple-accounts:`), sorted.
+    public func appleAccounts(ofUser user: String) async throws -> [String] {
+        (try await redis.send("SMEMBERS", keys.userAppleAccounts(user: user)).array ?? []).compactMap(\.string).sorted()
+    }
+
+    /// Whether `user` holds a seat on the Apple Account (its own hash says so: seats made before
+    /// the user's index was kept count too).
+    public func isSeated(_ user: String, onAppleAccount appTransactionID: String) async throws -> Bool {
+        try await redis.send("HEXISTS", keys.appleAccount(appTransactionID), "u:\(user)").int == 1
     }
 
     /// The users who bought on, or bound, an Apple Account (`apple-account:<id>`), in the order

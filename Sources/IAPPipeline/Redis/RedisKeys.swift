@@ -134,6 +134,13 @@ public struct RedisKeys: Sendable, Equatable {
     /// string: a user → the first `appAccountToken` bound to them (the reverse of `account-token`),
     /// which the pipeline sets at Apple on their purchases that carry none. Never expires.
     public func userAccountToken(user: String) -> String { "\(prefix):user-token:\(user)" }
+    /// set: the Apple Accounts (`appTransactionId`) a user was seated on (`seat_apple_account`),
+    /// written just before the seat: what offer eligibility reads for the user. Never expires;
+    /// as many members as Apple Accounts the user bought or signed in with (a handful).
+    public func userAppleAccounts(user: String) -> String { "\(prefix):user-apple-accounts:\(user)" }
+    /// stream: the offer signatures issued for a user (`kind`, `product_id`, `offer_id`, `nonce`,
+    /// `key_id`), the newest 1,000 kept (`MAXLEN ~`); XINFO's `entries-added` counts them all.
+    public func offerSignatures(user: String) -> String { "\(prefix):offer-signatures:\(user)" }
     /// hash: `transaction_id` → a purchase Apple notified us of whose account is unknown (JSON:
     /// the verified transaction); removed when any user is granted it. One per bucket, of the
     /// purchases in it (`ofPurchase(originalTransactionID:).unclaimed`).

@@ -15,13 +15,14 @@ struct SubmitReceipt: DeclaringScript {
         case resubmitted(ticket: String)
     }
 
-    init(_ keys: RedisKeys, job: Job, receiptDigest: String, ttl: Duration) {
+    init(_ keys: RedisKeys, job: Job, receiptDigest: String, ttl: Duration, clientKey: String? = nil) {
         redisKeys = keys
         self.keys = [keys.receipt(digest: receiptDigest), keys.ticket(job.ticket), keys.queue(.verify)]
         members = [
             "ticket": .string(job.ticket), "now": .string(String(job.enqueuedAt)), "ttl": .string(String(ttl.components.seconds)),
             "user_id": .string(job.userID), "product_id": .string(job.productID ?? ""),
             "transaction_id": .string(job.transactionID ?? ""), "channel": .string(keys.results),
+            "client_key": .string(clientKey ?? ""),
         ]
         arguments = [job.encoded(), JSONValue.object(members).canonicalText]
     }
