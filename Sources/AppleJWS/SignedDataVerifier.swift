@@ -9,6 +9,8 @@ import Synchronization
 /// verification costs one ES256 check and one JSON decode.
 public final class SignedDataVerifier: Sendable {
     private let roots: CertificateStore
+    /// `nil`: offline, as Apple's verifier without `enableOnlineChecks`.
+    public let online: OnlineChecks?
     private let cache = Mutex<[Substring: TrustedLeaf]>([:])
     /// Apple signs with a handful of leaves at a time; the cache is emptied past this many.
     static let cacheLimit = 64
@@ -20,8 +22,26 @@ public final class SignedDataVerifier: Sendable {
         var validUntil: Date
     }
 
-    public init(rootCertificates: [Certificate]) {
+    /// Online checks (`IAP_APPLE_ONLINE_CHECKS`), as Apple's `enableOnlineChecks`: the chain is
+    /// validated at the current time, not the payload's `signedDate`, and each certificate that
+    /// names an OCSP responder is asked about: one the responder says is revoked is refused (a
+    /// responder that cannot be reached is not a refusal). A verified chain is trusted again for
+    /// `cacheFor` at most (Apple's: 15 minutes), then checked anew.
+    public struct OnlineChecks: Sendable {
+        public var requester: AnyOCSPRequester
+        public var cacheFor: Duration
+        public var now: @Sendable () -> Date
+
+        public init(requester: AnyOCSPRequester, cacheFor: Duration = .seconds(900), now: @escaping @Sendable () -> Date = { Date() }) {
+            self.requester = requester
+            self.cacheFor = cacheFor
+            self.now = now
+        }
+    }
+
+    public init(rootCertificates: [Certificate], online: OnlineChecks? = nil) {
         self.roots = CertificateStore(rootCertificates)
+        self.online = online
     }
 
     /// Verifies `jws` and returns its decoded payload; throws for anything not proven to come from Apple.
@@ -47,7 +67,7 @@ public final class SignedDataVerifier: Sendable {
             throw .malformed("payload is not a \(Payload.self): \(Self.describe(error))")
         }
         let signedAt = payload.signedDate.map { Date(timeIntervalSince1970: Double($0) / 1000) } ?? Date()
-        let key = try await trustedKey(header: header, at: signedAt)
+        let key = try await trustedKey(header: header, at: online?.now() ?? signedAt)
         guard signatureBytes.count == 64, let signature = try? P256.Signing.ECDSASignature(rawRepresentation: signatureBytes) else {
             throw .badSignature
         }
@@ -83,9 +103,13 @@ public final class SignedDataVerifier: Sendable {
         // x5c[2] is never read: only our configured roots can end the chain.
         let leaf = try Self.certificate(x5c[0], "leaf")
         let intermediate = try Self.certificate(x5c[1], "intermediate")
+        let online = self.online
         var verifier = Verifier(rootCertificates: roots) {
             RFC5280Policy(fixedExpiryValidationTime: time)
             AppleMarkerPolicy()
+            if let online {
+                OCSPVerifierPolicy(failureMode: .hard, requester: online.requester, fixedExpiryValidationTime: time)
+            }
         }
         let result = await verifier.validate(leaf: leaf, intermediates: CertificateStore([intermediate]))
         switch result {
@@ -93,10 +117,9 @@ public final class SignedDataVerifier: Sendable {
             guard let key = P256.Signing.PublicKey(chain[0].publicKey) else {
                 throw .untrustedChain("the leaf's key is not P-256")
             }
-            return TrustedLeaf(
-                key: key,
-                validFrom: chain.map(\.notValidBefore).max() ?? time,
-                validUntil: chain.map(\.notValidAfter).min() ?? time)
+            var until = chain.map(\.notValidAfter).min() ?? time
+            if let online { until = min(until, time.addingTimeInterval(Double(online.cacheFor.components.seconds))) }
+            return TrustedLeaf(key: key, validFrom: chain.map(\.notValidBefore).max() ?? time, validUntil: until)
         case .couldNotValidate(let failures):
             let reasons = failures.map { "\($0.policyFailureReason)" }
             throw .untrustedChain(reasons.isEmpty ? "no path from the leaf to a configured root" : reasons.joined(separator: "; "))

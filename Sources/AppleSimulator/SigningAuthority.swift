@@ -13,6 +13,8 @@ public struct SigningAuthority: Sendable {
     public let intermediate: Certificate
     public let leaf: Certificate
     public let leafKey: P256.Signing.PrivateKey
+    /// The intermediate's key: what an OCSP responder for the leaf signs its answers with.
+    public let intermediateKey: P256.Signing.PrivateKey
 
     /// What to leave out or change, for tests of each rejection.
     public struct Options: Sendable {
@@ -20,6 +22,9 @@ public struct SigningAuthority: Sendable {
         public var intermediateMarker = true
         public var leafValidity: ClosedRange<Date>?
         public var name = "IAP Test"
+        /// Where the leaf says its revocation status is asked (an OCSP responder's URL, in its
+        /// Authority Information Access), as Apple's leaves do; `nil`: none.
+        public var ocspURL: String?
 
         public init() {}
     }
@@ -31,6 +36,7 @@ public struct SigningAuthority: Sendable {
         let now = Date()
         let rootKey = P256.Signing.PrivateKey()
         let intermediateKey = P256.Signing.PrivateKey()
+        self.intermediateKey = intermediateKey
         leafKey = P256.Signing.PrivateKey()
         let rootName = try DistinguishedName { CommonName("\(options.name) Root CA"); OrganizationName("IAP Pipeline Test") }
         let intermediateName = try DistinguishedName {
@@ -65,6 +71,9 @@ public struct SigningAuthority: Sendable {
                 Critical(BasicConstraints.notCertificateAuthority)
                 Critical(KeyUsage(digitalSignature: true))
                 if options.leafMarker { Self.marker(Self.leafOID) }
+                if let url = options.ocspURL {
+                    AuthorityInformationAccess([.init(method: .ocspServer, location: .uniformResourceIdentifier(url))])
+                }
             },
             issuerPrivateKey: .init(intermediateKey))
     }

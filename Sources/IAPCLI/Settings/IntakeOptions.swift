@@ -9,6 +9,7 @@ public struct IntakeOptions: SettingsGroup {
     @Option(name: Settings.clientKeysFile.name, help: Settings.clientKeysFile.argumentHelp) var clientKeysFile: String?
     @Option(name: Settings.allowOpenIntake.name, help: Settings.allowOpenIntake.argumentHelp) var allowOpenIntake: String?
     @Option(name: Settings.maxWaitingPerKey.name, help: Settings.maxWaitingPerKey.argumentHelp) var maxWaitingPerKey: String?
+    @Option(name: Settings.appleOnlineChecks.name, help: Settings.appleOnlineChecks.argumentHelp) var appleOnlineChecks: String?
     @Option(name: Settings.metricsPort.name, help: Settings.metricsPort.argumentHelp) var metricsPort: String?
     @Option(name: Settings.tlsCertFile.name, help: Settings.tlsCertFile.argumentHelp) var tlsCertFile: String?
     @Option(name: Settings.tlsKeyFile.name, help: Settings.tlsKeyFile.argumentHelp) var tlsKeyFile: String?
@@ -25,6 +26,7 @@ public struct IntakeOptions: SettingsGroup {
             Settings.clientKeysFile: clientKeysFile,
             Settings.allowOpenIntake: allowOpenIntake,
             Settings.metricsPort: metricsPort,
+            Settings.appleOnlineChecks: appleOnlineChecks,
             Settings.maxWaitingPerKey: maxWaitingPerKey,
             Settings.tlsCertFile: tlsCertFile,
             Settings.tlsKeyFile: tlsKeyFile,

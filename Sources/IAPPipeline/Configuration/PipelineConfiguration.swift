@@ -62,6 +62,8 @@ public struct PipelineConfiguration: Sendable {
     public var clientKeysFile: String?
     /// `IAP_ALLOW_OPEN_INTAKE`: an intake without client keys may listen beyond loopback.
     public var allowOpenIntake: Bool
+    /// `IAP_APPLE_ONLINE_CHECKS`: notifications' chains checked at the current time, with OCSP.
+    public var appleOnlineChecks: Bool
     /// `IAP_MAX_WAITING_PER_KEY`: long-polls one client key may have waiting on one intake.
     public var maxWaitingPerKey: Int
     /// New submissions a second, fleet-wide, per client key and per user; 0: no limit.
@@ -205,6 +207,7 @@ public struct PipelineConfiguration: Sendable {
         maxBodyBytes = try source.count(Settings.maxBodyBytes)
         clientKeysFile = source.given(Settings.clientKeysFile)
         allowOpenIntake = try source.choice(Settings.allowOpenIntake) == "on"
+        appleOnlineChecks = try source.choice(Settings.appleOnlineChecks) == "on"
         maxWaitingPerKey = try source.count(Settings.maxWaitingPerKey)
         ratePerKey = try source.count(Settings.ratePerKey)
         ratePerUser = try source.count(Settings.ratePerUser)

@@ -93,6 +93,12 @@ public enum Settings {
         help: "PEM certificate chain: with IAP_TLS_KEY_FILE the intake speaks HTTPS itself (both or neither)", readBy: [.intake])
     public static let tlsKeyFile = Setting(
         "IAP_TLS_KEY_FILE", .file, unset: "plain HTTP", help: "PEM private key of IAP_TLS_CERT_FILE", readBy: [.intake])
+    public static let appleOnlineChecks = Setting(
+        "IAP_APPLE_ONLINE_CHECKS", .choice(["on", "off"]), default: "off",
+        help: "on: a Server Notification's certificate chain is validated at the current time and each certificate that "
+            + "names an OCSP responder is asked about (Apple's enableOnlineChecks); a revoked one is refused 401, a responder "
+            + "that does not answer is no refusal; a verified chain is trusted for 15 minutes",
+        readBy: [.intake])
     public static let appleAppID = Setting(
         "IAP_APPLE_APP_ID", .count(1...Int.max), unset: "not checked",
         help: "your app's Apple id: production notifications for another appAppleId are refused", readBy: [.intake, .notifier, .iapctl])
@@ -310,7 +316,7 @@ public enum Settings {
     /// Every setting, in the order `docs/configuration.md` lists them.
     public static let all: [Setting] = [
         redisURL, redisTLSCAFile, redisTLSCertFile, redisTLSKeyFile, redisSentinelPassword, prefix, buckets, redisPoolSize, redisMinReplicas, redisReplicaTimeout,
-        httpHost, httpPort, maxBodyBytes, ticketTTL, clientKeysFile, allowOpenIntake, maxWaitingPerKey, ratePerKey, ratePerUser, tlsCertFile, tlsKeyFile, appleAppID,
+        httpHost, httpPort, maxBodyBytes, ticketTTL, clientKeysFile, appleOnlineChecks, allowOpenIntake, maxWaitingPerKey, ratePerKey, ratePerUser, tlsCertFile, tlsKeyFile, appleAppID,
         bundleIDs, appsFile, appleRootCerts,
         appleProductionURL, appleSandboxURL, appleSharedSecret, appleTimeout,
         appleAPIKeyID, appleAPIIssuerID, appleAPIPrivateKeyFile, appleAPIProductionURL, appleAPISandboxURL, appleAPIMaxRPS,

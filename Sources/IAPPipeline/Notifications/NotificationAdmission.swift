@@ -32,8 +32,10 @@ public struct NotificationAdmission: Sendable {
     /// bundle ids: nothing can be checked, so nothing is admitted.
     public static func make(_ configuration: PipelineConfiguration, store: PipelineStore) throws(ConfigurationError) -> NotificationAdmission? {
         guard !configuration.bundleIDs.isEmpty else { return nil }
+        let online = configuration.appleOnlineChecks ? SignedDataVerifier.OnlineChecks(requester: OCSPHTTPRequester.make()) : nil
         return NotificationAdmission(
-            verifier: SignedDataVerifier(rootCertificates: try configuration.rootCertificates()), bundleIDs: configuration.bundleIDs,
+            verifier: SignedDataVerifier(rootCertificates: try configuration.rootCertificates(), online: online),
+            bundleIDs: configuration.bundleIDs,
             appAppleID: configuration.appleAppID, appAppleIDs: configuration.appAppleIDs, store: store,
             ticketTTL: configuration.ticketTTL)
     }
