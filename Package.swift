@@ -215,6 +215,7 @@ let package = Package(
             name: "IAPCLI",
             dependencies: [
                 "IAPPipeline",
+                "RedisClient",
                 "PlainJSON",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -376,6 +377,7 @@ let package = Package(
             name: "IAPIntakeTests",
             dependencies: [
                 "IAPIntake", "IAPPipeline", "PipelineTestSupport", "RedisClient", "TestSupport", "LoopbackPort", "AppleSimulator",
+                "LocalServers",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

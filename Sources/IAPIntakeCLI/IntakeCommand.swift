@@ -33,6 +33,7 @@ public struct IntakeCommand: AsyncParsableCommand {
         let logger = bootstrapLogging(label: "iap-intake")
         warnOfExposedSecretFiles(configuration, logger: logger)
         let redisClient = RedisClient(configuration: configuration.redis, poolSize: configuration.redisPoolSize)
+        await EvictionPolicyCheck.run(redisClient, logger: logger)
         let store = PipelineStore(redis: redisClient, keys: configuration.keys, replication: configuration.replication)
         let notifications: NotificationAdmission?
         let tls: TLSConfiguration?

@@ -19,6 +19,7 @@ func runWorker(
     warnOfExposedSecretFiles(configuration, logger: logger)
     let registry = bootstrapMetrics()
     let redis = RedisClient(configuration: configuration.redis, poolSize: configuration.redisPoolSize)
+    await EvictionPolicyCheck.run(redis, logger: logger)
     let store = PipelineStore(
         redis: redis, keys: configuration.keys, replication: configuration.replication, recheck: configuration.recheck)
     let handler: any JobHandler

@@ -34,8 +34,8 @@ import Testing
     }
 
     /// The executable itself: exit 2, naming the variable, before it listens.
-    @Test func theIntakeExitsNamingTheKeysFileWhenOpenOnAPublicAddress() throws {
-        let (status, errors) = try Self.run(["IAP_HTTP_HOST": "0.0.0.0", "IAP_HTTP_PORT": String(try LoopbackPort.free())])
+    @Test func theIntakeExitsNamingTheKeysFileWhenOpenOnAPublicAddress() async throws {
+        let (status, errors) = try await Self.run(["IAP_HTTP_HOST": "0.0.0.0", "IAP_HTTP_PORT": String(try LoopbackPort.free())])
         #expect(status == 2)
         #expect(errors.contains("IAP_CLIENT_KEYS_FILE") && errors.contains("IAP_ALLOW_OPEN_INTAKE"), "\(errors)")
     }
@@ -71,14 +71,19 @@ import Testing
         #expect(await status("http://127.0.0.1:\(httpPort)/metrics") == 404)
     }
 
-    /// The package's `iap-intake`, built beside this test binary.
-    static var executable: URL {
-        URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent().appendingPathComponent("iap-intake")
+    /// One of the package's executables (`iap-intake` unless named), built beside this test binary.
+    static func executable(_ name: String) -> URL {
+        URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent().appendingPathComponent(name)
     }
 
-    static func start(_ settings: [String: String], errors: Pipe? = nil) throws -> Process {
+    /// `onExit`: set before the process runs, so its exit is never missed.
+    static func start(
+        _ settings: [String: String], errors: Any? = nil, executable name: String = "iap-intake",
+        onExit: (@Sendable (Process) -> Void)? = nil
+    ) throws -> Process {
         let process = Process()
-        process.executableURL = executable
+        process.terminationHandler = onExit
+        process.executableURL = executable(name)
         process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("IAP_") }.merging(settings) { _, new in new }
         process.standardOutput = FileHandle.nullDevice
         process.standardError = errors ?? FileHandle.nullDevice
@@ -86,11 +91,15 @@ import Testing
         return process
     }
 
-    static func run(_ settings: [String: String]) throws -> (Int32, String) {
+    /// Runs an executable to its end (awaited, not waited for on a thread of the test's pool):
+    /// its exit status and what it wrote on stderr.
+    static func run(_ settings: [String: String], executable name: String = "iap-intake") async throws -> (Int32, String) {
         let errors = Pipe()
-        let process = try start(settings, errors: errors)
+        let (exits, exited) = AsyncStream<Void>.makeStream()
+        let process = try start(settings, errors: errors, executable: name, onExit: { _ in exited.finish() })
+        for await _ in exits {}
+        // It has exited: the pipe's writer is closed, so this read ends at once.
         let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
         return (process.terminationStatus, text)
     }
 }

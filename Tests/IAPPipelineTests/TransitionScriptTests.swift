@@ -63,6 +63,13 @@ import Testing
             }
             let perUser = SubmissionLimits(perUser: 2)
             #expect(try await store.submit(job("A"), receiptDigest: "a", ttl: .seconds(60), limits: perUser).created)
+            // The window expires within 10 s of its first use: a TTL of at most 10 s, never none (-1).
+            let window = Self.keys.rateWindow(user: "u1", second: 5000)
+            let ttl = try await redis.send("TTL", window).int
+            #expect(ttl == -2 || ttl.map { (0...10).contains($0) } == true, "TTL \(String(describing: ttl))")
+            // Pinned for the rest of the test: a machine stalled past 10 s must not empty the window
+            // under the count this test checks.
+            try await redis.send("PERSIST", window)
             #expect(try await store.submit(job("B"), receiptDigest: "b", ttl: .seconds(60), limits: perUser).created)
             await #expect(throws: RateLimitExceeded(scope: .user)) {
                 try await store.submit(job("C"), receiptDigest: "c", ttl: .seconds(60), limits: perUser)
@@ -74,13 +81,10 @@ import Testing
             // Refused: no ticket, no digest, nothing queued.
             #expect(try await redis.send("EXISTS", Self.keys.ticket("C"), Self.keys.receipt(digest: "c")) == .integer(0))
             #expect(try await Self.list(redis, Self.keys.queue(.verify)).count == 4)
-            // The window expires within 10 s of its first use: a TTL of at most 10 s, or gone
-            // already on a slow machine; never a window without one (-1).
-            let ttl = try await redis.send("TTL", Self.keys.rateWindow(user: "u1", second: 5000)).int
-            #expect(ttl == -2 || ttl.map { (0...10).contains($0) } == true, "TTL \(String(describing: ttl))")
 
             let perKey = SubmissionLimits(clientKey: "backend-1", perKey: 1)
             #expect(try await store.submit(job("F", user: "u3"), receiptDigest: "f", ttl: .seconds(60), limits: perKey).created)
+            try await redis.send("PERSIST", Self.keys.rateWindow(clientKey: "backend-1", second: 5000))
             await #expect(throws: RateLimitExceeded(scope: .clientKey)) {
                 try await store.submit(job("G", user: "u4"), receiptDigest: "g", ttl: .seconds(60), limits: perKey)
             }

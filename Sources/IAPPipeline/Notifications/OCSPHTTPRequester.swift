@@ -10,19 +10,29 @@ import X509
 public enum OCSPHTTPRequester {
     public static func make(timeout: Duration = .seconds(5), client: HTTPClient = .shared) -> AnyOCSPRequester {
         AnyOCSPRequester { request, uri in
-            var post = HTTPClientRequest(url: uri)
-            post.method = .POST
-            post.headers.add(name: "Content-Type", value: "application/ocsp-request")
-            post.headers.add(name: "Accept", value: "application/ocsp-response")
-            post.body = .bytes(ByteBuffer(bytes: request))
-            do {
-                let response = try await client.execute(post, timeout: .init(timeout))
-                let body = try await response.body.collect(upTo: 64 << 10)
-                guard response.status == .ok else { return .nonTerminalError(Unanswered("HTTP \(response.status.code)")) }
-                return .response(Array(body.readableBytesView))
-            } catch {
-                return .nonTerminalError(error)
+            switch await fetch(request, from: uri, timeout: timeout, client: client) {
+            case .success(let answer): .response(answer)
+            case .failure(let error): .nonTerminalError(error)
             }
+        }
+    }
+
+    /// One POST of `request` to `uri`: the responder's DER answer, or why there is none.
+    public static func fetch(
+        _ request: [UInt8], from uri: String, timeout: Duration = .seconds(5), client: HTTPClient = .shared
+    ) async -> Result<[UInt8], any Error> {
+        var post = HTTPClientRequest(url: uri)
+        post.method = .POST
+        post.headers.add(name: "Content-Type", value: "application/ocsp-request")
+        post.headers.add(name: "Accept", value: "application/ocsp-response")
+        post.body = .bytes(ByteBuffer(bytes: request))
+        do {
+            let response = try await client.execute(post, timeout: .init(timeout))
+            let body = try await response.body.collect(upTo: 64 << 10)
+            guard response.status == .ok else { return .failure(Unanswered("HTTP \(response.status.code)")) }
+            return .success(Array(body.readableBytesView))
+        } catch {
+            return .failure(error)
         }
     }
 
