@@ -6,7 +6,7 @@ import IAPPipeline
 /// says the operator means it: Redis's protected mode, for the same reason.
 public enum IntakeExposure {
     public static func check(_ configuration: PipelineConfiguration) throws(ConfigurationError) {
-        guard configuration.clientKeysFile == nil, !configuration.allowOpenIntake, !isLoopback(configuration.httpHost) else {
+        guard configuration.clientKeysFile == nil, !configuration.allowOpenIntake, !LoopbackHost.contains(configuration.httpHost) else {
             return
         }
         throw ConfigurationError(
@@ -16,6 +16,4 @@ public enum IntakeExposure {
                 + "(docs/security.md), listen on 127.0.0.1, or set \(Settings.allowOpenIntake.variable)=on")
     }
 
-    /// `localhost`, `::1` (bracketed or not) and every address of 127.0.0.0/8.
-    public static func isLoopback(_ host: String) -> Bool { LoopbackHost.contains(host) }
 }

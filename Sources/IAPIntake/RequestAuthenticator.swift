@@ -27,9 +27,9 @@ struct RequestAuthenticator: Sendable {
     ) async throws -> Response {
         var request = request
         var context = context
-        let (keyID, signature) = try await authenticate(&request, for: scope)
+        let (keyID, scopes, signature) = try await authenticate(&request, for: scope)
         context.clientKey = keyID
-        context.clientScopes = keyring.current.scopes(keyID)
+        context.clientScopes = scopes
         // Forgotten only for a 503 that did nothing (`IntakeError.spent` false): a support look-up
         // that asked Apple and then failed stays remembered, so its replay spends nothing more.
         do {
@@ -48,13 +48,17 @@ struct RequestAuthenticator: Sendable {
 
     /// Checks the signature (collecting the body, which stays on the request for the route) and
     /// returns the key id and the signature, lowercased, as remembered.
-    func authenticate(_ request: inout Request, for scope: ClientKeys.Scope) async throws -> (keyID: String, signature: String) {
+    func authenticate(
+        _ request: inout Request, for scope: ClientKeys.Scope
+    ) async throws -> (keyID: String, scopes: Set<ClientKeys.Scope>, signature: String) {
         guard let keyID = request.header("x-iap-key"), let timestamp = request.header("x-iap-timestamp"),
             let signature = request.header("x-iap-signature")
         else {
             throw IntakeError(.unauthorized, "unauthenticated", "sign the request: X-IAP-Key, X-IAP-Timestamp and X-IAP-Signature")
         }
-        guard let key = keyring.current.key(keyID) else {
+        // One snapshot of the keys for the whole check (a SIGHUP may swap them meanwhile).
+        let keys = keyring.current
+        guard let key = keys.key(keyID) else {
             throw IntakeError(.unauthorized, "unauthenticated", "X-IAP-Key names no key this intake knows")
         }
         guard timestamp.utf8.count <= 12, timestamp.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }),
@@ -83,7 +87,8 @@ struct RequestAuthenticator: Sendable {
         guard HMAC<SHA256>.isValidAuthenticationCode(mac, authenticating: message, using: key) else {
             throw IntakeError(.unauthorized, "bad_signature", "X-IAP-Signature does not match the request")
         }
-        guard keyring.current.scopes(keyID).contains(scope) else {
+        let scopes = keys.scopes(keyID)
+        guard scopes.contains(scope) else {
             throw IntakeError(.forbidden, "forbidden_scope", "key '\(keyID)' may not call the \(scope.rawValue) routes")
         }
         // Remembered for twice the skew: a timestamp up to 300 s ahead stays valid until 300 s after it.
@@ -98,6 +103,6 @@ struct RequestAuthenticator: Sendable {
         guard seen != .null else {
             throw IntakeError(.unauthorized, "replayed_request", "this signature was used already: sign each request anew")
         }
-        return (keyID, remembered)
+        return (keyID, scopes, remembered)
     }
 }

@@ -42,7 +42,7 @@ public struct RedisConfiguration: Sendable, Equatable {
     /// TLS to the servers (and sentinels): whose certificates are trusted, and our own, if any.
     /// Verification is never off: a server whose certificate the trusted roots did not sign, or
     /// that names another host, is never talked to.
-    public struct TLS: Sendable, Equatable {
+    public struct TLS: Sendable, Hashable {
         /// PEM file of the roots that sign the servers' certificates; `nil`: the system's roots.
         public var caFile: String?
         /// PEM certificate chain and private key presented to a server that asks for one (`tls-auth-clients`).
@@ -75,8 +75,7 @@ public struct RedisConfiguration: Sendable, Equatable {
     public var clusterSlot: Int?
     /// `nil`: plain TCP.
     public var tls: TLS?
-    /// The sentinels' own credentials (`requirepass` in a sentinel's configuration), if they have any.
-    public var sentinelUsername: String?
+    /// The sentinels' own password (`requirepass` in a sentinel's configuration), if they have one.
     public var sentinelPassword: String?
 
     public init(

@@ -10,8 +10,7 @@ extension RedisConnection {
         var refusals: [String] = []
         for sentinel in sentinels {
             var asked = RedisConfiguration(
-                endpoint: .tcp(host: sentinel.host, port: sentinel.port), username: configuration.sentinelUsername,
-                password: configuration.sentinelPassword, connectTimeout: configuration.connectTimeout,
+                endpoint: .tcp(host: sentinel.host, port: sentinel.port), password: configuration.sentinelPassword, connectTimeout: configuration.connectTimeout,
                 commandTimeout: configuration.connectTimeout)
             asked.tls = configuration.tls
             let connection = RedisConnection(configuration: asked, eventLoopGroup: group)

@@ -41,9 +41,14 @@ public final class RedisConnection: RedisCommandSending, Sendable {
         return nil
     }
 
+    /// The TLS contexts made so far, one per settings: a connection dialled anew (a sentinel's
+    /// short one at every dial, a cluster node's) reads no file.
+    private static let contexts = NIOLockedValueBox<[RedisConfiguration.TLS: NIOSSLContext]>([:])
+
     /// The client side of TLS as `tls` says: full verification always (the chain to a trusted
     /// root, and the server's name or address).
     static func context(_ tls: RedisConfiguration.TLS) -> Result<NIOSSLContext, RedisError> {
+        if let made = contexts.withLockedValue({ $0[tls] }) { return .success(made) }
         do {
             var settings = TLSConfiguration.makeClientConfiguration()
             settings.certificateVerification = .fullVerification
@@ -52,7 +57,9 @@ public final class RedisConnection: RedisCommandSending, Sendable {
                 settings.certificateChain = try NIOSSLCertificate.fromPEMFile(certificateFile).map { .certificate($0) }
                 settings.privateKey = .privateKey(try NIOSSLPrivateKey(file: keyFile, format: .pem))
             }
-            return .success(try NIOSSLContext(configuration: settings))
+            let made = try NIOSSLContext(configuration: settings)
+            contexts.withLockedValue { $0[tls] = made }
+            return .success(made)
         } catch {
             return .failure(.connectionFailed("TLS cannot be set up: \(error)"))
         }

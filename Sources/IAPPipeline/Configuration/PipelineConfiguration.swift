@@ -34,8 +34,8 @@ public struct PipelineConfiguration: Sendable {
     public var bundleIDList: [String]
     /// `IAP_APPS_FILE`: several apps, each with its own secrets and keys; `nil`: one app's settings.
     public var appsFile: AppsFile?
-    /// Where `appsFile` was read from.
-    public var appsFilePath: String?
+    /// The given path of each of `Settings.secretFiles`, by variable.
+    public var secretFilePaths: [String: String]
     /// The app's Apple id: production notifications for another `appAppleId` are refused. Unset: not checked.
     public var appleAppID: Int64?
     public var appleAPIProductionURL: String
@@ -159,8 +159,10 @@ public struct PipelineConfiguration: Sendable {
         appleTimeout = try source.duration(Settings.appleTimeout)
         appleRootCertFiles = source.list(Settings.appleRootCerts)
         bundleIDList = source.list(Settings.bundleIDs)
-        appsFilePath = source.given(Settings.appsFile)
-        if let path = appsFilePath {
+        secretFilePaths = Dictionary(uniqueKeysWithValues: Settings.secretFiles.compactMap { setting in
+            source.given(setting).map { (setting.variable, $0) }
+        })
+        if let path = source.given(Settings.appsFile) {
             let apps = try AppsFile(file: path)
             if !bundleIDList.isEmpty, Set(bundleIDList) != Set(apps.bundleIDs) {
                 throw ConfigurationError(
@@ -468,13 +470,10 @@ public struct PipelineConfiguration: Sendable {
     /// The secret files (`Settings.secretFiles`) that group or others may read: each to be warned
     /// about at start (as ssh refuses such keys; here a warning, so a deployment keeps running).
     public func exposedSecretFiles() -> [(variable: String, path: String)] {
-        let given: [(Setting, String?)] = [
-            (Settings.clientKeysFile, clientKeysFile), (Settings.tlsKeyFile, tlsKeyFile), (Settings.appsFile, appsFilePath),
-            (Settings.redisTLSKeyFile, redis.tls?.keyFile),
-            (Settings.appleAPIPrivateKeyFile, appleAPIPrivateKeyFile), (Settings.offerPrivateKeyFile, offerPrivateKeyFile),
-        ]
-        return given.compactMap { setting, path in
-            guard let path, let mode = FilePermissions.mode(of: path), mode & 0o077 != 0 else { return nil }
+        Settings.secretFiles.compactMap { setting in
+            guard let path = secretFilePaths[setting.variable], let mode = FilePermissions.mode(of: path), mode & 0o077 != 0 else {
+                return nil
+            }
             return (setting.variable, path)
         }
     }

@@ -158,15 +158,14 @@ public struct OfferSignatures: Sendable {
             }
         case .introductoryEligibility:
             // Named, else the Apple Account the user is seated on (the first, when several).
-            var named = request.transactionID ?? request.appTransactionID
-            if named == nil { named = try await store.appleAccounts(ofUser: request.userID).first }
-            guard let transactionID = named else {
+            let seated = try await store.appleAccounts(ofUser: request.userID)
+            guard let transactionID = request.transactionID ?? request.appTransactionID ?? seated.first else {
                 throw Refusal(
                     .badRequest, "missing_field",
                     "introductory_eligibility needs transaction_id or app_transaction_id (any transaction of the customer); "
                         + "this user is seated on no Apple Account to use instead")
             }
-            let allow = try await history(request, group: group) == .never
+            let allow = try await history(request, group: group, seated: seated) == .never
             json["allow_introductory_offer"] = .bool(allow)
             json["jws"] = .string(try jws {
                 try signer.introductoryEligibility(
@@ -206,9 +205,11 @@ public struct OfferSignatures: Sendable {
     /// The request's user, and every user seated on an Apple Account the user is seated on
     /// (named in the request or not): a fresh game account on an Apple Account that had the
     /// subscription is not "new".
-    private func history(_ request: Request, group: [String]) async throws -> PipelineStore.GroupHistory {
+    /// `seated`: the user's Apple Accounts when the caller read them already.
+    private func history(_ request: Request, group: [String], seated: [String]? = nil) async throws -> PipelineStore.GroupHistory {
         var users = [request.userID]
-        var accounts = Set(try await store.appleAccounts(ofUser: request.userID))
+        var accounts = Set(seated ?? [])
+        if seated == nil { accounts = Set(try await store.appleAccounts(ofUser: request.userID)) }
         if let named = request.appTransactionID { accounts.insert(named) }
         for account in accounts.sorted() {
             users += try await store.appleAccountUsers(account)
