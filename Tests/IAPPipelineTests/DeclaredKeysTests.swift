@@ -20,7 +20,7 @@ import Testing
         "forward_job": "TransitionScriptTests", "claim_purchases": "TransitionScriptTests", "schedule_retry": "TransitionScriptTests",
         "promote_due_retries": "TransitionScriptTests", "dead_letter_job": "TransitionScriptTests", "finish_ticket": "TransitionScriptTests",
         "replay_dead_letter": "TransitionScriptTests", "requeue_inflight": "TransitionScriptTests",
-        "reap_expired_workers": "TransitionScriptTests", "grant_purchases": "TransitionScriptTests",
+        "reap_expired_workers": "TransitionScriptTests", "record_heartbeat": "TransitionScriptTests", "grant_purchases": "TransitionScriptTests",
         "accept_notification": "NotificationScriptTests", "revoke_grant": "NotificationScriptTests",
         "reinstate_grant": "NotificationScriptTests", "record_notification": "NotificationScriptTests",
         "apply_subscription_notification": "EntitlementTests", "release_held_purchase": "PurchasePolicyTests",

@@ -210,7 +210,7 @@ import Testing
             let payload = try await Self.held(store, Self.job())
             var next = try Job.decode(payload)
             next.attempts = 1
-            #expect(try await store.scheduleRetry(payload, member: Self.member, next: next, dueMs: 5000, lastError: "apple_http_503", now: 1000) == .moved)
+            #expect(try await store.scheduleRetry(payload, member: Self.member, next: next, delay: .milliseconds(4000), lastError: "apple_http_503", now: 1000) == .moved)
             let ticket = try await Self.hash(redis, Self.keys.ticket("T1"))
             #expect(ticket["status"] == "retrying" && ticket["attempts"] == "1" && ticket["last_error"] == "apple_http_503")
             #expect(try await redis.send("ZSCORE", Self.keys.retry, next.encoded()).int == 5000)
@@ -222,6 +222,30 @@ import Testing
             #expect(try await Self.list(redis, Self.keys.queue(.verify)) == [next.encoded()])
             #expect(try await redis.send("ZCARD", Self.keys.retry) == .integer(0))
         }
+    }
+
+    /// Unpinned, a retry is due by Redis's clock: its delay from Redis's TIME, promoted only once
+    /// Redis's TIME reaches it (no host's clock is read).
+    @Test func aRetryIsDueByRedisClock() async throws {
+        try await withClusterNode { redis, _ in
+            let store = PipelineStore(redis: redis, keys: Self.keys)
+            let payload = try await Self.held(store, Self.job())
+            var next = try Job.decode(payload)
+            next.attempts = 1
+            let before = try await Self.redisTime(redis)
+            #expect(try await store.scheduleRetry(payload, member: Self.member, next: next, delay: .seconds(3600), lastError: "apple_http_503") == .moved)
+            let after = try await Self.redisTime(redis)
+            let due = try #require(try await redis.send("ZSCORE", Self.keys.retry, next.encoded()).string.flatMap { Int64($0) })
+            #expect(due >= before + 3_600_000 && due <= after + 3_600_000, "due \(due), Redis's TIME \(before)…\(after)")
+            #expect(try await store.promoteDueRetries() == 0)
+            #expect(try await store.promoteDueRetries(now: due) == 1)
+        }
+    }
+
+    static func redisTime(_ redis: RedisClient) async throws -> Int64 {
+        let parts = try await redis.send("TIME").array?.compactMap { $0.string.flatMap { Int64($0) } } ?? []
+        guard parts.count == 2 else { throw TestSupportError("TIME answered \(parts)") }
+        return parts[0] * 1000 + parts[1] / 1000
     }
 
     @Test func deadLetterJobRecordsWhyAndMarksTheTicketDead() async throws {

@@ -23,17 +23,19 @@
     KEYS[9…] as ARGV names them: in-flight lists (`inflight`: member → index), tickets'
              hashes (`tickets`: ticket id → index; 0 for a ticket in another bucket: the job
              is none of ours and is dead-lettered, `foreign_ticket`)
-    ARGV[1] arguments  JSON: now, lease_ms, max_redeliveries, lock_ms, reaper, channel,
-                       forget_ms, inflight?, tickets?
+    ARGV[1] arguments  JSON: lease_ms, max_redeliveries, lock_ms, reaper, channel, forget_ms,
+                       inflight?, tickets?, now? (a test's pinned time; else Redis's TIME)
   Output:
     {workers that lost jobs, jobs returned, jobs dead-lettered}; {-1, 0, 0} another reaper holds
     the lock; {-2, needed (JSON: members, tickets)} declare these keys and call again
 ]]
+--- @include "redis_now"
+
 local workers, dead, lock = KEYS[1], KEYS[2], KEYS[3]
 local queues = {verify = KEYS[4], dedupe = KEYS[5], grant = KEYS[6], notify = KEYS[7], webhook = KEYS[8]}
 local a = cjson.decode(ARGV[1])
 local inflightOf, ticketOf = a.inflight or {}, a.tickets or {}
-local now = tonumber(a.now)
+local now = redisNow(a.now)
 
 local holder = redis.call('GET', lock)
 if holder and holder ~= a.reaper then return {-1, 0, 0} end
@@ -83,7 +85,7 @@ local function deadLetter(member, payload, ticket, reason, ticketKey)
   redis.call('LPUSH', dead, cjson.encode({job = payload, stage = string.match(member, '^(%a+):') or 'unknown',
     reason = reason, error = 'worker ' .. member .. ' lost its lease', attempts = 0, at = now, ticket = ticket}))
   if ticketKey then
-    redis.call('HSET', ticketKey, 'status', 'dead', 'reason', reason, 'updated_at', a.now)
+    redis.call('HSET', ticketKey, 'status', 'dead', 'reason', reason, 'updated_at', now)
     redis.call('SPUBLISH', a.channel, ticket)
   end
 end

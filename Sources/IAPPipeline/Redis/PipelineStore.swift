@@ -92,8 +92,10 @@ public struct PipelineStore: Sendable {
         return reply.string
     }
 
-    public func heartbeat(member: String, now: Int64 = currentTimeMs()) async throws {
-        try await redis.send("ZADD", keys.workers, String(now), member)
+    /// Records that the worker lives, at Redis's time (`now`: a test's pinned time); returns that time.
+    @discardableResult
+    public func heartbeat(member: String, now: Int64? = nil) async throws -> Int64 {
+        try await run(RecordHeartbeat(keys, member: member, now: now))
     }
 
     /// An intake says it runs (`intakes`), so that `iapctl migrate` does not move the ledger under it.
@@ -149,10 +151,11 @@ public struct PipelineStore: Sendable {
         try await run(ForwardJob(keys, member: member, jobs: jobs)).onePerItem(of: jobs.count, script: ForwardJob.name)
     }
 
+    /// Parks the job until `delay` past Redis's now (`now`: a test's pinned time).
     public func scheduleRetry(
-        _ payload: String, member: String, next: Job, dueMs: Int64, lastError: String, now: Int64 = currentTimeMs()
+        _ payload: String, member: String, next: Job, delay: Duration, lastError: String, now: Int64? = nil
     ) async throws -> TransitionResult {
-        try await run(ScheduleRetry(keys, member: member, taken: payload, next: next, dueMs: dueMs, lastError: lastError, now: now))
+        try await run(ScheduleRetry(keys, member: member, taken: payload, next: next, delay: delay, lastError: lastError, now: now))
     }
 
     /// `ticket` is `nil` for a job that could not be decoded.
@@ -514,8 +517,9 @@ public struct PipelineStore: Sendable {
 
     // MARK: housekeeping
 
+    /// Moves the retries due by Redis's clock (`now`: a test's pinned time) back onto their queues.
     @discardableResult
-    public func promoteDueRetries(now: Int64 = currentTimeMs(), limit: Int = 500) async throws -> Int {
+    public func promoteDueRetries(now: Int64? = nil, limit: Int = 500) async throws -> Int {
         try await run(PromoteDueRetries(keys, now: now, limit: limit))
     }
 
@@ -535,10 +539,11 @@ public struct PipelineStore: Sendable {
     }
 
     /// `forgetAfter`: how long a silent worker stays in `iap:workers` (reaped every round) so that
-    /// a job its last BLMOVE delivers late is still returned; by default twice the lease.
+    /// a job its last BLMOVE delivers late is still returned; by default twice the lease. Leases
+    /// are read against Redis's clock, as heartbeats are written (`now`: a test's pinned time).
     public func reapExpiredWorkers(
         reaper: String, lease: Duration, maxRedeliveries: Int, lock: Duration = .seconds(1), forgetAfter: Duration? = nil,
-        now: Int64 = currentTimeMs()
+        now: Int64? = nil
     ) async throws -> ReapResult {
         try await run(ReapExpiredWorkers(
             keys, reaper: reaper, lease: lease, maxRedeliveries: maxRedeliveries, lock: lock, forgetAfter: forgetAfter ?? lease * 2,

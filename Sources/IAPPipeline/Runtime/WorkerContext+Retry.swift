@@ -21,7 +21,7 @@ extension WorkerContext {
         let delay = rateLimited ? retryAfter! : policy.delay(afterAttempt: attempt, retryAfter: retryAfter)
         let result = await transition(ScheduleRetry.self) {
             try await store.scheduleRetry(
-                payload, member: member, next: next, dueMs: currentTimeMs() + delay.milliseconds, lastError: "\(reason): \(detail)")
+                payload, member: member, next: next, delay: delay, lastError: "\(reason): \(detail)")
         }
         await settle(result, payload: payload, job: job, by: ScheduleRetry.self)
     }

@@ -18,6 +18,7 @@ enum LuaSource {
         "grant_entry": PackageResources.grant_entry_lua,
         "hold_entry": PackageResources.hold_entry_lua,
         "read_hold": PackageResources.read_hold_lua,
+        "redis_now": PackageResources.redis_now_lua,
         "schedule_recheck": PackageResources.schedule_recheck_lua,
         "settle_hold": PackageResources.settle_hold_lua,
         "share_purchase": PackageResources.share_purchase_lua,

@@ -14,11 +14,11 @@ struct ReapExpiredWorkers: DeclaringScript {
     private(set) var arguments: [String]
     var keys: [String] { declared.list }
 
-    init(_ keys: RedisKeys, reaper: String, lease: Duration, maxRedeliveries: Int, lock: Duration, forgetAfter: Duration, now: Int64) {
+    init(_ keys: RedisKeys, reaper: String, lease: Duration, maxRedeliveries: Int, lock: Duration, forgetAfter: Duration, now: Int64?) {
         redisKeys = keys
         declared = DeclaredKeys([keys.workers, keys.dead, keys.reaperLock] + Stage.allCases.map(keys.queue))
         members = [
-            "now": .string(String(now)), "lease_ms": .string(String(lease.milliseconds)),
+            "now": pinnedNow(now), "lease_ms": .string(String(lease.milliseconds)),
             "max_redeliveries": .string(String(maxRedeliveries)), "lock_ms": .string(String(lock.milliseconds)),
             "reaper": .string(reaper), "channel": .string(keys.results), "forget_ms": .string(String(forgetAfter.milliseconds)),
         ]

@@ -1,16 +1,16 @@
 import PlainJSON
 import RedisClient
 
-/// `schedule_retry`: a job parked in the retry set until `due`; its ticket `retrying`.
+/// `schedule_retry`: a job parked in the retry set for `delay` from Redis's now; its ticket `retrying`.
 struct ScheduleRetry: PipelineScript {
     static let script = LuaSource.script("schedule_retry", PackageResources.schedule_retry_lua)
     let keys: [String]
     let arguments: [String]
 
-    init(_ keys: RedisKeys, member: String, taken: String, next: Job, dueMs: Int64, lastError: String, now: Int64) {
+    init(_ keys: RedisKeys, member: String, taken: String, next: Job, delay: Duration, lastError: String, now: Int64?) {
         self.keys = [keys.inflight(member: member), keys.retry, keys.ticket(next.ownTicket)]
         arguments = [taken, JSONValue.object([
-            "next": .string(next.encoded()), "due": .string(String(dueMs)), "now": .string(String(now)),
+            "next": .string(next.encoded()), "delay_ms": .string(String(delay.milliseconds)), "now": pinnedNow(now),
             "attempts": .string(String(next.attempts)), "last_error": .string(lastError), "channel": .string(keys.results),
             "ticket": .string(next.ownTicket),
         ]).canonicalText]
