@@ -73,7 +73,8 @@ public enum IntakeApplication {
         IntakeRoutes(
             store: store, maxBodyBytes: configuration.maxBodyBytes, ticketTTL: configuration.ticketTTL,
             serverAPIConfigured: configuration.isServerAPIConfigured, bundleIDs: configuration.bundleIDs,
-            limits: SubmissionLimits(perKey: configuration.ratePerKey, perUser: configuration.ratePerUser),
+            limits: SubmissionLimits(
+                perKey: configuration.ratePerKey, perUser: configuration.ratePerUser, maxQueueDepth: configuration.maxQueueDepth),
             waiters: waiters, maxWaitingPerKey: configuration.maxWaitingPerKey
         ).register(on: router)
         return router

@@ -88,6 +88,12 @@ public struct IntakeRoutes: Sendable {
         } catch let refusal as RateLimitExceeded {
             let who = refusal.scope == .clientKey ? "this client key" : "this user"
             throw IntakeError(.tooManyRequests, "rate_limited", "too many new submissions this second for \(who); retry after 1 s")
+        } catch let full as QueueFull {
+            // Apple is slow or down and the backlog is at its bound: push back rather than fill Redis.
+            context.logger.warning("the verify queue is full", metadata: ["depth": "\(full.depth)", "limit": "\(full.limit)"])
+            throw IntakeError(
+                .serviceUnavailable, "queue_full", "too many receipts wait to be verified (IAP_MAX_QUEUE_DEPTH); resend later",
+                retryAfter: IntakeError.noRoomRetryAfter)
         } catch RedisError.notReplicated(let detail) {
             // Stored on the primary, but a failover now could lose it: not acknowledged. The resend
             // finds the same ticket.
@@ -95,7 +101,7 @@ public struct IntakeRoutes: Sendable {
             throw IntakeError(.serviceUnavailable, "not_replicated", "the receipt is not yet on enough Redis replicas; resend it")
         } catch {
             context.logger.error("cannot store a receipt job", metadata: ["error": "\(error)"])
-            throw IntakeError(.serviceUnavailable, "redis_unavailable", "the receipt could not be stored; try again")
+            throw IntakeError.redis(error, "the receipt could not be stored; try again")
         }
         var response: Response
         if stored.created {

@@ -12,7 +12,9 @@ import RedisClient
 /// `ClientKeys.Scope`). Refusals are 401 with `unauthenticated`, `stale_request` (more than
 /// `allowedSkew` off), `bad_signature` or `replayed_request` (a signature seen within twice the
 /// skew: remembered in Redis, fleet-wide). A request answered 503 that did nothing has its
-/// signature forgotten again, so the backend's retry of it is not taken for a replay.
+/// signature forgotten again, so the backend's retry of it is not taken for a replay. A read
+/// (`GET` of a ticket or a user's entitlements) is not remembered: its replay changes nothing, and
+/// it then needs no write, so it answers while Redis refuses writes (full, or a replica read).
 struct RequestAuthenticator: Sendable {
     static var allowedSkew: Duration { .seconds(300) }
 
@@ -35,7 +37,7 @@ struct RequestAuthenticator: Sendable {
         do {
             return try await next(request, context)
         } catch let error as IntakeError where error.status == .serviceUnavailable && !error.spent {
-            await forget(signature)
+            if let signature { await forget(signature) }
             throw error
         }
     }
@@ -46,11 +48,17 @@ struct RequestAuthenticator: Sendable {
         _ = try? await store.redis.send("DEL", store.keys.clientSignature(signature))
     }
 
+    /// Whether a request's signature is remembered against replay: every request that can change
+    /// or spend something; not a `GET` but a support look-up's (it spends Apple's budget).
+    static func remembers(_ method: HTTPRequest.Method, scope: ClientKeys.Scope) -> Bool {
+        method != .get || scope == .support
+    }
+
     /// Checks the signature (collecting the body, which stays on the request for the route) and
-    /// returns the key id and the signature, lowercased, as remembered.
+    /// returns the key id and, when remembered (`remembers`), the signature, lowercased.
     func authenticate(
         _ request: inout Request, for scope: ClientKeys.Scope
-    ) async throws -> (keyID: String, scopes: Set<ClientKeys.Scope>, signature: String) {
+    ) async throws -> (keyID: String, scopes: Set<ClientKeys.Scope>, signature: String?) {
         guard let keyID = request.header("x-iap-key"), let timestamp = request.header("x-iap-timestamp"),
             let signature = request.header("x-iap-signature")
         else {
@@ -91,6 +99,7 @@ struct RequestAuthenticator: Sendable {
         guard scopes.contains(scope) else {
             throw IntakeError(.forbidden, "forbidden_scope", "key '\(keyID)' may not call the \(scope.rawValue) routes")
         }
+        guard Self.remembers(request.method, scope: scope) else { return (keyID, scopes, nil) }
         // Remembered for twice the skew: a timestamp up to 300 s ahead stays valid until 300 s after it.
         let remembered = signature.lowercased()
         let seen: RedisReply
@@ -98,7 +107,7 @@ struct RequestAuthenticator: Sendable {
             seen = try await store.redis.send(
                 "SET", store.keys.clientSignature(remembered), keyID, "NX", "EX", String(2 * Self.allowedSkew.components.seconds))
         } catch {
-            throw IntakeError(.serviceUnavailable, "redis_unavailable", "the request cannot be checked right now; try again")
+            throw IntakeError.redis(error, "the request cannot be checked right now; try again")
         }
         guard seen != .null else {
             throw IntakeError(.unauthorized, "replayed_request", "this signature was used already: sign each request anew")

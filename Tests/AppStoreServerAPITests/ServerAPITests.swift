@@ -212,15 +212,16 @@ import Testing
             // Another endpoint is not held up by this one.
             #expect(try await second.permit(endpoint: .transactionHistory, environment: .production) == nil)
             // A hold set by one process stops the other until it ends, even with budget left.
-            let until = Int64(Date().timeIntervalSince1970 * 1000) + 5000
+            // (Ten minutes: however slow the machine, the hold cannot end inside this test.)
+            let until = Int64(Date().timeIntervalSince1970 * 1000) + 600_000
             try await first.hold(endpoint: .subscriptionStatuses, environment: .production, untilMs: until)
             // The wait is what is left of the hold (measured after the answer: a slow machine only shortens it).
             func leftOfHold() -> Duration { .milliseconds(until - Int64(Date().timeIntervalSince1970 * 1000)) }
             let wait = try #require(try await second.permit(endpoint: .subscriptionStatuses, environment: .production))
-            #expect(wait >= leftOfHold() - .milliseconds(100) && wait <= .seconds(5))
+            #expect(wait >= leftOfHold() - .milliseconds(100) && wait <= .seconds(600))
             // An earlier hold never shortens a later one: the wait is still the later hold's, not
-            // the earlier one's (4 s shorter).
-            try await second.hold(endpoint: .subscriptionStatuses, environment: .production, untilMs: until - 4000)
+            // the earlier one's (five minutes shorter).
+            try await second.hold(endpoint: .subscriptionStatuses, environment: .production, untilMs: until - 300_000)
             let later = try #require(try await first.permit(endpoint: .subscriptionStatuses, environment: .production))
             #expect(later >= leftOfHold() - .milliseconds(100))
         }

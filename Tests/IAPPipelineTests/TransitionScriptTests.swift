@@ -53,6 +53,35 @@ import Testing
         }
     }
 
+    /// Backpressure: past the depth (queued plus due a retry) a new submission is refused and
+    /// stores nothing; a resubmission still names its ticket; once the queue drains, it is taken.
+    @Test func submitReceiptRefusesANewJobPastTheQueueDepthButNotAResubmission() async throws {
+        try await withClusterNode { redis, _ in
+            let store = PipelineStore(redis: redis, keys: Self.keys)
+            let limits = SubmissionLimits(maxQueueDepth: 2)
+            #expect(try await store.submit(Self.job("A"), receiptDigest: "a", ttl: .seconds(60), limits: limits).created)
+            try await redis.send("ZADD", Self.keys.retry, "1", "a job due a retry")
+            await #expect(throws: QueueFull(depth: 2, limit: 2)) {
+                try await store.submit(Self.job("B"), receiptDigest: "b", ttl: .seconds(60), limits: limits)
+            }
+            #expect(try await redis.send("EXISTS", Self.keys.ticket("B"), Self.keys.receipt(digest: "b")) == .integer(0))
+            #expect(try await Self.list(redis, Self.keys.queue(.verify)).count == 1)
+            let resent = try await store.submit(Self.job("C"), receiptDigest: "a", ttl: .seconds(60), limits: limits)
+            #expect(resent.ticket == "A" && !resent.created)
+            try await redis.send("DEL", Self.keys.retry)
+            #expect(try await store.submit(Self.job("B"), receiptDigest: "b", ttl: .seconds(60), limits: limits).created)
+            // No limit: 0.
+            #expect(try await store.submit(Self.job("D"), receiptDigest: "d", ttl: .seconds(60), limits: .none).created)
+        }
+    }
+
+    @Test func eachBucketTakesItsEvenShareOfTheDepth() {
+        #expect(PipelineStore.bucketShare(of: 0, buckets: 64) == 0)
+        #expect(PipelineStore.bucketShare(of: 100_000, buckets: 1) == 100_000)
+        #expect(PipelineStore.bucketShare(of: 100_000, buckets: 64) == 1563)
+        #expect(PipelineStore.bucketShare(of: 10, buckets: 64) == 1)
+    }
+
     /// Rate limits count new submissions in the second of `enqueuedAt`, per user and per client
     /// key; a resubmission is free, another user or the next second has its own window.
     @Test func submitReceiptRefusesNewSubmissionsOverALimitButNotResubmissions() async throws {

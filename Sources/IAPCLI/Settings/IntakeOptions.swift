@@ -13,6 +13,7 @@ public struct IntakeOptions: SettingsGroup {
     @Option(name: Settings.metricsPort.name, help: Settings.metricsPort.argumentHelp) var metricsPort: String?
     @Option(name: Settings.tlsCertFile.name, help: Settings.tlsCertFile.argumentHelp) var tlsCertFile: String?
     @Option(name: Settings.tlsKeyFile.name, help: Settings.tlsKeyFile.argumentHelp) var tlsKeyFile: String?
+    @Option(name: Settings.maxQueueDepth.name, help: Settings.maxQueueDepth.argumentHelp) var maxQueueDepth: String?
     @Option(name: Settings.ratePerKey.name, help: Settings.ratePerKey.argumentHelp) var ratePerKey: String?
     @Option(name: Settings.ratePerUser.name, help: Settings.ratePerUser.argumentHelp) var ratePerUser: String?
 
@@ -30,6 +31,7 @@ public struct IntakeOptions: SettingsGroup {
             Settings.maxWaitingPerKey: maxWaitingPerKey,
             Settings.tlsCertFile: tlsCertFile,
             Settings.tlsKeyFile: tlsKeyFile,
+            Settings.maxQueueDepth: maxQueueDepth,
             Settings.ratePerKey: ratePerKey,
             Settings.ratePerUser: ratePerUser,
         ]

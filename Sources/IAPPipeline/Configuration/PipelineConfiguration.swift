@@ -66,6 +66,8 @@ public struct PipelineConfiguration: Sendable {
     public var appleOnlineChecks: Bool
     /// `IAP_MAX_WAITING_PER_KEY`: long-polls one client key may have waiting on one intake.
     public var maxWaitingPerKey: Int
+    /// `IAP_MAX_QUEUE_DEPTH`: jobs waiting to be verified past which a new submission is refused; 0: no limit.
+    public var maxQueueDepth: Int
     /// New submissions a second, fleet-wide, per client key and per user; 0: no limit.
     public var ratePerKey: Int
     public var ratePerUser: Int
@@ -211,6 +213,7 @@ public struct PipelineConfiguration: Sendable {
         allowOpenIntake = try source.choice(Settings.allowOpenIntake) == "on"
         appleOnlineChecks = try source.choice(Settings.appleOnlineChecks) == "on"
         maxWaitingPerKey = try source.count(Settings.maxWaitingPerKey)
+        maxQueueDepth = try source.count(Settings.maxQueueDepth)
         ratePerKey = try source.count(Settings.ratePerKey)
         ratePerUser = try source.count(Settings.ratePerUser)
         tlsCertFile = source.given(Settings.tlsCertFile)

@@ -85,6 +85,12 @@ public enum Settings {
         "IAP_RATE_PER_KEY", .count(0...1_000_000), default: "0",
         help: "new submissions a second, fleet-wide, per client key (signed requests only); over it: 429 rate_limited; 0: no limit",
         readBy: [.intake])
+    public static let maxQueueDepth = Setting(
+        "IAP_MAX_QUEUE_DEPTH", .count(0...100_000_000), default: "100000",
+        help: "jobs waiting to be verified (queued or due a retry), every bucket's together, past which a new submission is "
+            + "503 queue_full with Retry-After (a resubmission still gets its ticket); 0: no limit. 100,000 receipts of 10 KB "
+            + "hold about 1.1 GB: keep it well inside Redis's maxmemory (docs/operations/capacity.md)",
+        readBy: [.intake])
     public static let ratePerUser = Setting(
         "IAP_RATE_PER_USER", .count(0...1_000_000), default: "0",
         help: "new submissions a second, fleet-wide, per user_id; over it: 429 rate_limited; 0: no limit", readBy: [.intake])
@@ -316,7 +322,7 @@ public enum Settings {
     /// Every setting, in the order `docs/configuration.md` lists them.
     public static let all: [Setting] = [
         redisURL, redisTLSCAFile, redisTLSCertFile, redisTLSKeyFile, redisSentinelPassword, prefix, buckets, redisPoolSize, redisMinReplicas, redisReplicaTimeout,
-        httpHost, httpPort, maxBodyBytes, ticketTTL, clientKeysFile, appleOnlineChecks, allowOpenIntake, maxWaitingPerKey, ratePerKey, ratePerUser, tlsCertFile, tlsKeyFile, appleAppID,
+        httpHost, httpPort, maxBodyBytes, ticketTTL, clientKeysFile, appleOnlineChecks, allowOpenIntake, maxWaitingPerKey, maxQueueDepth, ratePerKey, ratePerUser, tlsCertFile, tlsKeyFile, appleAppID,
         bundleIDs, appsFile, appleRootCerts,
         appleProductionURL, appleSandboxURL, appleSharedSecret, appleTimeout,
         appleAPIKeyID, appleAPIIssuerID, appleAPIPrivateKeyFile, appleAPIProductionURL, appleAPISandboxURL, appleAPIMaxRPS,

@@ -13,21 +13,26 @@
   slot) is not declared: `elsewhere` says so, and it stands while its receipt key does (they were
   copied together, with the same time to live).
 
+  Backpressure: a new submission is refused ({-3, depth}) once the bucket's jobs waiting to be
+  verified (its verify queue and its retry set) reach `max_depth` (its share of
+  `IAP_MAX_QUEUE_DEPTH`; 0: no limit). A resubmission is answered first: it never waits.
+
   Input:
     KEYS[1] receipt       `receipt:<digest>` (string: the ticket it produced)
     KEYS[2] ticket        the new ticket's hash
     KEYS[3] verifyQueue   the verify stage's queue
-    KEYS[4] existing      optional: the hash of the ticket `existing` names
+    KEYS[4] retry         the retry set (its jobs wait too)
+    KEYS[5] existing      optional: the hash of the ticket `existing` names
     ARGV[1] job           the job
     ARGV[2] arguments     JSON: ticket, now, ttl (s), user_id, product_id, transaction_id, channel,
                           client_key ('' on an intake without keys: the key that signed it, kept
                           on the ticket so only that key reads it), existing?, elsewhere? (true:
-                          that ticket lies in another bucket)
+                          that ticket lies in another bucket), max_depth (0: none)
   Output:
     {1, ticket} queued; {0, existing ticket} a resubmission; {-2, ticket} declare that ticket's
-    hash as KEYS[4] and call again
+    hash as KEYS[5] and call again; {-3, depth} refused: the queue is full
 ]]
-local receipt, ticket, verifyQueue, existingTicket = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local receipt, ticket, verifyQueue, retry, existingTicket = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local a = cjson.decode(ARGV[2])
 local existing = redis.call('GET', receipt)
 if existing then
@@ -35,6 +40,12 @@ if existing then
   if a.elsewhere then return {0, existing} end
   if not existingTicket then return {-2, existing} end
   if redis.call('EXISTS', existingTicket) == 1 then return {0, existing} end
+end
+
+local maxDepth = tonumber(a.max_depth)
+if maxDepth > 0 then
+  local depth = redis.call('LLEN', verifyQueue) + redis.call('ZCARD', retry)
+  if depth >= maxDepth then return {-3, tostring(depth)} end
 end
 
 redis.call('SET', receipt, a.ticket, 'EX', a.ttl)

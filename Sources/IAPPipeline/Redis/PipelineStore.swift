@@ -45,11 +45,20 @@ public struct PipelineStore: Sendable {
         var job = job
         job.ticket = keys.layout.ticketID(job.ticket, inBucket: bucket)
         try await takeSubmissionPermits(limits, user: job.userID, receiptDigest: receiptDigest, now: job.enqueuedAt)
-        let submit = SubmitReceipt(keys.inBucket(bucket), job: job, receiptDigest: receiptDigest, ttl: ttl, clientKey: limits.clientKey)
+        let share = Self.bucketShare(of: limits.maxQueueDepth, buckets: keys.layout.count)
+        let submit = SubmitReceipt(
+            keys.inBucket(bucket), job: job, receiptDigest: receiptDigest, ttl: ttl, clientKey: limits.clientKey, maxDepth: share)
         switch try await run(submit, replicated: true) {
         case .queued(let ticket): return (ticket, true)
         case .resubmitted(let ticket): return (ticket, false)
+        case .queueFull(let depth): throw QueueFull(depth: depth, limit: share)
         }
+    }
+
+    /// One bucket's even share of a fleet-wide limit (rounded up; 0 stays no limit): submissions
+    /// spread evenly over buckets by their digest, and each bucket checks its own in one script.
+    public static func bucketShare(of limit: Int, buckets: Int) -> Int {
+        limit <= 0 ? 0 : (limit + buckets - 1) / max(buckets, 1)
     }
 
     /// A new submission counted in this second's windows of its client key and its user (each its

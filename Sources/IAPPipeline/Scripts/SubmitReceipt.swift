@@ -1,8 +1,8 @@
 import PlainJSON
 import RedisClient
 
-/// `submit_receipt`: a new ticket and its job, unless this user sent this receipt before. A
-/// resubmission names the ticket it produced: declared, then answered.
+/// `submit_receipt`: a new ticket and its job, unless this user sent this receipt before or
+/// the bucket's queue is full. A resubmission names the ticket it produced: declared, then answered.
 struct SubmitReceipt: DeclaringScript {
     static let script = LuaSource.script("submit_receipt", PackageResources.submit_receipt_lua)
     private(set) var keys: [String]
@@ -13,28 +13,31 @@ struct SubmitReceipt: DeclaringScript {
     enum Reply: Sendable, Equatable {
         case queued(ticket: String)
         case resubmitted(ticket: String)
+        /// Refused: the bucket holds `depth` jobs waiting to be verified, its share of the limit.
+        case queueFull(depth: Int)
     }
 
-    init(_ keys: RedisKeys, job: Job, receiptDigest: String, ttl: Duration, clientKey: String? = nil) {
+    /// `maxDepth`: the bucket's share of `IAP_MAX_QUEUE_DEPTH` (0: no limit).
+    init(_ keys: RedisKeys, job: Job, receiptDigest: String, ttl: Duration, clientKey: String? = nil, maxDepth: Int = 0) {
         redisKeys = keys
-        self.keys = [keys.receipt(digest: receiptDigest), keys.ticket(job.ticket), keys.queue(.verify)]
+        self.keys = [keys.receipt(digest: receiptDigest), keys.ticket(job.ticket), keys.queue(.verify), keys.retry]
         members = [
             "ticket": .string(job.ticket), "now": .string(String(job.enqueuedAt)), "ttl": .string(String(ttl.components.seconds)),
             "user_id": .string(job.userID), "product_id": .string(job.productID ?? ""),
             "transaction_id": .string(job.transactionID ?? ""), "channel": .string(keys.results),
-            "client_key": .string(clientKey ?? ""),
+            "client_key": .string(clientKey ?? ""), "max_depth": .string(String(maxDepth)),
         ]
         arguments = [job.encoded(), JSONValue.object(members).canonicalText]
     }
 
-    /// The ticket a resubmission names: its hash is declared as the fourth key. A ticket of
+    /// The ticket a resubmission names: its hash is declared as the fifth key. A ticket of
     /// another bucket (an id from before buckets, which a migration put where its hash says) is
     /// not declared (it lies in another slot): it was copied with its receipt key and the same
     /// time to live, so it stands while that key does.
     mutating func declare(_ needed: RedisReply) throws {
         guard let existing = needed.string else { throw ScriptReplyError(script: Self.name, reply: needed) }
         let elsewhere = redisKeys.ticketInThisBucket(existing) == nil
-        keys = Array(keys.prefix(3)) + (elsewhere ? [] : [redisKeys.ticket(existing)])
+        keys = Array(keys.prefix(4)) + (elsewhere ? [] : [redisKeys.ticket(existing)])
         members["existing"] = .string(existing)
         members["elsewhere"] = elsewhere ? .bool(true) : nil
         arguments[1] = JSONValue.object(members).canonicalText
@@ -47,6 +50,7 @@ struct SubmitReceipt: DeclaringScript {
         switch (code, text) {
         case (1, _): return .queued(ticket: text)
         case (0, _): return .resubmitted(ticket: text)
+        case (-3, _): return .queueFull(depth: Int(text) ?? 0)
         default: throw ScriptReplyError(script: name, reply: reply)
         }
     }
