@@ -36,6 +36,10 @@ public enum ReasonCode {
     /// The Server API refused the request's content with this `errorCode`.
     public static func appleAPIError(_ errorCode: Int) -> String { "apple_api_error_\(errorCode)" }
 
+    /// A retry's reason (never an end): the job did not ask Apple, whose service the fleet's
+    /// breaker holds open; it waits for a later turn, spending no attempt.
+    public static let appleBreakerOpen = "apple_breaker_open"
+
     // A dead letter: our configuration or our data, never the user's fault; fix, then replay.
     public static let retriesExhausted = "retries_exhausted"
     public static let unknownProduct = "unknown_product"

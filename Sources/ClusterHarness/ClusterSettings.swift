@@ -25,6 +25,8 @@ public struct ClusterSettings: Sendable {
     public var appleTimeout: Duration = .seconds(1)
     public var retryBase: Duration = .milliseconds(100)
     public var retryMax: Duration = .seconds(1)
+    /// `IAP_MAX_ATTEMPTS`: many, so that only what must end dead does, unless a drill asks fewer.
+    public var maxAttempts = 100
     public var redisPoolSize = 2
     /// `IAP_APPLE_API_MAX_RPS`: the fleet's App Store Server API budget per endpoint.
     public var appleAPIMaxRPS = 200

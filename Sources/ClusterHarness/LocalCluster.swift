@@ -359,7 +359,7 @@ public actor LocalCluster {
             "IAP_LEASE_MS": String(settings.lease.milliseconds),
             "IAP_RETRY_BASE_MS": String(settings.retryBase.milliseconds),
             "IAP_RETRY_MAX_MS": String(settings.retryMax.milliseconds),
-            "IAP_MAX_ATTEMPTS": "100",
+            "IAP_MAX_ATTEMPTS": String(settings.maxAttempts),
             "IAP_SHUTDOWN_GRACE_MS": "5000",
             "IAP_REDIS_POOL_SIZE": String(settings.redisPoolSize),
             "IAP_REDIS_MIN_REPLICAS": String(settings.minReplicas),

@@ -57,6 +57,15 @@ public struct ControlCommand: AsyncParsableCommand {
             print("retry \(stats.retry) (due \(stats.retryDue))  dead \(stats.dead)  held \(stats.held)  fulfilments \(stats.fulfilment)"
                 + (rate.map { String(format: " (%.1f/s)", $0) } ?? ""))
             print("re-checks \(stats.rechecks) (due within the hour \(stats.rechecksDueNextHour))")
+            for (service, breaker) in stats.appleBreakers.sorted(by: { $0.key < $1.key }) {
+                if let since = breaker.openSinceMs {
+                    let open = String(format: "%.0f", Double(currentTimeMs() - since) / 1000)
+                    print("apple \(service): BREAKER OPEN for \(open) s (\(breaker.failures) failures, last \(breaker.lastFailure ?? "-")): "
+                        + "its jobs wait in the retry set, one probe an interval")
+                } else {
+                    print("apple \(service): answering (\(breaker.failures) failures since its last answer)")
+                }
+            }
         }
 
         /// One JSON line: the stats and, from the second line on, fulfilments a second.

@@ -1,3 +1,4 @@
+import AppleSimulator
 import AsyncHTTPClient
 import ClusterHarness
 import Foundation
@@ -113,13 +114,21 @@ public struct Drill: Sendable {
             _ = await cluster.stop()
             throw error
         }
+        var outageError: (any Error)?
+        let longOutage = settings.appleOutage > .zero ? Task { [settings, progress] in
+            try await Self.longAppleOutage(cluster, settings, progress: progress)
+        } : nil
         let subscribed = await client.submitAll(subscriptions, perSecond: nil, concurrency: 4)
         let submissions = await client.submitAll(plan, perSecond: settings.submitRate, concurrency: settings.clientConcurrency)
+        // The long outage runs its whole length before the faults end (healing ends any outage).
+        if let longOutage {
+            do { try await longOutage.value } catch { outageError = error }
+        }
         // Refunds that come after the submission, while its grant may still be in flight and faults
         // still run: sent as Apple sends (retried, then only in its history: the sweep's to find).
         // With the notification-outage fault, these meet one for sure: the intake refuses every
         // delivery until apple-sim's retries are spent, and only the sweep can bring them in.
-        var refundError: (any Error)?
+        var refundError: (any Error)? = outageError
         let outage = settings.faults.contains(.notificationOutage) && refunds.contains { !$0.refund!.beforeSubmission }
         if outage {
             do { try await cluster.beginNotificationOutage() } catch { refundError = error }
@@ -238,5 +247,41 @@ public struct Drill: Sendable {
         report.notificationsSent = notificationBooks.sent
         report.notificationsUndelivered = notificationBooks.undelivered
         return report
+    }
+
+    /// A third into the submission, verifyReceipt answers 503 for `settings.appleOutage`; returns
+    /// once it is over and the breaker closed again (or a minute after), having said how long the
+    /// fleet's breaker took to open and, once Apple answered again, to close (its hash, read every
+    /// 100 ms; Redis may be down a moment under the other faults: such reads are skipped).
+    static func longAppleOutage(
+        _ cluster: LocalCluster, _ settings: DrillSettings, progress: @Sendable (String) -> Void
+    ) async throws {
+        let submitting = Double(settings.receiptsPerTrial) / Double(max(settings.submitRate, 1))
+        try await Task.sleep(for: .seconds(submitting / 3))
+        let length = settings.appleOutage
+        let redis = RedisClient(configuration: try RedisConfiguration(url: cluster.redisURL), poolSize: 1)
+        defer { Task { await redis.close() } }
+        let store = PipelineStore(redis: redis, keys: cluster.keys)
+        func breaker() async -> [String: String]? { try? await store.appleBreakerState(.verifyReceipt) }
+        let openingsBefore = Int(await breaker()?["openings"] ?? "0") ?? 0
+        progress("apple-sim: verifyReceipt down for \(length.components.seconds) s")
+        let started = ContinuousClock.now
+        try await cluster.appleOutage(SimulatedOutage(mode: .unavailable, durationMs: Int(length.milliseconds)))
+        var opened: Duration?
+        while ContinuousClock.now - started < length {
+            if opened == nil, let state = await breaker(), Int(state["openings"] ?? "0") ?? 0 > openingsBefore {
+                opened = ContinuousClock.now - started
+            }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        let ended = ContinuousClock.now
+        var closed: Duration?
+        while closed == nil && ContinuousClock.now - ended < .seconds(60) {
+            if let state = await breaker(), state["opened_at"] == nil { closed = ContinuousClock.now - ended }
+            if closed == nil { try await Task.sleep(for: .milliseconds(100)) }
+        }
+        func seconds(_ duration: Duration?) -> String { duration.map { String(format: "%.1f s", Double($0.milliseconds) / 1000) } ?? "never" }
+        progress("apple-sim: verifyReceipt answers again; the breaker opened \(seconds(opened)) into the outage, "
+            + "closed \(seconds(closed)) after it ended")
     }
 }

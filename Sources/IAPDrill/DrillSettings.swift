@@ -45,6 +45,12 @@ public struct DrillSettings: Sendable {
     public var appleAPIMaxRPS = 200
     /// How long to wait, after the faults stop, for every ticket to be terminal.
     public var drainTimeoutSeconds = 120
+    /// One long Apple outage per trial (verifyReceipt answers 503 throughout), a third into the
+    /// submission; `.zero`: none. With `maxAttempts` low it outlasts every job's attempts many
+    /// times over: the fleet's Apple breaker must keep all of them alive (0 dead letters).
+    public var appleOutage: Duration = .zero
+    /// `IAP_MAX_ATTEMPTS` of the workers.
+    public var maxAttempts = 100
     /// Where the built executables are (`iap-intake`, `iap-verifier`, …, `apple-sim`).
     public var binDirectory: URL
     /// Data folders and logs, one per trial.
@@ -69,6 +75,7 @@ public struct DrillSettings: Sendable {
             uniqueKeysWithValues: Stage.allCases.filter { webhooks || $0 != .webhook }.map { ($0, processesPerStage) })
         cluster.lease = lease
         cluster.appleAPIMaxRPS = appleAPIMaxRPS
+        cluster.maxAttempts = maxAttempts
         // Re-checks at the end of each 2-second period, half a second after it, then two more.
         cluster.environment["IAP_RECHECK_BEFORE_S"] = "0"
         cluster.environment["IAP_RECHECK_AFTER_S"] = "0.5"

@@ -53,6 +53,11 @@ public struct DrillCommand: AsyncParsableCommand {
     @Option(help: "Processes per stage (verify, dedupe, grant).") var processesPerStage = 2
     @Option(help: "IAP_LEASE_MS of the workers.") var leaseMs = 2000
     @Option(help: "Seconds to wait for the drain before counting tickets as lost.") var drainTimeoutS = 120
+    @Option(help: """
+        Seconds of one long Apple outage per trial (verifyReceipt answers 503 throughout, a third into the submission; \
+        it replaces the short apple-outage faults). With --max-attempts 4 it outlasts every job's attempts: 0 dead letters is the bar.
+        """) var appleOutageS = 0
+    @Option(help: "IAP_MAX_ATTEMPTS of the workers.") var maxAttempts = 100
     @Option(help: "Folder with the built executables (default: this executable's).") var binDir: String?
     @Option(help: "Folder for each trial's Redis data and logs.") var workDir = "data/drill"
     @Flag(help: "Leave the intake open (no IAP_CLIENT_KEYS_FILE) and send unsigned requests.") var unsigned = false
@@ -69,6 +74,8 @@ public struct DrillCommand: AsyncParsableCommand {
         guard leaseMs >= 1000 else { throw ValidationError("--lease-ms must be at least 1000") }
         guard (0...5000).contains(replicationGapMs) else { throw ValidationError("--replication-gap-ms: 0 to 5000") }
         guard faultsPerKind >= 1 else { throw ValidationError("--faults-per-kind must be at least 1") }
+        guard (0...600).contains(appleOutageS) else { throw ValidationError("--apple-outage-s must be within 0...600") }
+        guard (1...1000).contains(maxAttempts) else { throw ValidationError("--max-attempts must be within 1...1000") }
         guard let topology = RedisTopology(rawValue: topology) else { throw ValidationError("--topology: single, sentinel or cluster") }
         let replicas = switch topology {
         case .single: 0
@@ -122,6 +129,9 @@ public struct DrillCommand: AsyncParsableCommand {
         settings.processesPerStage = processesPerStage
         settings.lease = .milliseconds(leaseMs)
         settings.drainTimeoutSeconds = drainTimeoutS
+        settings.appleOutage = .seconds(appleOutageS)
+        settings.maxAttempts = maxAttempts
+        if appleOutageS > 0 { settings.faults.removeAll { $0 == .appleOutage } }
 
         let interrupts = HarnessCommand.killChildrenOnInterrupt()
         defer { _ = interrupts }

@@ -50,6 +50,7 @@ public struct VerifierCommand: AsyncParsableCommand {
     @OptionGroup var worker: WorkerOptions
     @OptionGroup var lease: LeaseOptions
     @OptionGroup var retry: RetryOptions
+    @OptionGroup var breaker: AppleBreakerOptions
     @OptionGroup var apps: AppOptions
     @OptionGroup var receiptAPI: ReceiptAPIOptions
     @OptionGroup var serverAPIKey: ServerAPIKeyOptions
@@ -61,7 +62,7 @@ public struct VerifierCommand: AsyncParsableCommand {
 
     public func run() async throws {
         let configuration = loadConfiguration(
-            redis, worker, lease, retry, apps, receiptAPI, serverAPIKey, serverAPIClient, recheck, tickets, appsFile, appleAccounts)
+            redis, worker, lease, retry, breaker, apps, receiptAPI, serverAPIKey, serverAPIClient, recheck, tickets, appsFile, appleAccounts)
         let logger = bootstrapLogging(label: "iap-verifier")
         let apple = AppleVerifier(configuration: configuration.apple)
         let serverAPI = NIOLockedValueBox<[ServerAPIClient]>([])
@@ -77,7 +78,8 @@ public struct VerifierCommand: AsyncParsableCommand {
                 bundleIDs: try configuration.requireBundleIDs(),
                 retryPolicy: configuration.retryPolicy,
                 rechecks: RecheckPromotion(schedule: configuration.recheck, ticketTTL: configuration.ticketTTL),
-                appleAccounts: seams.appleAccounts)
+                appleAccounts: seams.appleAccounts,
+                breaker: configuration.appleBreaker.map { AppleBreaker(store: store, settings: $0, logger: logger) })
         }, clients: [
             ClosingService { await apple.shutdown() },
             ClosingService { for client in serverAPI.withLockedValue({ $0 }) { await client.shutdown() } },

@@ -92,6 +92,9 @@ public final class PipelineHarness: @unchecked Sendable {
             "IAP_MAX_ATTEMPTS": String(maxAttempts),
             "IAP_RETRY_BASE_MS": "5",
             "IAP_RETRY_MAX_MS": "20",
+            // One receipt's retries are these tests' subject, on an otherwise idle pipeline: without
+            // the Apple breaker every failure spends an attempt (AppleBreakerTests turn it on).
+            "IAP_APPLE_BREAKER_FAILURES": "0",
         ]
         if serverAPI {
             environment["IAP_APPLE_API_PRODUCTION_URL"] = simulatorServer.baseURL
@@ -150,7 +153,8 @@ public final class PipelineHarness: @unchecked Sendable {
                 verifier: seams.verifier, signedData: signedData, lookup: seams.lookup, subscriptions: seams.subscriptions,
                 bundleIDs: configuration.appsFile == nil ? [Self.bundleID] : configuration.bundleIDs, retryPolicy: configuration.retryPolicy,
                 rechecks: RecheckPromotion(schedule: configuration.recheck, ticketTTL: configuration.ticketTTL),
-                appleAccounts: seams.appleAccounts)
+                appleAccounts: seams.appleAccounts,
+                breaker: configuration.appleBreaker.map { AppleBreaker(store: store, settings: $0, logger: testLogger) })
         case .dedupe:
             return DedupeHandler(catalog: Self.catalog, policy: try! configuration.purchasePolicy())
         case .grant:

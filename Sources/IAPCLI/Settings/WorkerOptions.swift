@@ -39,6 +39,18 @@ public struct RetryOptions: SettingsGroup {
     }
 }
 
+/// The fleet's Apple breaker: the verifier.
+public struct AppleBreakerOptions: SettingsGroup {
+    @Option(name: Settings.appleBreakerFailures.name, help: Settings.appleBreakerFailures.argumentHelp) var appleBreakerFailures: String?
+    @Option(name: Settings.appleBreakerProbe.name, help: Settings.appleBreakerProbe.argumentHelp) var appleBreakerProbe: String?
+
+    public init() {}
+
+    public var flags: [Setting: String?] {
+        [Settings.appleBreakerFailures: appleBreakerFailures, Settings.appleBreakerProbe: appleBreakerProbe]
+    }
+}
+
 /// The product catalog: the deduper, the notifier, the intake and iapctl user (for entitlements).
 public struct CatalogOptions: SettingsGroup {
     @Option(name: Settings.productsFile.name, help: Settings.productsFile.argumentHelp) var productsFile: String?

@@ -51,6 +51,8 @@ public struct PipelineConfiguration: Sendable {
     public var productsFile: String?
     public var concurrency: Int
     public var maxAttempts: Int
+    /// The fleet's Apple breaker (`IAP_APPLE_BREAKER_*`); `nil`: none (every failure spends an attempt).
+    public var appleBreaker: AppleBreakerSettings?
     public var retryBase: Duration
     public var retryMax: Duration
     public var lease: Duration
@@ -199,6 +201,9 @@ public struct PipelineConfiguration: Sendable {
         productsFile = source.given(Settings.productsFile)
         concurrency = try source.count(Settings.concurrency)
         maxAttempts = try source.count(Settings.maxAttempts)
+        let breakerFailures = try source.count(Settings.appleBreakerFailures)
+        let breakerProbe = try source.duration(Settings.appleBreakerProbe)
+        appleBreaker = breakerFailures == 0 ? nil : AppleBreakerSettings(minFailures: breakerFailures, probe: breakerProbe)
         retryBase = try source.duration(Settings.retryBase)
         retryMax = try source.duration(Settings.retryMax)
         guard retryMax >= retryBase else {

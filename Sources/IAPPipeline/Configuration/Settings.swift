@@ -274,6 +274,16 @@ public enum Settings {
         "IAP_MAX_ATTEMPTS", .count(1...1000), default: "12",
         help: "attempts at a call that fails transiently (Apple, the webhook) before the job is dead (retries_exhausted)",
         readBy: [.verifier, .notifier, .webhook])
+    public static let appleBreakerFailures = Setting(
+        "IAP_APPLE_BREAKER_FAILURES", .count(0...1_000_000), default: "5",
+        help: "Apple-side failures of verify jobs (5xx, 21005, retryable 211xx, timeouts, refused connections), fleet-wide, "
+            + "with no answer from Apple for 2 s, that open the Apple breaker: verify jobs then wait in their queue and one "
+            + "probe asks Apple every IAP_APPLE_BREAKER_PROBE_MS until Apple answers. A failure spends a job's attempt only "
+            + "if Apple answered someone since the job last failed. 0: no breaker (every failure spends)",
+        readBy: [.verifier])
+    public static let appleBreakerProbe = Setting(
+        "IAP_APPLE_BREAKER_PROBE_MS", .duration(.milliseconds, .milliseconds(50) ... .seconds(600)), default: "5000",
+        help: "while the Apple breaker is open: how often one verify job of the fleet asks Apple", readBy: [.verifier])
     public static let retryBase = Setting(
         "IAP_RETRY_BASE_MS", .duration(.milliseconds, .milliseconds(1) ... .seconds(86400)), default: "1000",
         help: "backoff: random in 0…min(max, base·2^(n-1)), at least Apple's Retry-After", readBy: [.verifier, .notifier, .webhook])
@@ -330,7 +340,7 @@ public enum Settings {
         productsFile, currencies, sandbox, maxRefundsPerUser, maxAccountsPerAppleAccount, sharingPolicy, refundPreference, setAppAccountTokens,
         notificationSweep, refundSweep,
         recheckBefore, recheckAfter, recheckMax,
-        concurrency, lease, maxRedeliveries, shutdownGrace, metricsPort, maxAttempts, retryBase, retryMax,
+        concurrency, lease, maxRedeliveries, shutdownGrace, metricsPort, maxAttempts, appleBreakerFailures, appleBreakerProbe, retryBase, retryMax,
         webhookURL, webhookSecret, webhookPreviousSecret, webhookMaxAge, webhookTimeout,
         plainHTTPHosts,
         logLevel, logFormat,

@@ -36,6 +36,7 @@ extension Job {
         }
         attempts = try json.int("attempts")
         enqueuedAt = try json.int64("enqueued_at")
+        appleFailedAt = try json.int64IfPresent("apple_failed_at")
         receipt = try json.objectIfPresent("receipt").map { receipt throws(JSONShapeError) in try VerifiedReceipt(json: receipt) }
         if let items = try json.arrayIfPresent("purchases") {
             var purchases: [Purchase] = []
@@ -82,6 +83,7 @@ extension Job {
             "notification": notification.map(Self.json(of:)),
             "attempts": .int(attempts),
             "enqueued_at": .int(enqueuedAt),
+            "apple_failed_at": appleFailedAt.map { .int($0) },
             "receipt": receipt?.json,
             "purchases": purchases.map { .array($0.map(\.json)) },
         ])

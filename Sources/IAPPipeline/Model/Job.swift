@@ -61,6 +61,9 @@ public struct Job: Codable, Sendable, Equatable {
     /// in the part's steps (the client's ticket lives in another bucket); `ticket` stays the
     /// client's, on claims, grant records and fulfilment events.
     public var part: String?
+    /// When Apple last failed this job (Redis's ms, `record_apple_failure`): its next Apple-side
+    /// failure spends an attempt only if Apple answered someone since.
+    public var appleFailedAt: Int64?
 
     /// The ticket whose hash this job's steps check and update: its part's, else its own.
     public var ownTicket: String { part ?? ticket }
@@ -95,6 +98,7 @@ public struct Job: Codable, Sendable, Equatable {
         case refundLimit = "refund_limit"
         case appleAccountLimit = "apple_account_limit"
         case sharing, recheck, part
+        case appleFailedAt = "apple_failed_at"
         case subscriptionReceipt = "subscription_receipt"
         case webhookEvent = "webhook_event"
         case appAccountTokenRequest = "set_app_account_token"

@@ -17,9 +17,13 @@ public struct PipelineStats: Codable, Sendable, Equatable {
     /// Subscription re-checks scheduled, and those due within the next hour (overdue included).
     public var rechecks: Int = 0
     public var rechecksDueNextHour: Int = 0
+    /// The fleet's Apple breakers, by service (`verify-receipt`, `server-api`): open since (ms,
+    /// Redis's clock; absent while closed), failures since the service last answered, the last reason.
+    public var appleBreakers: [String: AppleBreakerStats] = [:]
 
     enum CodingKeys: String, CodingKey {
         case queues, inflight, retry, dead, held, fulfilment, rechecks
+        case appleBreakers = "apple_breakers"
         case rechecksDueNextHour = "rechecks_due_next_hour"
         case liveWorkers = "live_workers"
         case oldestAgeMs = "oldest_age_ms"
@@ -53,6 +57,12 @@ extension PipelineStore {
         total.liveWorkers = Dictionary(uniqueKeysWithValues: Stage.allCases.map { ($0.rawValue, 0) })
         for member in members {
             total.liveWorkers[member.split(separator: ":").first.map(String.init) ?? "?", default: 0] += 1
+        }
+        for service in AppleService.allCases {
+            let breaker = try await appleBreakerState(service)
+            total.appleBreakers[service.rawValue] = AppleBreakerStats(
+                openSinceMs: breaker["opened_at"].flatMap { Int64($0) }, failures: breaker["failures"].flatMap { Int($0) } ?? 0,
+                lastFailure: breaker["last_reason"])
         }
         return total
     }
@@ -100,5 +110,26 @@ extension PipelineStore {
             fulfilment: fulfilment, oldestAgeMs: ages, retryDue: Int(oldest[Stage.allCases.count + 2].int ?? 0), rechecks: Int(oldest[Stage.allCases.count].int ?? 0),
             rechecksDueNextHour: Int(oldest[Stage.allCases.count + 1].int ?? 0))
         return (stats, Set(members))
+    }
+}
+
+/// One Apple breaker as `iapctl stats` shows it.
+public struct AppleBreakerStats: Codable, Sendable, Equatable {
+    /// Open since (ms, Redis's clock); `nil` while closed.
+    public var openSinceMs: Int64?
+    /// Failures since the service last answered a verify job, and the last one's reason.
+    public var failures: Int
+    public var lastFailure: String?
+
+    public init(openSinceMs: Int64?, failures: Int, lastFailure: String?) {
+        self.openSinceMs = openSinceMs
+        self.failures = failures
+        self.lastFailure = lastFailure
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case failures
+        case openSinceMs = "open_since_ms"
+        case lastFailure = "last_failure"
     }
 }

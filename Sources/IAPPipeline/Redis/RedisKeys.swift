@@ -244,6 +244,12 @@ public struct RedisKeys: Sendable, Equatable {
     /// `last_started_at`, `last_finished_at`, `last_seen`, `last_new`, `last_invalid`, `last_error`.
     /// No bucket: the prefix alone; one slot of its own on a cluster.
     public var notificationSweep: String { "\(prefix):notification-sweep" }
+    /// hash: the fleet's Apple breaker of one of Apple's services (`verify-receipt`, `server-api`;
+    /// `record_apple_failure`, `record_apple_answers`, `take_apple_probe`): `last_answer` (ms
+    /// Apple last answered a verify job), `failures` since, `last_failure`, `last_reason`, while
+    /// open `opened_at` and `probe_at` (ms), `closed_at`, `openings`. Eight fields for ever. No
+    /// bucket: the prefix alone.
+    public func appleBreaker(_ service: AppleService) -> String { "\(prefix):apple-breaker:\(service.rawValue)" }
     /// hash: the fleet's one refund sweep (`IAP_REFUND_SWEEP_S`), as `notification-sweep` (lease,
     /// `next_at`, `last_*` figures: `last_seen` customers asked, `last_new` refunds taken back),
     /// with a cursor per bucket's fulfilment stream (`cursor:b<bucket>`, ms read up to).

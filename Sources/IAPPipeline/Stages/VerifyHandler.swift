@@ -21,14 +21,17 @@ public struct VerifyHandler: JobHandler {
     /// Get App Transaction Info, for evidence that does not name its Apple Account while
     /// `IAP_MAX_ACCOUNTS_PER_APPLE_ACCOUNT` counts them; `nil`: not asked.
     public let appleAccounts: (any AppleAccountLookup)?
+    /// The fleet's Apple breaker (`IAP_APPLE_BREAKER_FAILURES`); `nil`: every failure spends an attempt.
+    public let breaker: AppleBreaker?
 
     public let transitions: [any PipelineScript.Type] = [ForwardJob.self, FinishTicket.self, ScheduleRetry.self]
 
     public init(
         verifier: any ReceiptVerifying, signedData: SignedDataVerifier, lookup: (any TransactionLookup)? = nil,
         subscriptions: (any SubscriptionChecking)? = nil, bundleIDs: Set<String>, retryPolicy: RetryPolicy,
-        rechecks: RecheckPromotion? = nil, appleAccounts: (any AppleAccountLookup)? = nil
+        rechecks: RecheckPromotion? = nil, appleAccounts: (any AppleAccountLookup)? = nil, breaker: AppleBreaker? = nil
     ) {
+        self.breaker = breaker
         self.rechecks = rechecks
         self.appleAccounts = appleAccounts
         self.verifier = verifier
@@ -40,7 +43,9 @@ public struct VerifyHandler: JobHandler {
     }
 
     /// Re-checks go to the verify stage: its workers queue those due (`promote_due_rechecks`).
+    /// The answers Apple gave are told to the breaker (once a second per process).
     public func housekeeping(_ worker: WorkerContext) async throws {
+        await breaker?.tellAnswers()
         guard let rechecks else { return }
         let queued = try await worker.store.promoteDueRechecks(
             schedule: rechecks.schedule, ticketTTL: rechecks.ticketTTL)
@@ -60,6 +65,14 @@ public struct VerifyHandler: JobHandler {
             return
         }
         let attempt = job.attempts + 1
+        if let service = service(of: job), let breaker, case .wait(let wait) = await breaker.turn(service) {
+            // The service fails for everyone: this job does not ask; it waits for a later turn, spending nothing.
+            await worker.retry(
+                payload, job: job, attempt: attempt, reason: ReasonCode.appleBreakerOpen,
+                detail: "\(service.rawValue) fails for everyone: waiting while one probe an interval asks", retryAfterMs: nil,
+                policy: retryPolicy, spends: false, after: breaker.spread(wait))
+            return
+        }
         let outcome: VerificationOutcome
         switch evidence {
         case .receipt(let receiptData):
@@ -89,6 +102,23 @@ public struct VerifyHandler: JobHandler {
             }
         }
         if Task.isCancelled { return }
+        await conclude(outcome, payload: payload, job: job, attempt: attempt, worker: worker)
+    }
+
+    /// Ends the job as Apple's (or the offline check's) outcome says; Apple's answers and
+    /// failures are told to the breaker (signed transactions are checked without Apple).
+    private func conclude(_ outcome: VerificationOutcome, payload: String, job: Job, attempt: Int, worker: WorkerContext) async {
+        if let asked = service(of: job), let breaker {
+            if case .transient(let reason, _, _) = outcome {
+                if let failing = AppleService(failure: reason),
+                    let verdict = await breaker.failed(failing, reason: reason, failedBefore: job.appleFailedAt)
+                {
+                    return await retry(outcome, payload: payload, job: job, attempt: attempt, worker: worker, apple: verdict)
+                }
+            } else {
+                await breaker.answered(asked)
+            }
+        }
         switch outcome {
         case .valid(let receipt):
             await accept(receipt, payload: payload, job: job, attempt: attempt, worker: worker)
@@ -102,9 +132,32 @@ public struct VerifyHandler: JobHandler {
                 "reason": "\(reason)", "detail": "\(detail)",
             ])
             await worker.deadLetter(payload, ticket: job.ticket, reason: reason, error: detail, attempts: attempt)
-        case .transient(let reason, let detail, let retryAfterMs):
-            await worker.retry(
-                payload, job: job, attempt: attempt, reason: reason, detail: detail, retryAfterMs: retryAfterMs, policy: retryPolicy)
+        case .transient:
+            await retry(outcome, payload: payload, job: job, attempt: attempt, worker: worker, apple: nil)
+        }
+    }
+
+    /// A transient outcome retried; with the breaker's `apple` verdict, its attempt spent only if
+    /// Apple answered others since this job last failed, and while the breaker is open the job
+    /// comes back after a probe interval or so.
+    private func retry(
+        _ outcome: VerificationOutcome, payload: String, job: Job, attempt: Int, worker: WorkerContext, apple: AppleFailureVerdict?
+    ) async {
+        guard case .transient(let reason, let detail, let retryAfterMs) = outcome else { return }
+        let open = apple.map { $0.state != .closed } ?? false
+        await worker.retry(
+            payload, job: job, attempt: attempt, reason: reason, detail: detail, retryAfterMs: retryAfterMs, policy: retryPolicy,
+            spends: apple?.spends ?? true, after: open ? breaker?.spread(breaker?.settings.probe ?? .zero) : nil,
+            appleFailedAt: apple?.at)
+    }
+
+    /// The Apple service a job asks (`nil`: checked offline, or not Apple's to answer).
+    private func service(of job: Job) -> AppleService? {
+        switch job.evidence {
+        case .receipt?: return .verifyReceipt
+        case .transactionLookup?: return .serverAPI
+        case .recheck?: return subscriptions == nil ? .verifyReceipt : .serverAPI
+        default: return nil
         }
     }
 

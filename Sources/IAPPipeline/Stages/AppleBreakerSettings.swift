@@ -1,0 +1,17 @@
+/// When the fleet's Apple breaker opens and how it probes (`IAP_APPLE_BREAKER_FAILURES`,
+/// `IAP_APPLE_BREAKER_PROBE_MS`).
+public struct AppleBreakerSettings: Sendable, Equatable {
+    /// Apple-side failures with no answer in between, fleet-wide, that open it.
+    public var minFailures: Int
+    /// How long Apple must have answered nobody before failures open it: two of the rounds in
+    /// which the processes tell their answers, so a busy fleet's answers are always counted.
+    public var quiet: Duration
+    /// While open: one job of the fleet asks Apple this often.
+    public var probe: Duration
+
+    public init(minFailures: Int = 5, quiet: Duration = .seconds(2), probe: Duration = .seconds(5)) {
+        self.minFailures = minFailures
+        self.quiet = quiet
+        self.probe = probe
+    }
+}
