@@ -124,13 +124,16 @@ public struct GranterCommand: AsyncParsableCommand {
     @OptionGroup var accountTokens: AccountTokenOptions
     @OptionGroup var serverAPIKey: ServerAPIKeyOptions
     @OptionGroup var tickets: TicketOptions
+    @OptionGroup var retention: RetentionOptions
     public init() {}
 
     public func run() async throws {
-        let configuration = loadConfiguration(redis, replication, worker, lease, recheck, accountTokens, serverAPIKey, tickets, appsFile)
+        let configuration = loadConfiguration(
+            redis, replication, worker, lease, recheck, accountTokens, serverAPIKey, tickets, appsFile, retention)
         let logger = bootstrapLogging(label: "iap-granter")
         try await runWorker(label: "iap-granter", configuration: configuration, logger: logger, makeHandler: {
-            (_) throws(ConfigurationError) -> any JobHandler in GrantHandler(tokenTickets: configuration.appAccountTokenTickets)
+            (_) throws(ConfigurationError) -> any JobHandler in
+            GrantHandler(tokenTickets: configuration.appAccountTokenTickets, retention: RetentionSweep(settings: configuration.retention))
         })
     }
 }

@@ -158,7 +158,8 @@ public final class PipelineHarness: @unchecked Sendable {
         case .dedupe:
             return DedupeHandler(catalog: Self.catalog, policy: try! configuration.purchasePolicy())
         case .grant:
-            return GrantHandler(tokenTickets: configuration.appAccountTokenTickets)
+            return GrantHandler(
+                tokenTickets: configuration.appAccountTokenTickets, retention: RetentionSweep(settings: configuration.retention))
         case .notify:
             // As iap-notifier: consumption requests are answered when a refund preference is set;
             // app account tokens are set with the Server API keys.

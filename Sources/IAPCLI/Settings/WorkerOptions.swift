@@ -51,6 +51,19 @@ public struct AppleBreakerOptions: SettingsGroup {
     }
 }
 
+/// What the grant stage trims: the fulfilment streams and the dead letters.
+public struct RetentionOptions: SettingsGroup {
+    @Option(name: Settings.fulfilmentRetention.name, help: Settings.fulfilmentRetention.argumentHelp) var fulfilmentRetention: String?
+    @Option(name: Settings.deadMax.name, help: Settings.deadMax.argumentHelp) var deadMax: String?
+    @Option(name: Settings.deadMaxAge.name, help: Settings.deadMaxAge.argumentHelp) var deadMaxAge: String?
+
+    public init() {}
+
+    public var flags: [Setting: String?] {
+        [Settings.fulfilmentRetention: fulfilmentRetention, Settings.deadMax: deadMax, Settings.deadMaxAge: deadMaxAge]
+    }
+}
+
 /// The product catalog: the deduper, the notifier, the intake and iapctl user (for entitlements).
 public struct CatalogOptions: SettingsGroup {
     @Option(name: Settings.productsFile.name, help: Settings.productsFile.argumentHelp) var productsFile: String?

@@ -53,6 +53,8 @@ public struct PipelineConfiguration: Sendable {
     public var maxAttempts: Int
     /// The fleet's Apple breaker (`IAP_APPLE_BREAKER_*`); `nil`: none (every failure spends an attempt).
     public var appleBreaker: AppleBreakerSettings?
+    /// `IAP_FULFILMENT_RETENTION_S`, `IAP_DEAD_MAX`, `IAP_DEAD_MAX_AGE_S`: the grant stage trims by them.
+    public var retention: RetentionSettings
     public var retryBase: Duration
     public var retryMax: Duration
     public var lease: Duration
@@ -204,6 +206,9 @@ public struct PipelineConfiguration: Sendable {
         let breakerFailures = try source.count(Settings.appleBreakerFailures)
         let breakerProbe = try source.duration(Settings.appleBreakerProbe)
         appleBreaker = breakerFailures == 0 ? nil : AppleBreakerSettings(minFailures: breakerFailures, probe: breakerProbe)
+        retention = RetentionSettings(
+            fulfilment: try source.duration(Settings.fulfilmentRetention), deadMax: try source.count(Settings.deadMax),
+            deadMaxAge: try source.duration(Settings.deadMaxAge))
         retryBase = try source.duration(Settings.retryBase)
         retryMax = try source.duration(Settings.retryMax)
         guard retryMax >= retryBase else {

@@ -284,6 +284,18 @@ public enum Settings {
     public static let appleBreakerProbe = Setting(
         "IAP_APPLE_BREAKER_PROBE_MS", .duration(.milliseconds, .milliseconds(50) ... .seconds(600)), default: "5000",
         help: "while the Apple breaker is open: how often one verify job of the fleet asks Apple", readBy: [.verifier])
+    public static let fulfilmentRetention = Setting(
+        "IAP_FULFILMENT_RETENTION_S", .duration(.seconds, .seconds(60) ... .seconds(3_650 * 86_400)), default: "2592000",
+        help: "each bucket's fulfilment stream keeps its entries this long (30 days), and longer those a consumer group "
+            + "(the webhook's, your backend's) or the refund sweep has not had yet: an event nobody has had is never trimmed",
+        readBy: [.granter])
+    public static let deadMax = Setting(
+        "IAP_DEAD_MAX", .count(1...100_000_000), default: "10000",
+        help: "dead letters kept per bucket, the newest; an older one is dropped, counted (iap_dead_letters_dropped_total) "
+            + "and logged with its ticket and reason", readBy: [.granter])
+    public static let deadMaxAge = Setting(
+        "IAP_DEAD_MAX_AGE_S", .duration(.seconds, .seconds(60) ... .seconds(3_650 * 86_400)), default: "15552000",
+        help: "no dead letter is kept longer (180 days): dropped, counted and logged as past IAP_DEAD_MAX", readBy: [.granter])
     public static let retryBase = Setting(
         "IAP_RETRY_BASE_MS", .duration(.milliseconds, .milliseconds(1) ... .seconds(86400)), default: "1000",
         help: "backoff: random in 0…min(max, base·2^(n-1)), at least Apple's Retry-After", readBy: [.verifier, .notifier, .webhook])
@@ -340,7 +352,7 @@ public enum Settings {
         productsFile, currencies, sandbox, maxRefundsPerUser, maxAccountsPerAppleAccount, sharingPolicy, refundPreference, setAppAccountTokens,
         notificationSweep, refundSweep,
         recheckBefore, recheckAfter, recheckMax,
-        concurrency, lease, maxRedeliveries, shutdownGrace, metricsPort, maxAttempts, appleBreakerFailures, appleBreakerProbe, retryBase, retryMax,
+        concurrency, lease, maxRedeliveries, shutdownGrace, metricsPort, maxAttempts, appleBreakerFailures, appleBreakerProbe, retryBase, retryMax, fulfilmentRetention, deadMax, deadMaxAge,
         webhookURL, webhookSecret, webhookPreviousSecret, webhookMaxAge, webhookTimeout,
         plainHTTPHosts,
         logLevel, logFormat,

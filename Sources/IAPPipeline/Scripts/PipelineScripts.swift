@@ -9,6 +9,6 @@ public enum PipelineScripts {
         GrantPurchases.self, HoldAPIEndpoint.self, MarkVerifying.self, PromoteDueRechecks.self, PromoteDueRetries.self,
         ReapExpiredWorkers.self, RecordAppleAnswers.self, RecordAppleFailure.self, RecordHeartbeat.self, RecordNotification.self, ReinstateGrant.self, RejectHeldPurchase.self, ReleaseDailyGrant.self,
         ReleaseHeldPurchase.self, ReplayDeadLetter.self, RequeueInflight.self, ReserveDailyGrant.self, SeatAppleAccount.self, RevokeByOperator.self, RevokeGrant.self,
-        RouteFulfilmentEvents.self, ScheduleRetry.self, SettleHeldTicket.self, SplitJob.self, SubmitReceipt.self, TakeAPIPermit.self, TakeAppleProbe.self, TakeSubmissionPermit.self, TakeJobs.self,
+        RouteFulfilmentEvents.self, ScheduleRetry.self, SettleHeldTicket.self, SplitJob.self, SubmitReceipt.self, TakeAPIPermit.self, TakeAppleProbe.self, TakeSubmissionPermit.self, TakeJobs.self, TrimDeadLetters.self, TrimFulfilmentStream.self,
     ]
 }

@@ -12,9 +12,17 @@ public struct GrantHandler: JobHandler {
     /// granted without an app account token to a user who has one bound queues the errand that
     /// sets it at Apple (the notify stage makes the call), its ticket living this long; `nil`: off.
     public let tokenTickets: Duration?
+    /// Trims each bucket's fulfilment stream and dead letters to their bounds; `nil`: kept as they are.
+    public let retention: RetentionSweep?
 
-    public init(tokenTickets: Duration? = nil) {
+    public init(tokenTickets: Duration? = nil, retention: RetentionSweep? = nil) {
         self.tokenTickets = tokenTickets
+        self.retention = retention
+    }
+
+    /// Every grant process keeps the buckets bounded (once a minute each).
+    public func housekeeping(_ worker: WorkerContext) async throws {
+        try await retention?.runIfDue(worker)
     }
 
     public func handle(_ payload: String, worker: WorkerContext) async {

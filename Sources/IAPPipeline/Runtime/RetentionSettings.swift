@@ -1,0 +1,19 @@
+/// How long what nobody needs any more is kept (`IAP_FULFILMENT_RETENTION_S`, `IAP_DEAD_MAX`,
+/// `IAP_DEAD_MAX_AGE_S`): the grant stage's workers trim each bucket once a minute.
+public struct RetentionSettings: Sendable, Equatable {
+    /// Fulfilment entries older than this go, unless a consumer group or the refund sweep has not had them.
+    public var fulfilment: Duration
+    /// The newest this many dead letters stay, none older than `deadMaxAge`.
+    public var deadMax: Int
+    public var deadMaxAge: Duration
+    /// How often each bucket is trimmed, and how much a call may trim at most.
+    public var every: Duration = .seconds(60)
+    public var streamBatch = 10_000
+    public var deadBatch = 500
+
+    public init(fulfilment: Duration, deadMax: Int, deadMaxAge: Duration) {
+        self.fulfilment = fulfilment
+        self.deadMax = deadMax
+        self.deadMaxAge = deadMaxAge
+    }
+}
