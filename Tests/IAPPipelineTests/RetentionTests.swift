@@ -62,6 +62,23 @@ import Testing
         }
     }
 
+    /// A user's consumption facts are capped: a new purchase's fact past the cap replaces the one
+    /// recorded longest ago; a purchase already known is replaced in place.
+    @Test func consumptionFactsAreCappedPerUser() async throws {
+        try await withClusterNode { redis, _ in
+            let store = PipelineStore(redis: redis, keys: Self.keys)
+            let fact = PipelineStore.RecordedConsumption(deliveryStatus: .delivered, percentage: 50_000)
+            for (index, at) in [3000, 1000, 2000].enumerated() {
+                #expect(try await store.recordConsumption(fact, user: "u1", transactionID: "t\(index)", now: Int64(at), max: 3) == nil)
+            }
+            #expect(try await store.recordConsumption(fact, user: "u1", transactionID: "t0", now: 4000, max: 3) == nil)
+            #expect(try await store.recordConsumption(fact, user: "u1", transactionID: "t3", now: 5000, max: 3) == "t1")
+            #expect(try await store.recordConsumption(fact, user: "u1", transactionID: "t4", now: 6000, max: 3) == "t2")
+            let left = try await redis.send("HKEYS", Self.keys.consumption(user: "u1")).array?.compactMap(\.string).sorted()
+            #expect(left == ["t0", "t3", "t4"])
+        }
+    }
+
     /// The grant stage's workers trim by the settings.
     @Test func theGrantStageKeepsTheDeadLettersToTheirBound() async throws {
         try await withPipeline(startWorkers: false, environment: ["IAP_DEAD_MAX": "2"]) { pipeline in

@@ -21,14 +21,22 @@ extension PipelineStore {
         }
     }
 
-    /// Records what the game says of `user`'s purchase `transactionID`, replacing what it said before.
-    public func recordConsumption(_ consumption: RecordedConsumption, user: String, transactionID: String, now: Int64 = currentTimeMs()) async throws {
+    /// Facts a user keeps (`consumption:<user>`): past it, the one recorded longest ago makes room.
+    public static let maxConsumptionFacts = 1000
+
+    /// Records what the game says of `user`'s purchase `transactionID`, replacing what it said
+    /// before; returns the purchase whose fact was dropped to keep the user within
+    /// `maxConsumptionFacts`, if one was.
+    @discardableResult
+    public func recordConsumption(
+        _ consumption: RecordedConsumption, user: String, transactionID: String, now: Int64 = currentTimeMs(),
+        max: Int = PipelineStore.maxConsumptionFacts
+    ) async throws -> String? {
         let value = JSONValue.members([
             "delivery_status": .string(consumption.deliveryStatus.rawValue), "consumption_percentage": consumption.percentage.map { .int($0) },
             "recorded_at": .int(now),
         ])
-        let reply = try await redis.send("HSET", keys.consumption(user: user), transactionID, value.canonicalText)
-        if case .error(let message) = reply { throw RedisError.server(message) }
+        return try await run(RecordConsumption(keys, user: user, transactionID: transactionID, fact: value, max: max))
     }
 
     /// What the pipeline knows about a purchase Apple asks consumption information for: whose it

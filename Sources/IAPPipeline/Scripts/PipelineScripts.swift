@@ -7,7 +7,7 @@ public enum PipelineScripts {
         ClaimPurchases.self, DeadLetterJob.self, FinishNotificationSweep.self, FinishPart.self,
         FinishTicket.self, FinishWebhookEvent.self, ForceRecheck.self, ForwardJob.self, GrantByOperator.self,
         GrantPurchases.self, HoldAPIEndpoint.self, MarkVerifying.self, PromoteDueRechecks.self, PromoteDueRetries.self,
-        ReapExpiredWorkers.self, RecordAppleAnswers.self, RecordAppleFailure.self, RecordHeartbeat.self, RecordNotification.self, ReinstateGrant.self, RejectHeldPurchase.self, ReleaseDailyGrant.self,
+        ReapExpiredWorkers.self, RecordAppleAnswers.self, RecordAppleFailure.self, RecordConsumption.self, RecordHeartbeat.self, RecordNotification.self, ReinstateGrant.self, RejectHeldPurchase.self, ReleaseDailyGrant.self,
         ReleaseHeldPurchase.self, ReplayDeadLetter.self, RequeueInflight.self, ReserveDailyGrant.self, SeatAppleAccount.self, RevokeByOperator.self, RevokeGrant.self,
         RouteFulfilmentEvents.self, ScheduleRetry.self, SettleHeldTicket.self, SplitJob.self, SubmitReceipt.self, TakeAPIPermit.self, TakeAppleProbe.self, TakeSubmissionPermit.self, TakeJobs.self, TrimDeadLetters.self, TrimFulfilmentStream.self,
     ]
