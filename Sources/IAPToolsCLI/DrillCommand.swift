@@ -58,6 +58,12 @@ public struct DrillCommand: AsyncParsableCommand {
         it replaces the short apple-outage faults). With --max-attempts 4 it outlasts every job's attempts: 0 dead letters is the bar.
         """) var appleOutageS = 0
     @Option(help: "IAP_MAX_ATTEMPTS of the workers.") var maxAttempts = 100
+    @Option(help: """
+        Instead of the trials: a soak of this many minutes (at least 4): steady new purchases (--soak-rate a second), tickets \
+        and the stream kept 60 s, Redis's memory sampled every 5 s; it passes when, past the first half, memory grows only by \
+        the ledger's bytes per purchase (which it prints).
+        """) var soak: Int?
+    @Option(help: "Purchases a second during --soak.") var soakRate = 100
     @Option(help: "Folder with the built executables (default: this executable's).") var binDir: String?
     @Option(help: "Folder for each trial's Redis data and logs.") var workDir = "data/drill"
     @Flag(help: "Leave the intake open (no IAP_CLIENT_KEYS_FILE) and send unsigned requests.") var unsigned = false
@@ -74,6 +80,8 @@ public struct DrillCommand: AsyncParsableCommand {
         guard leaseMs >= 1000 else { throw ValidationError("--lease-ms must be at least 1000") }
         guard (0...5000).contains(replicationGapMs) else { throw ValidationError("--replication-gap-ms: 0 to 5000") }
         guard faultsPerKind >= 1 else { throw ValidationError("--faults-per-kind must be at least 1") }
+        if let soak { guard soak >= 4 else { throw ValidationError("--soak must be at least 4 minutes") } }
+        guard soakRate >= 1 else { throw ValidationError("--soak-rate must be at least 1") }
         guard (0...600).contains(appleOutageS) else { throw ValidationError("--apple-outage-s must be within 0...600") }
         guard (1...1000).contains(maxAttempts) else { throw ValidationError("--max-attempts must be within 1...1000") }
         guard let topology = RedisTopology(rawValue: topology) else { throw ValidationError("--topology: single, sentinel or cluster") }
@@ -136,6 +144,15 @@ public struct DrillCommand: AsyncParsableCommand {
         let interrupts = HarnessCommand.killChildrenOnInterrupt()
         defer { _ = interrupts }
         let log = HarnessCommand.progress
+        if let soak {
+            let report = try await Soak(settings: settings, minutes: soak, rate: soakRate, progress: log).run()
+            print(String(
+                format: "soak: %d purchases; the ledger keeps %.0f bytes a purchase; past the first half memory grew %.0f bytes a purchase",
+                report.purchases, report.ledgerBytesPerPurchase, report.growthPerPurchase))
+            print(report.passed ? "PASS: memory is flat but for the ledger" : "FAIL: memory grows past the ledger")
+            if !report.passed { throw ExitCode(1) }
+            return
+        }
         log(
             "drill: \(trials) × \(receipts) receipts, faults \(settings.faults.map(\.rawValue)) at \(faultRate)/s, "
                 + "Redis \(topology) with IAP_REDIS_MIN_REPLICAS=\(settings.cluster.minReplicas)"

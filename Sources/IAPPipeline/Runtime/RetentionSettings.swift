@@ -6,8 +6,9 @@ public struct RetentionSettings: Sendable, Equatable {
     /// The newest this many dead letters stay, none older than `deadMaxAge`.
     public var deadMax: Int
     public var deadMaxAge: Duration
-    /// How often each bucket is trimmed, and how much a call may trim at most.
-    public var every: Duration = .seconds(60)
+    /// How often each bucket is trimmed (once a minute; a quarter of a retention compressed
+    /// below four minutes, as the soak does), and how much a call may trim at most.
+    public var every: Duration { min(.seconds(60), fulfilment / 4) }
     public var streamBatch = 10_000
     public var deadBatch = 500
 
