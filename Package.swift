@@ -128,9 +128,20 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
+            // How a game backend signs its requests (RequestSigner): links nothing of the
+            // pipeline, so a backend and the load tools need not link the intake.
+            name: "IAPClient",
+            dependencies: [
+                "PlainJSON",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "IAPIntake",
             dependencies: [
                 "PlainJSON",
+                "IAPClient",
                 "IAPPipeline",
                 "AppleJWS",
                 "AppStoreServerAPI",
@@ -171,7 +182,7 @@ let package = Package(
                 "LocalServers",
                 "LoopbackPort",
                 "RedisClient",
-                "IAPIntake",
+                "IAPClient",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
@@ -183,7 +194,7 @@ let package = Package(
             name: "IAPDrill",
             dependencies: [
                 "AppleJWS",
-                "ClusterHarness",
+                "ClusterHarness", "IAPClient",
                 "IAPPipeline",
                 "AppleSimulator",
                 "RedisClient",
@@ -200,7 +211,7 @@ let package = Package(
                 "AppleJWS",
                 .product(name: "Crypto", package: "swift-crypto"),
                 "ClusterHarness",
-                "IAPIntake",
+                "IAPClient",
                 "IAPPipeline",
                 "AppleSimulator",
                 "LocalServers",
@@ -322,7 +333,7 @@ let package = Package(
             dependencies: [
                 "AppleJWS",
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
-                "IAPDrill", "IAPBench", "ClusterHarness", "IAPIntake", "IAPPipeline", "RedisClient", "AppleSimulator", "LoopbackPort",
+                "IAPDrill", "IAPBench", "ClusterHarness", "IAPIntake", "IAPClient", "IAPPipeline", "RedisClient", "AppleSimulator", "LoopbackPort",
                 "TestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
@@ -376,7 +387,7 @@ let package = Package(
         .testTarget(
             name: "IAPIntakeTests",
             dependencies: [
-                "IAPIntake", "IAPPipeline", "PipelineTestSupport", "RedisClient", "TestSupport", "LoopbackPort", "AppleSimulator",
+                "IAPIntake", "IAPClient", "IAPPipeline", "PipelineTestSupport", "RedisClient", "TestSupport", "LoopbackPort", "AppleSimulator",
                 "LocalServers",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
@@ -410,7 +421,7 @@ let package = Package(
                 "AppleJWS",
                 "AppStoreServerAPI",
                 .product(name: "Crypto", package: "swift-crypto"),
-                "IAPPipeline", "PlainJSON", "IAPIntake", "AppleSimulator", "TestSupport", "PipelineTestSupport", "LoopbackPort", "IAPCLI",
+                "IAPPipeline", "PlainJSON", "IAPIntake", "IAPClient", "AppleSimulator", "TestSupport", "PipelineTestSupport", "LoopbackPort", "IAPCLI",
                 "IAPControlCLI",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

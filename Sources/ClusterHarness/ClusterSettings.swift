@@ -1,5 +1,5 @@
 import Foundation
-import IAPIntake
+import IAPClient
 import IAPPipeline
 
 /// The shape of a local pipeline: how many processes of each stage, and how they are tuned.

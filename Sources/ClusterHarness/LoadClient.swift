@@ -1,6 +1,6 @@
 import AsyncHTTPClient
 import Foundation
-import IAPIntake
+import IAPClient
 import NIOCore
 
 /// What the load client sends: one user's evidence, a receipt unless `evidenceField` says

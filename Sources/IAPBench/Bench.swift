@@ -1,8 +1,8 @@
 import AsyncHTTPClient
 import ClusterHarness
 import Foundation
+import IAPClient
 import LocalServers
-import IAPIntake
 
 /// The benchmark: per scenario, a fresh pipeline of real processes on loopback is measured stage
 /// by stage, end to end, at half of its peak, idle, and against redis-benchmark's ceiling.

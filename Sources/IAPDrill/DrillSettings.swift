@@ -1,6 +1,6 @@
 import ClusterHarness
 import Foundation
-import IAPIntake
+import IAPClient
 import IAPPipeline
 
 /// Everything one drill run needs; `workers/drill --help` documents each.

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import Hummingbird
+import IAPClient
 import IAPPipeline
 import NIOCore
 import RedisClient

@@ -2,6 +2,7 @@ import AppleJWS
 import AppleSimulator
 import AsyncHTTPClient
 import Foundation
+import IAPClient
 import IAPIntake
 import IAPPipeline
 import LoopbackPort
@@ -9,8 +10,8 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOFoundationCompat
 import RedisClient
-import TestSupport
 import Testing
+import TestSupport
 
 @testable import ClusterHarness
 @testable import IAPBench

@@ -2,6 +2,7 @@ import AppleSimulator
 import Foundation
 import Hummingbird
 import HummingbirdCore
+import IAPClient
 @testable import IAPIntake
 import IAPPipeline
 import PipelineTestSupport

@@ -1,4 +1,5 @@
 import Foundation
+import IAPClient
 import IAPIntake
 import IAPPipeline
 import PipelineTestSupport

@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import IAPClient
 @testable import IAPIntake
 import IAPPipeline
 import PipelineTestSupport

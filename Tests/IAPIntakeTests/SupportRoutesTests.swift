@@ -1,5 +1,6 @@
 import AppleJWS
 import Foundation
+import IAPClient
 import IAPIntake
 import IAPPipeline
 import PipelineTestSupport

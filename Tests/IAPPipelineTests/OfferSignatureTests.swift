@@ -3,6 +3,7 @@ import AppleSimulator
 @preconcurrency import Crypto
 import AsyncHTTPClient
 import Foundation
+import IAPClient
 import IAPIntake
 import IAPPipeline
 import NIOCore
