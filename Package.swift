@@ -140,6 +140,7 @@ let package = Package(
         .target(
             name: "IAPIntake",
             dependencies: [
+                "RedisClient",
                 "PlainJSON",
                 "IAPClient",
                 "IAPPipeline",
@@ -208,6 +209,7 @@ let package = Package(
         .target(
             name: "IAPBench",
             dependencies: [
+                "AppStoreServerAPI",
                 "AppleJWS",
                 .product(name: "Crypto", package: "swift-crypto"),
                 "ClusterHarness",
@@ -273,6 +275,7 @@ let package = Package(
         .target(
             name: "IAPControlCLI",
             dependencies: [
+                "AppStoreServerAPI",
                 "IAPCLI",
                 "IAPPipeline",
                 "AppleReceipt",
@@ -387,6 +390,7 @@ let package = Package(
         .testTarget(
             name: "IAPIntakeTests",
             dependencies: [
+                "AppleJWS",
                 "IAPIntake", "IAPClient", "IAPPipeline", "PipelineTestSupport", "RedisClient", "TestSupport", "LoopbackPort", "AppleSimulator",
                 "LocalServers",
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -418,6 +422,8 @@ let package = Package(
         .testTarget(
             name: "IAPPipelineTests",
             dependencies: [
+                "RedisClient",
+                "AppleReceipt",
                 "AppleJWS",
                 "AppStoreServerAPI",
                 .product(name: "Crypto", package: "swift-crypto"),
