@@ -54,15 +54,15 @@ public struct Soak: Sendable {
         let http = HTTPClient(eventLoopGroupProvider: .singleton)
         defer { Task { try? await http.shutdown() } }
         let local = try LocalCluster(settings: cluster, directory: directory, http: http)
-        try await local.start()
-        let redis = RedisClient(configuration: try RedisConfiguration(url: local.redisURL), poolSize: 2)
+        // Stopped however the soak ends, a start that failed halfway included (no process left behind).
         do {
+            try await local.start()
+            let redis = RedisClient(configuration: try RedisConfiguration(url: local.redisURL), poolSize: 2)
+            defer { Task { await redis.close() } }
             let report = try await load(local, redis: redis, http: http)
-            await redis.close()
             _ = await local.stop()
             return report
         } catch {
-            await redis.close()
             _ = await local.stop()
             throw error
         }

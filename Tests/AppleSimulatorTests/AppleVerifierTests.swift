@@ -24,9 +24,11 @@ import TestSupport
     ) async throws {
         let simulator = try AppleSimulator(settings: .init(port: 0, sharedSecret: simulatorSecret))
         let server = try await RunningServer.start { simulator.makeApplication(logger: testLogger, onServerRunning: $0) }
+        // A minute: apple-sim answers at once, and a machine stalled for seconds (a whole suite
+        // starting on 2 cores) must not turn its answers into timeouts.
         let verifier = AppleVerifier(configuration: .init(
             productionURL: server.baseURL + productionPath, sandboxURL: server.baseURL + AppleSimulator.sandboxPath,
-            sharedSecret: secret, timeout: .seconds(5), maxConnections: 8))
+            sharedSecret: secret, timeout: .seconds(60), maxConnections: 8))
         do {
             try await body(verifier, simulator)
         } catch {
@@ -135,7 +137,7 @@ import TestSupport
             router.post("/verifyReceipt") { _, _ in "<html>maintenance</html>" }
             return Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)), onServerRunning: { await onRunning($0.localAddress?.port ?? 0) }, logger: testLogger)
         }
-        let verifier = AppleVerifier(configuration: .init(productionURL: server.baseURL + "/verifyReceipt", sandboxURL: server.baseURL + "/verifyReceipt", timeout: .seconds(5), maxConnections: 8))
+        let verifier = AppleVerifier(configuration: .init(productionURL: server.baseURL + "/verifyReceipt", sandboxURL: server.baseURL + "/verifyReceipt", timeout: .seconds(60), maxConnections: 8))
         guard case .transient(let reason, _, _) = await verifier.verify(receiptData: Self.receipt(), attempt: 1) else {
             Issue.record("a non-JSON body is transient"); return
         }
