@@ -89,8 +89,13 @@ public struct IntakeRoutes: Sendable {
             let who = refusal.scope == .clientKey ? "this client key" : "this user"
             throw IntakeError(.tooManyRequests, "rate_limited", "too many new submissions this second for \(who); retry after 1 s")
         } catch let full as QueueFull {
-            // Apple is slow or down and the backlog is at its bound: push back rather than fill Redis.
-            context.logger.warning("the verify queue is full", metadata: ["depth": "\(full.depth)", "limit": "\(full.limit)"])
+            // Apple is slow or down and the backlog is at its bound: push back rather than fill Redis
+            // (said once every 10 s, with how many were refused since: not a line per request).
+            if let refused = queueFullRefusals.count() {
+                context.logger.warning("the verify queue is full: new submissions are refused 503 queue_full", metadata: [
+                    "depth": "\(full.depth)", "bucket_limit": "\(full.limit)", "refused": "\(refused)",
+                ])
+            }
             throw IntakeError(
                 .serviceUnavailable, "queue_full", "too many receipts wait to be verified (IAP_MAX_QUEUE_DEPTH); resend later",
                 retryAfter: IntakeError.noRoomRetryAfter)
