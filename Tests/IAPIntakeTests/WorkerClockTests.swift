@@ -27,7 +27,7 @@ import Glibc
                 worker.terminate()
             }
             let (member, beat) = try await Self.firstHeartbeat(redis)
-            let now = try await Self.redisTime(redis)
+            let now = try await redisTimeMs(redis)
             // Its heartbeat is Redis's now, not its host's, an hour ago.
             #expect(beat <= now && now - beat < Self.lease.milliseconds, "heartbeat \(beat), Redis's now \(now)")
             // A reaper on Redis's clock finds it alive: it stays in the set (an hour-old heartbeat
@@ -49,7 +49,7 @@ import Glibc
             let (member, beat) = try await Self.firstHeartbeat(redis)
             kill(worker.processIdentifier, SIGKILL)
             for await _ in exits {}
-            let now = try await Self.redisTime(redis)
+            let now = try await redisTimeMs(redis)
             #expect(beat <= now, "heartbeat \(beat) is ahead of Redis's now \(now)")
             // A job the dead worker held (its ticket gone: it goes back, nothing counts).
             var job = Job(ticket: "T-clock", userID: "u1", receiptData: "eA==", productID: nil, transactionID: nil, enqueuedAt: 1)
@@ -86,12 +86,5 @@ import Glibc
             return true
         }
         return found!
-    }
-
-    /// Redis's `TIME`, in milliseconds.
-    static func redisTime(_ redis: RedisClient) async throws -> Int64 {
-        let parts = try await redis.send("TIME").array?.compactMap { $0.string.flatMap { Int64($0) } } ?? []
-        guard parts.count == 2 else { throw TestSupportError("TIME answered \(parts)") }
-        return parts[0] * 1000 + parts[1] / 1000
     }
 }

@@ -261,20 +261,14 @@ import Testing
             let payload = try await Self.held(store, Self.job())
             var next = try Job.decode(payload)
             next.attempts = 1
-            let before = try await Self.redisTime(redis)
+            let before = try await redisTimeMs(redis)
             #expect(try await store.scheduleRetry(payload, member: Self.member, next: next, delay: .seconds(3600), lastError: "apple_http_503") == .moved)
-            let after = try await Self.redisTime(redis)
+            let after = try await redisTimeMs(redis)
             let due = try #require(try await redis.send("ZSCORE", Self.keys.retry, next.encoded()).string.flatMap { Int64($0) })
             #expect(due >= before + 3_600_000 && due <= after + 3_600_000, "due \(due), Redis's TIME \(before)…\(after)")
             #expect(try await store.promoteDueRetries() == 0)
             #expect(try await store.promoteDueRetries(now: due) == 1)
         }
-    }
-
-    static func redisTime(_ redis: RedisClient) async throws -> Int64 {
-        let parts = try await redis.send("TIME").array?.compactMap { $0.string.flatMap { Int64($0) } } ?? []
-        guard parts.count == 2 else { throw TestSupportError("TIME answered \(parts)") }
-        return parts[0] * 1000 + parts[1] / 1000
     }
 
     @Test func deadLetterJobRecordsWhyAndMarksTheTicketDead() async throws {

@@ -17,10 +17,11 @@
     {'held', lease_until}                                           another process sweeps
     {'lost', 0}                                                     `renew` by a process that no longer holds it
 ]]
+--- @include "redis_now"
+
 local sweep = KEYS[1]
 local a = cjson.decode(ARGV[1])
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local now = redisNow()
 local s = redis.call('HMGET', sweep, 'owner', 'lease_until', 'next_at')
 local owner, leaseUntil, nextAt = s[1], tonumber(s[2] or '0'), tonumber(s[3] or '0')
 local mine = owner == a.owner and leaseUntil > now

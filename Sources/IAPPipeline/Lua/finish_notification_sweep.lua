@@ -13,10 +13,11 @@
     'finished'  the cursors moved, the lease is free
     'lost'      the caller no longer held the lease: nothing changed
 ]]
+--- @include "redis_now"
+
 local sweep = KEYS[1]
 local a = cjson.decode(ARGV[1])
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local now = redisNow()
 local s = redis.call('HMGET', sweep, 'owner', 'lease_until')
 if s[1] ~= a.owner or tonumber(s[2] or '0') <= now then return 'lost' end
 for environment, cursor in pairs(a.cursors) do

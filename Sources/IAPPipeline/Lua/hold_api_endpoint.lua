@@ -9,10 +9,11 @@
   Output:
     the hold in force (ms)
 ]]
+--- @include "redis_now"
+
 local hold = KEYS[1]
 local a = cjson.decode(ARGV[1])
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local now = redisNow()
 local current = tonumber(redis.call('GET', hold) or '0')
 local wanted = tonumber(a.until_ms)
 if wanted > current and wanted > now then

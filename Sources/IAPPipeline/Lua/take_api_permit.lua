@@ -11,10 +11,11 @@
   Output:
     0 granted; else the milliseconds to wait before asking again
 ]]
+--- @include "redis_now"
+
 local permits, hold = KEYS[1], KEYS[2]
 local a = cjson.decode(ARGV[1])
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local now = redisNow()
 local until_ms = tonumber(redis.call('GET', hold) or '0')
 if until_ms > now then return until_ms - now end
 redis.call('ZREMRANGEBYSCORE', permits, '-inf', now - a.window_ms)

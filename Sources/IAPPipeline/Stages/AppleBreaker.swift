@@ -145,7 +145,6 @@ extension PipelineStore {
 
     /// A breaker's hash as stored (empty: never told anything).
     public func appleBreakerState(_ service: AppleService) async throws -> [String: String] {
-        let items = (try await redis.send("HGETALL", keys.appleBreaker(service)).array ?? []).compactMap(\.string)
-        return Dictionary(uniqueKeysWithValues: stride(from: 0, to: items.count - 1, by: 2).map { (items[$0], items[$0 + 1]) })
+        try await redis.send("HGETALL", keys.appleBreaker(service)).stringDictionary
     }
 }
