@@ -105,26 +105,78 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
-            name: "IAPPipeline",
+            // Every setting described once (`Settings`) and how it is read (`SettingSource`):
+            // flags over `IAP_*` variables, each checked against its kind and range.
+            name: "IAPSettings",
             dependencies: [
+                "AppleReceipt",
+                "AppStoreServerAPI",
+                .product(name: "Configuration", package: "swift-configuration"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            // The pipeline's core: the model, the key map, the Lua (one file per command) and its
+            // loader, the queue half of the store (submit, take, forward, retry, dead-letter,
+            // finish, reap, replay) and the worker runtime. It names no stage's step.
+            name: "PipelineCore",
+            dependencies: [
+                "IAPSettings",
                 "RedisClient",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
                 "AppleReceipt",
                 "AppleJWS",
-                "AppStoreServerAPI",
                 "PlainJSON",
-                .product(name: "Configuration", package: "swift-configuration"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "X509", package: "swift-certificates"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             // The Lua scripts, one file per command (Lua/*.lua, Lua/includes/*.lua), built into
             // the binary: nothing to ship beside an executable.
             resources: [.embedInCode("Lua")],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            // The stages, a folder each (Verify, Dedupe, Grant, Notify, Webhook): its handler, its
+            // scripts' types, its steps on the store and its seams to Apple; and the settings
+            // they are built from (`PipelineConfiguration`).
+            name: "IAPStages",
+            dependencies: [
+                "PipelineCore",
+                "IAPSettings",
+                "RedisClient",
+                "AppleReceipt",
+                "AppleJWS",
+                "AppStoreServerAPI",
+                "PlainJSON",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            // What operators and support do beside the stages: the support desk, holds, offers,
+            // operator grants and revokes, the stats, the ledger's migration, the standing sweeps.
+            name: "IAPOperations",
+            dependencies: [
+                "IAPStages",
+                "PipelineCore",
+                "IAPSettings",
+                "RedisClient",
+                "AppleReceipt",
+                "AppleJWS",
+                "AppStoreServerAPI",
+                "PlainJSON",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -143,7 +195,7 @@ let package = Package(
                 "RedisClient",
                 "PlainJSON",
                 "IAPClient",
-                "IAPPipeline",
+                "IAPOperations", "IAPSettings", "IAPStages", "PipelineCore",
                 "AppleJWS",
                 "AppStoreServerAPI",
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -179,7 +231,7 @@ let package = Package(
             name: "ClusterHarness",
             dependencies: [
                 "AppleJWS",
-                "IAPPipeline",
+                "IAPStages", "PipelineCore",
                 "AppleSimulator",
                 "LocalServers",
                 "LoopbackPort",
@@ -197,7 +249,7 @@ let package = Package(
             dependencies: [
                 "AppleJWS",
                 "ClusterHarness", "IAPClient",
-                "IAPPipeline",
+                "IAPOperations", "IAPStages", "PipelineCore",
                 "AppleSimulator",
                 "RedisClient",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -215,7 +267,7 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 "ClusterHarness",
                 "IAPClient",
-                "IAPPipeline",
+                "IAPOperations", "IAPStages", "PipelineCore",
                 "AppleSimulator",
                 "LocalServers",
                 "RedisClient",
@@ -228,7 +280,7 @@ let package = Package(
             // What every pipeline executable shares: logging, settings options, the process entry.
             name: "IAPCLI",
             dependencies: [
-                "IAPPipeline",
+                "IAPSettings", "IAPStages", "PipelineCore",
                 "RedisClient",
                 "PlainJSON",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -248,7 +300,7 @@ let package = Package(
             dependencies: [
                 "IAPCLI",
                 "IAPIntake",
-                "IAPPipeline",
+                "IAPOperations", "IAPStages", "PipelineCore",
                 "RedisClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -261,7 +313,7 @@ let package = Package(
             name: "IAPWorkerCLI",
             dependencies: [
                 "IAPCLI",
-                "IAPPipeline",
+                "IAPOperations", "IAPSettings", "IAPStages", "PipelineCore",
                 "AppleJWS",
                 "AppleReceipt",
                 "AppStoreServerAPI",
@@ -278,7 +330,7 @@ let package = Package(
             dependencies: [
                 "AppStoreServerAPI",
                 "IAPCLI",
-                "IAPPipeline",
+                "IAPOperations", "IAPSettings", "IAPStages", "PipelineCore",
                 "AppleReceipt",
                 "RedisClient",
                 "PlainJSON",
@@ -291,7 +343,7 @@ let package = Package(
             name: "IAPToolsCLI",
             dependencies: [
                 "IAPCLI",
-                "IAPPipeline",
+                "IAPStages", "PipelineCore",
                 "ClusterHarness",
                 "IAPDrill",
                 "IAPBench",
@@ -337,7 +389,7 @@ let package = Package(
             dependencies: [
                 "AppleJWS",
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
-                "IAPDrill", "IAPBench", "ClusterHarness", "IAPIntake", "IAPClient", "IAPPipeline", "RedisClient", "AppleSimulator", "LoopbackPort",
+                "IAPDrill", "IAPBench", "ClusterHarness", "IAPIntake", "IAPClient", "IAPOperations", "IAPStages", "PipelineCore", "RedisClient", "AppleSimulator", "LoopbackPort",
                 "TestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
@@ -356,7 +408,7 @@ let package = Package(
         .testTarget(
             name: "CLITests",
             dependencies: [
-                "IAPCLI", "IAPIntakeCLI", "IAPWorkerCLI", "IAPControlCLI", "IAPPipeline",
+                "IAPCLI", "IAPIntakeCLI", "IAPWorkerCLI", "IAPControlCLI", "IAPSettings", "IAPStages", "PipelineCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings
@@ -375,7 +427,7 @@ let package = Package(
         .target(
             name: "PipelineTestSupport",
             dependencies: [
-                "AppleJWS", "AppleReceipt", "AppStoreServerAPI", "AppleSimulator", "IAPCLI", "IAPIntake", "IAPPipeline", "RedisClient",
+                "AppleJWS", "AppleReceipt", "AppStoreServerAPI", "AppleSimulator", "IAPCLI", "IAPIntake", "IAPOperations", "IAPSettings", "IAPStages", "PipelineCore", "RedisClient",
                 "TestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -392,7 +444,7 @@ let package = Package(
             name: "IAPIntakeTests",
             dependencies: [
                 "AppleJWS",
-                "IAPIntake", "IAPClient", "IAPPipeline", "PipelineTestSupport", "RedisClient", "TestSupport", "LoopbackPort", "AppleSimulator",
+                "IAPIntake", "IAPClient", "IAPOperations", "IAPSettings", "IAPStages", "PipelineCore", "PipelineTestSupport", "RedisClient", "TestSupport", "LoopbackPort", "AppleSimulator",
                 "LocalServers",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
@@ -407,7 +459,7 @@ let package = Package(
         .testTarget(
             name: "AppStoreServerAPITests",
             dependencies: [
-                "AppStoreServerAPI", "AppleJWS", "AppleSimulator", "IAPPipeline", "PipelineTestSupport", "RedisClient", "TestSupport",
+                "AppStoreServerAPI", "AppleJWS", "AppleSimulator", "IAPOperations", "IAPStages", "PipelineCore", "PipelineTestSupport", "RedisClient", "TestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: swiftSettings
@@ -428,7 +480,7 @@ let package = Package(
                 "AppleJWS",
                 "AppStoreServerAPI",
                 .product(name: "Crypto", package: "swift-crypto"),
-                "IAPPipeline", "PlainJSON", "IAPIntake", "IAPClient", "AppleSimulator", "TestSupport", "PipelineTestSupport", "LoopbackPort", "IAPCLI",
+                "IAPOperations", "IAPSettings", "IAPStages", "PipelineCore", "PlainJSON", "IAPIntake", "IAPClient", "AppleSimulator", "TestSupport", "PipelineTestSupport", "LoopbackPort", "IAPCLI",
                 "IAPControlCLI",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

@@ -1,6 +1,6 @@
 import Foundation
 import IAPClient
-import IAPPipeline
+import PipelineCore
 
 /// The shape of a local pipeline: how many processes of each stage, and how they are tuned.
 public struct ClusterSettings: Sendable {

@@ -2,7 +2,8 @@ import AppleSimulator
 import AsyncHTTPClient
 import Foundation
 import LocalServers
-import IAPPipeline
+import PipelineCore
+import IAPStages
 import LoopbackPort
 import NIOCore
 import RedisClient

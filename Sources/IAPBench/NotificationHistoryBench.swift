@@ -4,7 +4,9 @@ import AppStoreServerAPI
 @preconcurrency import Crypto
 import Foundation
 import Hummingbird
-import IAPPipeline
+import PipelineCore
+import IAPStages
+import IAPOperations
 import Logging
 import RedisClient
 import ServiceLifecycle

@@ -1,6 +1,7 @@
 import ClusterHarness
 import Foundation
-import IAPPipeline
+import PipelineCore
+import IAPStages
 import LoopbackPort
 import RedisClient
 

@@ -1,7 +1,7 @@
 import AsyncHTTPClient
 import ClusterHarness
 import Foundation
-import IAPPipeline
+import PipelineCore
 import RedisClient
 
 /// One scenario, phase by phase: the intake alone, each stage alone on a full queue, end to end

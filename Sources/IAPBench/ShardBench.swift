@@ -1,7 +1,7 @@
 import AsyncHTTPClient
 import ClusterHarness
 import Foundation
-import IAPPipeline
+import IAPStages
 import RedisClient
 
 /// The `shards` scenario: the whole pipeline (intake, one process per stage, apple-sim at 0 ms)

@@ -1,7 +1,8 @@
 import AsyncHTTPClient
 import ClusterHarness
 import Foundation
-import IAPPipeline
+import PipelineCore
+import IAPStages
 import NIOCore
 import NIOFoundationCompat
 

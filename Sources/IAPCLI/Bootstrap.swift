@@ -1,5 +1,5 @@
 import Foundation
-import IAPPipeline
+import IAPSettings
 import Logging
 import NIOConcurrencyHelpers
 

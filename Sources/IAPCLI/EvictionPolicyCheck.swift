@@ -1,5 +1,5 @@
 import Foundation
-import IAPPipeline
+import PipelineCore
 import Logging
 import RedisClient
 

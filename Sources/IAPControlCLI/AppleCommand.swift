@@ -2,7 +2,9 @@ import AppStoreServerAPI
 import ArgumentParser
 import Foundation
 import IAPCLI
-import IAPPipeline
+import IAPSettings
+import IAPStages
+import IAPOperations
 import PlainJSON
 
 /// `iapctl apple …`: the App Store Server API for an operator.

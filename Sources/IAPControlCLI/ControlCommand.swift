@@ -2,7 +2,9 @@ import AppleReceipt
 import ArgumentParser
 import IAPCLI
 import Foundation
-import IAPPipeline
+import PipelineCore
+import IAPStages
+import IAPOperations
 import RedisClient
 
 /// `iapctl`: look at the pipeline and handle dead letters.

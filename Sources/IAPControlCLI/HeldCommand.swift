@@ -1,7 +1,9 @@
 import ArgumentParser
 import Foundation
 import IAPCLI
-import IAPPipeline
+import PipelineCore
+import IAPStages
+import IAPOperations
 
 /// `iapctl held`: the purchases the purchase policy keeps from their grant, and the operator's
 /// decision on each (audited on the hold and on the fulfilment stream).

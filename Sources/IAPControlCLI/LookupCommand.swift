@@ -1,7 +1,9 @@
 import ArgumentParser
 import Foundation
 import IAPCLI
-import IAPPipeline
+import IAPSettings
+import IAPStages
+import IAPOperations
 import Logging
 import PlainJSON
 

@@ -1,7 +1,9 @@
 import ArgumentParser
 import Foundation
 import IAPCLI
-import IAPPipeline
+import IAPSettings
+import IAPStages
+import IAPOperations
 import RedisClient
 
 /// `iapctl migrate`: copy a one-bucket ledger (a single server or Sentinel) into the bucket

@@ -1,7 +1,9 @@
 import ArgumentParser
 import Foundation
 import IAPCLI
-import IAPPipeline
+import PipelineCore
+import IAPStages
+import IAPOperations
 
 /// `iapctl grant`: grant by hand (a lost order support found, a compensation), once per `--id`.
 struct GrantCommand: AsyncParsableCommand {

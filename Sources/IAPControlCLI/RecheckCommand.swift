@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
 import IAPCLI
-import IAPPipeline
+import IAPStages
 
 /// `iapctl recheck`: ask Apple about a subscription now, whatever its schedule says.
 struct RecheckCommand: AsyncParsableCommand {

@@ -1,7 +1,8 @@
 import ArgumentParser
 import Foundation
 import IAPCLI
-import IAPPipeline
+import IAPSettings
+import IAPStages
 
 /// `iapctl settings`: every `IAP_*` setting with the value this environment gives it (secrets
 /// hidden, a URL's password masked), or the table of `docs/configuration.md`.

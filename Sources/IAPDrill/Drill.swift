@@ -2,7 +2,9 @@ import AppleSimulator
 import AsyncHTTPClient
 import ClusterHarness
 import Foundation
-import IAPPipeline
+import PipelineCore
+import IAPStages
+import IAPOperations
 import NIOConcurrencyHelpers
 import RedisClient
 

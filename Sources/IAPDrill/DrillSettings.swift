@@ -1,7 +1,7 @@
 import ClusterHarness
 import Foundation
 import IAPClient
-import IAPPipeline
+import PipelineCore
 
 /// Everything one drill run needs; `workers/drill --help` documents each.
 public struct DrillSettings: Sendable {

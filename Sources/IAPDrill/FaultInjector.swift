@@ -1,7 +1,7 @@
 import AppleSimulator
 import ClusterHarness
 import Foundation
-import IAPPipeline
+import PipelineCore
 import NIOConcurrencyHelpers
 
 #if canImport(Glibc)

@@ -1,5 +1,6 @@
 import ClusterHarness
-import IAPPipeline
+import PipelineCore
+import IAPStages
 
 /// Nothing Apple sent is lost: every notification apple-sim signed during the trial — delivered,
 /// delivered late, or never (an outage longer than its retries, an attempt lost on the way) — is

@@ -1,7 +1,7 @@
 import AppleSimulator
 import ClusterHarness
 import Foundation
-import IAPPipeline
+import PipelineCore
 
 /// A subscription the drill has apple-sim play during a trial: bought by one player, renewed by
 /// apple-sim every `period` with no client, `renewals` times, then expired or in billing retry.

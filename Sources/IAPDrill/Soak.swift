@@ -1,7 +1,7 @@
 import AsyncHTTPClient
 import ClusterHarness
 import Foundation
-import IAPPipeline
+import IAPStages
 import RedisClient
 
 /// The soak (issue 38, item 7): a pipeline with every retention compressed to a minute (tickets,

@@ -1,6 +1,8 @@
 import ClusterHarness
 import Foundation
-import IAPPipeline
+import PipelineCore
+import IAPStages
+import IAPOperations
 import RedisClient
 
 /// The drill's books on its subscriptions, once they ended: every period apple-sim renewed was

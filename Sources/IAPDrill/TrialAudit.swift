@@ -1,6 +1,8 @@
 import ClusterHarness
 import Foundation
-import IAPPipeline
+import PipelineCore
+import IAPStages
+import IAPOperations
 import RedisClient
 
 /// Waits for a trial to drain, then checks its books against what each receipt's scenario dictates.

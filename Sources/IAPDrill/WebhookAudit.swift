@@ -1,5 +1,6 @@
 import Foundation
-import IAPPipeline
+import PipelineCore
+import IAPOperations
 import RedisClient
 
 /// The drill's books on webhook deliveries: every fulfilment entry reached the receiver (at least

@@ -1,7 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
-import IAPPipeline
+import IAPStages
 import Logging
 import NIOConcurrencyHelpers
 

@@ -1,4 +1,4 @@
-import IAPPipeline
+import IAPSettings
 import Synchronization
 
 /// The client keys in force, read from their file at start and again on `reload()` (SIGHUP).

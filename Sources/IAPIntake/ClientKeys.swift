@@ -1,6 +1,6 @@
 import Crypto
 import Foundation
-import IAPPipeline
+import IAPSettings
 import PlainJSON
 
 /// The game backends allowed to call the intake, from `IAP_CLIENT_KEYS_FILE`: key id → HMAC

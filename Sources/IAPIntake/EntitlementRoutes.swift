@@ -1,5 +1,6 @@
 import Hummingbird
-import IAPPipeline
+import PipelineCore
+import IAPStages
 
 /// `GET /v1/users/{user_id}/entitlements`: what a user is entitled to now, read from the records
 /// the grant and notify stages keep. Needs the product catalog (`IAP_PRODUCTS_FILE`), which names

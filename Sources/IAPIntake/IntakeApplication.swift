@@ -3,7 +3,10 @@ import Hummingbird
 import HummingbirdCore
 import HummingbirdTLS
 import NIOCore
-import IAPPipeline
+import IAPSettings
+import PipelineCore
+import IAPStages
+import IAPOperations
 import Logging
 
 /// Builds the intake's Hummingbird application.

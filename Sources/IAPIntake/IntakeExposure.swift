@@ -1,4 +1,5 @@
-import IAPPipeline
+import IAPSettings
+import IAPStages
 
 /// Where an intake may listen. Without client keys anyone who reaches it may submit receipts for
 /// any user and write users' consent and consumption facts, so such an intake listens on loopback

@@ -1,7 +1,8 @@
 import Crypto
 import Foundation
 import Hummingbird
-import IAPPipeline
+import PipelineCore
+import IAPOperations
 import Logging
 import NIOCore
 import PlainJSON

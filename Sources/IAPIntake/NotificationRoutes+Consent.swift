@@ -1,6 +1,7 @@
 import AppStoreServerAPI
 import Hummingbird
-import IAPPipeline
+import PipelineCore
+import IAPStages
 import NIOCore
 import PlainJSON
 

@@ -1,7 +1,8 @@
 import AppleJWS
 import Foundation
 import Hummingbird
-import IAPPipeline
+import PipelineCore
+import IAPStages
 import Logging
 import RedisClient
 import NIOCore

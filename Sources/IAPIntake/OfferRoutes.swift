@@ -1,5 +1,5 @@
 import Hummingbird
-import IAPPipeline
+import IAPOperations
 import PlainJSON
 
 /// `POST /v1/offers/signatures` `{user_id, product_id, kind, offer_id?, bundle_id?, transaction_id?,

@@ -1,4 +1,4 @@
-import IAPPipeline
+import PipelineCore
 import Logging
 import ServiceLifecycle
 

@@ -1,5 +1,5 @@
 import AppleJWS
-import IAPPipeline
+import IAPStages
 import Foundation
 import PlainJSON
 

@@ -2,7 +2,7 @@ import Crypto
 import Foundation
 import Hummingbird
 import IAPClient
-import IAPPipeline
+import PipelineCore
 import NIOCore
 import RedisClient
 

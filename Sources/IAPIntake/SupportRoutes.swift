@@ -1,5 +1,5 @@
 import Hummingbird
-import IAPPipeline
+import IAPOperations
 import PlainJSON
 
 /// `GET /v1/support/orders/{order_id}` and `GET /v1/support/transactions/{transaction_id}`: a

@@ -3,7 +3,9 @@ import IAPCLI
 import Hummingbird
 import HummingbirdTLS
 import IAPIntake
-import IAPPipeline
+import PipelineCore
+import IAPStages
+import IAPOperations
 import RedisClient
 import ServiceLifecycle
 

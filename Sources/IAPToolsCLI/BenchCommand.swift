@@ -1,6 +1,7 @@
 import IAPCLI
 import AsyncHTTPClient
-import IAPPipeline
+import PipelineCore
+import IAPStages
 import ArgumentParser
 import ClusterHarness
 import Foundation

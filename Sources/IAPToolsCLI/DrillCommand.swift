@@ -3,7 +3,8 @@ import ArgumentParser
 import ClusterHarness
 import Foundation
 import IAPDrill
-import IAPPipeline
+import PipelineCore
+import IAPStages
 
 public struct DrillCommand: AsyncParsableCommand {
     public static let configuration = CommandConfiguration(

@@ -4,7 +4,10 @@ import NIOConcurrencyHelpers
 import AppleReceipt
 import IAPCLI
 import ArgumentParser
-import IAPPipeline
+import IAPSettings
+import PipelineCore
+import IAPStages
+import IAPOperations
 import Logging
 import RedisClient
 import ServiceLifecycle

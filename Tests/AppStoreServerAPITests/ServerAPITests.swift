@@ -3,7 +3,9 @@ import AppleJWS
 import AppleSimulator
 @preconcurrency import Crypto
 import Foundation
-import IAPPipeline
+import PipelineCore
+import IAPStages
+import IAPOperations
 import RedisClient
 import TestSupport
 import PipelineTestSupport

@@ -1,5 +1,6 @@
 import Foundation
-import IAPPipeline
+import PipelineCore
+import IAPStages
 import Testing
 
 /// Every Redis key family in the key map says its bound (issue 38, item 6): a family added

@@ -1,6 +1,6 @@
 import Foundation
 @testable import IAPCLI
-import IAPPipeline
+import IAPSettings
 import Logging
 import Testing
 

@@ -1,5 +1,5 @@
 import Foundation
-import IAPPipeline
+import IAPSettings
 import Testing
 
 /// `docs/configuration.md` shows the settings as `Settings` describes them, and every `IAP_*`

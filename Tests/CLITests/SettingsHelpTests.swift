@@ -3,7 +3,7 @@ import IAPCLI
 @testable import IAPControlCLI
 import IAPIntakeCLI
 import IAPWorkerCLI
-import IAPPipeline
+import IAPSettings
 import Testing
 
 /// Each command's `--help` lists the settings it reads, and only those: the ones whose `Setting`

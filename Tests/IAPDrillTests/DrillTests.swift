@@ -4,7 +4,9 @@ import AsyncHTTPClient
 import Foundation
 import IAPClient
 import IAPIntake
-import IAPPipeline
+import PipelineCore
+import IAPStages
+import IAPOperations
 import LoopbackPort
 import NIOConcurrencyHelpers
 import NIOCore

@@ -1,6 +1,6 @@
 import Foundation
 import Hummingbird
-import IAPPipeline
+import PipelineCore
 @testable import IAPIntake
 import PipelineTestSupport
 import RedisClient

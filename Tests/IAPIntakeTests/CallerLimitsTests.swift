@@ -4,7 +4,7 @@ import Hummingbird
 import HummingbirdCore
 import IAPClient
 @testable import IAPIntake
-import IAPPipeline
+import PipelineCore
 import PipelineTestSupport
 import TestSupport
 import Testing

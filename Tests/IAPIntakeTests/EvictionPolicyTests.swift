@@ -1,6 +1,6 @@
 import AsyncHTTPClient
 import Foundation
-import IAPPipeline
+import PipelineCore
 import LocalServers
 import LoopbackPort
 import RedisClient

@@ -1,7 +1,8 @@
 import AsyncHTTPClient
 import Foundation
 import IAPIntake
-import IAPPipeline
+import IAPSettings
+import IAPStages
 import LoopbackPort
 import TestSupport
 import Testing

@@ -2,7 +2,8 @@ import AsyncHTTPClient
 import Foundation
 import HummingbirdTLS
 import IAPIntake
-import IAPPipeline
+import IAPSettings
+import IAPStages
 import NIOCore
 import NIOFoundationCompat
 import PipelineTestSupport

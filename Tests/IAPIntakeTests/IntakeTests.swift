@@ -1,6 +1,6 @@
 import Foundation
 import IAPIntake
-import IAPPipeline
+import PipelineCore
 import PipelineTestSupport
 import Testing
 

@@ -1,7 +1,7 @@
 @preconcurrency import Crypto
 import Foundation
 import IAPIntake
-import IAPPipeline
+import IAPStages
 import PipelineTestSupport
 import Testing
 

@@ -1,5 +1,6 @@
 import Foundation
-import IAPPipeline
+import IAPSettings
+import IAPStages
 import PipelineTestSupport
 import RedisClient
 import TestSupport

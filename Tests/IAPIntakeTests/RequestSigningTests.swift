@@ -1,7 +1,7 @@
 import Foundation
 import IAPClient
 import IAPIntake
-import IAPPipeline
+import IAPSettings
 import PipelineTestSupport
 import Testing
 

@@ -2,7 +2,7 @@ import Foundation
 import Hummingbird
 import IAPClient
 @testable import IAPIntake
-import IAPPipeline
+import IAPStages
 import PipelineTestSupport
 import Testing
 

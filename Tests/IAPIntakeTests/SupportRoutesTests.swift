@@ -2,7 +2,8 @@ import AppleJWS
 import Foundation
 import IAPClient
 import IAPIntake
-import IAPPipeline
+import IAPStages
+import IAPOperations
 import PipelineTestSupport
 import Testing
 

@@ -1,7 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import IAPIntake
-import IAPPipeline
+import PipelineCore
 import RedisClient
 import TestSupport
 import PipelineTestSupport

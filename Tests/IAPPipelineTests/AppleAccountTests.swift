@@ -1,7 +1,7 @@
 import AppleJWS
 import AppleSimulator
 import Foundation
-import IAPPipeline
+import PipelineCore
 import PipelineTestSupport
 import Testing
 

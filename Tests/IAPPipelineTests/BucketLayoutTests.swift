@@ -1,8 +1,12 @@
-import IAPPipeline
+@testable import PipelineCore
+@testable import IAPStages
+@testable import IAPOperations
 import RedisClient
 import Testing
 
-@testable import IAPPipeline
+@testable import PipelineCore
+@testable import IAPStages
+@testable import IAPOperations
 
 /// The bucket layout is part of the data: a purchase's bucket and a bucket's tag, once written,
 /// must never change. These pin them.

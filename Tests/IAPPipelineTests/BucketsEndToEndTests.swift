@@ -1,7 +1,10 @@
 import AppleJWS
 import AppleSimulator
 import Foundation
-import IAPPipeline
+import IAPSettings
+import PipelineCore
+import IAPStages
+import IAPOperations
 import RedisClient
 import PipelineTestSupport
 import TestSupport

@@ -1,5 +1,6 @@
 import Foundation
-import IAPPipeline
+import IAPStages
+import IAPOperations
 import PipelineTestSupport
 import RedisClient
 import TestSupport

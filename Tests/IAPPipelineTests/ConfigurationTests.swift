@@ -2,7 +2,10 @@ import AppleJWS
 import AppleReceipt
 import Foundation
 @testable import IAPIntake
-import IAPPipeline
+import IAPSettings
+import PipelineCore
+import IAPStages
+import IAPOperations
 import PipelineTestSupport
 import Testing
 

@@ -2,7 +2,8 @@ import AppStoreServerAPI
 import AppleJWS
 import AppleSimulator
 import Foundation
-import IAPPipeline
+import PipelineCore
+import IAPStages
 import PipelineTestSupport
 import Testing
 

@@ -4,7 +4,9 @@ import RedisClient
 import TestSupport
 import Testing
 
-@testable import IAPPipeline
+@testable import PipelineCore
+@testable import IAPStages
+@testable import IAPOperations
 
 /// Every script declares every key it touches. The script suites run on a one-node Redis Cluster
 /// with every key the pipeline names under the hash tag `{t}`: a `#!lua` script that touches a key

@@ -1,6 +1,8 @@
 import AppleSimulator
 import Foundation
-import IAPPipeline
+import PipelineCore
+import IAPStages
+import IAPOperations
 import RedisClient
 import PipelineTestSupport
 import Testing

@@ -1,7 +1,8 @@
 import AppleJWS
 import AppleSimulator
 import Foundation
-import IAPPipeline
+import PipelineCore
+import IAPStages
 import PipelineTestSupport
 import Testing
 

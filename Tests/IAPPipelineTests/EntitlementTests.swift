@@ -1,7 +1,9 @@
 import AppleJWS
 import AppleReceipt
 import Foundation
-import IAPPipeline
+import PipelineCore
+import IAPStages
+import IAPOperations
 import RedisClient
 import TestSupport
 import PipelineTestSupport

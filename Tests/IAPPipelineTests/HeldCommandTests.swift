@@ -1,5 +1,6 @@
 import ArgumentParser
-import IAPPipeline
+import PipelineCore
+import IAPOperations
 import RedisClient
 import TestSupport
 import Testing

@@ -1,4 +1,4 @@
-@testable import IAPPipeline
+@testable import PipelineCore
 import Testing
 
 /// The budget of jobs the workers of one process share: first come, first served.

@@ -3,7 +3,9 @@ import RedisClient
 import TestSupport
 import Testing
 
-@testable import IAPPipeline
+@testable import PipelineCore
+@testable import IAPStages
+@testable import IAPOperations
 
 /// The scripts as code a reviewer reads and a Lua tool checks: one `.lua` file per command with
 /// its contract in a header, includes that are only `local function`s, no variable a script
@@ -11,7 +13,7 @@ import Testing
 @Suite struct LuaScriptTests {
     static let folder = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("Sources/IAPPipeline/Lua")
+        .appendingPathComponent("Sources/PipelineCore/Lua")
 
     static func luaFiles(in folder: URL) throws -> [String: String] {
         var files: [String: String] = [:]
@@ -33,6 +35,8 @@ import Testing
         #expect(PipelineScripts.all.count == Set(PipelineScripts.all.map { $0.name }).count, "a script is listed twice")
         let includes = try Self.luaFiles(in: Self.folder.appendingPathComponent("includes"))
         #expect(Set(includes.keys) == Set(LuaSource.includes.keys))
+        // The loader's table of commands, by which every target's script types find their Lua.
+        #expect(Set(LuaSource.commands.keys) == Set(commands.keys))
         // The embedded bytes are the files' (a stale build would differ).
         for script in PipelineScripts.all {
             #expect(script.script.source == LuaSource.compose(commands[script.name] ?? ""), "\(script.name)")

@@ -3,7 +3,9 @@ import AppleJWS
 import AppleReceipt
 import AppleSimulator
 import Foundation
-import IAPPipeline
+import IAPSettings
+import IAPStages
+import IAPOperations
 import PipelineTestSupport
 import Testing
 

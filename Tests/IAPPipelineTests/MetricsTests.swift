@@ -2,7 +2,8 @@ import AppleJWS
 import AsyncHTTPClient
 import Foundation
 import IAPCLI
-import IAPPipeline
+import PipelineCore
+import IAPStages
 import LoopbackPort
 import Logging
 import NIOCore

@@ -1,5 +1,7 @@
 import Foundation
-import IAPPipeline
+import PipelineCore
+import IAPStages
+import IAPOperations
 import PipelineTestSupport
 import RedisClient
 import TestSupport

@@ -1,6 +1,6 @@
 import AppleJWS
 import Foundation
-import IAPPipeline
+import IAPOperations
 import PipelineTestSupport
 import RedisClient
 import TestSupport

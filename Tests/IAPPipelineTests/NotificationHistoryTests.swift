@@ -1,7 +1,9 @@
 import AppStoreServerAPI
 import AppleJWS
 import Foundation
-@testable import IAPPipeline
+@testable import PipelineCore
+@testable import IAPStages
+@testable import IAPOperations
 import PipelineTestSupport
 import RedisClient
 import TestSupport

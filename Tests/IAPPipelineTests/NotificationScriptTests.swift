@@ -1,7 +1,8 @@
 import AppleJWS
 import AppleReceipt
 import Foundation
-import IAPPipeline
+import PipelineCore
+import IAPStages
 import RedisClient
 import TestSupport
 import PipelineTestSupport

@@ -5,7 +5,9 @@ import AsyncHTTPClient
 import Foundation
 import IAPClient
 import IAPIntake
-import IAPPipeline
+import IAPSettings
+import IAPStages
+import IAPOperations
 import NIOCore
 import PipelineTestSupport
 import Testing

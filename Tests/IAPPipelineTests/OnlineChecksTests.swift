@@ -3,7 +3,9 @@ import AppleSimulator
 import AsyncHTTPClient
 import Foundation
 import Hummingbird
-import IAPPipeline
+import PipelineCore
+import IAPStages
+import IAPOperations
 import NIOCore
 import PipelineTestSupport
 import RedisClient

@@ -1,6 +1,8 @@
 import AppleReceipt
 import Foundation
-import IAPPipeline
+import PipelineCore
+import IAPStages
+import IAPOperations
 import RedisClient
 import TestSupport
 import PipelineTestSupport

@@ -2,7 +2,8 @@ import AppleJWS
 import ArgumentParser
 import AppleSimulator
 import Foundation
-import IAPPipeline
+import IAPStages
+import IAPOperations
 import PipelineTestSupport
 import Testing
 

@@ -1,7 +1,8 @@
 import AppleJWS
 import AppleSimulator
 import Foundation
-import IAPPipeline
+import IAPStages
+import IAPOperations
 import PipelineTestSupport
 import Testing
 

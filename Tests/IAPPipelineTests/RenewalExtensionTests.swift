@@ -2,7 +2,7 @@ import AppleJWS
 import AppleSimulator
 import ArgumentParser
 import Foundation
-import IAPPipeline
+import IAPOperations
 import PipelineTestSupport
 import Testing
 

@@ -1,5 +1,6 @@
 import Foundation
-import IAPPipeline
+import IAPSettings
+import IAPStages
 import RedisClient
 import Testing
 

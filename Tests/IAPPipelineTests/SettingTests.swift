@@ -1,4 +1,5 @@
-import IAPPipeline
+import IAPSettings
+import IAPStages
 import Testing
 
 /// The settings' descriptors hold: each is well formed, its default parses, and every range and

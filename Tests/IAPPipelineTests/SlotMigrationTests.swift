@@ -3,7 +3,8 @@ import RedisClient
 import Testing
 import TestSupport
 
-@testable import IAPPipeline
+@testable import PipelineCore
+@testable import IAPStages
 
 /// Steps on a Redis Cluster slot being migrated. Redis runs a script on the slot's source while
 /// every key it declares is still there, and then refuses, half-way through, a command on a key

@@ -1,5 +1,5 @@
 import Foundation
-@testable import IAPPipeline
+@testable import PipelineCore
 import Logging
 import NIOConcurrencyHelpers
 import RedisClient

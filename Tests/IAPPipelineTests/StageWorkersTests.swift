@@ -1,5 +1,6 @@
 import Foundation
-@testable import IAPPipeline
+@testable import PipelineCore
+@testable import IAPOperations
 import NIOConcurrencyHelpers
 import RedisClient
 import TestSupport

@@ -1,6 +1,7 @@
 import AppleReceipt
 import Foundation
-import IAPPipeline
+import PipelineCore
+import IAPStages
 import RedisClient
 import TestSupport
 import PipelineTestSupport

@@ -2,7 +2,8 @@ import AppleSimulator
 import Foundation
 import HTTPTypes
 import Hummingbird
-import IAPPipeline
+import PipelineCore
+import IAPStages
 import NIOConcurrencyHelpers
 import RedisClient
 import TestSupport

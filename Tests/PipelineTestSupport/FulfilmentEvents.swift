@@ -1,4 +1,4 @@
-import IAPPipeline
+import PipelineCore
 import RedisClient
 
 /// The fulfilment stream's entries, oldest first, as their fields: what the script suites assert

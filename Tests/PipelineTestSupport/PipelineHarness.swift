@@ -7,7 +7,10 @@ import AsyncHTTPClient
 import Foundation
 import IAPCLI
 import IAPIntake
-import IAPPipeline
+import IAPSettings
+import PipelineCore
+import IAPStages
+import IAPOperations
 import Logging
 import NIOCore
 import NIOHTTP1

@@ -1,4 +1,6 @@
-import IAPPipeline
+import PipelineCore
+import IAPStages
+import IAPOperations
 
 /// With one bucket a purchase's keys do not depend on its original transaction: tests that name
 /// a unit alone use these (a purchase's keys with several buckets need its original transaction).

@@ -1,5 +1,5 @@
 import ArgumentParser
-import IAPPipeline
+import IAPSettings
 
 /// The apps and the roots their signed data must chain to: the intake (notifications) and the verifier.
 public struct AppOptions: SettingsGroup {

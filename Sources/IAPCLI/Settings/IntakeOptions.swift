@@ -1,5 +1,5 @@
 import ArgumentParser
-import IAPPipeline
+import IAPSettings
 
 /// The intake's HTTP server.
 public struct IntakeOptions: SettingsGroup {

@@ -1,5 +1,5 @@
 import ArgumentParser
-import IAPPipeline
+import IAPSettings
 
 /// Where Redis is and how a process talks to it: every command.
 public struct RedisOptions: SettingsGroup {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
-import IAPPipeline
+import IAPSettings
+import IAPStages
 import Logging
 
 /// A group of `IAP_*` settings as flags. Each command declares the groups it reads (`@OptionGroup`),

@@ -1,5 +1,5 @@
 import ArgumentParser
-import IAPPipeline
+import IAPSettings
 
 /// How a stage worker runs: every stage.
 public struct WorkerOptions: SettingsGroup {

@@ -1,0 +1,111 @@
+import Foundation
+import IAPStages
+import PipelineCore
+import RedisClient
+
+extension LedgerMigration {
+    /// A user's indexes, the holds index, the unclaimed purchases and the re-check schedule: each
+    /// member to the same index of its purchase's bucket.
+    func splitIndexes(_ plan: Plan, report: inout MigrationReport) async throws {
+        for family in ["lifetime", "user-subscriptions", "holds", "unclaimed", "rechecks"] {
+            var members = 0, placed = 0
+            var written: [String: Int] = [:]
+            for chunk in plan.names(family).chunked(batch) {
+                let read = try await source.pipeline(chunk.map { rest in
+                    let key = "\(sourcePrefix):\(rest)"
+                    switch family {
+                    case "holds", "rechecks": return RedisCommand("ZRANGE", key, "0", "-1", "WITHSCORES")
+                    case "unclaimed": return RedisCommand("HGETALL", key)
+                    default: return RedisCommand("SMEMBERS", key)
+                    }
+                })
+                var commands: [RedisCommand] = []
+                for (rest, reply) in zip(chunk, read) {
+                    let items = (reply.array ?? []).compactMap(\.string)
+                    let user = rest.split(separator: ":", maxSplits: 1).dropFirst().first.map(String.init) ?? ""
+                    switch family {
+                    case "lifetime", "user-subscriptions":
+                        members += items.count
+                        for item in items {
+                            let bucket = keys.ofPurchase(originalTransactionID: family == "lifetime" ? original(ofUnit: item, plan) : item)
+                            let key = family == "lifetime" ? bucket.lifetime(user: user) : bucket.subscriptions(user: user)
+                            commands.append(RedisCommand("SADD", key, item))
+                            written[key, default: 0] += 1
+                        }
+                    case "holds", "rechecks":
+                        for index in stride(from: 0, to: items.count - 1, by: 2) {
+                            members += 1
+                            let bucket = keys.ofPurchase(
+                                originalTransactionID: family == "holds" ? original(ofUnit: items[index], plan) : items[index])
+                            let key = family == "holds" ? bucket.holds : bucket.rechecks
+                            commands.append(RedisCommand("ZADD", key, items[index + 1], items[index]))
+                            written[key, default: 0] += 1
+                        }
+                    default:
+                        for index in stride(from: 0, to: items.count - 1, by: 2) {
+                            members += 1
+                            let json = (try? JSONSerialization.jsonObject(with: Data(items[index + 1].utf8))) as? [String: Any]
+                            let original = json?["original_transaction_id"] as? String ?? items[index]
+                            let key = keys.ofPurchase(originalTransactionID: original).unclaimed
+                            commands.append(RedisCommand("HSET", key, items[index], items[index + 1]))
+                            written[key, default: 0] += 1
+                        }
+                    }
+                }
+                for part in commands.chunked(batch) { try Self.expectOK(try await destination.pipeline(Array(part))) }
+                placed += commands.count
+            }
+            // Verified: every index written holds at least what was put there (the sum of sizes).
+            var found = 0
+            for chunk in Array(written.keys).chunked(batch) {
+                let replies = try await destination.pipeline(chunk.map { key in
+                    RedisCommand(family == "holds" || family == "rechecks" ? "ZCARD" : family == "unclaimed" ? "HLEN" : "SCARD", key)
+                })
+                found += replies.compactMap(\.int).reduce(0) { $0 + Int($1) }
+            }
+            report.add(family, source: members, moved: placed, found: found, note: "\(plan.names(family).count) keys split into \(written.count)")
+        }
+    }
+
+    /// A user's refund count, per bucket: each bucket gets the refunds and revocations by Apple
+    /// its grant records show standing for the user; the source's count stays the sum (a count
+    /// its records do not explain, as a purchase granted to another user, is kept on the bucket
+    /// with the most, else the first).
+    func recountRefunds(_ plan: Plan, report: inout MigrationReport) async throws {
+        var byUser: [String: [Int: Int]] = [:]
+        for grant in plan.refundedGrants {
+            byUser[grant.user, default: [:]][keys.layout.bucket(ofOriginalTransactionID: grant.original), default: 0] += 1
+        }
+        var total = 0, found = 0
+        for chunk in plan.names("refunds").chunked(batch) {
+            let counts = try await source.pipeline(chunk.map { RedisCommand("GET", "\(sourcePrefix):\($0)") })
+            var commands: [RedisCommand] = []
+            for (rest, reply) in zip(chunk, counts) {
+                let user = String(rest.dropFirst("refunds:".count))
+                let count = Int(reply.int ?? 0)
+                total += count
+                var buckets = byUser[user] ?? [:]
+                var sum = buckets.values.reduce(0, +)
+                while sum > count, let most = buckets.max(by: { $0.value < $1.value }) {
+                    buckets[most.key] = most.value - 1
+                    sum -= 1
+                }
+                if sum < count {
+                    let most = buckets.max(by: { $0.value < $1.value })?.key ?? 0
+                    buckets[most, default: 0] += count - sum
+                }
+                for bucket in 0..<keys.layout.count {
+                    let key = keys.inBucket(bucket).refunds(user: user)
+                    if let n = buckets[bucket], n > 0 { commands.append(RedisCommand("SET", key, String(n))) } else if keys.layout.count > 1 {
+                        commands.append(RedisCommand("DEL", key))
+                    }
+                }
+            }
+            try Self.expectOK(try await destination.pipeline(commands))
+            let users = chunk.map { String($0.dropFirst("refunds:".count)) }
+            let read = try await destination.pipeline(users.flatMap { user in keys.everyBucket.map { RedisCommand("GET", $0.refunds(user: user)) } })
+            found += read.compactMap(\.int).reduce(0) { $0 + Int($1) }
+        }
+        report.add("refunds", source: total, moved: total, found: found, note: "counts summed over buckets")
+    }
+}

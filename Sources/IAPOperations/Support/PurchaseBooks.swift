@@ -1,0 +1,71 @@
+import AppleReceipt
+import IAPStages
+import PlainJSON
+
+/// What the pipeline's books say about one purchase Apple knows, for the support desk: its claim
+/// (the ticket that claimed its grant unit, and that ticket's status), its grant record, the owner
+/// of its original transaction, a hold, a refund Apple reported before any grant, an unclaimed
+/// entry (Apple told us of it, no user sent it), and its subscription record.
+public struct PurchaseBooks: Sendable, Equatable {
+    /// The purchase as Apple signed it.
+    public var transaction: InAppTransaction
+    public var environment: String
+    /// Its grant unit (`nil` when the catalog does not know the product: nothing can be granted).
+    public var unit: String?
+    public var claimTicket: String?
+    public var claimStatus: String?
+    /// The grant record's fields (`user_id`, `granted_at`, `source`, `revoked_at`, …).
+    public var grant: [String: String] = [:]
+    public var owner: String?
+    /// The hold's fields (`status` `held`/`released`/`rejected`, `reason`, …).
+    public var hold: [String: String] = [:]
+    public var refundedAt: String?
+    public var unclaimed = false
+    /// The subscription record's fields, without the receipt it keeps (a secret).
+    public var subscription: [String: String] = [:]
+
+    public init(transaction: InAppTransaction, environment: String, unit: String?) {
+        self.transaction = transaction
+        self.environment = environment
+        self.unit = unit
+    }
+
+    /// One word for where the purchase stands: `granted`, `revoked`, `held`, `rejected` (a
+    /// decided hold), `refunded` (Apple refunded it before any grant), `claimed` (a ticket has it
+    /// and is not through), `unclaimed` (Apple told us of it; no user sent it), `unknown` (not in
+    /// the books: nobody sent it, or the catalog does not know its product).
+    public var state: String {
+        if !grant.isEmpty { return (grant["revoked_at"] ?? "").isEmpty ? "granted" : "revoked" }
+        if hold["status"] == "held" { return "held" }
+        if hold["status"] == "rejected" { return "rejected" }
+        if refundedAt != nil { return "refunded" }
+        if claimTicket != nil { return "claimed" }
+        if unclaimed { return "unclaimed" }
+        return "unknown"
+    }
+
+    public var json: JSONValue {
+        .members([
+            "transaction_id": .string(transaction.transactionID),
+            "original_transaction_id": .string(transaction.originalTransactionID),
+            "product_id": .string(transaction.productID),
+            "quantity": .int(transaction.quantity),
+            "purchase_date_ms": .string(transaction.purchaseDateMs ?? ""),
+            "environment": .string(environment),
+            "refunded_by_apple": .bool(transaction.isRefunded),
+            "state": .string(state),
+            "unit": unit.map(JSONValue.string) ?? .null,
+            "claim": claimTicket.map { .members(["ticket": .string($0), "status": .string(claimStatus ?? "")]) } ?? .null,
+            "grant": Self.object(grant),
+            "owner": owner.map(JSONValue.string) ?? .null,
+            "hold": Self.object(hold),
+            "refunded_at": refundedAt.map(JSONValue.string) ?? .null,
+            "unclaimed": .bool(unclaimed),
+            "subscription": Self.object(subscription),
+        ])
+    }
+
+    private static func object(_ fields: [String: String]) -> JSONValue {
+        fields.isEmpty ? .null : .object(fields.mapValues(JSONValue.string))
+    }
+}

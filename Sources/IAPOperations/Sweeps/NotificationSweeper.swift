@@ -1,0 +1,157 @@
+import AppStoreServerAPI
+import Foundation
+import IAPSettings
+import IAPStages
+import Logging
+import PipelineCore
+import ServiceLifecycle
+
+/// The standing notification sweep (`IAP_NOTIFICATION_SWEEP_S`), a service of every notifier; one
+/// process of the fleet sweeps at a time (`claim_notification_sweep`). Every period it reads
+/// Apple's notification history with `onlyFailures` — what never reached the intake, including
+/// what Apple is still retrying — over the window since the last sweep's end, one period of
+/// overlap before it, and stores each notification as the intake would. An intake outage longer
+/// than Apple's five retries, or a deploy that answered 4xx, heals with no operator.
+///
+/// With several apps (`IAP_APPS_FILE`) each app's history is read with its own key, under its own
+/// cursors (`<bundle id>:Production`, …).
+public struct NotificationSweeper: Service {
+    /// One walk per app, each with the prefix of its cursors' names (`""` for one app).
+    public let walks: [(cursor: String, walk: NotificationHistoryWalk)]
+    public let store: PipelineStore
+    public let period: Duration
+    public let environments: [ServerAPIEnvironment]
+    public let logger: Logger
+    /// This process, as the sweep's lease names it.
+    let owner = "\(ProcessInfo.processInfo.hostName):\(ProcessInfo.processInfo.processIdentifier):\(UUID().uuidString.prefix(8))"
+
+    public init(
+        walk: NotificationHistoryWalk, store: PipelineStore, period: Duration,
+        environments: [ServerAPIEnvironment] = [.production, .sandbox], logger: Logger
+    ) {
+        self.init(walks: [("", walk)], store: store, period: period, environments: environments, logger: logger)
+    }
+
+    public init(
+        walks: [(cursor: String, walk: NotificationHistoryWalk)], store: PipelineStore, period: Duration,
+        environments: [ServerAPIEnvironment] = [.production, .sandbox], logger: Logger
+    ) {
+        self.walks = walks
+        self.store = store
+        self.period = period
+        self.environments = environments
+        self.logger = logger
+    }
+
+    /// How far back a first sweep (no cursor yet) reads: seven days, past the six and a half over
+    /// which Apple retries, so whatever Apple may have given up on is in it.
+    public static let firstLookBack: Duration = .seconds(7 * 86400)
+
+    /// How long a sweep holds the fleet's lease between two pages: a holder that dies frees it then.
+    var lease: Duration { min(max(period, .seconds(10)), .seconds(120)) }
+    /// A sweep that did not finish is tried again this soon (at most a period).
+    var retryAfterFailure: Duration { min(period, .seconds(60)) }
+
+    public func run() async throws {
+        await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                let wait = await sweepOnce()
+                try? await Task.sleep(for: wait)
+            }
+        }
+    }
+
+    /// What one look did.
+    public enum Turn: Sendable, Equatable {
+        /// This process swept: what each environment's walk found.
+        case swept([NotificationHistoryWalk.Report])
+        /// Not this process's turn (not due, or another process sweeps).
+        case waited
+        /// Redis could not be asked.
+        case failed(String)
+    }
+
+    /// Sweeps when it is this process's turn; returns how long to wait before looking again.
+    @discardableResult
+    public func sweepOnce() async -> Duration {
+        switch await turn() {
+        case .swept(let reports): reports.allSatisfy(\.complete) ? period : retryAfterFailure
+        case .waited: nextLook
+        case .failed: min(period, .seconds(5))
+        }
+    }
+
+    /// When not this process's turn: every half lease (at most every half period, at least every
+    /// 100 ms), soon enough to take over from a holder that died; one small script each.
+    var nextLook: Duration { max(min(period, lease) / 2, .milliseconds(100)) }
+
+    /// One look: claims the sweep when due and free, walks each environment, finishes.
+    public func turn() async -> Turn {
+        let claim: NotificationSweepClaim
+        do {
+            claim = try await store.claimNotificationSweep(owner: owner, lease: lease)
+        } catch {
+            logger.warning("cannot claim the notification sweep", metadata: ["error": "\(error)"])
+            return .failed("\(error)")
+        }
+        guard case .claimed(let now, let cursors) = claim else { return .waited }
+        let periodMs = period.milliseconds
+        var reports: [NotificationHistoryWalk.Report] = []
+        var reached: [String: Int64] = [:]
+        for (prefix, walk) in walks {
+            for environment in environments {
+                let key = prefix + (environment == .sandbox ? "Sandbox" : "Production")
+                // From one period before the last window's end (a first sweep: `firstLookBack`),
+                // never earlier than Apple keeps (an hour of margin).
+                let from = cursors[key].map { $0 - periodMs } ?? now - max(Self.firstLookBack.milliseconds, 2 * periodMs)
+                let start = max(from, now - NotificationHistoryQuery.keptMs + 3_600_000)
+                let query = NotificationHistoryQuery(startDate: start, endDate: now, onlyFailures: true)
+                let report = await walk.run(query, environment: environment) { [store, owner, lease] _ in
+                    guard try await store.claimNotificationSweep(owner: owner, lease: lease, renew: true) != .lost else {
+                        throw SweepLeaseLost()
+                    }
+                }
+                if report.complete { reached[key] = now }
+                if report.new > 0 || report.invalid > 0 || !report.complete {
+                    logger.notice("notification sweep", metadata: [
+                        "environment": "\(report.environment)", "seen": "\(report.seen)", "new": "\(report.new)",
+                        "invalid": "\(report.invalid)", "complete": "\(report.complete)", "error": "\(report.error ?? "")",
+                    ])
+                }
+                PipelineMetrics.notificationSweep(complete: report.complete, recovered: report.new)
+                reports.append(report)
+            }
+        }
+        let complete = reports.allSatisfy(\.complete)
+        do {
+            try await store.finishNotificationSweep(
+                owner: owner, nextIn: complete ? period : retryAfterFailure, cursors: reached,
+                seen: reports.reduce(0) { $0 + $1.seen }, new: reports.reduce(0) { $0 + $1.new },
+                invalid: reports.reduce(0) { $0 + $1.invalid }, error: reports.compactMap(\.error).first)
+        } catch {
+            // The lease expires by itself; the next sweep reads this window again.
+            logger.warning("cannot finish the notification sweep", metadata: ["error": "\(error)"])
+        }
+        return .swept(reports)
+    }
+
+    struct SweepLeaseLost: Error, CustomStringConvertible {
+        var description: String { "another process took over the sweep (this one held its lease too long)" }
+    }
+}
+
+extension NotificationSweeper {
+    /// The sweep a notifier runs with these settings: `nil` when `IAP_NOTIFICATION_SWEEP_S` is 0,
+    /// or without the Server API key or bundle ids (said in the log). With `IAP_APPS_FILE`, one walk
+    /// per app with a key. Its clients are shut down by the caller (`walks`' `client`).
+    public static func make(_ configuration: PipelineConfiguration, store: PipelineStore, logger: Logger) throws(ConfigurationError) -> NotificationSweeper? {
+        guard configuration.notificationSweep > .zero else { return nil }
+        let walks = try NotificationHistoryWalk.makeEach(configuration, store: store, logger: logger)
+        guard !walks.isEmpty else {
+            logger.warning("the notification sweep is off: it needs the App Store Server API key (IAP_APPLE_API_*) and IAP_BUNDLE_IDS")
+            return nil
+        }
+        let named = walks.map { (cursor: configuration.appsFile == nil ? "" : "\($0.bundleID):", walk: $0.walk) }
+        return NotificationSweeper(walks: named, store: store, period: configuration.notificationSweep, logger: logger)
+    }
+}

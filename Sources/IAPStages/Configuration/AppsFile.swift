@@ -1,0 +1,151 @@
+import Foundation
+import IAPSettings
+import PipelineCore
+import PlainJSON
+
+/// `IAP_APPS_FILE`: the apps one pipeline serves, keyed by bundle id, each with what it does not
+/// share with the others. Every member is optional: an app without one uses the single-app setting
+/// (`IAP_APPLE_SHARED_SECRET`, `IAP_APPLE_API_*`, `IAP_APP_APPLE_ID`, `IAP_PRODUCTS_FILE`).
+///
+/// ```json
+/// {"com.acme.game": {"shared_secret": "…", "app_apple_id": 1234,
+///                    "server_api": {"key_id": "…", "issuer_id": "…", "private_key_file": "…"},
+///                    "offer_key": {"key_id": "…", "private_key_file": "…"},
+///                    "products_file": "…"}}
+/// ```
+public struct AppsFile: Sendable, Equatable {
+    /// One app's own settings.
+    public struct App: Sendable, Equatable {
+        public var bundleID: String
+        /// verifyReceipt's `password` for this app's receipts (never logged).
+        public var sharedSecret: String?
+        /// The app's Apple ID: its notifications must name it.
+        public var appAppleID: Int64?
+        /// Its App Store Server API key: every token for this app carries its `bid`.
+        public var serverAPI: ServerAPIKey?
+        /// Its In-App Purchase key for offer signatures (`offer_key`).
+        public var offerKey: OfferKey?
+        public var productsFile: String?
+
+        public init(
+            bundleID: String, sharedSecret: String? = nil, appAppleID: Int64? = nil, serverAPI: ServerAPIKey? = nil,
+            productsFile: String? = nil
+        ) {
+            self.bundleID = bundleID
+            self.sharedSecret = sharedSecret
+            self.appAppleID = appAppleID
+            self.serverAPI = serverAPI
+            self.productsFile = productsFile
+        }
+    }
+
+    /// An App Store Server API key: its id, its issuer and the `.p8` file.
+    public struct ServerAPIKey: Sendable, Equatable {
+        public var keyID: String
+        public var issuerID: String
+        public var privateKeyFile: String
+
+        public init(keyID: String, issuerID: String, privateKeyFile: String) {
+            self.keyID = keyID
+            self.issuerID = issuerID
+            self.privateKeyFile = privateKeyFile
+        }
+    }
+
+    /// An In-App Purchase key that signs offers: its id and the `.p8` file.
+    public struct OfferKey: Sendable, Equatable {
+        public var keyID: String
+        public var privateKeyFile: String
+
+        public init(keyID: String, privateKeyFile: String) {
+            self.keyID = keyID
+            self.privateKeyFile = privateKeyFile
+        }
+    }
+
+    /// In bundle-id order: the order apps are tried in when a request names none.
+    public var apps: [App]
+
+    public init(apps: [App]) {
+        self.apps = apps.sorted { $0.bundleID < $1.bundleID }
+    }
+
+    public var bundleIDs: [String] { apps.map(\.bundleID) }
+
+    public func app(_ bundleID: String) -> App? { apps.first { $0.bundleID == bundleID } }
+
+    static let variable = "IAP_APPS_FILE"
+    static let appMembers: Set<String> = ["shared_secret", "app_apple_id", "server_api", "offer_key", "products_file"]
+    static let offerKeyMembers: Set<String> = ["key_id", "private_key_file"]
+    static let keyMembers: Set<String> = ["key_id", "issuer_id", "private_key_file"]
+
+    /// Reads and checks the file; every problem is one `ConfigurationError` naming the app and member.
+    public init(file path: String) throws(ConfigurationError) {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw ConfigurationError(Self.variable, "cannot read \(path)")
+        }
+        try self.init(text: String(decoding: data, as: UTF8.self))
+    }
+
+    public init(text: String) throws(ConfigurationError) {
+        func fail(_ problem: String) -> ConfigurationError { ConfigurationError(Self.variable, problem) }
+        let json: JSONValue
+        do {
+            json = try JSONValue(parsing: Array(text.utf8))
+        } catch {
+            throw fail("not JSON: \(error)")
+        }
+        guard let members = json.object else { throw fail("is not a JSON object keyed by bundle id") }
+        guard !members.isEmpty else { throw fail("names no app") }
+        var apps: [App] = []
+        for (bundleID, value) in members {
+            guard Self.isBundleID(bundleID) else { throw fail("\"\(bundleID.prefix(64))\" is not a bundle id (like com.acme.game)") }
+            guard let fields = value.object else { throw fail("\(bundleID): is not an object") }
+            if let unknown = fields.keys.sorted().first(where: { !Self.appMembers.contains($0) }) {
+                throw fail("\(bundleID): unknown member \"\(unknown)\" (known: \(Self.appMembers.sorted().joined(separator: ", ")))")
+            }
+            var app = App(bundleID: bundleID)
+            do {
+                app.sharedSecret = try value.stringIfPresent("shared_secret")
+                app.appAppleID = try value.int64IfPresent("app_apple_id")
+                app.productsFile = try value.stringIfPresent("products_file")
+            } catch {
+                throw fail("\(bundleID): \(error)")
+            }
+            if app.sharedSecret?.isEmpty == true { throw fail("\(bundleID): shared_secret is empty") }
+            if let id = app.appAppleID, id <= 0 { throw fail("\(bundleID): app_apple_id must be a positive number") }
+            if let key = fields["server_api"] {
+                guard let keyFields = key.object else { throw fail("\(bundleID): server_api is not an object") }
+                if let unknown = keyFields.keys.sorted().first(where: { !Self.keyMembers.contains($0) }) {
+                    throw fail("\(bundleID): server_api: unknown member \"\(unknown)\"")
+                }
+                do {
+                    app.serverAPI = ServerAPIKey(
+                        keyID: try key.string("key_id"), issuerID: try key.string("issuer_id"),
+                        privateKeyFile: try key.string("private_key_file"))
+                } catch {
+                    throw fail("\(bundleID): server_api needs key_id, issuer_id and private_key_file: \(error)")
+                }
+            }
+            if let key = fields["offer_key"] {
+                guard let keyFields = key.object else { throw fail("\(bundleID): offer_key is not an object") }
+                if let unknown = keyFields.keys.sorted().first(where: { !Self.offerKeyMembers.contains($0) }) {
+                    throw fail("\(bundleID): offer_key: unknown member \"\(unknown)\"")
+                }
+                do {
+                    app.offerKey = OfferKey(keyID: try key.string("key_id"), privateKeyFile: try key.string("private_key_file"))
+                } catch {
+                    throw fail("\(bundleID): offer_key needs key_id and private_key_file: \(error)")
+                }
+            }
+            apps.append(app)
+        }
+        self.init(apps: apps)
+    }
+
+    /// Reverse-DNS: letters, digits, `-` and `.`, at most 155 characters (App Store Connect's limit).
+    static func isBundleID(_ text: String) -> Bool {
+        (1...155).contains(text.utf8.count) && text.contains(".")
+            && text.unicodeScalars.allSatisfy { CharacterSet.alphanumerics.contains($0) && $0.isASCII || $0 == "-" || $0 == "." }
+    }
+}

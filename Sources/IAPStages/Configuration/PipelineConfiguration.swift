@@ -1,0 +1,525 @@
+import AppleJWS
+import AppleReceipt
+import AppStoreServerAPI
+@preconcurrency import Crypto
+import Foundation
+import IAPSettings
+import PipelineCore
+import RedisClient
+import X509
+
+/// Every setting, read through `SettingSource` (flags over `IAP_*` environment variables) as
+/// `Settings` describes them: defaults, units and ranges are written there, once. A malformed
+/// value is an error naming its variable.
+public struct PipelineConfiguration: Sendable {
+    /// `IAP_BUCKETS` on `redis-cluster://` with a plain prefix when it is not given: 64 buckets
+    /// spread evenly over up to 32 primaries (two or more buckets each); a fleet planned past
+    /// that sets more before its first purchase (the number is fixed once data exists). Each
+    /// bucket costs every stage process one blocking connection.
+    public static let clusterBuckets = 64
+
+    public var redisURL: String
+    public var redis: RedisConfiguration
+    public var prefix: String
+    /// `IAP_BUCKETS`: the layout of the keyspace, built once (finding a tag per bucket takes a while).
+    public let layout: BucketLayout
+    public var httpHost: String
+    public var httpPort: Int
+    public var appleProductionURL: String
+    public var appleSandboxURL: String
+    public var appleSharedSecret: String?
+    public var appleTimeout: Duration
+    /// Files of the roots signed data must chain to; empty: Apple Root CA - G3, built in.
+    public var appleRootCertFiles: [String]
+    public var bundleIDs: Set<String>
+    /// `IAP_BUNDLE_IDS` in the order given: the first is the App Store Server API token's `bid`.
+    public var bundleIDList: [String]
+    /// `IAP_APPS_FILE`: several apps, each with its own secrets and keys; `nil`: one app's settings.
+    public var appsFile: AppsFile?
+    /// The given path of each of `Settings.secretFiles`, by variable.
+    public var secretFilePaths: [String: String]
+    /// The app's Apple id: production notifications for another `appAppleId` are refused. Unset: not checked.
+    public var appleAppID: Int64?
+    public var appleAPIProductionURL: String
+    public var appleAPISandboxURL: String
+    public var appleAPIKeyID: String?
+    public var appleAPIIssuerID: String?
+    public var appleAPIPrivateKeyFile: String?
+    /// Calls per second to each Server API endpoint, fleet-wide, in production (sandbox: a tenth).
+    public var appleAPIMaxRPS: Int
+    /// `IAP_OFFER_KEY_ID` and `IAP_OFFER_PRIVATE_KEY_FILE`: the In-App Purchase key that signs offers.
+    public var offerKeyID: String?
+    public var offerPrivateKeyFile: String?
+    public var productsFile: String?
+    public var concurrency: Int
+    public var maxAttempts: Int
+    /// The fleet's Apple breaker (`IAP_APPLE_BREAKER_*`); `nil`: none (every failure spends an attempt).
+    public var appleBreaker: AppleBreakerSettings?
+    /// `IAP_FULFILMENT_RETENTION_S`, `IAP_DEAD_MAX`, `IAP_DEAD_MAX_AGE_S`: the grant stage trims by them.
+    public var retention: RetentionSettings
+    public var retryBase: Duration
+    public var retryMax: Duration
+    public var lease: Duration
+    public var maxRedeliveries: Int
+    public var ticketTTL: Duration
+    public var maxBodyBytes: Int
+    /// JSON file of the game backends' keys (key id → secret); set: every request to a guarded
+    /// route (`/v1/receipts*`, `/v1/users/*`, `/v1/offers/*`, `/v1/support/*`) must be signed with one.
+    public var clientKeysFile: String?
+    /// `IAP_ALLOW_OPEN_INTAKE`: an intake without client keys may listen beyond loopback.
+    public var allowOpenIntake: Bool
+    /// `IAP_APPLE_ONLINE_CHECKS`: notifications' chains checked at the current time, with OCSP.
+    public var appleOnlineChecks: Bool
+    /// `IAP_MAX_WAITING_PER_KEY`: long-polls one client key may have waiting on one intake.
+    public var maxWaitingPerKey: Int
+    /// `IAP_MAX_QUEUE_DEPTH`: jobs waiting to be verified past which a new submission is refused; 0: no limit.
+    public var maxQueueDepth: Int
+    /// New submissions a second, fleet-wide, per client key and per user; 0: no limit.
+    public var ratePerKey: Int
+    public var ratePerUser: Int
+    /// PEM files of the intake's own TLS certificate chain and private key (both or neither).
+    public var tlsCertFile: String?
+    public var tlsKeyFile: String?
+    /// The purchase policy's settings (see `purchasePolicy()`): ISO 4217 codes, empty: any.
+    public var currencies: [String]
+    /// `allow`, `deny`, or the path of a file of user ids allowed to use the sandbox.
+    public var sandbox: String
+    /// 0: no limit.
+    public var maxRefundsPerUser: Int
+    /// `IAP_MAX_ACCOUNTS_PER_APPLE_ACCOUNT` (0: no limit).
+    public var maxAccountsPerAppleAccount: Int
+    public var sharingPolicy: SharingPolicy
+    /// What the notifier tells Apple it prefers when a customer asks for a refund, per the
+    /// request's reason (`IAP_REFUND_PREFERENCE`); `nil` (`none`): it does not answer consumption requests.
+    public var refundPreference: RefundPreferences?
+    /// `IAP_SET_APP_ACCOUNT_TOKENS`: whether a token-less purchase of a user with a bound token has
+    /// it set at Apple (with the Server API key).
+    public var setAppAccountTokens: Bool
+    /// How often the fleet's one notification sweep runs (`IAP_NOTIFICATION_SWEEP_S`); zero: never.
+    public var notificationSweep: Duration
+    /// How often the fleet's one refund sweep runs (`IAP_REFUND_SWEEP_S`); zero: never.
+    public var refundSweep: Duration
+    /// When subscriptions are re-checked with Apple (`IAP_RECHECK_BEFORE_S`, `IAP_RECHECK_AFTER_S`, `IAP_RECHECK_MAX`).
+    public var recheck: RecheckSchedule
+    /// `iap-webhook`: where to deliver the fulfilment events, the shared signing secret, how long
+    /// an event is retried, and each POST's timeout.
+    public var webhookURL: String?
+    public var webhookSecret: String?
+    /// `IAP_WEBHOOK_PREVIOUS_SECRET`: the secret being retired, which signs a second `v1=`.
+    public var webhookPreviousSecret: String?
+    public var webhookMaxAge: Duration
+    public var webhookTimeout: Duration
+    public var shutdownGrace: Duration
+    /// A stage worker's `/metrics` port; `nil`: none (the intake serves `/metrics` on its own port).
+    public var metricsPort: Int?
+    public var redisPoolSize: Int
+    /// Replicas that must confirm an acknowledged write (`WAIT`); 0: none.
+    public var redisMinReplicas: Int
+    public var redisReplicaTimeout: Duration
+
+    /// The settings in `environment` (`IAP_*`; others are ignored) and `flags` (variable → value), flags first.
+    public init(
+        environment: [String: String] = ProcessInfo.processInfo.environment, flags: [String: String] = [:]
+    ) throws(ConfigurationError) {
+        try self.init(SettingSource(environment: environment, flags: flags))
+    }
+
+    public init(_ source: SettingSource) throws(ConfigurationError) {
+        redisURL = source.text(Settings.redisURL)!
+        do {
+            redis = try RedisConfiguration(url: redisURL)
+        } catch {
+            throw ConfigurationError(Settings.redisURL.variable, "\(error)")
+        }
+        try Self.readRedisSecurity(source, into: &redis)
+
+        prefix = source.text(Settings.prefix)!
+        guard !prefix.contains(where: { $0 == " " || $0.isNewline }) else {
+            throw ConfigurationError(Settings.prefix.variable, "must not contain spaces")
+        }
+        let buckets: Int
+        if case .cluster = redis.endpoint {
+            // On a cluster the prefix says the layout: one hash tag (`{iap}`) keeps every key in
+            // its one slot (one bucket, as before buckets); a plain prefix spreads the keys over
+            // buckets, `clusterBuckets` unless IAP_BUCKETS says otherwise.
+            let tagged = RedisClusterSlot.hashed(prefix) != nil
+            buckets = source.given(Settings.buckets) == nil
+                ? (tagged ? 1 : Self.clusterBuckets) : try source.count(Settings.buckets)
+            if buckets == 1, !tagged {
+                throw ConfigurationError(
+                    Settings.prefix.variable,
+                    "with IAP_BUCKETS=1 on redis-cluster:// the prefix must be a hash tag, like {iap}, so that every key shares one slot")
+            }
+            if buckets > 1, tagged {
+                throw ConfigurationError(
+                    Settings.prefix.variable,
+                    "with IAP_BUCKETS above 1 on redis-cluster:// the prefix must not be a hash tag: it would put every bucket in one slot")
+            }
+        } else {
+            buckets = try source.count(Settings.buckets)
+        }
+        layout = BucketLayout(count: buckets)
+        httpHost = source.text(Settings.httpHost)!
+        httpPort = try source.count(Settings.httpPort)
+        appleProductionURL = try source.url(Settings.appleProductionURL)!
+        appleSandboxURL = try source.url(Settings.appleSandboxURL)!
+        appleSharedSecret = source.given(Settings.appleSharedSecret)
+        appleTimeout = try source.duration(Settings.appleTimeout)
+        appleRootCertFiles = source.list(Settings.appleRootCerts)
+        bundleIDList = source.list(Settings.bundleIDs)
+        secretFilePaths = Dictionary(uniqueKeysWithValues: Settings.secretFiles.compactMap { setting in
+            source.given(setting).map { (setting.variable, $0) }
+        })
+        if let path = source.given(Settings.appsFile) {
+            let apps = try AppsFile(file: path)
+            if !bundleIDList.isEmpty, Set(bundleIDList) != Set(apps.bundleIDs) {
+                throw ConfigurationError(
+                    Settings.bundleIDs.variable, "differs from the apps of IAP_APPS_FILE, whose bundle ids are the ones accepted: unset it")
+            }
+            appsFile = apps
+            bundleIDList = apps.bundleIDs
+        }
+        bundleIDs = Set(bundleIDList)
+        appleAppID = try source.optionalCount(Settings.appleAppID).map(Int64.init)
+        appleAPIProductionURL = try source.url(Settings.appleAPIProductionURL)!
+        appleAPISandboxURL = try source.url(Settings.appleAPISandboxURL)!
+        appleAPIKeyID = source.given(Settings.appleAPIKeyID)
+        appleAPIIssuerID = source.given(Settings.appleAPIIssuerID)
+        appleAPIPrivateKeyFile = source.given(Settings.appleAPIPrivateKeyFile)
+        let apiKeys = [
+            (Settings.appleAPIKeyID, appleAPIKeyID), (Settings.appleAPIIssuerID, appleAPIIssuerID),
+            (Settings.appleAPIPrivateKeyFile, appleAPIPrivateKeyFile),
+        ]
+        if apiKeys.contains(where: { $0.1 != nil }), let missing = apiKeys.first(where: { $0.1 == nil }) {
+            throw ConfigurationError(
+                missing.0.variable, "required with the other App Store Server API settings (key id, issuer id, private key file)")
+        }
+        appleAPIMaxRPS = try source.count(Settings.appleAPIMaxRPS)
+        offerKeyID = source.given(Settings.offerKeyID)
+        offerPrivateKeyFile = source.given(Settings.offerPrivateKeyFile)
+        if (offerKeyID == nil) != (offerPrivateKeyFile == nil) {
+            throw ConfigurationError(
+                (offerKeyID == nil ? Settings.offerKeyID : Settings.offerPrivateKeyFile).variable,
+                "required with the other (the In-App Purchase key's id and its .p8 file)")
+        }
+        productsFile = source.given(Settings.productsFile)
+        concurrency = try source.count(Settings.concurrency)
+        maxAttempts = try source.count(Settings.maxAttempts)
+        let breakerFailures = try source.count(Settings.appleBreakerFailures)
+        let breakerProbe = try source.duration(Settings.appleBreakerProbe)
+        appleBreaker = breakerFailures == 0 ? nil : AppleBreakerSettings(minFailures: breakerFailures, probe: breakerProbe)
+        retention = RetentionSettings(
+            fulfilment: try source.duration(Settings.fulfilmentRetention), deadMax: try source.count(Settings.deadMax),
+            deadMaxAge: try source.duration(Settings.deadMaxAge))
+        retryBase = try source.duration(Settings.retryBase)
+        retryMax = try source.duration(Settings.retryMax)
+        guard retryMax >= retryBase else {
+            throw ConfigurationError(
+                Settings.retryMax.variable, "must be at least \(Settings.retryBase.variable) (\(retryBase.milliseconds))")
+        }
+        lease = try source.duration(Settings.lease)
+        maxRedeliveries = try source.count(Settings.maxRedeliveries)
+        ticketTTL = try source.duration(Settings.ticketTTL)
+        maxBodyBytes = try source.count(Settings.maxBodyBytes)
+        clientKeysFile = source.given(Settings.clientKeysFile)
+        allowOpenIntake = try source.choice(Settings.allowOpenIntake) == "on"
+        appleOnlineChecks = try source.choice(Settings.appleOnlineChecks) == "on"
+        maxWaitingPerKey = try source.count(Settings.maxWaitingPerKey)
+        maxQueueDepth = try source.count(Settings.maxQueueDepth)
+        ratePerKey = try source.count(Settings.ratePerKey)
+        ratePerUser = try source.count(Settings.ratePerUser)
+        tlsCertFile = source.given(Settings.tlsCertFile)
+        tlsKeyFile = source.given(Settings.tlsKeyFile)
+        if (tlsCertFile == nil) != (tlsKeyFile == nil) {
+            throw ConfigurationError(
+                (tlsCertFile == nil ? Settings.tlsCertFile : Settings.tlsKeyFile).variable,
+                "required with the other (the intake's TLS certificate and key)")
+        }
+        recheck = RecheckSchedule(
+            before: try source.duration(Settings.recheckBefore), after: try source.duration(Settings.recheckAfter),
+            maxTries: try source.count(Settings.recheckMax))
+        webhookURL = try source.url(Settings.webhookURL)
+        webhookSecret = source.given(Settings.webhookSecret)
+        if let webhookSecret, webhookSecret.utf8.count < 16 {
+            throw ConfigurationError(Settings.webhookSecret.variable, "must be at least 16 bytes")
+        }
+        webhookPreviousSecret = source.given(Settings.webhookPreviousSecret)
+        if let webhookPreviousSecret, webhookPreviousSecret.utf8.count < 16 {
+            throw ConfigurationError(Settings.webhookPreviousSecret.variable, "must be at least 16 bytes")
+        }
+        webhookMaxAge = try source.duration(Settings.webhookMaxAge)
+        webhookTimeout = try source.duration(Settings.webhookTimeout)
+        currencies = source.list(Settings.currencies).map { $0.uppercased() }
+        if let bad = currencies.first(where: { !PurchasePolicy.isCurrencyCode($0) }) {
+            throw ConfigurationError(Settings.currencies.variable, "'\(bad)' is not an ISO 4217 currency code (three letters, like USD)")
+        }
+        sandbox = source.text(Settings.sandbox)!
+        maxRefundsPerUser = try source.count(Settings.maxRefundsPerUser)
+        maxAccountsPerAppleAccount = try source.count(Settings.maxAccountsPerAppleAccount)
+        sharingPolicy = SharingPolicy(rawValue: try source.choice(Settings.sharingPolicy))!
+        switch RefundPreferences.parse(source.text(Settings.refundPreference) ?? "none") {
+        case .success(let preferences): refundPreference = preferences
+        case .failure(let error): throw ConfigurationError(Settings.refundPreference.variable, error.description)
+        }
+        setAppAccountTokens = try source.choice(Settings.setAppAccountTokens) == "on"
+        notificationSweep = try source.duration(Settings.notificationSweep)
+        refundSweep = try source.duration(Settings.refundSweep)
+        metricsPort = try source.optionalCount(Settings.metricsPort)
+        shutdownGrace = try source.duration(Settings.shutdownGrace)
+        redisPoolSize = try source.count(Settings.redisPoolSize)
+        redisMinReplicas = try source.count(Settings.redisMinReplicas)
+        redisReplicaTimeout = try source.duration(Settings.redisReplicaTimeout)
+    }
+
+    /// What acknowledged writes wait for; `nil` when `IAP_REDIS_MIN_REPLICAS` is 0.
+    public var replication: RedisReplication? {
+        redisMinReplicas > 0 ? RedisReplication(replicas: redisMinReplicas, timeout: redisReplicaTimeout) : nil
+    }
+
+    public var keys: RedisKeys { RedisKeys(prefix: prefix, layout: layout) }
+
+    public var apple: AppleVerifierConfiguration {
+        AppleVerifierConfiguration(
+            productionURL: appleProductionURL, sandboxURL: appleSandboxURL, sharedSecret: appleSharedSecret,
+            timeout: appleTimeout, maxConnections: concurrency)
+    }
+
+    public var retryPolicy: RetryPolicy {
+        RetryPolicy(base: retryBase, max: retryMax, maxAttempts: maxAttempts)
+    }
+
+    /// The verifier refuses to start without the app's bundle ids: it would accept any app's receipts.
+    public func requireBundleIDs() throws(ConfigurationError) -> Set<String> {
+        guard !bundleIDs.isEmpty else {
+            throw ConfigurationError("IAP_BUNDLE_IDS", "required: the comma-separated bundle ids of your apps")
+        }
+        return bundleIDs
+    }
+
+    /// Whether App Store Server API keys are set (a `transaction_id` alone can then be looked up):
+    /// the single-app key, or any app's in `IAP_APPS_FILE`.
+    public var isServerAPIConfigured: Bool {
+        appleAPIKeyID != nil && appleAPIIssuerID != nil && appleAPIPrivateKeyFile != nil
+            || appsFile?.apps.contains { $0.serverAPI != nil } == true
+    }
+
+    /// The Server API settings with the private key read, or `nil` when no keys are set. With
+    /// `IAP_APPS_FILE`, the first app's that has a key.
+    public func serverAPI() throws(ConfigurationError) -> ServerAPIConfiguration? {
+        try serverAPIs().first?.configuration
+    }
+
+    /// Each app's Server API settings, in the order apps are tried: its own key from
+    /// `IAP_APPS_FILE`, else the single-app key (`IAP_APPLE_API_*`) with the app's `bid`; apps
+    /// with neither are left out. Without an apps file: the single key with the first bundle id.
+    public func serverAPIs() throws(ConfigurationError) -> [(bundleID: String, configuration: ServerAPIConfiguration)] {
+        let single: AppsFile.ServerAPIKey? = {
+            guard let keyID = appleAPIKeyID, let issuerID = appleAPIIssuerID, let path = appleAPIPrivateKeyFile else { return nil }
+            return AppsFile.ServerAPIKey(keyID: keyID, issuerID: issuerID, privateKeyFile: path)
+        }()
+        guard let appsFile else {
+            guard let single else { return [] }
+            guard let bundleID = bundleIDList.first else {
+                throw ConfigurationError("IAP_BUNDLE_IDS", "required with the App Store Server API: its first id is the token's bid")
+            }
+            return [(bundleID, try serverAPIConfiguration(single, bundleID: bundleID, variable: Settings.appleAPIPrivateKeyFile.variable))]
+        }
+        var configurations: [(bundleID: String, configuration: ServerAPIConfiguration)] = []
+        for app in appsFile.apps {
+            guard let key = app.serverAPI ?? single else { continue }
+            let variable = app.serverAPI == nil ? Settings.appleAPIPrivateKeyFile.variable : "IAP_APPS_FILE (\(app.bundleID))"
+            configurations.append((app.bundleID, try serverAPIConfiguration(key, bundleID: app.bundleID, variable: variable)))
+        }
+        return configurations
+    }
+
+    private func serverAPIConfiguration(
+        _ key: AppsFile.ServerAPIKey, bundleID: String, variable: String
+    ) throws(ConfigurationError) -> ServerAPIConfiguration {
+        let privateKey = try Self.privateKey(file: key.privateKeyFile, variable: variable)
+        return ServerAPIConfiguration(
+            productionURL: appleAPIProductionURL, sandboxURL: appleAPISandboxURL, keyID: key.keyID, issuerID: key.issuerID,
+            privateKey: privateKey, bundleID: bundleID, timeout: appleTimeout)
+    }
+
+    /// Each app's offer signer, by bundle id: its own `offer_key` from `IAP_APPS_FILE`, else the
+    /// single key (`IAP_OFFER_KEY_ID`, `IAP_OFFER_PRIVATE_KEY_FILE`) with the app's bundle id;
+    /// without an apps file, the single key for each of `IAP_BUNDLE_IDS`. The JWS kinds' issuer:
+    /// the app's Server API `issuer_id`, else `IAP_APPLE_API_ISSUER_ID`. Empty: no offers signed.
+    public func offerSigners() throws(ConfigurationError) -> [String: OfferSigner] {
+        let single = offerKeyID.flatMap { id in offerPrivateKeyFile.map { AppsFile.OfferKey(keyID: id, privateKeyFile: $0) } }
+        let apps: [(bundleID: String, key: AppsFile.OfferKey?, issuer: String?)] = appsFile.map { file in
+            file.apps.map { ($0.bundleID, $0.offerKey ?? single, $0.serverAPI?.issuerID ?? appleAPIIssuerID) }
+        } ?? bundleIDList.map { ($0, single, appleAPIIssuerID) }
+        var keys: [String: P256.Signing.PrivateKey] = [:]
+        var signers: [String: OfferSigner] = [:]
+        for app in apps {
+            guard let key = app.key else { continue }
+            let variable = app.key == single ? Settings.offerPrivateKeyFile.variable : "IAP_APPS_FILE (\(app.bundleID))"
+            let privateKey: P256.Signing.PrivateKey
+            if let read = keys[key.privateKeyFile] {
+                privateKey = read
+            } else {
+                privateKey = try Self.privateKey(file: key.privateKeyFile, variable: variable)
+                keys[key.privateKeyFile] = privateKey
+            }
+            signers[app.bundleID] = OfferSigner(keyID: key.keyID, issuerID: app.issuer, bundleID: app.bundleID, privateKey: privateKey)
+        }
+        return signers
+    }
+
+    /// A P-256 private key in PEM (`.p8`), or the error naming `variable`.
+    static func privateKey(file path: String, variable: String) throws(ConfigurationError) -> P256.Signing.PrivateKey {
+        guard let pem = FileManager.default.contents(atPath: path).map({ String(decoding: $0, as: UTF8.self) }) else {
+            throw ConfigurationError(variable, "cannot read \(path)")
+        }
+        do {
+            return try P256.Signing.PrivateKey(pemRepresentation: pem)
+        } catch {
+            throw ConfigurationError(variable, "\(path) is not a P-256 private key in PEM (.p8)")
+        }
+    }
+
+    /// With `IAP_APPS_FILE`: the App Apple ID of each app that names its own (`app_apple_id`).
+    public var appAppleIDs: [String: Int64] {
+        Dictionary(uniqueKeysWithValues: (appsFile?.apps ?? []).compactMap { app in app.appAppleID.map { (app.bundleID, $0) } })
+    }
+
+    /// With `IAP_APPS_FILE`: each app's verifyReceipt secret (its own, else `IAP_APPLE_SHARED_SECRET`),
+    /// in the order apps are tried; `nil` for one app.
+    public var appSecrets: [(bundleID: String, sharedSecret: String?)]? {
+        appsFile.map { file in file.apps.map { ($0.bundleID, $0.sharedSecret ?? appleSharedSecret) } }
+    }
+
+    /// The grant stage's Set App Account Token: its errands' ticket lifetime when it is on and the
+    /// Server API key is configured (the notifier makes the calls), else `nil`.
+    public var appAccountTokenTickets: Duration? {
+        setAppAccountTokens && isServerAPIConfigured ? ticketTTL : nil
+    }
+
+    /// The roots that signed data must chain to: the configured files, else Apple Root CA - G3.
+    public func rootCertificates() throws(ConfigurationError) -> [Certificate] {
+        guard !appleRootCertFiles.isEmpty else { return [AppleRootCertificates.appleRootCAG3] }
+        do {
+            return try AppleRootCertificates.load(paths: appleRootCertFiles)
+        } catch {
+            throw ConfigurationError("IAP_APPLE_ROOT_CERTS", "\(error)")
+        }
+    }
+
+    /// The deduper refuses to start without a catalog: the product type decides what is granted once.
+    /// With `IAP_APPS_FILE`, every app's catalog (its `products_file`, else `IAP_PRODUCTS_FILE`) as one.
+    public func requireCatalog() throws(ConfigurationError) -> ProductCatalog {
+        guard let appsFile, appsFile.apps.contains(where: { $0.productsFile != nil }) else {
+            guard let path = productsFile else {
+                throw ConfigurationError("IAP_PRODUCTS_FILE", "required: path of the products JSON file")
+            }
+            return try Self.catalog(path, variable: "IAP_PRODUCTS_FILE")
+        }
+        var catalogs: [(name: String, catalog: ProductCatalog)] = []
+        for app in appsFile.apps {
+            if let path = app.productsFile {
+                catalogs.append((app.bundleID, try Self.catalog(path, variable: "IAP_APPS_FILE (\(app.bundleID))")))
+            } else if let path = productsFile {
+                catalogs.append((app.bundleID, try Self.catalog(path, variable: "IAP_PRODUCTS_FILE")))
+            } else {
+                throw ConfigurationError("IAP_APPS_FILE", "\(app.bundleID) has no products_file, and IAP_PRODUCTS_FILE is unset")
+            }
+        }
+        do {
+            return try ProductCatalog.merged(catalogs)
+        } catch {
+            throw ConfigurationError("IAP_APPS_FILE", "\(error)")
+        }
+    }
+
+    /// Whether a catalog is configured (`IAP_PRODUCTS_FILE`, or an app's `products_file`).
+    public var hasCatalog: Bool {
+        productsFile != nil || appsFile?.apps.contains { $0.productsFile != nil } == true
+    }
+
+    private static func catalog(_ path: String, variable: String) throws(ConfigurationError) -> ProductCatalog {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw ConfigurationError(variable, "cannot read \(path)")
+        }
+        do {
+            return try ProductCatalog(json: data)
+        } catch {
+            throw ConfigurationError(variable, "\(path) is not a products file: \(error)")
+        }
+    }
+
+    /// The webhook's URL and secret, both required by `iap-webhook`.
+    /// TLS to Redis (its files, with a `rediss…` URL only) and the sentinels' password. A file
+    /// that does not load stops the process at start, naming its setting.
+    static func readRedisSecurity(_ source: SettingSource, into redis: inout RedisConfiguration) throws(ConfigurationError) {
+        let ca = source.given(Settings.redisTLSCAFile)
+        let certificate = source.given(Settings.redisTLSCertFile)
+        let key = source.given(Settings.redisTLSKeyFile)
+        redis.sentinelPassword = source.given(Settings.redisSentinelPassword)
+        guard redis.tls != nil else {
+            if let given = [(Settings.redisTLSCAFile, ca), (Settings.redisTLSCertFile, certificate), (Settings.redisTLSKeyFile, key)]
+                .first(where: { $0.1 != nil })
+            {
+                throw ConfigurationError(
+                    given.0.variable, "is set, but IAP_REDIS_URL is not rediss://, rediss-sentinel:// or rediss-cluster://")
+            }
+            return
+        }
+        guard (certificate == nil) == (key == nil) else {
+            throw ConfigurationError(Settings.redisTLSCertFile.variable, "needs IAP_REDIS_TLS_KEY_FILE, and the key the certificate")
+        }
+        let tls = RedisConfiguration.TLS(caFile: ca, certificateFile: certificate, keyFile: key)
+        if let problem = RedisConnection.problem(with: tls) {
+            throw ConfigurationError(ca == nil ? Settings.redisTLSCertFile.variable : Settings.redisTLSCAFile.variable, problem)
+        }
+        redis.tls = tls
+    }
+
+    /// The webhook's signer: the secret, and the previous one during a rotation.
+    public func webhookSigner() throws(ConfigurationError) -> WebhookSigner {
+        let target = try requireWebhook()
+        return WebhookSigner(secret: target.secret, previousSecret: webhookPreviousSecret)
+    }
+
+    /// The secret files (`Settings.secretFiles`) that group or others may read: each to be warned
+    /// about at start (as ssh refuses such keys; here a warning, so a deployment keeps running).
+    public func exposedSecretFiles() -> [(variable: String, path: String)] {
+        Settings.secretFiles.compactMap { setting in
+            guard let path = secretFilePaths[setting.variable], let mode = FilePermissions.mode(of: path), mode & 0o077 != 0 else {
+                return nil
+            }
+            return (setting.variable, path)
+        }
+    }
+
+    public func requireWebhook() throws(ConfigurationError) -> (url: String, secret: String) {
+        guard let webhookURL else { throw ConfigurationError("IAP_WEBHOOK_URL", "required: where iap-webhook delivers the events") }
+        guard let webhookSecret else {
+            throw ConfigurationError("IAP_WEBHOOK_SECRET", "required: the secret the deliveries are signed with (at least 16 bytes)")
+        }
+        return (webhookURL, webhookSecret)
+    }
+
+    /// The purchase policy, with `IAP_SANDBOX`'s file of users read (one id a line; `#` starts a comment).
+    public func purchasePolicy() throws(ConfigurationError) -> PurchasePolicy {
+        let sandboxPolicy: PurchasePolicy.Sandbox
+        switch sandbox.lowercased() {
+        case "allow": sandboxPolicy = .allow
+        case "deny": sandboxPolicy = .deny
+        default:
+            guard let data = FileManager.default.contents(atPath: sandbox) else {
+                throw ConfigurationError("IAP_SANDBOX", "must be allow, deny or a readable file of user ids; cannot read \(sandbox)")
+            }
+            let lines = String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline)
+            let users = lines.map { line in
+                String(line.prefix { $0 != "#" }).trimmingCharacters(in: .whitespaces)
+            }.filter { !$0.isEmpty }
+            sandboxPolicy = .users(Set(users))
+        }
+        return PurchasePolicy(
+            currencies: currencies.isEmpty ? nil : Set(currencies), sandbox: sandboxPolicy,
+            maxRefundsPerUser: maxRefundsPerUser == 0 ? nil : maxRefundsPerUser,
+            maxAccountsPerAppleAccount: maxAccountsPerAppleAccount == 0 ? nil : maxAccountsPerAppleAccount, sharing: sharingPolicy)
+    }
+}

@@ -1,0 +1,63 @@
+import AppleReceipt
+import PipelineCore
+
+/// The operator's rules a verified purchase must pass before it is granted (the seeds' fraud
+/// rules). The dedupe stage applies those it can decide alone (sandbox, currency) and hands the
+/// counted ones to the grant script with the purchase (daily caps, refund limit), which counts
+/// them in the step that would grant it, so no race lets one more through.
+public struct PurchasePolicy: Sendable, Equatable {
+    /// Sandbox purchases in this deployment (`IAP_SANDBOX`).
+    public enum Sandbox: Sendable, Equatable {
+        case allow
+        case deny
+        /// Only these users' (App Review, TestFlight testers): others are rejected.
+        case users(Set<String>)
+    }
+
+    /// ISO 4217 codes a purchase may be paid in (`IAP_CURRENCIES`); `nil`: any.
+    public var currencies: Set<String>?
+    public var sandbox: Sandbox
+    /// Refunds and revocations after which a user's new purchases are held (`IAP_MAX_REFUNDS_PER_USER`); `nil`: never.
+    public var maxRefundsPerUser: Int?
+    /// Users who may buy on one Apple Account (`IAP_MAX_ACCOUNTS_PER_APPLE_ACCOUNT`); `nil`: any number.
+    public var maxAccountsPerAppleAccount: Int?
+    /// `IAP_SHARING_POLICY`.
+    public var sharing: SharingPolicy
+
+    public init(
+        currencies: Set<String>? = nil, sandbox: Sandbox = .allow, maxRefundsPerUser: Int? = nil,
+        maxAccountsPerAppleAccount: Int? = nil, sharing: SharingPolicy = .bind
+    ) {
+        self.currencies = currencies
+        self.sandbox = sandbox
+        self.maxRefundsPerUser = maxRefundsPerUser
+        self.maxAccountsPerAppleAccount = maxAccountsPerAppleAccount
+        self.sharing = sharing
+    }
+
+    /// Grants whatever Apple verified.
+    public static let open = PurchasePolicy()
+
+    /// Whether `user` may be granted a purchase from Apple's `environment` (`Sandbox`, `Production`…).
+    public func allows(environment: String, user: String) -> Bool {
+        guard environment.caseInsensitiveCompare("Sandbox") == .orderedSame else { return true }
+        switch sandbox {
+        case .allow: return true
+        case .deny: return false
+        case .users(let users): return users.contains(user)
+        }
+    }
+
+    /// Why a purchase paid in `currency` (nil: unknown) must be held, or `nil` when it may be granted.
+    public func holdReason(currency: String?) -> String? {
+        guard let currencies else { return nil }
+        guard let currency else { return ReasonCode.currencyUnknown }
+        return currencies.contains(currency.uppercased()) ? nil : ReasonCode.currencyNotAllowed
+    }
+
+    /// Whether `text` is shaped like an ISO 4217 code: three ASCII letters, upper case.
+    public static func isCurrencyCode(_ text: String) -> Bool {
+        let bytes = Array(text.utf8)
+        return bytes.count == 3 && bytes.allSatisfy { (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) }
+    }
+}

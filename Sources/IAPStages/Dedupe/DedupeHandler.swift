@@ -1,0 +1,210 @@
+import AppleReceipt
+import PipelineCore
+
+/// Dedupe stage: decides which purchases this job may grant, what each one's grant unit is and
+/// what the purchase policy says of it, then claims the units (`SET … NX`, held ones too, so
+/// nobody else is granted them meanwhile) and forwards the job to grant, in one script.
+public struct DedupeHandler: JobHandler {
+    public let stage = Stage.dedupe
+    public let transitions: [any PipelineScript.Type] = [
+        ClaimPurchases.self, ClaimPart.self, SplitJob.self, SeatAppleAccount.self, FinishTicket.self,
+    ]
+    public let catalog: ProductCatalog
+    public let policy: PurchasePolicy
+    /// How long a part's own ticket lives (`IAP_TICKET_TTL_S`, as its client's).
+    public let ticketTTL: Duration
+    /// `claim_purchases` for a worker's jobs finishing at about the same time, in one call.
+    private let claims = WorkerBatchers<ClaimItem, TransitionResult> { worker in
+        GroupCommit(maxBatch: 64) { jobs in
+            try await worker.store.claimAndForward(jobs.map { ($0.payload, $0.next) }, member: worker.member)
+        }
+    }
+
+    private struct ClaimItem: Sendable {
+        var payload: String
+        var next: Job
+    }
+
+    public init(catalog: ProductCatalog, policy: PurchasePolicy = .open, ticketTTL: Duration = .seconds(86400)) {
+        self.catalog = catalog
+        self.policy = policy
+        self.ticketTTL = ticketTTL
+    }
+
+    public func handle(_ payload: String, worker: WorkerContext) async {
+        guard let job = try? Job.decode(payload), job.stage == .dedupe else {
+            await worker.deadLetter(payload, ticket: nil, reason: ReasonCode.undecodableJob, error: "not a dedupe job", attempts: 0)
+            return
+        }
+        if let account = job.appleAccount, job.receipt == nil {
+            await bind(account, payload: payload, job: job, worker: worker)
+            return
+        }
+        guard let receipt = job.receipt else {
+            await worker.deadLetter(
+                payload, ticket: job.ticket, reason: ReasonCode.missingVerifiedReceipt, error: "a dedupe job without its receipt",
+                attempts: job.attempts)
+            return
+        }
+        // Whose each purchase's Apple-signed token says it is: read before the claim, which a
+        // purchase of another user's token never makes.
+        let tokens = Set(receipt.transactions.compactMap { $0.appAccountToken?.lowercased() })
+        var tokenOwners: [String: String] = [:]
+        if !tokens.isEmpty {
+            guard let owners = await worker.transition(reading: "account-token owners", {
+                try await worker.store.owners(ofAccountTokens: tokens)
+            }) else { return }
+            tokenOwners = owners
+        }
+        var next = job
+        next.stage = .grant
+        next.purchases = purchases(for: job, in: receipt, tokenOwners: tokenOwners)
+        next.refundLimit = policy.maxRefundsPerUser
+        next.appleAccountLimit = policy.maxAccountsPerAppleAccount
+        next.sharing = policy.sharing
+        // A paid product our catalog does not know is our configuration's fault, not the user's:
+        // rejecting it would lose the order, so it waits as a dead letter for the catalog fix and a replay.
+        let unknown = Set(next.purchases?.filter { $0.reason == ReasonCode.unknownProduct }.map(\.productID) ?? [])
+        if !unknown.isEmpty {
+            await worker.deadLetter(
+                payload, ticket: job.ticket, reason: ReasonCode.unknownProduct,
+                error: "not in the product catalog: \(unknown.sorted().joined(separator: ", ")); add to IAP_PRODUCTS_FILE, then replay",
+                attempts: job.attempts)
+            return
+        }
+        if let parts = Self.parts(of: next, layout: worker.store.keys.layout) {
+            await split(payload, job: job, into: parts, worker: worker)
+            return
+        }
+        let result = await worker.transition(ClaimPurchases.self) {
+            try await claims.submit(ClaimItem(payload: payload, next: next), by: worker)
+        }
+        await worker.settle(result, payload: payload, job: job, by: ClaimPurchases.self)
+    }
+
+
+    /// A verified app transaction: the user takes their place among the users of that Apple
+    /// Account (`seat_apple_account`, kept for good), and the ticket ends `applied`, nothing
+    /// granted, its `result` `apple_account_bound`, or `apple_account_shared` when the user comes
+    /// after `IAP_MAX_ACCOUNTS_PER_APPLE_ACCOUNT` others (their purchases on it will be held).
+    private func bind(_ account: String, payload: String, job: Job, worker: WorkerContext) async {
+        guard let seated = await worker.transition(SeatAppleAccount.self, {
+            try await worker.store.seatAppleAccount(account, user: job.userID, limit: policy.maxAccountsPerAppleAccount)
+        }) else { return }
+        let result = await worker.transition(FinishTicket.self) {
+            try await worker.store.finish(
+                payload, member: worker.member, ticket: job.ticket, status: .applied, reason: "", attempts: job.attempts,
+                environment: nil, result: seated ? Self.boundResult : ReasonCode.appleAccountShared)
+        }
+        await worker.settle(result, payload: payload, job: job, by: FinishTicket.self)
+    }
+
+    /// The result of a ticket that bound an Apple Account to its user within the limit.
+    public static let boundResult = "apple_account_bound"
+    /// A grant job whose claimed purchases lie in buckets besides its ticket's, as one job per
+    /// bucket (`nil` when they all lie in the ticket's: one bucket is one atomic step, as before
+    /// buckets). Each part carries its bucket's purchases, in the receipt's order, and its own id
+    /// (`<bucket>.<ticket>`); lines that claim nothing (rejections) go with the first part; a
+    /// re-check's answer goes with the part of its subscription.
+    public static func parts(of job: Job, layout: BucketLayout) -> [Job]? {
+        guard layout.count > 1, let purchases = job.purchases else { return nil }
+        let home = layout.bucket(ofTicket: job.ticket)
+        func bucket(_ purchase: Purchase) -> Int? {
+            guard purchase.isClaimed, purchase.unit != nil else { return nil }
+            return layout.bucket(ofOriginalTransactionID: purchase.originalTransactionID)
+        }
+        let buckets = purchases.compactMap(bucket)
+        guard buckets.contains(where: { $0 != home }) else { return nil }
+        var order: [Int] = []
+        for b in buckets where !order.contains(b) { order.append(b) }
+        return order.enumerated().map { index, b in
+            var part = job
+            part.part = layout.ticketID(job.ticket, inBucket: b)
+            part.purchases = purchases.filter { bucket($0) == b || (index == 0 && bucket($0) == nil) }
+            if let renewal = job.receipt?.renewal, layout.bucket(ofOriginalTransactionID: renewal.originalTransactionID) != b {
+                part.receipt?.renewal = nil
+            }
+            return part
+        }
+    }
+
+    /// Queues each part on its bucket (its units claimed there), then acks the job, naming its
+    /// parts on the ticket. A redelivered job queues no part twice (`claim_part` finds it).
+    private func split(_ payload: String, job: Job, into parts: [Job], worker: WorkerContext) async {
+        for part in parts {
+            guard await worker.transition(ClaimPart.self, { try await worker.store.claimPart(part, ttl: ticketTTL) }) != nil
+            else { return }
+        }
+        let result = await worker.transition(SplitJob.self) {
+            try await worker.store.split(payload, member: worker.member, ticket: job.ticket, parts: parts.compactMap(\.part))
+        }
+        await worker.settle(result, payload: payload, job: job, by: SplitJob.self)
+    }
+
+    /// Whether another account may prove this product for itself: a non-consumable or a
+    /// subscription under `IAP_SHARING_POLICY` `transfer` or `share`, where a restore on a shared
+    /// Apple ID names the buyer's token by design and the policy decides.
+    private func sharable(_ productID: String) -> Bool {
+        guard policy.sharing != .bind, let type = catalog.products[productID] else { return false }
+        return type == .nonConsumable || type == .autoRenewable
+    }
+
+    /// The purchases a job may grant: those the client named, else all in the receipt; each
+    /// pending (with its grant unit and the counted rules' limits), held by a rule the policy
+    /// decides alone (with its unit, to be claimed), or rejected with a reason. `tokenOwners`:
+    /// the user each bound app account token belongs to; a purchase whose token is another
+    /// user's is rejected `app_account_token_mismatch` (unclaimed: its owner can still have it).
+    public func purchases(for job: Job, in receipt: VerifiedReceipt, tokenOwners: [String: String] = [:]) -> [Purchase] {
+        var chosen = receipt.transactions
+        var missing: String?
+        if let wanted = job.transactionID {
+            chosen = chosen.filter { $0.transactionID == wanted }
+            if chosen.isEmpty { missing = ReasonCode.transactionNotInReceipt }
+        }
+        if missing == nil, let product = job.productID {
+            chosen = chosen.filter { $0.productID == product }
+            if chosen.isEmpty { missing = ReasonCode.productMismatch }
+        }
+        if let missing {
+            // Nothing to grant: one rejected line says what the client asked for.
+            return [Purchase(
+                transactionID: job.transactionID ?? "", originalTransactionID: "", productID: job.productID ?? "",
+                quantity: 0, unit: nil, outcome: .rejected, reason: missing)]
+        }
+        return chosen.map { transaction in
+            var purchase = Purchase(
+                transactionID: transaction.transactionID, originalTransactionID: transaction.originalTransactionID,
+                productID: transaction.productID, quantity: transaction.quantity, unit: nil, outcome: .rejected)
+            if transaction.isRefunded {
+                purchase.reason = ReasonCode.refunded
+            } else if let owner = transaction.appAccountToken.flatMap({ tokenOwners[$0.lowercased()] }), owner != job.userID,
+                !sharable(transaction.productID)
+            {
+                purchase.reason = ReasonCode.appAccountTokenMismatch
+            } else if !policy.allows(environment: receipt.environment, user: job.userID) {
+                purchase.reason = ReasonCode.sandboxNotAllowed
+            } else if let unit = catalog.grantUnit(for: transaction) {
+                purchase.unit = unit
+                purchase.currency = transaction.currency ?? job.currency
+                purchase.dailyLimit = catalog.dailyLimits[transaction.productID]
+                if let type = catalog.products[transaction.productID], type == .nonConsumable || type == .autoRenewable {
+                    purchase.kind = type.rawValue
+                    purchase.entitlements = catalog.entitlements[transaction.productID]
+                }
+                if catalog.products[transaction.productID] == .autoRenewable {
+                    purchase.expiresAt = transaction.expiresDateMs.flatMap { Int64($0) }
+                    purchase.signedAt = transaction.signedDateMs.flatMap { Int64($0) }
+                }
+                if let hold = policy.holdReason(currency: purchase.currency) {
+                    purchase.outcome = .held
+                    purchase.reason = hold
+                } else {
+                    purchase.outcome = .pending
+                }
+            } else {
+                purchase.reason = ReasonCode.unknownProduct
+            }
+            return purchase
+        }
+    }
+}

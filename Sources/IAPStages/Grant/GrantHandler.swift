@@ -1,0 +1,72 @@
+import AppleReceipt
+import PipelineCore
+
+/// Grant stage: records each new grant, publishes it on the fulfilment stream and sets the
+/// ticket's final status, all in one script per job. One part of a receipt whose purchases lie in
+/// several buckets is granted on its bucket, then reports to its client's ticket (`finish_part`),
+/// then is acked (`acknowledge_job`): a crash between them redoes the grant, which grants nothing
+/// twice, and reports the same outcome again.
+public struct GrantHandler: JobHandler {
+    public let stage = Stage.grant
+    public let transitions: [any PipelineScript.Type] = [GrantPurchases.self, FinishPart.self, AcknowledgeJob.self]
+    /// Set App Account Token (`IAP_SET_APP_ACCOUNT_TOKENS` with Server API keys): a purchase
+    /// granted without an app account token to a user who has one bound queues the errand that
+    /// sets it at Apple (the notify stage makes the call), its ticket living this long; `nil`: off.
+    public let tokenTickets: Duration?
+    /// Trims each bucket's fulfilment stream and dead letters to their bounds; `nil`: kept as they are.
+    public let retention: RetentionSweep?
+
+    public init(tokenTickets: Duration? = nil, retention: RetentionSweep? = nil) {
+        self.tokenTickets = tokenTickets
+        self.retention = retention
+    }
+
+    /// Every grant process keeps the buckets bounded (once a minute each).
+    public func housekeeping(_ worker: WorkerContext) async throws {
+        try await retention?.runIfDue(worker)
+    }
+
+    public func handle(_ payload: String, worker: WorkerContext) async {
+        guard let job = try? Job.decode(payload), job.stage == .grant, job.purchases != nil else {
+            await worker.deadLetter(payload, ticket: nil, reason: ReasonCode.undecodableJob, error: "not a grant job", attempts: 0)
+            return
+        }
+        let outcome = await worker.transition(GrantPurchases.self) {
+            try await worker.store.grantOutcome(payload, member: worker.member, job: job, tokenTickets: tokenTickets)
+        }
+        guard let (result, granted) = outcome else { return }
+        guard result == .moved, let granted else {
+            await worker.settle(result, payload: payload, job: job, by: GrantPurchases.self)
+            return
+        }
+        guard let part = job.part else {
+            worker.logger.info("ticket finished", metadata: ["ticket": "\(job.ticket)", "status": "\(granted.status.rawValue)"])
+            await worker.settle(result, payload: payload, job: job, by: GrantPurchases.self)
+            return
+        }
+        await report(part, granted, payload: payload, job: job, worker: worker)
+    }
+
+    /// A part's outcome onto its client's ticket, then the part's job acked.
+    private func report(_ part: String, _ granted: GrantOutcome, payload: String, job: Job, worker: WorkerContext) async {
+        let outcome = PartOutcome(
+            status: granted.status, transactions: granted.transactions, reason: granted.reason, environment: job.receipt?.environment)
+        guard let recorded = await worker.transition(FinishPart.self, {
+            try await worker.store.finishPart(ticket: job.ticket, part: part, outcome: outcome)
+        }) else { return }
+        if recorded {
+            worker.logger.info("part finished", metadata: [
+                "ticket": "\(job.ticket)", "part": "\(part)", "status": "\(granted.status.rawValue)",
+            ])
+        } else {
+            // The client's ticket expired: its grants stand and reach the backend on the stream.
+            worker.logger.warning("a part's ticket is gone; its outcome is on the part alone", metadata: [
+                "ticket": "\(job.ticket)", "part": "\(part)",
+            ])
+        }
+        let acked = await worker.transition(AcknowledgeJob.self) {
+            try await worker.store.acknowledge(payload, member: worker.member, ownTicket: part)
+        }
+        await worker.settle(acked, payload: payload, job: job, by: AcknowledgeJob.self)
+    }
+}

@@ -1,0 +1,265 @@
+import AppleReceipt
+import PipelineCore
+import PlainJSON
+import RedisClient
+
+/// `grant_purchases`: the grant stage's one step per job (see `Lua/grant_purchases.lua`). Every
+/// key is declared: the job's and its user's, each purchase's by name (`k`), and the keys of any
+/// other user the step reaches (a transfer's holder, a renewal's owner) once the script names them.
+package struct GrantPurchases: DeclaringScript {
+    package static let script = LuaSource.script("grant_purchases")
+    private let redisKeys: RedisKeys
+    private var declared: DeclaredKeys
+    private var members: GrantPurchasesArguments
+    package private(set) var arguments: [String]
+    package var keys: [String] { declared.list }
+
+    package init(
+        _ keys: RedisKeys, member: String, taken: String, job: Job, refunds: Int?, places: [String: Bool] = [:],
+        shared: Set<String> = [], keep: Bool = false, recheck: RecheckSchedule?, accountToken: AccountTokenSetting? = nil, now: Int64
+    ) {
+        redisKeys = keys
+        let user = job.userID
+        var declared = DeclaredKeys([
+            keys.inflight(member: member), keys.ticket(job.ownTicket), keys.fulfilment, keys.unclaimed, keys.holds,
+            keys.lifetime(user: user), keys.subscriptions(user: user),
+        ])
+        let purchases = job.purchases ?? []
+        let tokens = Dictionary(
+            (job.receipt?.transactions ?? []).compactMap { tx in tx.appAccountToken.map { (tx.transactionID, $0.lowercased()) } },
+            uniquingKeysWith: { first, _ in first })
+        let appTransactions = Dictionary(
+            (job.receipt?.transactions ?? []).compactMap { tx in tx.appTransactionID.map { (tx.transactionID, $0) } },
+            uniquingKeysWith: { first, _ in first })
+        let transactions = Dictionary(
+            (job.receipt?.transactions ?? []).map { ($0.transactionID, $0) }, uniquingKeysWith: { first, _ in first })
+        let environment = job.receipt?.environment ?? ""
+        var notifyQueue: Int?
+        var lines: [GrantPurchasesArguments.Line] = []
+        for purchase in purchases {
+            // A pending or held purchase without a unit cannot be claimed: it is rejected, never granted blind.
+            let outcome = purchase.isClaimed && purchase.unit == nil ? PurchaseOutcome.rejected : purchase.outcome
+            let reason = outcome == purchase.outcome ? purchase.reason : nil
+            let token = tokens[purchase.transactionID]
+            var k: [String: Int] = [:]
+            if purchase.isClaimed, let unit = purchase.unit {
+                let original = purchase.originalTransactionID
+                k["claim"] = declared.index(of: keys.claim(unit: unit, originalTransactionID: original))
+                k["record"] = declared.index(of: keys.grant(unit: unit, originalTransactionID: original))
+                k["hold"] = declared.index(of: keys.hold(unit: unit, originalTransactionID: original))
+                k["refunded"] = declared.index(of: keys.refunded(unit: unit, originalTransactionID: original))
+                k["owner"] = declared.index(of: keys.owner(originalTransactionID: purchase.originalTransactionID))
+            }
+            // A purchase without a token, granted to a user who has one: Apple is asked to set it.
+            var tokenJob: String?
+            if let setting = accountToken, purchase.isClaimed, purchase.unit != nil, token == nil,
+               let transaction = transactions[purchase.transactionID], !transaction.isFamilyShared, !environment.isEmpty
+            {
+                let ticket = AppAccountTokenRequest.ticket(originalTransactionID: purchase.originalTransactionID, in: keys)
+                k["token_ticket"] = declared.index(of: keys.ticket(ticket))
+                notifyQueue = notifyQueue ?? declared.index(of: keys.queue(.notify))
+                tokenJob = AppAccountTokenRequest(
+                    originalTransactionID: purchase.originalTransactionID, appAccountToken: setting.token, environment: environment,
+                    bundleID: job.receipt?.bundleID
+                ).job(ticket: ticket, user: user, now: now).encoded()
+            }
+            if purchase.isClaimed || purchase.kind == "auto_renewable" {
+                k["subscription"] = declared.index(of: keys.subscription(originalTransactionID: purchase.originalTransactionID))
+                k["rechecks"] = declared.index(of: keys.ofPurchase(originalTransactionID: purchase.originalTransactionID).rechecks)
+            }
+            lines.append(.init(
+                transactionID: purchase.transactionID, originalTransactionID: purchase.originalTransactionID,
+                productID: purchase.productID, quantity: String(purchase.quantity), unit: purchase.unit,
+                outcome: outcome.rawValue, reason: outcome == .rejected ? reason ?? ReasonCode.noGrantUnit : reason,
+                appAccountToken: token, appTransactionID: appTransactions[purchase.transactionID],
+                accountShared: shared.contains(purchase.transactionID) ? "1" : nil, currency: purchase.currency,
+                dailyLimit: purchase.dailyLimit.map(String.init),
+                dailyReserved: purchase.dailyLimit == nil ? nil : purchase.unit.flatMap { places[$0] }.map { $0 ? "1" : "0" },
+                kind: purchase.kind,
+                entitlements: purchase.entitlements.flatMap { $0.isEmpty ? nil : $0.joined(separator: ",") },
+                expiresAt: purchase.expiresAt.map(String.init), signedAt: purchase.signedAt.map(String.init), tokenJob: tokenJob,
+                keys: k))
+        }
+        let subscription = job.receipt.flatMap { receipt in
+            receipt.renewal.map { PipelineStore.recheckChange($0, receipt: receipt, purchases: purchases) }
+        }
+        let subscriptionKey = subscription.map {
+            declared.index(of: keys.subscription(originalTransactionID: $0.originalTransactionID))
+        }
+        let rechecksKey = subscription.map {
+            declared.index(of: keys.ofPurchase(originalTransactionID: $0.originalTransactionID).rechecks)
+        }
+        members = GrantPurchasesArguments(
+            ticket: job.ticket, part: job.part, keep: keep || job.part != nil, now: String(now), channel: keys.results, userID: user,
+            environment: environment, source: job.source ?? "client",
+            refundLimit: job.refundLimit.map(String.init), refunds: refunds.map(String.init), sharing: job.sharing?.rawValue, purchases: lines,
+            recheck: recheck, subscription: subscription, subscriptionKey: subscriptionKey, rechecksKey: rechecksKey,
+            receipt: job.subscriptionReceipt, notifyQueue: notifyQueue,
+            ticketTTL: notifyQueue == nil ? nil : accountToken.map { String($0.ticketTTL.components.seconds) })
+        self.declared = declared
+        arguments = [taken, members.argument]
+    }
+
+    /// The users the script named (a JSON array): their lifetime and subscriptions sets.
+    package mutating func declare(_ needed: RedisReply) throws {
+        guard let users = try needed.json(script: Self.name).array?.compactMap(\.string), !users.isEmpty else {
+            throw ScriptReplyError(script: Self.name, reply: needed)
+        }
+        for user in users {
+            members.others[user] = [
+                "lifetime": declared.index(of: redisKeys.lifetime(user: user)),
+                "subscriptions": declared.index(of: redisKeys.subscriptions(user: user)),
+            ]
+        }
+        arguments[1] = members.argument
+    }
+
+    /// `{1, status, transactions, reason, kept}`, `{0}`, `{-1}`: how the job moved and, when it
+    /// did, what it set on its ticket and which daily places stay taken.
+    package static func decode(_ reply: RedisReply) throws -> (TransitionResult, GrantOutcome?) {
+        let result = try TransitionResult(reply, script: name)
+        guard result == .moved else { return (result, nil) }
+        guard let items = reply.array, items.count == 5, let status = items[1].string.flatMap(TicketStatus.init(rawValue:)),
+            let transactions = items[2].string, let reason = items[3].string, let kept = items[4].string
+        else {
+            throw ScriptReplyError(script: name, reply: reply)
+        }
+        return (result, GrantOutcome(
+            status: status, transactions: transactions, reason: reason.isEmpty ? nil : reason,
+            keptPlaces: Set(kept.split(separator: "\n").map(String.init))))
+    }
+}
+
+/// What `grant_purchases` set on the job's ticket: its status, its purchases' lines (JSON array
+/// text) and, when rejected, why.
+public struct GrantOutcome: Sendable, Equatable {
+    public var status: TicketStatus
+    public var transactions: String
+    public var reason: String?
+    /// The units with a place in the user's daily window that stand granted to the user: they
+    /// keep it; the other reserved units give theirs back.
+    public var keptPlaces: Set<String> = []
+
+    /// The transaction ids of the lines granted to the job's user.
+    var grantedTransactions: Set<String> {
+        guard let lines = try? JSONValue(parsing: transactions).array else { return [] }
+        return Set(lines.compactMap { $0["outcome"]?.string == "granted" ? $0["transaction_id"]?.string : nil })
+    }
+}
+
+/// The named arguments of `grant_purchases`.
+/// One JSON object the script reads with `cjson.decode`; numbers travel as strings where Redis
+/// stores them, because cjson reads numbers as doubles.
+struct GrantPurchasesArguments {
+    var ticket: String
+    /// A part's own id: nothing is published (its client's ticket is told by `finish_part`).
+    var part: String?
+    /// The job stays in flight for the steps that follow (`acknowledge_job` acks it).
+    var keep: Bool
+    /// Numbers travel as strings where Redis stores them: cjson reads numbers as doubles.
+    var now: String
+    var channel: String
+    var userID: String
+    var environment: String
+    var source: String
+    /// `IAP_MAX_REFUNDS_PER_USER`; absent: no limit.
+    var refundLimit: String?
+    /// With a limit: the user's refunds counted in every bucket, read before the step.
+    var refunds: String?
+    /// `IAP_SHARING_POLICY`: `bind`, `transfer` or `share`; absent: a plain duplicate.
+    var sharing: String?
+    var purchases: [Line]
+    /// When the subscriptions this step moves are re-checked next.
+    var recheck: RecheckSchedule?
+    /// A re-check's answer: the subscription's state as Apple says it now, applied after the
+    /// purchases (in signed-time order, like a notification).
+    var subscription: SubscriptionChange?
+    /// The KEYS index of the answer's subscription record, and of its bucket's re-check schedule.
+    var subscriptionKey: Int?
+    var rechecksKey: Int?
+    /// A legacy receipt proving the job's subscriptions: kept on the records this user owns.
+    var receipt: String?
+    /// The KEYS index of the bucket's notify queue, when a purchase's `token_job` may go there.
+    var notifyQueue: Int?
+    /// The time to live of a `token_job`'s ticket (s).
+    var ticketTTL: String?
+    /// Other users whose keys the step touches (user → `lifetime`, `subscriptions`: KEYS indexes).
+    var others: [String: [String: Int]] = [:]
+
+    struct Line {
+        var transactionID: String
+        var originalTransactionID: String
+        var productID: String
+        var quantity: String
+        var unit: String?
+        var outcome: String
+        var reason: String?
+        var appAccountToken: String?
+        /// The Apple Account that bought it (`appTransactionId`), when Apple said.
+        var appTransactionID: String?
+        /// `1`: the user came on that Apple Account after `IAP_MAX_ACCOUNTS_PER_APPLE_ACCOUNT` others.
+        var accountShared: String?
+        var currency: String?
+        /// The catalog's `daily_limit_per_user` for the product; absent: no cap.
+        var dailyLimit: String?
+        /// With a cap: `1` when the unit has its place in the user's window (`reserve_daily_grant`).
+        var dailyReserved: String?
+        var kind: String?
+        /// Comma-separated.
+        var entitlements: String?
+        var expiresAt: String?
+        var signedAt: String?
+        /// The notify job that sets the user's app account token at Apple, queued when this
+        /// purchase is granted to the user (its ticket: `k.token_ticket`).
+        var tokenJob: String?
+        /// The purchase's keys by name (claim, record, hold, refunded, owner, subscription,
+        /// rechecks, token_ticket): KEYS indexes.
+        var keys: [String: Int]
+
+        var json: JSONValue {
+            .members([
+                "transaction_id": .string(transactionID),
+                "original_transaction_id": .string(originalTransactionID),
+                "product_id": .string(productID),
+                "quantity": .string(quantity),
+                "unit": unit.json,
+                "outcome": .string(outcome),
+                "reason": reason.json,
+                "app_account_token": appAccountToken.json,
+                "app_transaction_id": appTransactionID.json,
+                "account_shared": accountShared.json,
+                "currency": currency.json,
+                "daily_limit": dailyLimit.json,
+                "daily_reserved": dailyReserved.json,
+                "kind": kind.json,
+                "entitlements": entitlements.json,
+                "expires_at": expiresAt.json,
+                "signed_at": signedAt.json,
+                "token_job": tokenJob.json,
+                "k": .object(keys.mapValues { .int($0) }),
+            ])
+        }
+    }
+
+    var json: JSONValue {
+        .members([
+            "ticket": .string(ticket), "part": part.json, "keep": keep ? .bool(true) : nil, "now": .string(now), "channel": .string(channel), "user_id": .string(userID),
+            "environment": .string(environment), "source": .string(source),
+            "refund_limit": refundLimit.json,
+            "refunds": refunds.json,
+            "sharing": sharing.json,
+            "purchases": .array(purchases.map(\.json)),
+            "recheck": recheck?.json,
+            "subscription": subscription?.json,
+            "subscription_key": subscriptionKey.map { .int($0) },
+            "rechecks_key": rechecksKey.map { .int($0) },
+            "receipt": receipt.json,
+            "notify_queue": notifyQueue.map { .int($0) },
+            "ticket_ttl": ticketTTL.json,
+            "others": others.isEmpty ? nil : .object(others.mapValues { .object($0.mapValues { .int($0) }) }),
+        ])
+    }
+
+    /// The script's argument: the canonical JSON text.
+    var argument: String { json.canonicalText }
+}

@@ -1,0 +1,150 @@
+import PipelineCore
+import RedisClient
+
+/// The grant step (`grant_purchases`) and what it reads first: the user's refunds, daily places, the Apple Accounts a purchase shares, the bound token.
+extension PipelineStore {
+    public func grant(
+        _ payload: String, member: String, job: Job, now: Int64 = currentTimeMs()
+    ) async throws -> (TransitionResult, TicketStatus?) {
+        let (result, outcome) = try await grantOutcome(payload, member: member, job: job, now: now)
+        return (result, outcome?.status)
+    }
+
+    /// The grant step, answering what it set on the job's ticket (a part's outcome goes on to its
+    /// client's ticket: `finishPart`, then `acknowledge`). A purchase under a daily cap first
+    /// reserves its place in the user's window (`reserve_daily_grant`, the user's slot); the job
+    /// then stays in flight through the grant until each unit that did not end granted has given
+    /// its place back (`release_daily_grant`), and is acked last (`acknowledge_job`). Every step
+    /// is safe to repeat: a crash between them redoes them and grants nothing twice.
+    ///
+    /// `tokenTickets`: Set App Account Token is on, its errands' tickets living this long; the
+    /// user's bound token is read first (its own slot) for a job with a purchase that has none.
+    public func grantOutcome(
+        _ payload: String, member: String, job: Job, tokenTickets: Duration? = nil, now: Int64 = currentTimeMs()
+    ) async throws -> (TransitionResult, GrantOutcome?) {
+        // The refund limit counts the user's refunds in every bucket: read first (a refund that
+        // lands meanwhile is one that came just after this grant).
+        let refunds = job.refundLimit == nil ? nil : try await refundCount(of: job.userID)
+        let capped = (job.purchases ?? []).filter { $0.dailyLimit != nil && $0.outcome == .pending && $0.unit != nil }
+        var places: [String: Bool] = [:]
+        for purchase in capped {
+            guard let unit = purchase.unit, let limit = purchase.dailyLimit else { continue }
+            places[unit] = try await run(ReserveDailyGrant(
+                keys, user: job.userID, product: purchase.productID, unit: unit, limit: limit, now: now))
+        }
+        let shared = try await appleAccountsShared(by: job)
+        var tokenSetting: AccountTokenSetting?
+        if let tokenTickets, Self.mayNeedAccountToken(job), let token = try await accountToken(ofUser: job.userID) {
+            tokenSetting = AccountTokenSetting(token: token, ticketTTL: tokenTickets)
+        }
+        let keep = !capped.isEmpty
+        let (result, outcome) = try await run(
+            GrantPurchases(keys, member: member, taken: payload, job: job, refunds: refunds, places: places, shared: shared,
+                keep: keep, recheck: recheck, accountToken: tokenSetting, now: now),
+            replicated: true)
+        // A job another worker holds now keeps its places: that worker's grant counts on them.
+        guard result != .leaseLost else { return (result, outcome) }
+        let kept = outcome?.keptPlaces ?? []
+        for purchase in capped where places[purchase.unit ?? ""] == true && !kept.contains(purchase.unit ?? "") {
+            _ = try await run(ReleaseDailyGrant(keys, user: job.userID, product: purchase.productID, unit: purchase.unit ?? ""))
+        }
+        if result == .moved, let outcome { try await bindAccountTokens(of: job, granted: outcome) }
+        guard result == .moved, keep, job.part == nil else { return (result, outcome) }
+        return (try await acknowledge(payload, member: member, ownTicket: job.ownTicket), outcome)
+    }
+
+    /// A job with a purchase to claim whose transaction carries no app account token (and is not
+    /// a family member's): only such a job reads its user's token.
+    static func mayNeedAccountToken(_ job: Job) -> Bool {
+        let claimed = Set((job.purchases ?? []).filter { $0.isClaimed && $0.unit != nil }.map(\.transactionID))
+        return (job.receipt?.transactions ?? []).contains {
+            claimed.contains($0.transactionID) && $0.appAccountToken == nil && !$0.isFamilyShared
+        }
+    }
+
+    /// Under `IAP_MAX_ACCOUNTS_PER_APPLE_ACCOUNT`: the transactions of this job's purchases (those
+    /// it claimed) bought on an Apple Account on which the user came after the limit was full
+    /// (`seat_apple_account`, once per account). The user's place is taken for good: a purchase
+    /// held for it is still the user's buying on that account.
+    func appleAccountsShared(by job: Job) async throws -> Set<String> {
+        guard let limit = job.appleAccountLimit else { return [] }
+        let claimed = Set((job.purchases ?? []).filter { $0.outcome == .pending && $0.unit != nil }.map(\.transactionID))
+        var accounts: [String: [String]] = [:]
+        for transaction in job.receipt?.transactions ?? [] where claimed.contains(transaction.transactionID) {
+            if let account = transaction.appTransactionID, !account.isEmpty { accounts[account, default: []].append(transaction.transactionID) }
+        }
+        var shared: Set<String> = []
+        for (account, transactions) in accounts.sorted(by: { $0.key < $1.key }) {
+            if try await !seatAppleAccount(account, user: job.userID, limit: limit) { shared.formUnion(transactions) }
+        }
+        return shared
+    }
+
+    /// Binds the app account tokens of the purchases granted to the job's user to the user, where
+    /// nobody holds them. Their keys are in no bucket, so this follows the grant step: a crash
+    /// between them leaves a token unbound until the user's next grant carrying it; meanwhile a
+    /// notification about a new purchase with that token waits as unclaimed, never granted blind.
+    func bindAccountTokens(of job: Job, granted outcome: GrantOutcome) async throws {
+        let granted = outcome.grantedTransactions
+        let tokens = (job.receipt?.transactions ?? []).compactMap { tx in
+            granted.contains(tx.transactionID) ? tx.appAccountToken?.lowercased() : nil
+        }
+        try await bindAccountTokens(tokens, to: job.userID)
+    }
+
+    /// `SET account-token:<token> user NX` for each token: the first user granted with it keeps it;
+    /// and the user's own token (`user-token:<user>`), the first one bound to them, where the token
+    /// is theirs. Each binding is written once and never changes, so repeating this changes nothing.
+    ///
+    /// One round trip: both bindings of every token go in one pipeline (their keys lie in
+    /// different slots, so no one script can hold them). In the rare case a token turns out to be
+    /// another user's while this call gave the user their reverse key, that key is taken back.
+    @discardableResult
+    public func bindAccountTokens(_ tokens: [String], to user: String) async throws -> [String: String] {
+        guard !tokens.isEmpty else { return [:] }
+        let sorted = Set(tokens).sorted()
+        let replies = try await redis.pipeline(sorted.flatMap { token in
+            [RedisCommand("SET", keys.accountToken(token), user, "NX", "GET"),
+             RedisCommand("SET", keys.userAccountToken(user: user), token, "NX", "GET")]
+        })
+        var holders: [String: String] = [:]
+        var takeBack = false
+        for (index, token) in sorted.enumerated() {
+            let (binding, reverse) = (replies[2 * index], replies[2 * index + 1])
+            for reply in [binding, reverse] { if case .error(let message) = reply { throw RedisError.server(message) } }
+            let holder = binding.string ?? user
+            holders[token] = holder
+            // This call wrote the user's reverse key with a token another user holds.
+            if holder != user, reverse.string == nil { takeBack = true }
+        }
+        if takeBack {
+            // Whichever of this call's tokens the user holds (if any) becomes their token instead.
+            let theirs = sorted.first { holders[$0] == user }
+            let reply = try await redis.send(
+                theirs.map { RedisCommand("SET", keys.userAccountToken(user: user), $0) } ?? RedisCommand("DEL", keys.userAccountToken(user: user)))
+            if case .error(let message) = reply { throw RedisError.server(message) }
+        }
+        return holders
+    }
+
+    /// The app account token bound to a user first (`user-token:<user>`), if any.
+    public func accountToken(ofUser user: String) async throws -> String? {
+        let reply = try await redis.send("GET", keys.userAccountToken(user: user))
+        if case .error(let message) = reply { throw RedisError.server(message) }
+        return reply.string
+    }
+
+    /// How many of a user's grants Apple refunded or revoked (less those reversed), every bucket's
+    /// count added up: one round trip.
+    public func refundCount(of user: String) async throws -> Int {
+        try await redis.pipeline(keys.everyBucket.map { RedisCommand("GET", $0.refunds(user: user)) })
+            .reduce(0) { $0 + ($1.string.flatMap { Int($0) } ?? 0) }
+    }
+
+    /// Records a part's outcome on its client's ticket (`finish_part`): `false` when the ticket is gone.
+    public func finishPart(
+        ticket: String, part: String, outcome: PartOutcome, now: Int64 = currentTimeMs()
+    ) async throws -> Bool {
+        try await run(FinishPart(keys, ticket: ticket, part: part, outcome: outcome, now: now), replicated: true)
+    }
+}

@@ -1,0 +1,68 @@
+import AppleReceipt
+import AppStoreServerAPI
+import PipelineCore
+
+extension NotifyHandler {
+    /// Sets the user's app account token at Apple on a purchase granted without one, so that
+    /// Apple's later transactions and notifications of it name the user. The errand's ticket ends
+    /// `applied` with its result: `app_account_token_set`, `transaction_not_found`,
+    /// `family_shared` (Apple sets none on a family member's), `apple_api_error_<code>`, or
+    /// `app_account_token_not_sent` on a notifier without Server API keys.
+    func setAccountToken(_ request: AppAccountTokenRequest, payload: String, job: Job, worker: WorkerContext) async {
+        func finish(_ result: String) async {
+            let moved = await worker.transition(RecordNotification.self) {
+                try await worker.store.recordNotification(payload, member: worker.member, job: job, result: result, entry: "", in: .nothing)
+            }
+            await worker.settle(moved, payload: payload, job: job, by: RecordNotification.self)
+        }
+        guard let accountTokens else {
+            worker.logger.warning("an app account token to set at Apple, but this notifier has no Server API keys", metadata: [
+                "original_transaction_id": "\(request.originalTransactionID)",
+            ])
+            await finish("app_account_token_not_sent")
+            return
+        }
+        let environment: ServerAPIEnvironment = request.environment == "Sandbox" ? .sandbox : .production
+        let attempt = job.attempts + 1
+        let answer = await accountTokens.setter.setAppAccountToken(
+            request.appAccountToken, originalTransactionID: request.originalTransactionID, environment: environment,
+            bundleID: request.bundleID)
+        switch answer {
+        case .ok:
+            worker.logger.info("app account token set at Apple", metadata: [
+                "original_transaction_id": "\(request.originalTransactionID)", "user_id": "\(job.userID)",
+            ])
+            await finish("app_account_token_set")
+        case .notFound:
+            await finish("transaction_not_found")
+        case .refused(let errorCode, _) where errorCode == AccountTokenErrands.familyTransactionNotSupported:
+            await finish("family_shared")
+        case .refused(let errorCode, let detail):
+            worker.logger.warning("Apple refused the app account token", metadata: ["error_code": "\(errorCode)", "detail": "\(detail)"])
+            await finish(ReasonCode.appleAPIError(errorCode))
+        case .unauthorized, .misconfigured, .transient:
+            await deadLetterOrRetry(answer, payload: payload, job: job, attempt: attempt, policy: accountTokens.retryPolicy, worker: worker)
+        }
+    }
+
+    /// An Apple call that did not answer: our key refused or our setup wrong is a dead letter
+    /// (replay once fixed), Apple's 5xx, 429 or the fleet's spent budget a retry.
+    func deadLetterOrRetry(
+        _ answer: ServerAPIAnswer, payload: String, job: Job, attempt: Int, policy: RetryPolicy, worker: WorkerContext
+    ) async {
+        switch answer {
+        case .unauthorized(let status, let detail):
+            await worker.deadLetter(
+                payload, ticket: job.ticket, reason: ReasonCode.appleAPIUnauthorized,
+                error: "the App Store Server API refused our token (\(status)): check the IAP_APPLE_API_* settings; \(detail)",
+                attempts: attempt)
+        case .misconfigured(let detail):
+            await worker.deadLetter(payload, ticket: job.ticket, reason: ReasonCode.appleAPIMisconfigured, error: detail, attempts: attempt)
+        case .transient(let reason, let detail, let retryAfterMs):
+            await worker.retry(
+                payload, job: job, attempt: attempt, reason: reason, detail: detail, retryAfterMs: retryAfterMs, policy: policy)
+        case .ok, .notFound, .refused:
+            preconditionFailure("deadLetterOrRetry is for calls that did not answer")
+        }
+    }
+}

@@ -1,0 +1,121 @@
+import AppleJWS
+import PipelineCore
+import RedisClient
+
+/// The notify stage's steps: a notification accepted, revocations and reinstatements, subscription changes, the notification's record, app account tokens.
+extension PipelineStore {
+    /// Stores a verified notification and queues it, or returns the ticket its UUID already has.
+    /// It goes to the bucket of the purchase it is about (so its steps find the purchase's keys
+    /// beside its own), or for one about no transaction, the bucket its UUID's hash picks.
+    public func acceptNotification(_ job: Job, uuid: String, ttl: Duration) async throws -> (ticket: String, created: Bool) {
+        let bucket = keys.layout.bucket(ofNotification: uuid, originalTransactionID: job.notification?.originalTransactionID)
+        var job = job
+        job.ticket = keys.layout.ticketID(job.ticket, inBucket: bucket)
+        // The token's binding is read first (it lives in its own slot; a binding never changes).
+        var tokenUser: String?
+        if let token = job.notification?.appAccountToken?.lowercased() {
+            tokenUser = try await redis.send("GET", keys.accountToken(token)).string
+        }
+        return try await run(AcceptNotification(keys.inBucket(bucket), job: job, uuid: uuid, ttl: ttl, tokenUser: tokenUser), replicated: true)
+    }
+
+    /// A transaction Apple signed, read from the Server API and verified, stored as the notification
+    /// of `type` Apple would send about it (a refund found in the refund history, an extension Apple
+    /// confirmed) through `accept_notification`: once per `uuid`, applied by the notify stage like
+    /// Apple's own, its entries carrying `source`.
+    public func acceptFound(
+        _ transaction: JWSTransaction, as type: NotificationType, uuid: String, signedDate: Int64?, source: String, ttl: Duration
+    ) async throws -> (ticket: String, created: Bool) {
+        let payload = NotificationPayload(
+            notificationType: type.rawValue, notificationUUID: uuid, signedDate: signedDate,
+            data: .init(bundleID: transaction.bundleID, environment: transaction.environment, signedTransactionInfo: nil))
+        var job = Job(ticket: TicketID.make(), userID: "", receiptData: nil, productID: nil, transactionID: nil, enqueuedAt: currentTimeMs())
+        job.stage = .notify
+        job.source = source
+        job.notification = VerifiedNotification(payload, transaction: transaction, renewal: nil)
+        return try await acceptNotification(job, uuid: uuid, ttl: ttl)
+    }
+
+    /// The ticket a stored notification got (`notification:<uuid>`), looked for where the intake
+    /// puts one about no purchase (a test notification) or, with `originalTransactionID`, about it.
+    public func notificationTicket(uuid: String, originalTransactionID: String? = nil) async throws -> String? {
+        let bucket = keys.layout.bucket(ofNotification: uuid, originalTransactionID: originalTransactionID)
+        return try await redis.send("GET", keys.inBucket(bucket).notification(uuid: uuid)).string
+    }
+
+    /// REFUND / REVOKE of `unit`; returns the result (`revoked`, `already_revoked`, `refund_remembered`)
+    /// when it moved. `subscription`: the period's subscription becomes `revoked` with it.
+    public func revoke(
+        _ payload: String, member: String, job: Job, unit: String, originalTransactionID: String, reason: String, type: String,
+        subscription: SubscriptionChange? = nil, now: Int64 = currentTimeMs()
+    ) async throws -> (TransitionResult, String?) {
+        try await run(RevokeGrant(
+            keys, member: member, taken: payload, job: job, unit: unit, originalTransactionID: originalTransactionID, reason: reason,
+            type: type, subscription: subscription, recheck: recheck, now: now))
+    }
+
+    /// REFUND_REVERSED of `unit`; returns the result (`reinstated`, `refund_forgotten`, `not_revoked`)
+    /// when it moved. `subscription`: the period's subscription's status as the transaction now says.
+    public func reinstate(
+        _ payload: String, member: String, job: Job, unit: String, originalTransactionID: String,
+        subscription: SubscriptionChange? = nil, now: Int64 = currentTimeMs()
+    ) async throws -> (TransitionResult, String?) {
+        try await run(ReinstateGrant(
+            keys, member: member, taken: payload, job: job, unit: unit, originalTransactionID: originalTransactionID,
+            subscription: subscription, recheck: recheck, now: now))
+    }
+
+    /// A notification that moves a subscription without a grant: applied to its record in
+    /// signed-time order, kept on its history; returns what applying it did (`applied`, `stale`,
+    /// `unknown_subscription`) when it moved.
+    public func applySubscriptionNotification(
+        _ payload: String, member: String, job: Job, change: SubscriptionChange, entry: String, event: [String: String]? = nil,
+        now: Int64 = currentTimeMs()
+    ) async throws -> (TransitionResult, String?) {
+        try await run(ApplySubscriptionNotification(
+            keys, member: member, taken: payload, job: job, change: change, entry: entry, event: event, recheck: recheck, now: now))
+    }
+
+    /// Where `record_notification` keeps an entry.
+    public enum NotificationRecord: Sendable {
+        /// On the original transaction's list (newest first).
+        case history(originalTransactionID: String)
+        /// In its bucket's `unclaimed`, under the transaction id, until a user submits it.
+        case unclaimed(transactionID: String, originalTransactionID: String)
+        /// Nowhere: only the ticket is finished.
+        case nothing
+    }
+
+    public func recordNotification(
+        _ payload: String, member: String, job: Job, result: String, entry: String, in record: NotificationRecord,
+        event: [String: String]? = nil, users: [String]? = nil, now: Int64 = currentTimeMs()
+    ) async throws -> TransitionResult {
+        try await run(RecordNotification(
+            keys, member: member, taken: payload, job: job, result: result, entry: entry, in: record, event: event, users: users,
+            now: now))
+    }
+
+    /// The user an app account token or an original transaction belongs to, token first.
+    public func account(appAccountToken: String?, originalTransactionID: String) async throws -> String? {
+        if let token = appAccountToken?.lowercased(), let user = try await redis.send("GET", keys.accountToken(token)).string {
+            return user
+        }
+        return try await redis.send("GET", keys.owner(originalTransactionID: originalTransactionID)).string
+    }
+
+    /// The users the app account tokens are bound to (lowercase tokens; an unbound one is absent):
+    /// one GET each, since on a cluster each token's key lies in a slot of its own.
+    public func owners(ofAccountTokens tokens: Set<String>) async throws -> [String: String] {
+        var owners: [String: String] = [:]
+        for token in tokens {
+            if let user = try await redis.send("GET", keys.accountToken(token.lowercased())).string { owners[token.lowercased()] = user }
+        }
+        return owners
+    }
+
+    /// Binds an app account token to a user unless it is bound already; returns the user it is bound to.
+    public func bindAccountToken(_ token: String, to user: String) async throws -> String {
+        let token = token.lowercased()
+        return try await bindAccountTokens([token], to: user)[token] ?? user
+    }
+}

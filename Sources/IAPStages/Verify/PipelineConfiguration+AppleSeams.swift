@@ -1,0 +1,37 @@
+import AppleJWS
+import AppleReceipt
+import AppStoreServerAPI
+import PipelineCore
+
+/// The verify stage's seams to Apple for the configured apps.
+public struct AppleSeams: Sendable {
+    public var verifier: any ReceiptVerifying
+    /// `nil` without a Server API key.
+    public var lookup: (any TransactionLookup)?
+    public var subscriptions: (any SubscriptionChecking)?
+    /// Get App Transaction Info, when `IAP_MAX_ACCOUNTS_PER_APPLE_ACCOUNT` counts Apple Accounts.
+    public var appleAccounts: (any AppleAccountLookup)?
+}
+
+extension PipelineConfiguration {
+    /// One app: verifyReceipt with `IAP_APPLE_SHARED_SECRET` and the one client. Several apps
+    /// (`IAP_APPS_FILE`): each app's secret and client, tried app by app unless the client names one.
+    public func appleSeams(
+        apple: AppleVerifier, clients: [(bundleID: String, client: ServerAPIClient)], signedData: SignedDataVerifier
+    ) -> AppleSeams {
+        let lookups = clients.map { ($0.bundleID, ServerAPITransactionLookup(client: $0.client, signedData: signedData)) }
+        let checks = clients.map { ($0.bundleID, ServerAPISubscriptionCheck(client: $0.client, signedData: signedData)) }
+        let accounts = Dictionary(
+            clients.map { ($0.bundleID, ServerAPIAppTransactionLookup(client: $0.client, signedData: signedData)) },
+            uniquingKeysWith: { first, _ in first })
+        let appleAccounts = maxAccountsPerAppleAccount > 0 && !accounts.isEmpty ? AppByAppAccountLookup(apps: accounts) : nil
+        guard let secrets = appSecrets else {
+            return AppleSeams(verifier: apple, lookup: lookups.first?.1, subscriptions: checks.first?.1, appleAccounts: appleAccounts)
+        }
+        return AppleSeams(
+            verifier: AppByAppReceiptVerifier(verifier: apple, apps: secrets),
+            lookup: lookups.isEmpty ? nil : AppByAppTransactionLookup(apps: lookups.map { ($0.0, $0.1 as any TransactionLookup) }),
+            subscriptions: checks.isEmpty ? nil : AppByAppSubscriptionCheck(apps: checks.map { ($0.0, $0.1 as any SubscriptionChecking) }),
+            appleAccounts: appleAccounts)
+    }
+}

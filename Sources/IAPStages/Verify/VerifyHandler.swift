@@ -1,0 +1,305 @@
+import AppleJWS
+import AppleReceipt
+import AppStoreServerAPI
+import Logging
+import PipelineCore
+
+/// Verify stage: checks the evidence (asks Apple about a receipt, verifies a signed transaction
+/// offline, or looks a transaction id up), checks it belongs to our app, and moves the job on to
+/// dedupe, a rejection, a retry, or the dead letters.
+public struct VerifyHandler: JobHandler {
+    public let stage = Stage.verify
+    public let verifier: any ReceiptVerifying
+    public let signedData: SignedDataVerifier
+    /// `nil` when no App Store Server API keys are configured.
+    public let lookup: (any TransactionLookup)?
+    /// `nil` when no App Store Server API keys are configured: re-checks then end `recheck_unavailable`.
+    public let subscriptions: (any SubscriptionChecking)?
+    public let bundleIDs: Set<String>
+    public let retryPolicy: RetryPolicy
+    /// What the housekeeping needs to queue due re-checks; `nil`: this worker queues none.
+    public let rechecks: RecheckPromotion?
+    /// Get App Transaction Info, for evidence that does not name its Apple Account while
+    /// `IAP_MAX_ACCOUNTS_PER_APPLE_ACCOUNT` counts them; `nil`: not asked.
+    public let appleAccounts: (any AppleAccountLookup)?
+    /// The fleet's Apple breaker (`IAP_APPLE_BREAKER_FAILURES`); `nil`: every failure spends an attempt.
+    public let breaker: AppleBreaker?
+
+    public let transitions: [any PipelineScript.Type] = [ForwardJob.self, FinishTicket.self, ScheduleRetry.self]
+    /// `mark_verifying` for the tickets of a worker's jobs taken at about the same time, in one call.
+    private let verifyingMarks = WorkerBatchers<String, Bool> { worker in
+        GroupCommit(maxBatch: 64) { tickets in
+            let missing = try await worker.store.markVerifying(tickets: tickets)
+            return tickets.map { !missing.contains($0) }
+        }
+    }
+
+    public init(
+        verifier: any ReceiptVerifying, signedData: SignedDataVerifier, lookup: (any TransactionLookup)? = nil,
+        subscriptions: (any SubscriptionChecking)? = nil, bundleIDs: Set<String>, retryPolicy: RetryPolicy,
+        rechecks: RecheckPromotion? = nil, appleAccounts: (any AppleAccountLookup)? = nil, breaker: AppleBreaker? = nil
+    ) {
+        self.breaker = breaker
+        self.rechecks = rechecks
+        self.appleAccounts = appleAccounts
+        self.verifier = verifier
+        self.signedData = signedData
+        self.lookup = lookup
+        self.subscriptions = subscriptions
+        self.bundleIDs = bundleIDs
+        self.retryPolicy = retryPolicy
+    }
+
+    /// Re-checks go to the verify stage: its workers queue those due (`promote_due_rechecks`).
+    /// The answers Apple gave are told to the breaker (once a second per process).
+    public func housekeeping(_ worker: WorkerContext) async throws {
+        await breaker?.tellAnswers()
+        guard let rechecks else { return }
+        let queued = try await worker.store.promoteDueRechecks(
+            schedule: rechecks.schedule, ticketTTL: rechecks.ticketTTL)
+        PipelineMetrics.rechecksQueued(queued)
+    }
+
+    public func handle(_ payload: String, worker: WorkerContext) async {
+        guard let job = try? Job.decode(payload), job.stage == .verify, let evidence = job.evidence else {
+            await worker.deadLetter(payload, ticket: nil, reason: ReasonCode.undecodableJob, error: "not a verify job", attempts: 0)
+            return
+        }
+        guard let exists = await worker.transition(MarkVerifying.self, { try await verifyingMarks.submit(job.ticket, by: worker) }) else {
+            return
+        }
+        if !exists {
+            await worker.settle(.ticketMissing, payload: payload, job: job, by: MarkVerifying.self)
+            return
+        }
+        let attempt = job.attempts + 1
+        if let service = service(of: job), let breaker, case .wait(let wait) = await breaker.turn(service) {
+            // The service fails for everyone: this job does not ask; it waits for a later turn, spending nothing.
+            await worker.retry(
+                payload, job: job, attempt: attempt, reason: ReasonCode.appleBreakerOpen,
+                detail: "\(service.rawValue) fails for everyone: waiting while one probe an interval asks", retryAfterMs: nil,
+                policy: retryPolicy, spends: false, after: breaker.spread(wait))
+            return
+        }
+        let outcome: VerificationOutcome
+        switch evidence {
+        case .receipt(let receiptData):
+            outcome = await verifier.verify(receiptData: receiptData, attempt: attempt, bundleID: job.bundleID)
+        case .signedTransaction(let jws):
+            outcome = await signedData.outcome(of: jws)
+        case .appTransaction(let jws):
+            await acceptAppTransaction(jws, payload: payload, job: job, attempt: attempt, worker: worker)
+            return
+        case .transactionLookup(let transactionID):
+            guard let lookup else {
+                // The intake took it because its settings allow lookups and ours do not: our gap, replayable.
+                await worker.deadLetter(
+                    payload, ticket: job.ticket, reason: ReasonCode.serverAPINotConfigured,
+                    error: "this verifier has no App Store Server API keys; set IAP_APPLE_API_* and replay", attempts: attempt)
+                return
+            }
+            outcome = await lookup.lookUp(transactionID: transactionID, attempt: attempt, bundleID: job.bundleID)
+        case .recheck(let request):
+            if let subscriptions {
+                outcome = await subscriptions.check(
+                    originalTransactionID: request.originalTransactionID, environment: request.environment,
+                    knownLatest: request.latestTransactionID, knownExpiresAt: request.expiresAt, attempt: attempt)
+            } else {
+                guard let recheck = await recheckByReceipt(request, payload: payload, job: job, attempt: attempt, worker: worker) else { return }
+                outcome = recheck
+            }
+        }
+        if Task.isCancelled { return }
+        await conclude(outcome, payload: payload, job: job, attempt: attempt, worker: worker)
+    }
+
+    /// Ends the job as Apple's (or the offline check's) outcome says; Apple's answers and
+    /// failures are told to the breaker (signed transactions are checked without Apple).
+    private func conclude(_ outcome: VerificationOutcome, payload: String, job: Job, attempt: Int, worker: WorkerContext) async {
+        if let asked = service(of: job), let breaker {
+            if case .transient(let reason, _, _) = outcome {
+                if let failing = AppleService(failure: reason),
+                    let verdict = await breaker.failed(failing, reason: reason, failedBefore: job.appleFailedAt)
+                {
+                    return await retry(outcome, payload: payload, job: job, attempt: attempt, worker: worker, apple: verdict)
+                }
+            } else {
+                await breaker.answered(asked)
+            }
+        }
+        switch outcome {
+        case .valid(let receipt):
+            await accept(receipt, payload: payload, job: job, attempt: attempt, worker: worker)
+        case .rejected(let reason, let detail):
+            if let detail {
+                worker.logger.warning("evidence refused", metadata: ["ticket": "\(job.ticket)", "reason": "\(reason)", "cause": "\(detail)"])
+            }
+            await reject(payload, job: job, reason: reason, attempt: attempt, environment: nil, lastError: detail, worker: worker)
+        case .misconfigured(let reason, let detail):
+            worker.logger.critical("Apple says our configuration is wrong; the job goes to the dead letters", metadata: [
+                "reason": "\(reason)", "detail": "\(detail)",
+            ])
+            await worker.deadLetter(payload, ticket: job.ticket, reason: reason, error: detail, attempts: attempt)
+        case .transient:
+            await retry(outcome, payload: payload, job: job, attempt: attempt, worker: worker, apple: nil)
+        }
+    }
+
+    /// A transient outcome retried; with the breaker's `apple` verdict, its attempt spent only if
+    /// Apple answered others since this job last failed, and while the breaker is open the job
+    /// comes back after a probe interval or so.
+    private func retry(
+        _ outcome: VerificationOutcome, payload: String, job: Job, attempt: Int, worker: WorkerContext, apple: AppleFailureVerdict?
+    ) async {
+        guard case .transient(let reason, let detail, let retryAfterMs) = outcome else { return }
+        let open = apple.map { $0.state != .closed } ?? false
+        await worker.retry(
+            payload, job: job, attempt: attempt, reason: reason, detail: detail, retryAfterMs: retryAfterMs, policy: retryPolicy,
+            spends: apple?.spends ?? true, after: open ? breaker?.spread(breaker?.settings.probe ?? .zero) : nil,
+            appleFailedAt: apple?.at)
+    }
+
+    /// The Apple service a job asks (`nil`: checked offline, or not Apple's to answer).
+    private func service(of job: Job) -> AppleService? {
+        switch job.evidence {
+        case .receipt?: return .verifyReceipt
+        case .transactionLookup?: return .serverAPI
+        case .recheck?: return subscriptions == nil ? .verifyReceipt : .serverAPI
+        default: return nil
+        }
+    }
+
+    /// Without Server API keys: verifyReceipt with the subscription's stored receipt (the latest a
+    /// client sent), read as a re-check; `nil` when the job already ended (nothing to ask with).
+    private func recheckByReceipt(
+        _ request: RecheckRequest, payload: String, job: Job, attempt: Int, worker: WorkerContext
+    ) async -> VerificationOutcome? {
+        let stored: String?
+        do {
+            stored = try await worker.store.subscriptionReceipt(originalTransactionID: request.originalTransactionID)
+        } catch {
+            return .transient(reason: "redis_unavailable", detail: "\(error)", retryAfterMs: nil)
+        }
+        guard let stored else {
+            // Nobody to ask with: the schedule tries again later and gives up.
+            await reject(
+                payload, job: job, reason: ReasonCode.recheckUnavailable, attempt: attempt, environment: request.environment,
+                lastError: "no App Store Server API key (IAP_APPLE_API_*) and no receipt of this subscription stored", worker: worker)
+            return nil
+        }
+        let outcome = await verifier.verify(receiptData: stored, attempt: attempt)
+        guard case .valid(let receipt) = outcome else { return outcome }
+        guard let answer = receipt.recheck(
+            of: request.originalTransactionID, knownExpiresAt: request.expiresAt, now: currentTimeMs())
+        else {
+            return .rejected(reason: ReasonCode.transactionNotFound, detail: "the stored receipt does not list this subscription")
+        }
+        return .valid(answer)
+    }
+
+    private func accept(_ receipt: VerifiedReceipt, payload: String, job: Job, attempt: Int, worker: WorkerContext) async {
+        guard bundleIDs.contains(receipt.bundleID) else {
+            await reject(
+                payload, job: job, reason: ReasonCode.bundleMismatch, attempt: attempt, environment: receipt.environment,
+                lastError: "bundle id \(receipt.bundleID.prefix(128)) is not in IAP_BUNDLE_IDS", worker: worker)
+            return
+        }
+        if let named = job.bundleID, named != receipt.bundleID {
+            await reject(
+                payload, job: job, reason: ReasonCode.bundleMismatch, attempt: attempt, environment: receipt.environment,
+                lastError: "the client named \(named.prefix(128)), the evidence is of \(receipt.bundleID.prefix(128))", worker: worker)
+            return
+        }
+        guard !receipt.transactions.isEmpty else {
+            await reject(
+                payload, job: job, reason: ReasonCode.noPurchases, attempt: attempt, environment: receipt.environment, lastError: nil,
+                worker: worker)
+            return
+        }
+        var receipt = receipt
+        if job.recheck == nil, let appleAccounts, let unnamed = receipt.transactions.first(where: { $0.appTransactionID == nil }) {
+            switch await appleAccounts.appTransactionID(
+                for: unnamed.transactionID, environment: receipt.environment, bundleID: receipt.bundleID)
+            {
+            case .found(let account):
+                for index in receipt.transactions.indices where receipt.transactions[index].appTransactionID == nil {
+                    receipt.transactions[index].appTransactionID = account
+                }
+            case .none(let detail):
+                worker.logger.notice("the purchase's Apple Account stays unknown", metadata: [
+                    "ticket": "\(job.ticket)", "detail": "\(detail)",
+                ])
+            case .transient(let reason, let detail, let retryAfterMs):
+                await worker.retry(
+                    payload, job: job, attempt: attempt, reason: reason, detail: detail, retryAfterMs: retryAfterMs, policy: retryPolicy)
+                return
+            }
+        }
+        var next = job
+        next.stage = .dedupe
+        next.attempts = attempt
+        next.receipt = receipt
+        // The client's word on the currency counts only for a legacy receipt: Apple signs the rest.
+        if job.receiptData == nil { next.currency = nil }
+        // A legacy receipt of a subscription is kept (on its record, by the grant) for re-checks by receipt.
+        next.subscriptionReceipt = job.receiptData != nil && receipt.transactions.contains { $0.expiresDateMs != nil }
+            ? job.receiptData : nil
+        next.receiptData = nil
+        next.signedTransaction = nil
+        let result = await worker.transition(ForwardJob.self) {
+            try await worker.forward(
+                payload, to: next,
+                ticketFields: [("environment", receipt.environment), ("attempts", String(attempt))])
+        }
+        await worker.settle(result, payload: payload, job: job, by: ForwardJob.self)
+    }
+
+    /// A signed app transaction: verified offline like any signed data (its signing time is its
+    /// `receiptCreationDate`), of our app, naming its Apple Account; dedupe then binds that account
+    /// to the user. Nothing is granted.
+    private func acceptAppTransaction(_ jws: String, payload: String, job: Job, attempt: Int, worker: WorkerContext) async {
+        let app: JWSAppTransaction
+        do {
+            app = try await signedData.verify(jws, as: JWSAppTransaction.self)
+        } catch {
+            await reject(
+                payload, job: job, reason: ReasonCode.invalidSignature, attempt: attempt, environment: nil, lastError: "\(error)",
+                worker: worker)
+            return
+        }
+        let environment = app.receiptType ?? "Production"
+        guard bundleIDs.contains(app.bundleID) else {
+            await reject(
+                payload, job: job, reason: ReasonCode.bundleMismatch, attempt: attempt, environment: environment,
+                lastError: "bundle id \(app.bundleID.prefix(128)) is not in IAP_BUNDLE_IDS", worker: worker)
+            return
+        }
+        guard let account = app.appTransactionID, (1...128).contains(account.utf8.count) else {
+            await reject(
+                payload, job: job, reason: ReasonCode.noAppTransactionID, attempt: attempt, environment: environment,
+                lastError: "the app transaction names no appTransactionId (Apple sends it from iOS 18.4 on)", worker: worker)
+            return
+        }
+        var next = job
+        next.stage = .dedupe
+        next.attempts = attempt
+        next.signedAppTransaction = nil
+        next.appleAccount = account
+        let result = await worker.transition(ForwardJob.self) {
+            try await worker.forward(payload, to: next, ticketFields: [("environment", environment), ("attempts", String(attempt))])
+        }
+        await worker.settle(result, payload: payload, job: job, by: ForwardJob.self)
+    }
+
+    private func reject(
+        _ payload: String, job: Job, reason: String, attempt: Int, environment: String?, lastError: String?,
+        worker: WorkerContext
+    ) async {
+        let result = await worker.transition(FinishTicket.self) {
+            try await worker.store.finish(
+                payload, member: worker.member, ticket: job.ticket, status: .rejected, reason: reason, attempts: attempt,
+                environment: environment, lastError: lastError)
+        }
+        await worker.settle(result, payload: payload, job: job, by: FinishTicket.self)
+    }
+}

@@ -1,0 +1,103 @@
+import AppleReceipt
+import Foundation
+import PipelineCore
+
+/// Webhook stage: delivers one user's fulfilment events to the game backend, oldest first, one
+/// at a time (a user has one delivery job, so a `revoked` never overtakes its `granted`). A 2xx
+/// moves the job on to the user's next event (at the back of the queue: others' turns first); a
+/// failure parks the job in the retry set with backoff and jitter, so one slow user holds up
+/// nobody else; an event still undelivered `maxAge` after it was added goes to the dead letters
+/// (replayable with `iapctl dead replay`), and the user's next event follows.
+public struct WebhookHandler: JobHandler {
+    public let stage = Stage.webhook
+    public let poster: any WebhookPosting
+    public let signer: WebhookSigner
+    public let maxAge: Duration
+    /// Backoff between attempts (its `maxAttempts` bounds only replays: the age bounds the rest).
+    public let retryPolicy: RetryPolicy
+
+    public static let expiredReason = "webhook_expired"
+    public static let failedReason = "webhook_failed"
+
+    public let transitions: [any PipelineScript.Type] = [FinishWebhookEvent.self, ScheduleRetry.self]
+
+    public init(poster: any WebhookPosting, signer: WebhookSigner, maxAge: Duration, retryPolicy: RetryPolicy) {
+        self.poster = poster
+        self.signer = signer
+        self.maxAge = maxAge
+        self.retryPolicy = retryPolicy
+    }
+
+    /// New fulfilment entries go to their users' delivery lists (`route_fulfilment_events`), 500
+    /// at a time until none is left.
+    public func housekeeping(_ worker: WorkerContext) async throws {
+        while try await worker.store.routeFulfilmentEvents(consumer: worker.member, count: Self.routeBatch) == Self.routeBatch {}
+    }
+
+    static let routeBatch = 500
+
+    public func handle(_ payload: String, worker: WorkerContext) async {
+        guard let job = try? Job.decode(payload), job.stage == .webhook else {
+            await worker.deadLetter(payload, ticket: nil, reason: ReasonCode.undecodableJob, error: "not a webhook job", attempts: 0)
+            return
+        }
+        let text: String?
+        if let replay = job.webhookEvent {
+            text = replay
+        } else {
+            guard let head = await worker.transition(reading: "next_webhook_event", { try await worker.store.nextWebhookEvent(user: job.userID) })
+            else { return }
+            text = head
+        }
+        guard let text else {
+            // Nothing left (an earlier run delivered it): the user's job ends.
+            await finish(payload, job: job, eventID: "", worker: worker)
+            return
+        }
+        guard let event = WebhookEvent(listEntry: text) else {
+            await worker.deadLetter(payload, ticket: job.ticket, reason: ReasonCode.undecodableJob, error: "not a webhook event", attempts: job.attempts)
+            return
+        }
+        let now = currentTimeMs()
+        if job.webhookEvent == nil, now - event.createdAtMs > maxAge.milliseconds {
+            PipelineMetrics.webhookDelivery("expired", took: .zero)
+            worker.logger.error("a webhook event expired undelivered: dead-lettered", metadata: [
+                "event_id": "\(event.id)", "user": "\(job.userID)", "attempts": "\(job.attempts)",
+            ])
+            var replay = Job(ticket: worker.store.keys.webhookEventTicket(eventID: event.id), userID: job.userID, receiptData: nil, productID: nil, transactionID: nil, enqueuedAt: now)
+            replay.stage = .webhook
+            replay.webhookEvent = event.listEntry
+            let dead = DeadLetter(
+                job: replay.encoded(), stage: Stage.webhook.rawValue, reason: Self.expiredReason,
+                error: "undelivered for \(maxAge) after \(job.attempts) attempts", attempts: job.attempts, at: now, ticket: replay.ticket)
+            await finish(payload, job: job, eventID: event.id, deadEntry: dead.encoded(), worker: worker)
+            return
+        }
+        let body = event.body
+        let started = ContinuousClock.now
+        let result = await poster.post(body, headers: [
+            ("X-IAP-Event-Id", event.id), ("X-IAP-Signature", signer.signature(body: body, timestamp: now / 1000)),
+        ])
+        switch result {
+        case .delivered:
+            PipelineMetrics.webhookDelivery("delivered", took: ContinuousClock.now - started)
+            await finish(payload, job: job, eventID: event.id, worker: worker)
+        case .failed(let detail):
+            PipelineMetrics.webhookDelivery("failed", took: ContinuousClock.now - started)
+            worker.logger.warning("webhook delivery failed, retrying", metadata: [
+                "event_id": "\(event.id)", "user": "\(job.userID)", "attempt": "\(job.attempts + 1)", "cause": "\(detail)",
+            ])
+            var policy = retryPolicy
+            if job.webhookEvent == nil { policy.maxAttempts = .max }
+            await worker.retry(
+                payload, job: job, attempt: job.attempts + 1, reason: Self.failedReason, detail: detail, retryAfterMs: nil, policy: policy)
+        }
+    }
+
+    private func finish(_ payload: String, job: Job, eventID: String, deadEntry: String? = nil, worker: WorkerContext) async {
+        let result = await worker.transition(FinishWebhookEvent.self) {
+            try await worker.store.finishWebhookEvent(payload, member: worker.member, job: job, eventID: eventID, deadEntry: deadEntry)
+        }
+        await worker.settle(result, payload: payload, job: job, by: FinishWebhookEvent.self)
+    }
+}

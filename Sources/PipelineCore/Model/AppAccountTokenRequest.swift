@@ -1,0 +1,72 @@
+import PlainJSON
+
+/// A notify job's errand to Apple: set the user's app account token on a purchase that carries
+/// none (Set App Account Token, on the original transaction). `grant_purchases` queues it in the
+/// step that grants the purchase, so no crash loses it; the notify stage makes the call.
+public struct AppAccountTokenRequest: Codable, Sendable, Equatable {
+    public var originalTransactionID: String
+    /// The user's token (lowercase UUID), as bound to them (`user-token:<user>`).
+    public var appAccountToken: String
+    /// `Production` or `Sandbox`: where the purchase was made.
+    public var environment: String
+    /// The purchase's app: the call goes out with its key (`IAP_APPS_FILE`).
+    public var bundleID: String?
+
+    public init(originalTransactionID: String, appAccountToken: String, environment: String, bundleID: String? = nil) {
+        self.originalTransactionID = originalTransactionID
+        self.appAccountToken = appAccountToken
+        self.environment = environment
+        self.bundleID = bundleID
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case originalTransactionID = "original_transaction_id"
+        case appAccountToken = "app_account_token"
+        case environment
+        case bundleID = "bundle_id"
+    }
+
+    init(json: JSONValue) throws(JSONShapeError) {
+        originalTransactionID = try json.string("original_transaction_id")
+        appAccountToken = try json.string("app_account_token")
+        environment = try json.stringIfPresent("environment") ?? "Production"
+        bundleID = try json.stringIfPresent("bundle_id")
+    }
+
+    var json: JSONValue {
+        .members([
+            "original_transaction_id": .string(originalTransactionID), "app_account_token": .string(appAccountToken),
+            "environment": .string(environment), "bundle_id": bundleID.json,
+        ])
+    }
+
+    /// The ticket of the errand: one per original transaction in its bucket (`token-<original>`),
+    /// so a purchase granted again while one is queued or recent queues no second call.
+    package static func ticket(originalTransactionID: String, in keys: RedisKeys) -> String {
+        keys.layout.ticketID("token-\(originalTransactionID)", inBucket: keys.bucket)
+    }
+
+    /// The notify job that carries it.
+    package func job(ticket: String, user: String, now: Int64) -> Job {
+        var job = Job(ticket: ticket, userID: user, receiptData: nil, productID: nil, transactionID: nil, enqueuedAt: now)
+        job.stage = .notify
+        job.source = Self.source
+        job.appAccountTokenRequest = self
+        return job
+    }
+
+    /// The `source` of its job and ticket.
+    public static let source = "app_account_token"
+}
+
+/// The grant stage's part in Set App Account Token: the user's bound token, and how long the
+/// errand's ticket lives.
+public struct AccountTokenSetting: Sendable, Equatable {
+    public var token: String
+    public var ticketTTL: Duration
+
+    public init(token: String, ticketTTL: Duration) {
+        self.token = token
+        self.ticketTTL = ticketTTL
+    }
+}

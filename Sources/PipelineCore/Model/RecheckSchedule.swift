@@ -1,0 +1,36 @@
+import IAPSettings
+import PlainJSON
+import RedisClient
+
+/// When the pipeline asks Apple about an auto-renewable subscription itself (the seeds' task
+/// engine): `before` its period ends, again `after` it ended if no renewal came, then at most
+/// `maxTries` more times with doubling waits (from `after`, at most a day) while Apple has not
+/// settled it (billing retry, grace period). Each due re-check sits in `rechecks` (a zset).
+public struct RecheckSchedule: Sendable, Equatable {
+    public var before: Duration
+    public var after: Duration
+    public var maxTries: Int
+
+    /// The settings' defaults (`IAP_RECHECK_BEFORE_S`, `IAP_RECHECK_AFTER_S`, `IAP_RECHECK_MAX`).
+    public static let standard = RecheckSchedule(
+        before: Settings.recheckBefore.defaultDuration, after: Settings.recheckAfter.defaultDuration,
+        maxTries: Settings.recheckMax.defaultCount)
+    /// The longest wait between two re-checks of one subscription.
+    public static let longestWait: Duration = .seconds(86400)
+
+    public init(before: Duration, after: Duration, maxTries: Int) {
+        self.before = before
+        self.after = after
+        self.maxTries = maxTries
+    }
+
+    /// What the scripts read (`scheduleRecheck` in `GrantEffects`), in milliseconds.
+    package var json: JSONValue {
+        .members([
+            "before_ms": .string(String(before.milliseconds)),
+            "after_ms": .string(String(after.milliseconds)),
+            "max_tries": .string(String(maxTries)),
+            "longest_ms": .string(String(Self.longestWait.milliseconds)),
+        ])
+    }
+}

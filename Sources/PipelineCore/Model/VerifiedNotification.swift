@@ -1,0 +1,108 @@
+import AppleJWS
+
+/// An App Store Server Notification V2 whose signature (and its transaction's and renewal info's)
+/// the intake verified at the door: what the notify stage applies.
+public struct VerifiedNotification: Codable, Sendable, Equatable {
+    public var type: String
+    public var subtype: String?
+    public var uuid: String
+    public var signedDate: Int64?
+    public var environment: String?
+    public var bundleID: String?
+    public var transaction: JWSTransaction?
+    public var renewal: JWSRenewalInfo?
+    /// `appData`'s signed app transaction (`RESCIND_CONSENT`), verified.
+    public var appTransaction: JWSAppTransaction?
+    /// `summary` (`RENEWAL_EXTENSION` / `SUMMARY`): a mass renewal-date extension's outcome.
+    public var summary: NotificationPayload.Summary?
+    /// `externalPurchaseToken` (`EXTERNAL_PURCHASE_TOKEN`).
+    public var externalPurchaseToken: NotificationPayload.ExternalPurchaseToken?
+    /// `CONSUMPTION_REQUEST`: why the customer asks for a refund (`data.consumptionRequestReason`).
+    public var consumptionRequestReason: String?
+
+    /// `type` as one of Apple's documented types; `nil`: one this build does not know yet (it is
+    /// kept and recorded all the same, never refused).
+    public var notificationType: NotificationType? { NotificationType(rawValue: type) }
+    /// `subtype` likewise; `nil` also when there is none.
+    public var notificationSubtype: NotificationSubtype? { subtype.flatMap(NotificationSubtype.init(rawValue:)) }
+
+    public init(
+        _ payload: NotificationPayload, transaction: JWSTransaction?, renewal: JWSRenewalInfo?, appTransaction: JWSAppTransaction? = nil
+    ) {
+        type = payload.notificationType
+        subtype = payload.subtype
+        uuid = payload.notificationUUID
+        signedDate = payload.signedDate
+        environment = payload.data?.environment ?? payload.summary?.environment ?? payload.appData?.environment
+        bundleID = payload.data?.bundleID ?? payload.summary?.bundleID ?? payload.appData?.bundleID ?? payload.externalPurchaseToken?.bundleID
+        self.transaction = transaction
+        self.renewal = renewal
+        self.appTransaction = appTransaction
+        summary = payload.summary
+        externalPurchaseToken = payload.externalPurchaseToken
+        consumptionRequestReason = payload.data?.consumptionRequestReason
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case type, subtype, uuid
+        case signedDate = "signed_date"
+        case environment
+        case bundleID = "bundle_id"
+        case transaction, renewal
+        case appTransaction = "app_transaction"
+        case summary
+        case externalPurchaseToken = "external_purchase_token"
+        case consumptionRequestReason = "consumption_request_reason"
+    }
+
+    /// The original transaction this notification is about, for the per-subscription record.
+    public var originalTransactionID: String? {
+        transaction?.originalTransactionID ?? renewal?.originalTransactionID
+    }
+
+    /// The app account token of the purchase it is about, when the transaction carries one.
+    public var appAccountToken: String? { transaction?.appAccountToken }
+
+    /// What its `notification` entry on the fulfilment stream says besides `user_id`: the type,
+    /// subtype, UUID, when Apple signed it, the environment, the purchase, and `payload`: the
+    /// decoded members (transaction, renewal info, app transaction, summary, external purchase
+    /// token; no signatures) as canonical JSON, which the webhook body embeds as an object.
+    public var streamFields: [String: String] {
+        var fields = [
+            "notification_type": type, "subtype": subtype ?? "", "notification_uuid": uuid,
+            "signed_date": signedDate.map(String.init) ?? "", "environment": environment ?? "",
+        ]
+        if let original = originalTransactionID { fields["original_transaction_id"] = original }
+        if let transaction {
+            fields["transaction_id"] = transaction.transactionID
+            fields["product_id"] = transaction.productID
+        } else if let product = renewal?.productID ?? summary?.productID {
+            fields["product_id"] = product
+        }
+        fields["payload"] = String(decoding: canonicalJSON(Payload(self)), as: UTF8.self)
+        return fields
+    }
+
+    /// The decoded members, as `payload` carries them.
+    struct Payload: Encodable {
+        var transaction: JWSTransaction?
+        var renewal: JWSRenewalInfo?
+        var appTransaction: JWSAppTransaction?
+        var summary: NotificationPayload.Summary?
+        var externalPurchaseToken: NotificationPayload.ExternalPurchaseToken?
+
+        init(_ notification: VerifiedNotification) {
+            transaction = notification.transaction
+            renewal = notification.renewal
+            appTransaction = notification.appTransaction
+            summary = notification.summary
+            externalPurchaseToken = notification.externalPurchaseToken
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case transaction, renewal, summary
+            case appTransaction = "app_transaction"
+            case externalPurchaseToken = "external_purchase_token"
+        }
+    }
+}

@@ -1,0 +1,42 @@
+import IAPSettings
+
+/// How a stage worker runs.
+public struct WorkerSettings: Sendable {
+    /// Jobs handled at once by this process.
+    public var concurrency: Int
+    /// A worker silent for longer than this loses its jobs to the reaper (`IAP_LEASE_MS`).
+    public var lease: Duration
+    public var maxRedeliveries: Int
+    /// How long jobs in flight may finish after a stop (`IAP_SHUTDOWN_GRACE_MS`).
+    public var shutdownGrace: Duration
+    /// How long one BLMOVE waits; bounds how fast an idle worker notices a stop.
+    public var block: Duration
+    /// How often due retries are promoted, expired workers reaped and the handler's own
+    /// housekeeping done.
+    public var housekeeping: Duration
+    /// Most jobs one `take_jobs` moves (never more than the free slots).
+    public var takeBatch: Int
+
+    /// How many slots must be free before a busy worker takes again: an eighth of its slots (at
+    /// most `takeBatch`), so a full worker takes in batches rather than one job per finished one.
+    public var refill: Int { min(takeBatch, max(1, concurrency / 8)) }
+
+    /// How long the reaper keeps reaping a silent worker before forgetting it: past the lease, its
+    /// last BLMOVE (sent at most half a lease after its last heartbeat) must have ended, plus two rounds.
+    public var forgetAfter: Duration { lease + block * 2 + housekeeping * 2 }
+
+    public init(
+        concurrency: Int = Settings.concurrency.defaultCount, lease: Duration = Settings.lease.defaultDuration,
+        maxRedeliveries: Int = Settings.maxRedeliveries.defaultCount, shutdownGrace: Duration = Settings.shutdownGrace.defaultDuration,
+        block: Duration = .seconds(1), housekeeping: Duration = .seconds(1), takeBatch: Int = 32
+    ) {
+        precondition(takeBatch > 0, "takeBatch must be positive")
+        self.takeBatch = takeBatch
+        self.concurrency = concurrency
+        self.lease = lease
+        self.maxRedeliveries = maxRedeliveries
+        self.shutdownGrace = shutdownGrace
+        self.block = block
+        self.housekeeping = housekeeping
+    }
+}
