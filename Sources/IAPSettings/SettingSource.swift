@@ -106,6 +106,23 @@ public struct SettingSource: Sendable {
         (text(setting) ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
     }
 
+    /// Settings that mean something only together (a key's id and its file): each as given, or
+    /// the first one missing named as required with `others` when some but not all are given.
+    public func together(_ settings: [Setting], _ others: String) throws(ConfigurationError) -> [String?] {
+        let values = settings.map(given)
+        if values.contains(where: { $0 != nil }), let missing = settings.indices.first(where: { values[$0] == nil }) {
+            throw ConfigurationError(settings[missing].variable, "required with \(others)")
+        }
+        return values
+    }
+
+    /// A secret as given, refused when shorter than `minBytes`.
+    public func secret(_ setting: Setting, minBytes: Int) throws(ConfigurationError) -> String? {
+        guard let value = given(setting) else { return nil }
+        guard value.utf8.count >= minBytes else { throw ConfigurationError(setting.variable, "must be at least \(minBytes) bytes") }
+        return value
+    }
+
     /// One of the setting's words, lower-cased.
     public func choice(_ setting: Setting) throws(ConfigurationError) -> String {
         guard case .choice(let words) = setting.kind, let text = text(setting) else {

@@ -132,33 +132,8 @@ public struct PipelineConfiguration: Sendable {
             throw ConfigurationError(Settings.redisURL.variable, "\(error)")
         }
         try Self.readRedisSecurity(source, into: &redis)
-
         prefix = source.text(Settings.prefix)!
-        guard !prefix.contains(where: { $0 == " " || $0.isNewline }) else {
-            throw ConfigurationError(Settings.prefix.variable, "must not contain spaces")
-        }
-        let buckets: Int
-        if case .cluster = redis.endpoint {
-            // On a cluster the prefix says the layout: one hash tag (`{iap}`) keeps every key in
-            // its one slot (one bucket, as before buckets); a plain prefix spreads the keys over
-            // buckets, `clusterBuckets` unless IAP_BUCKETS says otherwise.
-            let tagged = RedisClusterSlot.hashed(prefix) != nil
-            buckets = source.given(Settings.buckets) == nil
-                ? (tagged ? 1 : Self.clusterBuckets) : try source.count(Settings.buckets)
-            if buckets == 1, !tagged {
-                throw ConfigurationError(
-                    Settings.prefix.variable,
-                    "with IAP_BUCKETS=1 on redis-cluster:// the prefix must be a hash tag, like {iap}, so that every key shares one slot")
-            }
-            if buckets > 1, tagged {
-                throw ConfigurationError(
-                    Settings.prefix.variable,
-                    "with IAP_BUCKETS above 1 on redis-cluster:// the prefix must not be a hash tag: it would put every bucket in one slot")
-            }
-        } else {
-            buckets = try source.count(Settings.buckets)
-        }
-        layout = BucketLayout(count: buckets)
+        layout = try Self.readLayout(source, prefix: prefix, endpoint: redis.endpoint)
         httpHost = source.text(Settings.httpHost)!
         httpPort = try source.count(Settings.httpPort)
         appleProductionURL = try source.url(Settings.appleProductionURL)!
@@ -166,51 +141,27 @@ public struct PipelineConfiguration: Sendable {
         appleSharedSecret = source.given(Settings.appleSharedSecret)
         appleTimeout = try source.duration(Settings.appleTimeout)
         appleRootCertFiles = source.list(Settings.appleRootCerts)
-        bundleIDList = source.list(Settings.bundleIDs)
         secretFilePaths = Dictionary(uniqueKeysWithValues: Settings.secretFiles.compactMap { setting in
             source.given(setting).map { (setting.variable, $0) }
         })
-        if let path = source.given(Settings.appsFile) {
-            let apps = try AppsFile(file: path)
-            if !bundleIDList.isEmpty, Set(bundleIDList) != Set(apps.bundleIDs) {
-                throw ConfigurationError(
-                    Settings.bundleIDs.variable, "differs from the apps of IAP_APPS_FILE, whose bundle ids are the ones accepted: unset it")
-            }
-            appsFile = apps
-            bundleIDList = apps.bundleIDs
-        }
+        (bundleIDList, appsFile) = try Self.readApps(source)
         bundleIDs = Set(bundleIDList)
         appleAppID = try source.optionalCount(Settings.appleAppID).map(Int64.init)
         appleAPIProductionURL = try source.url(Settings.appleAPIProductionURL)!
         appleAPISandboxURL = try source.url(Settings.appleAPISandboxURL)!
-        appleAPIKeyID = source.given(Settings.appleAPIKeyID)
-        appleAPIIssuerID = source.given(Settings.appleAPIIssuerID)
-        appleAPIPrivateKeyFile = source.given(Settings.appleAPIPrivateKeyFile)
-        let apiKeys = [
-            (Settings.appleAPIKeyID, appleAPIKeyID), (Settings.appleAPIIssuerID, appleAPIIssuerID),
-            (Settings.appleAPIPrivateKeyFile, appleAPIPrivateKeyFile),
-        ]
-        if apiKeys.contains(where: { $0.1 != nil }), let missing = apiKeys.first(where: { $0.1 == nil }) {
-            throw ConfigurationError(
-                missing.0.variable, "required with the other App Store Server API settings (key id, issuer id, private key file)")
-        }
+        let apiKey = try source.together(
+            [Settings.appleAPIKeyID, Settings.appleAPIIssuerID, Settings.appleAPIPrivateKeyFile],
+            "the other App Store Server API settings (key id, issuer id, private key file)")
+        (appleAPIKeyID, appleAPIIssuerID, appleAPIPrivateKeyFile) = (apiKey[0], apiKey[1], apiKey[2])
         appleAPIMaxRPS = try source.count(Settings.appleAPIMaxRPS)
-        offerKeyID = source.given(Settings.offerKeyID)
-        offerPrivateKeyFile = source.given(Settings.offerPrivateKeyFile)
-        if (offerKeyID == nil) != (offerPrivateKeyFile == nil) {
-            throw ConfigurationError(
-                (offerKeyID == nil ? Settings.offerKeyID : Settings.offerPrivateKeyFile).variable,
-                "required with the other (the In-App Purchase key's id and its .p8 file)")
-        }
+        let offerKey = try source.together(
+            [Settings.offerKeyID, Settings.offerPrivateKeyFile], "the other (the In-App Purchase key's id and its .p8 file)")
+        (offerKeyID, offerPrivateKeyFile) = (offerKey[0], offerKey[1])
         productsFile = source.given(Settings.productsFile)
         concurrency = try source.count(Settings.concurrency)
         maxAttempts = try source.count(Settings.maxAttempts)
-        let breakerFailures = try source.count(Settings.appleBreakerFailures)
-        let breakerProbe = try source.duration(Settings.appleBreakerProbe)
-        appleBreaker = breakerFailures == 0 ? nil : AppleBreakerSettings(minFailures: breakerFailures, probe: breakerProbe)
-        retention = RetentionSettings(
-            fulfilment: try source.duration(Settings.fulfilmentRetention), deadMax: try source.count(Settings.deadMax),
-            deadMaxAge: try source.duration(Settings.deadMaxAge))
+        appleBreaker = try AppleBreakerSettings.reading(source)
+        retention = try RetentionSettings(reading: source)
         retryBase = try source.duration(Settings.retryBase)
         retryMax = try source.duration(Settings.retryMax)
         guard retryMax >= retryBase else {
@@ -228,39 +179,20 @@ public struct PipelineConfiguration: Sendable {
         maxQueueDepth = try source.count(Settings.maxQueueDepth)
         ratePerKey = try source.count(Settings.ratePerKey)
         ratePerUser = try source.count(Settings.ratePerUser)
-        tlsCertFile = source.given(Settings.tlsCertFile)
-        tlsKeyFile = source.given(Settings.tlsKeyFile)
-        if (tlsCertFile == nil) != (tlsKeyFile == nil) {
-            throw ConfigurationError(
-                (tlsCertFile == nil ? Settings.tlsCertFile : Settings.tlsKeyFile).variable,
-                "required with the other (the intake's TLS certificate and key)")
-        }
-        recheck = RecheckSchedule(
-            before: try source.duration(Settings.recheckBefore), after: try source.duration(Settings.recheckAfter),
-            maxTries: try source.count(Settings.recheckMax))
+        let tls = try source.together([Settings.tlsCertFile, Settings.tlsKeyFile], "the other (the intake's TLS certificate and key)")
+        (tlsCertFile, tlsKeyFile) = (tls[0], tls[1])
+        recheck = try RecheckSchedule(reading: source)
         webhookURL = try source.url(Settings.webhookURL)
-        webhookSecret = source.given(Settings.webhookSecret)
-        if let webhookSecret, webhookSecret.utf8.count < 16 {
-            throw ConfigurationError(Settings.webhookSecret.variable, "must be at least 16 bytes")
-        }
-        webhookPreviousSecret = source.given(Settings.webhookPreviousSecret)
-        if let webhookPreviousSecret, webhookPreviousSecret.utf8.count < 16 {
-            throw ConfigurationError(Settings.webhookPreviousSecret.variable, "must be at least 16 bytes")
-        }
+        webhookSecret = try source.secret(Settings.webhookSecret, minBytes: 16)
+        webhookPreviousSecret = try source.secret(Settings.webhookPreviousSecret, minBytes: 16)
         webhookMaxAge = try source.duration(Settings.webhookMaxAge)
         webhookTimeout = try source.duration(Settings.webhookTimeout)
-        currencies = source.list(Settings.currencies).map { $0.uppercased() }
-        if let bad = currencies.first(where: { !PurchasePolicy.isCurrencyCode($0) }) {
-            throw ConfigurationError(Settings.currencies.variable, "'\(bad)' is not an ISO 4217 currency code (three letters, like USD)")
-        }
+        currencies = try PurchasePolicy.readCurrencies(source)
         sandbox = source.text(Settings.sandbox)!
         maxRefundsPerUser = try source.count(Settings.maxRefundsPerUser)
         maxAccountsPerAppleAccount = try source.count(Settings.maxAccountsPerAppleAccount)
         sharingPolicy = SharingPolicy(rawValue: try source.choice(Settings.sharingPolicy))!
-        switch RefundPreferences.parse(source.text(Settings.refundPreference) ?? "none") {
-        case .success(let preferences): refundPreference = preferences
-        case .failure(let error): throw ConfigurationError(Settings.refundPreference.variable, error.description)
-        }
+        refundPreference = try RefundPreferences.reading(source)
         setAppAccountTokens = try source.choice(Settings.setAppAccountTokens) == "on"
         notificationSweep = try source.duration(Settings.notificationSweep)
         refundSweep = try source.duration(Settings.refundSweep)
@@ -269,6 +201,41 @@ public struct PipelineConfiguration: Sendable {
         redisPoolSize = try source.count(Settings.redisPoolSize)
         redisMinReplicas = try source.count(Settings.redisMinReplicas)
         redisReplicaTimeout = try source.duration(Settings.redisReplicaTimeout)
+    }
+
+    /// `IAP_BUCKETS` and the prefix together. On a cluster the prefix says the layout: one hash tag
+    /// (`{iap}`) keeps every key in its one slot (one bucket, as before buckets); a plain prefix
+    /// spreads the keys over buckets, `clusterBuckets` unless IAP_BUCKETS says otherwise.
+    static func readLayout(_ source: SettingSource, prefix: String, endpoint: RedisConfiguration.Endpoint) throws(ConfigurationError) -> BucketLayout {
+        guard !prefix.contains(where: { $0 == " " || $0.isNewline }) else {
+            throw ConfigurationError(Settings.prefix.variable, "must not contain spaces")
+        }
+        guard case .cluster = endpoint else { return BucketLayout(count: try source.count(Settings.buckets)) }
+        let tagged = RedisClusterSlot.hashed(prefix) != nil
+        let buckets = source.given(Settings.buckets) == nil ? (tagged ? 1 : Self.clusterBuckets) : try source.count(Settings.buckets)
+        if buckets == 1, !tagged {
+            throw ConfigurationError(
+                Settings.prefix.variable,
+                "with IAP_BUCKETS=1 on redis-cluster:// the prefix must be a hash tag, like {iap}, so that every key shares one slot")
+        }
+        if buckets > 1, tagged {
+            throw ConfigurationError(
+                Settings.prefix.variable,
+                "with IAP_BUCKETS above 1 on redis-cluster:// the prefix must not be a hash tag: it would put every bucket in one slot")
+        }
+        return BucketLayout(count: buckets)
+    }
+
+    /// `IAP_BUNDLE_IDS` in order, or the apps of `IAP_APPS_FILE` (whose bundle ids are then the ones accepted).
+    static func readApps(_ source: SettingSource) throws(ConfigurationError) -> ([String], AppsFile?) {
+        let bundleIDs = source.list(Settings.bundleIDs)
+        guard let path = source.given(Settings.appsFile) else { return (bundleIDs, nil) }
+        let apps = try AppsFile(file: path)
+        if !bundleIDs.isEmpty, Set(bundleIDs) != Set(apps.bundleIDs) {
+            throw ConfigurationError(
+                Settings.bundleIDs.variable, "differs from the apps of IAP_APPS_FILE, whose bundle ids are the ones accepted: unset it")
+        }
+        return (apps.bundleIDs, apps)
     }
 
     /// What acknowledged writes wait for; `nil` when `IAP_REDIS_MIN_REPLICAS` is 0.

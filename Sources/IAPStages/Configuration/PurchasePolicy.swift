@@ -1,3 +1,4 @@
+import IAPSettings
 import AppleReceipt
 import PipelineCore
 
@@ -53,6 +54,15 @@ public struct PurchasePolicy: Sendable, Equatable {
         guard let currencies else { return nil }
         guard let currency else { return ReasonCode.currencyUnknown }
         return currencies.contains(currency.uppercased()) ? nil : ReasonCode.currencyNotAllowed
+    }
+
+    /// `IAP_CURRENCIES`, upper-cased, each an ISO 4217 code; empty: any.
+    static func readCurrencies(_ source: SettingSource) throws(ConfigurationError) -> [String] {
+        let currencies = source.list(Settings.currencies).map { $0.uppercased() }
+        if let bad = currencies.first(where: { !isCurrencyCode($0) }) {
+            throw ConfigurationError(Settings.currencies.variable, "'\(bad)' is not an ISO 4217 currency code (three letters, like USD)")
+        }
+        return currencies
     }
 
     /// Whether `text` is shaped like an ISO 4217 code: three ASCII letters, upper case.

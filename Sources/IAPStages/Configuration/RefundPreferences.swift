@@ -1,3 +1,4 @@
+import IAPSettings
 import AppStoreServerAPI
 import Foundation
 
@@ -28,6 +29,14 @@ public struct RefundPreferences: Sendable, Equatable {
     }
 
     /// Reads the setting's text: `nil` when consumption requests are not answered (`none`).
+    /// Its setting (`IAP_REFUND_PREFERENCE`); `nil` for `none`.
+    public static func reading(_ source: SettingSource) throws(ConfigurationError) -> RefundPreferences? {
+        switch parse(source.text(Settings.refundPreference) ?? "none") {
+        case .success(let preferences): return preferences
+        case .failure(let error): throw ConfigurationError(Settings.refundPreference.variable, error.description)
+        }
+    }
+
     public static func parse(_ text: String) -> Result<RefundPreferences?, ParseError> {
         func choice(_ word: String) -> ConsumptionInformation.RefundPreference?? {
             let lowered = word.lowercased()

@@ -1,3 +1,5 @@
+import IAPSettings
+
 /// When the fleet's Apple breaker opens and how it probes (`IAP_APPLE_BREAKER_FAILURES`,
 /// `IAP_APPLE_BREAKER_PROBE_MS`).
 public struct AppleBreakerSettings: Sendable, Equatable {
@@ -13,5 +15,13 @@ public struct AppleBreakerSettings: Sendable, Equatable {
         self.minFailures = minFailures
         self.quiet = quiet
         self.probe = probe
+    }
+
+    /// Its own settings (`IAP_APPLE_BREAKER_FAILURES`, `IAP_APPLE_BREAKER_PROBE_MS`); `nil`: no
+    /// breaker (`IAP_APPLE_BREAKER_FAILURES=0`).
+    public static func reading(_ source: SettingSource) throws(ConfigurationError) -> AppleBreakerSettings? {
+        let failures = try source.count(Settings.appleBreakerFailures)
+        let probe = try source.duration(Settings.appleBreakerProbe)
+        return failures == 0 ? nil : AppleBreakerSettings(minFailures: failures, probe: probe)
     }
 }

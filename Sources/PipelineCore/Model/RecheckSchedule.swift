@@ -24,6 +24,13 @@ public struct RecheckSchedule: Sendable, Equatable {
         self.maxTries = maxTries
     }
 
+    /// Its own settings: `IAP_RECHECK_BEFORE_S`, `IAP_RECHECK_AFTER_S`, `IAP_RECHECK_MAX`.
+    public init(reading source: SettingSource) throws(ConfigurationError) {
+        self.init(
+            before: try source.duration(Settings.recheckBefore), after: try source.duration(Settings.recheckAfter),
+            maxTries: try source.count(Settings.recheckMax))
+    }
+
     /// What the scripts read (`scheduleRecheck` in `GrantEffects`), in milliseconds.
     package var json: JSONValue {
         .members([

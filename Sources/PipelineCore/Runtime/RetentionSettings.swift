@@ -1,3 +1,5 @@
+import IAPSettings
+
 /// How long what nobody needs any more is kept (`IAP_FULFILMENT_RETENTION_S`, `IAP_DEAD_MAX`,
 /// `IAP_DEAD_MAX_AGE_S`): the grant stage's workers trim each bucket once a minute.
 public struct RetentionSettings: Sendable, Equatable {
@@ -16,5 +18,12 @@ public struct RetentionSettings: Sendable, Equatable {
         self.fulfilment = fulfilment
         self.deadMax = deadMax
         self.deadMaxAge = deadMaxAge
+    }
+
+    /// Its own settings: `IAP_FULFILMENT_RETENTION_S`, `IAP_DEAD_MAX`, `IAP_DEAD_MAX_AGE_S`.
+    public init(reading source: SettingSource) throws(ConfigurationError) {
+        self.init(
+            fulfilment: try source.duration(Settings.fulfilmentRetention), deadMax: try source.count(Settings.deadMax),
+            deadMaxAge: try source.duration(Settings.deadMaxAge))
     }
 }
