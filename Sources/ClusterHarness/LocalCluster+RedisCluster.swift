@@ -50,7 +50,7 @@ extension LocalCluster {
         let start = ContinuousClock.now
         let checked = primaryPort
         try await waitUntil("redis-cli --cluster check passes", while: nil) {
-            (try? Executable.run("redis-cli", ["--cluster", "check", "127.0.0.1:\(checked)"]))?.status == 0
+            (try? await Executable.run("redis-cli", ["--cluster", "check", "127.0.0.1:\(checked)"]))?.status == 0
         }
         let slot = pipelineSlot
         let source = primaryPort
@@ -68,7 +68,7 @@ extension LocalCluster {
             // redis-cli takes the source's lowest slots first: as many as it has up to this one.
             let owned = try await ownedSlots(ofNodeAt: source)
             let count = owned.filter { $0 <= slot }.count
-            let (status, said) = try Executable.run(
+            let (status, said) = try await Executable.run(
                 "redis-cli",
                 ["--cluster", "reshard", "127.0.0.1:\(source)", "--cluster-from", sourceID, "--cluster-to", targetID,
                  "--cluster-slots", String(count), "--cluster-yes"])

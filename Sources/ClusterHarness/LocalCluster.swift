@@ -405,6 +405,6 @@ public actor LocalCluster {
     }
 
     public func runTool(_ name: String, _ arguments: [String]) async throws -> String {
-        try Executable.run(name, arguments).output
+        try await Executable.run(name, arguments).output
     }
 }

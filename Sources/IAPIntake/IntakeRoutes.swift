@@ -197,7 +197,6 @@ public struct IntakeRoutes: Sendable {
         }
     }
 
-    /// A JSON object body, or 415, 413 or 400 `malformed_json`.
     /// A JSON object body as plain values, or the precise refusal (`malformed_json`, 413, 415).
     static func jsonFields(_ request: Request, maxBodyBytes: Int) async throws -> [String: JSONValue] {
         let buffer = try await body(request, maxBodyBytes: maxBodyBytes)
@@ -213,14 +212,6 @@ public struct IntakeRoutes: Sendable {
         }
         guard case .object(let fields) = parsed else { throw IntakeError(.badRequest, "malformed_json", "the body must be a JSON object") }
         return fields
-    }
-
-    static func jsonObject(_ request: Request, maxBodyBytes: Int) async throws -> [String: Any] {
-        let buffer = try await body(request, maxBodyBytes: maxBodyBytes)
-        guard let object = try? JSONSerialization.jsonObject(with: Data(buffer.readableBytesView)) as? [String: Any] else {
-            throw IntakeError(.badRequest, "malformed_json", "the body must be a JSON object")
-        }
-        return object
     }
 
     /// Whether the media type (before any `;` parameters, spaces around it, any case) is

@@ -32,13 +32,8 @@ public struct NotificationRoutes: Sendable {
     }
 
     func notification(_ request: Request, context: some RequestContext) async throws -> Response {
-        let fields = try await IntakeRoutes.jsonObject(request, maxBodyBytes: maxBodyBytes)
-        guard let value = fields["signedPayload"], !(value is NSNull) else {
-            throw IntakeError(.badRequest, "missing_field", "signedPayload is required")
-        }
-        guard let signedPayload = value as? String, !(value is NSNumber) else {
-            throw IntakeError(.badRequest, "wrong_type", "signedPayload must be a string")
-        }
+        let fields = try await IntakeRoutes.jsonFields(request, maxBodyBytes: maxBodyBytes)
+        let signedPayload = try ReceiptSubmission.requiredString(fields, "signedPayload")
         guard Base64URL.isCompactJWS(signedPayload) else {
             throw IntakeError(.badRequest, "invalid_jws", "signedPayload must be a compact JWS: three base64url segments")
         }
@@ -76,13 +71,8 @@ public struct NotificationRoutes: Sendable {
 
     func bindToken(_ request: Request, context: some RequestContext) async throws -> Response {
         let user = try Self.user(context)
-        let fields = try await IntakeRoutes.jsonObject(request, maxBodyBytes: maxBodyBytes)
-        guard let value = fields["app_account_token"], !(value is NSNull) else {
-            throw IntakeError(.badRequest, "missing_field", "app_account_token is required")
-        }
-        guard let text = value as? String, !(value is NSNumber) else {
-            throw IntakeError(.badRequest, "wrong_type", "app_account_token must be a string")
-        }
+        let fields = try await IntakeRoutes.jsonFields(request, maxBodyBytes: maxBodyBytes)
+        let text = try ReceiptSubmission.requiredString(fields, "app_account_token")
         guard let token = UUID(uuidString: text)?.uuidString.lowercased() else {
             throw IntakeError(.badRequest, "invalid_app_account_token", "app_account_token must be a UUID")
         }

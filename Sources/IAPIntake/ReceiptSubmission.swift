@@ -45,8 +45,8 @@ public struct ReceiptSubmission: Sendable, Equatable {
     public static func parse(
         _ body: [UInt8], serverAPIConfigured: Bool = false, bundleIDs: Set<String> = []
     ) throws(IntakeError) -> ReceiptSubmission {
-        var submission = try parseEvidence(body, serverAPIConfigured: serverAPIConfigured)
-        guard case .object(let fields) = (try? JSONValue(parsing: body)) ?? .null else { return submission }
+        let fields = try IntakeRoutes.jsonFields(body)
+        var submission = try parseEvidence(fields, serverAPIConfigured: serverAPIConfigured)
         if let bundleID = try optionalString(fields, "bundle_id") {
             guard isPrintable(bundleID), bundleIDs.isEmpty || bundleIDs.contains(bundleID) else {
                 throw IntakeError(.badRequest, "unknown_bundle_id", "bundle_id must name one of this deployment's apps")
@@ -56,16 +56,9 @@ public struct ReceiptSubmission: Sendable, Equatable {
         return submission
     }
 
-    private static func parseEvidence(_ body: [UInt8], serverAPIConfigured: Bool) throws(IntakeError) -> ReceiptSubmission {
-        let parsed: JSONValue
-        do {
-            parsed = try JSONValue(parsing: body)
-        } catch {
-            throw IntakeError(.badRequest, "malformed_json", "the body is not valid JSON (\(error.reason) at byte \(error.offset))")
-        }
-        guard let fields = parsed.object else {
-            throw IntakeError(.badRequest, "malformed_json", "the body must be a JSON object")
-        }
+    private static func parseEvidence(
+        _ fields: [String: JSONValue], serverAPIConfigured: Bool
+    ) throws(IntakeError) -> ReceiptSubmission {
         let receiptData = try optionalString(fields, "receipt_data")
         let signedTransaction = try optionalString(fields, "signed_transaction")
         let signedAppTransaction = try optionalString(fields, "signed_app_transaction")
@@ -139,14 +132,16 @@ public struct ReceiptSubmission: Sendable, Equatable {
         }
     }
 
-    private static func requiredString(_ fields: [String: JSONValue], _ name: String) throws(IntakeError) -> String {
+    /// A field that must be a string: 400 `missing_field` or `wrong_type` otherwise.
+    static func requiredString(_ fields: [String: JSONValue], _ name: String) throws(IntakeError) -> String {
         guard let text = try optionalString(fields, name) else {
             throw IntakeError(.badRequest, "missing_field", "\(name) is required")
         }
         return text
     }
 
-    private static func optionalString(_ fields: [String: JSONValue], _ name: String) throws(IntakeError) -> String? {
+    /// A field that may be absent or null, else a string: 400 `wrong_type` otherwise.
+    static func optionalString(_ fields: [String: JSONValue], _ name: String) throws(IntakeError) -> String? {
         guard let value = fields[name], value != .null else { return nil }
         guard case .string(let text) = value else {
             throw IntakeError(.badRequest, "wrong_type", "\(name) must be a string")

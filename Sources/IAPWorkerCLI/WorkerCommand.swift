@@ -1,6 +1,5 @@
 import AppStoreServerAPI
 import AppleJWS
-import NIOConcurrencyHelpers
 import AppleReceipt
 import IAPCLI
 import ArgumentParser
@@ -12,12 +11,19 @@ import Logging
 import RedisClient
 import ServiceLifecycle
 
+/// What a stage command builds on the store: its handler, the clients the handler calls (Apple's,
+/// the webhook's), closed after the worker stops, and services that run beside it (the sweeps).
+struct StageParts {
+    var handler: any JobHandler
+    var clients: [ClosingService] = []
+    var services: [any Service] = []
+}
+
 /// Runs one stage's worker until SIGTERM/SIGINT, then stops it gracefully. The service group owns
-/// the Redis client and `clients` (Apple's): the worker stops first, then they close, Redis last.
+/// the Redis client and the parts' clients: the worker stops first, then they close, Redis last.
 func runWorker(
-    label: String, configuration: PipelineConfiguration, settings: WorkerSettings? = nil, logger: Logger,
-    makeHandler: (PipelineStore) throws(ConfigurationError) -> any JobHandler, clients: [ClosingService] = [],
-    makeServices: (PipelineStore) throws(ConfigurationError) -> [any Service] = { _ in [] }
+    configuration: PipelineConfiguration, settings: WorkerSettings? = nil, logger: Logger,
+    assemble: (PipelineStore) throws(ConfigurationError) -> StageParts
 ) async throws {
     warnOfExposedSecretFiles(configuration, logger: logger)
     let registry = bootstrapMetrics()
@@ -25,24 +31,28 @@ func runWorker(
     await EvictionPolicyCheck.run(redis, logger: logger)
     let store = PipelineStore(
         redis: redis, keys: configuration.keys, replication: configuration.replication, recheck: configuration.recheck)
-    let handler: any JobHandler
-    let extra: [any Service]
+    let parts: StageParts
     do {
-        handler = try makeHandler(store)
-        extra = try makeServices(store)
+        parts = try assemble(store)
     } catch {
         failConfiguration(error)
     }
-    let worker = StageWorkers(handler: handler, store: store, settings: settings ?? WorkerSettings(configuration), logger: logger)
+    let worker = StageWorkers(
+        handler: parts.handler, store: store, settings: settings ?? WorkerSettings(configuration), logger: logger)
     let metrics: [any Service] = configuration.metricsPort.map {
         [MetricsServer(registry: registry, host: configuration.httpHost, port: $0, logger: logger)]
     } ?? []
-    // Stopped in reverse: the extra services and the worker first, then Apple's clients, Redis last.
-    let services: [any Service] = [ClosingService { await redis.close() }] + clients + metrics + [worker] + extra
+    // Stopped in reverse: the parts' services and the worker first, then the clients, Redis last.
+    let services: [any Service] = [ClosingService { await redis.close() }] + parts.clients + metrics + [worker] + parts.services
     let group = ServiceGroup(
         configuration: .init(
             services: services.map { .init(service: $0) }, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
     try await group.run()
+}
+
+/// Closes each of Apple's Server API clients.
+func closing(_ clients: [ServerAPIClient]) -> ClosingService {
+    ClosingService { for client in clients { await client.shutdown() } }
 }
 
 public struct VerifierCommand: AsyncParsableCommand {
@@ -67,26 +77,22 @@ public struct VerifierCommand: AsyncParsableCommand {
         let configuration = loadConfiguration(
             redis, worker, lease, retry, breaker, apps, receiptAPI, serverAPIKey, serverAPIClient, recheck, tickets, appsFile, appleAccounts)
         let logger = bootstrapLogging(label: "iap-verifier")
-        let apple = AppleVerifier(configuration: configuration.apple)
-        let serverAPI = NIOLockedValueBox<[ServerAPIClient]>([])
-        try await runWorker(label: "iap-verifier", configuration: configuration, logger: logger, makeHandler: {
-            (store) throws(ConfigurationError) -> any JobHandler in
+        try await runWorker(configuration: configuration, logger: logger) { (store) throws(ConfigurationError) -> StageParts in
+            let apple = AppleVerifier(configuration: configuration.apple)
             let signedData = SignedDataVerifier(rootCertificates: try configuration.rootCertificates())
             // One client per app (its token's bid); with several apps, each is tried in turn.
             let clients = try configuration.serverAPIClients(store: store, maxConnections: configuration.concurrency, logger: logger)
-            serverAPI.withLockedValue { $0 = clients.map(\.client) }
             let seams = configuration.appleSeams(apple: apple, clients: clients, signedData: signedData)
-            return VerifyHandler(
+            let handler = VerifyHandler(
                 verifier: seams.verifier, signedData: signedData, lookup: seams.lookup, subscriptions: seams.subscriptions,
                 bundleIDs: try configuration.requireBundleIDs(),
                 retryPolicy: configuration.retryPolicy,
                 rechecks: RecheckPromotion(schedule: configuration.recheck, ticketTTL: configuration.ticketTTL),
                 appleAccounts: seams.appleAccounts,
                 breaker: configuration.appleBreaker.map { AppleBreaker(store: store, settings: $0, logger: logger) })
-        }, clients: [
-            ClosingService { await apple.shutdown() },
-            ClosingService { for client in serverAPI.withLockedValue({ $0 }) { await client.shutdown() } },
-        ])
+            return StageParts(
+                handler: handler, clients: [ClosingService { await apple.shutdown() }, closing(clients.map(\.client))])
+        }
     }
 }
 
@@ -106,12 +112,11 @@ public struct DeduperCommand: AsyncParsableCommand {
     public func run() async throws {
         let configuration = loadConfiguration(redis, replication, worker, lease, catalog, policy, appsFile, appleAccounts)
         let logger = bootstrapLogging(label: "iap-deduper")
-        try await runWorker(label: "iap-deduper", configuration: configuration, logger: logger, makeHandler: {
-            (_) throws(ConfigurationError) -> any JobHandler in
-            DedupeHandler(
+        try await runWorker(configuration: configuration, logger: logger) { (_) throws(ConfigurationError) -> StageParts in
+            StageParts(handler: DedupeHandler(
                 catalog: try configuration.requireCatalog(), policy: try configuration.purchasePolicy(),
-                ticketTTL: configuration.ticketTTL)
-        })
+                ticketTTL: configuration.ticketTTL))
+        }
     }
 }
 
@@ -134,10 +139,10 @@ public struct GranterCommand: AsyncParsableCommand {
         let configuration = loadConfiguration(
             redis, replication, worker, lease, recheck, accountTokens, serverAPIKey, tickets, appsFile, retention)
         let logger = bootstrapLogging(label: "iap-granter")
-        try await runWorker(label: "iap-granter", configuration: configuration, logger: logger, makeHandler: {
-            (_) throws(ConfigurationError) -> any JobHandler in
-            GrantHandler(tokenTickets: configuration.appAccountTokenTickets, retention: RetentionSweep(settings: configuration.retention))
-        })
+        try await runWorker(configuration: configuration, logger: logger) { (_) throws(ConfigurationError) -> StageParts in
+            StageParts(handler: GrantHandler(
+                tokenTickets: configuration.appAccountTokenTickets, retention: RetentionSweep(settings: configuration.retention)))
+        }
     }
 }
 
@@ -163,44 +168,44 @@ public struct NotifierCommand: AsyncParsableCommand {
         let configuration = loadConfiguration(
             redis, worker, lease, catalog, consumption, retry, serverAPIKey, serverAPIClient, recheck, sweep, appAppleID, tickets, appsFile)
         let logger = bootstrapLogging(label: "iap-notifier")
-        let serverAPI = NIOLockedValueBox<[ServerAPIClient]>([])
-        let sweepClients = NIOLockedValueBox<[ServerAPIClient]>([])
-        try await runWorker(label: "iap-notifier", configuration: configuration, logger: logger, makeHandler: {
-            (store) throws(ConfigurationError) -> any JobHandler in
-            var answering: ConsumptionAnswering?
-            var accountTokens: AccountTokenErrands?
+        try await runWorker(configuration: configuration, logger: logger) { (store) throws(ConfigurationError) -> StageParts in
             // One client per app (its token's bid): each call goes out with its purchase's app's key.
             let clients = try configuration.serverAPIClients(store: store, maxConnections: configuration.concurrency, logger: logger)
             if configuration.refundPreference != nil, clients.isEmpty {
                 throw ConfigurationError(
                     "IAP_REFUND_PREFERENCE", "answering consumption requests needs the App Store Server API key (IAP_APPLE_API_*)")
             }
+            var answering: ConsumptionAnswering?
+            var accountTokens: AccountTokenErrands?
             if !clients.isEmpty {
-                serverAPI.withLockedValue { $0 = clients.map(\.client) }
                 let apps = AppByAppServerAPI(clients: clients)
                 if let preference = configuration.refundPreference {
                     answering = ConsumptionAnswering(reporter: apps, preferences: preference, retryPolicy: configuration.retryPolicy)
                 }
                 accountTokens = AccountTokenErrands(setter: apps, retryPolicy: configuration.retryPolicy)
             }
-            return NotifyHandler(catalog: try configuration.requireCatalog(), consumption: answering, accountTokens: accountTokens)
-        }, clients: [
-            ClosingService { for client in serverAPI.withLockedValue({ $0 }) { await client.shutdown() } },
-            ClosingService { for client in sweepClients.withLockedValue({ $0 }) { await client.shutdown() } },
-        ], makeServices: { (store) throws(ConfigurationError) -> [any Service] in
-            var services: [any Service] = []
-            if let sweeper = try NotificationSweeper.make(configuration, store: store, logger: logger) {
-                sweepClients.withLockedValue { $0 += sweeper.walks.map(\.walk.client) }
-                logger.info("notification sweep on", metadata: ["every_s": "\(configuration.notificationSweep.components.seconds)"])
-                services.append(sweeper)
-            }
-            if let refunds = try RefundSweeper.make(configuration, store: store, logger: logger) {
-                sweepClients.withLockedValue { $0 += refunds.audit.clients }
-                logger.info("refund sweep on", metadata: ["every_s": "\(configuration.refundSweep.components.seconds)"])
-                services.append(refunds)
-            }
-            return services
-        })
+            var parts = StageParts(
+                handler: NotifyHandler(catalog: try configuration.requireCatalog(), consumption: answering, accountTokens: accountTokens),
+                clients: [closing(clients.map(\.client))])
+            try addSweeps(to: &parts, configuration: configuration, store: store, logger: logger)
+            return parts
+        }
+    }
+
+    /// The notifier's standing sweeps, each with its own Server API clients.
+    private func addSweeps(
+        to parts: inout StageParts, configuration: PipelineConfiguration, store: PipelineStore, logger: Logger
+    ) throws(ConfigurationError) {
+        if let sweeper = try NotificationSweeper.make(configuration, store: store, logger: logger) {
+            parts.clients.append(closing(sweeper.walks.map(\.walk.client)))
+            logger.info("notification sweep on", metadata: ["every_s": "\(configuration.notificationSweep.components.seconds)"])
+            parts.services.append(sweeper)
+        }
+        if let refunds = try RefundSweeper.make(configuration, store: store, logger: logger) {
+            parts.clients.append(closing(refunds.audit.clients))
+            logger.info("refund sweep on", metadata: ["every_s": "\(configuration.refundSweep.components.seconds)"])
+            parts.services.append(refunds)
+        }
     }
 }
 
@@ -229,11 +234,13 @@ public struct WebhookCommand: AsyncParsableCommand {
         var settings = WorkerSettings(configuration)
         // New events reach their users' lists within this.
         settings.housekeeping = .milliseconds(200)
-        try await runWorker(label: "iap-webhook", configuration: configuration, settings: settings, logger: logger, makeHandler: {
-            (_) throws(ConfigurationError) -> any JobHandler in
-            WebhookHandler(
-                poster: client, signer: try configuration.webhookSigner(), maxAge: configuration.webhookMaxAge,
-                retryPolicy: configuration.retryPolicy)
-        }, clients: [ClosingService { await client.shutdown() }])
+        try await runWorker(configuration: configuration, settings: settings, logger: logger) {
+            (_) throws(ConfigurationError) -> StageParts in
+            StageParts(
+                handler: WebhookHandler(
+                    poster: client, signer: try configuration.webhookSigner(), maxAge: configuration.webhookMaxAge,
+                    retryPolicy: configuration.retryPolicy),
+                clients: [ClosingService { await client.shutdown() }])
+        }
     }
 }

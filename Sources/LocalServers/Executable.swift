@@ -18,10 +18,21 @@ public enum Executable {
         throw LocalServerError("\(name) not found on PATH (apt-get install redis-server redis-tools, or workers/deps)")
     }
 
-    /// Runs `name` with `arguments` to its end: its exit status and what it printed (stdout and stderr).
-    public static func run(_ name: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
+    /// Runs `name` with `arguments` to its end: its exit status and what it printed (stdout and
+    /// stderr). The wait is a thread's of its own, never one of the concurrency pool's (a
+    /// `redis-cli --cluster` call takes seconds, and the pool has a thread per core).
+    public static func run(_ name: String, _ arguments: [String]) async throws -> (status: Int32, output: String) {
+        let executable = try find(name)
+        return try await withCheckedThrowingContinuation { continuation in
+            Thread {
+                continuation.resume(with: Result { try runToEnd(executable, arguments) })
+            }.start()
+        }
+    }
+
+    private static func runToEnd(_ executable: URL, _ arguments: [String]) throws -> (status: Int32, output: String) {
         let process = Process()
-        process.executableURL = try find(name)
+        process.executableURL = executable
         process.arguments = arguments
         let output = Pipe()
         process.standardOutput = output

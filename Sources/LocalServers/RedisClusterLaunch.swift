@@ -41,7 +41,7 @@ public struct RedisClusterLaunch: Sendable {
     /// Joins nodes already started with `nodeOptions` (`redis-cli --cluster create`), and returns
     /// once every node says the cluster is whole and every replica is in sync.
     public func join() async throws {
-        let (status, said) = try Self.redisCLI(
+        let (status, said) = try await Self.redisCLI(
             ["--cluster", "create"] + ports.map { "127.0.0.1:\($0)" } + ["--cluster-replicas", String(replicasEach), "--cluster-yes"])
         guard status == 0 else { throw LocalServerError("redis-cli --cluster create failed:\n\(said)") }
         try await Self.waitUntilWhole(ports: ports, replicasEach: replicasEach)
@@ -52,22 +52,22 @@ public struct RedisClusterLaunch: Sendable {
     public static func waitUntilWhole(ports: [Int], replicasEach: Int, within limit: Duration = .seconds(30)) async throws {
         for port in ports {
             _ = try await poll("node :\(port) says cluster_state:ok", within: limit) {
-                (try? Self.redisCLI(["-p", String(port), "CLUSTER", "INFO"]))?.1.contains("cluster_state:ok") == true ? true : nil
+                (try? await Self.redisCLI(["-p", String(port), "CLUSTER", "INFO"]))?.1.contains("cluster_state:ok") == true ? true : nil
             }
         }
         guard replicasEach > 0 else { return }
         for port in ports {
-            let role = (try? Self.redisCLI(["-p", String(port), "ROLE"]))?.1 ?? ""
+            let role = (try? await Self.redisCLI(["-p", String(port), "ROLE"]))?.1 ?? ""
             guard role.hasPrefix("master") else { continue }
             _ = try await poll("primary :\(port) has \(replicasEach) replica(s) online", within: limit) {
-                let info = (try? Self.redisCLI(["-p", String(port), "INFO", "replication"]))?.1 ?? ""
+                let info = (try? await Self.redisCLI(["-p", String(port), "INFO", "replication"]))?.1 ?? ""
                 let online = info.components(separatedBy: "state=online").count - 1
                 return info.contains("connected_slaves:\(replicasEach)") && online == replicasEach ? true : nil
             }
         }
     }
 
-    private static func redisCLI(_ arguments: [String]) throws -> (Int32, String) {
-        try Executable.run("redis-cli", arguments)
+    private static func redisCLI(_ arguments: [String]) async throws -> (Int32, String) {
+        try await Executable.run("redis-cli", arguments)
     }
 }
