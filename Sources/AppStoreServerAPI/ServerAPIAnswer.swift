@@ -26,13 +26,13 @@ extension ServerAPIAnswer {
             return nil
         case .unauthorized(let status, let detail):
             return .misconfigured(
-                reason: ReasonCode.appleAPIUnauthorized,
+                reason: AppleReason.appleAPIUnauthorized,
                 detail: "the App Store Server API refused our token (\(status)): check IAP_APPLE_API_KEY_ID, "
                     + "IAP_APPLE_API_ISSUER_ID, IAP_APPLE_API_PRIVATE_KEY_FILE and IAP_BUNDLE_IDS; \(detail)")
         case .refused(let errorCode, let detail):
-            return .rejected(reason: ReasonCode.appleAPIError(errorCode), detail: detail)
+            return .rejected(reason: AppleReason.appleAPIError(errorCode), detail: detail)
         case .misconfigured(let detail):
-            return .misconfigured(reason: ReasonCode.appleAPIMisconfigured, detail: detail)
+            return .misconfigured(reason: AppleReason.appleAPIMisconfigured, detail: detail)
         case .transient(let reason, let detail, let retryAfterMs):
             return .transient(reason: reason, detail: detail, retryAfterMs: retryAfterMs)
         }

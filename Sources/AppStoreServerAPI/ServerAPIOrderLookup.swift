@@ -40,8 +40,8 @@ public struct ServerAPIOrderLookup: Sendable {
             for jws in answer.signedTransactions ?? [] {
                 switch await signedData.outcome(of: jws) {
                 case .valid(let receipt): found.append(receipt)
-                case .rejected(_, let detail): return .failed(reason: ReasonCode.invalidSignature, detail: detail ?? "", transient: false)
-                default: return .failed(reason: ReasonCode.invalidSignature, detail: "a signed transaction did not verify", transient: false)
+                case .rejected(_, let detail): return .failed(reason: AppleReason.invalidSignature, detail: detail ?? "", transient: false)
+                default: return .failed(reason: AppleReason.invalidSignature, detail: "a signed transaction did not verify", transient: false)
                 }
             }
             return .found(found)

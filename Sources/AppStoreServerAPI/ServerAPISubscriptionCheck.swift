@@ -24,7 +24,7 @@ public struct ServerAPISubscriptionCheck: Sendable {
         case .ok(let bytes): body = bytes
         case .notFound:
             return .rejected(
-                reason: ReasonCode.transactionNotFound,
+                reason: AppleReason.transactionNotFound,
                 detail: "Apple knows no subscription \(originalTransactionID) in \(environment.rawValue)")
         default:
             return answer.failureOutcome!
@@ -37,7 +37,7 @@ public struct ServerAPISubscriptionCheck: Sendable {
               let signedTransaction = item.signedTransactionInfo
         else {
             return .rejected(
-                reason: ReasonCode.transactionNotFound, detail: "Apple's statuses do not list subscription \(originalTransactionID)")
+                reason: AppleReason.transactionNotFound, detail: "Apple's statuses do not list subscription \(originalTransactionID)")
         }
         let transaction: JWSTransaction
         var renewal: JWSRenewalInfo?
@@ -45,12 +45,12 @@ public struct ServerAPISubscriptionCheck: Sendable {
             transaction = try await signedData.verify(signedTransaction, as: JWSTransaction.self)
             if let info = item.signedRenewalInfo { renewal = try await signedData.verify(info, as: JWSRenewalInfo.self) }
         } catch {
-            return .rejected(reason: ReasonCode.invalidSignature, detail: error.description)
+            return .rejected(reason: AppleReason.invalidSignature, detail: error.description)
         }
         guard transaction.originalTransactionID == originalTransactionID,
               renewal.map({ $0.originalTransactionID == originalTransactionID }) ?? true
         else {
-            return .rejected(reason: ReasonCode.invalidSignature, detail: "Apple's answer is about another subscription")
+            return .rejected(reason: AppleReason.invalidSignature, detail: "Apple's answer is about another subscription")
         }
         guard let status = SubscriptionRenewal.status(apple: item.status) else {
             return .transient(reason: "apple_api_bad_response", detail: "unknown subscription status \(item.status)", retryAfterMs: nil)
@@ -98,7 +98,7 @@ public struct ServerAPISubscriptionCheck: Sendable {
                 do {
                     transaction = try await signedData.verify(signed, as: JWSTransaction.self)
                 } catch {
-                    return .failure(Failure(.rejected(reason: ReasonCode.invalidSignature, detail: error.description)))
+                    return .failure(Failure(.rejected(reason: AppleReason.invalidSignature, detail: error.description)))
                 }
                 guard transaction.originalTransactionID == latest.originalTransactionID, transaction.transactionID != latest.transactionID,
                       let expires = transaction.expiresDate, expires > after, expires <= (latest.expiresDate ?? .max)

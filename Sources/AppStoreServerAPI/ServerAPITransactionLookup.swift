@@ -27,7 +27,7 @@ public struct ServerAPITransactionLookup: Sendable {
                 }
                 let outcome = await signedData.outcome(of: answer.signedTransactionInfo)
                 if case .valid(let receipt) = outcome, receipt.transactions.first?.transactionID != transactionID {
-                    return .rejected(reason: ReasonCode.invalidSignature, detail: "Apple's answer is about another transaction")
+                    return .rejected(reason: AppleReason.invalidSignature, detail: "Apple's answer is about another transaction")
                 }
                 return outcome
             case .notFound:
@@ -40,7 +40,7 @@ public struct ServerAPITransactionLookup: Sendable {
             }
         }
         if let refusedInProduction { return refusedInProduction.failureOutcome! }
-        return .rejected(reason: ReasonCode.transactionNotFound, detail: "Apple knows no transaction \(transactionID) in production or sandbox")
+        return .rejected(reason: AppleReason.transactionNotFound, detail: "Apple knows no transaction \(transactionID) in production or sandbox")
     }
 
     struct TransactionInfoBody: Decodable {

@@ -32,5 +32,5 @@ public enum AppleStatus: Equatable, Sendable {
     }
 
     /// The stable machine code a ticket or dead letter carries for a status.
-    public static func reason(_ status: Int) -> String { ReasonCode.appleStatus(status) }
+    public static func reason(_ status: Int) -> String { AppleReason.appleStatus(status) }
 }

@@ -101,11 +101,11 @@ public final class AppleVerifier: Sendable {
         if code == 429 || code >= 500 {
             let retryAfter = response.headers.first(name: "Retry-After").flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
             return .ended(.transient(
-                reason: ReasonCode.appleHTTP(code), detail: "Apple answered HTTP \(code)", retryAfterMs: retryAfter.map { $0 * 1000 }))
+                reason: AppleReason.appleHTTP(code), detail: "Apple answered HTTP \(code)", retryAfterMs: retryAfter.map { $0 * 1000 }))
         }
         guard code == 200 else {
             // A 4xx from a verifyReceipt URL means the URL or request is wrong on our side.
-            return .ended(.misconfigured(reason: ReasonCode.appleHTTP(code), detail: "Apple answered HTTP \(code) from \(url)"))
+            return .ended(.misconfigured(reason: AppleReason.appleHTTP(code), detail: "Apple answered HTTP \(code) from \(url)"))
         }
         do {
             return .answer(try bytes.withUnsafeReadableBytes { try VerifyReceiptResponse(parsing: $0) })

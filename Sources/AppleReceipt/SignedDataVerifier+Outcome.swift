@@ -7,7 +7,7 @@ extension SignedDataVerifier {
         do {
             return .valid(VerifiedReceipt(signed: try await verify(jws, as: JWSTransaction.self)))
         } catch {
-            return .rejected(reason: ReasonCode.invalidSignature, detail: error.description)
+            return .rejected(reason: AppleReason.invalidSignature, detail: error.description)
         }
     }
 }

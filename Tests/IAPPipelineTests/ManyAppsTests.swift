@@ -1,11 +1,12 @@
-@preconcurrency import Crypto
 import AppleJWS
 import AppleReceipt
 import AppleSimulator
+@preconcurrency import Crypto
 import Foundation
+import IAPOperations
 import IAPSettings
 import IAPStages
-import IAPOperations
+import PipelineCore
 import PipelineTestSupport
 import Testing
 

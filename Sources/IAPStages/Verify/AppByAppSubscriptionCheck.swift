@@ -1,4 +1,5 @@
 import AppleReceipt
+import PipelineCore
 
 /// A re-check (Get All Subscription Statuses) for several apps: the subscription's app is not
 /// recorded, so each app's key is tried in turn while Apple does not know it.

@@ -1,4 +1,5 @@
 import AppleReceipt
+import PipelineCore
 
 /// Get Transaction Info for several apps (`IAP_APPS_FILE`), each with its own Server API key
 /// (its tokens carry the app's `bid`, and Apple answers for that app's transactions only). A

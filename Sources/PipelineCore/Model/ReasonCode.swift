@@ -1,6 +1,8 @@
-/// Every reason a ticket, a purchase or a dead letter can carry: the codes docs/http-api.md and docs/apple-answers.md publish,
-/// in one place as the keys are in `RedisKeys`. They live in this module, the lowest one that
-/// every producer of a reason (the Apple clients and the stages) imports. The Lua scripts spell a
+import AppleReceipt
+
+/// Every reason a ticket, a purchase or a dead letter can carry: the codes docs/http-api.md and
+/// docs/apple-answers.md publish, in one place as the keys are in `RedisKeys`. Those Apple's
+/// clients give are theirs (`AppleReason`), named here too. The Lua scripts spell a
 /// few of them too: `refunded` (grant_purchases), `no_purchases` (grant_purchases),
 /// `undecodable_job` (promote_due_retries, reap_expired_workers), `poison_redelivered` and
 /// `unknown_stage` (reap_expired_workers).
@@ -11,8 +13,8 @@ public enum ReasonCode {
     public static let productMismatch = "product_mismatch"
     public static let transactionNotInReceipt = "transaction_not_in_receipt"
     public static let refunded = "refunded"
-    public static let invalidSignature = "invalid_signature"
-    public static let transactionNotFound = "transaction_not_found"
+    public static let invalidSignature = AppleReason.invalidSignature
+    public static let transactionNotFound = AppleReason.transactionNotFound
     public static let noGrantUnit = "no_grant_unit"
     /// `IAP_SANDBOX` does not let this user's sandbox purchases through.
     public static let sandboxNotAllowed = "sandbox_not_allowed"
@@ -32,9 +34,9 @@ public enum ReasonCode {
     /// A signed app transaction without `appTransactionId` (made before iOS 18.4): no Apple Account to bind.
     public static let noAppTransactionID = "no_app_transaction_id"
     /// Apple rejected a receipt with this `status`.
-    public static func appleStatus(_ status: Int) -> String { "apple_status_\(status)" }
+    public static func appleStatus(_ status: Int) -> String { AppleReason.appleStatus(status) }
     /// The Server API refused the request's content with this `errorCode`.
-    public static func appleAPIError(_ errorCode: Int) -> String { "apple_api_error_\(errorCode)" }
+    public static func appleAPIError(_ errorCode: Int) -> String { AppleReason.appleAPIError(errorCode) }
 
     /// A retry's reason (never an end): the job did not ask Apple, whose service the fleet's
     /// breaker holds open; it waits for a later turn, spending no attempt.
@@ -52,9 +54,9 @@ public enum ReasonCode {
     /// A subscription's re-check came due on a verifier without App Store Server API keys: nobody
     /// to ask (the schedule tries again, then gives up; notifications still move the subscription).
     public static let recheckUnavailable = "recheck_unavailable"
-    public static let appleAPIUnauthorized = "apple_api_unauthorized"
-    public static let appleAPIMisconfigured = "apple_api_misconfigured"
+    public static let appleAPIUnauthorized = AppleReason.appleAPIUnauthorized
+    public static let appleAPIMisconfigured = AppleReason.appleAPIMisconfigured
     public static let unreadableDeadLetter = "unreadable_dead_letter"
     /// A 4xx from a verifyReceipt URL (or a 429/5xx, as a retry reason).
-    public static func appleHTTP(_ code: Int) -> String { "apple_http_\(code)" }
+    public static func appleHTTP(_ code: Int) -> String { AppleReason.appleHTTP(code) }
 }
