@@ -15,8 +15,28 @@ extension LedgerMigration {
             report.add("fulfilment", source: 0, moved: 0, found: 0)
             return
         }
-        // The groups, and the entries not yet delivered to each.
-        var groups: [(name: String, last: String, undelivered: Set<String>)] = []
+        let groups = try await streamGroups(stream, plan: plan)
+        let watched = groups.reduce(into: Set<String>()) { $0.formUnion($1.undelivered) }
+        let copied = try await copyEntries(of: stream, watching: watched)
+        for group in groups { try await createGroup(group, bucketOf: copied.bucketOf) }
+        let lengths = try await destination.pipeline(keys.everyBucket.map { RedisCommand("XLEN", $0.fulfilment) })
+        report.add(
+            "fulfilment", source: copied.read, moved: copied.written + copied.present,
+            found: lengths.compactMap(\.int).reduce(0) { $0 + Int($1) },
+            note: "\(groups.count) consumer groups" + (copied.present > 0 ? ", \(copied.present) entries there before" : ""))
+    }
+
+    /// A consumer group of the source stream: its position and the entries not yet delivered.
+    struct StreamGroup {
+        var name: String
+        var last: String
+        var undelivered: Set<String>
+    }
+
+    /// The source stream's groups, each with the entries pending in it (for the webhook group also
+    /// those routed to a user's list and not delivered).
+    private func streamGroups(_ stream: String, plan: Plan) async throws -> [StreamGroup] {
+        var groups: [StreamGroup] = []
         var infoCommand = RedisCommand("XINFO", "GROUPS", stream)
         infoCommand.routingKey = Array(stream.utf8)
         for group in try await source.send(infoCommand).array ?? [] {
@@ -33,12 +53,22 @@ extension LedgerMigration {
                     }
                 }
             }
-            groups.append((name, last, undelivered))
+            groups.append(StreamGroup(name: name, last: last, undelivered: undelivered))
         }
-        let watched = groups.reduce(into: Set<String>()) { $0.formUnion($1.undelivered) }
-        var bucketOf: [String: Int] = [:]
+        return groups
+    }
 
-        var start = "-", previous = 0, read = 0, written = 0, present = 0
+    /// What copying the entries did: how many were read, written, already there, and the bucket
+    /// each watched (undelivered) entry went to.
+    struct CopiedEntries {
+        var read = 0, written = 0, present = 0
+        var bucketOf: [String: Int] = [:]
+    }
+
+    /// Copies every entry, in batches, to its purchase's bucket stream with its id.
+    private func copyEntries(of stream: String, watching watched: Set<String>) async throws -> CopiedEntries {
+        var copied = CopiedEntries()
+        var start = "-", previous = 0
         while true {
             let entries = try await source.send("XRANGE", stream, start, "+", "COUNT", String(batch)).array ?? []
             if entries.isEmpty { break }
@@ -46,55 +76,62 @@ extension LedgerMigration {
             for entry in entries {
                 guard let parts = entry.array, parts.count == 2, let id = parts[0].string, let values = parts[1].array else { continue }
                 let fields = values.compactMap(\.bytes)
-                var bucket = previous
-                var index = 0
-                while index + 1 < fields.count {
-                    if String(decoding: fields[index], as: UTF8.self) == "original_transaction_id" {
-                        let original = String(decoding: fields[index + 1], as: UTF8.self)
-                        if !original.isEmpty { bucket = keys.layout.bucket(ofOriginalTransactionID: original) }
-                    }
-                    index += 2
-                }
+                let bucket = bucket(ofEntry: fields) ?? previous
                 previous = bucket
-                if watched.contains(id) { bucketOf[id] = bucket }
+                if watched.contains(id) { copied.bucketOf[id] = bucket }
                 commands.append(RedisCommand(bytes: [Array("XADD".utf8), Array(keys.inBucket(bucket).fulfilment.utf8), Array(id.utf8)] + fields))
                 start = "(" + id
             }
-            read += entries.count
+            copied.read += entries.count
             for reply in try await destination.pipeline(commands) {
                 if case .error(let message) = reply {
                     guard message.contains("equal or smaller") else { throw RedisError.server(message) }
-                    present += 1
+                    copied.present += 1
                 } else {
-                    written += 1
+                    copied.written += 1
                 }
             }
         }
-        for group in groups {
-            var first: [Int: String] = [:]
-            for id in group.undelivered {
-                guard let bucket = bucketOf[id] else { continue }
-                if first[bucket].map({ Self.streamID(id, isBefore: $0) }) ?? true { first[bucket] = id }
+        return copied
+    }
+
+    /// The bucket of the purchase an entry names (`original_transaction_id`); `nil`: it names none
+    /// (it goes with the entry before it, written by the same step).
+    private func bucket(ofEntry fields: [[UInt8]]) -> Int? {
+        var bucket: Int?
+        var index = 0
+        while index + 1 < fields.count {
+            if String(decoding: fields[index], as: UTF8.self) == "original_transaction_id" {
+                let original = String(decoding: fields[index + 1], as: UTF8.self)
+                if !original.isEmpty { bucket = keys.layout.bucket(ofOriginalTransactionID: original) }
             }
-            for bucket in 0..<keys.layout.count {
-                let key = keys.inBucket(bucket).fulfilment
-                let position = first[bucket].map { id in
-                    Self.streamID(id, isBefore: group.last) || id == group.last ? Self.streamID(before: id) : group.last
-                } ?? group.last
-                var create = RedisCommand("XGROUP", "CREATE", key, group.name, position, "MKSTREAM")
-                create.routingKey = Array(key.utf8)
-                if case .error(let message) = try await destination.execute(create) {
-                    guard message.hasPrefix("BUSYGROUP") else { throw RedisError.server(message) }
-                    var move = RedisCommand("XGROUP", "SETID", key, group.name, position)
-                    move.routingKey = Array(key.utf8)
-                    try await destination.send(move)
-                }
+            index += 2
+        }
+        return bucket
+    }
+
+    /// The group on every bucket stream, at the source group's position or just before its first
+    /// entry there still undelivered.
+    private func createGroup(_ group: StreamGroup, bucketOf: [String: Int]) async throws {
+        var first: [Int: String] = [:]
+        for id in group.undelivered {
+            guard let bucket = bucketOf[id] else { continue }
+            if first[bucket].map({ Self.streamID(id, isBefore: $0) }) ?? true { first[bucket] = id }
+        }
+        for bucket in 0..<keys.layout.count {
+            let key = keys.inBucket(bucket).fulfilment
+            let position = first[bucket].map { id in
+                Self.streamID(id, isBefore: group.last) || id == group.last ? Self.streamID(before: id) : group.last
+            } ?? group.last
+            var create = RedisCommand("XGROUP", "CREATE", key, group.name, position, "MKSTREAM")
+            create.routingKey = Array(key.utf8)
+            if case .error(let message) = try await destination.execute(create) {
+                guard message.hasPrefix("BUSYGROUP") else { throw RedisError.server(message) }
+                var move = RedisCommand("XGROUP", "SETID", key, group.name, position)
+                move.routingKey = Array(key.utf8)
+                try await destination.send(move)
             }
         }
-        let lengths = try await destination.pipeline(keys.everyBucket.map { RedisCommand("XLEN", $0.fulfilment) })
-        report.add(
-            "fulfilment", source: read, moved: written + present, found: lengths.compactMap(\.int).reduce(0) { $0 + Int($1) },
-            note: "\(groups.count) consumer groups" + (present > 0 ? ", \(present) entries there before" : ""))
     }
 
     /// Whether stream id `a` comes before `b`.

@@ -125,21 +125,7 @@ public struct OfferSignatures: Sendable {
             guard let eligibility = catalog.offers[request.productID]?[offerID] else {
                 throw Refusal(.badRequest, "offer_not_found", "the catalog lists no offer \(offerID) on \(request.productID)")
             }
-            if eligibility != .any {
-                let history = try await history(request, group: group)
-                let allowed = eligibility == .lapsed ? history == .lapsed : history == .never
-                guard allowed else {
-                    let had = switch history {
-                    case .never: "never had it"
-                    case .lapsed: "had it before"
-                    case .active: "has it now"
-                    }
-                    throw Refusal(
-                        .notEligible, "not_eligible",
-                        "offer \(offerID) is for \(eligibility == .lapsed ? "lapsed subscribers of" : "those who never had") "
-                            + "subscription group \(groupName); this user \(had)")
-                }
-            }
+            try await requireEligible(request, for: offerID, eligibility, group: group, groupName: groupName)
             json["offer_id"] = .string(offerID)
             if request.kind == .promotional {
                 let token = try await store.accountToken(ofUser: request.userID) ?? ""
@@ -180,6 +166,26 @@ public struct OfferSignatures: Sendable {
             ("nonce", nonce.uuidString.lowercased()), ("bundle_id", signer.bundleID),
         ])
         return Answer(json: .object(json))
+    }
+
+    /// Refuses (`not_eligible`) a user whose history in the subscription group the offer's
+    /// eligibility excludes: lapsed subscribers only, or those who never had it.
+    private func requireEligible(
+        _ request: Request, for offerID: String, _ eligibility: ProductCatalog.OfferEligibility, group: [String], groupName: String
+    ) async throws {
+        guard eligibility != .any else { return }
+        let history = try await history(request, group: group)
+        let allowed = eligibility == .lapsed ? history == .lapsed : history == .never
+        guard !allowed else { return }
+        let had = switch history {
+        case .never: "never had it"
+        case .lapsed: "had it before"
+        case .active: "has it now"
+        }
+        throw Refusal(
+            .notEligible, "not_eligible",
+            "offer \(offerID) is for \(eligibility == .lapsed ? "lapsed subscribers of" : "those who never had") "
+                + "subscription group \(groupName); this user \(had)")
     }
 
     /// The app's signer: the one named, else the only one.

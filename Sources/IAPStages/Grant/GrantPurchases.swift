@@ -25,60 +25,26 @@ package struct GrantPurchases: DeclaringScript {
             keys.lifetime(user: user), keys.subscriptions(user: user),
         ])
         let purchases = job.purchases ?? []
-        let tokens = Dictionary(
-            (job.receipt?.transactions ?? []).compactMap { tx in tx.appAccountToken.map { (tx.transactionID, $0.lowercased()) } },
-            uniquingKeysWith: { first, _ in first })
-        let appTransactions = Dictionary(
-            (job.receipt?.transactions ?? []).compactMap { tx in tx.appTransactionID.map { (tx.transactionID, $0) } },
-            uniquingKeysWith: { first, _ in first })
-        let transactions = Dictionary(
-            (job.receipt?.transactions ?? []).map { ($0.transactionID, $0) }, uniquingKeysWith: { first, _ in first })
-        let environment = job.receipt?.environment ?? ""
+        let evidence = Evidence(job.receipt)
         var notifyQueue: Int?
         var lines: [GrantPurchasesArguments.Line] = []
         for purchase in purchases {
-            // A pending or held purchase without a unit cannot be claimed: it is rejected, never granted blind.
-            let outcome = purchase.isClaimed && purchase.unit == nil ? PurchaseOutcome.rejected : purchase.outcome
-            let reason = outcome == purchase.outcome ? purchase.reason : nil
-            let token = tokens[purchase.transactionID]
-            var k: [String: Int] = [:]
-            if purchase.isClaimed, let unit = purchase.unit {
-                let original = purchase.originalTransactionID
-                k["claim"] = declared.index(of: keys.claim(unit: unit, originalTransactionID: original))
-                k["record"] = declared.index(of: keys.grant(unit: unit, originalTransactionID: original))
-                k["hold"] = declared.index(of: keys.hold(unit: unit, originalTransactionID: original))
-                k["refunded"] = declared.index(of: keys.refunded(unit: unit, originalTransactionID: original))
-                k["owner"] = declared.index(of: keys.owner(originalTransactionID: purchase.originalTransactionID))
-            }
-            // A purchase without a token, granted to a user who has one: Apple is asked to set it.
-            var tokenJob: String?
-            if let setting = accountToken, purchase.isClaimed, purchase.unit != nil, token == nil,
-               let transaction = transactions[purchase.transactionID], !transaction.isFamilyShared, !environment.isEmpty
+            var line = Self.line(purchase, evidence: evidence, places: places, shared: shared)
+            line.keys = Self.claimKeys(purchase, keys: keys, declared: &declared)
+            if let setting = accountToken, purchase.isClaimed, purchase.unit != nil, line.appAccountToken == nil,
+               let transaction = evidence.transactions[purchase.transactionID], !transaction.isFamilyShared, !evidence.environment.isEmpty
             {
+                // A purchase without a token, granted to a user who has one: Apple is asked to set it.
                 let ticket = AppAccountTokenRequest.ticket(originalTransactionID: purchase.originalTransactionID, in: keys)
-                k["token_ticket"] = declared.index(of: keys.ticket(ticket))
+                line.keys["token_ticket"] = declared.index(of: keys.ticket(ticket))
                 notifyQueue = notifyQueue ?? declared.index(of: keys.queue(.notify))
-                tokenJob = AppAccountTokenRequest(
-                    originalTransactionID: purchase.originalTransactionID, appAccountToken: setting.token, environment: environment,
-                    bundleID: job.receipt?.bundleID
+                line.tokenJob = AppAccountTokenRequest(
+                    originalTransactionID: purchase.originalTransactionID, appAccountToken: setting.token,
+                    environment: evidence.environment, bundleID: job.receipt?.bundleID
                 ).job(ticket: ticket, user: user, now: now).encoded()
             }
-            if purchase.isClaimed || purchase.kind == "auto_renewable" {
-                k["subscription"] = declared.index(of: keys.subscription(originalTransactionID: purchase.originalTransactionID))
-                k["rechecks"] = declared.index(of: keys.ofPurchase(originalTransactionID: purchase.originalTransactionID).rechecks)
-            }
-            lines.append(.init(
-                transactionID: purchase.transactionID, originalTransactionID: purchase.originalTransactionID,
-                productID: purchase.productID, quantity: String(purchase.quantity), unit: purchase.unit,
-                outcome: outcome.rawValue, reason: outcome == .rejected ? reason ?? ReasonCode.noGrantUnit : reason,
-                appAccountToken: token, appTransactionID: appTransactions[purchase.transactionID],
-                accountShared: shared.contains(purchase.transactionID) ? "1" : nil, currency: purchase.currency,
-                dailyLimit: purchase.dailyLimit.map(String.init),
-                dailyReserved: purchase.dailyLimit == nil ? nil : purchase.unit.flatMap { places[$0] }.map { $0 ? "1" : "0" },
-                kind: purchase.kind,
-                entitlements: purchase.entitlements.flatMap { $0.isEmpty ? nil : $0.joined(separator: ",") },
-                expiresAt: purchase.expiresAt.map(String.init), signedAt: purchase.signedAt.map(String.init), tokenJob: tokenJob,
-                keys: k))
+            line.keys.merge(Self.subscriptionKeys(purchase, keys: keys, declared: &declared)) { $1 }
+            lines.append(line)
         }
         let subscription = job.receipt.flatMap { receipt in
             receipt.renewal.map { PipelineStore.recheckChange($0, receipt: receipt, purchases: purchases) }
@@ -91,13 +57,77 @@ package struct GrantPurchases: DeclaringScript {
         }
         members = GrantPurchasesArguments(
             ticket: job.ticket, part: job.part, keep: keep || job.part != nil, now: String(now), channel: keys.results, userID: user,
-            environment: environment, source: job.source ?? "client",
+            environment: evidence.environment, source: job.source ?? "client",
             refundLimit: job.refundLimit.map(String.init), refunds: refunds.map(String.init), sharing: job.sharing?.rawValue, purchases: lines,
             recheck: recheck, subscription: subscription, subscriptionKey: subscriptionKey, rechecksKey: rechecksKey,
             receipt: job.subscriptionReceipt, notifyQueue: notifyQueue,
             ticketTTL: notifyQueue == nil ? nil : accountToken.map { String($0.ticketTTL.components.seconds) })
         self.declared = declared
         arguments = [taken, members.argument]
+    }
+
+    /// What the job's receipt says of each of its transactions, by id.
+    private struct Evidence {
+        var tokens: [String: String] = [:]
+        var appTransactions: [String: String] = [:]
+        var transactions: [String: InAppTransaction] = [:]
+        var environment: String
+
+        init(_ receipt: VerifiedReceipt?) {
+            environment = receipt?.environment ?? ""
+            // Of a transaction id listed twice, the first that says it wins.
+            for transaction in receipt?.transactions ?? [] {
+                let id = transaction.transactionID
+                if transactions[id] == nil { transactions[id] = transaction }
+                if tokens[id] == nil, let token = transaction.appAccountToken { tokens[id] = token.lowercased() }
+                if appTransactions[id] == nil, let account = transaction.appTransactionID { appTransactions[id] = account }
+            }
+        }
+    }
+
+    /// A purchase as the script reads it (its keys and token errand are added by the caller).
+    private static func line(
+        _ purchase: Purchase, evidence: Evidence, places: [String: Bool], shared: Set<String>
+    ) -> GrantPurchasesArguments.Line {
+        // A pending or held purchase without a unit cannot be claimed: it is rejected, never granted blind.
+        let outcome = purchase.isClaimed && purchase.unit == nil ? PurchaseOutcome.rejected : purchase.outcome
+        let reason = outcome == purchase.outcome ? purchase.reason : nil
+        return .init(
+            transactionID: purchase.transactionID, originalTransactionID: purchase.originalTransactionID,
+            productID: purchase.productID, quantity: String(purchase.quantity), unit: purchase.unit,
+            outcome: outcome.rawValue, reason: outcome == .rejected ? reason ?? ReasonCode.noGrantUnit : reason,
+            appAccountToken: evidence.tokens[purchase.transactionID], appTransactionID: evidence.appTransactions[purchase.transactionID],
+            accountShared: shared.contains(purchase.transactionID) ? "1" : nil, currency: purchase.currency,
+            dailyLimit: purchase.dailyLimit.map(String.init),
+            dailyReserved: purchase.dailyLimit == nil ? nil : purchase.unit.flatMap { places[$0] }.map { $0 ? "1" : "0" },
+            kind: purchase.kind,
+            entitlements: purchase.entitlements.flatMap { $0.isEmpty ? nil : $0.joined(separator: ",") },
+            expiresAt: purchase.expiresAt.map(String.init), signedAt: purchase.signedAt.map(String.init), tokenJob: nil,
+            keys: [:])
+    }
+
+    /// A claimed purchase's own keys, by name (`k`): its claim, grant record, hold, refund mark and owner.
+    private static func claimKeys(_ purchase: Purchase, keys: RedisKeys, declared: inout DeclaredKeys) -> [String: Int] {
+        var k: [String: Int] = [:]
+        if purchase.isClaimed, let unit = purchase.unit {
+            let original = purchase.originalTransactionID
+            k["claim"] = declared.index(of: keys.claim(unit: unit, originalTransactionID: original))
+            k["record"] = declared.index(of: keys.grant(unit: unit, originalTransactionID: original))
+            k["hold"] = declared.index(of: keys.hold(unit: unit, originalTransactionID: original))
+            k["refunded"] = declared.index(of: keys.refunded(unit: unit, originalTransactionID: original))
+            k["owner"] = declared.index(of: keys.owner(originalTransactionID: purchase.originalTransactionID))
+        }
+        return k
+    }
+
+    /// The record and re-checks of the subscription a purchase may be a period of.
+    private static func subscriptionKeys(_ purchase: Purchase, keys: RedisKeys, declared: inout DeclaredKeys) -> [String: Int] {
+        var k: [String: Int] = [:]
+        if purchase.isClaimed || purchase.kind == "auto_renewable" {
+            k["subscription"] = declared.index(of: keys.subscription(originalTransactionID: purchase.originalTransactionID))
+            k["rechecks"] = declared.index(of: keys.ofPurchase(originalTransactionID: purchase.originalTransactionID).rechecks)
+        }
+        return k
     }
 
     /// The users the script named (a JSON array): their lifetime and subscriptions sets.
