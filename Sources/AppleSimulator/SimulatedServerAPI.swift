@@ -295,96 +295,112 @@ public final class SimulatedServerAPI: Sendable {
 
     func register(on router: Router<some RequestContext>) {
         for environment in ["Production", "Sandbox"] {
-            let prefix = environment == "Sandbox" ? Self.sandboxPrefix : ""
-            router.get(RouterPath(stringLiteral: prefix + "/inApps/v1/transactions/{id}")) { request, context in
-                try self.answer(request, environment: environment, endpoint: "transaction_info") {
-                    self.transactionInfo(context.parameters.get("id") ?? "", environment: environment, app: Self.tokenBundle(request.headers[.authorization]))
-                }
-            }
-            router.get(RouterPath(stringLiteral: prefix + "/inApps/v1/transactions/appTransactions/{id}")) { request, context in
-                try self.answer(request, environment: environment, endpoint: "app_transaction_info") {
-                    self.appTransactionInfo(
-                        context.parameters.get("id") ?? "", environment: environment, app: Self.tokenBundle(request.headers[.authorization]))
-                }
-            }
-            router.get(RouterPath(stringLiteral: prefix + "/inApps/v1/lookup/{id}")) { request, context in
-                try self.answer(request, environment: environment, endpoint: "order_lookup") {
-                    self.orderLookup(context.parameters.get("id") ?? "", environment: environment, app: Self.tokenBundle(request.headers[.authorization]))
-                }
-            }
-            router.get(RouterPath(stringLiteral: prefix + "/inApps/v1/subscriptions/{id}")) { request, context in
-                try self.answer(request, environment: environment, endpoint: "subscription_statuses") {
-                    self.subscriptionStatuses(context.parameters.get("id") ?? "", environment: environment, app: Self.tokenBundle(request.headers[.authorization]))
-                }
-            }
-            router.get(RouterPath(stringLiteral: prefix + "/inApps/v2/history/{id}")) { request, context in
-                try self.answer(request, environment: environment, endpoint: "transaction_history") {
-                    self.history(context.parameters.get("id") ?? "", environment: environment, app: Self.tokenBundle(request.headers[.authorization]))
-                }
-            }
-            router.get(RouterPath(stringLiteral: prefix + "/inApps/v2/refund/lookup/{id}")) { request, context in
-                let revision = request.uri.queryParameters.get("revision").map { String($0) }
-                return try self.answer(request, environment: environment, endpoint: "refund_history") {
-                    self.refundHistory(
-                        context.parameters.get("id") ?? "", revision: revision, environment: environment,
-                        app: Self.tokenBundle(request.headers[.authorization]))
-                }
-            }
-            router.put(RouterPath(stringLiteral: prefix + "/inApps/v1/subscriptions/extend/{id}")) { request, context in
-                let body = try await request.body.collect(upTo: 1 << 16)
-                return try self.answer(request, environment: environment, endpoint: "extend_renewal_date") {
-                    self.extendRenewalDate(
-                        context.parameters.get("id") ?? "", body: Data(buffer: body), environment: environment,
-                        app: Self.tokenBundle(request.headers[.authorization]))
-                }
-            }
-            router.post(RouterPath(stringLiteral: prefix + "/inApps/v1/subscriptions/extend/mass")) { request, _ in
-                let body = try await request.body.collect(upTo: 1 << 16)
-                return try self.answer(request, environment: environment, endpoint: "mass_extend_renewal_date") {
-                    self.extendRenewalDates(body: Data(buffer: body), environment: environment, app: Self.tokenBundle(request.headers[.authorization]))
-                }
-            }
-            router.get(RouterPath(stringLiteral: prefix + "/inApps/v1/subscriptions/extend/mass/{product}/{request}")) { request, context in
-                try self.answer(request, environment: environment, endpoint: "mass_extend_status") {
-                    self.massExtensionStatus(
-                        product: context.parameters.get("product") ?? "", request: context.parameters.get("request") ?? "",
-                        environment: environment)
-                }
-            }
-            router.post(RouterPath(stringLiteral: prefix + "/inApps/v1/notifications/test")) { request, _ in
-                try self.answer(request, environment: environment, endpoint: "test_notification") {
-                    self.requestTestNotification(environment: environment)
-                }
-            }
-            router.get(RouterPath(stringLiteral: prefix + "/inApps/v1/notifications/test/{token}")) { request, context in
-                try self.answer(request, environment: environment, endpoint: "test_notification_status") {
-                    self.testNotificationStatus(context.parameters.get("token") ?? "", environment: environment)
-                }
-            }
-            router.post(RouterPath(stringLiteral: prefix + "/inApps/v1/notifications/history")) { request, _ in
-                let body = try await request.body.collect(upTo: 1 << 16)
-                let token = request.uri.queryParameters.get("paginationToken")
-                return try self.answer(request, environment: environment, endpoint: "notification_history") {
-                    self.notificationHistory(body: Data(buffer: body), paginationToken: token, environment: environment)
-                }
-            }
-            router.put(RouterPath(stringLiteral: prefix + "/inApps/v1/transactions/{id}/appAccountToken")) { request, context in
-                let body = try await request.body.collect(upTo: 1 << 16)
-                return try self.answer(request, environment: environment, endpoint: "app_account_token") {
-                    self.setAppAccountToken(
-                        context.parameters.get("id") ?? "", body: Data(buffer: body), environment: environment,
-                        app: Self.tokenBundle(request.headers[.authorization]))
-                }
-            }
-            router.put(RouterPath(stringLiteral: prefix + "/inApps/v2/transactions/consumption/{id}")) { request, context in
-                let body = try await request.body.collect(upTo: 1 << 16)
-                return try self.answer(request, environment: environment, endpoint: "consumption") {
-                    self.consumption(
-                        context.parameters.get("id") ?? "", body: Data(buffer: body), environment: environment,
-                        app: Self.tokenBundle(request.headers[.authorization]))
-                }
+            registerReads(on: router, environment: environment)
+            registerWrites(on: router, environment: environment)
+        }
+        registerControl(on: router)
+    }
+
+    /// The Server API's reads in one environment (the sandbox's under `sandboxPrefix`).
+    private func registerReads(on router: Router<some RequestContext>, environment: String) {
+        let prefix = environment == "Sandbox" ? Self.sandboxPrefix : ""
+        router.get(RouterPath(stringLiteral: prefix + "/inApps/v1/transactions/{id}")) { request, context in
+            try self.answer(request, environment: environment, endpoint: "transaction_info") {
+                self.transactionInfo(context.parameters.get("id") ?? "", environment: environment, app: Self.tokenBundle(request.headers[.authorization]))
             }
         }
+        router.get(RouterPath(stringLiteral: prefix + "/inApps/v1/transactions/appTransactions/{id}")) { request, context in
+            try self.answer(request, environment: environment, endpoint: "app_transaction_info") {
+                self.appTransactionInfo(
+                    context.parameters.get("id") ?? "", environment: environment, app: Self.tokenBundle(request.headers[.authorization]))
+            }
+        }
+        router.get(RouterPath(stringLiteral: prefix + "/inApps/v1/lookup/{id}")) { request, context in
+            try self.answer(request, environment: environment, endpoint: "order_lookup") {
+                self.orderLookup(context.parameters.get("id") ?? "", environment: environment, app: Self.tokenBundle(request.headers[.authorization]))
+            }
+        }
+        router.get(RouterPath(stringLiteral: prefix + "/inApps/v1/subscriptions/{id}")) { request, context in
+            try self.answer(request, environment: environment, endpoint: "subscription_statuses") {
+                self.subscriptionStatuses(context.parameters.get("id") ?? "", environment: environment, app: Self.tokenBundle(request.headers[.authorization]))
+            }
+        }
+        router.get(RouterPath(stringLiteral: prefix + "/inApps/v2/history/{id}")) { request, context in
+            try self.answer(request, environment: environment, endpoint: "transaction_history") {
+                self.history(context.parameters.get("id") ?? "", environment: environment, app: Self.tokenBundle(request.headers[.authorization]))
+            }
+        }
+        router.get(RouterPath(stringLiteral: prefix + "/inApps/v2/refund/lookup/{id}")) { request, context in
+            let revision = request.uri.queryParameters.get("revision").map { String($0) }
+            return try self.answer(request, environment: environment, endpoint: "refund_history") {
+                self.refundHistory(
+                    context.parameters.get("id") ?? "", revision: revision, environment: environment,
+                    app: Self.tokenBundle(request.headers[.authorization]))
+            }
+        }
+    }
+
+    /// The Server API's writes and notification calls in one environment.
+    private func registerWrites(on router: Router<some RequestContext>, environment: String) {
+        let prefix = environment == "Sandbox" ? Self.sandboxPrefix : ""
+        router.put(RouterPath(stringLiteral: prefix + "/inApps/v1/subscriptions/extend/{id}")) { request, context in
+            let body = try await request.body.collect(upTo: 1 << 16)
+            return try self.answer(request, environment: environment, endpoint: "extend_renewal_date") {
+                self.extendRenewalDate(
+                    context.parameters.get("id") ?? "", body: Data(buffer: body), environment: environment,
+                    app: Self.tokenBundle(request.headers[.authorization]))
+            }
+        }
+        router.post(RouterPath(stringLiteral: prefix + "/inApps/v1/subscriptions/extend/mass")) { request, _ in
+            let body = try await request.body.collect(upTo: 1 << 16)
+            return try self.answer(request, environment: environment, endpoint: "mass_extend_renewal_date") {
+                self.extendRenewalDates(body: Data(buffer: body), environment: environment, app: Self.tokenBundle(request.headers[.authorization]))
+            }
+        }
+        router.get(RouterPath(stringLiteral: prefix + "/inApps/v1/subscriptions/extend/mass/{product}/{request}")) { request, context in
+            try self.answer(request, environment: environment, endpoint: "mass_extend_status") {
+                self.massExtensionStatus(
+                    product: context.parameters.get("product") ?? "", request: context.parameters.get("request") ?? "",
+                    environment: environment)
+            }
+        }
+        router.post(RouterPath(stringLiteral: prefix + "/inApps/v1/notifications/test")) { request, _ in
+            try self.answer(request, environment: environment, endpoint: "test_notification") {
+                self.requestTestNotification(environment: environment)
+            }
+        }
+        router.get(RouterPath(stringLiteral: prefix + "/inApps/v1/notifications/test/{token}")) { request, context in
+            try self.answer(request, environment: environment, endpoint: "test_notification_status") {
+                self.testNotificationStatus(context.parameters.get("token") ?? "", environment: environment)
+            }
+        }
+        router.post(RouterPath(stringLiteral: prefix + "/inApps/v1/notifications/history")) { request, _ in
+            let body = try await request.body.collect(upTo: 1 << 16)
+            let token = request.uri.queryParameters.get("paginationToken")
+            return try self.answer(request, environment: environment, endpoint: "notification_history") {
+                self.notificationHistory(body: Data(buffer: body), paginationToken: token, environment: environment)
+            }
+        }
+        router.put(RouterPath(stringLiteral: prefix + "/inApps/v1/transactions/{id}/appAccountToken")) { request, context in
+            let body = try await request.body.collect(upTo: 1 << 16)
+            return try self.answer(request, environment: environment, endpoint: "app_account_token") {
+                self.setAppAccountToken(
+                    context.parameters.get("id") ?? "", body: Data(buffer: body), environment: environment,
+                    app: Self.tokenBundle(request.headers[.authorization]))
+            }
+        }
+        router.put(RouterPath(stringLiteral: prefix + "/inApps/v2/transactions/consumption/{id}")) { request, context in
+            let body = try await request.body.collect(upTo: 1 << 16)
+            return try self.answer(request, environment: environment, endpoint: "consumption") {
+                self.consumption(
+                    context.parameters.get("id") ?? "", body: Data(buffer: body), environment: environment,
+                    app: Self.tokenBundle(request.headers[.authorization]))
+            }
+        }
+    }
+
+    /// What tests and the drill use to play Apple's side (`/control/…`).
+    private func registerControl(on router: Router<some RequestContext>) {
         router.post("/control/refunds") { request, context in
             // A refund Apple makes and never notifies: only Get Refund History tells.
             let order = try await request.decode(as: [String: String].self, context: context)
@@ -410,28 +426,7 @@ public final class SimulatedServerAPI: Sendable {
             }
         }
         router.post("/control/notifications") { request, context in
-            let order = try await request.decode(as: NotificationOrder.self, context: context)
-            guard (1...100).contains(order.repeat ?? 1) else { throw HTTPError(.badRequest, message: "repeat must be within 1...100") }
-            let signed: String
-            let uuid = UUID().uuidString.lowercased()
-            do {
-                signed = try self.signedNotification(type: order.type, subtype: order.subtype, transactionID: order.transactionID, uuid: uuid)
-            } catch let error as SimulatorError {
-                throw HTTPError(.notFound, message: error.message)
-            }
-            // No URL: sent as Apple sends, to the environment's URL with its retries.
-            guard let url = order.url else {
-                for _ in 0..<(order.repeat ?? 1) { self.send(uuid: uuid) }
-                return try Self.json(.ok, ["uuid": uuid, "statuses": [Int]()])
-            }
-            var statuses: [Int] = []
-            for _ in 0..<(order.repeat ?? 1) {
-                let status = try? await Self.deliver(signed, to: url)
-                self.recordAttempt(uuid, result: Self.attemptResult(status))
-                guard let status else { throw HTTPError(.badGateway, message: "\(url) did not answer") }
-                statuses.append(status)
-            }
-            return try Self.json(.ok, ["uuid": uuid, "statuses": statuses])
+            try await self.sendNotification(try await request.decode(as: NotificationOrder.self, context: context))
         }
         router.post("/control/notification-retries") { request, context in
             let order = try await request.decode(as: RetryScheduleOrder.self, context: context)
@@ -468,6 +463,32 @@ public final class SimulatedServerAPI: Sendable {
         router.get("/control/api-calls") { _, _ in
             try Self.json(.ok, ["counts": self.callCounts(), "busiest_second": self.busiestWindow()])
         }
+    }
+
+    /// `POST /control/notifications`: a notification signed as Apple signs it, sent to `url`
+    /// (`repeat` times, answering each status) or, without one, as Apple sends, with its retries.
+    private func sendNotification(_ order: NotificationOrder) async throws -> Response {
+        guard (1...100).contains(order.repeat ?? 1) else { throw HTTPError(.badRequest, message: "repeat must be within 1...100") }
+        let signed: String
+        let uuid = UUID().uuidString.lowercased()
+        do {
+            signed = try self.signedNotification(type: order.type, subtype: order.subtype, transactionID: order.transactionID, uuid: uuid)
+        } catch let error as SimulatorError {
+            throw HTTPError(.notFound, message: error.message)
+        }
+        // No URL: sent as Apple sends, to the environment's URL with its retries.
+        guard let url = order.url else {
+            for _ in 0..<(order.repeat ?? 1) { self.send(uuid: uuid) }
+            return try Self.json(.ok, ["uuid": uuid, "statuses": [Int]()])
+        }
+        var statuses: [Int] = []
+        for _ in 0..<(order.repeat ?? 1) {
+            let status = try? await Self.deliver(signed, to: url)
+            self.recordAttempt(uuid, result: Self.attemptResult(status))
+            guard let status else { throw HTTPError(.badGateway, message: "\(url) did not answer") }
+            statuses.append(status)
+        }
+        return try Self.json(.ok, ["uuid": uuid, "statuses": statuses])
     }
 
     private func answer(

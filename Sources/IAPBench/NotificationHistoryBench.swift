@@ -61,27 +61,7 @@ public struct NotificationHistoryBench: Sendable {
         }
         defer { Task { await walk.client.shutdown() } }
 
-        // The sweep with nothing to do: every turn due (period 1 ms), each environment's window empty.
-        let sweeper = NotificationSweeper(walk: walk, store: store, period: .milliseconds(1), logger: logger)
-        _ = await sweeper.turn()
-        var swept = 0
-        var sweeping: Duration = .zero
-        while swept < idleSweeps {
-            let started = ContinuousClock.now
-            switch await sweeper.turn() {
-            case .swept(let reports):
-                guard reports.allSatisfy({ $0.complete && $0.seen == 0 }) else {
-                    throw BenchError("an idle sweep did not complete empty: \(reports)")
-                }
-                sweeping += ContinuousClock.now - started
-                swept += 1
-            case .waited:
-                try await Task.sleep(for: .milliseconds(1))  // the next is due a millisecond after the last
-            case .failed(let why):
-                throw BenchError("an idle sweep failed: \(why)")
-            }
-        }
-        let idleMs = sweeping / .milliseconds(1) / Double(idleSweeps)
+        let idleMs = try await idleSweepMs(walk: walk, store: store, logger: logger)
         progress(String(format: "notifications: an idle sweep (2 environments) takes %.2f ms", idleMs))
 
         // `count` refunds Apple signed and never delivered (no notification URL is set).
@@ -109,6 +89,31 @@ public struct NotificationHistoryBench: Sendable {
         return NotificationHistoryBenchResult(
             notifications: count, idleSweepMs: idleMs, idleSweepAppleCalls: 2, backfillSeconds: backfillSeconds,
             backfillPages: first.pages, rerunSeconds: rerunSeconds)
+    }
+
+    /// How long a sweep takes with nothing to do: every turn due (period 1 ms), each
+    /// environment's window empty; the mean of `idleSweeps` turns.
+    private func idleSweepMs(walk: NotificationHistoryWalk, store: PipelineStore, logger: Logger) async throws -> Double {
+        let sweeper = NotificationSweeper(walk: walk, store: store, period: .milliseconds(1), logger: logger)
+        _ = await sweeper.turn()
+        var swept = 0
+        var sweeping: Duration = .zero
+        while swept < idleSweeps {
+            let started = ContinuousClock.now
+            switch await sweeper.turn() {
+            case .swept(let reports):
+                guard reports.allSatisfy({ $0.complete && $0.seen == 0 }) else {
+                    throw BenchError("an idle sweep did not complete empty: \(reports)")
+                }
+                sweeping += ContinuousClock.now - started
+                swept += 1
+            case .waited:
+                try await Task.sleep(for: .milliseconds(1))  // the next is due a millisecond after the last
+            case .failed(let why):
+                throw BenchError("an idle sweep failed: \(why)")
+            }
+        }
+        return sweeping / .milliseconds(1) / Double(idleSweeps)
     }
 
     static let bundleID = "com.example.game"

@@ -80,31 +80,9 @@ extension PlannedReceipt {
                     index: index, scenario: scenario, userID: "gem-player-\(Int.random(in: 0..<20, using: &rng))",
                     receiptData: receipt([gem]), unit: gem.transactionID, sameTicketAs: nil)
             case .resubmitted:
-                let earlier = plan[Int.random(in: 0..<plan.count, using: &rng)]
-                let original = earlier.sameTicketAs.map { plan[$0] } ?? earlier
-                var copy = PlannedReceipt(
-                    index: index, scenario: scenario, userID: original.userID, receiptData: original.receiptData,
-                    unit: original.unit, sameTicketAs: original.index)
-                copy.evidenceField = original.evidenceField
-                copy.transaction = original.transaction
-                planned = copy
+                planned = resubmission(of: plan[Int.random(in: 0..<plan.count, using: &rng)], in: plan, index: index)
             case .signed, .lookup, .refunded:
-                var refund: (times: Int, beforeSubmission: Bool)?
-                if scenario == .refunded {
-                    refund = (Int.random(in: 1...3, using: &rng), Bool.random(using: &rng))
-                    // One in three refunds after the submission Apple never notifies; its buyer has
-                    // no other purchase, so the refund sweep asks about this one.
-                    if Int.random(in: 0..<3, using: &rng) == 0, refund?.beforeSubmission == false { refund?.times = 0 }
-                }
-                var storeKit = PlannedReceipt(
-                    index: index, scenario: scenario, userID: refund?.times == 0 ? "silent-\(id)" : user, receiptData: "",
-                    unit: gold.transactionID, sameTicketAs: nil)
-                storeKit.evidenceField = scenario == .lookup ? "transaction_id" : "signed_transaction"
-                storeKit.transaction = JWSTransaction(
-                    transactionID: gold.transactionID, bundleID: LocalCluster.bundleID, productID: "drill.gold",
-                    purchaseDate: 1_700_000_000_000 + Int64(index), type: "Consumable", environment: "Production")
-                storeKit.refund = refund
-                planned = storeKit
+                planned = storeKit(index: index, scenario: scenario, user: user, id: id, gold: gold, using: &rng)
             }
             switch scenario {
             case .valid, .sandbox, .transient, .signed, .lookup: consumables.append(index)
@@ -114,6 +92,41 @@ extension PlannedReceipt {
             plan.append(planned)
         }
         return plan
+    }
+    /// The same evidence as an earlier receipt (or as the one that receipt resent), from its user:
+    /// it must get the first one's ticket.
+    private static func resubmission(of earlier: PlannedReceipt, in plan: [PlannedReceipt], index: Int) -> PlannedReceipt {
+        let original = earlier.sameTicketAs.map { plan[$0] } ?? earlier
+        var copy = PlannedReceipt(
+            index: index, scenario: .resubmitted, userID: original.userID, receiptData: original.receiptData,
+            unit: original.unit, sameTicketAs: original.index)
+        copy.evidenceField = original.evidenceField
+        copy.transaction = original.transaction
+        return copy
+    }
+
+    /// A StoreKit 2 purchase, sent signed or as a transaction id; a refunded one with its refund
+    /// (how often Apple notifies it, whether before the submission).
+    private static func storeKit(
+        index: Int, scenario: ReceiptScenario, user: String, id: String, gold: SimulatedReceipt.Transaction,
+        using rng: inout SeededGenerator
+    ) -> PlannedReceipt {
+        var refund: (times: Int, beforeSubmission: Bool)?
+        if scenario == .refunded {
+            refund = (Int.random(in: 1...3, using: &rng), Bool.random(using: &rng))
+            // One in three refunds after the submission Apple never notifies; its buyer has
+            // no other purchase, so the refund sweep asks about this one.
+            if Int.random(in: 0..<3, using: &rng) == 0, refund?.beforeSubmission == false { refund?.times = 0 }
+        }
+        var storeKit = PlannedReceipt(
+            index: index, scenario: scenario, userID: refund?.times == 0 ? "silent-\(id)" : user, receiptData: "",
+            unit: gold.transactionID, sameTicketAs: nil)
+        storeKit.evidenceField = scenario == .lookup ? "transaction_id" : "signed_transaction"
+        storeKit.transaction = JWSTransaction(
+            transactionID: gold.transactionID, bundleID: LocalCluster.bundleID, productID: "drill.gold",
+            purchaseDate: 1_700_000_000_000 + Int64(index), type: "Consumable", environment: "Production")
+        storeKit.refund = refund
+        return storeKit
     }
 }
 

@@ -116,13 +116,7 @@ struct TrialAudit {
     func check(plan: [PlannedReceipt], tickets: [String?], terminal: [String: Ticket]) async throws -> Books {
         var books = Books()
         let accepted = Set(tickets.compactMap { $0 })
-        for id in accepted.sorted() where terminal[id] == nil {
-            books.lost += 1
-            // A few examples of loss, so room is left for the other findings.
-            guard books.lost <= 3 else { continue }
-            let status = (try? await store.ticket(id))??.status.rawValue ?? "missing"
-            books.note("lost: ticket \(id) is \(status)")
-        }
+        await countLost(accepted, terminal: terminal, into: &books)
 
         // Fulfilment events per grant unit, in stream order: more than one grant (`granted`, or
         // `released` after a hold) is a double grant, and so is a grant after a `revoked`.
@@ -137,21 +131,7 @@ struct TrialAudit {
         for (unit, sequence) in events {
             if let revoked = sequence.firstIndex(of: "revoked"), sequence[revoked...].contains(where: grants.contains) { doubled.insert(unit) }
         }
-        // The daily cap: each player's first purchases of the capped product are granted at once,
-        // up to the cap, and every other one is held, then released: no more, no fewer.
-        var capped: [String: [String]] = [:]
-        for receipt in plan where receipt.scenario == .capped && tickets[receipt.index] != nil {
-            if let unit = receipt.unit { capped[receipt.userID, default: []].append(unit) }
-        }
-        for (user, units) in capped.sorted(by: { $0.key < $1.key }) {
-            let direct = units.filter { events[$0] == ["granted"] }.count
-            let heldThenReleased = units.filter { events[$0] == ["held", "released"] }.count
-            books.held += heldThenReleased
-            if direct != min(units.count, LocalCluster.gemDailyLimit) || direct + heldThenReleased != units.count {
-                books.wrong += 1
-                books.note("wrong: \(user) bought the capped product \(units.count) times: \(direct) granted, \(heldThenReleased) held then released")
-            }
-        }
+        checkDailyCap(plan: plan, tickets: tickets, events: events, into: &books)
         let revocations = events.mapValues { $0.filter { $0 == "revoked" }.count }
 
         // Tickets per grant unit: exactly one granted, the others duplicate.
@@ -189,20 +169,7 @@ struct TrialAudit {
                 ticketsByUnit[unit, default: []].insert(ticket)
             }
         }
-        for (unit, unitTickets) in ticketsByUnit.sorted(by: { $0.key < $1.key }) {
-            let statuses = unitTickets.compactMap { terminal[$0]?.status }
-            let granted = statuses.filter { $0 == .granted }.count
-            if granted > 1 { doubled.insert(unit) }
-            let others = statuses.filter { $0 != .granted && $0 != .duplicate }
-            if granted == 0 || !others.isEmpty {
-                books.wrong += 1
-                let reasons = unitTickets.compactMap { terminal[$0] }.map { "\($0.status.rawValue)/\($0.reason ?? "-")" }
-                books.note("wrong: unit \(unit) ended \(reasons.sorted())")
-            } else if granted == 1 && fulfilments[unit, default: 0] == 0 {
-                books.wrong += 1
-                books.note("wrong: unit \(unit) granted without a fulfilment entry")
-            }
-        }
+        doubled.formUnion(checkUnits(ticketsByUnit, terminal: terminal, fulfilments: fulfilments, into: &books))
         // Only refunded purchases are ever revoked.
         let refundedUnits = Set(plan.filter { $0.scenario == .refunded }.compactMap(\.unit))
         for (unit, count) in revocations where count > 0 && !refundedUnits.contains(unit) {
@@ -222,5 +189,56 @@ struct TrialAudit {
             if letter?.ticket.map(accepted.contains) != true { books.poisonDeadLettered += 1 }
         }
         return books
+    }
+
+    /// Accepted tickets that never ended: lost (a few named, so room is left for the other findings).
+    private func countLost(_ accepted: Set<String>, terminal: [String: Ticket], into books: inout Books) async {
+        for id in accepted.sorted() where terminal[id] == nil {
+            books.lost += 1
+            guard books.lost <= 3 else { continue }
+            let status = (try? await store.ticket(id))??.status.rawValue ?? "missing"
+            books.note("lost: ticket \(id) is \(status)")
+        }
+    }
+
+    /// The daily cap: each player's first purchases of the capped product are granted at once,
+    /// up to the cap, and every other one is held, then released: no more, no fewer.
+    private func checkDailyCap(plan: [PlannedReceipt], tickets: [String?], events: [String: [String]], into books: inout Books) {
+        var capped: [String: [String]] = [:]
+        for receipt in plan where receipt.scenario == .capped && tickets[receipt.index] != nil {
+            if let unit = receipt.unit { capped[receipt.userID, default: []].append(unit) }
+        }
+        for (user, units) in capped.sorted(by: { $0.key < $1.key }) {
+            let direct = units.filter { events[$0] == ["granted"] }.count
+            let heldThenReleased = units.filter { events[$0] == ["held", "released"] }.count
+            books.held += heldThenReleased
+            if direct != min(units.count, LocalCluster.gemDailyLimit) || direct + heldThenReleased != units.count {
+                books.wrong += 1
+                books.note("wrong: \(user) bought the capped product \(units.count) times: \(direct) granted, \(heldThenReleased) held then released")
+            }
+        }
+    }
+
+    /// Each grant unit's tickets: exactly one granted (with its fulfilment entry), the others
+    /// duplicate. Returns the units granted twice.
+    private func checkUnits(
+        _ ticketsByUnit: [String: Set<String>], terminal: [String: Ticket], fulfilments: [String: Int], into books: inout Books
+    ) -> Set<String> {
+        var doubled = Set<String>()
+        for (unit, unitTickets) in ticketsByUnit.sorted(by: { $0.key < $1.key }) {
+            let statuses = unitTickets.compactMap { terminal[$0]?.status }
+            let granted = statuses.filter { $0 == .granted }.count
+            if granted > 1 { doubled.insert(unit) }
+            let others = statuses.filter { $0 != .granted && $0 != .duplicate }
+            if granted == 0 || !others.isEmpty {
+                books.wrong += 1
+                let reasons = unitTickets.compactMap { terminal[$0] }.map { "\($0.status.rawValue)/\($0.reason ?? "-")" }
+                books.note("wrong: unit \(unit) ended \(reasons.sorted())")
+            } else if granted == 1 && fulfilments[unit, default: 0] == 0 {
+                books.wrong += 1
+                books.note("wrong: unit \(unit) granted without a fulfilment entry")
+            }
+        }
+        return doubled
     }
 }

@@ -111,16 +111,7 @@ public struct BenchCommand: AsyncParsableCommand {
 
     public func run() async throws {
         if list {
-            for scenario in Self.all {
-                print("\(scenario.name): apple latency \(scenario.appleLatencyMs) ms, \(scenario.verifiers) verifier(s) × concurrency \(scenario.concurrency), redis \(scenario.durability == .none ? "no persistence" : "appendfsync \(scenario.durability.rawValue)")")
-            }
-            print("\(Self.jwsName): StoreKit 2 signed transactions verified on one thread, chain cache warm (no processes)")
-            print("\(Self.redisClientName): the Redis client alone, 64 callers sending SET, beside redis-benchmark on the same server")
-            print("\(Self.redisClientClusterName): the same on a Redis Cluster of 3 primaries, beside redis-benchmark --cluster")
-            print("\(Self.waitName): \(waitClients) clients waiting on ?wait=30 on one intake, then the workers start")
-            print("\(Self.shardsName): the pipeline on a Redis Cluster of 3 primaries with a replica each, on one shard ({iap}) then over --buckets buckets: receipts/s, round trips, Redis CPU, memory and keys per node")
-            print("\(Self.notificationsName): an idle notification sweep (its cost with nothing to do), then a backfill of \(notificationCount) notifications apple-sim never delivered, and a rerun")
-            print("\(Self.rechecksName): \(recheckSubscriptions) subscriptions scheduled for re-checks, 1 % due, drained in batches (Redis memory, drain rate)")
+            printScenarios()
             return
         }
         let chosen = try selected()
@@ -140,22 +131,7 @@ public struct BenchCommand: AsyncParsableCommand {
         let log = HarnessCommand.progress
         let started = ContinuousClock.now
         var report = BenchReport(scenarios: [], jws: nil)
-        if chosen.jws {
-            // First, while nothing else runs on the machine.
-            let jws = try await JWSBench(tokens: jwsTokens).run()
-            log(String(format: "jws: %.0f verified/s per core (bare ES256 %.0f/s)", jws.jwsPerSecondPerCore, jws.bareES256PerSecond))
-            report.jws = jws
-        }
-        if chosen.redisClient {
-            let redis = try await RedisClientBench().run(workDirectory: URL(fileURLWithPath: workDir))
-            log("redis-client: \(redis.summary)")
-            report.redisClient = redis
-        }
-        if chosen.redisClientCluster {
-            let redis = try await RedisClientBench().runOnCluster(workDirectory: URL(fileURLWithPath: workDir))
-            log("redis-client-cluster: \(redis.summary)")
-            report.redisClientCluster = redis
-        }
+        try await runClientBenches(chosen, into: &report, log: log)
         if chosen.wait {
             let wait = try await WaitBench(clients: waitClients).run(
                 binDirectory: settings.binDirectory, workDirectory: settings.workDirectory, progress: log)
@@ -196,6 +172,44 @@ public struct BenchCommand: AsyncParsableCommand {
             try HarnessCommand.printJSON(report)
         } else {
             print(BenchTable.render(report))
+        }
+    }
+
+    /// What each scenario measures (`--list`).
+    private func printScenarios() {
+        for scenario in Self.all {
+            print("\(scenario.name): apple latency \(scenario.appleLatencyMs) ms, \(scenario.verifiers) verifier(s) × concurrency \(scenario.concurrency), redis \(scenario.durability == .none ? "no persistence" : "appendfsync \(scenario.durability.rawValue)")")
+        }
+        print("\(Self.jwsName): StoreKit 2 signed transactions verified on one thread, chain cache warm (no processes)")
+        print("\(Self.redisClientName): the Redis client alone, 64 callers sending SET, beside redis-benchmark on the same server")
+        print("\(Self.redisClientClusterName): the same on a Redis Cluster of 3 primaries, beside redis-benchmark --cluster")
+        print("\(Self.waitName): \(waitClients) clients waiting on ?wait=30 on one intake, then the workers start")
+        print("\(Self.shardsName): the pipeline on a Redis Cluster of 3 primaries with a replica each, on one shard ({iap}) then over --buckets buckets: receipts/s, round trips, Redis CPU, memory and keys per node")
+        print("\(Self.notificationsName): an idle notification sweep (its cost with nothing to do), then a backfill of \(notificationCount) notifications apple-sim never delivered, and a rerun")
+        print("\(Self.rechecksName): \(recheckSubscriptions) subscriptions scheduled for re-checks, 1 % due, drained in batches (Redis memory, drain rate)")
+    }
+
+    /// The benches that start no pipeline: signed transactions verified, the Redis client alone.
+    private func runClientBenches(
+        _ chosen: (clusters: [BenchScenario], jws: Bool, redisClient: Bool, redisClientCluster: Bool, wait: Bool, rechecks: Bool,
+            shards: Bool, notifications: Bool),
+        into report: inout BenchReport, log: @escaping @Sendable (String) -> Void
+    ) async throws {
+        if chosen.jws {
+            // First, while nothing else runs on the machine.
+            let jws = try await JWSBench(tokens: jwsTokens).run()
+            log(String(format: "jws: %.0f verified/s per core (bare ES256 %.0f/s)", jws.jwsPerSecondPerCore, jws.bareES256PerSecond))
+            report.jws = jws
+        }
+        if chosen.redisClient {
+            let redis = try await RedisClientBench().run(workDirectory: URL(fileURLWithPath: workDir))
+            log("redis-client: \(redis.summary)")
+            report.redisClient = redis
+        }
+        if chosen.redisClientCluster {
+            let redis = try await RedisClientBench().runOnCluster(workDirectory: URL(fileURLWithPath: workDir))
+            log("redis-client-cluster: \(redis.summary)")
+            report.redisClientCluster = redis
         }
     }
 }
