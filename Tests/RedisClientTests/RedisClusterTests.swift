@@ -65,7 +65,7 @@ import Testing
             }
             // A write confirmed by its shard's replica (WAIT in the same pipeline, on the same node).
             let replicated = try await client.run(
-                script, keys: ["{w}one", "{w}two"], arguments: ["w"], replicated: RedisReplication(replicas: 1, timeout: .seconds(2)))
+                script, keys: ["{w}one", "{w}two"], arguments: ["w"], replicated: RedisReplication(replicas: 1, timeout: .seconds(30)))
             #expect(replicated.string == "w")
         }
     }

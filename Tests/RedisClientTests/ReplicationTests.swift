@@ -21,7 +21,7 @@ import TestSupport
         let client = RedisClient(configuration: primary.configuration, poolSize: 1)
         // The first run also loads the script (SCRIPT LOAD, then the pipeline).
         let reply = try await client.run(
-            Self.script, keys: ["k"], arguments: ["1"], replicated: RedisReplication(replicas: 1, timeout: .milliseconds(2000)))
+            Self.script, keys: ["k"], arguments: ["1"], replicated: RedisReplication(replicas: 1, timeout: .seconds(30)))
         #expect(reply.int == 1)
         #expect(try await directReply(port: replica.port, "GET", "k") == "1")
 
