@@ -6,13 +6,49 @@ import Logging
 
 /// A group of `IAP_*` settings as flags. Each command declares the groups it reads (`@OptionGroup`),
 /// so its `--help` lists only those; every setting is also read from the environment, and a flag
-/// wins over the variable of the same name. A flag's name and help come from its `Setting`.
-public protocol SettingsGroup: ParsableArguments {
-    /// Each setting and the flag's value, if given.
-    var flags: [Setting: String?] { get }
+/// wins over the variable of the same name. A flag is one line, `@Option(setting: Settings.x)
+/// var <flag in camel case>: String?`: its name and help come from the `Setting`, and the
+/// property's name says which setting its value is (`flags`).
+public protocol SettingsGroup: ParsableArguments {}
+
+extension SettingsGroup {
+    /// Each setting of the group and the flag's value, if given: read off the group's options,
+    /// each named after its flag (`--redis-url`: `redisUrl`; `SettingsGroupTests` holds every
+    /// group to it).
+    public var flags: [Setting: String?] {
+        var flags: [Setting: String?] = [:]
+        for child in Mirror(reflecting: self).children {
+            guard let option = child.value as? Option<String?>, let label = child.label,
+                  let setting = Setting.byProperty[String(label.drop { $0 == "_" })]
+            else { continue }
+            flags[setting] = option.wrappedValue
+        }
+        return flags
+    }
+
+    /// How many options the group has (what `flags` must account for).
+    public var optionCount: Int { Mirror(reflecting: self).children.filter { $0.value is Option<String?> }.count }
+}
+
+extension Option where Value == String? {
+    /// The flag of `setting`: its name and help come from the setting.
+    public init(setting: Setting) {
+        self.init(name: setting.name, help: setting.argumentHelp)
+    }
 }
 
 extension Setting {
+    /// Every setting by the name of the property that holds its flag in a `SettingsGroup`: the
+    /// flag in camel case (`--redis-url`: `redisUrl`).
+    static let byProperty: [String: Setting] = Dictionary(
+        uniqueKeysWithValues: Settings.all.map { ($0.flagProperty, $0) })
+
+    /// The flag in camel case: `redisUrl` for `--redis-url`.
+    var flagProperty: String {
+        let words = flag.split(separator: "-")
+        return String(words.first ?? "") + words.dropFirst().map { $0.prefix(1).uppercased() + $0.dropFirst() }.joined()
+    }
+
     /// The flag: `--redis-url` for `IAP_REDIS_URL`.
     public var name: NameSpecification { .customLong(flag) }
 
