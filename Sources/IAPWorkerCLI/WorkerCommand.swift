@@ -225,12 +225,12 @@ public struct WebhookCommand: AsyncParsableCommand {
         let logger = bootstrapLogging(label: "iap-webhook")
         let target: (url: String, secret: String)
         do {
-            target = try configuration.requireWebhook()
+            target = try configuration.webhook.required()
         } catch {
             failConfiguration(error)
         }
         let client = WebhookClient(
-            url: target.url, timeout: configuration.webhookTimeout, maxConnections: configuration.concurrency)
+            url: target.url, timeout: configuration.webhook.timeout, maxConnections: configuration.concurrency)
         var settings = WorkerSettings(configuration)
         // New events reach their users' lists within this.
         settings.housekeeping = .milliseconds(200)
@@ -238,7 +238,7 @@ public struct WebhookCommand: AsyncParsableCommand {
             (_) throws(ConfigurationError) -> StageParts in
             StageParts(
                 handler: WebhookHandler(
-                    poster: client, signer: try configuration.webhookSigner(), maxAge: configuration.webhookMaxAge,
+                    poster: client, signer: try configuration.webhook.signer(), maxAge: configuration.webhook.maxAge,
                     retryPolicy: configuration.retryPolicy),
                 clients: [ClosingService { await client.shutdown() }])
         }

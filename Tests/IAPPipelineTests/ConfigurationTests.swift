@@ -17,11 +17,11 @@ import Testing
         #expect(configuration.httpHost == "127.0.0.1" && configuration.httpPort == 8080)
         #expect(configuration.appleProductionURL == "https://buy.itunes.apple.com/verifyReceipt")
         #expect(configuration.appleSandboxURL == "https://sandbox.itunes.apple.com/verifyReceipt")
-        #expect(configuration.concurrency == 64 && configuration.maxAttempts == 12)
-        #expect(configuration.retryBase == .seconds(1) && configuration.retryMax == .seconds(600))
+        #expect(configuration.concurrency == 64 && configuration.retryPolicy.maxAttempts == 12)
+        #expect(configuration.retryPolicy.base == .seconds(1) && configuration.retryPolicy.max == .seconds(600))
         #expect(configuration.lease == .seconds(30) && configuration.ticketTTL == .seconds(604_800))
         #expect(configuration.maxBodyBytes == 262_144 && configuration.shutdownGrace == .seconds(25))
-        #expect(configuration.redisReplicaTimeout == .seconds(1) && configuration.webhookTimeout == .seconds(10))
+        #expect(configuration.redisReplicaTimeout == .seconds(1) && configuration.webhook.timeout == .seconds(10))
         #expect(configuration.recheck == .standard && configuration.sharingPolicy == .bind && configuration.sandbox == "allow")
     }
 

@@ -28,7 +28,7 @@ import Testing
         func webhook(_ url: String, plain: String? = nil) throws -> String? {
             var environment = ["IAP_WEBHOOK_URL": url]
             environment["IAP_PLAIN_HTTP_HOSTS"] = plain
-            return try PipelineConfiguration(environment: environment).webhookURL
+            return try PipelineConfiguration(environment: environment).webhook.url
         }
         #expect(try webhook("https://backend.example/iap") == "https://backend.example/iap")
         #expect(try webhook("http://127.0.0.1:9000/hook") == "http://127.0.0.1:9000/hook")
@@ -69,7 +69,7 @@ import Testing
         let configuration = try PipelineConfiguration(environment: [
             "IAP_WEBHOOK_URL": "https://backend.example/iap", "IAP_WEBHOOK_SECRET": new, "IAP_WEBHOOK_PREVIOUS_SECRET": old,
         ])
-        let header = try configuration.webhookSigner().signature(body: body, timestamp: 1_800_000_000)
+        let header = try configuration.webhook.signer().signature(body: body, timestamp: 1_800_000_000)
         #expect(header.components(separatedBy: ",v1=").count == 3, "\(header)")
         #expect(WebhookSigner(secret: new).verify(header: header, body: body, now: 1_800_000_000))
         #expect(WebhookSigner(secret: old).verify(header: header, body: body, now: 1_800_000_000))

@@ -141,7 +141,7 @@ public final class PipelineHarness: @unchecked Sendable {
         }
         apple = AppleVerifier(configuration: configuration.apple)
         http = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup)
-        webhookClient = configuration.webhookURL.map { WebhookClient(url: $0, timeout: configuration.webhookTimeout, maxConnections: 8) }
+        webhookClient = configuration.webhook.url.map { WebhookClient(url: $0, timeout: configuration.webhook.timeout, maxConnections: 8) }
         if startWorkers {
             for stage in Stage.allCases { start(stage) }
         }
@@ -175,7 +175,7 @@ public final class PipelineHarness: @unchecked Sendable {
                 accountTokens: apps.map { AccountTokenErrands(setter: $0, retryPolicy: configuration.retryPolicy) })
         case .webhook:
             return WebhookHandler(
-                poster: webhookClient!, signer: try! configuration.webhookSigner(), maxAge: configuration.webhookMaxAge,
+                poster: webhookClient!, signer: try! configuration.webhook.signer(), maxAge: configuration.webhook.maxAge,
                 retryPolicy: configuration.retryPolicy)
         }
     }

@@ -52,13 +52,12 @@ public struct PipelineConfiguration: Sendable {
     public var offerPrivateKeyFile: String?
     public var productsFile: String?
     public var concurrency: Int
-    public var maxAttempts: Int
     /// The fleet's Apple breaker (`IAP_APPLE_BREAKER_*`); `nil`: none (every failure spends an attempt).
     public var appleBreaker: AppleBreakerSettings?
     /// `IAP_FULFILMENT_RETENTION_S`, `IAP_DEAD_MAX`, `IAP_DEAD_MAX_AGE_S`: the grant stage trims by them.
     public var retention: RetentionSettings
-    public var retryBase: Duration
-    public var retryMax: Duration
+    /// Retries of Apple's and the webhook's transient failures (`IAP_RETRY_*`, `IAP_MAX_ATTEMPTS`).
+    public var retryPolicy: RetryPolicy
     public var lease: Duration
     public var maxRedeliveries: Int
     public var ticketTTL: Duration
@@ -101,14 +100,8 @@ public struct PipelineConfiguration: Sendable {
     public var refundSweep: Duration
     /// When subscriptions are re-checked with Apple (`IAP_RECHECK_BEFORE_S`, `IAP_RECHECK_AFTER_S`, `IAP_RECHECK_MAX`).
     public var recheck: RecheckSchedule
-    /// `iap-webhook`: where to deliver the fulfilment events, the shared signing secret, how long
-    /// an event is retried, and each POST's timeout.
-    public var webhookURL: String?
-    public var webhookSecret: String?
-    /// `IAP_WEBHOOK_PREVIOUS_SECRET`: the secret being retired, which signs a second `v1=`.
-    public var webhookPreviousSecret: String?
-    public var webhookMaxAge: Duration
-    public var webhookTimeout: Duration
+    /// `iap-webhook`'s settings (`IAP_WEBHOOK_*`).
+    public var webhook: WebhookSettings
     public var shutdownGrace: Duration
     /// A stage worker's `/metrics` port; `nil`: none (the intake serves `/metrics` on its own port).
     public var metricsPort: Int?
@@ -159,15 +152,9 @@ public struct PipelineConfiguration: Sendable {
         (offerKeyID, offerPrivateKeyFile) = (offerKey[0], offerKey[1])
         productsFile = source.given(Settings.productsFile)
         concurrency = try source.count(Settings.concurrency)
-        maxAttempts = try source.count(Settings.maxAttempts)
         appleBreaker = try AppleBreakerSettings.reading(source)
         retention = try RetentionSettings(reading: source)
-        retryBase = try source.duration(Settings.retryBase)
-        retryMax = try source.duration(Settings.retryMax)
-        guard retryMax >= retryBase else {
-            throw ConfigurationError(
-                Settings.retryMax.variable, "must be at least \(Settings.retryBase.variable) (\(retryBase.milliseconds))")
-        }
+        retryPolicy = try RetryPolicy(reading: source)
         lease = try source.duration(Settings.lease)
         maxRedeliveries = try source.count(Settings.maxRedeliveries)
         ticketTTL = try source.duration(Settings.ticketTTL)
@@ -182,11 +169,7 @@ public struct PipelineConfiguration: Sendable {
         let tls = try source.together([Settings.tlsCertFile, Settings.tlsKeyFile], "the other (the intake's TLS certificate and key)")
         (tlsCertFile, tlsKeyFile) = (tls[0], tls[1])
         recheck = try RecheckSchedule(reading: source)
-        webhookURL = try source.url(Settings.webhookURL)
-        webhookSecret = try source.secret(Settings.webhookSecret, minBytes: 16)
-        webhookPreviousSecret = try source.secret(Settings.webhookPreviousSecret, minBytes: 16)
-        webhookMaxAge = try source.duration(Settings.webhookMaxAge)
-        webhookTimeout = try source.duration(Settings.webhookTimeout)
+        webhook = try WebhookSettings(reading: source)
         currencies = try PurchasePolicy.readCurrencies(source)
         sandbox = source.text(Settings.sandbox)!
         maxRefundsPerUser = try source.count(Settings.maxRefundsPerUser)
@@ -249,10 +232,6 @@ public struct PipelineConfiguration: Sendable {
         AppleVerifierConfiguration(
             productionURL: appleProductionURL, sandboxURL: appleSandboxURL, sharedSecret: appleSharedSecret,
             timeout: appleTimeout, maxConnections: concurrency)
-    }
-
-    public var retryPolicy: RetryPolicy {
-        RetryPolicy(base: retryBase, max: retryMax, maxAttempts: maxAttempts)
     }
 
     /// The verifier refuses to start without the app's bundle ids: it would accept any app's receipts.
@@ -416,7 +395,6 @@ public struct PipelineConfiguration: Sendable {
         }
     }
 
-    /// The webhook's URL and secret, both required by `iap-webhook`.
     /// TLS to Redis (its files, with a `rediss…` URL only) and the sentinels' password. A file
     /// that does not load stops the process at start, naming its setting.
     static func readRedisSecurity(_ source: SettingSource, into redis: inout RedisConfiguration) throws(ConfigurationError) {
@@ -443,12 +421,6 @@ public struct PipelineConfiguration: Sendable {
         redis.tls = tls
     }
 
-    /// The webhook's signer: the secret, and the previous one during a rotation.
-    public func webhookSigner() throws(ConfigurationError) -> WebhookSigner {
-        let target = try requireWebhook()
-        return WebhookSigner(secret: target.secret, previousSecret: webhookPreviousSecret)
-    }
-
     /// The secret files (`Settings.secretFiles`) that group or others may read: each to be warned
     /// about at start (as ssh refuses such keys; here a warning, so a deployment keeps running).
     public func exposedSecretFiles() -> [(variable: String, path: String)] {
@@ -458,14 +430,6 @@ public struct PipelineConfiguration: Sendable {
             }
             return (setting.variable, path)
         }
-    }
-
-    public func requireWebhook() throws(ConfigurationError) -> (url: String, secret: String) {
-        guard let webhookURL else { throw ConfigurationError("IAP_WEBHOOK_URL", "required: where iap-webhook delivers the events") }
-        guard let webhookSecret else {
-            throw ConfigurationError("IAP_WEBHOOK_SECRET", "required: the secret the deliveries are signed with (at least 16 bytes)")
-        }
-        return (webhookURL, webhookSecret)
     }
 
     /// The purchase policy, with `IAP_SANDBOX`'s file of users read (one id a line; `#` starts a comment).

@@ -1,7 +1,8 @@
 import PipelineCore
 import RedisClient
 
-/// The dedupe stage's steps: an Apple Account's seats, the claims (`claim_purchases`), the parts of a receipt whose purchases lie in several buckets.
+/// The dedupe stage's steps: an Apple Account's seats, the claims (`claim_purchases`), the parts
+/// of a receipt whose purchases lie in several buckets.
 extension PipelineStore {
     /// A user's place among the users of an Apple Account (`seat_apple_account`): whether it is
     /// within `limit` (`nil`: any number; the place is kept all the same).

@@ -1,7 +1,8 @@
 import PipelineCore
 import RedisClient
 
-/// The grant step (`grant_purchases`) and what it reads first: the user's refunds, daily places, the Apple Accounts a purchase shares, the bound token.
+/// The grant step (`grant_purchases`) and what it reads first: the user's refunds, daily places,
+/// the Apple Accounts a purchase shares, the bound token.
 extension PipelineStore {
     public func grant(
         _ payload: String, member: String, job: Job, now: Int64 = currentTimeMs()

@@ -2,7 +2,8 @@ import AppleJWS
 import PipelineCore
 import RedisClient
 
-/// The notify stage's steps: a notification accepted, revocations and reinstatements, subscription changes, the notification's record, app account tokens.
+/// The notify stage's steps: a notification accepted, revocations and reinstatements, subscription
+/// changes, the notification's record, app account tokens.
 extension PipelineStore {
     /// Stores a verified notification and queues it, or returns the ticket its UUID already has.
     /// It goes to the bucket of the purchase it is about (so its steps find the purchase's keys

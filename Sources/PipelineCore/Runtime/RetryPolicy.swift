@@ -1,3 +1,5 @@
+import IAPSettings
+
 /// Exponential backoff with full jitter, honouring Apple's Retry-After (`IAP_RETRY_BASE_MS`,
 /// `IAP_RETRY_MAX_MS`, `IAP_MAX_ATTEMPTS`).
 public struct RetryPolicy: Sendable, Equatable {
@@ -9,6 +11,17 @@ public struct RetryPolicy: Sendable, Equatable {
         self.base = base
         self.max = max
         self.maxAttempts = maxAttempts
+    }
+
+    /// Its own settings: `IAP_RETRY_BASE_MS`, `IAP_RETRY_MAX_MS` (at least the base), `IAP_MAX_ATTEMPTS`.
+    public init(reading source: SettingSource) throws(ConfigurationError) {
+        let base = try source.duration(Settings.retryBase)
+        let max = try source.duration(Settings.retryMax)
+        guard max >= base else {
+            throw ConfigurationError(
+                Settings.retryMax.variable, "must be at least \(Settings.retryBase.variable) (\(base.milliseconds))")
+        }
+        self.init(base: base, max: max, maxAttempts: try source.count(Settings.maxAttempts))
     }
 
     /// The wait after failed attempt number `attempt` (from 1): random in 0...min(max, base·2^(attempt-1))
