@@ -33,7 +33,7 @@ public enum IntakeApplication {
         return Application(
             router: router,
             server: try tls.map { try .tls(.http1(configuration: http1), tlsConfiguration: $0) } ?? .http1(configuration: http1),
-            configuration: .init(address: .hostname(configuration.httpHost, port: configuration.httpPort), serverName: "iap-intake"),
+            configuration: .init(address: .hostname(configuration.httpHost, port: configuration.intake.httpPort), serverName: "iap-intake"),
             services: [waiters, IntakeAnnouncer(store: store, logger: logger)] + (metrics.map { [QueueSampler(store: store, every: $0.sampleEvery, logger: logger)] } ?? []),
             onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? 0) },
             logger: logger
@@ -53,7 +53,7 @@ public enum IntakeApplication {
         // every answer, refusals included; the door decides who may call the route matched.
         if metrics != nil { router.add(middleware: RequestMetricsMiddleware()) }
         router.add(middleware: RouteAccessMiddleware(authenticator: clientKeys.map {
-            RequestAuthenticator(keyring: $0, store: store, maxBodyBytes: configuration.maxBodyBytes)
+            RequestAuthenticator(keyring: $0, store: store, maxBodyBytes: configuration.intake.maxBodyBytes)
         }))
         // Open, but only on an intake without client keys: with keys, callers must sign, and the
         // metrics are served on their own listener (IAP_METRICS_PORT) instead.
@@ -64,21 +64,21 @@ public enum IntakeApplication {
                     body: .init(byteBuffer: ByteBuffer(bytes: metrics.text())))
             }
         }
-        NotificationRoutes(store: store, admission: notifications, maxBodyBytes: configuration.maxBodyBytes).register(on: router)
+        NotificationRoutes(store: store, admission: notifications, maxBodyBytes: configuration.intake.maxBodyBytes).register(on: router)
         let catalog = configuration.hasCatalog ? try configuration.requireCatalog() : nil
         EntitlementRoutes(store: store, catalog: catalog).register(on: router)
         let signers = try configuration.offerSigners()
         OfferRoutes(
             signatures: catalog.map { OfferSignatures(store: store, catalog: $0, signers: signers, bundleIDs: configuration.bundleIDs) },
-            maxBodyBytes: configuration.maxBodyBytes
+            maxBodyBytes: configuration.intake.maxBodyBytes
         ).register(on: router)
         SupportRoutes(lookup: support, signed: clientKeys != nil).register(on: router)
         IntakeRoutes(
-            store: store, maxBodyBytes: configuration.maxBodyBytes, ticketTTL: configuration.ticketTTL,
+            store: store, maxBodyBytes: configuration.intake.maxBodyBytes, ticketTTL: configuration.ticketTTL,
             serverAPIConfigured: configuration.isServerAPIConfigured, bundleIDs: configuration.bundleIDs,
             limits: SubmissionLimits(
-                perKey: configuration.ratePerKey, perUser: configuration.ratePerUser, maxQueueDepth: configuration.maxQueueDepth),
-            waiters: waiters, maxWaitingPerKey: configuration.maxWaitingPerKey
+                perKey: configuration.intake.ratePerKey, perUser: configuration.intake.ratePerUser, maxQueueDepth: configuration.intake.maxQueueDepth),
+            waiters: waiters, maxWaitingPerKey: configuration.intake.maxWaitingPerKey
         ).register(on: router)
         return router
     }
@@ -109,7 +109,7 @@ public enum IntakeApplication {
 
     /// The intake's own TLS from `IAP_TLS_CERT_FILE` and `IAP_TLS_KEY_FILE`; `nil` when unset.
     public static func tlsConfiguration(_ configuration: PipelineConfiguration) throws(ConfigurationError) -> TLSConfiguration? {
-        guard let certFile = configuration.tlsCertFile, let keyFile = configuration.tlsKeyFile else { return nil }
+        guard let certFile = configuration.intake.tlsCertFile, let keyFile = configuration.intake.tlsKeyFile else { return nil }
         let chain: [NIOSSLCertificate]
         do {
             chain = try NIOSSLCertificate.fromPEMFile(certFile)

@@ -7,7 +7,7 @@ import IAPStages
 /// says the operator means it: Redis's protected mode, for the same reason.
 public enum IntakeExposure {
     public static func check(_ configuration: PipelineConfiguration) throws(ConfigurationError) {
-        guard configuration.clientKeysFile == nil, !configuration.allowOpenIntake, !LoopbackHost.contains(configuration.httpHost) else {
+        guard configuration.intake.clientKeysFile == nil, !configuration.intake.allowOpenIntake, !LoopbackHost.contains(configuration.httpHost) else {
             return
         }
         throw ConfigurationError(

@@ -51,7 +51,7 @@ public struct IntakeCommand: AsyncParsableCommand {
             logger.warning("IAP_BUNDLE_IDS is not set: Server Notifications are answered 503 until it is")
         }
         var keyring: ClientKeyring?
-        if let file = configuration.clientKeysFile {
+        if let file = configuration.intake.clientKeysFile {
             do {
                 keyring = try ClientKeyring(file: file)
             } catch {

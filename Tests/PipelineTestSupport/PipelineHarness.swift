@@ -114,7 +114,7 @@ public final class PipelineHarness: @unchecked Sendable {
         let store = self.store
         let configuration = self.configuration
         let notifications = try NotificationAdmission.make(configuration, store: store)
-        let keyring = try configuration.clientKeysFile.map { file throws(ConfigurationError) in try ClientKeyring(file: file) }
+        let keyring = try configuration.intake.clientKeysFile.map { file throws(ConfigurationError) in try ClientKeyring(file: file) }
         clientKeys = keyring
         let tls = try IntakeApplication.tlsConfiguration(configuration)
         // As the executables do: every metric from here on lands in the process's registry.

@@ -24,7 +24,6 @@ public struct PipelineConfiguration: Sendable {
     /// `IAP_BUCKETS`: the layout of the keyspace, built once (finding a tag per bucket takes a while).
     public let layout: BucketLayout
     public var httpHost: String
-    public var httpPort: Int
     public var appleProductionURL: String
     public var appleSandboxURL: String
     public var appleSharedSecret: String?
@@ -61,24 +60,10 @@ public struct PipelineConfiguration: Sendable {
     public var lease: Duration
     public var maxRedeliveries: Int
     public var ticketTTL: Duration
-    public var maxBodyBytes: Int
-    /// JSON file of the game backends' keys (key id → secret); set: every request to a guarded
-    /// route (`/v1/receipts*`, `/v1/users/*`, `/v1/offers/*`, `/v1/support/*`) must be signed with one.
-    public var clientKeysFile: String?
-    /// `IAP_ALLOW_OPEN_INTAKE`: an intake without client keys may listen beyond loopback.
-    public var allowOpenIntake: Bool
     /// `IAP_APPLE_ONLINE_CHECKS`: notifications' chains checked at the current time, with OCSP.
     public var appleOnlineChecks: Bool
-    /// `IAP_MAX_WAITING_PER_KEY`: long-polls one client key may have waiting on one intake.
-    public var maxWaitingPerKey: Int
-    /// `IAP_MAX_QUEUE_DEPTH`: jobs waiting to be verified past which a new submission is refused; 0: no limit.
-    public var maxQueueDepth: Int
-    /// New submissions a second, fleet-wide, per client key and per user; 0: no limit.
-    public var ratePerKey: Int
-    public var ratePerUser: Int
-    /// PEM files of the intake's own TLS certificate chain and private key (both or neither).
-    public var tlsCertFile: String?
-    public var tlsKeyFile: String?
+    /// The intake's own settings (its port, requests, callers, queue bound, TLS).
+    public var intake: IntakeSettings
     /// The purchase policy's settings (see `purchasePolicy()`): ISO 4217 codes, empty: any.
     public var currencies: [String]
     /// `allow`, `deny`, or the path of a file of user ids allowed to use the sandbox.
@@ -128,7 +113,6 @@ public struct PipelineConfiguration: Sendable {
         prefix = source.text(Settings.prefix)!
         layout = try Self.readLayout(source, prefix: prefix, endpoint: redis.endpoint)
         httpHost = source.text(Settings.httpHost)!
-        httpPort = try source.count(Settings.httpPort)
         appleProductionURL = try source.url(Settings.appleProductionURL)!
         appleSandboxURL = try source.url(Settings.appleSandboxURL)!
         appleSharedSecret = source.given(Settings.appleSharedSecret)
@@ -158,16 +142,8 @@ public struct PipelineConfiguration: Sendable {
         lease = try source.duration(Settings.lease)
         maxRedeliveries = try source.count(Settings.maxRedeliveries)
         ticketTTL = try source.duration(Settings.ticketTTL)
-        maxBodyBytes = try source.count(Settings.maxBodyBytes)
-        clientKeysFile = source.given(Settings.clientKeysFile)
-        allowOpenIntake = try source.choice(Settings.allowOpenIntake) == "on"
         appleOnlineChecks = try source.choice(Settings.appleOnlineChecks) == "on"
-        maxWaitingPerKey = try source.count(Settings.maxWaitingPerKey)
-        maxQueueDepth = try source.count(Settings.maxQueueDepth)
-        ratePerKey = try source.count(Settings.ratePerKey)
-        ratePerUser = try source.count(Settings.ratePerUser)
-        let tls = try source.together([Settings.tlsCertFile, Settings.tlsKeyFile], "the other (the intake's TLS certificate and key)")
-        (tlsCertFile, tlsKeyFile) = (tls[0], tls[1])
+        intake = try IntakeSettings(reading: source)
         recheck = try RecheckSchedule(reading: source)
         webhook = try WebhookSettings(reading: source)
         currencies = try PurchasePolicy.readCurrencies(source)
