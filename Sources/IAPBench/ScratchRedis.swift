@@ -19,8 +19,7 @@ struct ScratchRedis {
 
     /// SIGKILL: nothing to save, and a child of the bench starts with SIGTERM blocked.
     func stop() {
-        kill(server.processIdentifier, SIGKILL)
-        server.waitUntilExit()
+        ChildKill.kill(server)
         let client = client
         Task { await client.close() }
     }

@@ -26,7 +26,7 @@ public struct ControlCommand: AsyncParsableCommand {
 
         func run() async throws {
             let configuration = loadConfiguration(redis, lease)
-            let (json, watch, lease) = (json, watch, configuration.lease)
+            let (json, watch, lease) = (json, watch, configuration.worker.lease)
             try await withStore(configuration) { store in
                 var previous: (fulfilment: Int, at: ContinuousClock.Instant)?
                 repeat {

@@ -49,7 +49,7 @@ struct MigrateCommand: AsyncParsableCommand {
         let source = RedisClient(configuration: sourceConfiguration, poolSize: 2)
         let destination = RedisClient(configuration: configuration.redis, poolSize: configuration.redisPoolSize)
         let migration = LedgerMigration(
-            source: source, sourcePrefix: fromPrefix, destination: destination, keys: configuration.keys, lease: configuration.lease)
+            source: source, sourcePrefix: fromPrefix, destination: destination, keys: configuration.keys, lease: configuration.worker.lease)
         let started = ContinuousClock.now
         let outcome: Result<MigrationReport, any Error>
         do { outcome = .success(try await migration.run()) } catch { outcome = .failure(error) }

@@ -38,7 +38,7 @@ func runWorker(
         failConfiguration(error)
     }
     let worker = StageWorkers(
-        handler: parts.handler, store: store, settings: settings ?? WorkerSettings(configuration), logger: logger)
+        handler: parts.handler, store: store, settings: settings ?? configuration.worker, logger: logger)
     let metrics: [any Service] = configuration.metricsPort.map {
         [MetricsServer(registry: registry, host: configuration.httpHost, port: $0, logger: logger)]
     } ?? []
@@ -81,7 +81,7 @@ public struct VerifierCommand: AsyncParsableCommand {
             let apple = AppleVerifier(configuration: configuration.apple)
             let signedData = SignedDataVerifier(rootCertificates: try configuration.rootCertificates())
             // One client per app (its token's bid); with several apps, each is tried in turn.
-            let clients = try configuration.serverAPIClients(store: store, maxConnections: configuration.concurrency, logger: logger)
+            let clients = try configuration.serverAPIClients(store: store, maxConnections: configuration.worker.concurrency, logger: logger)
             let seams = configuration.appleSeams(apple: apple, clients: clients, signedData: signedData)
             let handler = VerifyHandler(
                 verifier: seams.verifier, signedData: signedData, lookup: seams.lookup, subscriptions: seams.subscriptions,
@@ -170,7 +170,7 @@ public struct NotifierCommand: AsyncParsableCommand {
         let logger = bootstrapLogging(label: "iap-notifier")
         try await runWorker(configuration: configuration, logger: logger) { (store) throws(ConfigurationError) -> StageParts in
             // One client per app (its token's bid): each call goes out with its purchase's app's key.
-            let clients = try configuration.serverAPIClients(store: store, maxConnections: configuration.concurrency, logger: logger)
+            let clients = try configuration.serverAPIClients(store: store, maxConnections: configuration.worker.concurrency, logger: logger)
             if configuration.refundPreference != nil, clients.isEmpty {
                 throw ConfigurationError(
                     "IAP_REFUND_PREFERENCE", "answering consumption requests needs the App Store Server API key (IAP_APPLE_API_*)")
@@ -230,8 +230,8 @@ public struct WebhookCommand: AsyncParsableCommand {
             failConfiguration(error)
         }
         let client = WebhookClient(
-            url: target.url, timeout: configuration.webhook.timeout, maxConnections: configuration.concurrency)
-        var settings = WorkerSettings(configuration)
+            url: target.url, timeout: configuration.webhook.timeout, maxConnections: configuration.worker.concurrency)
+        var settings = configuration.worker
         // New events reach their users' lists within this.
         settings.housekeeping = .milliseconds(200)
         try await runWorker(configuration: configuration, settings: settings, logger: logger) {

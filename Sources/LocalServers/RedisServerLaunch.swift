@@ -38,10 +38,7 @@ public struct RedisServerLaunch: Sendable {
         process.standardInput = FileHandle.nullDevice
         try process.run()
         guard await Self.awaitReady(output.fileHandleForReading, copyingTo: log) else {
-            if process.isRunning {
-                kill(process.processIdentifier, SIGKILL)
-                process.waitUntilExit()
-            }
+            ChildKill.kill(process)
             throw LocalServerError("redis-server on port \(port) did not become ready")
         }
         return process

@@ -86,8 +86,8 @@ import Testing
         let worker = try WorkerOptions.parse(["--concurrency", "7", "--shutdown-grace-ms", "10"])
         let redis = try RedisOptions.parse(["--prefix", "other"])
         let configuration = loadConfiguration(redis, worker)
-        #expect(configuration.concurrency == 7)
-        #expect(configuration.shutdownGrace == .milliseconds(10))
+        #expect(configuration.worker.concurrency == 7)
+        #expect(configuration.worker.shutdownGrace == .milliseconds(10))
         #expect(configuration.keys.prefix == "other")
     }
 

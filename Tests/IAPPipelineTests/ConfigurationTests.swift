@@ -17,10 +17,10 @@ import Testing
         #expect(configuration.httpHost == "127.0.0.1" && configuration.intake.httpPort == 8080)
         #expect(configuration.appleProductionURL == "https://buy.itunes.apple.com/verifyReceipt")
         #expect(configuration.appleSandboxURL == "https://sandbox.itunes.apple.com/verifyReceipt")
-        #expect(configuration.concurrency == 64 && configuration.retryPolicy.maxAttempts == 12)
+        #expect(configuration.worker.concurrency == 64 && configuration.retryPolicy.maxAttempts == 12)
         #expect(configuration.retryPolicy.base == .seconds(1) && configuration.retryPolicy.max == .seconds(600))
-        #expect(configuration.lease == .seconds(30) && configuration.ticketTTL == .seconds(604_800))
-        #expect(configuration.intake.maxBodyBytes == 262_144 && configuration.shutdownGrace == .seconds(25))
+        #expect(configuration.worker.lease == .seconds(30) && configuration.ticketTTL == .seconds(604_800))
+        #expect(configuration.intake.maxBodyBytes == 262_144 && configuration.worker.shutdownGrace == .seconds(25))
         #expect(configuration.redisReplicaTimeout == .seconds(1) && configuration.webhook.timeout == .seconds(10))
         #expect(configuration.recheck == .standard && configuration.sharingPolicy == .bind && configuration.sandbox == "allow")
     }
@@ -33,7 +33,7 @@ import Testing
         ])
         #expect(configuration.redis.endpoint == .tcp(host: "cache", port: 6390) && configuration.redis.database == 2)
         #expect(configuration.keys.queue(.verify) == "{iap}:queue:verify")
-        #expect(configuration.intake.httpPort == 9000 && configuration.concurrency == 8 && configuration.lease == .seconds(5))
+        #expect(configuration.intake.httpPort == 9000 && configuration.worker.concurrency == 8 && configuration.worker.lease == .seconds(5))
         #expect(configuration.bundleIDs == ["a.b", "c.d"])
         #expect(configuration.apple.sharedSecret == "s")
     }

@@ -22,7 +22,7 @@ import Testing
 
     @Test func theDefaultsParse() throws {
         let configuration = try PipelineConfiguration(environment: [:])
-        #expect(configuration.lease == .seconds(30) && configuration.appleTimeout == .seconds(15))
+        #expect(configuration.worker.lease == .seconds(30) && configuration.appleTimeout == .seconds(15))
         for setting in Settings.all where setting.defaultValue != nil {
             switch setting.kind {
             case .count, .bytes: _ = try SettingSource.defaults.count(setting)
@@ -67,9 +67,9 @@ import Testing
         let configuration = try PipelineConfiguration(
             environment: ["IAP_LEASE_MS": "5000", "IAP_RECHECK_AFTER_S": "0.25", "IAP_CONCURRENCY": "3", "IAP_PREFIX": " "],
             flags: ["IAP_LEASE_MS": "7000"])
-        #expect(configuration.lease == .seconds(7))
+        #expect(configuration.worker.lease == .seconds(7))
         #expect(configuration.recheck.after == .milliseconds(250))
-        #expect(configuration.concurrency == 3)
+        #expect(configuration.worker.concurrency == 3)
         // Blank is unset: the default.
         #expect(configuration.prefix == "iap")
         #expect(Setting.DurationUnit.seconds.format(.milliseconds(1500)) == "1.5")

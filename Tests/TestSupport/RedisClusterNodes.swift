@@ -99,17 +99,11 @@ public final class RedisClusterNodes: @unchecked Sendable {
     /// Stops one node with SIGKILL, as a crash would.
     public func kill(port: Int) {
         guard let process = processes.removeValue(forKey: port) else { return }
-        if process.isRunning {
-            Glibc.kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
+        ChildKill.kill(process)
     }
 
     public func stop() {
-        for process in processes.values where process.isRunning {
-            Glibc.kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
+        for process in processes.values { ChildKill.kill(process) }
         processes = [:]
         try? FileManager.default.removeItem(at: directory)
     }

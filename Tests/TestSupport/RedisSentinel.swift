@@ -67,10 +67,7 @@ public final class RedisSentinel: @unchecked Sendable {
     }
 
     public func stop() {
-        if let process, process.isRunning {
-            Glibc.kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
+        if let process { ChildKill.kill(process) }
         process = nil
         try? FileManager.default.removeItem(at: directory)
     }

@@ -69,10 +69,7 @@ public final class RedisServer: @unchecked Sendable {
     /// Stops the server with SIGKILL, as a crash would.
     public func kill() {
         guard let process else { return }
-        if process.isRunning {
-            Glibc.kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
+        ChildKill.kill(process)
         self.process = nil
     }
 

@@ -50,15 +50,15 @@ public struct PipelineConfiguration: Sendable {
     public var offerKeyID: String?
     public var offerPrivateKeyFile: String?
     public var productsFile: String?
-    public var concurrency: Int
     /// The fleet's Apple breaker (`IAP_APPLE_BREAKER_*`); `nil`: none (every failure spends an attempt).
     public var appleBreaker: AppleBreakerSettings?
     /// `IAP_FULFILMENT_RETENTION_S`, `IAP_DEAD_MAX`, `IAP_DEAD_MAX_AGE_S`: the grant stage trims by them.
     public var retention: RetentionSettings
+    /// How a stage worker runs (`IAP_CONCURRENCY`, `IAP_LEASE_MS`, `IAP_MAX_REDELIVERIES`,
+    /// `IAP_SHUTDOWN_GRACE_MS`); `concurrency` is also each process's connections to Apple.
+    public var worker: WorkerSettings
     /// Retries of Apple's and the webhook's transient failures (`IAP_RETRY_*`, `IAP_MAX_ATTEMPTS`).
     public var retryPolicy: RetryPolicy
-    public var lease: Duration
-    public var maxRedeliveries: Int
     public var ticketTTL: Duration
     /// `IAP_APPLE_ONLINE_CHECKS`: notifications' chains checked at the current time, with OCSP.
     public var appleOnlineChecks: Bool
@@ -87,7 +87,6 @@ public struct PipelineConfiguration: Sendable {
     public var recheck: RecheckSchedule
     /// `iap-webhook`'s settings (`IAP_WEBHOOK_*`).
     public var webhook: WebhookSettings
-    public var shutdownGrace: Duration
     /// A stage worker's `/metrics` port; `nil`: none (the intake serves `/metrics` on its own port).
     public var metricsPort: Int?
     public var redisPoolSize: Int
@@ -135,12 +134,10 @@ public struct PipelineConfiguration: Sendable {
             [Settings.offerKeyID, Settings.offerPrivateKeyFile], "the other (the In-App Purchase key's id and its .p8 file)")
         (offerKeyID, offerPrivateKeyFile) = (offerKey[0], offerKey[1])
         productsFile = source.given(Settings.productsFile)
-        concurrency = try source.count(Settings.concurrency)
+        worker = try WorkerSettings(reading: source)
         appleBreaker = try AppleBreakerSettings.reading(source)
         retention = try RetentionSettings(reading: source)
         retryPolicy = try RetryPolicy(reading: source)
-        lease = try source.duration(Settings.lease)
-        maxRedeliveries = try source.count(Settings.maxRedeliveries)
         ticketTTL = try source.duration(Settings.ticketTTL)
         appleOnlineChecks = try source.choice(Settings.appleOnlineChecks) == "on"
         intake = try IntakeSettings(reading: source)
@@ -156,7 +153,6 @@ public struct PipelineConfiguration: Sendable {
         notificationSweep = try source.duration(Settings.notificationSweep)
         refundSweep = try source.duration(Settings.refundSweep)
         metricsPort = try source.optionalCount(Settings.metricsPort)
-        shutdownGrace = try source.duration(Settings.shutdownGrace)
         redisPoolSize = try source.count(Settings.redisPoolSize)
         redisMinReplicas = try source.count(Settings.redisMinReplicas)
         redisReplicaTimeout = try source.duration(Settings.redisReplicaTimeout)
@@ -207,7 +203,7 @@ public struct PipelineConfiguration: Sendable {
     public var apple: AppleVerifierConfiguration {
         AppleVerifierConfiguration(
             productionURL: appleProductionURL, sandboxURL: appleSandboxURL, sharedSecret: appleSharedSecret,
-            timeout: appleTimeout, maxConnections: concurrency)
+            timeout: appleTimeout, maxConnections: worker.concurrency)
     }
 
     /// The verifier refuses to start without the app's bundle ids: it would accept any app's receipts.

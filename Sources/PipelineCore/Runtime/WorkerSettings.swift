@@ -39,4 +39,11 @@ public struct WorkerSettings: Sendable {
         self.block = block
         self.housekeeping = housekeeping
     }
+
+    /// Its own settings: `IAP_CONCURRENCY`, `IAP_LEASE_MS`, `IAP_MAX_REDELIVERIES`, `IAP_SHUTDOWN_GRACE_MS`.
+    public init(reading source: SettingSource) throws(ConfigurationError) {
+        self.init(
+            concurrency: try source.count(Settings.concurrency), lease: try source.duration(Settings.lease),
+            maxRedeliveries: try source.count(Settings.maxRedeliveries), shutdownGrace: try source.duration(Settings.shutdownGrace))
+    }
 }
