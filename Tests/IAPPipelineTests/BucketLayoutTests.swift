@@ -1,12 +1,8 @@
-@testable import PipelineCore
-@testable import IAPStages
-@testable import IAPOperations
 import RedisClient
 import Testing
 
-@testable import PipelineCore
 @testable import IAPStages
-@testable import IAPOperations
+@testable import PipelineCore
 
 /// The bucket layout is part of the data: a purchase's bucket and a bucket's tag, once written,
 /// must never change. These pin them.

@@ -13,6 +13,8 @@ public struct WorkerContext: Sendable {
     let stopping: NIOLockedValueBox<Bool>
     /// `forward_job` for the jobs this worker finishes at about the same time, in one call.
     let forwards: GroupCommit<PipelineStore.Forward, TransitionResult>
+    /// The handler's batchers for this worker (`WorkerBatchers`), by the batchers that made them.
+    let batchers = NIOLockedValueBox<[ObjectIdentifier: any Sendable]>([:])
 
     public init(store: PipelineStore, member: String, stage: Stage, logger: Logger) {
         self.store = store
