@@ -71,7 +71,7 @@ public struct ServerAPISubscriptionCheck: Sendable {
         receipt.renewal = SubscriptionRenewal(
             originalTransactionID: originalTransactionID, status: status, autoRenew: renewal?.autoRenewStatus,
             graceExpiresAt: renewal?.gracePeriodExpiresDate,
-            signedAt: max(renewal?.signedDate ?? 0, transaction.signedDate ?? 0))
+            signedAt: max(renewal?.signedDate ?? 0, transaction.signedDate ?? 0), expirationIntent: renewal?.expirationIntent)
         return .valid(receipt)
     }
 

@@ -11,6 +11,9 @@ public struct JWSRenewalInfo: SignedPayload, Codable, Equatable {
     public var signedDate: Int64?
     /// The Apple Account the subscription is bought on (Apple sends it from iOS 18.4 on).
     public var appTransactionID: String?
+    /// Why it expired (`expirationIntent`): 1 the customer cancelled, 2 a billing error, 3 no
+    /// consent to a price increase, 4 the product no longer for sale, 5 other.
+    public var expirationIntent: Int?
 
     public init(
         originalTransactionID: String, productID: String? = nil, autoRenewStatus: Int? = 1, isInBillingRetryPeriod: Bool? = nil,
@@ -30,7 +33,7 @@ public struct JWSRenewalInfo: SignedPayload, Codable, Equatable {
         case originalTransactionID = "originalTransactionId"
         case autoRenewProductID = "autoRenewProductId"
         case productID = "productId"
-        case autoRenewStatus, isInBillingRetryPeriod, gracePeriodExpiresDate, renewalDate, environment, signedDate
+        case autoRenewStatus, isInBillingRetryPeriod, gracePeriodExpiresDate, renewalDate, environment, signedDate, expirationIntent
         case appTransactionID = "appTransactionId"
     }
 }

@@ -18,11 +18,20 @@ public struct JWSTransaction: SignedPayload, Codable, Equatable {
     public var revocationDate: Int64?
     public var revocationReason: Int?
     public var revocationType: String?
+    /// A partial refund's share (`REFUND_PRORATED`), in milliunits: 100000 is all of it.
+    public var revocationPercentage: Int?
     public var transactionReason: String?
     public var environment: String?
     public var storefront: String?
     public var price: Int64?
     public var currency: String?
+    /// The offer the purchase was made with: `offerType` 1 introductory, 2 promotional, 3 offer
+    /// code, 4 win-back; its `offerIdentifier`, `offerDiscountType` (`FREE_TRIAL`, `PAY_AS_YOU_GO`,
+    /// `PAY_UP_FRONT`, `ONE_TIME`) and `offerPeriod` (ISO 8601 duration).
+    public var offerType: Int?
+    public var offerIdentifier: String?
+    public var offerDiscountType: String?
+    public var offerPeriod: String?
     /// The Apple Account's (or family member's) app transaction id: one per account and app,
     /// the same in every transaction it makes (Apple sends it from iOS 18.4 on).
     public var appTransactionID: String?
@@ -57,8 +66,8 @@ public struct JWSTransaction: SignedPayload, Codable, Equatable {
         case bundleID = "bundleId"
         case productID = "productId"
         case subscriptionGroupIdentifier, purchaseDate, originalPurchaseDate, expiresDate, quantity, type
-        case appAccountToken, inAppOwnershipType, signedDate, revocationDate, revocationReason, revocationType
-        case transactionReason, environment, storefront, price, currency
+        case appAccountToken, inAppOwnershipType, signedDate, revocationDate, revocationReason, revocationType, revocationPercentage
+        case transactionReason, environment, storefront, price, currency, offerType, offerIdentifier, offerDiscountType, offerPeriod
         case appTransactionID = "appTransactionId"
     }
 }

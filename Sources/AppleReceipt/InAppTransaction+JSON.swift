@@ -18,6 +18,11 @@ extension InAppTransaction {
         inAppOwnershipType = try json.stringIfPresent("in_app_ownership_type")
         currency = try json.stringIfPresent("currency")
         storefront = try json.stringIfPresent("storefront")
+        price = try json.lenientStringIfPresent("price")
+        offerType = try json.lenientStringIfPresent("offer_type")
+        offerIdentifier = try json.stringIfPresent("offer_identifier")
+        offerDiscountType = try json.stringIfPresent("offer_discount_type")
+        offerPeriod = try json.stringIfPresent("offer_period")
     }
 
     /// The members `encode(to:)` writes.
@@ -37,6 +42,11 @@ extension InAppTransaction {
             "in_app_ownership_type": inAppOwnershipType.json,
             "currency": currency.json,
             "storefront": storefront.json,
+            "price": price.json,
+            "offer_type": offerType.json,
+            "offer_identifier": offerIdentifier.json,
+            "offer_discount_type": offerDiscountType.json,
+            "offer_period": offerPeriod.json,
         ])
     }
 

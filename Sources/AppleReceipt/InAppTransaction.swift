@@ -24,6 +24,14 @@ public struct InAppTransaction: Codable, Sendable, Equatable {
     /// legacy receipt has neither.
     public var currency: String?
     public var storefront: String?
+    /// A signed transaction's `price` (milliunits of `currency`: 990 for 0.99) and the offer it
+    /// was bought with (`offerType`, `offerIdentifier`, `offerDiscountType`, `offerPeriod`); a
+    /// legacy receipt has none of them.
+    public var price: String?
+    public var offerType: String?
+    public var offerIdentifier: String?
+    public var offerDiscountType: String?
+    public var offerPeriod: String?
 
     public init(
         transactionID: String,
@@ -62,7 +70,11 @@ public struct InAppTransaction: Codable, Sendable, Equatable {
         case appAccountToken = "app_account_token"
         case appTransactionID = "app_transaction_id"
         case inAppOwnershipType = "in_app_ownership_type"
-        case currency, storefront
+        case currency, storefront, price
+        case offerType = "offer_type"
+        case offerIdentifier = "offer_identifier"
+        case offerDiscountType = "offer_discount_type"
+        case offerPeriod = "offer_period"
     }
 
     public init(from decoder: any Decoder) throws {
@@ -81,6 +93,11 @@ public struct InAppTransaction: Codable, Sendable, Equatable {
         inAppOwnershipType = try container.decodeIfPresent(String.self, forKey: .inAppOwnershipType)
         currency = try container.decodeIfPresent(String.self, forKey: .currency)
         storefront = try container.decodeIfPresent(String.self, forKey: .storefront)
+        price = try container.decodeLenientStringIfPresent(.price)
+        offerType = try container.decodeLenientStringIfPresent(.offerType)
+        offerIdentifier = try container.decodeIfPresent(String.self, forKey: .offerIdentifier)
+        offerDiscountType = try container.decodeIfPresent(String.self, forKey: .offerDiscountType)
+        offerPeriod = try container.decodeIfPresent(String.self, forKey: .offerPeriod)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -99,6 +116,11 @@ public struct InAppTransaction: Codable, Sendable, Equatable {
         try container.encodeIfPresent(inAppOwnershipType, forKey: .inAppOwnershipType)
         try container.encodeIfPresent(currency, forKey: .currency)
         try container.encodeIfPresent(storefront, forKey: .storefront)
+        try container.encodeIfPresent(price, forKey: .price)
+        try container.encodeIfPresent(offerType, forKey: .offerType)
+        try container.encodeIfPresent(offerIdentifier, forKey: .offerIdentifier)
+        try container.encodeIfPresent(offerDiscountType, forKey: .offerDiscountType)
+        try container.encodeIfPresent(offerPeriod, forKey: .offerPeriod)
     }
 }
 

@@ -12,13 +12,19 @@ public struct SubscriptionRenewal: Codable, Sendable, Equatable {
     /// When Apple signed it (the renewal info's `signedDate`): the subscription's record applies
     /// news in this order.
     public var signedAt: Int64
+    /// Apple's `expirationIntent` (`expiration_intent`) when it said why the subscription expired.
+    public var expirationIntent: Int?
 
-    public init(originalTransactionID: String, status: String, autoRenew: Int?, graceExpiresAt: Int64?, signedAt: Int64) {
+    public init(
+        originalTransactionID: String, status: String, autoRenew: Int?, graceExpiresAt: Int64?, signedAt: Int64,
+        expirationIntent: Int? = nil
+    ) {
         self.originalTransactionID = originalTransactionID
         self.status = status
         self.autoRenew = autoRenew
         self.graceExpiresAt = graceExpiresAt
         self.signedAt = signedAt
+        self.expirationIntent = expirationIntent
     }
 
     /// Get All Subscription Statuses' `status`: 1 active, 2 expired, 3 billing retry, 4 grace period, 5 revoked.
@@ -39,6 +45,7 @@ public struct SubscriptionRenewal: Codable, Sendable, Equatable {
         case autoRenew = "auto_renew"
         case graceExpiresAt = "grace_expires_at"
         case signedAt = "signed_at"
+        case expirationIntent = "expiration_intent"
     }
 
     public init(json: JSONValue) throws(JSONShapeError) {
@@ -47,6 +54,7 @@ public struct SubscriptionRenewal: Codable, Sendable, Equatable {
         autoRenew = try json.intIfPresent("auto_renew")
         graceExpiresAt = try json.int64IfPresent("grace_expires_at")
         signedAt = try json.int64("signed_at")
+        expirationIntent = try json.intIfPresent("expiration_intent")
     }
 
     public var json: JSONValue {
@@ -56,6 +64,7 @@ public struct SubscriptionRenewal: Codable, Sendable, Equatable {
             "auto_renew": autoRenew.map { .int($0) },
             "grace_expires_at": graceExpiresAt.map { .int(Int($0)) },
             "signed_at": .int(Int(signedAt)),
+            "expiration_intent": expirationIntent.map { .int($0) },
         ])
     }
 }

@@ -25,7 +25,7 @@ extension VerifiedReceipt {
             transactions: periods.filter { (Int64($0.expiresDateMs ?? "") ?? 0) > after || $0.transactionID == latest.transactionID })
         answer.renewal = SubscriptionRenewal(
             originalTransactionID: originalTransactionID, status: status, autoRenew: pending?.autoRenewStatus,
-            graceExpiresAt: pending?.gracePeriodExpiresDateMs, signedAt: now)
+            graceExpiresAt: pending?.gracePeriodExpiresDateMs, signedAt: now, expirationIntent: pending?.expirationIntent)
         return answer
     }
 }

@@ -25,5 +25,10 @@ extension InAppTransaction {
         expiresDateMs = transaction.expiresDate.map { String($0) }
         signedDateMs = transaction.signedDate.map { String($0) }
         storefront = transaction.storefront
+        price = transaction.price.map { String($0) }
+        offerType = transaction.offerType.map { String($0) }
+        offerIdentifier = transaction.offerIdentifier
+        offerDiscountType = transaction.offerDiscountType
+        offerPeriod = transaction.offerPeriod
     }
 }

@@ -33,7 +33,8 @@ extension VerifyReceiptResponse {
                 originalTransactionID: original,
                 autoRenewStatus: try item.lenientStringIfPresent("auto_renew_status").flatMap { Int($0) },
                 isInBillingRetryPeriod: try item.lenientStringIfPresent("is_in_billing_retry_period") == "1",
-                gracePeriodExpiresDateMs: try item.lenientStringIfPresent("grace_period_expires_date_ms").flatMap { Int64($0) }))
+                gracePeriodExpiresDateMs: try item.lenientStringIfPresent("grace_period_expires_date_ms").flatMap { Int64($0) },
+                expirationIntent: try item.lenientStringIfPresent("expiration_intent").flatMap { Int($0) }))
         }
         pendingRenewalInfo = pending
     }

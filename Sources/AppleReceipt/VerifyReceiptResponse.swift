@@ -13,6 +13,8 @@ public struct VerifyReceiptResponse: Sendable, Equatable {
         public var autoRenewStatus: Int?
         public var isInBillingRetryPeriod: Bool
         public var gracePeriodExpiresDateMs: Int64?
+        /// `expiration_intent`, Apple's number: why it expired (as the renewal info's `expirationIntent`).
+        public var expirationIntent: Int?
     }
 
     public struct Receipt: Sendable, Equatable {

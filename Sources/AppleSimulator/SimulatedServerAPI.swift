@@ -84,7 +84,7 @@ public final class SimulatedServerAPI: Sendable {
         type: String, subtype: String? = nil, transactionID: String?, uuid: String = UUID().uuidString.lowercased(),
         appAppleID: Int64? = nil, renewal: JWSRenewalInfo? = nil, appTransaction: JWSAppTransaction? = nil,
         summary: NotificationPayload.Summary? = nil, externalPurchaseToken: NotificationPayload.ExternalPurchaseToken? = nil,
-        consumptionRequestReason: String? = nil
+        consumptionRequestReason: String? = nil, revocationPercentage: Int? = nil
     ) throws -> String {
         var transaction = transactionID.flatMap { id in state.withLockedValue { $0.transactions[id] } }
         if let id = transactionID, transaction == nil { throw SimulatorError("apple-sim knows no transaction \(id)") }
@@ -92,7 +92,8 @@ public final class SimulatedServerAPI: Sendable {
         if type == "REFUND" || type == "REVOKE" {
             transaction?.revocationDate = now
             transaction?.revocationReason = type == "REFUND" ? 1 : 0
-            transaction?.revocationType = type == "REFUND" ? "REFUND_FULL" : "FAMILY_REVOKE"
+            transaction?.revocationType = type == "REFUND" ? Self.refundType(revocationPercentage) : "FAMILY_REVOKE"
+            if type == "REFUND" { transaction?.revocationPercentage = revocationPercentage }
         }
         transaction?.signedDate = now
         let signedTransaction = try transaction.map { try authority.signer.sign(payload: $0) }
@@ -403,10 +404,11 @@ public final class SimulatedServerAPI: Sendable {
     private func registerControl(on router: Router<some RequestContext>) {
         router.post("/control/refunds") { request, context in
             // A refund Apple makes and never notifies: only Get Refund History tells.
-            let order = try await request.decode(as: [String: String].self, context: context)
-            guard let id = order["transaction_id"] else { throw HTTPError(.badRequest, message: "transaction_id required") }
+            let order = try await request.decode(as: RefundOrder.self, context: context)
+            guard let id = order.transactionID else { throw HTTPError(.badRequest, message: "transaction_id required") }
+            guard (order.revocationPercentage ?? 100_000) > 0 else { throw HTTPError(.badRequest, message: "revocation_percentage must be above 0") }
             do {
-                try self.refund(transactionID: id)
+                try self.refund(transactionID: id, percentage: order.revocationPercentage)
             } catch {
                 throw HTTPError(.notFound, message: "\(error)")
             }
@@ -469,10 +471,15 @@ public final class SimulatedServerAPI: Sendable {
     /// (`repeat` times, answering each status) or, without one, as Apple sends, with its retries.
     private func sendNotification(_ order: NotificationOrder) async throws -> Response {
         guard (1...100).contains(order.repeat ?? 1) else { throw HTTPError(.badRequest, message: "repeat must be within 1...100") }
+        guard (1...100_000).contains(order.revocationPercentage ?? 100_000) else {
+            throw HTTPError(.badRequest, message: "revocation_percentage must be within 1...100000 (milliunits)")
+        }
         let signed: String
         let uuid = UUID().uuidString.lowercased()
         do {
-            signed = try self.signedNotification(type: order.type, subtype: order.subtype, transactionID: order.transactionID, uuid: uuid)
+            signed = try self.signedNotification(
+                type: order.type, subtype: order.subtype, transactionID: order.transactionID, uuid: uuid,
+                revocationPercentage: order.revocationPercentage)
         } catch let error as SimulatorError {
             throw HTTPError(.notFound, message: error.message)
         }
@@ -559,13 +566,23 @@ public final class SimulatedServerAPI: Sendable {
 
     /// Apple refunds a transaction and the notification never comes (or came before anyone
     /// listened): only Get Refund History will tell.
-    public func refund(transactionID: String, reason: Int = 1, at: Int64 = Int64(Date().timeIntervalSince1970 * 1000)) throws {
+    /// `percentage` (milliunits, below 100000): a partial refund, `REFUND_PRORATED`.
+    public func refund(
+        transactionID: String, reason: Int = 1, percentage: Int? = nil, at: Int64 = Int64(Date().timeIntervalSince1970 * 1000)
+    ) throws {
         try state.withLockedValue { state in
             guard state.transactions[transactionID] != nil else { throw SimulatorError("apple-sim knows no transaction \(transactionID)") }
             state.transactions[transactionID]?.revocationDate = at
             state.transactions[transactionID]?.revocationReason = reason
-            state.transactions[transactionID]?.revocationType = "REFUND_FULL"
+            state.transactions[transactionID]?.revocationType = Self.refundType(percentage)
+            state.transactions[transactionID]?.revocationPercentage = percentage
         }
+    }
+
+    /// Apple's `revocationType` of a refund: in part below 100000 milliunits, else in whole.
+    static func refundType(_ percentage: Int?) -> String {
+        guard let percentage, percentage < 100_000 else { return "REFUND_FULL" }
+        return "REFUND_PRORATED"
     }
 
     /// How many refunds one page of Get Refund History holds (Apple: 20).
@@ -702,11 +719,25 @@ public final class SimulatedServerAPI: Sendable {
         var subtype: String?
         var transactionID: String?
         var `repeat`: Int?
+        /// A `REFUND` in part: Apple's `revocationPercentage` (milliunits, below 100000).
+        var revocationPercentage: Int?
 
         enum CodingKeys: String, CodingKey {
             case url, type, subtype
             case transactionID = "transaction_id"
             case `repeat`
+            case revocationPercentage = "revocation_percentage"
+        }
+    }
+
+    /// `POST /control/refunds`: a refund Apple makes and never notifies, in part with a percentage.
+    struct RefundOrder: Decodable {
+        var transactionID: String?
+        var revocationPercentage: Int?
+
+        enum CodingKeys: String, CodingKey {
+            case transactionID = "transaction_id"
+            case revocationPercentage = "revocation_percentage"
         }
     }
 

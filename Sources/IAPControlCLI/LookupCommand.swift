@@ -110,7 +110,11 @@ struct LookupCommand: AsyncParsableCommand {
             if let user = purchase.grant["user_id"] {
                 line += "  to \(user) at \(purchase.grant["granted_at"] ?? "?") (source \(purchase.grant["source"] ?? "?"))"
             }
-            if let revoked = purchase.grant["revoked_at"], !revoked.isEmpty { line += ", revoked at \(revoked) (\(purchase.grant["revocation_reason"] ?? "?"))" }
+            if let revoked = purchase.grant["revoked_at"], !revoked.isEmpty {
+                line += ", revoked at \(revoked) (\(purchase.grant["revocation_reason"] ?? "?"))"
+            } else if let taken = purchase.grant["revoked_quantity"] {
+                line += ", \(taken) of \(purchase.grant["quantity"] ?? "?") refunded at \(purchase.grant["partially_revoked_at"] ?? "?")"
+            }
             if let reason = purchase.hold["reason"] { line += "  hold: \(purchase.hold["status"] ?? "?") (\(reason))" }
             if let ticket = purchase.claimTicket { line += "  ticket \(ticket) (\(purchase.claimStatus ?? "?"))" }
             if let owner = purchase.owner, owner != purchase.grant["user_id"] { line += "  owner \(owner)" }

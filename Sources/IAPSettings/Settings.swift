@@ -197,7 +197,7 @@ public enum Settings {
         readBy: [.deduper])
     public static let maxRefundsPerUser = Setting(
         "IAP_MAX_REFUNDS_PER_USER", .count(0...1_000_000), default: "0",
-        help: "from this many refunds and revocations on, a user's new purchases are held; 0: never", readBy: [.deduper])
+        help: "from this many refunds and revocations on (a refund in part counting as its share), a user's new purchases are held; 0: never", readBy: [.deduper])
     public static let maxAccountsPerAppleAccount = Setting(
         "IAP_MAX_ACCOUNTS_PER_APPLE_ACCOUNT", .count(0...1_000_000), default: "0",
         help: "how many of your users may buy on one Apple Account (Apple's appTransactionId): a purchase by one more is "

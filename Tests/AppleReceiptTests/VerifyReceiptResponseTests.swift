@@ -65,3 +65,22 @@ import Testing
         #expect(throws: JSONShapeError.self) { try VerifyReceiptResponse(parsing: #"{"status":0,"receipt":"garbage"}"#) }
     }
 }
+
+/// A legacy re-check says why a subscription expired (`expiration_intent`) and invents no price.
+@Suite struct LegacyRecheckTests {
+    @Test func anExpiredSubscriptionCarriesApplesIntentAndNoPrice() throws {
+        let json = """
+            {"status": 0, "environment": "Production", "receipt": {"bundle_id": "b", "in_app": []},
+             "latest_receipt_info": [{"transaction_id": "11", "original_transaction_id": "10", "product_id": "vip",
+               "purchase_date_ms": "1000", "expires_date_ms": "2000"}],
+             "pending_renewal_info": [{"original_transaction_id": "10", "auto_renew_status": "0", "expiration_intent": "1"}]}
+            """
+        let answer = try VerifyReceiptResponse(parsing: json)
+        #expect(answer.pendingRenewalInfo.first?.expirationIntent == 1)
+        var receipt = VerifiedReceipt(environment: "Production", bundleID: "b", transactions: answer.transactions)
+        receipt.pendingRenewals = answer.pendingRenewalInfo
+        let recheck = try #require(receipt.recheck(of: "10", knownExpiresAt: nil, now: 5000))
+        #expect(recheck.renewal?.status == "expired" && recheck.renewal?.expirationIntent == 1)
+        #expect(recheck.transactions.allSatisfy { $0.price == nil && $0.offerType == nil })
+    }
+}

@@ -113,7 +113,10 @@ import Testing
             let record = try await pipeline.redis.send(
                 "HGETALL", pipeline.configuration.keys.subscription(originalTransactionID: "7200000000000002")).stringDictionary
             #expect(record["status"] == "expired")
-            #expect(try await pipeline.fulfilments().contains { $0["event"] == "expired" && $0["original_transaction_id"] == "7200000000000002" })
+            // Why it expired, in one word: the notification's subtype.
+            #expect(try await pipeline.fulfilments().contains {
+                $0["event"] == "expired" && $0["original_transaction_id"] == "7200000000000002" && $0["expiration_reason"] == "billing_retry"
+            })
         }
     }
 }

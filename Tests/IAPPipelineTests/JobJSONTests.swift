@@ -24,6 +24,12 @@ import Testing
             transactionID: "1000000000000001", productID: "gold", quantity: 2, webOrderLineItemID: "w1",
             purchaseDateMs: "1699999999000", cancellationDateMs: "1700000000000")
         refunded.appAccountToken = "A1B2"
+        refunded.price = "1990"
+        refunded.currency = "EUR"
+        refunded.offerType = "3"
+        refunded.offerIdentifier = "CODE-1"
+        refunded.offerDiscountType = "PAY_AS_YOU_GO"
+        refunded.offerPeriod = "P1M"
         dedupe.receipt = VerifiedReceipt(
             environment: "Sandbox", bundleID: "com.example",
             transactions: [refunded, InAppTransaction(transactionID: "7", originalTransactionID: "5", productID: "gem")])
@@ -42,9 +48,13 @@ import Testing
         part.part = "3.2.T1"
         var notify = Job(ticket: "N1", userID: "", receiptData: nil, productID: nil, transactionID: nil, enqueuedAt: 1000)
         notify.stage = .notify
+        var prorated = JWSTransaction(transactionID: "7", bundleID: "b", productID: "gold", revocationReason: 1)
+        prorated.revocationType = "REFUND_PRORATED"
+        prorated.revocationPercentage = 33333
+        prorated.offerType = 1
         notify.notification = VerifiedNotification(
             NotificationPayload(notificationType: "REFUND", notificationUUID: "U-1", signedDate: 5, data: nil),
-            transaction: JWSTransaction(transactionID: "7", bundleID: "b", productID: "gold", revocationReason: 1), renewal: nil)
+            transaction: prorated, renewal: nil)
         return [fresh, signed, dedupe, grant, empty, part, notify]
     }
 

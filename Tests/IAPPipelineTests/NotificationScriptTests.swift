@@ -88,7 +88,7 @@ import Testing
             try await Self.grant(redis, unit: "7")
             let job = Self.notificationJob("N1")
             let payload = try await Self.held(store, job)
-            let (moved, result) = try await store.revoke(payload, member: Self.member, job: job, unit: "7", originalTransactionID: "7", reason: "1", type: "REFUND_FULL", now: 42)
+            let (moved, result) = try await store.revoke(payload, member: Self.member, job: job, unit: "7", originalTransactionID: "7", revocation: .init(reason: "1", type: "REFUND_FULL"), now: 42)
             #expect(moved == .moved && result == "revoked")
             let record = try await redis.send("HGETALL", Self.keys.grant(unit: "7")).stringDictionary
             #expect(record["revoked_at"] == "42" && record["revocation_reason"] == "1" && record["revocation_type"] == "REFUND_FULL")
@@ -97,11 +97,11 @@ import Testing
             let applied = try await store.ticket("N1")
             #expect(applied?.status == .applied && applied?.result == "revoked")
             // Not held any more: nothing moves.
-            #expect(try await store.revoke(payload, member: Self.member, job: job, unit: "7", originalTransactionID: "7", reason: "1", type: "x").0 == .leaseLost)
+            #expect(try await store.revoke(payload, member: Self.member, job: job, unit: "7", originalTransactionID: "7", revocation: .init(reason: "1", type: "x")).0 == .leaseLost)
             // Another REFUND of the same unit: already revoked, no second event.
             let second = Self.notificationJob("N2", uuid: "U-2")
             let (_, secondResult) = try await store.revoke(
-                try await Self.held(store, second), member: Self.member, job: second, unit: "7", originalTransactionID: "7", reason: "1", type: "x")
+                try await Self.held(store, second), member: Self.member, job: second, unit: "7", originalTransactionID: "7", revocation: .init(reason: "1", type: "x"))
             #expect(secondResult == "already_revoked")
             #expect(try await fulfilmentEvents(redis, Self.keys).count == 1)
             // The owner's refunds were counted once (IAP_MAX_REFUNDS_PER_USER reads it).
@@ -109,9 +109,84 @@ import Testing
             // A unit not granted yet: the refund is remembered.
             let early = Self.notificationJob("N3", uuid: "U-3")
             let (_, earlyResult) = try await store.revoke(
-                try await Self.held(store, early), member: Self.member, job: early, unit: "8", originalTransactionID: "8", reason: "1", type: "x", now: 43)
+                try await Self.held(store, early), member: Self.member, job: early, unit: "8", originalTransactionID: "8", revocation: .init(reason: "1", type: "x"), now: 43)
             #expect(earlyResult == "refund_remembered")
             #expect(try await redis.send("GET", Self.keys.refunded(unit: "8")).string == "43")
+        }
+    }
+
+    /// A consumable's `REFUND_PRORATED` takes back round(quantity x percentage / 100000) units in
+    /// all, each refund only what the ones before did not, and counts its share of a refund; the
+    /// last units taken back make it a refund in whole, counted once; a reversal gives back what
+    /// was taken and uncounts it.
+    @Test func aProratedRefundTakesBackItsShareOfTheUnitsOnce() async throws {
+        try await withClusterNode { redis, _ in
+            let store = PipelineStore(redis: redis, keys: Self.keys)
+            try await Self.grant(redis, unit: "7")
+            try await redis.send("HSET", Self.keys.grant(unit: "7"), "quantity", "3")
+            var index = 0
+            func refund(_ percentage: Int?, type: String = "REFUND_PRORATED", prorate: Bool = true) async throws -> String? {
+                index += 1
+                let job = Self.notificationJob("P\(index)", uuid: "UP-\(index)")
+                let revocation = Revocation(reason: "0", type: type, percentage: percentage, prorate: prorate)
+                return try await store.revoke(
+                    try await Self.held(store, job), member: Self.member, job: job, unit: "7", originalTransactionID: "7",
+                    revocation: revocation, now: Int64(100 + index)).1
+            }
+            // One of three refunded: one unit back, a third of a refund counted.
+            #expect(try await refund(33333) == "partially_revoked")
+            var record = try await redis.send("HGETALL", Self.keys.grant(unit: "7")).stringDictionary
+            #expect(record["revoked_at"] == nil && record["revoked_quantity"] == "1" && record["revocation_percentage"] == "33333")
+            #expect(try await redis.send("GET", Self.keys.refundsProrated(user: "owner")).string == "33333")
+            #expect(try await store.refundCount(of: "owner") == 0.33333)
+            // The same share again (Apple's retry, or the refund history): nothing more.
+            #expect(try await refund(33333) == "already_revoked")
+            // Two of three: one more unit, one more third.
+            #expect(try await refund(66667) == "partially_revoked")
+            var events = try await fulfilmentEvents(redis, Self.keys)
+            #expect(events.map { $0["revoked_quantity"] } == ["1", "1"])
+            #expect(events.map { $0["revocation_percentage"] } == ["33333", "66667"])
+            #expect(events.allSatisfy { $0["event"] == "revoked" && $0["revocation_type"] == "REFUND_PRORATED" && $0["quantity"] == "3" })
+            #expect(try await redis.send("GET", Self.keys.refundsProrated(user: "owner")).string == "66667")
+            // A reversal gives back both units and the two thirds.
+            let reversal = Self.notificationJob("R1", type: "REFUND_REVERSED", uuid: "UR-1")
+            #expect(try await store.reinstate(
+                try await Self.held(store, reversal), member: Self.member, job: reversal, unit: "7", originalTransactionID: "7",
+                now: 200).1 == "reinstated")
+            events = try await fulfilmentEvents(redis, Self.keys)
+            #expect(events.last?["event"] == "reinstated" && events.last?["reinstated_quantity"] == "2")
+            #expect(try await redis.send("GET", Self.keys.refundsProrated(user: "owner")).string == "0")
+            record = try await redis.send("HGETALL", Self.keys.grant(unit: "7")).stringDictionary
+            #expect(record["revoked_quantity"] == nil && record["revocation_percentage"] == nil)
+            // A third again, then the rest in whole: the last two units, one whole refund, the third uncounted.
+            #expect(try await refund(33333) == "partially_revoked")
+            #expect(try await refund(nil, type: "REFUND_FULL", prorate: false) == "revoked")
+            record = try await redis.send("HGETALL", Self.keys.grant(unit: "7")).stringDictionary
+            #expect(record["revoked_at"] == "105" && record["revoked_quantity"] == "3" && record["revocation_type"] == "REFUND_FULL")
+            #expect(try await fulfilmentEvents(redis, Self.keys).last?["revoked_quantity"] == "2")
+            #expect(try await store.refundCount(of: "owner") == 1)
+            #expect(try await refund(100_000) == "already_revoked")
+        }
+    }
+
+    /// What is not a consumable cannot be owned in part: a prorated refund of it takes it all back.
+    @Test func aProratedRefundOfWhatIsNotAConsumableIsARefundInWhole() async throws {
+        try await withClusterNode { redis, _ in
+            let store = PipelineStore(redis: redis, keys: Self.keys)
+            try await Self.grant(redis, unit: "7")
+            let job = Self.notificationJob("N1")
+            var transaction = JWSTransaction(transactionID: "7", bundleID: "b", productID: "gold", revocationReason: 0)
+            transaction.revocationType = "REFUND_PRORATED"
+            transaction.revocationPercentage = 50_000
+            let revocation = Revocation(transaction, notificationType: "REFUND", consumable: false)
+            #expect(!revocation.prorate && revocation.percentage == 50_000)
+            #expect(Revocation(transaction, notificationType: "REFUND", consumable: true).prorate)
+            #expect(try await store.revoke(
+                try await Self.held(store, job), member: Self.member, job: job, unit: "7", originalTransactionID: "7",
+                revocation: revocation, now: 9).1 == "revoked")
+            let events = try await fulfilmentEvents(redis, Self.keys)
+            #expect(events.last?["revoked_quantity"] == "1" && events.last?["revocation_percentage"] == "50000")
+            #expect(try await store.refundCount(of: "owner") == 1)
         }
     }
 

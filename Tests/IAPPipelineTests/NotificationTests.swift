@@ -60,6 +60,29 @@ import Testing
         }
     }
 
+    /// A third of three items refunded (Apple's `REFUND_PRORATED`, 33333 milliunits) takes back one
+    /// item, not three; the rest of the refund later takes back the other two, once.
+    @Test func aOneThirdRefundOfThreeItemsTakesBackOne() async throws {
+        try await withPipeline { pipeline in
+            let api = pipeline.simulator.serverAPI
+            var transaction = Self.transaction("4000000000000031")
+            transaction.quantity = 3
+            #expect(try await pipeline.terminal(try await pipeline.submit(signed: try api.register(transaction))).status == .granted)
+            let third = try await deliver(
+                pipeline, try api.signedNotification(type: "REFUND", transactionID: "4000000000000031", revocationPercentage: 33333))
+            #expect(third.status == .applied && third.result == "partially_revoked")
+            let revoked = try #require(try await pipeline.fulfilments().last)
+            #expect(revoked["event"] == "revoked" && revoked["revoked_quantity"] == "1" && revoked["quantity"] == "3")
+            #expect(revoked["revocation_type"] == "REFUND_PRORATED" && revoked["revocation_percentage"] == "33333")
+            #expect(try await pipeline.store.refundCount(of: "player-1") == 0.33333)
+            let rest = try await deliver(pipeline, try api.signedNotification(type: "REFUND", transactionID: "4000000000000031"))
+            #expect(rest.result == "revoked")
+            #expect(try await pipeline.fulfilments().last?["revoked_quantity"] == "2")
+            #expect(try await events(pipeline) == ["granted", "revoked", "revoked"])
+            #expect(try await pipeline.store.refundCount(of: "player-1") == 1)
+        }
+    }
+
     @Test func aRefundThatComesBeforeTheGrantMeansNothingIsGranted() async throws {
         try await withPipeline { pipeline in
             let api = pipeline.simulator.serverAPI

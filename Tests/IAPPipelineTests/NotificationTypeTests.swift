@@ -48,3 +48,16 @@ import Testing
         #expect(NotifyHandler.status(after: notification) == "grace_period")
     }
 }
+
+/// Why a subscription expired: the `EXPIRED` subtype first, else the renewal info's
+/// `expirationIntent`; nothing when Apple said neither.
+@Suite struct ExpirationReasonTests {
+    @Test func theSubtypeWinsThenTheIntent() {
+        #expect(ExpirationReason.of(subtype: .voluntary, intent: 2) == "voluntary")
+        #expect(ExpirationReason.of(subtype: .productNotForSale, intent: nil) == "product_not_for_sale")
+        #expect(ExpirationReason.of(subtype: nil, intent: 3) == "price_increase")
+        #expect(ExpirationReason.of(subtype: .gracePeriod, intent: 5) == "other")
+        #expect(ExpirationReason.of(subtype: nil, intent: nil) == nil)
+        #expect(ExpirationReason.of(intent: 9) == nil)
+    }
+}

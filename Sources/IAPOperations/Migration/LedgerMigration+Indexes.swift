@@ -67,45 +67,57 @@ extension LedgerMigration {
         }
     }
 
-    /// A user's refund count, per bucket: each bucket gets the refunds and revocations by Apple
-    /// its grant records show standing for the user; the source's count stays the sum (a count
-    /// its records do not explain, as a purchase granted to another user, is kept on the bucket
-    /// with the most, else the first).
-    func recountRefunds(_ plan: Plan, report: inout MigrationReport) async throws {
+    /// A user's refund count (`refunds`) or prorated refunds (`refunds-prorated`), per bucket: each
+    /// bucket gets what the grant records there show standing for the user (`standing`, each with
+    /// its weight: 1 a refund in whole, the percentage a refund in part); the source's count stays
+    /// the sum (a count its records do not explain, as a purchase granted to another user, is
+    /// kept on the bucket with the most, else the first).
+    func recount(
+        _ family: String, _ standing: [(user: String, original: String, weight: Int)], _ plan: Plan, report: inout MigrationReport,
+        key: (RedisKeys, String) -> String
+    ) async throws {
         var byUser: [String: [Int: Int]] = [:]
-        for grant in plan.refundedGrants {
-            byUser[grant.user, default: [:]][keys.layout.bucket(ofOriginalTransactionID: grant.original), default: 0] += 1
+        for grant in standing {
+            byUser[grant.user, default: [:]][keys.layout.bucket(ofOriginalTransactionID: grant.original), default: 0] += grant.weight
         }
         var total = 0, found = 0
-        for chunk in plan.names("refunds").chunked(batch) {
+        let head = "\(family):"
+        for chunk in plan.names(family).chunked(batch) {
             let counts = try await source.pipeline(chunk.map { RedisCommand("GET", "\(sourcePrefix):\($0)") })
             var commands: [RedisCommand] = []
             for (rest, reply) in zip(chunk, counts) {
-                let user = String(rest.dropFirst("refunds:".count))
-                let count = Int(reply.int ?? 0)
+                let user = String(rest.dropFirst(head.count))
+                let count = reply.string.flatMap { Int($0) } ?? 0
                 total += count
-                var buckets = byUser[user] ?? [:]
-                var sum = buckets.values.reduce(0, +)
-                while sum > count, let most = buckets.max(by: { $0.value < $1.value }) {
-                    buckets[most.key] = most.value - 1
-                    sum -= 1
-                }
-                if sum < count {
-                    let most = buckets.max(by: { $0.value < $1.value })?.key ?? 0
-                    buckets[most, default: 0] += count - sum
-                }
-                for bucket in 0..<keys.layout.count {
-                    let key = keys.inBucket(bucket).refunds(user: user)
-                    if let n = buckets[bucket], n > 0 { commands.append(RedisCommand("SET", key, String(n))) } else if keys.layout.count > 1 {
-                        commands.append(RedisCommand("DEL", key))
+                for (bucket, n) in spread(count, over: byUser[user] ?? [:]) {
+                    let name = key(keys.inBucket(bucket), user)
+                    if n > 0 { commands.append(RedisCommand("SET", name, String(n))) } else if keys.layout.count > 1 {
+                        commands.append(RedisCommand("DEL", name))
                     }
                 }
             }
             try Self.expectOK(try await destination.pipeline(commands))
-            let users = chunk.map { String($0.dropFirst("refunds:".count)) }
-            let read = try await destination.pipeline(users.flatMap { user in keys.everyBucket.map { RedisCommand("GET", $0.refunds(user: user)) } })
-            found += read.compactMap(\.int).reduce(0) { $0 + Int($1) }
+            let users = chunk.map { String($0.dropFirst(head.count)) }
+            let read = try await destination.pipeline(users.flatMap { user in keys.everyBucket.map { RedisCommand("GET", key($0, user)) } })
+            found += read.compactMap { $0.string.flatMap { Int($0) } }.reduce(0, +)
         }
-        report.add("refunds", source: total, moved: total, found: found, note: "counts summed over buckets")
+        report.add(family, source: total, moved: total, found: found, note: "counts summed over buckets")
+    }
+
+    /// `count` spread over every bucket as `buckets` says, taking from (or adding to) the bucket
+    /// with the most until the sum is `count`.
+    func spread(_ count: Int, over known: [Int: Int]) -> [(Int, Int)] {
+        var buckets = known
+        var sum = buckets.values.reduce(0, +)
+        while sum > count, let most = buckets.max(by: { $0.value < $1.value }) {
+            let less = min(most.value, sum - count)
+            buckets[most.key] = most.value - less
+            sum -= less
+        }
+        if sum < count {
+            let most = buckets.max(by: { $0.value < $1.value })?.key ?? 0
+            buckets[most, default: 0] += count - sum
+        }
+        return (0..<keys.layout.count).map { ($0, buckets[$0] ?? 0) }
     }
 }

@@ -74,7 +74,8 @@ public struct LedgerMigration: Sendable {
         try await moveJobs(&plan, report: &report)
         try await copyKeys(plan, report: &report)
         try await splitIndexes(plan, report: &report)
-        try await recountRefunds(plan, report: &report)
+        try await recount("refunds", plan.refundedGrants, plan, report: &report) { $0.refunds(user: $1) }
+        try await recount("refunds-prorated", plan.proratedGrants, plan, report: &report) { $0.refundsProrated(user: $1) }
         try await copyStream(plan, report: &report)
         try await verify(plan, report: &report)
         report.unknownKeys = plan.unknown.count
@@ -118,8 +119,10 @@ public struct LedgerMigration: Sendable {
         /// A notification's UUID → its bucket, and old → new ticket ids, from notification jobs.
         var notificationBuckets: [String: Int] = [:]
         var renamedTickets: [String: String] = [:]
-        /// Grant records: unit → (user, whether a refund or revocation by Apple stands).
-        var refundedGrants: [(user: String, original: String)] = []
+        /// Grant records revoked by Apple in whole (a refund or revocation standing), each once.
+        var refundedGrants: [(user: String, original: String, weight: Int)] = []
+        /// Grant records refunded in part, each with the percentage it counts (milliunits).
+        var proratedGrants: [(user: String, original: String, weight: Int)] = []
         /// Jobs moved, by the destination key they were written to.
         var jobs = 0
 
@@ -129,7 +132,7 @@ public struct LedgerMigration: Sendable {
     /// The families the migration knows; anything else is reported and left.
     static let families: Set<String> = [
         "queue", "inflight", "workers", "retry", "dead", "txn", "grant", "fulfilment", "ticket", "receipt", "lock", "rate",
-        "signature", "notification", "refunded", "owner", "held", "holds", "refunds", "lifetime", "subscription",
+        "signature", "notification", "refunded", "owner", "held", "holds", "refunds", "refunds-prorated", "lifetime", "subscription",
         "user-subscriptions", "webhook", "rechecks", "consent", "daily", "account-token", "unclaimed", "notifications",
         "apple", "intakes", "notification-sweep", "apple-account", "user-token", "consumption", "refund-revision", "refund-sweep", "refund-customers",
     ]
@@ -164,15 +167,20 @@ public struct LedgerMigration: Sendable {
             let names = plan.names(family)
             for chunk in names.chunked(batch) {
                 let replies = try await source.pipeline(chunk.map {
-                    RedisCommand("HMGET", "\(sourcePrefix):\($0)", "original_transaction_id", "user_id", "revoked_at", "revoked_by")
+                    RedisCommand(
+                        "HMGET", "\(sourcePrefix):\($0)", "original_transaction_id", "user_id", "revoked_at", "revoked_by",
+                        "revocation_percentage")
                 })
                 for (name, reply) in zip(chunk, replies) {
                     let values = (reply.array ?? []).map(\.string)
                     let unit = String(name.dropFirst(prefix.count))
-                    guard values.count == 4, let original = values[0], !original.isEmpty else { continue }
+                    guard values.count == 5, let original = values[0], !original.isEmpty else { continue }
                     plan.originals[unit] = original
-                    if family == "grant", let user = values[1], values[2].map({ !$0.isEmpty }) == true, values[3] == nil {
-                        plan.refundedGrants.append((user, original))
+                    guard family == "grant", let user = values[1], values[3] == nil else { continue }
+                    if values[2].map({ !$0.isEmpty }) == true {
+                        plan.refundedGrants.append((user, original, 1))
+                    } else if let share = values[4].flatMap({ Int($0) }), share > 0 {
+                        plan.proratedGrants.append((user, original, share))
                     }
                 }
             }

@@ -7,6 +7,8 @@ public struct UserReport: Codable, Sendable {
     public var userID: String
     /// Refunds and revocations counted for `IAP_MAX_REFUNDS_PER_USER`.
     public var refunds: Int
+    /// Prorated refunds (a consumable refunded in part) counted for it, in milliunits: 100000 is one refund.
+    public var refundsProrated: Int
     /// The units of the non-consumables granted to the user.
     public var lifetime: [String]
     /// The user's subscription records, by original transaction id.
@@ -21,29 +23,42 @@ public struct UserReport: Codable, Sendable {
     enum CodingKeys: String, CodingKey {
         case refunds, lifetime, subscriptions, held, timeline, entitlements
         case userID = "user_id"
+        case refundsProrated = "refunds_prorated"
     }
 }
 
 extension PipelineStore {
     /// A user's indexes of their purchases, every bucket's added up in one round trip: refunds
-    /// counted, non-consumable units, subscriptions' original transaction ids (sorted).
-    func purchaseIndexes(of user: String) async throws -> (refunds: Int, lifetime: [String], subscriptions: [String]) {
+    /// counted (whole, and prorated in milliunits), non-consumable units, subscriptions' original
+    /// transaction ids (sorted).
+    func purchaseIndexes(of user: String) async throws -> PurchaseIndexes {
         let buckets = keys.everyBucket
         let replies = try await redis.pipeline(buckets.flatMap { bucket in
             [
-                RedisCommand("GET", bucket.refunds(user: user)), RedisCommand("SMEMBERS", bucket.lifetime(user: user)),
-                RedisCommand("SMEMBERS", bucket.subscriptions(user: user)),
+                RedisCommand("GET", bucket.refunds(user: user)), RedisCommand("GET", bucket.refundsProrated(user: user)),
+                RedisCommand("SMEMBERS", bucket.lifetime(user: user)), RedisCommand("SMEMBERS", bucket.subscriptions(user: user)),
             ]
         })
-        var refunds = 0
+        var indexes = PurchaseIndexes()
         var lifetime: Set<String> = []
         var subscriptions: Set<String> = []
-        for start in stride(from: 0, to: replies.count, by: 3) {
-            refunds += replies[start].string.flatMap { Int($0) } ?? 0
-            lifetime.formUnion((replies[start + 1].array ?? []).compactMap(\.string))
-            subscriptions.formUnion((replies[start + 2].array ?? []).compactMap(\.string))
+        for start in stride(from: 0, to: replies.count, by: 4) {
+            indexes.refunds += replies[start].string.flatMap { Int($0) } ?? 0
+            indexes.refundsProrated += replies[start + 1].string.flatMap { Int($0) } ?? 0
+            lifetime.formUnion((replies[start + 2].array ?? []).compactMap(\.string))
+            subscriptions.formUnion((replies[start + 3].array ?? []).compactMap(\.string))
         }
-        return (refunds, lifetime.sorted(), subscriptions.sorted())
+        indexes.lifetime = lifetime.sorted()
+        indexes.subscriptions = subscriptions.sorted()
+        return indexes
+    }
+
+    /// What `purchaseIndexes(of:)` adds up.
+    struct PurchaseIndexes {
+        var refunds = 0
+        var refundsProrated = 0
+        var lifetime: [String] = []
+        var subscriptions: [String] = []
     }
 
     /// The user's grants, revocations, holds, subscriptions and entitlements. The timeline reads the
@@ -66,7 +81,7 @@ extension PipelineStore {
         var entitled: UserEntitlements?
         if let catalog { entitled = try await entitlements(user: user, catalog: catalog, now: now) }
         return UserReport(
-            userID: user, refunds: indexes.refunds, lifetime: indexes.lifetime, subscriptions: subscriptions, held: held,
+            userID: user, refunds: indexes.refunds, refundsProrated: indexes.refundsProrated, lifetime: indexes.lifetime, subscriptions: subscriptions, held: held,
             timeline: timeline, entitlements: entitled)
     }
 }

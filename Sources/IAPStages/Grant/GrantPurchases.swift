@@ -15,7 +15,7 @@ package struct GrantPurchases: DeclaringScript {
     package var keys: [String] { declared.list }
 
     package init(
-        _ keys: RedisKeys, member: String, taken: String, job: Job, refunds: Int?, places: [String: Bool] = [:],
+        _ keys: RedisKeys, member: String, taken: String, job: Job, refunds: Double?, places: [String: Bool] = [:],
         shared: Set<String> = [], keep: Bool = false, recheck: RecheckSchedule?, accountToken: AccountTokenSetting? = nil, now: Int64
     ) {
         redisKeys = keys
@@ -58,7 +58,7 @@ package struct GrantPurchases: DeclaringScript {
         members = GrantPurchasesArguments(
             ticket: job.ticket, part: job.part, keep: keep || job.part != nil, now: String(now), channel: keys.results, userID: user,
             environment: evidence.environment, source: job.source ?? "client",
-            refundLimit: job.refundLimit.map(String.init), refunds: refunds.map(String.init), sharing: job.sharing?.rawValue, purchases: lines,
+            refundLimit: job.refundLimit.map(String.init), refunds: refunds.map { String($0) }, sharing: job.sharing?.rawValue, purchases: lines,
             recheck: recheck, subscription: subscription, subscriptionKey: subscriptionKey, rechecksKey: rechecksKey,
             receipt: job.subscriptionReceipt, notifyQueue: notifyQueue,
             ticketTTL: notifyQueue == nil ? nil : accountToken.map { String($0.ticketTTL.components.seconds) })
@@ -102,8 +102,8 @@ package struct GrantPurchases: DeclaringScript {
             dailyReserved: purchase.dailyLimit == nil ? nil : purchase.unit.flatMap { places[$0] }.map { $0 ? "1" : "0" },
             kind: purchase.kind,
             entitlements: purchase.entitlements.flatMap { $0.isEmpty ? nil : $0.joined(separator: ",") },
-            expiresAt: purchase.expiresAt.map(String.init), signedAt: purchase.signedAt.map(String.init), tokenJob: nil,
-            keys: [:])
+            expiresAt: purchase.expiresAt.map(String.init), signedAt: purchase.signedAt.map(String.init),
+            sale: evidence.transactions[purchase.transactionID]?.saleFields ?? [], tokenJob: nil, keys: [:])
     }
 
     /// A claimed purchase's own keys, by name (`k`): its claim, grant record, hold, refund mark and owner.
@@ -239,6 +239,8 @@ struct GrantPurchasesArguments {
         var entitlements: String?
         var expiresAt: String?
         var signedAt: String?
+        /// What it cost and how it was sold, as name, value… (`InAppTransaction.saleFields`).
+        var sale: [String] = []
         /// The notify job that sets the user's app account token at Apple, queued when this
         /// purchase is granted to the user (its ticket: `k.token_ticket`).
         var tokenJob: String?
@@ -265,6 +267,7 @@ struct GrantPurchasesArguments {
                 "entitlements": entitlements.json,
                 "expires_at": expiresAt.json,
                 "signed_at": signedAt.json,
+                "sale": sale.isEmpty ? nil : .array(sale.map { .string($0) }),
                 "token_job": tokenJob.json,
                 "k": .object(keys.mapValues { .int($0) }),
             ])

@@ -136,10 +136,19 @@ extension PipelineStore {
     }
 
     /// How many of a user's grants Apple refunded or revoked (less those reversed), every bucket's
-    /// count added up: one round trip.
-    public func refundCount(of user: String) async throws -> Int {
-        try await redis.pipeline(keys.everyBucket.map { RedisCommand("GET", $0.refunds(user: user)) })
-            .reduce(0) { $0 + ($1.string.flatMap { Int($0) } ?? 0) }
+    /// count added up, a prorated refund counting as its share (1 of 3 units: 0.33333): one round
+    /// trip.
+    public func refundCount(of user: String) async throws -> Double {
+        let replies = try await redis.pipeline(keys.everyBucket.flatMap {
+            [RedisCommand("GET", $0.refunds(user: user)), RedisCommand("GET", $0.refundsProrated(user: user))]
+        })
+        var whole = 0, prorated = 0
+        for (index, reply) in replies.enumerated() {
+            if case .error(let message) = reply { throw RedisError.server(message) }
+            let count = reply.string.flatMap { Int($0) } ?? 0
+            if index % 2 == 0 { whole += count } else { prorated += count }
+        }
+        return Double(whole) + Double(prorated) / 100_000
     }
 
     /// Records a part's outcome on its client's ticket (`finish_part`): `false` when the ticket is gone.

@@ -64,6 +64,8 @@ public struct SubscriptionChange: Sendable, Equatable {
     public var requireLatest = false
     /// Where the news came from, on the fulfilment stream's entries: `notification` or `recheck`.
     public var source = "notification"
+    /// Why it expired, when Apple said (`ExpirationReason`): on the `expired` entry.
+    public var expirationReason: String?
 
     public init(
         originalTransactionID: String, userID: String? = nil, productID: String?, status: String?, expiresAt: Int64?,
@@ -103,6 +105,7 @@ public struct SubscriptionChange: Sendable, Equatable {
             "auto_renew": autoRenew.map { .string(String($0)) },
             "app_transaction_id": appTransactionID.json,
             "require_latest": requireLatest ? .bool(true) : nil,
+            "expiration_reason": expirationReason.json,
         ])
     }
 }

@@ -119,8 +119,10 @@ public struct NotifyHandler: JobHandler {
                     subscription: change)
                 : try await worker.store.revoke(
                     payload, member: worker.member, job: job, unit: unit, originalTransactionID: transaction.originalTransactionID,
-                    reason: transaction.revocationReason.map(String.init) ?? "",
-                    type: transaction.revocationType ?? notification.type, subscription: change)
+                    revocation: Revocation(
+                        transaction, notificationType: notification.type,
+                        consumable: catalog.products[transaction.productID] == .consumable),
+                    subscription: change)
         }
         guard let (result, applied) = outcome else { return }
         if result == .moved {
@@ -239,6 +241,10 @@ public struct NotifyHandler: JobHandler {
             transactionID: transaction.transactionID, entitlements: catalog.entitlements[transaction.productID] ?? [],
             environment: transaction.environment, autoRenew: autoRenew)
         change.appTransactionID = notification.renewal?.appTransactionID ?? transaction.appTransactionID
+        if status == "expired" {
+            change.expirationReason = ExpirationReason.of(
+                subtype: notification.notificationSubtype, intent: notification.renewal?.expirationIntent)
+        }
         return change
     }
 

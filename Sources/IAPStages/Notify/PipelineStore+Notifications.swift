@@ -44,15 +44,16 @@ extension PipelineStore {
         return try await redis.send("GET", keys.inBucket(bucket).notification(uuid: uuid)).string
     }
 
-    /// REFUND / REVOKE of `unit`; returns the result (`revoked`, `already_revoked`, `refund_remembered`)
-    /// when it moved. `subscription`: the period's subscription becomes `revoked` with it.
+    /// REFUND / REVOKE of `unit`, in whole or (a consumable's prorated refund) in part; returns the
+    /// result (`revoked`, `partially_revoked`, `already_revoked`, `refund_remembered`) when it
+    /// moved. `subscription`: the period's subscription becomes `revoked` with it.
     public func revoke(
-        _ payload: String, member: String, job: Job, unit: String, originalTransactionID: String, reason: String, type: String,
+        _ payload: String, member: String, job: Job, unit: String, originalTransactionID: String, revocation: Revocation,
         subscription: SubscriptionChange? = nil, now: Int64 = currentTimeMs()
     ) async throws -> (TransitionResult, String?) {
         try await run(RevokeGrant(
-            keys, member: member, taken: payload, job: job, unit: unit, originalTransactionID: originalTransactionID, reason: reason,
-            type: type, subscription: subscription, recheck: recheck, now: now))
+            keys, member: member, taken: payload, job: job, unit: unit, originalTransactionID: originalTransactionID,
+            revocation: revocation, subscription: subscription, recheck: recheck, now: now))
     }
 
     /// REFUND_REVERSED of `unit`; returns the result (`reinstated`, `refund_forgotten`, `not_revoked`)

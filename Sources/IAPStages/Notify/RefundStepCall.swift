@@ -4,7 +4,7 @@ import RedisClient
 
 /// What `revoke_grant` and `reinstate_grant` share: their keys and arguments, and the grant's
 /// owner, which is data: the first call declares no owner; a grant that has one answers
-/// `{-2, owner}`, and the call declares that owner's refund count and, for a subscription's
+/// `{-2, owner}`, and the call declares that owner's refund counts (whole and prorated) and, for a subscription's
 /// period, the record, the schedule and the owner's subscriptions.
 struct RefundStepCall: Sendable {
     private let redisKeys: RedisKeys
@@ -40,7 +40,7 @@ struct RefundStepCall: Sendable {
 
     mutating func declare(_ needed: RedisReply, script: String) throws {
         guard let owner = needed.string else { throw ScriptReplyError(script: script, reply: needed) }
-        keys = fixed + [purchaseKeys.refunds(user: owner)]
+        keys = fixed + [purchaseKeys.refunds(user: owner), purchaseKeys.refundsProrated(user: owner)]
         if let subscriptionID {
             keys += [
                 redisKeys.subscription(originalTransactionID: subscriptionID),
@@ -71,20 +71,19 @@ package struct RevokeGrant: DeclaringScript {
     package var arguments: [String] { call.arguments }
 
     package init(
-        _ keys: RedisKeys, member: String, taken: String, job: Job, unit: String, originalTransactionID: String, reason: String,
-        type: String, subscription: SubscriptionChange?, recheck: RecheckSchedule?, now: Int64
+        _ keys: RedisKeys, member: String, taken: String, job: Job, unit: String, originalTransactionID: String,
+        revocation: Revocation, subscription: SubscriptionChange?, recheck: RecheckSchedule?, now: Int64
     ) {
         call = RefundStepCall(
             keys, member: member, taken: taken, job: job, unit: unit, originalTransactionID: originalTransactionID,
-            subscription: subscription, recheck: recheck, now: now,
-            extra: ["revocation_reason": .string(reason), "revocation_type": .string(type)])
+            subscription: subscription, recheck: recheck, now: now, extra: revocation.json)
     }
 
     package mutating func declare(_ needed: RedisReply) throws { try call.declare(needed, script: Self.name) }
 
-    /// `revoked`, `already_revoked`, `refund_remembered` when it moved.
+    /// `revoked`, `partially_revoked`, `already_revoked`, `refund_remembered` when it moved.
     package static func decode(_ reply: RedisReply) throws -> (TransitionResult, String?) {
-        try RefundStepCall.decode(reply, script: name, results: ["revoked", "already_revoked", "refund_remembered"])
+        try RefundStepCall.decode(reply, script: name, results: ["revoked", "partially_revoked", "already_revoked", "refund_remembered"])
     }
 }
 

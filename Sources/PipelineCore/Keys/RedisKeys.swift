@@ -188,6 +188,11 @@ public struct RedisKeys: Sendable, Equatable {
     /// changes purchase and index in one atomic step on any topology; a reader adds up every
     /// bucket's (one round trip).
     public func refunds(user: String) -> String { "\(bucketPrefix):refunds:\(user)" }
+    /// string: the prorated refunds (`REFUND_PRORATED` of a consumable, taking back part of it) of
+    /// a user's grants in this bucket, in Apple's milliunits (100000 is one refund), less those
+    /// reversed and those a later refund in whole made one of `refunds:`. Added to `refunds:` for
+    /// `IAP_MAX_REFUNDS_PER_USER`. Never expires.
+    public func refundsProrated(user: String) -> String { "\(bucketPrefix):refunds-prorated:\(user)" }
     /// zset: the units of one product granted to one user in the last 24 hours (score: ms), for
     /// the catalog's `daily_limit_per_user`; expires 24 hours after the last grant.
     public func dailyWindow(user: String, product: String) -> String { "\(userPrefix(user)):daily:\(user):\(product)" }

@@ -55,6 +55,9 @@
                                 unit?, outcome, reason?, app_account_token?, app_transaction_id?,
                                 account_shared? (`1`: one user too many on its Apple Account), currency?,
                                 daily_limit?, daily_reserved?, kind?, entitlements?, expires_at?, signed_at?,
+                                sale? (name, value…: price, currency, storefront, offer_*,
+                                in_app_ownership_type, purchase_date, where Apple said; on the
+                                record, the `granted`/`renewed` entry, and a hold for its release),
                                 token_job? (the errand's job, with `k.token_ticket`), k),
                                 recheck? (the re-check schedule), subscription? and
                                 subscription_key?, rechecks_key? (a re-check's answer), receipt?, others?
@@ -171,7 +174,8 @@ local function holdPurchase(k, purchase, why)
     'environment', environment, 'unit', unit, 'held_at', now, 'source', a.source,
     'currency', purchase.currency or '', 'app_account_token', purchase.app_account_token or '',
     'app_transaction_id', purchase.app_transaction_id or '', 'kind', purchase.kind or '', 'entitlements', purchase.entitlements or '',
-    'expires_at', purchase.expires_at or '', 'signed_at', purchase.signed_at or '')
+    'expires_at', purchase.expires_at or '', 'signed_at', purchase.signed_at or '',
+    'sale', purchase.sale and cjson.encode(purchase.sale) or '')
   redis.call('ZADD', KEYS[5], now, unit)
   redis.call('XADD', stream, '*', 'event', 'held', 'source', a.source, 'ticket', ticket,
     'user_id', user, 'product_id', product, 'quantity', quantity, 'transaction_id', tx,
@@ -213,6 +217,11 @@ local function grantPurchase(k, purchase)
     redis.call('HSET', k.record, 'app_transaction_id', purchase.app_transaction_id)
     fields[#fields + 1] = 'app_transaction_id'
     fields[#fields + 1] = purchase.app_transaction_id
+  end
+  -- What it cost and how it was sold, where Apple said (on the record and the entry).
+  if purchase.sale then
+    redis.call('HSET', k.record, unpack(purchase.sale))
+    for _, v in ipairs(purchase.sale) do fields[#fields + 1] = v end
   end
   redis.call('XADD', stream, '*', unpack(fields))
   local theirs = userKeys(grantee)

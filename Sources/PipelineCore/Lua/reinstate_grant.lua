@@ -1,8 +1,9 @@
 #!lua
 --[[
-  reinstate_grant: notify stage, REFUND_REVERSED: undoes a revocation once (one `reinstated`
-  entry on the fulfilment stream, one refund fewer in the owner's count), or forgets a refund
-  remembered before the grant; finishes the ticket; acks. For a subscription's period
+  reinstate_grant: notify stage, REFUND_REVERSED: undoes a revocation once, in whole or in part
+  (one `reinstated` entry on the fulfilment stream with the `reinstated_quantity`; the owner's
+  count of refunds one fewer, or their prorated refunds less what the unit counted), or forgets
+  a refund remembered before the grant; finishes the ticket; acks. For a subscription's period
   (`subscription`), the record's status as the transaction now says.
 
   The grant's owner is data: the caller declares the keys of the owner it expects (`owner`); when
@@ -15,9 +16,10 @@
     KEYS[4] refunded            `refunded:<unit>`
     KEYS[5] stream              the fulfilment stream
     KEYS[6] refunds             `refunds:<owner>`
-    KEYS[7] subscription        `subscription:<original>` (the unit's subscription, if any)
-    KEYS[8] rechecks            the re-check schedule
-    KEYS[9] ownerSubscriptions  `user-subscriptions:<owner>`
+    KEYS[7] prorated            `refunds-prorated:<owner>`
+    KEYS[8] subscription        `subscription:<original>` (the unit's subscription, if any)
+    KEYS[9] rechecks            the re-check schedule
+    KEYS[10] ownerSubscriptions `user-subscriptions:<owner>`
     ARGV[1] taken               the job as taken
     ARGV[2] arguments           JSON: ticket, now, channel, notification, owner?, subscription?, recheck?
   Output:
@@ -29,21 +31,32 @@
 --- @include "apply_subscription"
 
 local inflight, ticket, record, refunded, stream = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local refunds, prorated = KEYS[6], KEYS[7]
 local a = cjson.decode(ARGV[2])
 local acked, owner = ackForOwner(inflight, ticket, record, ARGV[1], a.owner)
 if acked == -2 then return {-2, owner} end
 if acked ~= 1 then return {acked} end
 
+-- Takes `by` off a count, never below 0.
+local function lower(count, by)
+  local now = tonumber(redis.call('GET', count) or '0')
+  if now > 0 and by > 0 then redis.call('DECRBY', count, math.min(now, by)) end
+end
+
 local result = 'not_revoked'
-if owner and redis.call('HEXISTS', record, 'revoked_at') == 1 then
-  redis.call('HDEL', record, 'revoked_at', 'revocation_reason', 'revocation_type')
+local whole = owner and redis.call('HEXISTS', record, 'revoked_at') == 1
+local part = owner and not whole and (tonumber(redis.call('HGET', record, 'revoked_quantity')) or 0) > 0
+if whole or part then
+  local quantity = redis.call('HGET', record, 'revoked_quantity') or redis.call('HGET', record, 'quantity') or '1'
+  if whole then lower(refunds, 1) else lower(prorated, tonumber(redis.call('HGET', record, 'revocation_percentage')) or 0) end
+  redis.call('HDEL', record, 'revoked_at', 'revocation_reason', 'revocation_type', 'revoked_quantity', 'revocation_percentage',
+    'partially_revoked_at')
   redis.call('HSET', record, 'reinstated_at', a.now)
   redis.call('XADD', stream, '*', unpack((grantEntry(record, {'event', 'reinstated', 'source', 'notification'},
-    {'reinstated_at', a.now, 'notification', a.notification}))))
-  if tonumber(redis.call('GET', KEYS[6]) or '0') > 0 then redis.call('DECR', KEYS[6]) end
-  if a.subscription then
+    {'reinstated_at', a.now, 'reinstated_quantity', quantity, 'notification', a.notification}))))
+  if whole and a.subscription then
     a.subscription.user_id = owner
-    applySubscription({subscription = KEYS[7], rechecks = KEYS[8], userSubscriptions = KEYS[9], stream = stream},
+    applySubscription({subscription = KEYS[8], rechecks = KEYS[9], userSubscriptions = KEYS[10], stream = stream},
       a.subscription, a.now, a.recheck)
   end
   result = 'reinstated'

@@ -59,8 +59,15 @@ redis.call('HSET', record, 'ticket', h.ticket, 'user_id', h.user_id, 'product_id
 if h.app_transaction_id and h.app_transaction_id ~= '' then
   redis.call('HSET', record, 'app_transaction_id', h.app_transaction_id)
 end
+-- What it cost and how it was sold (`sale`, kept by the hold), on the record and the entry.
+local released = {'granted_at', a.now}
+if h.sale and h.sale ~= '' then
+  local sale = cjson.decode(h.sale)
+  redis.call('HSET', record, unpack(sale))
+  for _, v in ipairs(sale) do released[#released + 1] = v end
+end
 redis.call('XADD', stream, '*', unpack(holdEntry(h, {'event', 'released', 'source', 'operator', 'operator', a.operator},
-  {'granted_at', a.now})))
+  released)))
 h.source = 'operator'
 grantEffects(
   {owner = KEYS[7], unclaimed = KEYS[8], lifetime = KEYS[9], subscription = KEYS[10],

@@ -13,7 +13,8 @@
     k.stream             the fulfilment stream
   s: original_transaction_id, user_id?, product_id?, status?, expires_at?, grace_expires_at?,
      signed_at, cause, source?, transaction_id?, entitlements?, environment?, auto_renew?,
-     app_transaction_id? (the Apple Account, when Apple said), require_latest?. Absent status,
+     app_transaction_id? (the Apple Account, when Apple said), require_latest?, expiration_reason?
+     (on the `expired` entry). Absent status,
      expires_at, product_id, entitlements, app_transaction_id keep the record's.
   policy: the re-check schedule (see scheduleRecheck), or nil.
 
@@ -93,9 +94,14 @@ local function applySubscription(k, s, now, policy)
     for _, e in ipairs(splitList(s.entitlements)) do changed(e, s.status, s.product_id) end
   end
   if s.status == 'expired' and old[2] and old[2] ~= 'expired' then
-    redis.call('XADD', k.stream, '*', 'event', 'expired', 'source', source, 'user_id', user,
-      'product_id', s.product_id, 'original_transaction_id', s.original_transaction_id, 'expires_at', s.expires_at,
-      'changed_at', now)
+    local fields = {'event', 'expired', 'source', source, 'user_id', user, 'product_id', s.product_id,
+      'original_transaction_id', s.original_transaction_id, 'expires_at', s.expires_at, 'changed_at', now}
+    -- Why, when Apple said (an EXPIRED notification's subtype, the renewal info's expirationIntent).
+    if s.expiration_reason then
+      fields[#fields + 1] = 'expiration_reason'
+      fields[#fields + 1] = s.expiration_reason
+    end
+    redis.call('XADD', k.stream, '*', unpack(fields))
   end
   return 'applied'
 end

@@ -1,0 +1,61 @@
+import AppleJWS
+import Foundation
+import IAPOperations
+import IAPStages
+import PipelineCore
+import PipelineTestSupport
+import Testing
+
+/// What a purchase cost and how it was sold reach the backend on its `granted` (and `released`)
+/// event and stay on its grant record, where Apple said them; a legacy receipt says none.
+@Suite struct MoneyOnEventsTests {
+    static func sold(_ id: String, currency: String) -> JWSTransaction {
+        var transaction = JWSTransaction(
+            transactionID: id, bundleID: PipelineHarness.bundleID, productID: "gold.100", purchaseDate: 1_700_000_000_000)
+        transaction.price = 4_990
+        transaction.currency = currency
+        transaction.storefront = "USA"
+        transaction.inAppOwnershipType = "PURCHASED"
+        transaction.offerType = 2
+        transaction.offerIdentifier = "spring.gold"
+        transaction.offerDiscountType = "PAY_UP_FRONT"
+        return transaction
+    }
+
+    static let expected = [
+        "price": "4990", "storefront": "USA", "in_app_ownership_type": "PURCHASED", "offer_type": "2",
+        "offer_identifier": "spring.gold", "offer_discount_type": "PAY_UP_FRONT", "purchase_date": "1700000000000",
+    ]
+
+    @Test func grantAndReleaseEventsCarryWhatApplSignedOfTheSale() async throws {
+        try await withPipeline(environment: ["IAP_CURRENCIES": "USD"]) { pipeline in
+            func submit(_ body: [String: Any]) async throws -> Ticket {
+                let reply = try await pipeline.post(body)
+                #expect(reply.status == 202)
+                return try await pipeline.terminal(try #require(reply.json["ticket"] as? String), orHeld: true)
+            }
+            let usd = try pipeline.authority.signer.sign(payload: Self.sold("2000000000000201", currency: "USD"))
+            #expect(try await submit(["signed_transaction": usd, "user_id": "player-1"]).status == .granted)
+            // Held by the currency rule, then released: the release carries the sale too.
+            let rub = try pipeline.authority.signer.sign(payload: Self.sold("2000000000000202", currency: "RUB"))
+            #expect(try await submit(["signed_transaction": rub, "user_id": "player-1"]).status == .held)
+            #expect(try await pipeline.store.releaseHeld(unit: "2000000000000202", by: "test") == .decided("released"))
+            // A legacy receipt: no price, no offer, nothing invented.
+            #expect(try await submit(["receipt_data": receipt([gold("m-1")]).receiptData(), "user_id": "player-1", "currency": "USD"]).status == .granted)
+
+            let entries = try await pipeline.fulfilments()
+            let granted = try #require(entries.first { $0["transaction_id"] == "2000000000000201" && $0["event"] == "granted" })
+            let released = try #require(entries.first { $0["transaction_id"] == "2000000000000202" && $0["event"] == "released" })
+            let legacy = try #require(entries.first { $0["transaction_id"] == "m-1" && $0["event"] == "granted" })
+            for (name, value) in Self.expected {
+                #expect(granted[name] == value, "granted \(name)")
+                #expect(released[name] == value, "released \(name)")
+                #expect(legacy[name] == nil || name == "in_app_ownership_type" || name == "purchase_date", "legacy \(name)")
+            }
+            #expect(granted["currency"] == "USD" && released["currency"] == "RUB")
+            #expect(legacy["price"] == nil && legacy["offer_type"] == nil && legacy["storefront"] == nil)
+            let record = try await pipeline.redis.send("HGETALL", pipeline.configuration.keys.grant(unit: "2000000000000201")).stringDictionary
+            #expect(record["price"] == "4990" && record["currency"] == "USD" && record["offer_identifier"] == "spring.gold")
+        }
+    }
+}
