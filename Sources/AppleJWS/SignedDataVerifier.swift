@@ -46,6 +46,14 @@ public final class SignedDataVerifier: Sendable {
 
     /// Verifies `jws` and returns its decoded payload; throws for anything not proven to come from Apple.
     public func verify<Payload: SignedPayload>(_ jws: String, as type: Payload.Type) async throws(SignedDataError) -> Payload {
+        try await verifyKeepingPayload(jws, as: type).payload
+    }
+
+    /// `verify`, also answering the payload's JSON bytes exactly as Apple signed them: every
+    /// member, those `Payload` does not decode too.
+    public func verifyKeepingPayload<Payload: SignedPayload>(
+        _ jws: String, as type: Payload.Type
+    ) async throws(SignedDataError) -> (payload: Payload, signed: [UInt8]) {
         // Split on the UTF-8 bytes: Character-wise splitting of a 4 KB token costs more than the ES256 check.
         let utf8 = jws.utf8
         guard let firstDot = utf8.firstIndex(of: UInt8(ascii: ".")),
@@ -73,7 +81,7 @@ public final class SignedDataVerifier: Sendable {
         }
         // The signing input is the ASCII of "header.payload", exactly as it arrived.
         guard key.isValidSignature(signature, for: Data(utf8[..<secondDot])) else { throw .badSignature }
-        return payload
+        return (payload, payloadBytes)
     }
 
     /// The leaf key of a header whose chain is trusted at `time`, from the cache or a full check.

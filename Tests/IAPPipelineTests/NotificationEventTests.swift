@@ -77,7 +77,9 @@ import Testing
                 case "RENEWAL_EXTENSION":
                     #expect((payload["summary"] as? [String: Any])?["requestIdentifier"] as? String == "r-1")
                 case "TEST":
-                    #expect(payload.isEmpty && delivery.fields["user_id"] == "")
+                    // Nothing signed inside: the notification's own payload alone, as Apple signed it.
+                    #expect(Set(payload.keys) == ["notification"] && delivery.fields["user_id"] == "")
+                    #expect((payload["notification"] as? [String: Any])?["notificationType"] as? String == "TEST")
                 default:
                     #expect((payload["transaction"] as? [String: Any])?["transactionId"] as? String == id, "\(type)")
                     #expect(delivery.fields["user_id"] == "owner" && delivery.fields["original_transaction_id"] == id, "\(type)")

@@ -83,6 +83,46 @@ import Testing
         }
     }
 
+    /// A signed transaction with a member this build does not decode (Apple adds fields) and the
+    /// notification's own members reach the `notification` event's payload as Apple signed them.
+    @Test func whatAppleSignsReachesTheEventWholeUnknownFieldsToo() async throws {
+        struct Newer: Encodable {
+            var transaction: JWSTransaction
+            enum Extra: String, CodingKey { case billingPlanType, advancedCommerceInfo }
+            func encode(to encoder: any Encoder) throws {
+                try transaction.encode(to: encoder)
+                var extra = encoder.container(keyedBy: Extra.self)
+                try extra.encode("MONTHLY_INSTALLMENTS", forKey: .billingPlanType)
+                try extra.encode(["requestReferenceId": "r-1"], forKey: .advancedCommerceInfo)
+            }
+        }
+        try await withPipeline { pipeline in
+            var transaction = Self.transaction("4000000000000041")
+            transaction.revocationType = "REFUND_PRORATED"
+            transaction.revocationPercentage = 50_000
+            let signed = try pipeline.authority.signer.sign(payload: Newer(transaction: transaction))
+            var data = NotificationPayload.NotificationData(
+                bundleID: PipelineHarness.bundleID, environment: "Sandbox", signedTransactionInfo: signed)
+            data.status = 1
+            let notification = try pipeline.authority.signer.sign(payload: NotificationPayload(
+                notificationType: "REFUND", notificationUUID: UUID().uuidString.lowercased(),
+                signedDate: Int64(Date().timeIntervalSince1970 * 1000), data: data))
+            _ = try await deliver(pipeline, notification)
+            let entry = try #require(try await pipeline.fulfilments(notifications: true).first { $0["event"] == "notification" })
+            let payload = try #require(
+                try JSONSerialization.jsonObject(with: Data((entry["payload"] ?? "").utf8)) as? [String: Any])
+            let signedTransaction = try #require(payload["transaction"] as? [String: Any])
+            #expect(signedTransaction["billingPlanType"] as? String == "MONTHLY_INSTALLMENTS")
+            #expect((signedTransaction["advancedCommerceInfo"] as? [String: Any])?["requestReferenceId"] as? String == "r-1")
+            #expect(signedTransaction["revocationPercentage"] as? Int == 50_000)
+            let outer = try #require(payload["notification"] as? [String: Any])
+            let outerData = try #require(outer["data"] as? [String: Any])
+            #expect(outer["notificationType"] as? String == "REFUND" && outerData["status"] as? Int == 1)
+            // The signed member is there decoded, not twice: no JWS in the payload.
+            #expect(outerData["signedTransactionInfo"] == nil)
+        }
+    }
+
     @Test func aRefundThatComesBeforeTheGrantMeansNothingIsGranted() async throws {
         try await withPipeline { pipeline in
             let api = pipeline.simulator.serverAPI

@@ -68,22 +68,28 @@ public struct NotificationAdmission: Sendable {
             return NotificationRefusal(.invalidSignature, "\(what) does not verify: \(error)")
         }
         let payload: NotificationPayload
+        var signed: SignedPayloads
         do {
-            payload = try await verifier.verify(signedPayload, as: NotificationPayload.self)
+            let verified = try await verifier.verifyKeepingPayload(signedPayload, as: NotificationPayload.self)
+            (payload, signed) = (verified.payload, SignedPayloads(notification: verified.signed))
         } catch {
             throw refuse("the notification", error)
         }
         var transaction: JWSTransaction?
         var renewal: JWSRenewalInfo?
         var appTransaction: JWSAppTransaction?
-        if let signed = payload.data?.signedTransactionInfo {
-            do { transaction = try await verifier.verify(signed, as: JWSTransaction.self) } catch { throw refuse("signedTransactionInfo", error) }
+        if let jws = payload.data?.signedTransactionInfo {
+            do { (transaction, signed.transaction) = try await verifier.verifyKeepingPayload(jws, as: JWSTransaction.self) } catch {
+                throw refuse("signedTransactionInfo", error)
+            }
         }
-        if let signed = payload.data?.signedRenewalInfo {
-            do { renewal = try await verifier.verify(signed, as: JWSRenewalInfo.self) } catch { throw refuse("signedRenewalInfo", error) }
+        if let jws = payload.data?.signedRenewalInfo {
+            do { (renewal, signed.renewal) = try await verifier.verifyKeepingPayload(jws, as: JWSRenewalInfo.self) } catch {
+                throw refuse("signedRenewalInfo", error)
+            }
         }
-        if let signed = payload.appData?.signedAppTransactionInfo {
-            do { appTransaction = try await verifier.verify(signed, as: JWSAppTransaction.self) } catch {
+        if let jws = payload.appData?.signedAppTransactionInfo {
+            do { (appTransaction, signed.appTransaction) = try await verifier.verifyKeepingPayload(jws, as: JWSAppTransaction.self) } catch {
                 throw refuse("signedAppTransactionInfo", error)
             }
         }
@@ -93,7 +99,9 @@ public struct NotificationAdmission: Sendable {
             logger.warning("notification refused", metadata: ["code": "\(error.code.rawValue)", "reason": "\(error.message)"])
             throw error
         }
-        return VerifiedNotification(payload, transaction: transaction, renewal: renewal, appTransaction: appTransaction)
+        var verified = VerifiedNotification(payload, transaction: transaction, renewal: renewal, appTransaction: appTransaction)
+        verified.whole = signed.whole
+        return verified
     }
 
     /// Whichever member the notification carries (`data`, `summary`, `appData`,

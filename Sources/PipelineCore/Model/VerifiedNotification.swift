@@ -19,6 +19,10 @@ public struct VerifiedNotification: Codable, Sendable, Equatable {
     public var externalPurchaseToken: NotificationPayload.ExternalPurchaseToken?
     /// `CONSUMPTION_REQUEST`: why the customer asks for a refund (`data.consumptionRequestReason`).
     public var consumptionRequestReason: String?
+    /// The `payload` of its `notification` entry built from what Apple signed, every member (see
+    /// `SignedPayloads`), canonical JSON; `nil` for one the pipeline made itself (a refund found in
+    /// the history): the entry then carries the decoded members re-encoded.
+    public var whole: String?
 
     /// `type` as one of Apple's documented types; `nil`: one this build does not know yet (it is
     /// kept and recorded all the same, never refused).
@@ -53,6 +57,7 @@ public struct VerifiedNotification: Codable, Sendable, Equatable {
         case summary
         case externalPurchaseToken = "external_purchase_token"
         case consumptionRequestReason = "consumption_request_reason"
+        case whole
     }
 
     /// The original transaction this notification is about, for the per-subscription record.
@@ -64,9 +69,10 @@ public struct VerifiedNotification: Codable, Sendable, Equatable {
     public var appAccountToken: String? { transaction?.appAccountToken }
 
     /// What its `notification` entry on the fulfilment stream says besides `user_id`: the type,
-    /// subtype, UUID, when Apple signed it, the environment, the purchase, and `payload`: the
-    /// decoded members (transaction, renewal info, app transaction, summary, external purchase
-    /// token; no signatures) as canonical JSON, which the webhook body embeds as an object.
+    /// subtype, UUID, when Apple signed it, the environment, the purchase, and `payload`: what
+    /// Apple signed, whole (`whole`: transaction, renewal info, app transaction, summary, external
+    /// purchase token, the notification itself; no signatures) as canonical JSON, which the
+    /// webhook body embeds as an object.
     public var streamFields: [String: String] {
         var fields = [
             "notification_type": type, "subtype": subtype ?? "", "notification_uuid": uuid,
@@ -79,7 +85,7 @@ public struct VerifiedNotification: Codable, Sendable, Equatable {
         } else if let product = renewal?.productID ?? summary?.productID {
             fields["product_id"] = product
         }
-        fields["payload"] = String(decoding: canonicalJSON(Payload(self)), as: UTF8.self)
+        fields["payload"] = whole ?? String(decoding: canonicalJSON(Payload(self)), as: UTF8.self)
         return fields
     }
 
