@@ -72,6 +72,7 @@ public struct ServerAPISubscriptionCheck: Sendable {
             originalTransactionID: originalTransactionID, status: status, autoRenew: renewal?.autoRenewStatus,
             graceExpiresAt: renewal?.gracePeriodExpiresDate,
             signedAt: max(renewal?.signedDate ?? 0, transaction.signedDate ?? 0), expirationIntent: renewal?.expirationIntent)
+        receipt.renewal?.eligibleWinBackOfferIDs = renewal?.eligibleWinBackOfferIDs
         return .valid(receipt)
     }
 

@@ -14,6 +14,8 @@ public struct JWSRenewalInfo: SignedPayload, Codable, Equatable {
     /// Why it expired (`expirationIntent`): 1 the customer cancelled, 2 a billing error, 3 no
     /// consent to a price increase, 4 the product no longer for sale, 5 other.
     public var expirationIntent: Int?
+    /// Apple's win-back offers the subscriber may have (StoreKit applies them without a signature).
+    public var eligibleWinBackOfferIDs: [String]?
 
     public init(
         originalTransactionID: String, productID: String? = nil, autoRenewStatus: Int? = 1, isInBillingRetryPeriod: Bool? = nil,
@@ -34,6 +36,7 @@ public struct JWSRenewalInfo: SignedPayload, Codable, Equatable {
         case autoRenewProductID = "autoRenewProductId"
         case productID = "productId"
         case autoRenewStatus, isInBillingRetryPeriod, gracePeriodExpiresDate, renewalDate, environment, signedDate, expirationIntent
+        case eligibleWinBackOfferIDs = "eligibleWinBackOfferIds"
         case appTransactionID = "appTransactionId"
     }
 }

@@ -14,6 +14,8 @@ public struct SubscriptionRenewal: Codable, Sendable, Equatable {
     public var signedAt: Int64
     /// Apple's `expirationIntent` (`expiration_intent`) when it said why the subscription expired.
     public var expirationIntent: Int?
+    /// Apple's `eligibleWinBackOfferIds` (`eligible_win_back_offer_ids`), when the renewal info says.
+    public var eligibleWinBackOfferIDs: [String]?
 
     public init(
         originalTransactionID: String, status: String, autoRenew: Int?, graceExpiresAt: Int64?, signedAt: Int64,
@@ -46,6 +48,7 @@ public struct SubscriptionRenewal: Codable, Sendable, Equatable {
         case graceExpiresAt = "grace_expires_at"
         case signedAt = "signed_at"
         case expirationIntent = "expiration_intent"
+        case eligibleWinBackOfferIDs = "eligible_win_back_offer_ids"
     }
 
     public init(json: JSONValue) throws(JSONShapeError) {
@@ -55,6 +58,7 @@ public struct SubscriptionRenewal: Codable, Sendable, Equatable {
         graceExpiresAt = try json.int64IfPresent("grace_expires_at")
         signedAt = try json.int64("signed_at")
         expirationIntent = try json.intIfPresent("expiration_intent")
+        eligibleWinBackOfferIDs = try json.arrayIfPresent("eligible_win_back_offer_ids")?.compactMap(\.string)
     }
 
     public var json: JSONValue {
@@ -65,6 +69,7 @@ public struct SubscriptionRenewal: Codable, Sendable, Equatable {
             "grace_expires_at": graceExpiresAt.map { .int(Int($0)) },
             "signed_at": .int(Int(signedAt)),
             "expiration_intent": expirationIntent.map { .int($0) },
+            "eligible_win_back_offer_ids": eligibleWinBackOfferIDs.map { .array($0.map { .string($0) }) },
         ])
     }
 }

@@ -21,6 +21,10 @@ public struct SimulatedSubscription: Codable, Sendable, Equatable {
     /// UNIX ms; absent: when it is started.
     public var start: Int64?
     public var notify: Notify?
+    /// The introductory offer the first period was bought with (a free trial), by its id.
+    public var introOffer: String?
+    /// Apple's win-back offers the subscriber may have once it ended (`eligibleWinBackOfferIds`).
+    public var winBackOffers: [String]?
 
     public enum Ending: String, Codable, Sendable {
         case expire
@@ -80,6 +84,8 @@ public struct SimulatedSubscription: Codable, Sendable, Equatable {
         case graceMs = "grace_ms"
         case appAccountToken = "app_account_token"
         case start, notify
+        case introOffer = "intro_offer"
+        case winBackOffers = "win_back_offers"
     }
 
     /// The id of period `k` (0: the original purchase).
@@ -105,7 +111,16 @@ public struct SimulatedSubscription: Codable, Sendable, Equatable {
         transaction.transactionReason = k == 0 ? "PURCHASE" : "RENEWAL"
         transaction.currency = "USD"
         transaction.price = 4990
+        transaction.storefront = "USA"
+        transaction.inAppOwnershipType = "PURCHASED"
         transaction.subscriptionGroupIdentifier = "sim.\(productID)"
+        if k == 0, let introOffer {
+            transaction.offerType = 1
+            transaction.offerIdentifier = introOffer
+            transaction.offerDiscountType = "FREE_TRIAL"
+            transaction.offerPeriod = "P\(max(periodMs / 86_400_000, 1))D"
+            transaction.price = 0
+        }
         return transaction
     }
 
@@ -118,6 +133,8 @@ public struct SimulatedSubscription: Codable, Sendable, Equatable {
             autoRenewStatus: exhausted && ending == .expire ? 0 : 1, environment: environment, signedDate: now)
         renewal.renewalDate = ends
         if now < ends || !exhausted { return (1, renewal) }
+        renewal.expirationIntent = ending == .expire ? 1 : 2
+        renewal.eligibleWinBackOfferIDs = winBackOffers
         if ending == .expire { return (2, renewal) }
         renewal.isInBillingRetryPeriod = true
         if graceMs > 0 {

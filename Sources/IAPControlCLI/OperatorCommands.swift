@@ -68,10 +68,41 @@ struct RevokeCommand: AsyncParsableCommand {
     }
 }
 
-/// `iapctl user`: one user's grants, revocations, holds, subscriptions and entitlements.
+/// `iapctl user [show] ID`, `iapctl user erase ID --yes`.
 struct UserCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "user", abstract: "A user's timeline: grants, revocations, holds, subscriptions, entitlements.")
+        commandName: "user", abstract: "A user's record and timeline, or the user's erasure.",
+        subcommands: [UserShowCommand.self, UserEraseCommand.self], defaultSubcommand: UserShowCommand.self)
+}
+
+/// `iapctl user erase ID --yes`: what `DELETE /v1/users/{id}` does (docs/operations/erasure.md).
+struct UserEraseCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "erase", abstract: "Erase a user: their own keys deleted, their purchases kept under a pseudonym.")
+    @OptionGroup var redis: RedisOptions
+    @OptionGroup var appsFile: AppsFileOptions
+    @Argument(help: "The user id.") var user: String
+    @Flag(help: "Yes, erase this user (it cannot be undone).") var yes = false
+    @Flag(help: "Print JSON.") var json = false
+
+    func run() async throws {
+        guard yes else {
+            print("iapctl user erase: nothing done; erasing \(user) cannot be undone: add --yes")
+            throw ExitCode(2)
+        }
+        let configuration = loadConfiguration(redis, appsFile)
+        let user = user
+        let erasure = try await withStore(configuration) { try await $0.erase(user: user) }
+        if json { return printJSON(erasure) }
+        print("erased \(erasure.userID): purchases kept as \(erasure.pseudonym); \(erasure.renamed) records renamed, "
+            + "\(erasure.entriesDeleted) stream entries and \(erasure.keysDeleted) keys deleted")
+    }
+}
+
+/// `iapctl user [show] ID`: one user's record, grants, revocations, holds, subscriptions and entitlements.
+struct UserShowCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "show", abstract: "A user's record and timeline: purchases, revocations, holds, subscriptions, entitlements.")
     @OptionGroup var redis: RedisOptions
     @OptionGroup var appsFile: AppsFileOptions
     @OptionGroup var catalog: CatalogOptions
@@ -89,7 +120,18 @@ struct UserCommand: AsyncParsableCommand {
         let user = user
         let report = try await withStore(configuration) { try await $0.userReport(user: user, catalog: products) }
         if json { return printJSON(report) }
-        print("user \(report.userID)  refunds \(report.refunds)")
+        print("user \(report.userID)  refunds \(report.refunds)" + (report.refundsProrated > 0 ? " + \(report.refundsProrated) milliunits in part" : ""))
+        if let record = report.record {
+            print("consent: \(record.consent.map { $0 ? "yes" : "no" } ?? "never said")  apple accounts: "
+                + (record.appleAccounts.isEmpty ? "none" : record.appleAccounts.joined(separator: ", ")))
+            print("purchases (newest first\(record.nextBefore == nil ? "" : ", the newest 200")):")
+            for purchase in record.purchases {
+                let detail = ["product_id", "quantity", "revoked_quantity", "price", "currency", "environment", "source", "reason"]
+                    .compactMap { key in purchase[key].map { "\(key)=\($0)" } }.joined(separator: " ")
+                print("  \(purchase["unit"] ?? "?")  \(purchase["state"] ?? "?")  \(detail)")
+            }
+            if record.purchases.isEmpty { print("  none indexed") }
+        }
         if let entitlements = report.entitlements {
             print("entitlements: " + (entitlements.entitlements.isEmpty ? "none" : entitlements.entitlements.map {
                 "\($0.entitlement) (\($0.status)\($0.expiresAt.map { " until \($0)" } ?? ""))"

@@ -67,6 +67,7 @@ public enum IntakeApplication {
         NotificationRoutes(store: store, admission: notifications, maxBodyBytes: configuration.intake.maxBodyBytes).register(on: router)
         let catalog = configuration.hasCatalog ? try configuration.requireCatalog() : nil
         EntitlementRoutes(store: store, catalog: catalog).register(on: router)
+        UserRoutes(store: store).register(on: router)
         let signers = try configuration.offerSigners()
         OfferRoutes(
             signatures: catalog.map { OfferSignatures(store: store, catalog: $0, signers: signers, bundleIDs: configuration.bundleIDs) },

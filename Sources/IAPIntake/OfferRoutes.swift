@@ -3,7 +3,7 @@ import IAPOperations
 import PlainJSON
 
 /// `POST /v1/offers/signatures` `{user_id, product_id, kind, offer_id?, bundle_id?, transaction_id?,
-/// app_transaction_id?}`: the signature StoreKit needs to apply a promotional or win-back offer
+/// app_transaction_id?}`: the signature StoreKit needs to apply a promotional offer
 /// (`promotional`, `promotional_v2`) or to set a product's introductory offer eligibility
 /// (`introductory_eligibility`), made only for a user the catalog's rule allows (`OfferSignatures`).
 public struct OfferRoutes: Sendable {

@@ -36,6 +36,7 @@ import Testing
         let families = [
             keys.queue(.verify), keys.workers, keys.retry, keys.dead, keys.fulfilment, keys.appleBreaker(.verifyReceipt),
             keys.appleBreaker(.serverAPI), keys.refundSweep, keys.notificationSweep, keys.intakes,
+            keys.refunds(user: "<user-id>"), keys.refundsProrated(user: "<user-id>"), keys.purchases(user: "<user-id>"),
         ]
         for family in families { #expect(document.contains("`\(family)"), "\(family) is not in the key map") }
     }

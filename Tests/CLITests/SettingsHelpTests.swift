@@ -47,7 +47,8 @@ import Testing
         #expect(Self.settings(in: ControlCommand.helpMessage(for: RecheckCommand.self)) == Self.redis)
         #expect(Self.settings(in: ControlCommand.helpMessage(for: GrantCommand.self)) == Self.redis)
         #expect(Self.settings(in: ControlCommand.helpMessage(for: RevokeCommand.self)) == Self.redis)
-        #expect(Self.settings(in: ControlCommand.helpMessage(for: UserCommand.self)) == Self.redis.union(["IAP_PRODUCTS_FILE", "IAP_APPS_FILE"]))
+        #expect(Self.settings(in: ControlCommand.helpMessage(for: UserShowCommand.self)) == Self.redis.union(["IAP_PRODUCTS_FILE", "IAP_APPS_FILE"]))
+        #expect(Self.settings(in: ControlCommand.helpMessage(for: UserEraseCommand.self)) == Self.redis.union(["IAP_APPS_FILE"]))
     }
 
     /// A flag's help is its setting's: the variable, the default and the range, in the setting's unit.

@@ -38,6 +38,7 @@ import Testing
         "release_daily_grant": "PurchasePolicyTests", "take_submission_permit": "TransitionScriptTests",
         "settle_held_ticket": "PurchasePolicyTests", "claim_notification_sweep": "NotificationHistoryTests",
         "finish_notification_sweep": "NotificationHistoryTests",
+        "erase_user_in_bucket": "ErasureTests", "pseudonymise_tickets": "ErasureTests",
     ]
 
     @Test func everyScriptRunsOnAClusterNodeSomewhere() {

@@ -109,13 +109,19 @@ import Testing
             #expect(try await Self.entitlements(pipeline) == ["no_ads grace_period", "premium grace_period"])
             #expect(try await Self.deliver(pipeline, try api.signedNotification(type: "GRACE_PERIOD_EXPIRED", transactionID: "7200000000000002")).result == "applied")
             #expect(try await Self.entitlements(pipeline).isEmpty)
-            #expect(try await Self.deliver(pipeline, try api.signedNotification(type: "EXPIRED", subtype: "BILLING_RETRY", transactionID: "7200000000000002")).result == "applied")
+            // Apple names the win-back offers the lapsed subscriber may have (StoreKit applies them unsigned).
+            var lapsed = JWSRenewalInfo(originalTransactionID: "7200000000000002", autoRenewStatus: 0, environment: "Sandbox")
+            lapsed.eligibleWinBackOfferIDs = ["wb-1", "wb-2"]
+            lapsed.expirationIntent = 2
+            #expect(try await Self.deliver(pipeline, try api.signedNotification(
+                type: "EXPIRED", subtype: "BILLING_RETRY", transactionID: "7200000000000002", renewal: lapsed)).result == "applied")
             let record = try await pipeline.redis.send(
                 "HGETALL", pipeline.configuration.keys.subscription(originalTransactionID: "7200000000000002")).stringDictionary
-            #expect(record["status"] == "expired")
-            // Why it expired, in one word: the notification's subtype.
+            #expect(record["status"] == "expired" && record["eligible_win_back_offer_ids"] == "wb-1,wb-2")
+            // Why it expired, in one word (the notification's subtype), and the win-back offers.
             #expect(try await pipeline.fulfilments().contains {
                 $0["event"] == "expired" && $0["original_transaction_id"] == "7200000000000002" && $0["expiration_reason"] == "billing_retry"
+                    && $0["eligible_win_back_offer_ids"] == "wb-1,wb-2"
             })
         }
     }

@@ -100,11 +100,14 @@ import Testing
 
     static func play(
         _ pipeline: PipelineHarness, _ otx: String, renewals: Int, ending: SimulatedSubscription.Ending = .expire,
-        notify: SimulatedSubscription.Notify? = nil
+        notify: SimulatedSubscription.Notify? = nil, introOffer: String? = nil, winBackOffers: [String]? = nil
     ) throws -> String {
-        try pipeline.simulator.serverAPI.startSubscription(SimulatedSubscription(
+        var plan = SimulatedSubscription(
             originalTransactionID: otx, productID: "vip.monthly", bundleID: PipelineHarness.bundleID, environment: "Sandbox",
-            periodMs: 1500, renewals: renewals, ending: ending, notify: notify))
+            periodMs: 1500, renewals: renewals, ending: ending, notify: notify)
+        plan.introOffer = introOffer
+        plan.winBackOffers = winBackOffers
+        return try pipeline.simulator.serverAPI.startSubscription(plan)
     }
 
     /// Whether the stream has all `count` periods of subscription `otx`. Whether it also says
@@ -133,7 +136,7 @@ import Testing
 
     @Test func aSubscriptionRenewedOnlyByRecheckIsGrantedOncePerPeriodToItsOwnerThenExpires() async throws {
         try await withPipeline(serverAPI: true, environment: Self.fast) { pipeline in
-            let jws = try Self.play(pipeline, "9100", renewals: 2)
+            let jws = try Self.play(pipeline, "9100", renewals: 2, introOffer: "trial-7", winBackOffers: ["wb-9"])
             #expect(try await pipeline.terminal(try await pipeline.submit(signed: jws, user: "owner")).status == .granted)
             // No client, no notification: only re-checks tell the pipeline about periods 1 and 2 and the end.
             let entries = try await pipeline.fulfilments(until: { Self.periods($0, "9100").count == 3 })
@@ -141,12 +144,17 @@ import Testing
             #expect(periods.keys.sorted() == ["9100", "9100-r1", "9100-r2"])
             #expect(periods.values.allSatisfy { $0.count == 1 && $0[0]["user_id"] == "owner" })
             #expect(periods["9100-r1"]?.first?["event"] == "renewed" && periods["9100-r1"]?.first?["source"] == "recheck")
+            // What each period cost, and the free trial the first was: as apple-sim signed them.
+            #expect(periods["9100"]?.first?["offer_type"] == "1" && periods["9100"]?.first?["offer_identifier"] == "trial-7")
+            #expect(periods["9100"]?.first?["price"] == "0" && periods["9100-r1"]?.first?["price"] == "4990")
+            #expect(periods["9100-r1"]?.first?["storefront"] == "USA" && periods["9100-r1"]?.first?["offer_type"] == nil)
             // Apple's word that it expired ends the schedule (a late grant of the last period alone would not).
             try await until("Apple's expiry is applied", within: .seconds(15)) {
                 try await pipeline.store.recheckDue(originalTransactionID: "9100") == nil
             }
             let record = try await pipeline.redis.send("HGETALL", pipeline.store.keys.subscription(originalTransactionID: "9100")).stringDictionary
             #expect(record["status"] == "expired" && record["latest_transaction_id"] == "9100-r2" && record["cause"] == "recheck")
+            #expect(record["eligible_win_back_offer_ids"] == "wb-9")
             let entitlements = try await pipeline.store.entitlements(user: "owner", catalog: PipelineHarness.catalog)
             #expect(entitlements.entitlements.isEmpty)
             // Its end is announced to the owner, from the re-check, when it was on in our books: a
@@ -156,6 +164,7 @@ import Testing
             if all.contains(where: { $0["event"] == "entitlement_changed" && $0["status"] == "active" }) {
                 let expired = try #require(all.first { $0["event"] == "expired" })
                 #expect(expired["user_id"] == "owner" && expired["source"] == "recheck")
+                #expect(expired["expiration_reason"] == "voluntary" && expired["eligible_win_back_offer_ids"] == "wb-9")
             }
         }
     }

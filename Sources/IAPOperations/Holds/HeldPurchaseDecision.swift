@@ -90,7 +90,7 @@ package struct ReleaseHeldPurchase: DeclaringScript {
         keys = Self.holdKeys(k, unit: decision.unit, originalTransactionID: decision.originalTransactionID) + [
             k.owner(originalTransactionID: hold.originalTransactionID), bucket.unclaimed,
             bucket.lifetime(user: hold.userID), k.subscription(originalTransactionID: hold.originalTransactionID),
-            bucket.rechecks, bucket.subscriptions(user: hold.userID),
+            bucket.rechecks, bucket.subscriptions(user: hold.userID), bucket.purchases(user: hold.userID),
         ]
         arguments = [decision.argument]
     }

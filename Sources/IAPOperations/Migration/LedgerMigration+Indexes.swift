@@ -7,14 +7,14 @@ extension LedgerMigration {
     /// A user's indexes, the holds index, the unclaimed purchases and the re-check schedule: each
     /// member to the same index of its purchase's bucket.
     func splitIndexes(_ plan: Plan, report: inout MigrationReport) async throws {
-        for family in ["lifetime", "user-subscriptions", "holds", "unclaimed", "rechecks"] {
+        for family in ["lifetime", "user-subscriptions", "holds", "unclaimed", "rechecks", "purchases"] {
             var members = 0, placed = 0
             var written: [String: Int] = [:]
             for chunk in plan.names(family).chunked(batch) {
                 let read = try await source.pipeline(chunk.map { rest in
                     let key = "\(sourcePrefix):\(rest)"
                     switch family {
-                    case "holds", "rechecks": return RedisCommand("ZRANGE", key, "0", "-1", "WITHSCORES")
+                    case "holds", "rechecks", "purchases": return RedisCommand("ZRANGE", key, "0", "-1", "WITHSCORES")
                     case "unclaimed": return RedisCommand("HGETALL", key)
                     default: return RedisCommand("SMEMBERS", key)
                     }
@@ -32,12 +32,12 @@ extension LedgerMigration {
                             commands.append(RedisCommand("SADD", key, item))
                             written[key, default: 0] += 1
                         }
-                    case "holds", "rechecks":
+                    case "holds", "rechecks", "purchases":
                         for index in stride(from: 0, to: items.count - 1, by: 2) {
                             members += 1
                             let bucket = keys.ofPurchase(
-                                originalTransactionID: family == "holds" ? original(ofUnit: items[index], plan) : items[index])
-                            let key = family == "holds" ? bucket.holds : bucket.rechecks
+                                originalTransactionID: family == "rechecks" ? items[index] : original(ofUnit: items[index], plan))
+                            let key = family == "holds" ? bucket.holds : family == "rechecks" ? bucket.rechecks : bucket.purchases(user: user)
                             commands.append(RedisCommand("ZADD", key, items[index + 1], items[index]))
                             written[key, default: 0] += 1
                         }
@@ -59,7 +59,7 @@ extension LedgerMigration {
             var found = 0
             for chunk in Array(written.keys).chunked(batch) {
                 let replies = try await destination.pipeline(chunk.map { key in
-                    RedisCommand(family == "holds" || family == "rechecks" ? "ZCARD" : family == "unclaimed" ? "HLEN" : "SCARD", key)
+                    RedisCommand(["holds", "rechecks", "purchases"].contains(family) ? "ZCARD" : family == "unclaimed" ? "HLEN" : "SCARD", key)
                 })
                 found += replies.compactMap(\.int).reduce(0) { $0 + Int($1) }
             }

@@ -132,9 +132,9 @@ public struct LedgerMigration: Sendable {
     /// The families the migration knows; anything else is reported and left.
     static let families: Set<String> = [
         "queue", "inflight", "workers", "retry", "dead", "txn", "grant", "fulfilment", "ticket", "receipt", "lock", "rate",
-        "signature", "notification", "refunded", "owner", "held", "holds", "refunds", "refunds-prorated", "lifetime", "subscription",
+        "signature", "notification", "refunded", "owner", "held", "holds", "refunds", "refunds-prorated", "purchases", "lifetime", "subscription",
         "user-subscriptions", "webhook", "rechecks", "consent", "daily", "account-token", "unclaimed", "notifications",
-        "apple", "intakes", "notification-sweep", "apple-account", "user-token", "consumption", "refund-revision", "refund-sweep", "refund-customers",
+        "apple", "intakes", "notification-sweep", "erased", "erasure-salt", "apple-account", "user-token", "consumption", "refund-revision", "refund-sweep", "refund-customers",
     ]
 
     func scan() async throws -> Plan {
@@ -236,6 +236,8 @@ public struct LedgerMigration: Sendable {
         case "notification-sweep": return keys.notificationSweep
         case "refund-sweep": return keys.refundSweep
         case "refund-customers": return keys.refundCustomers
+        case "erasure-salt": return keys.erasureSalt
+        case "erased": return keys.erased(pseudonym: rest)
         case "apple":
             let parts = rest.split(separator: ":", maxSplits: 3).map(String.init)
             guard parts.count == 4, parts[1] == "hold" else { return nil }
@@ -248,7 +250,7 @@ public struct LedgerMigration: Sendable {
     static let copied = [
         "txn", "grant", "held", "refunded", "owner", "subscription", "notifications", "ticket", "receipt", "notification",
         "consent", "daily", "account-token", "signature", "apple", "notification-sweep", "apple-account", "user-token",
-        "consumption", "refund-revision", "refund-sweep", "refund-customers",
+        "consumption", "refund-revision", "refund-sweep", "refund-customers", "erased", "erasure-salt",
     ]
 
     func copyKeys(_ plan: Plan, report: inout MigrationReport) async throws {

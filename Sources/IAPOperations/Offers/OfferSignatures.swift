@@ -5,7 +5,7 @@ import PipelineCore
 import PlainJSON
 
 /// Signs offers for StoreKit (`POST /v1/offers/signatures`) for those the catalog says may have
-/// them: a promotional or win-back offer (`offers` on the product: `any`, `lapsed`, `new`) and a
+/// them: a promotional offer (`offers` on the product: `any`, `lapsed`, `new`) and a
 /// product's introductory offer (allowed to a user who never had the product's subscription
 /// group). What a user had is read from the books: their subscription records and, with an
 /// `appTransactionId`, those of every user seated on that Apple Account.

@@ -14,7 +14,7 @@ package struct GrantByOperator: PipelineScript {
         // Its record's original transaction is the operator's id: the purchase's bucket follows from it.
         self.keys = [
             keys.claim(unit: unit, originalTransactionID: id), keys.grant(unit: unit, originalTransactionID: id),
-            keys.ofPurchase(originalTransactionID: id).fulfilment,
+            keys.ofPurchase(originalTransactionID: id).fulfilment, keys.ofPurchase(originalTransactionID: id).purchases(user: user),
         ]
         arguments = [JSONValue.object([
             "now": .string(String(now)), "operator": .string(operatorName), "note": .string(note), "unit": .string(unit),

@@ -19,9 +19,11 @@ public struct UserReport: Codable, Sendable {
     public var timeline: [[String: String]]
     /// With a catalog: what the user is entitled to now.
     public var entitlements: UserEntitlements?
+    /// What `GET /v1/users/{id}` answers: the newest 200 purchases, Apple Accounts, consent.
+    public var record: UserRecord?
 
     enum CodingKeys: String, CodingKey {
-        case refunds, lifetime, subscriptions, held, timeline, entitlements
+        case refunds, lifetime, subscriptions, held, timeline, entitlements, record
         case userID = "user_id"
         case refundsProrated = "refunds_prorated"
     }
@@ -81,8 +83,9 @@ extension PipelineStore {
         var entitled: UserEntitlements?
         if let catalog { entitled = try await entitlements(user: user, catalog: catalog, now: now) }
         return UserReport(
-            userID: user, refunds: indexes.refunds, refundsProrated: indexes.refundsProrated, lifetime: indexes.lifetime, subscriptions: subscriptions, held: held,
-            timeline: timeline, entitlements: entitled)
+            userID: user, refunds: indexes.refunds, refundsProrated: indexes.refundsProrated, lifetime: indexes.lifetime,
+            subscriptions: subscriptions, held: held, timeline: timeline, entitlements: entitled,
+            record: try await userRecord(of: user, limit: 200))
     }
 }
 

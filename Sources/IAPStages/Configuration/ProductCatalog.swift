@@ -21,7 +21,7 @@ public struct ProductCatalog: Sendable, Equatable {
     public var entitlements: [String: [String]]
     /// `subscription_group` of an auto-renewable product.
     public var subscriptionGroups: [String: String]
-    /// `offers` of an auto-renewable product: each promotional or win-back offer id the server may
+    /// `offers` of an auto-renewable product: each promotional offer id the server may
     /// sign (`POST /v1/offers/signatures`) and who may get it.
     public var offers: [String: [String: OfferEligibility]]
 

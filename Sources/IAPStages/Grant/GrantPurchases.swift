@@ -22,7 +22,7 @@ package struct GrantPurchases: DeclaringScript {
         let user = job.userID
         var declared = DeclaredKeys([
             keys.inflight(member: member), keys.ticket(job.ownTicket), keys.fulfilment, keys.unclaimed, keys.holds,
-            keys.lifetime(user: user), keys.subscriptions(user: user),
+            keys.lifetime(user: user), keys.subscriptions(user: user), keys.purchases(user: user),
         ])
         let purchases = job.purchases ?? []
         let evidence = Evidence(job.receipt)
@@ -139,6 +139,7 @@ package struct GrantPurchases: DeclaringScript {
             members.others[user] = [
                 "lifetime": declared.index(of: redisKeys.lifetime(user: user)),
                 "subscriptions": declared.index(of: redisKeys.subscriptions(user: user)),
+                "purchases": declared.index(of: redisKeys.purchases(user: user)),
             ]
         }
         arguments[1] = members.argument
@@ -213,7 +214,7 @@ struct GrantPurchasesArguments {
     var notifyQueue: Int?
     /// The time to live of a `token_job`'s ticket (s).
     var ticketTTL: String?
-    /// Other users whose keys the step touches (user → `lifetime`, `subscriptions`: KEYS indexes).
+    /// Other users whose keys the step touches (user → `lifetime`, `subscriptions`, `purchases`: KEYS indexes).
     var others: [String: [String: Int]] = [:]
 
     struct Line {

@@ -66,6 +66,8 @@ public struct SubscriptionChange: Sendable, Equatable {
     public var source = "notification"
     /// Why it expired, when Apple said (`ExpirationReason`): on the `expired` entry.
     public var expirationReason: String?
+    /// Apple's win-back offers the subscriber may have now, when the renewal info says (empty: none).
+    public var eligibleWinBackOfferIDs: [String]?
 
     public init(
         originalTransactionID: String, userID: String? = nil, productID: String?, status: String?, expiresAt: Int64?,
@@ -106,6 +108,7 @@ public struct SubscriptionChange: Sendable, Equatable {
             "app_transaction_id": appTransactionID.json,
             "require_latest": requireLatest ? .bool(true) : nil,
             "expiration_reason": expirationReason.json,
+            "eligible_win_back_offer_ids": eligibleWinBackOfferIDs.map { .string($0.joined(separator: ",")) },
         ])
     }
 }

@@ -241,6 +241,7 @@ public struct NotifyHandler: JobHandler {
             transactionID: transaction.transactionID, entitlements: catalog.entitlements[transaction.productID] ?? [],
             environment: transaction.environment, autoRenew: autoRenew)
         change.appTransactionID = notification.renewal?.appTransactionID ?? transaction.appTransactionID
+        change.eligibleWinBackOfferIDs = notification.renewal?.eligibleWinBackOfferIDs
         if status == "expired" {
             change.expirationReason = ExpirationReason.of(
                 subtype: notification.notificationSubtype, intent: notification.renewal?.expirationIntent)

@@ -28,6 +28,7 @@ extension PipelineStore {
             cause: "recheck", transactionID: latest?.transactionID, entitlements: line?.entitlements ?? [],
             environment: receipt.environment, autoRenew: renewal.autoRenew, source: "recheck")
         change.appTransactionID = latest?.appTransactionID
+        change.eligibleWinBackOfferIDs = renewal.eligibleWinBackOfferIDs
         if renewal.status == "expired" { change.expirationReason = ExpirationReason.of(intent: renewal.expirationIntent) }
         return change
     }

@@ -91,6 +91,10 @@ public struct RedisKeys: Sendable, Equatable {
     public func claim(unit: String, originalTransactionID: String) -> String { "\(purchasePrefix(originalTransactionID)):txn:\(unit)" }
     /// hash: the grant record of a grant unit. Never expires.
     public func grant(unit: String, originalTransactionID: String) -> String { "\(purchasePrefix(originalTransactionID)):grant:\(unit)" }
+    /// The grant record of a unit known to live in this bucket (one an index of this bucket names).
+    public func grant(unitInThisBucket unit: String) -> String { "\(bucketPrefix):grant:\(unit)" }
+    /// The hold of a unit known to live in this bucket.
+    public func hold(unitInThisBucket unit: String) -> String { "\(bucketPrefix):held:\(unit)" }
     /// stream: one entry per new grant, for the app backend (XREADGROUP/XACK).
     public var fulfilment: String { "\(bucketPrefix):fulfilment" }
     /// hash: a ticket's status and result; expires after `IAP_TICKET_TTL_S`.
@@ -132,6 +136,12 @@ public struct RedisKeys: Sendable, Equatable {
     }
     /// string: an `appAccountToken` (lowercase UUID) → its user. Never expires.
     public func accountToken(_ token: String) -> String { "\(prefix):account-token:\(token)" }
+    /// string: the random salt of erasure's pseudonyms (`erased:<hex>` = SHA-256 of salt and user
+    /// id), made by the first erasure. Never expires; deleting it unlinks every pseudonym for good.
+    public var erasureSalt: String { "\(prefix):erasure-salt" }
+    /// string: an erased user's tombstone, under their pseudonym (never their id): when erased (ms).
+    /// Never expires; one per erased user.
+    public func erased(pseudonym: String) -> String { "\(prefix):\(pseudonym)" }
     /// string: a user → the first `appAccountToken` bound to them (the reverse of `account-token`),
     /// which the pipeline sets at Apple on their purchases that carry none. Never expires.
     public func userAccountToken(user: String) -> String { "\(prefix):user-token:\(user)" }
@@ -193,6 +203,11 @@ public struct RedisKeys: Sendable, Equatable {
     /// reversed and those a later refund in whole made one of `refunds:`. Added to `refunds:` for
     /// `IAP_MAX_REFUNDS_PER_USER`. Never expires.
     public func refundsProrated(user: String) -> String { "\(bucketPrefix):refunds-prorated:\(user)" }
+    /// zset: the units granted to a user in this bucket (by a grant, a release, an operator, a
+    /// transfer), unit → when it was bought (ms; Apple's purchase date, else when granted): the
+    /// index `GET /v1/users/{id}` and `/spend` read (with the grant records it names). The
+    /// ledger's: never expires, erasure takes it.
+    public func purchases(user: String) -> String { "\(bucketPrefix):purchases:\(user)" }
     /// zset: the units of one product granted to one user in the last 24 hours (score: ms), for
     /// the catalog's `daily_limit_per_user`; expires 24 hours after the last grant.
     public func dailyWindow(user: String, product: String) -> String { "\(userPrefix(user)):daily:\(user):\(product)" }

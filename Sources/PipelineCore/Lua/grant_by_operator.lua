@@ -8,10 +8,13 @@
     KEYS[1] claim      `txn:operator:<id>`
     KEYS[2] record     `grant:operator:<id>`
     KEYS[3] stream     the fulfilment stream
+    KEYS[4] purchases  the user's `purchases:<user>` (the record's bucket's)
     ARGV[1] arguments  JSON: now, operator, note, unit, id, user_id, product_id, quantity
   Output:
     {1, 'granted'}; {0, user} when that id was granted before (to `user`)
 ]]
+--- @include "index_purchase"
+
 local claim, record, stream = KEYS[1], KEYS[2], KEYS[3]
 local a = cjson.decode(ARGV[1])
 if not redis.call('SET', claim, 'operator', 'NX') then
@@ -24,4 +27,5 @@ redis.call('XADD', stream, '*', 'event', 'granted', 'source', 'operator', 'opera
   'ticket', 'operator', 'user_id', a.user_id, 'product_id', a.product_id, 'quantity', a.quantity,
   'transaction_id', a.id, 'original_transaction_id', a.id, 'environment', 'Operator', 'unit', a.unit,
   'granted_at', a.now)
+indexPurchase(KEYS[4], a.unit, nil, a.now)
 return {1, 'granted'}

@@ -20,8 +20,9 @@
     in the user's rolling 24 hours (`daily_reserved`, by `reserve_daily_grant` before), or one
     bought on an Apple Account the user came to after the limit was full (`account_shared`, by
     `seat_apple_account` before), is held;
-  - holdPurchase: a hold record (`held:<unit>`, indexed in `held`), one `held` entry, the ticket
-    `held`; the claim stays with the ticket; `release_held_purchase` grants it later;
+  - holdPurchase: a hold record (`held:<unit>`, indexed in `held` and the user's `purchases`),
+    one `held` entry, the ticket `held`; the claim stays with the ticket; `release_held_purchase`
+    grants it later;
   - grantPurchase: the record, the stream entry and grantEffects. A subscription's later period
     is granted to the subscription's owner (`owner:<original>`) whoever sends it: another
     account's ticket gets `duplicate`, `owned_by_another_account`;
@@ -40,9 +41,10 @@
     KEYS[5] holds               the bucket's `held` (the index of holds)
     KEYS[6] lifetime            the bucket's `lifetime:<user>`
     KEYS[7] userSubscriptions   the bucket's `user-subscriptions:<user>`
-    KEYS[8…]  the keys named by index in ARGV: each purchase's `k` (claim, record, hold, refunded,
+    KEYS[8] purchases           the bucket's `purchases:<user>`
+    KEYS[9…]  the keys named by index in ARGV: each purchase's `k` (claim, record, hold, refunded,
               owner, subscription, rechecks, token_ticket: as it has them), each other user's in
-              `others` (lifetime, subscriptions), the re-check answer's record and schedule
+              `others` (lifetime, subscriptions, purchases), the re-check answer's record and schedule
               (`subscription_key`, `rechecks_key`), the bucket's notify queue (`notify_queue`)
     ARGV[1] taken               the job as taken
     ARGV[2] arguments           JSON (`GrantPurchasesArguments`): ticket (the client's), part? (a
@@ -61,7 +63,7 @@
                                 token_job? (the errand's job, with `k.token_ticket`), k),
                                 recheck? (the re-check schedule), subscription? and
                                 subscription_key?, rechecks_key? (a re-check's answer), receipt?, others?
-                                (user id → {lifetime, subscriptions}: KEYS indexes), notify_queue? and
+                                (user id → {lifetime, subscriptions, purchases}: KEYS indexes), notify_queue? and
                                 ticket_ttl (s) with any token_job
   Output:
     {1, status, transactions (JSON), reason, kept} status granted, duplicate, held or rejected
@@ -74,6 +76,7 @@
 --- @include "ticket_status"
 --- @include "grant_effects"
 --- @include "share_purchase"
+--- @include "index_purchase"
 
 local inflight, ticketKey, stream = KEYS[1], KEYS[2], KEYS[3]
 local a = cjson.decode(ARGV[2])
@@ -118,9 +121,9 @@ end
 
 -- The keys of one user: this one's, or another's as declared in `others`.
 local function userKeys(id)
-  if id == user then return {lifetime = KEYS[6], subscriptions = KEYS[7]} end
+  if id == user then return {lifetime = KEYS[6], subscriptions = KEYS[7], purchases = KEYS[8]} end
   local o = others[id] or {}
-  return {lifetime = KEYS[o.lifetime], subscriptions = KEYS[o.subscriptions]}
+  return {lifetime = KEYS[o.lifetime], subscriptions = KEYS[o.subscriptions], purchases = KEYS[o.purchases]}
 end
 
 -- The ticket that holds the purchase's claim, taking it for this ticket when nobody has.
@@ -180,6 +183,8 @@ local function holdPurchase(k, purchase, why)
   redis.call('XADD', stream, '*', 'event', 'held', 'source', a.source, 'ticket', ticket,
     'user_id', user, 'product_id', product, 'quantity', quantity, 'transaction_id', tx,
     'original_transaction_id', otx, 'environment', environment, 'unit', unit, 'held_at', now, 'reason', why)
+  -- The user's record lists it while held, and after its release or rejection.
+  indexPurchase(KEYS[8], unit, purchase.sale, now)
 end
 
 -- The errand that sets the user's app account token at Apple on a purchase granted without one:
@@ -225,6 +230,7 @@ local function grantPurchase(k, purchase)
   end
   redis.call('XADD', stream, '*', unpack(fields))
   local theirs = userKeys(grantee)
+  indexPurchase(theirs.purchases, unit, purchase.sale, now)
   grantEffects(
     {owner = k.owner, unclaimed = KEYS[4], lifetime = theirs.lifetime, subscription = k.subscription,
       rechecks = k.rechecks, userSubscriptions = theirs.subscriptions, stream = stream},
@@ -252,7 +258,7 @@ local function decide(purchase, refunds)
     end
     return sharePurchase(
       {claim = k.claim, record = k.record, subscription = k.subscription, owner = k.owner, stream = stream,
-        lifetime = KEYS[6], userSubscriptions = KEYS[7], holderLifetime = theirs.lifetime,
+        lifetime = KEYS[6], userSubscriptions = KEYS[7], purchases = KEYS[8], holderLifetime = theirs.lifetime,
         holderSubscriptions = theirs.subscriptions},
       a, purchase, now)
   end

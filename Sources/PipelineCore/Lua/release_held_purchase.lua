@@ -23,6 +23,7 @@
     KEYS[10] subscription       `subscription:<original>`
     KEYS[11] rechecks           the re-check schedule
     KEYS[12] userSubscriptions  the bucket's `user-subscriptions:<user>`
+    KEYS[13] purchases          the bucket's `purchases:<user>`
     ARGV[1] arguments           JSON: now, operator, note, ticket, user_id, original_transaction_id,
                                 recheck?
   Output:
@@ -34,6 +35,7 @@
 --- @include "hold_entry"
 --- @include "settle_hold"
 --- @include "grant_effects"
+--- @include "index_purchase"
 
 local hold, holds, claim, record, refunded, stream = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local a = cjson.decode(ARGV[1])
@@ -61,11 +63,13 @@ if h.app_transaction_id and h.app_transaction_id ~= '' then
 end
 -- What it cost and how it was sold (`sale`, kept by the hold), on the record and the entry.
 local released = {'granted_at', a.now}
+local sale = {}
 if h.sale and h.sale ~= '' then
-  local sale = cjson.decode(h.sale)
+  sale = cjson.decode(h.sale)
   redis.call('HSET', record, unpack(sale))
   for _, v in ipairs(sale) do released[#released + 1] = v end
 end
+indexPurchase(KEYS[13], h.unit, sale, a.now)
 redis.call('XADD', stream, '*', unpack(holdEntry(h, {'event', 'released', 'source', 'operator', 'operator', a.operator},
   released)))
 h.source = 'operator'

@@ -14,7 +14,8 @@
   s: original_transaction_id, user_id?, product_id?, status?, expires_at?, grace_expires_at?,
      signed_at, cause, source?, transaction_id?, entitlements?, environment?, auto_renew?,
      app_transaction_id? (the Apple Account, when Apple said), require_latest?, expiration_reason?
-     (on the `expired` entry). Absent status,
+     (on the `expired` entry), eligible_win_back_offer_ids? (comma-separated, Apple's: on the record
+     and the `expired` entry). Absent status,
      expires_at, product_id, entitlements, app_transaction_id keep the record's.
   policy: the re-check schedule (see scheduleRecheck), or nil.
 
@@ -69,6 +70,10 @@ local function applySubscription(k, s, now, policy)
   if s.app_transaction_id and s.app_transaction_id ~= '' then
     redis.call('HSET', k.subscription, 'app_transaction_id', s.app_transaction_id)
   end
+  -- Apple's win-back offers the subscriber may have now (StoreKit applies them unsigned).
+  if s.eligible_win_back_offer_ids then
+    redis.call('HSET', k.subscription, 'eligible_win_back_offer_ids', s.eligible_win_back_offer_ids)
+  end
   scheduleRecheck(k.rechecks, k.subscription, s.original_transaction_id, s.status, expires, now, old[6] ~= expires,
     s.cause, policy)
   -- A new record joins its owner's subscriptions; an existing one is there already.
@@ -100,6 +105,11 @@ local function applySubscription(k, s, now, policy)
     if s.expiration_reason then
       fields[#fields + 1] = 'expiration_reason'
       fields[#fields + 1] = s.expiration_reason
+    end
+    local winBack = redis.call('HGET', k.subscription, 'eligible_win_back_offer_ids')
+    if winBack and winBack ~= '' then
+      fields[#fields + 1] = 'eligible_win_back_offer_ids'
+      fields[#fields + 1] = winBack
     end
     redis.call('XADD', k.stream, '*', unpack(fields))
   end

@@ -8,7 +8,7 @@
   - `share`: the user gets its entitlements too: `duplicate`, `shared`.
   A consumable (no kind) is a plain duplicate without a read.
 
-  k: claim, record, subscription, owner, stream, lifetime and userSubscriptions (the user's),
+  k: claim, record, subscription, owner, stream, lifetime, userSubscriptions and purchases (the user's),
      holderLifetime and holderSubscriptions (the holder's; only `transfer` touches them).
 ]]
 --- @include "announce_entitlements"
@@ -35,6 +35,8 @@ local function sharePurchase(k, a, purchase, now)
       'product_id', g[2], 'quantity', g[3], 'transaction_id', g[4], 'original_transaction_id', otx,
       'environment', g[5], 'unit', unit, 'granted_at', now, 'transferred_from', holder)
     redis.call('SET', k.owner, user)
+    -- The user's record lists it now; the holder's still names it, its grant record saying where it went.
+    redis.call('ZADD', k.purchases, now, unit)
     if purchase.kind == 'non_consumable' then
       redis.call('SREM', k.holderLifetime, unit)
       redis.call('SADD', k.lifetime, unit)

@@ -1,0 +1,69 @@
+import Foundation
+import PipelineCore
+import RedisClient
+
+/// What a user spent since a moment, per currency, from the purchases Apple priced (a signed
+/// transaction's `price`; a legacy receipt says none, so it counts nothing) that the user holds:
+/// what a game reads before it sells, to hold a monthly cap. Amounts are Apple's milliunits
+/// (`4990` is 4.99).
+public struct UserSpend: Codable, Sendable, Equatable {
+    public var userID: String
+    /// ISO 8601, UTC.
+    public var since: String
+    public var currencies: [String: Amounts]
+
+    public struct Amounts: Codable, Sendable, Equatable {
+        /// What the purchases made since then cost (`price` x `quantity`).
+        public var spent: Int64 = 0
+        /// What Apple refunded of them (in whole, or the items a refund in part took back).
+        public var refunded: Int64 = 0
+        /// `spent` less `refunded`.
+        public var net: Int64 = 0
+        public var purchases: Int = 0
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case userID = "user_id"
+        case since, currencies
+    }
+}
+
+extension PipelineStore {
+    /// The user's spend since `since` (ms): every bucket's index of the user's purchases in one
+    /// round trip, then the grant records of those bought since, 500 a round trip.
+    public func spend(of user: String, since: Int64) async throws -> UserSpend {
+        let buckets = keys.everyBucket
+        let indexes = try await redis.pipeline(buckets.map { RedisCommand("ZRANGEBYSCORE", $0.purchases(user: user), String(since), "+inf") })
+        var records: [String] = []
+        for (bucket, reply) in zip(buckets, indexes) {
+            if case .error(let message) = reply { throw RedisError.server(message) }
+            records += (reply.array ?? []).compactMap(\.string).map { bucket.grant(unitInThisBucket: $0) }
+        }
+        var answer = UserSpend(userID: user, since: Self.iso8601(ms: since), currencies: [:])
+        let fields = ["price", "currency", "quantity", "revoked_quantity", "revoked_at", "user_id"]
+        for chunk in records.chunked(500) {
+            let replies = try await redis.pipeline(chunk.map { RedisCommand(["HMGET", $0] + fields) })
+            for reply in replies {
+                if case .error(let message) = reply { throw RedisError.server(message) }
+                let values = (reply.array ?? []).map(\.string)
+                // Priced, and the user's still (a purchase transferred away is the new holder's spend).
+                guard values.count == fields.count, let price = values[0].flatMap({ Int64($0) }), let currency = values[1],
+                    values[5] == user
+                else { continue }
+                let quantity = values[2].flatMap { Int64($0) } ?? 1
+                let revoked = (values[4]?.isEmpty == false) ? quantity : min(values[3].flatMap { Int64($0) } ?? 0, quantity)
+                var amounts = answer.currencies[currency] ?? .init()
+                amounts.spent += price * quantity
+                amounts.refunded += price * revoked
+                amounts.net = amounts.spent - amounts.refunded
+                amounts.purchases += 1
+                answer.currencies[currency] = amounts
+            }
+        }
+        return answer
+    }
+
+    static func iso8601(ms: Int64) -> String {
+        Date(timeIntervalSince1970: Double(ms) / 1000).formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true))
+    }
+}
