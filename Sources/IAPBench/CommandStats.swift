@@ -21,11 +21,12 @@ struct CommandStats: Sendable, Equatable {
         self.calls = calls
     }
 
-    /// Commands only the pipeline's scripts run. ZADD is missing on purpose: outside scripts it
-    /// is the heartbeat, inside them only `schedule_retry`, which a bench without failures never runs.
+    /// Commands only the pipeline's scripts run (per receipt: ZADD is the grant's index of the
+    /// user's purchases, `purchases:<user>`; outside scripts only the intake's announcement every
+    /// 5 s sends one).
     static let insideScripts: Set<String> = [
         "exists", "expire", "get", "hdel", "hget", "hincrby", "hset", "lmove", "lpop", "lpush", "lrem", "publish", "spublish",
-        "rpush", "set", "ttl", "xadd", "zrangebyscore", "zrem", "zscore",
+        "rpush", "set", "ttl", "xadd", "zadd", "zrangebyscore", "zrem", "zscore",
     ]
     /// What the bench itself sends while it watches (never part of the pipeline's work).
     static let benchOwn: Set<String> = ["xlen", "llen", "info", "config", "ltrim", "hmget"]
