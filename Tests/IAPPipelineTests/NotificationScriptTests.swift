@@ -112,6 +112,15 @@ import Testing
                 try await Self.held(store, early), member: Self.member, job: early, unit: "8", originalTransactionID: "8", revocation: .init(reason: "1", type: "x"), now: 43)
             #expect(earlyResult == "refund_remembered")
             #expect(try await redis.send("GET", Self.keys.refunded(unit: "8")).string == "43")
+            // A consumable's refund in part before the grant remembers its share; never over one in whole.
+            for (index, (unit, percentage, expected)) in [("9", 33333, "44:33333"), ("9", 66667, "45:66667"), ("8", 50000, "43")].enumerated() {
+                let job = Self.notificationJob("P\(index)", uuid: "UP-\(index)")
+                let revocation = Revocation(reason: "0", type: "REFUND_PRORATED", percentage: percentage, prorate: true)
+                #expect(try await store.revoke(
+                    try await Self.held(store, job), member: Self.member, job: job, unit: unit, originalTransactionID: unit,
+                    revocation: revocation, now: Int64(44 + index)).1 == "refund_remembered")
+                #expect(try await redis.send("GET", Self.keys.refunded(unit: unit)).string == expected)
+            }
         }
     }
 

@@ -123,6 +123,33 @@ import Testing
         }
     }
 
+    /// A third of three items refunded before anyone submitted them: the purchase, submitted
+    /// later, grants the two the refund left (granted 3, then revoked 1, in one step), counted
+    /// as a third of a refund. A later refund in whole before a grant is never overridden by a share.
+    @Test func aRefundInPartBeforeTheGrantLeavesTheRestGranted() async throws {
+        try await withPipeline { pipeline in
+            let api = pipeline.simulator.serverAPI
+            var transaction = Self.transaction("4000000000000051")
+            transaction.quantity = 3
+            let jws = try api.register(transaction)
+            let refund = try await deliver(
+                pipeline, try api.signedNotification(type: "REFUND", transactionID: "4000000000000051", revocationPercentage: 33333))
+            #expect(refund.result == "refund_remembered")
+            let ticket = try await pipeline.terminal(try await pipeline.submit(signed: jws))
+            #expect(ticket.status == .granted)
+            let entries = try await pipeline.fulfilments()
+            #expect(entries.map { $0["event"] } == ["granted", "revoked"])
+            #expect(entries.last?["revoked_quantity"] == "1" && entries.last?["quantity"] == "3" && entries.last?["revocation_percentage"] == "33333")
+            #expect(try await pipeline.store.refundCount(of: "player-1") == 0.33333)
+            let keys = pipeline.configuration.keys
+            #expect(try await pipeline.redis.send("EXISTS", keys.refunded(unit: "4000000000000051", originalTransactionID: "4000000000000051")).int == 0)
+            // The rest refunded later: the other two, once, and one refund in all.
+            #expect(try await deliver(pipeline, try api.signedNotification(type: "REFUND", transactionID: "4000000000000051")).result == "revoked")
+            #expect(try await pipeline.fulfilments().last?["revoked_quantity"] == "2")
+            #expect(try await pipeline.store.refundCount(of: "player-1") == 1)
+        }
+    }
+
     @Test func aRefundThatComesBeforeTheGrantMeansNothingIsGranted() async throws {
         try await withPipeline { pipeline in
             let api = pipeline.simulator.serverAPI

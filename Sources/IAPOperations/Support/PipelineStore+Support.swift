@@ -36,7 +36,8 @@ extension PipelineStore {
             books.claimTicket = replies[3].string
             books.grant = replies[4].stringDictionary
             books.hold = replies[5].stringDictionary
-            books.refundedAt = replies[6].string
+            // `<ms>`, or `<ms>:<percentage>` for a consumable refunded in part.
+            books.refundedAt = replies[6].string.map { String($0.prefix { $0 != ":" }) }
         }
         if let claim = books.claimTicket {
             books.claimStatus = try await redis.send("HGET", keys.ticket(claim), "status").string ?? "expired"

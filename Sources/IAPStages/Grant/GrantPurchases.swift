@@ -22,7 +22,7 @@ package struct GrantPurchases: DeclaringScript {
         let user = job.userID
         var declared = DeclaredKeys([
             keys.inflight(member: member), keys.ticket(job.ownTicket), keys.fulfilment, keys.unclaimed, keys.holds,
-            keys.lifetime(user: user), keys.subscriptions(user: user), keys.purchases(user: user),
+            keys.lifetime(user: user), keys.subscriptions(user: user), keys.purchases(user: user), keys.refundsProrated(user: user),
         ])
         let purchases = job.purchases ?? []
         let evidence = Evidence(job.receipt)

@@ -14,7 +14,8 @@
   - existingGrant: a grant record exists (a redelivered job, or another ticket granted it);
   - earlierHold: an earlier run of this job held it (still held, or rejected by an operator);
   - refundedBeforeGrant: Apple refunded it before its grant (`refunded:<unit>`): rejected
-    `refunded`, its claim released;
+    `refunded`, its claim released; but a consumable refunded in part (`<ms>:<percentage>`) is
+    granted, and the items the refund took back are taken back in the same step (takeBackEarly);
   - countedRules: the purchase policy's counted rules, in the step that would grant: a user with
     `refund_limit` refunds, or a purchase that found no place under its product's `daily_limit`
     in the user's rolling 24 hours (`daily_reserved`, by `reserve_daily_grant` before), or one
@@ -42,7 +43,8 @@
     KEYS[6] lifetime            the bucket's `lifetime:<user>`
     KEYS[7] userSubscriptions   the bucket's `user-subscriptions:<user>`
     KEYS[8] purchases           the bucket's `purchases:<user>`
-    KEYS[9…]  the keys named by index in ARGV: each purchase's `k` (claim, record, hold, refunded,
+    KEYS[9] prorated            the bucket's `refunds-prorated:<user>`
+    KEYS[10…] the keys named by index in ARGV: each purchase's `k` (claim, record, hold, refunded,
               owner, subscription, rechecks, token_ticket: as it has them), each other user's in
               `others` (lifetime, subscriptions, purchases), the re-check answer's record and schedule
               (`subscription_key`, `rechecks_key`), the bucket's notify queue (`notify_queue`)
@@ -77,6 +79,7 @@
 --- @include "grant_effects"
 --- @include "share_purchase"
 --- @include "index_purchase"
+--- @include "grant_entry"
 
 local inflight, ticketKey, stream = KEYS[1], KEYS[2], KEYS[3]
 local a = cjson.decode(ARGV[2])
@@ -152,11 +155,39 @@ local function earlierHold(k, purchase, why)
   return 'held', h[2] or why
 end
 
+-- A refund in part remembered before the grant (`<ms>:<percentage>`, a consumable's): how many
+-- of the purchase's items it takes back, and its percentage; nil for a refund in whole.
+local function earlyShare(k, purchase)
+  local marker = redis.call('GET', k.refunded)
+  local share = marker and tonumber(string.match(marker, ':(%d+)$') or '')
+  if not share or purchase.kind then return nil end
+  local quantity = tonumber(purchase.quantity) or 1
+  return math.floor(quantity * share / 100000 + 0.5), share, quantity
+end
+
 -- Apple refunded it before we granted it: nothing to grant; a reversal can still let it through.
-local function refundedBeforeGrant(k)
+-- A consumable refunded in part keeps what the refund left (grantPurchase, then takeBackEarly).
+local function refundedBeforeGrant(k, purchase)
   if redis.call('EXISTS', k.refunded) == 0 then return nil end
+  local taken, _, quantity = earlyShare(k, purchase)
+  if taken and taken < quantity then return nil end
   redis.call('DEL', k.claim)
   return 'rejected', 'refunded'
+end
+
+-- Just granted, a consumable Apple refunded in part before: the items the refund took back go
+-- back at once (the record's `revoked_quantity`, one `revoked` entry), counted as the refund's
+-- share (`refunds-prorated:<user>`), as revoke_grant would have done after the grant.
+local function takeBackEarly(k, purchase)
+  local taken, share = earlyShare(k, purchase)
+  if not taken then return end
+  redis.call('DEL', k.refunded)
+  if taken < 1 then return end
+  redis.call('HSET', k.record, 'revoked_quantity', taken, 'revocation_percentage', share,
+    'revocation_type', 'REFUND_PRORATED', 'partially_revoked_at', now)
+  redis.call('XADD', stream, '*', unpack((grantEntry(k.record, {'event', 'revoked', 'source', 'notification'},
+    {'revoked_at', now, 'revocation_type', 'REFUND_PRORATED', 'revocation_percentage', share, 'revoked_quantity', taken}))))
+  redis.call('INCRBY', KEYS[9], share)
 end
 
 -- The purchase policy's counted rules: the reason to hold a pending purchase, or nil. A
@@ -265,7 +296,7 @@ local function decide(purchase, refunds)
   if redis.call('EXISTS', k.record) == 1 then return existingGrant(k) end
   local outcome, reason = earlierHold(k, purchase, why)
   if outcome then return outcome, reason end
-  outcome, reason = refundedBeforeGrant(k)
+  outcome, reason = refundedBeforeGrant(k, purchase)
   if outcome then return outcome, reason end
   outcome = purchase.outcome
   if outcome == 'pending' then
@@ -276,7 +307,9 @@ local function decide(purchase, refunds)
     holdPurchase(k, purchase, why)
     return 'held', why
   end
-  return grantPurchase(k, purchase)
+  outcome, reason = grantPurchase(k, purchase)
+  if outcome == 'granted' then takeBackEarly(k, purchase) end
+  return outcome, reason
 end
 
 -- A legacy receipt of subscriptions this user owns: kept for re-checks by verifyReceipt.

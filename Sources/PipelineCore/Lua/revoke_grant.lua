@@ -9,6 +9,8 @@
     whose count of refunds goes up by one (less what earlier partial refunds of the unit counted).
     For a subscription's period (`subscription`), the record becomes `revoked` (applySubscription,
     only when it is the latest period).
+  - Before the grant: `refunded:<unit>` remembers the refund, `<ms>` (in whole) or
+    `<ms>:<percentage>` (a consumable's in part: the grant stage grants the rest).
   - In part (`prorate`, with Apple's `revocation_percentage` in milliunits below 100000): of the
     record's `quantity`, round(quantity x percentage / 100000) units are taken back in all; this
     refund takes back what earlier ones of the unit did not (`revoked_quantity` on the record, the
@@ -73,7 +75,14 @@ end
 
 local result
 if not owner then
-  redis.call('SET', refunded, a.now)
+  -- A consumable's refund in part remembers its share (`<ms>:<percentage>`: the grant keeps the
+  -- rest); one in whole, the time alone, which a later share never overrides.
+  local remembered = redis.call('GET', refunded)
+  if not (a.prorate and percentage and percentage < 100000) then
+    redis.call('SET', refunded, a.now)
+  elseif not remembered or string.find(remembered, ':', 1, true) then
+    redis.call('SET', refunded, a.now .. ':' .. percentage)
+  end
   result = 'refund_remembered'
 elseif redis.call('HEXISTS', record, 'revoked_at') == 1 then
   result = 'already_revoked'
