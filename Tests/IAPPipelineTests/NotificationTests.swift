@@ -193,6 +193,32 @@ import Testing
         }
     }
 
+    /// Every grant naming an Apple Account seats its user on it, with no cap configured; a
+    /// purchase Apple reports without an app account token then goes to the one user seated on
+    /// its Apple Account, and waits unclaimed once two are (issue 41, item 2).
+    @Test func aPurchaseWithoutATokenGoesToTheOneUserOfItsAppleAccount() async throws {
+        try await withPipeline { pipeline in
+            let api = pipeline.simulator.serverAPI
+            func onAccount(_ id: String) throws -> String {
+                var transaction = Self.transaction(id)
+                transaction.appTransactionID = "704000000000061"
+                return try api.register(transaction)
+            }
+            #expect(try await pipeline.terminal(try await pipeline.submit(signed: try onAccount("4000000000000061"), user: "solo")).status == .granted)
+            #expect(try await pipeline.store.isSeated("solo", onAppleAccount: "704000000000061"))
+            _ = try onAccount("4000000000000062")
+            let charge = try await deliver(pipeline, try api.signedNotification(type: "ONE_TIME_CHARGE", transactionID: "4000000000000062"))
+            #expect(charge.status == .granted && charge.transactions.map(\.transactionID) == ["4000000000000062"])
+            let granted = try #require(try await pipeline.fulfilments().last)
+            #expect(granted["user_id"] == "solo" && granted["source"] == "notification" && granted["transaction_id"] == "4000000000000062")
+            // A second user on the account: whose the next one is cannot be known; it waits.
+            #expect(try await pipeline.terminal(try await pipeline.submit(signed: try onAccount("4000000000000063"), user: "sibling")).status == .granted)
+            _ = try onAccount("4000000000000064")
+            let waiting = try await deliver(pipeline, try api.signedNotification(type: "ONE_TIME_CHARGE", transactionID: "4000000000000064"))
+            #expect(waiting.status == .applied && waiting.result == "unclaimed")
+        }
+    }
+
     @Test func aPurchaseWithNoKnownAccountWaitsUntilAUserSubmitsIt() async throws {
         try await withPipeline { pipeline in
             let api = pipeline.simulator.serverAPI

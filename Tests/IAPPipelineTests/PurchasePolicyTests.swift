@@ -166,8 +166,11 @@ import Testing
             // Another Apple Account, no account named, or no limit: nothing held.
             #expect(try await buy("F", "u3", on: "7002") == .granted)
             #expect(try await buy("G", "u4", on: nil) == .granted)
+            // Without a limit the user is still seated (a purchase Apple reports without a token
+            // finds the account's one user; RESCIND_CONSENT finds its users), and nothing is held.
             #expect(try await buy("H", "u5", on: "7001", limit: nil) == .granted)
-            #expect(try await redis.send("HGET", Self.keys.appleAccount("7001"), "joined").string == "3")
+            #expect(try await redis.send("HGET", Self.keys.appleAccount("7001"), "joined").string == "4")
+            #expect(try await redis.send("HGET", Self.keys.appleAccount("7001"), "u:u5").string == "4")
         }
     }
 

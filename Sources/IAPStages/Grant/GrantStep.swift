@@ -63,12 +63,13 @@ extension PipelineStore {
         }
     }
 
-    /// Under `IAP_MAX_ACCOUNTS_PER_APPLE_ACCOUNT`: the transactions of this job's purchases (those
-    /// it claimed) bought on an Apple Account on which the user came after the limit was full
-    /// (`seat_apple_account`, once per account). The user's place is taken for good: a purchase
-    /// held for it is still the user's buying on that account.
+    /// Every Apple Account this job's purchases (those it claimed) name seats the user
+    /// (`seat_apple_account`, once per account and user): what finds the one user of an account
+    /// for a purchase Apple reports without a token, and for `RESCIND_CONSENT`. Under
+    /// `IAP_MAX_ACCOUNTS_PER_APPLE_ACCOUNT`, returns the transactions bought on an account on which
+    /// the user came after the limit was full. The user's place is taken for good: a purchase held
+    /// for it is still the user's buying on that account.
     func appleAccountsShared(by job: Job) async throws -> Set<String> {
-        guard let limit = job.appleAccountLimit else { return [] }
         let claimed = Set((job.purchases ?? []).filter { $0.outcome == .pending && $0.unit != nil }.map(\.transactionID))
         var accounts: [String: [String]] = [:]
         for transaction in job.receipt?.transactions ?? [] where claimed.contains(transaction.transactionID) {
@@ -76,7 +77,8 @@ extension PipelineStore {
         }
         var shared: Set<String> = []
         for (account, transactions) in accounts.sorted(by: { $0.key < $1.key }) {
-            if try await !seatAppleAccount(account, user: job.userID, limit: limit) { shared.formUnion(transactions) }
+            let within = try await seatAppleAccount(account, user: job.userID, limit: job.appleAccountLimit)
+            if job.appleAccountLimit != nil, !within { shared.formUnion(transactions) }
         }
         return shared
     }

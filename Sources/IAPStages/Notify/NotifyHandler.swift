@@ -138,7 +138,8 @@ public struct NotifyHandler: JobHandler {
     ) async {
         let found = await worker.transition(reading: "find_account") {
             try await worker.store.account(
-                appAccountToken: transaction.appAccountToken, originalTransactionID: transaction.originalTransactionID)
+                appAccountToken: transaction.appAccountToken, originalTransactionID: transaction.originalTransactionID,
+                appTransactionID: transaction.appTransactionID)
         }
         guard let user = found else { return }
         guard let user else {

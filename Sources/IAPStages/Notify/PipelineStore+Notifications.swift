@@ -98,11 +98,22 @@ extension PipelineStore {
     }
 
     /// The user an app account token or an original transaction belongs to, token first.
-    public func account(appAccountToken: String?, originalTransactionID: String) async throws -> String? {
+    public func account(appAccountToken: String?, originalTransactionID: String, appTransactionID: String? = nil) async throws -> String? {
         if let token = appAccountToken?.lowercased(), let user = try await redis.send("GET", keys.accountToken(token)).string {
             return user
         }
-        return try await redis.send("GET", keys.owner(originalTransactionID: originalTransactionID)).string
+        if let owner = try await redis.send("GET", keys.owner(originalTransactionID: originalTransactionID)).string { return owner }
+        // No token: the one user seated on the Apple Account that bought it, if there is only one.
+        guard appAccountToken == nil, let account = appTransactionID, !account.isEmpty else { return nil }
+        return try await onlyUserSeated(onAppleAccount: account)
+    }
+
+    /// The user seated on an Apple Account when exactly one is (`apple-account:<id>`'s `u:<user>`).
+    public func onlyUserSeated(onAppleAccount appTransactionID: String) async throws -> String? {
+        let seats = try await redis.send("HGETALL", keys.appleAccount(appTransactionID))
+        if case .error(let message) = seats { throw RedisError.server(message) }
+        let users = seats.stringDictionary.keys.filter { $0.hasPrefix("u:") }
+        return users.count == 1 ? String(users[users.startIndex].dropFirst(2)) : nil
     }
 
     /// The users the app account tokens are bound to (lowercase tokens; an unbound one is absent):

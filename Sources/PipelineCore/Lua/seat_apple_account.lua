@@ -1,9 +1,10 @@
 #!lua
 --[[
   seat_apple_account: grant stage, before `grant_purchases`, for a purchase that names the Apple
-  Account that bought it (`appTransactionId`) under `IAP_MAX_ACCOUNTS_PER_APPLE_ACCOUNT`: gives
-  the user their place in the order in which the account's users first bought on it (kept for
-  ever: one user is always the same place), and says whether that place is within the limit.
+  Account that bought it (`appTransactionId`): gives the user their place in the order in which
+  the account's users first bought on it (kept for ever: one user is always the same place), and
+  says whether that place is within the limit (`IAP_MAX_ACCOUNTS_PER_APPLE_ACCOUNT`; without one,
+  the largest number the caller passes).
   The account's key is its own (another slot than the purchase's bucket), so this is a step of
   its own: exact under concurrency, idempotent per user.
 
