@@ -251,6 +251,27 @@ import Testing
         }
     }
 
+    /// A consumable Apple refunded in part while it waited: releasing it grants it and takes the
+    /// refunded items back in the same step, counted as the refund's share.
+    @Test func aPurchaseRefundedInPartWhileHeldKeepsTheRestOnRelease() async throws {
+        try await withClusterNode { redis, _ in
+            let store = PipelineStore(redis: redis, keys: Self.keys)
+            #expect(try await Self.grantNew(store, ticket: "T", transaction: "t1", dailyLimit: 1) == .granted)
+            #expect(try await Self.grantNew(store, ticket: "U", transaction: "t2", dailyLimit: 1) == .held)
+            try await redis.send("HSET", Self.keys.hold(unit: "t2"), "quantity", "3")
+            // What revoke_grant remembers of a consumable's refund in part before its grant.
+            try await redis.send("SET", Self.keys.refunded(unit: "t2"), "1500:33333")
+            #expect(try await store.releaseHeld(unit: "t2", by: "alice", now: 2000) == .decided("released"))
+            let record = try await redis.send("HGETALL", Self.keys.grant(unit: "t2")).stringDictionary
+            #expect(record["quantity"] == "3" && record["revoked_quantity"] == "1" && record["revoked_at"] == nil)
+            let events = try await fulfilmentEvents(redis, Self.keys)
+            #expect(events.map { $0["event"] } == ["granted", "held", "released", "revoked"])
+            #expect(events.last?["revoked_quantity"] == "1" && events.last?["user_id"] == "u1")
+            #expect(try await redis.send("GET", Self.keys.refundsProrated(user: "u1")).string == "33333")
+            #expect(try await redis.send("EXISTS", Self.keys.refunded(unit: "t2")).int == 0)
+        }
+    }
+
     /// A ticket of two purchases, one granted and one held, stays `held` until the held one is
     /// decided, then shows what they add up to.
     @Test func aTicketIsHeldWhileAnyOfItsPurchasesIs() async throws {

@@ -91,6 +91,7 @@ package struct ReleaseHeldPurchase: DeclaringScript {
             k.owner(originalTransactionID: hold.originalTransactionID), bucket.unclaimed,
             bucket.lifetime(user: hold.userID), k.subscription(originalTransactionID: hold.originalTransactionID),
             bucket.rechecks, bucket.subscriptions(user: hold.userID), bucket.purchases(user: hold.userID),
+            bucket.refundsProrated(user: hold.userID),
         ]
         arguments = [decision.argument]
     }

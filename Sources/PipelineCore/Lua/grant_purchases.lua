@@ -79,7 +79,7 @@
 --- @include "grant_effects"
 --- @include "share_purchase"
 --- @include "index_purchase"
---- @include "grant_entry"
+--- @include "take_back_early"
 
 local inflight, ticketKey, stream = KEYS[1], KEYS[2], KEYS[3]
 local a = cjson.decode(ARGV[2])
@@ -155,40 +155,16 @@ local function earlierHold(k, purchase, why)
   return 'held', h[2] or why
 end
 
--- A refund in part remembered before the grant (`<ms>:<percentage>`, a consumable's): how many
--- of the purchase's items it takes back, and its percentage; nil for a refund in whole.
-local function earlyShare(k, purchase)
-  local marker = redis.call('GET', k.refunded)
-  local share = marker and tonumber(string.match(marker, ':(%d+)$') or '')
-  if not share or purchase.kind then return nil end
-  local quantity = tonumber(purchase.quantity) or 1
-  return math.floor(quantity * share / 100000 + 0.5), share, quantity
-end
-
 -- Apple refunded it before we granted it: nothing to grant; a reversal can still let it through.
 -- A consumable refunded in part keeps what the refund left (grantPurchase, then takeBackEarly).
 local function refundedBeforeGrant(k, purchase)
   if redis.call('EXISTS', k.refunded) == 0 then return nil end
-  local taken, _, quantity = earlyShare(k, purchase)
+  local taken, _, quantity = earlyShare(k.refunded, purchase.kind, purchase.quantity)
   if taken and taken < quantity then return nil end
   redis.call('DEL', k.claim)
   return 'rejected', 'refunded'
 end
 
--- Just granted, a consumable Apple refunded in part before: the items the refund took back go
--- back at once (the record's `revoked_quantity`, one `revoked` entry), counted as the refund's
--- share (`refunds-prorated:<user>`), as revoke_grant would have done after the grant.
-local function takeBackEarly(k, purchase)
-  local taken, share = earlyShare(k, purchase)
-  if not taken then return end
-  redis.call('DEL', k.refunded)
-  if taken < 1 then return end
-  redis.call('HSET', k.record, 'revoked_quantity', taken, 'revocation_percentage', share,
-    'revocation_type', 'REFUND_PRORATED', 'partially_revoked_at', now)
-  redis.call('XADD', stream, '*', unpack((grantEntry(k.record, {'event', 'revoked', 'source', 'notification'},
-    {'revoked_at', now, 'revocation_type', 'REFUND_PRORATED', 'revocation_percentage', share, 'revoked_quantity', taken}))))
-  redis.call('INCRBY', KEYS[9], share)
-end
 
 -- The purchase policy's counted rules: the reason to hold a pending purchase, or nil. A
 -- daily-capped purchase had its place in the user's window reserved before this step
@@ -308,7 +284,10 @@ local function decide(purchase, refunds)
     return 'held', why
   end
   outcome, reason = grantPurchase(k, purchase)
-  if outcome == 'granted' then takeBackEarly(k, purchase) end
+  if outcome == 'granted' then
+    takeBackEarly({refunded = k.refunded, record = k.record, stream = stream, prorated = KEYS[9]}, purchase.kind,
+      purchase.quantity, now)
+  end
   return outcome, reason
 end
 

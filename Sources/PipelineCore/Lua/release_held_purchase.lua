@@ -4,7 +4,8 @@
   stage would have granted it (grant record, grantEffects, one `released` entry on the
   fulfilment stream with `source=operator`), the hold records the decision and leaves the index;
   then the hold's ticket is told (`settle_held_ticket`, in the ticket's bucket). A purchase Apple refunded while it was held is
-  rejected as `refunded` instead: nothing refunded is ever granted.
+  rejected as `refunded` instead: nothing refunded is ever granted; but a consumable refunded in
+  part is granted, and the items the refund took back are taken back in the same step.
 
   Most keys follow from the hold (its user, original transaction),
   which only this script reads: called with others (or none), it answers {-2, hold} naming them
@@ -24,6 +25,7 @@
     KEYS[11] rechecks           the re-check schedule
     KEYS[12] userSubscriptions  the bucket's `user-subscriptions:<user>`
     KEYS[13] purchases          the bucket's `purchases:<user>`
+    KEYS[14] prorated           the bucket's `refunds-prorated:<user>`
     ARGV[1] arguments           JSON: now, operator, note, ticket, user_id, original_transaction_id,
                                 recheck?
   Output:
@@ -36,6 +38,7 @@
 --- @include "settle_hold"
 --- @include "grant_effects"
 --- @include "index_purchase"
+--- @include "take_back_early"
 
 local hold, holds, claim, record, refunded, stream = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local a = cjson.decode(ARGV[1])
@@ -46,7 +49,8 @@ if h.ticket ~= a.ticket or h.user_id ~= a.user_id or h.original_transaction_id ~
   return {-2, cjson.encode({ticket = h.ticket, user_id = h.user_id, original_transaction_id = h.original_transaction_id})}
 end
 local k = {hold = hold, holds = holds}
-if redis.call('EXISTS', refunded) == 1 then
+local taken, _, quantity = earlyShare(refunded, h.kind, h.quantity)
+if redis.call('EXISTS', refunded) == 1 and not (taken and taken < quantity) then
   redis.call('DEL', claim)
   redis.call('XADD', stream, '*', unpack(holdEntry(h, {'event', 'rejected', 'source', 'operator', 'operator', a.operator},
     {'reason', 'refunded', 'rejected_at', a.now})))
@@ -72,6 +76,8 @@ end
 indexPurchase(KEYS[13], h.unit, sale, a.now)
 redis.call('XADD', stream, '*', unpack(holdEntry(h, {'event', 'released', 'source', 'operator', 'operator', a.operator},
   released)))
+-- A consumable refunded in part while held: the refunded items go back now, after its release.
+takeBackEarly({refunded = refunded, record = record, stream = stream, prorated = KEYS[14]}, h.kind, h.quantity, a.now)
 h.source = 'operator'
 grantEffects(
   {owner = KEYS[7], unclaimed = KEYS[8], lifetime = KEYS[9], subscription = KEYS[10],

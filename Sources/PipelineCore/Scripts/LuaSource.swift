@@ -77,6 +77,7 @@ package enum LuaSource {
         "settle_hold": PackageResources.settle_hold_lua,
         "share_purchase": PackageResources.share_purchase_lua,
         "split_list": PackageResources.split_list_lua,
+        "take_back_early": PackageResources.take_back_early_lua,
         "ticket_status": PackageResources.ticket_status_lua,
     ]
 
