@@ -8,7 +8,7 @@ import NIOHTTP1
 
 /// The App Store Server API calls the pipeline makes: Get Transaction Info, Get Transaction
 /// History v2, Get All Subscription Statuses, Send Consumption Information, Set App Account Token, Get App
-/// Transaction Info,
+/// Transaction Info, Finish Transaction,
 /// the test notification's, Get Notification History and Look Up Order ID. Every call takes a permit from the fleet-wide
 /// rate limiter first; a 429 holds the endpoint for the whole fleet until Apple's Retry-After.
 public final class ServerAPIClient: Sendable {
@@ -104,6 +104,13 @@ public final class ServerAPIClient: Sendable {
         return await call(
             .appAccountToken, method: .PUT, path: "/inApps/v1/transactions/\(Self.escape(originalTransactionID))/appAccountToken",
             body: body, environment: environment)
+    }
+
+    /// `POST /inApps/v1/transactions/{transactionId}/finish` (API 1.20): the server has delivered the
+    /// purchase; Apple answers 200 with no body.
+    public func finishTransaction(_ transactionID: String, environment: ServerAPIEnvironment) async -> ServerAPIAnswer {
+        await call(
+            .finishTransaction, method: .POST, path: "/inApps/v1/transactions/\(Self.escape(transactionID))/finish", environment: environment)
     }
 
     /// `POST /inApps/v1/notifications/test`: Apple sends a `TEST` notification to the app's URL;

@@ -18,6 +18,7 @@ public enum ServerAPIEndpoint: String, Sendable, CaseIterable {
     case notificationHistory = "notification_history"
     case orderLookup = "order_lookup"
     case appAccountToken = "app_account_token"
+    case finishTransaction = "finish_transaction"
     case appTransactionInfo = "app_transaction_info"
     case refundHistory = "refund_history"
     case extendRenewalDate = "extend_renewal_date"

@@ -42,6 +42,24 @@ extension SimulatedServerAPI {
         }
     }
 
+    /// `POST /inApps/v1/transactions/{transactionId}/finish`: 200 with no body; 4040010 when no
+    /// such transaction is here.
+    func finishTransaction(_ id: String, environment: String, app: String?) -> Response {
+        materialize()
+        return state.withLockedValue { state in
+            guard let transaction = state.transactions[id], transaction.environment == environment, Self.visible(transaction, to: app) else {
+                return Self.notFound
+            }
+            state.finished[id, default: 0] += 1
+            return Response(status: .ok)
+        }
+    }
+
+    /// How many times Finish Transaction finished a transaction.
+    public func timesFinished(transactionID: String) -> Int {
+        state.withLockedValue { $0.finished[transactionID] ?? 0 }
+    }
+
     /// The tokens Set App Account Token set on an original transaction, oldest first.
     public func appAccountTokensSet(originalTransactionID: String) -> [String] {
         state.withLockedValue { $0.tokensSet[originalTransactionID] ?? [] }

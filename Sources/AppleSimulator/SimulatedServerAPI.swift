@@ -28,6 +28,8 @@ public final class SimulatedServerAPI: Sendable {
         var calls: [String: [Int64]] = [:]
         /// The app account tokens set per original transaction id (Set App Account Token), oldest first.
         var tokensSet: [String: [String]] = [:]
+        /// How many times each transaction was finished (Finish Transaction).
+        var finished: [String: Int] = [:]
         /// Consumption information accepted per transaction id, oldest first (the JSON bodies).
         var consumption: [String: [[String: String]]] = [:]
         /// The subscriptions it plays, by original transaction id, with when each started.
@@ -328,7 +330,9 @@ public final class SimulatedServerAPI: Sendable {
         }
         router.get(RouterPath(stringLiteral: prefix + "/inApps/v2/history/{id}")) { request, context in
             try self.answer(request, environment: environment, endpoint: "transaction_history") {
-                self.history(context.parameters.get("id") ?? "", environment: environment, app: Self.tokenBundle(request.headers[.authorization]))
+                self.history(
+                    context.parameters.get("id") ?? "", revision: request.uri.queryParameters.get("revision"), environment: environment,
+                    app: Self.tokenBundle(request.headers[.authorization]))
             }
         }
         router.get(RouterPath(stringLiteral: prefix + "/inApps/v2/refund/lookup/{id}")) { request, context in
@@ -388,6 +392,12 @@ public final class SimulatedServerAPI: Sendable {
                 self.setAppAccountToken(
                     context.parameters.get("id") ?? "", body: Data(buffer: body), environment: environment,
                     app: Self.tokenBundle(request.headers[.authorization]))
+            }
+        }
+        router.post(RouterPath(stringLiteral: prefix + "/inApps/v1/transactions/{id}/finish")) { request, context in
+            try self.answer(request, environment: environment, endpoint: "finish_transaction") {
+                self.finishTransaction(
+                    context.parameters.get("id") ?? "", environment: environment, app: Self.tokenBundle(request.headers[.authorization]))
             }
         }
         router.put(RouterPath(stringLiteral: prefix + "/inApps/v2/transactions/consumption/{id}")) { request, context in
@@ -550,16 +560,27 @@ public final class SimulatedServerAPI: Sendable {
         return (try? Self.json(.ok, body)) ?? Self.notFound
     }
 
-    private func history(_ id: String, environment: String, app: String?) -> Response {
+    /// `GET /inApps/v2/history/{id}?revision=`: the customer's transactions, oldest purchase first,
+    /// 20 a page. `id` is any transaction id of theirs, or (API 1.20) their Apple Account's
+    /// `appTransactionId`; the customer is everyone of that Apple Account, else the transaction's
+    /// original transaction's. `revision` is where the next page starts: kept after the last
+    /// page, it reads only purchases made since.
+    private func history(_ id: String, revision: String?, environment: String, app: String?) -> Response {
         materialize()
-        let all = state.withLockedValue { $0.transactions.values }
-        guard let anchor = all.first(where: { $0.transactionID == id && $0.environment == environment && Self.visible($0, to: app) })
-        else { return Self.notFound }
-        let related = all.filter { $0.originalTransactionID == anchor.originalTransactionID && $0.environment == environment }
-            .sorted { ($0.purchaseDate ?? 0) < ($1.purchaseDate ?? 0) }
-        let signed = related.compactMap { try? authority.signer.sign(payload: $0) }
+        let all = state.withLockedValue { Array($0.transactions.values) }
+        let mine = all.filter { $0.environment == environment && Self.visible($0, to: app) }
+        let account = mine.first { $0.transactionID == id }.map { $0.appTransactionID } ?? (mine.contains { $0.appTransactionID == id } ? id : nil)
+        guard let anchor = mine.first(where: { $0.transactionID == id || $0.appTransactionID == id }) else { return Self.notFound }
+        let related = mine.filter { other in
+            if let account { return other.appTransactionID == account }
+            return other.originalTransactionID == anchor.originalTransactionID
+        }.sorted { ($0.purchaseDate ?? 0, $0.transactionID) < ($1.purchaseDate ?? 0, $1.transactionID) }
+        let start = revision.flatMap { $0.hasPrefix("hr:") ? Int($0.dropFirst(3)) : nil } ?? 0
+        let page = Array(related.dropFirst(start).prefix(Self.refundPageSize))
+        let next = start + page.count
+        let signed = page.compactMap { try? authority.signer.sign(payload: $0) }
         return (try? Self.json(.ok, [
-            "signedTransactions": signed, "revision": "r\(signed.count)", "hasMore": false, "bundleId": anchor.bundleID,
+            "signedTransactions": signed, "revision": "hr:\(next)", "hasMore": next < related.count, "bundleId": anchor.bundleID,
             "environment": environment,
         ] as [String: any Sendable])) ?? Self.notFound
     }

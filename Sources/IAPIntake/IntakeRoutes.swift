@@ -44,6 +44,7 @@ public struct IntakeRoutes: Sendable {
     public func register(on router: Router<IntakeRequestContext>) {
         router.post("/v1/receipts") { request, context in try await submit(request, context: context) }
         router.get("/v1/receipts/{ticket}") { request, context in try await ticket(request, context: context) }
+        router.post("/v1/users/{user_id}/sync") { request, context in try await sync(request, context: context) }
         router.get("/healthz") { _, _ in json(.ok, ["status": "ok"]) }
         router.get("/openapi.json") { _, _ in
             Response(
@@ -80,12 +81,18 @@ public struct IntakeRoutes: Sendable {
         job.signedAppTransaction = signedAppTransaction
         job.currency = submission.currency
         job.bundleID = submission.bundleID
+        return try await store(job, digest: Self.digest(submission), context: context)
+    }
+
+    /// The job stored with its ticket in one step (`submit_receipt`), within the limits: `202`
+    /// with a new ticket, `200` with the one the same evidence has; a precise `429` or `503` else.
+    func store(_ job: Job, digest: String, context: IntakeRequestContext) async throws -> Response {
         var limits = limits
         // The key whose signature the door checked (never the header as sent).
         limits.clientKey = context.clientKey
         let stored: (ticket: String, created: Bool)
         do {
-            stored = try await store.submit(job, receiptDigest: Self.digest(submission), ttl: ticketTTL, limits: limits)
+            stored = try await store.submit(job, receiptDigest: digest, ttl: ticketTTL, limits: limits)
         } catch let refusal as RateLimitExceeded {
             let who = refusal.scope == .clientKey ? "this client key" : "this user"
             throw IntakeError(.tooManyRequests, "rate_limited", "too many new submissions this second for \(who); retry after 1 s")

@@ -226,6 +226,14 @@ public enum Settings {
             + "API key on the granter (it queues) and the notifier (it calls); off: never",
         readBy: [.granter])
 
+    public static let finishTransactions = Setting(
+        "IAP_FINISH_TRANSACTIONS", .choice(["on", "off"]), default: "on",
+        help: "a consumable granted: the notifier tells Apple it is delivered (Finish Transaction, App Store Server API "
+            + "1.20), so a client that crashed before it finished the transaction is not handed it again; an unknown "
+            + "transaction ends the errand as an answer; needs the Server API key on the granter (it queues) and the "
+            + "notifier (it calls); off: never",
+        readBy: [.granter])
+
     public static let notificationSweep = Setting(
         "IAP_NOTIFICATION_SWEEP_S", .duration(.seconds, .zero ... .seconds(604_800)), default: "3600",
         help: "every this long one notifier (fleet-wide) reads Apple's notification history for what never arrived "
@@ -353,7 +361,7 @@ public enum Settings {
         appleProductionURL, appleSandboxURL, appleSharedSecret, appleTimeout,
         appleAPIKeyID, appleAPIIssuerID, appleAPIPrivateKeyFile, appleAPIProductionURL, appleAPISandboxURL, appleAPIMaxRPS,
         offerKeyID, offerPrivateKeyFile,
-        productsFile, currencies, sandbox, maxRefundsPerUser, maxAccountsPerAppleAccount, sharingPolicy, refundPreference, setAppAccountTokens,
+        productsFile, currencies, sandbox, maxRefundsPerUser, maxAccountsPerAppleAccount, sharingPolicy, refundPreference, setAppAccountTokens, finishTransactions,
         notificationSweep, refundSweep,
         recheckBefore, recheckAfter, recheckMax,
         concurrency, lease, maxRedeliveries, shutdownGrace, metricsPort, maxAttempts, appleBreakerFailures, appleBreakerProbe, retryBase, retryMax, fulfilmentRetention, deadMax, deadMaxAge,

@@ -88,7 +88,7 @@ public struct VerifierCommand: AsyncParsableCommand {
                 bundleIDs: try configuration.requireBundleIDs(),
                 retryPolicy: configuration.retryPolicy,
                 rechecks: RecheckPromotion(schedule: configuration.recheck, ticketTTL: configuration.ticketTTL),
-                appleAccounts: seams.appleAccounts,
+                appleAccounts: seams.appleAccounts, history: seams.history,
                 breaker: configuration.appleBreaker.map { AppleBreaker(store: store, settings: $0, logger: logger) })
             return StageParts(
                 handler: handler, clients: [ClosingService { await apple.shutdown() }, closing(clients.map(\.client))])
@@ -141,7 +141,7 @@ public struct GranterCommand: AsyncParsableCommand {
         let logger = bootstrapLogging(label: "iap-granter")
         try await runWorker(configuration: configuration, logger: logger) { (_) throws(ConfigurationError) -> StageParts in
             StageParts(handler: GrantHandler(
-                tokenTickets: configuration.appAccountTokenTickets, retention: RetentionSweep(settings: configuration.retention)))
+                tokenTickets: configuration.appAccountTokenTickets, finishTickets: configuration.finishTransactionTickets, retention: RetentionSweep(settings: configuration.retention)))
         }
     }
 }
@@ -182,7 +182,7 @@ public struct NotifierCommand: AsyncParsableCommand {
                 if let preference = configuration.refundPreference {
                     answering = ConsumptionAnswering(reporter: apps, preferences: preference, retryPolicy: configuration.retryPolicy)
                 }
-                accountTokens = AccountTokenErrands(setter: apps, retryPolicy: configuration.retryPolicy)
+                accountTokens = AccountTokenErrands(setter: apps, finisher: apps, retryPolicy: configuration.retryPolicy)
             }
             var parts = StageParts(
                 handler: NotifyHandler(catalog: try configuration.requireCatalog(), consumption: answering, accountTokens: accountTokens),

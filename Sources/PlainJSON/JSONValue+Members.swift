@@ -52,6 +52,12 @@ extension JSONValue {
         return exact
     }
 
+    public func boolIfPresent(_ key: String) throws(JSONShapeError) -> Bool? {
+        guard let value = try member(key) else { return nil }
+        guard case .bool(let flag) = value else { throw JSONShapeError(member: key, reason: "not a boolean") }
+        return flag
+    }
+
     public func arrayIfPresent(_ key: String) throws(JSONShapeError) -> [JSONValue]? {
         guard let value = try member(key) else { return nil }
         guard case .array(let items) = value else { throw JSONShapeError(member: key, reason: "not an array") }

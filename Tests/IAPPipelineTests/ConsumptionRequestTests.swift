@@ -69,7 +69,8 @@ import Testing
     }
 
     @Test func anAnswerAppleCannotTakeIsRetried() async throws {
-        try await withPipeline(serverAPI: true, environment: Self.answering) { pipeline in
+        // Apple's faults go to whichever call comes next: no Finish Transaction errand may take them.
+        try await withPipeline(serverAPI: true, environment: Self.answering.merging(["IAP_FINISH_TRANSACTIONS": "off"]) { $1 }) { pipeline in
             try await Self.granted(pipeline, "6000000000000004")
             try await Self.consent(pipeline, "player-1", true)
             pipeline.simulator.serverAPI.setFaults(SimulatedAPIFaults(serverErrors: 2))

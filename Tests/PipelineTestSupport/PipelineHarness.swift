@@ -156,13 +156,13 @@ public final class PipelineHarness: @unchecked Sendable {
                 verifier: seams.verifier, signedData: signedData, lookup: seams.lookup, subscriptions: seams.subscriptions,
                 bundleIDs: configuration.appsFile == nil ? [Self.bundleID] : configuration.bundleIDs, retryPolicy: configuration.retryPolicy,
                 rechecks: RecheckPromotion(schedule: configuration.recheck, ticketTTL: configuration.ticketTTL),
-                appleAccounts: seams.appleAccounts,
+                appleAccounts: seams.appleAccounts, history: seams.history,
                 breaker: configuration.appleBreaker.map { AppleBreaker(store: store, settings: $0, logger: testLogger) })
         case .dedupe:
             return DedupeHandler(catalog: Self.catalog, policy: try! configuration.purchasePolicy())
         case .grant:
             return GrantHandler(
-                tokenTickets: configuration.appAccountTokenTickets, retention: RetentionSweep(settings: configuration.retention))
+                tokenTickets: configuration.appAccountTokenTickets, finishTickets: configuration.finishTransactionTickets, retention: RetentionSweep(settings: configuration.retention))
         case .notify:
             // As iap-notifier: consumption requests are answered when a refund preference is set;
             // app account tokens are set with the Server API keys.
@@ -172,7 +172,7 @@ public final class PipelineHarness: @unchecked Sendable {
             }
             return NotifyHandler(
                 catalog: Self.catalog, consumption: answering,
-                accountTokens: apps.map { AccountTokenErrands(setter: $0, retryPolicy: configuration.retryPolicy) })
+                accountTokens: apps.map { AccountTokenErrands(setter: $0, finisher: $0, retryPolicy: configuration.retryPolicy) })
         case .webhook:
             return WebhookHandler(
                 poster: webhookClient!, signer: try! configuration.webhook.signer(), maxAge: configuration.webhook.maxAge,

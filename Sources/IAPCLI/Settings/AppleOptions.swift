@@ -64,9 +64,10 @@ public struct ConsumptionOptions: SettingsGroup {
     public init() {}
 }
 
-/// Whether the granter queues Set App Account Token errands.
+/// Whether the granter queues Set App Account Token and Finish Transaction errands.
 public struct AccountTokenOptions: SettingsGroup {
     @Option(setting: Settings.setAppAccountTokens) var setAppAccountTokens: String?
+    @Option(setting: Settings.finishTransactions) var finishTransactions: String?
 
     public init() {}
 }

@@ -79,6 +79,8 @@ public struct PipelineConfiguration: Sendable {
     /// `IAP_SET_APP_ACCOUNT_TOKENS`: whether a token-less purchase of a user with a bound token has
     /// it set at Apple (with the Server API key).
     public var setAppAccountTokens: Bool
+    /// `IAP_FINISH_TRANSACTIONS`: whether a granted consumable is finished at Apple.
+    public var finishTransactions: Bool
     /// How often the fleet's one notification sweep runs (`IAP_NOTIFICATION_SWEEP_S`); zero: never.
     public var notificationSweep: Duration
     /// How often the fleet's one refund sweep runs (`IAP_REFUND_SWEEP_S`); zero: never.
@@ -150,6 +152,7 @@ public struct PipelineConfiguration: Sendable {
         sharingPolicy = SharingPolicy(rawValue: try source.choice(Settings.sharingPolicy))!
         refundPreference = try RefundPreferences.reading(source)
         setAppAccountTokens = try source.choice(Settings.setAppAccountTokens) == "on"
+        finishTransactions = try source.choice(Settings.finishTransactions) == "on"
         notificationSweep = try source.duration(Settings.notificationSweep)
         refundSweep = try source.duration(Settings.refundSweep)
         metricsPort = try source.optionalCount(Settings.metricsPort)
@@ -313,6 +316,12 @@ public struct PipelineConfiguration: Sendable {
     /// Server API key is configured (the notifier makes the calls), else `nil`.
     public var appAccountTokenTickets: Duration? {
         setAppAccountTokens && isServerAPIConfigured ? ticketTTL : nil
+    }
+
+    /// The grant stage's Finish Transaction: its errands' ticket lifetime when it is on and the
+    /// Server API key is configured (the notifier makes the calls), else `nil`.
+    public var finishTransactionTickets: Duration? {
+        finishTransactions && isServerAPIConfigured ? ticketTTL : nil
     }
 
     /// The roots that signed data must chain to: the configured files, else Apple Root CA - G3.

@@ -46,6 +46,12 @@ public struct DedupeHandler: JobHandler {
                 attempts: job.attempts)
             return
         }
+        if let account = job.appleAccount {
+            // A sync: the user takes their seat on the Apple Account whatever its purchases' fates.
+            guard await worker.transition(SeatAppleAccount.self, {
+                try await worker.store.seatAppleAccount(account, user: job.userID, limit: policy.maxAccountsPerAppleAccount)
+            }) != nil else { return }
+        }
         // Whose each purchase's Apple-signed token says it is: read before the claim, which a
         // purchase of another user's token never makes.
         let tokens = Set(receipt.transactions.compactMap { $0.appAccountToken?.lowercased() })
@@ -61,7 +67,8 @@ public struct DedupeHandler: JobHandler {
         next.purchases = purchases(for: job, in: receipt, tokenOwners: tokenOwners)
         next.refundLimit = policy.maxRefundsPerUser
         next.appleAccountLimit = policy.maxAccountsPerAppleAccount
-        next.sharing = policy.sharing
+        // A sync leaves every purchase the books know where it is: no transfer, no share.
+        next.sharing = job.source == Job.syncSource ? nil : policy.sharing
         // A paid product our catalog does not know is our configuration's fault, not the user's:
         // rejecting it would lose the order, so it waits as a dead letter for the catalog fix and a replay.
         let unknown = Set(next.purchases?.filter { $0.reason == ReasonCode.unknownProduct }.map(\.productID) ?? [])
@@ -191,6 +198,7 @@ public struct DedupeHandler: JobHandler {
                     purchase.kind = type.rawValue
                     purchase.entitlements = catalog.entitlements[transaction.productID]
                 }
+                if catalog.products[transaction.productID] == .consumable { purchase.consumable = true }
                 if catalog.products[transaction.productID] == .autoRenewable {
                     purchase.expiresAt = transaction.expiresDateMs.flatMap { Int64($0) }
                     purchase.signedAt = transaction.signedDateMs.flatMap { Int64($0) }

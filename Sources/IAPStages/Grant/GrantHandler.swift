@@ -13,11 +13,16 @@ public struct GrantHandler: JobHandler {
     /// granted without an app account token to a user who has one bound queues the errand that
     /// sets it at Apple (the notify stage makes the call), its ticket living this long; `nil`: off.
     public let tokenTickets: Duration?
+    /// Finish Transaction (`IAP_FINISH_TRANSACTIONS` with Server API keys): a consumable granted
+    /// queues the errand that finishes it at Apple (the notify stage makes the call), its ticket
+    /// living this long; `nil`: off.
+    public let finishTickets: Duration?
     /// Trims each bucket's fulfilment stream and dead letters to their bounds; `nil`: kept as they are.
     public let retention: RetentionSweep?
 
-    public init(tokenTickets: Duration? = nil, retention: RetentionSweep? = nil) {
+    public init(tokenTickets: Duration? = nil, finishTickets: Duration? = nil, retention: RetentionSweep? = nil) {
         self.tokenTickets = tokenTickets
+        self.finishTickets = finishTickets
         self.retention = retention
     }
 
@@ -32,7 +37,7 @@ public struct GrantHandler: JobHandler {
             return
         }
         let outcome = await worker.transition(GrantPurchases.self) {
-            try await worker.store.grantOutcome(payload, member: worker.member, job: job, tokenTickets: tokenTickets)
+            try await worker.store.grantOutcome(payload, member: worker.member, job: job, tokenTickets: tokenTickets, finishTickets: finishTickets)
         }
         guard let (result, granted) = outcome else { return }
         guard result == .moved, let granted else {

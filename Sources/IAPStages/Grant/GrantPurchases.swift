@@ -16,7 +16,8 @@ package struct GrantPurchases: DeclaringScript {
 
     package init(
         _ keys: RedisKeys, member: String, taken: String, job: Job, refunds: Double?, places: [String: Bool] = [:],
-        shared: Set<String> = [], keep: Bool = false, recheck: RecheckSchedule?, accountToken: AccountTokenSetting? = nil, now: Int64
+        shared: Set<String> = [], keep: Bool = false, recheck: RecheckSchedule?, accountToken: AccountTokenSetting? = nil,
+        finishTickets: Duration? = nil, now: Int64
     ) {
         redisKeys = keys
         let user = job.userID
@@ -43,6 +44,15 @@ package struct GrantPurchases: DeclaringScript {
                     environment: evidence.environment, bundleID: job.receipt?.bundleID
                 ).job(ticket: ticket, user: user, now: now).encoded()
             }
+            if finishTickets != nil, purchase.isClaimed, purchase.unit != nil, purchase.consumable == true, !evidence.environment.isEmpty {
+                // A consumable granted here is finished at Apple, so no crashed client is handed it again.
+                let ticket = FinishTransactionRequest.ticket(transactionID: purchase.transactionID, in: keys)
+                line.keys["finish_ticket"] = declared.index(of: keys.ticket(ticket))
+                notifyQueue = notifyQueue ?? declared.index(of: keys.queue(.notify))
+                line.finishJob = FinishTransactionRequest(
+                    transactionID: purchase.transactionID, environment: evidence.environment, bundleID: job.receipt?.bundleID
+                ).job(ticket: ticket, user: user, now: now).encoded()
+            }
             line.keys.merge(Self.subscriptionKeys(purchase, keys: keys, declared: &declared)) { $1 }
             lines.append(line)
         }
@@ -61,7 +71,7 @@ package struct GrantPurchases: DeclaringScript {
             refundLimit: job.refundLimit.map(String.init), refunds: refunds.map { String($0) }, sharing: job.sharing?.rawValue, purchases: lines,
             recheck: recheck, subscription: subscription, subscriptionKey: subscriptionKey, rechecksKey: rechecksKey,
             receipt: job.subscriptionReceipt, notifyQueue: notifyQueue,
-            ticketTTL: notifyQueue == nil ? nil : accountToken.map { String($0.ticketTTL.components.seconds) })
+            ticketTTL: notifyQueue == nil ? nil : (accountToken?.ticketTTL ?? finishTickets).map { String($0.components.seconds) })
         self.declared = declared
         arguments = [taken, members.argument]
     }
@@ -210,9 +220,9 @@ struct GrantPurchasesArguments {
     var rechecksKey: Int?
     /// A legacy receipt proving the job's subscriptions: kept on the records this user owns.
     var receipt: String?
-    /// The KEYS index of the bucket's notify queue, when a purchase's `token_job` may go there.
+    /// The KEYS index of the bucket's notify queue, when a purchase's `token_job` or `finish_job` may go there.
     var notifyQueue: Int?
-    /// The time to live of a `token_job`'s ticket (s).
+    /// The time to live of an errand's ticket (s).
     var ticketTTL: String?
     /// Other users whose keys the step touches (user → `lifetime`, `subscriptions`, `purchases`: KEYS indexes).
     var others: [String: [String: Int]] = [:]
@@ -245,8 +255,11 @@ struct GrantPurchasesArguments {
         /// The notify job that sets the user's app account token at Apple, queued when this
         /// purchase is granted to the user (its ticket: `k.token_ticket`).
         var tokenJob: String?
+        /// The notify job that finishes the consumable at Apple, queued when it is granted to the
+        /// user (its ticket: `k.finish_ticket`).
+        var finishJob: String? = nil
         /// The purchase's keys by name (claim, record, hold, refunded, owner, subscription,
-        /// rechecks, token_ticket): KEYS indexes.
+        /// rechecks, token_ticket, finish_ticket): KEYS indexes.
         var keys: [String: Int]
 
         var json: JSONValue {
@@ -270,6 +283,7 @@ struct GrantPurchasesArguments {
                 "signed_at": signedAt.json,
                 "sale": sale.isEmpty ? nil : .array(sale.map { .string($0) }),
                 "token_job": tokenJob.json,
+                "finish_job": finishJob.json,
                 "k": .object(keys.mapValues { .int($0) }),
             ])
         }

@@ -20,8 +20,10 @@ extension PipelineStore {
     ///
     /// `tokenTickets`: Set App Account Token is on, its errands' tickets living this long; the
     /// user's bound token is read first (its own slot) for a job with a purchase that has none.
+    /// `finishTickets`: Finish Transaction is on, each granted consumable's errand ticket living this long.
     public func grantOutcome(
-        _ payload: String, member: String, job: Job, tokenTickets: Duration? = nil, now: Int64 = currentTimeMs()
+        _ payload: String, member: String, job: Job, tokenTickets: Duration? = nil, finishTickets: Duration? = nil,
+        now: Int64 = currentTimeMs()
     ) async throws -> (TransitionResult, GrantOutcome?) {
         // The refund limit counts the user's refunds in every bucket: read first (a refund that
         // lands meanwhile is one that came just after this grant).
@@ -41,7 +43,7 @@ extension PipelineStore {
         let keep = !capped.isEmpty
         let (result, outcome) = try await run(
             GrantPurchases(keys, member: member, taken: payload, job: job, refunds: refunds, places: places, shared: shared,
-                keep: keep, recheck: recheck, accountToken: tokenSetting, now: now),
+                keep: keep, recheck: recheck, accountToken: tokenSetting, finishTickets: finishTickets, now: now),
             replicated: true)
         // A job another worker holds now keeps its places: that worker's grant counts on them.
         guard result != .leaseLost else { return (result, outcome) }

@@ -20,14 +20,29 @@ extension AppAccountTokenSetting {
 
 extension ServerAPIClient: AppAccountTokenSetting {}
 
+/// The seam to Finish Transaction: the App Store Server API client, or a test's stand-in.
+public protocol TransactionFinishing: Sendable {
+    /// With the key of the purchase's app (`IAP_APPS_FILE`); one app's client ignores `bundleID`.
+    func finishTransaction(_ transactionID: String, environment: ServerAPIEnvironment, bundleID: String?) async -> ServerAPIAnswer
+}
+
+extension ServerAPIClient: TransactionFinishing {
+    public func finishTransaction(_ transactionID: String, environment: ServerAPIEnvironment, bundleID: String?) async -> ServerAPIAnswer {
+        await finishTransaction(transactionID, environment: environment)
+    }
+}
+
 /// How the notify stage runs the errands `grant_purchases` queues: who sets the token at Apple,
-/// and how often it retries when Apple cannot take the call.
+/// who finishes a granted consumable there, and how often each retries when Apple cannot take the call.
 public struct AccountTokenErrands: Sendable {
     public var setter: any AppAccountTokenSetting
+    /// `nil`: a Finish Transaction errand is recorded as not sent.
+    public var finisher: (any TransactionFinishing)?
     public var retryPolicy: RetryPolicy
 
-    public init(setter: any AppAccountTokenSetting, retryPolicy: RetryPolicy) {
+    public init(setter: any AppAccountTokenSetting, finisher: (any TransactionFinishing)? = nil, retryPolicy: RetryPolicy) {
         self.setter = setter
+        self.finisher = finisher
         self.retryPolicy = retryPolicy
     }
 

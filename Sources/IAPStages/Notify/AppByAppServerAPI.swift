@@ -3,7 +3,7 @@ import PipelineCore
 
 /// The notify stage's Server API calls for several apps (`IAP_APPS_FILE`): each goes out with the
 /// key of the app the purchase is of (its token's `bid`), the first app's when it names none.
-public struct AppByAppServerAPI: ConsumptionReporting, AppAccountTokenSetting {
+public struct AppByAppServerAPI: ConsumptionReporting, AppAccountTokenSetting, TransactionFinishing {
     public let clients: [(bundleID: String, client: ServerAPIClient)]
 
     public init(clients: [(bundleID: String, client: ServerAPIClient)]) {
@@ -35,5 +35,9 @@ public struct AppByAppServerAPI: ConsumptionReporting, AppAccountTokenSetting {
         _ token: String, originalTransactionID: String, environment: ServerAPIEnvironment, bundleID: String?
     ) async -> ServerAPIAnswer {
         await client(bundleID).setAppAccountToken(token, originalTransactionID: originalTransactionID, environment: environment)
+    }
+
+    public func finishTransaction(_ transactionID: String, environment: ServerAPIEnvironment, bundleID: String?) async -> ServerAPIAnswer {
+        await client(bundleID).finishTransaction(transactionID, environment: environment)
     }
 }

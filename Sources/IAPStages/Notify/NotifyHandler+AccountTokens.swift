@@ -45,6 +45,40 @@ extension NotifyHandler {
         }
     }
 
+    /// Finishes a granted consumable at Apple (Finish Transaction). The errand's ticket ends
+    /// `applied` with its result: `transaction_finished`, `transaction_not_found` (an answer, not
+    /// an error), `apple_api_error_<code>`, or `finish_transaction_not_sent` on a notifier without
+    /// Server API keys.
+    func finishTransaction(_ request: FinishTransactionRequest, payload: String, job: Job, worker: WorkerContext) async {
+        func finish(_ result: String) async {
+            let moved = await worker.transition(RecordNotification.self) {
+                try await worker.store.recordNotification(payload, member: worker.member, job: job, result: result, entry: "", in: .nothing)
+            }
+            await worker.settle(moved, payload: payload, job: job, by: RecordNotification.self)
+        }
+        guard let accountTokens, let finisher = accountTokens.finisher else {
+            worker.logger.warning("a transaction to finish at Apple, but this notifier has no Server API keys", metadata: [
+                "transaction_id": "\(request.transactionID)",
+            ])
+            await finish("finish_transaction_not_sent")
+            return
+        }
+        let environment: ServerAPIEnvironment = request.environment == "Sandbox" ? .sandbox : .production
+        let answer = await finisher.finishTransaction(request.transactionID, environment: environment, bundleID: request.bundleID)
+        switch answer {
+        case .ok:
+            await finish("transaction_finished")
+        case .notFound:
+            await finish("transaction_not_found")
+        case .refused(let errorCode, let detail):
+            worker.logger.warning("Apple refused to finish the transaction", metadata: ["error_code": "\(errorCode)", "detail": "\(detail)"])
+            await finish(ReasonCode.appleAPIError(errorCode))
+        case .unauthorized, .misconfigured, .transient:
+            await deadLetterOrRetry(
+                answer, payload: payload, job: job, attempt: job.attempts + 1, policy: accountTokens.retryPolicy, worker: worker)
+        }
+    }
+
     /// An Apple call that did not answer: our key refused or our setup wrong is a dead letter
     /// (replay once fixed), Apple's 5xx, 429 or the fleet's spent budget a retry.
     func deadLetterOrRetry(

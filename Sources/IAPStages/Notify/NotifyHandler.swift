@@ -65,6 +65,10 @@ public struct NotifyHandler: JobHandler {
             await setAccountToken(request, payload: payload, job: job, worker: worker)
             return
         }
+        if let request = job.finishTransactionRequest {
+            await finishTransaction(request, payload: payload, job: job, worker: worker)
+            return
+        }
         guard let notification = job.notification else {
             await worker.deadLetter(payload, ticket: job.ticket, reason: ReasonCode.undecodableJob, error: "a notify job without its notification", attempts: 0)
             return

@@ -11,6 +11,8 @@ public struct AppleSeams: Sendable {
     public var subscriptions: (any SubscriptionChecking)?
     /// Get App Transaction Info, when `IAP_MAX_ACCOUNTS_PER_APPLE_ACCOUNT` counts Apple Accounts.
     public var appleAccounts: (any AppleAccountLookup)?
+    /// Get Transaction History of a whole customer (a sync); `nil` without a Server API key.
+    public var history: (any CustomerHistoryReading)?
 }
 
 extension PipelineConfiguration {
@@ -25,13 +27,16 @@ extension PipelineConfiguration {
             clients.map { ($0.bundleID, ServerAPIAppTransactionLookup(client: $0.client, signedData: signedData)) },
             uniquingKeysWith: { first, _ in first })
         let appleAccounts = maxAccountsPerAppleAccount > 0 && !accounts.isEmpty ? AppByAppAccountLookup(apps: accounts) : nil
+        let readers = clients.map { ($0.bundleID, ServerAPICustomerHistory(client: $0.client, signedData: signedData)) }
+        let history = readers.isEmpty ? nil : AppByAppCustomerHistory(apps: readers)
         guard let secrets = appSecrets else {
-            return AppleSeams(verifier: apple, lookup: lookups.first?.1, subscriptions: checks.first?.1, appleAccounts: appleAccounts)
+            return AppleSeams(
+                verifier: apple, lookup: lookups.first?.1, subscriptions: checks.first?.1, appleAccounts: appleAccounts, history: history)
         }
         return AppleSeams(
             verifier: AppByAppReceiptVerifier(verifier: apple, apps: secrets),
             lookup: lookups.isEmpty ? nil : AppByAppTransactionLookup(apps: lookups.map { ($0.0, $0.1 as any TransactionLookup) }),
             subscriptions: checks.isEmpty ? nil : AppByAppSubscriptionCheck(apps: checks.map { ($0.0, $0.1 as any SubscriptionChecking) }),
-            appleAccounts: appleAccounts)
+            appleAccounts: appleAccounts, history: history)
     }
 }

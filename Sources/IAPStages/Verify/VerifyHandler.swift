@@ -22,6 +22,9 @@ public struct VerifyHandler: JobHandler {
     /// Get App Transaction Info, for evidence that does not name its Apple Account while
     /// `IAP_MAX_ACCOUNTS_PER_APPLE_ACCOUNT` counts them; `nil`: not asked.
     public let appleAccounts: (any AppleAccountLookup)?
+    /// Get Transaction History of a whole customer, for a sync (`POST /v1/users/{id}/sync`);
+    /// `nil` when no App Store Server API keys are configured.
+    public let history: (any CustomerHistoryReading)?
     /// The fleet's Apple breaker (`IAP_APPLE_BREAKER_FAILURES`); `nil`: every failure spends an attempt.
     public let breaker: AppleBreaker?
 
@@ -37,8 +40,10 @@ public struct VerifyHandler: JobHandler {
     public init(
         verifier: any ReceiptVerifying, signedData: SignedDataVerifier, lookup: (any TransactionLookup)? = nil,
         subscriptions: (any SubscriptionChecking)? = nil, bundleIDs: Set<String>, retryPolicy: RetryPolicy,
-        rechecks: RecheckPromotion? = nil, appleAccounts: (any AppleAccountLookup)? = nil, breaker: AppleBreaker? = nil
+        rechecks: RecheckPromotion? = nil, appleAccounts: (any AppleAccountLookup)? = nil,
+        history: (any CustomerHistoryReading)? = nil, breaker: AppleBreaker? = nil
     ) {
+        self.history = history
         self.breaker = breaker
         self.rechecks = rechecks
         self.appleAccounts = appleAccounts
@@ -285,6 +290,10 @@ public struct VerifyHandler: JobHandler {
         next.attempts = attempt
         next.signedAppTransaction = nil
         next.appleAccount = account
+        if job.source == Job.syncSource {
+            guard await sync(account, environment: environment, bundleID: app.bundleID, payload: payload, job: next, attempt: attempt, worker: worker)
+            else { return }
+        }
         let result = await worker.transition(ForwardJob.self) {
             try await worker.forward(payload, to: next, ticketFields: [("environment", environment), ("attempts", String(attempt))])
         }
@@ -301,5 +310,38 @@ public struct VerifyHandler: JobHandler {
                 environment: environment, lastError: lastError)
         }
         await worker.settle(result, payload: payload, job: job, by: FinishTicket.self)
+    }
+}
+
+extension VerifyHandler {
+    /// A sync: every purchase Apple has of the Apple Account is read (Get Transaction History by
+    /// its `appTransactionId`) and goes on to dedupe with the account, which claims and grants
+    /// those the books do not know and leaves the rest alone. `false`: the job ended here (a
+    /// retry, a rejection, a dead letter, or it went on with what Apple found); `true`: Apple
+    /// has nothing of the account, and the job goes on as a plain binding of it.
+    func sync(
+        _ account: String, environment: String, bundleID: String, payload: String, job: Job, attempt: Int, worker: WorkerContext
+    ) async -> Bool {
+        guard let history else {
+            // The intake took it because its settings allow a sync and ours do not: our gap, replayable.
+            await worker.deadLetter(
+                payload, ticket: job.ticket, reason: ReasonCode.serverAPINotConfigured,
+                error: "this verifier has no App Store Server API keys; set IAP_APPLE_API_* and replay", attempts: attempt)
+            return false
+        }
+        let read = await history.read(account, environment: environment, from: nil, bundleID: bundleID)
+        switch read.outcome {
+        case .valid(let receipt):
+            worker.logger.info("sync: Apple's history read", metadata: [
+                "ticket": "\(job.ticket)", "transactions": "\(receipt.transactions.count)",
+            ])
+            await conclude(.valid(receipt), payload: payload, job: job, attempt: attempt, worker: worker)
+            return false
+        case .rejected(let reason, _) where reason == ReasonCode.transactionNotFound:
+            return true
+        default:
+            await conclude(read.outcome, payload: payload, job: job, attempt: attempt, worker: worker)
+            return false
+        }
     }
 }

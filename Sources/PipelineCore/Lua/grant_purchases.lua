@@ -27,10 +27,12 @@
   - grantPurchase: the record, the stream entry and grantEffects. A subscription's later period
     is granted to the subscription's owner (`owner:<original>`) whoever sends it: another
     account's ticket gets `duplicate`, `owned_by_another_account`;
-  - queueAccountToken: a purchase without an app account token granted to a user who has one
+  - queueErrand: a purchase without an app account token granted to a user who has one
     (`token_job`): its errand to Apple (Set App Account Token) queued on the bucket's notify
     queue with its ticket (`token-<original>`, source `app_account_token`), unless that ticket
-    exists (queued or done within its time to live).
+    exists (queued or done within its time to live); a consumable granted (`finish_job`): its
+    errand to Apple (Finish Transaction), the same way (`finish-<transaction>`, source
+    `finish_transaction`).
   Then the job's legacy receipt is kept on the subscriptions this user owns (for re-checks by
   verifyReceipt), and a re-check's answer (`subscription`) is applied after any new period's grant.
 
@@ -45,7 +47,7 @@
     KEYS[8] purchases           the bucket's `purchases:<user>`
     KEYS[9] prorated            the bucket's `refunds-prorated:<user>`
     KEYS[10…] the keys named by index in ARGV: each purchase's `k` (claim, record, hold, refunded,
-              owner, subscription, rechecks, token_ticket: as it has them), each other user's in
+              owner, subscription, rechecks, token_ticket, finish_ticket: as it has them), each other user's in
               `others` (lifetime, subscriptions, purchases), the re-check answer's record and schedule
               (`subscription_key`, `rechecks_key`), the bucket's notify queue (`notify_queue`)
     ARGV[1] taken               the job as taken
@@ -62,11 +64,12 @@
                                 sale? (name, value…: price, currency, storefront, offer_*,
                                 in_app_ownership_type, purchase_date, where Apple said; on the
                                 record, the `granted`/`renewed` entry, and a hold for its release),
-                                token_job? (the errand's job, with `k.token_ticket`), k),
+                                token_job? (the errand's job, with `k.token_ticket`),
+                                finish_job? (the errand's job, with `k.finish_ticket`), k),
                                 recheck? (the re-check schedule), subscription? and
                                 subscription_key?, rechecks_key? (a re-check's answer), receipt?, others?
                                 (user id → {lifetime, subscriptions, purchases}: KEYS indexes), notify_queue? and
-                                ticket_ttl (s) with any token_job
+                                ticket_ttl (s) with any token_job or finish_job
   Output:
     {1, status, transactions (JSON), reason, kept} status granted, duplicate, held or rejected
     (reason '' unless rejected), as set on the ticket; kept: the units with a daily place that
@@ -194,15 +197,15 @@ local function holdPurchase(k, purchase, why)
   indexPurchase(KEYS[8], unit, purchase.sale, now)
 end
 
--- The errand that sets the user's app account token at Apple on a purchase granted without one:
--- one per original transaction while its ticket lives.
-local function queueAccountToken(k, purchase)
-  if redis.call('EXISTS', k.token_ticket) == 1 then return end
-  redis.call('HSET', k.token_ticket, 'status', 'queued', 'attempts', '0', 'user_id', user, 'source', 'app_account_token',
-    'original_transaction_id', purchase.original_transaction_id, 'environment', environment, 'created_at', now,
-    'updated_at', now)
-  redis.call('EXPIRE', k.token_ticket, tonumber(a.ticket_ttl))
-  redis.call('LPUSH', KEYS[a.notify_queue], purchase.token_job)
+-- An errand to Apple for the notify stage: the one that sets the user's app account token on a
+-- purchase granted without one (one per original transaction while its ticket lives), or the one
+-- that finishes a granted consumable (one per transaction).
+local function queueErrand(ticketKey, job, source, idName, id)
+  if redis.call('EXISTS', ticketKey) == 1 then return end
+  redis.call('HSET', ticketKey, 'status', 'queued', 'attempts', '0', 'user_id', user, 'source', source,
+    idName, id, 'environment', environment, 'created_at', now, 'updated_at', now)
+  redis.call('EXPIRE', ticketKey, tonumber(a.ticket_ttl))
+  redis.call('LPUSH', KEYS[a.notify_queue], job)
 end
 
 -- Writes the grant record and its stream entry, then grantEffects; returns the outcome for this
@@ -247,7 +250,10 @@ local function grantPurchase(k, purchase)
       app_transaction_id = purchase.app_transaction_id},
     now, a.recheck)
   if grantee ~= user then return 'duplicate', 'owned_by_another_account' end
-  if purchase.token_job then queueAccountToken(k, purchase) end
+  if purchase.token_job then
+    queueErrand(k.token_ticket, purchase.token_job, 'app_account_token', 'original_transaction_id', otx)
+  end
+  if purchase.finish_job then queueErrand(k.finish_ticket, purchase.finish_job, 'finish_transaction', 'transaction_id', tx) end
   return 'granted', ''
 end
 

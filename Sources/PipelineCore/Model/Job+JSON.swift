@@ -34,6 +34,9 @@ extension Job {
         appAccountTokenRequest = try json.objectIfPresent("set_app_account_token").map { value throws(JSONShapeError) in
             try AppAccountTokenRequest(json: value)
         }
+        finishTransactionRequest = try json.objectIfPresent("finish_transaction").map { value throws(JSONShapeError) in
+            try FinishTransactionRequest(json: value)
+        }
         attempts = try json.int("attempts")
         enqueuedAt = try json.int64("enqueued_at")
         appleFailedAt = try json.int64IfPresent("apple_failed_at")
@@ -77,6 +80,7 @@ extension Job {
             "sharing": sharing.map { .string($0.rawValue) },
             "recheck": recheck?.json,
             "set_app_account_token": appAccountTokenRequest?.json,
+            "finish_transaction": finishTransactionRequest?.json,
             "subscription_receipt": subscriptionReceipt.json,
             "webhook_event": webhookEvent.json,
             "part": part.json,

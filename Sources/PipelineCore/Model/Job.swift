@@ -35,12 +35,16 @@ public struct Job: Codable, Sendable, Equatable {
     /// For a replayed webhook delivery: the one event to deliver (JSON: `id`, `fields`); a user's
     /// delivery job has none and delivers the head of the user's list.
     public var webhookEvent: String?
+    /// The `source` of a sync's job (`POST /v1/users/{id}/sync`): its grants carry it too.
+    public static let syncSource = "sync"
     /// For a re-check job (`source` `recheck`): the subscription to ask Apple about; the evidence.
     public var recheck: RecheckRequest?
     /// For the notify stage: the notification, verified at the door.
     public var notification: VerifiedNotification?
     /// For the notify stage, instead of a notification: an app account token to set at Apple.
     public var appAccountTokenRequest: AppAccountTokenRequest?
+    /// For the notify stage, instead of a notification: a granted consumable to finish at Apple.
+    public var finishTransactionRequest: FinishTransactionRequest?
     /// Verification attempts made so far.
     public var attempts: Int
     public var enqueuedAt: Int64
@@ -102,6 +106,7 @@ public struct Job: Codable, Sendable, Equatable {
         case subscriptionReceipt = "subscription_receipt"
         case webhookEvent = "webhook_event"
         case appAccountTokenRequest = "set_app_account_token"
+        case finishTransactionRequest = "finish_transaction"
         case bundleID = "bundle_id"
     }
 

@@ -16,6 +16,7 @@ extension Purchase {
         currency = try json.stringIfPresent("currency")
         dailyLimit = try json.intIfPresent("daily_limit")
         kind = try json.stringIfPresent("kind")
+        consumable = try json.boolIfPresent("consumable")
         entitlements = try json.arrayIfPresent("entitlements")?.compactMap(\.string)
         expiresAt = try json.int64IfPresent("expires_at")
         signedAt = try json.int64IfPresent("signed_at")
@@ -33,6 +34,7 @@ extension Purchase {
             "currency": currency.json,
             "daily_limit": dailyLimit.map { .int($0) },
             "kind": kind.json,
+            "consumable": consumable.map { .bool($0) },
             "entitlements": entitlements.map { .array($0.map(JSONValue.string)) },
             "expires_at": expiresAt.map { .int($0) },
             "signed_at": signedAt.map { .int($0) },

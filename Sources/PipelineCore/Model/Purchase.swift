@@ -17,6 +17,9 @@ public struct Purchase: Codable, Sendable, Equatable {
     /// For what the grant gives beyond itself: `non_consumable` (entitlements for life) or
     /// `auto_renewable` (the subscription's record); absent for the rest.
     public var kind: String?
+    /// `true` for a consumable (the catalog's type, set by the dedupe stage): the grant finishes it
+    /// at Apple when `IAP_FINISH_TRANSACTIONS` is on.
+    public var consumable: Bool?
     /// The catalog's entitlements of the product (for the fulfilment stream's entitlement events).
     public var entitlements: [String]?
     /// A subscription period's end, and when Apple said so (ms); see `InAppTransaction`.
@@ -46,7 +49,7 @@ public struct Purchase: Codable, Sendable, Equatable {
         case productID = "product_id"
         case quantity, unit, outcome, reason, currency
         case dailyLimit = "daily_limit"
-        case kind, entitlements
+        case kind, consumable, entitlements
         case expiresAt = "expires_at"
         case signedAt = "signed_at"
     }

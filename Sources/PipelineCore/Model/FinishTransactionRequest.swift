@@ -1,0 +1,52 @@
+import PlainJSON
+
+/// A notify job's errand to Apple: tell the App Store that the pipeline has delivered a granted
+/// consumable (Finish Transaction), so that a client that crashed before it finished the
+/// transaction is not handed it again. `grant_purchases` queues it in the step that grants the
+/// purchase, so no crash loses it; the notify stage makes the call.
+public struct FinishTransactionRequest: Codable, Sendable, Equatable {
+    public var transactionID: String
+    /// `Production` or `Sandbox`: where the purchase was made.
+    public var environment: String
+    /// The purchase's app: the call goes out with its key (`IAP_APPS_FILE`).
+    public var bundleID: String?
+
+    public init(transactionID: String, environment: String, bundleID: String? = nil) {
+        self.transactionID = transactionID
+        self.environment = environment
+        self.bundleID = bundleID
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case transactionID = "transaction_id"
+        case environment
+        case bundleID = "bundle_id"
+    }
+
+    init(json: JSONValue) throws(JSONShapeError) {
+        transactionID = try json.string("transaction_id")
+        environment = try json.stringIfPresent("environment") ?? "Production"
+        bundleID = try json.stringIfPresent("bundle_id")
+    }
+
+    var json: JSONValue {
+        .members(["transaction_id": .string(transactionID), "environment": .string(environment), "bundle_id": bundleID.json])
+    }
+
+    /// The ticket of the errand: one per transaction in its bucket (`finish-<transaction>`).
+    package static func ticket(transactionID: String, in keys: RedisKeys) -> String {
+        keys.layout.ticketID("finish-\(transactionID)", inBucket: keys.bucket)
+    }
+
+    /// The notify job that carries it.
+    package func job(ticket: String, user: String, now: Int64) -> Job {
+        var job = Job(ticket: ticket, userID: user, receiptData: nil, productID: nil, transactionID: nil, enqueuedAt: now)
+        job.stage = .notify
+        job.source = Self.source
+        job.finishTransactionRequest = self
+        return job
+    }
+
+    /// The `source` of its job and ticket.
+    public static let source = "finish_transaction"
+}

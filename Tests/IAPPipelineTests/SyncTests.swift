@@ -1,0 +1,88 @@
+import AppleJWS
+import AppleSimulator
+import Foundation
+import PipelineCore
+import PipelineTestSupport
+import Testing
+
+/// Sync at login (`POST /v1/users/{id}/sync`): the user's Apple Account is seated on them and
+/// every purchase Apple has of it that the books do not know (the client paid and never told us)
+/// is granted once (source `sync`); the ones the books know are left alone; a second sync grants
+/// nothing.
+@Suite(.serialized) struct SyncTests {
+    static let account = "705000000000001"
+
+    /// A purchase on the Apple Account that the client never sent (no app account token).
+    static func unsent(_ id: String, product: String = "gold.100") -> JWSTransaction {
+        var transaction = SignedTransactionTests.transaction(id, product: product)
+        transaction.appAccountToken = nil
+        transaction.appTransactionID = account
+        return transaction
+    }
+
+    func sync(_ pipeline: PipelineHarness, user: String) async throws -> PipelineHarness.Reply {
+        let jws = try pipeline.authority.signer.sign(payload: AppleAccountTests.appTransaction(Self.account))
+        return try await pipeline.post(
+            raw: try JSONSerialization.data(withJSONObject: ["signed_app_transaction": jws]), path: "/v1/users/\(user)/sync")
+    }
+
+    @Test func twoPurchasesTheClientNeverSentAreGrantedOnceAndASecondSyncGrantsNothing() async throws {
+        try await withPipeline(serverAPI: true) { pipeline in
+            let api = pipeline.simulator.serverAPI
+            // One purchase the client did send (known), two it never did.
+            let known = try api.register(Self.unsent("2000000000000061"))
+            #expect(try await pipeline.terminal(try await pipeline.submit(signed: known, user: "alice")).status == .granted)
+            _ = try api.register(Self.unsent("2000000000000062"))
+            _ = try api.register(Self.unsent("2000000000000063", product: "level.pack"))
+            // Another Apple Account's purchase is not this customer's.
+            var other = Self.unsent("2000000000000064")
+            other.appTransactionID = "705000000000999"
+            _ = try api.register(other)
+
+            let first = try await sync(pipeline, user: "alice")
+            #expect(first.status == 202, "\(first.json)")
+            let ticket = try await pipeline.terminal(try #require(first.json["ticket"] as? String))
+            #expect(ticket.status == .granted, "\(ticket)")
+            let outcomes = Dictionary(uniqueKeysWithValues: ticket.transactions.map { ($0.transactionID, $0.outcome.rawValue) })
+            #expect(outcomes == ["2000000000000061": "duplicate", "2000000000000062": "granted", "2000000000000063": "granted"])
+            let granted = try await pipeline.fulfilments().filter { $0["event"] == "granted" }
+            #expect(granted.filter { $0["source"] == "sync" }.compactMap { $0["transaction_id"] }.sorted()
+                == ["2000000000000062", "2000000000000063"])
+            #expect(granted.allSatisfy { $0["user_id"] == "alice" })
+
+            // Again (a later login): Apple is read again, nothing is granted twice.
+            let second = try await sync(pipeline, user: "alice")
+            #expect(second.status == 202 && second.json["ticket"] as? String != first.json["ticket"] as? String)
+            let again = try await pipeline.terminal(try #require(second.json["ticket"] as? String))
+            #expect(again.status == .duplicate && again.transactions.allSatisfy { $0.outcome == .duplicate }, "\(again)")
+            #expect(try await pipeline.fulfilments().filter { $0["event"] == "granted" }.count == granted.count)
+
+            // Another user on the same Apple Account: seated, and nothing of alice's moves to them.
+            let bobs = try await pipeline.terminal(try #require(try await sync(pipeline, user: "bob").json["ticket"] as? String))
+            #expect(bobs.status == .duplicate, "\(bobs)")
+            #expect(try await pipeline.fulfilments().filter { $0["user_id"] == "bob" }.isEmpty)
+            #expect(Set(try await pipeline.store.appleAccountUsers(Self.account)) == ["alice", "bob"])
+        }
+    }
+
+    @Test func anAccountWithNothingAtAppleIsSeatedAndBadSyncsAreRefusedAtTheDoor() async throws {
+        try await withPipeline(serverAPI: true) { pipeline in
+            let reply = try await sync(pipeline, user: "carol")
+            let ticket = try await pipeline.terminal(try #require(reply.json["ticket"] as? String))
+            #expect(ticket.status == .applied && ticket.result == "apple_account_bound", "\(ticket)")
+            #expect(try await pipeline.store.appleAccountUsers(Self.account) == ["carol"])
+            for (body, code) in [
+                (["signed_app_transaction": "not-a-jws"], "invalid_jws"), ([:], "missing_field"),
+                (["signed_app_transaction": 7] as [String: Any], "wrong_type"),
+            ] as [([String: Any], String)] {
+                let refused = try await pipeline.post(raw: try JSONSerialization.data(withJSONObject: body), path: "/v1/users/carol/sync")
+                #expect(refused.status == 400 && (refused.json["error"] as? [String: Any])?["code"] as? String == code, "\(refused.json)")
+            }
+        }
+        // Without Server API keys there is nobody to ask.
+        try await withPipeline { pipeline in
+            let refused = try await sync(pipeline, user: "dave")
+            #expect(refused.status == 400 && (refused.json["error"] as? [String: Any])?["code"] as? String == "server_api_not_configured")
+        }
+    }
+}
