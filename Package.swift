@@ -72,6 +72,7 @@ let package = Package(
             dependencies: [
                 "AppleJWS",
                 "PlainJSON",
+                .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),

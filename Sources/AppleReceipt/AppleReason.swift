@@ -5,6 +5,8 @@
 public enum AppleReason {
     public static let invalidSignature = "invalid_signature"
     public static let transactionNotFound = "transaction_not_found"
+    /// A legacy receipt that is not an app receipt (`IAP_RECEIPT_MODE=server_api` reads it itself).
+    public static let invalidReceipt = "invalid_receipt"
     /// Apple rejected a receipt with this `status`.
     public static func appleStatus(_ status: Int) -> String { "apple_status_\(status)" }
     /// The Server API refused the request's content with this `errorCode`.

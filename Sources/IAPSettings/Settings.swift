@@ -226,6 +226,14 @@ public enum Settings {
             + "API key on the granter (it queues) and the notifier (it calls); off: never",
         readBy: [.granter])
 
+    public static let receiptMode = Setting(
+        "IAP_RECEIPT_MODE", .choice(["verify_receipt", "server_api", "auto"]), default: "verify_receipt",
+        help: "how a legacy receipt (receipt_data) is verified: verify_receipt asks Apple's deprecated verifyReceipt with "
+            + "the shared secret; server_api reads the transaction ids out of the receipt itself (no signature checked) and "
+            + "verifies what Apple's Server API signs of them (Get Transaction History: prices, offers and the Apple Account "
+            + "come with it, no shared secret); auto: server_api when the Server API key is set, verify_receipt otherwise",
+        readBy: [.verifier])
+
     public static let finishTransactions = Setting(
         "IAP_FINISH_TRANSACTIONS", .choice(["on", "off"]), default: "on",
         help: "a consumable granted: the notifier tells Apple it is delivered (Finish Transaction, App Store Server API "
@@ -361,7 +369,7 @@ public enum Settings {
         appleProductionURL, appleSandboxURL, appleSharedSecret, appleTimeout,
         appleAPIKeyID, appleAPIIssuerID, appleAPIPrivateKeyFile, appleAPIProductionURL, appleAPISandboxURL, appleAPIMaxRPS,
         offerKeyID, offerPrivateKeyFile,
-        productsFile, currencies, sandbox, maxRefundsPerUser, maxAccountsPerAppleAccount, sharingPolicy, refundPreference, setAppAccountTokens, finishTransactions,
+        productsFile, currencies, sandbox, maxRefundsPerUser, maxAccountsPerAppleAccount, sharingPolicy, refundPreference, setAppAccountTokens, finishTransactions, receiptMode,
         notificationSweep, refundSweep,
         recheckBefore, recheckAfter, recheckMax,
         concurrency, lease, maxRedeliveries, shutdownGrace, metricsPort, maxAttempts, appleBreakerFailures, appleBreakerProbe, retryBase, retryMax, fulfilmentRetention, deadMax, deadMaxAge,

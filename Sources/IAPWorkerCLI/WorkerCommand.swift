@@ -89,6 +89,7 @@ public struct VerifierCommand: AsyncParsableCommand {
                 retryPolicy: configuration.retryPolicy,
                 rechecks: RecheckPromotion(schedule: configuration.recheck, ticketTTL: configuration.ticketTTL),
                 appleAccounts: seams.appleAccounts, history: seams.history,
+                receiptsByServerAPI: try configuration.receiptsByServerAPI() ? seams.history.map(ReceiptByServerAPI.init) : nil,
                 breaker: configuration.appleBreaker.map { AppleBreaker(store: store, settings: $0, logger: logger) })
             return StageParts(
                 handler: handler, clients: [ClosingService { await apple.shutdown() }, closing(clients.map(\.client))])

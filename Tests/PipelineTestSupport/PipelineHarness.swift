@@ -157,6 +157,7 @@ public final class PipelineHarness: @unchecked Sendable {
                 bundleIDs: configuration.appsFile == nil ? [Self.bundleID] : configuration.bundleIDs, retryPolicy: configuration.retryPolicy,
                 rechecks: RecheckPromotion(schedule: configuration.recheck, ticketTTL: configuration.ticketTTL),
                 appleAccounts: seams.appleAccounts, history: seams.history,
+                receiptsByServerAPI: (try? configuration.receiptsByServerAPI()) == true ? seams.history.map(ReceiptByServerAPI.init) : nil,
                 breaker: configuration.appleBreaker.map { AppleBreaker(store: store, settings: $0, logger: testLogger) })
         case .dedupe:
             return DedupeHandler(catalog: Self.catalog, policy: try! configuration.purchasePolicy())

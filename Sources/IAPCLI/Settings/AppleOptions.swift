@@ -33,6 +33,7 @@ public struct ReceiptAPIOptions: SettingsGroup {
     @Option(setting: Settings.appleSandboxURL) var appleSandboxUrl: String?
     @Option(setting: Settings.appleSharedSecret) var appleSharedSecret: String?
     @Option(setting: Settings.appleTimeout) var appleTimeoutMs: String?
+    @Option(setting: Settings.receiptMode) var receiptMode: String?
 
     public init() {}
 }

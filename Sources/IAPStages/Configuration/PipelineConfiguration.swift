@@ -81,6 +81,8 @@ public struct PipelineConfiguration: Sendable {
     public var setAppAccountTokens: Bool
     /// `IAP_FINISH_TRANSACTIONS`: whether a granted consumable is finished at Apple.
     public var finishTransactions: Bool
+    /// `IAP_RECEIPT_MODE`: `verify_receipt`, `server_api` or `auto`.
+    public var receiptMode: String
     /// How often the fleet's one notification sweep runs (`IAP_NOTIFICATION_SWEEP_S`); zero: never.
     public var notificationSweep: Duration
     /// How often the fleet's one refund sweep runs (`IAP_REFUND_SWEEP_S`); zero: never.
@@ -153,6 +155,7 @@ public struct PipelineConfiguration: Sendable {
         refundPreference = try RefundPreferences.reading(source)
         setAppAccountTokens = try source.choice(Settings.setAppAccountTokens) == "on"
         finishTransactions = try source.choice(Settings.finishTransactions) == "on"
+        receiptMode = try source.choice(Settings.receiptMode)
         notificationSweep = try source.duration(Settings.notificationSweep)
         refundSweep = try source.duration(Settings.refundSweep)
         metricsPort = try source.optionalCount(Settings.metricsPort)
@@ -316,6 +319,22 @@ public struct PipelineConfiguration: Sendable {
     /// Server API key is configured (the notifier makes the calls), else `nil`.
     public var appAccountTokenTickets: Duration? {
         setAppAccountTokens && isServerAPIConfigured ? ticketTTL : nil
+    }
+
+    /// Whether legacy receipts go to the Server API rather than verifyReceipt (`IAP_RECEIPT_MODE`):
+    /// `server_api` without the key is a configuration error.
+    public func receiptsByServerAPI() throws(ConfigurationError) -> Bool {
+        switch receiptMode {
+        case "server_api":
+            guard isServerAPIConfigured else {
+                throw ConfigurationError(
+                    Settings.receiptMode.variable, "server_api needs the App Store Server API key (IAP_APPLE_API_KEY_ID, "
+                        + "IAP_APPLE_API_ISSUER_ID, IAP_APPLE_API_PRIVATE_KEY_FILE)")
+            }
+            return true
+        case "auto": return isServerAPIConfigured
+        default: return false
+        }
     }
 
     /// The grant stage's Finish Transaction: its errands' ticket lifetime when it is on and the

@@ -25,6 +25,9 @@ public struct VerifyHandler: JobHandler {
     /// Get Transaction History of a whole customer, for a sync (`POST /v1/users/{id}/sync`);
     /// `nil` when no App Store Server API keys are configured.
     public let history: (any CustomerHistoryReading)?
+    /// `IAP_RECEIPT_MODE` resolved: legacy receipts read here and verified by the Server API
+    /// (`nil`: sent to verifyReceipt).
+    public let receiptsByServerAPI: ReceiptByServerAPI?
     /// The fleet's Apple breaker (`IAP_APPLE_BREAKER_FAILURES`); `nil`: every failure spends an attempt.
     public let breaker: AppleBreaker?
 
@@ -41,9 +44,10 @@ public struct VerifyHandler: JobHandler {
         verifier: any ReceiptVerifying, signedData: SignedDataVerifier, lookup: (any TransactionLookup)? = nil,
         subscriptions: (any SubscriptionChecking)? = nil, bundleIDs: Set<String>, retryPolicy: RetryPolicy,
         rechecks: RecheckPromotion? = nil, appleAccounts: (any AppleAccountLookup)? = nil,
-        history: (any CustomerHistoryReading)? = nil, breaker: AppleBreaker? = nil
+        history: (any CustomerHistoryReading)? = nil, receiptsByServerAPI: ReceiptByServerAPI? = nil, breaker: AppleBreaker? = nil
     ) {
         self.history = history
+        self.receiptsByServerAPI = receiptsByServerAPI
         self.breaker = breaker
         self.rechecks = rechecks
         self.appleAccounts = appleAccounts
@@ -89,7 +93,11 @@ public struct VerifyHandler: JobHandler {
         let outcome: VerificationOutcome
         switch evidence {
         case .receipt(let receiptData):
-            outcome = await verifier.verify(receiptData: receiptData, attempt: attempt, bundleID: job.bundleID)
+            if let receiptsByServerAPI {
+                outcome = await receiptsByServerAPI.verify(receiptData: receiptData, bundleID: job.bundleID)
+            } else {
+                outcome = await verifier.verify(receiptData: receiptData, attempt: attempt, bundleID: job.bundleID)
+            }
         case .signedTransaction(let jws):
             outcome = await signedData.outcome(of: jws)
         case .appTransaction(let jws):
@@ -167,7 +175,7 @@ public struct VerifyHandler: JobHandler {
     /// The Apple service a job asks (`nil`: checked offline, or not Apple's to answer).
     private func service(of job: Job) -> AppleService? {
         switch job.evidence {
-        case .receipt?: return .verifyReceipt
+        case .receipt?: return receiptsByServerAPI == nil ? .verifyReceipt : .serverAPI
         case .transactionLookup?: return .serverAPI
         case .recheck?: return subscriptions == nil ? .verifyReceipt : .serverAPI
         default: return nil
