@@ -11,7 +11,7 @@ public enum PipelineScripts {
         FinishTicket.self, FinishWebhookEvent.self, ForceRecheck.self, ForwardJob.self, GrantByOperator.self,
         GrantPurchases.self, HoldAPIEndpoint.self, MarkVerifying.self, PromoteDueRechecks.self, PromoteDueRetries.self, PseudonymiseTickets.self,
         ReapExpiredWorkers.self, RecordAppleAnswers.self, RecordAppleFailure.self, RecordConsumption.self, RecordHeartbeat.self, RecordNotification.self, ReinstateGrant.self, RejectHeldPurchase.self, ReleaseDailyGrant.self,
-        ReleaseHeldPurchase.self, ReplayDeadLetter.self, RequeueInflight.self, ReserveDailyGrant.self, SeatAppleAccount.self, RevokeByOperator.self, RevokeGrant.self,
+        ReleaseHeldPurchase.self, ReplayDeadLetter.self, RequeueInflight.self, ReserveDailyGrant.self, SeatAppleAccount.self, KeepHistoryRevision.self, RevokeByOperator.self, RevokeGrant.self,
         RouteFulfilmentEvents.self, ScheduleRetry.self, SettleHeldTicket.self, SplitJob.self, SubmitReceipt.self, TakeAPIPermit.self, TakeAppleProbe.self, TakeSubmissionPermit.self, TakeJobs.self, TrimDeadLetters.self, TrimFulfilmentStream.self,
     ]
 }

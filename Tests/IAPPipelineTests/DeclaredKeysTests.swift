@@ -39,6 +39,7 @@ import Testing
         "settle_held_ticket": "PurchasePolicyTests", "claim_notification_sweep": "NotificationHistoryTests",
         "finish_notification_sweep": "NotificationHistoryTests",
         "erase_user_in_bucket": "ErasureTests", "pseudonymise_tickets": "ErasureTests",
+        "keep_history_revision": "DeclaredKeysTests",
     ]
 
     @Test func everyScriptRunsOnAClusterNodeSomewhere() {
@@ -109,9 +110,14 @@ import Testing
             let until = Int64(Date().timeIntervalSince1970 * 1000) + 60_000
             #expect(try await store.holdAPIEndpoint(environment: "sandbox", endpoint: "history", untilMs: until) == until)
 
+            // Where a sync read an Apple Account's history to, per environment.
+            try await store.keepHistoryRevision("hr:20", ofAppleAccount: "705000000000001", environment: "Sandbox")
+            #expect(try await store.historyRevision(ofAppleAccount: "705000000000001", environment: "Sandbox") == "hr:20")
+            #expect(try await store.historyRevision(ofAppleAccount: "705000000000001", environment: "Production") == nil)
+
             let ran = try await Self.loaded(redis, [
                 RouteFulfilmentEvents.self, FinishWebhookEvent.self, PromoteDueRechecks.self, ForceRecheck.self,
-                TakeAPIPermit.self, HoldAPIEndpoint.self,
+                TakeAPIPermit.self, HoldAPIEndpoint.self, KeepHistoryRevision.self,
             ])
             #expect(ran.values.allSatisfy { $0 }, "\(ran)")
         }

@@ -7,8 +7,8 @@ import Testing
 
 /// Sync at login (`POST /v1/users/{id}/sync`): the user's Apple Account is seated on them and
 /// every purchase Apple has of it that the books do not know (the client paid and never told us)
-/// is granted once (source `sync`); the ones the books know are left alone; a second sync grants
-/// nothing.
+/// is granted once (source `sync`); the ones the books know are left alone; a later sync asks
+/// Apple only for what changed since (the revision kept) and grants nothing twice.
 @Suite(.serialized) struct SyncTests {
     static let account = "705000000000001"
 
@@ -50,18 +50,27 @@ import Testing
                 == ["2000000000000062", "2000000000000063"])
             #expect(granted.allSatisfy { $0["user_id"] == "alice" })
 
-            // Again (a later login): Apple is read again, nothing is granted twice.
+            #expect(api.callCounts()["Production transaction_history"] == 1)
+
+            // Again (a later login): Apple is asked only for what changed since (the revision
+            // kept), finds nothing, and nothing is granted twice.
             let second = try await sync(pipeline, user: "alice")
             #expect(second.status == 202 && second.json["ticket"] as? String != first.json["ticket"] as? String)
             let again = try await pipeline.terminal(try #require(second.json["ticket"] as? String))
-            #expect(again.status == .duplicate && again.transactions.allSatisfy { $0.outcome == .duplicate }, "\(again)")
-            #expect(try await pipeline.fulfilments().filter { $0["event"] == "granted" }.count == granted.count)
+            #expect(again.status == .applied && again.result == "apple_account_bound" && again.transactions.isEmpty, "\(again)")
+            #expect(api.callCounts()["Production transaction_history"] == 2)
+
+            // A purchase made since: the next sync reads and grants it alone.
+            _ = try api.register(Self.unsent("2000000000000065"))
+            let third = try await pipeline.terminal(try #require(try await sync(pipeline, user: "alice").json["ticket"] as? String))
+            #expect(third.status == .granted && third.transactions.map(\.transactionID) == ["2000000000000065"], "\(third)")
 
             // Another user on the same Apple Account: seated, and nothing of alice's moves to them.
             let bobs = try await pipeline.terminal(try #require(try await sync(pipeline, user: "bob").json["ticket"] as? String))
-            #expect(bobs.status == .duplicate, "\(bobs)")
+            #expect(bobs.status == .applied, "\(bobs)")
             #expect(try await pipeline.fulfilments().filter { $0["user_id"] == "bob" }.isEmpty)
             #expect(Set(try await pipeline.store.appleAccountUsers(Self.account)) == ["alice", "bob"])
+            #expect(try await pipeline.fulfilments().filter { $0["event"] == "granted" }.count == granted.count + 1)
         }
     }
 

@@ -31,7 +31,7 @@ public struct VerifyHandler: JobHandler {
     /// The fleet's Apple breaker (`IAP_APPLE_BREAKER_FAILURES`); `nil`: every failure spends an attempt.
     public let breaker: AppleBreaker?
 
-    public let transitions: [any PipelineScript.Type] = [ForwardJob.self, FinishTicket.self, ScheduleRetry.self]
+    public let transitions: [any PipelineScript.Type] = [ForwardJob.self, FinishTicket.self, ScheduleRetry.self, KeepHistoryRevision.self]
     /// `mark_verifying` for the tickets of a worker's jobs taken at about the same time, in one call.
     private let verifyingMarks = WorkerBatchers<String, Bool> { worker in
         GroupCommit(maxBatch: 64) { tickets in
@@ -128,13 +128,16 @@ public struct VerifyHandler: JobHandler {
 
     /// Ends the job as Apple's (or the offline check's) outcome says; Apple's answers and
     /// failures are told to the breaker (signed transactions are checked without Apple).
-    private func conclude(_ outcome: VerificationOutcome, payload: String, job: Job, attempt: Int, worker: WorkerContext) async {
+    /// `true` when the job went on to dedupe.
+    @discardableResult
+    private func conclude(_ outcome: VerificationOutcome, payload: String, job: Job, attempt: Int, worker: WorkerContext) async -> Bool {
         if let asked = service(of: job), let breaker {
             if case .transient(let reason, _, _) = outcome {
                 if let failing = AppleService(failure: reason),
                     let verdict = await breaker.failed(failing, reason: reason, failedBefore: job.appleFailedAt)
                 {
-                    return await retry(outcome, payload: payload, job: job, attempt: attempt, worker: worker, apple: verdict)
+                    await retry(outcome, payload: payload, job: job, attempt: attempt, worker: worker, apple: verdict)
+                    return false
                 }
             } else {
                 await breaker.answered(asked)
@@ -142,7 +145,7 @@ public struct VerifyHandler: JobHandler {
         }
         switch outcome {
         case .valid(let receipt):
-            await accept(receipt, payload: payload, job: job, attempt: attempt, worker: worker)
+            return await accept(receipt, payload: payload, job: job, attempt: attempt, worker: worker)
         case .rejected(let reason, let detail):
             if let detail {
                 worker.logger.warning("evidence refused", metadata: ["ticket": "\(job.ticket)", "reason": "\(reason)", "cause": "\(detail)"])
@@ -156,6 +159,7 @@ public struct VerifyHandler: JobHandler {
         case .transient:
             await retry(outcome, payload: payload, job: job, attempt: attempt, worker: worker, apple: nil)
         }
+        return false
     }
 
     /// A transient outcome retried; with the breaker's `apple` verdict, its attempt spent only if
@@ -210,24 +214,24 @@ public struct VerifyHandler: JobHandler {
         return .valid(answer)
     }
 
-    private func accept(_ receipt: VerifiedReceipt, payload: String, job: Job, attempt: Int, worker: WorkerContext) async {
+    private func accept(_ receipt: VerifiedReceipt, payload: String, job: Job, attempt: Int, worker: WorkerContext) async -> Bool {
         guard bundleIDs.contains(receipt.bundleID) else {
             await reject(
                 payload, job: job, reason: ReasonCode.bundleMismatch, attempt: attempt, environment: receipt.environment,
                 lastError: "bundle id \(receipt.bundleID.prefix(128)) is not in IAP_BUNDLE_IDS", worker: worker)
-            return
+            return false
         }
         if let named = job.bundleID, named != receipt.bundleID {
             await reject(
                 payload, job: job, reason: ReasonCode.bundleMismatch, attempt: attempt, environment: receipt.environment,
                 lastError: "the client named \(named.prefix(128)), the evidence is of \(receipt.bundleID.prefix(128))", worker: worker)
-            return
+            return false
         }
         guard !receipt.transactions.isEmpty else {
             await reject(
                 payload, job: job, reason: ReasonCode.noPurchases, attempt: attempt, environment: receipt.environment, lastError: nil,
                 worker: worker)
-            return
+            return false
         }
         var receipt = receipt
         if job.recheck == nil, let appleAccounts, let unnamed = receipt.transactions.first(where: { $0.appTransactionID == nil }) {
@@ -245,7 +249,7 @@ public struct VerifyHandler: JobHandler {
             case .transient(let reason, let detail, let retryAfterMs):
                 await worker.retry(
                     payload, job: job, attempt: attempt, reason: reason, detail: detail, retryAfterMs: retryAfterMs, policy: retryPolicy)
-                return
+                return false
             }
         }
         var next = job
@@ -265,6 +269,7 @@ public struct VerifyHandler: JobHandler {
                 ticketFields: [("environment", receipt.environment), ("attempts", String(attempt))])
         }
         await worker.settle(result, payload: payload, job: job, by: ForwardJob.self)
+        return result == .moved
     }
 
     /// A signed app transaction: verified offline like any signed data (its signing time is its
@@ -337,19 +342,40 @@ extension VerifyHandler {
                 error: "this verifier has no App Store Server API keys; set IAP_APPLE_API_* and replay", attempts: attempt)
             return false
         }
-        let read = await history.read(account, environment: environment, from: nil, bundleID: bundleID)
+        // Only what changed since the account's last sync (Apple's revision, kept after it).
+        guard let kept = await worker.transition(reading: "the history revision", {
+            try await worker.store.historyRevision(ofAppleAccount: account, environment: environment)
+        }) else { return false }
+        let read = await history.read(account, environment: environment, from: kept, bundleID: bundleID)
         switch read.outcome {
         case .valid(let receipt):
             worker.logger.info("sync: Apple's history read", metadata: [
                 "ticket": "\(job.ticket)", "transactions": "\(receipt.transactions.count)",
             ])
-            await conclude(.valid(receipt), payload: payload, job: job, attempt: attempt, worker: worker)
+            // Kept once the job is stored on: a crash before re-reads, and grants nothing twice.
+            if await conclude(.valid(receipt), payload: payload, job: job, attempt: attempt, worker: worker), let revision = read.revision {
+                await keep(revision, of: account, environment: environment, worker: worker)
+            }
             return false
         case .rejected(let reason, _) where reason == ReasonCode.transactionNotFound:
+            if let revision = read.revision, revision != kept { await keep(revision, of: account, environment: environment, worker: worker) }
             return true
         default:
             await conclude(read.outcome, payload: payload, job: job, attempt: attempt, worker: worker)
             return false
+        }
+    }
+}
+
+extension VerifyHandler {
+    /// Keeps where a sync read the Apple Account's history to; a failure only costs the next sync a longer read.
+    func keep(_ revision: String, of account: String, environment: String, worker: WorkerContext) async {
+        do {
+            try await worker.store.keepHistoryRevision(revision, ofAppleAccount: account, environment: environment)
+        } catch {
+            worker.logger.warning("the history revision was not kept: the next sync reads from the last one kept", metadata: [
+                "error": "\(error)",
+            ])
         }
     }
 }

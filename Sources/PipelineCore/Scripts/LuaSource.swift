@@ -37,6 +37,7 @@ package enum LuaSource {
         "record_heartbeat": PackageResources.record_heartbeat_lua,
         "record_notification": PackageResources.record_notification_lua,
         "reinstate_grant": PackageResources.reinstate_grant_lua,
+        "keep_history_revision": PackageResources.keep_history_revision_lua,
         "reject_held_purchase": PackageResources.reject_held_purchase_lua,
         "release_daily_grant": PackageResources.release_daily_grant_lua,
         "release_held_purchase": PackageResources.release_held_purchase_lua,
