@@ -15,7 +15,8 @@ public struct ServerAPISubscriptionCheck: Sendable {
     }
 
     public func check(
-        originalTransactionID: String, environment: String, knownLatest: String? = nil, knownExpiresAt: Int64? = nil, attempt: Int
+        originalTransactionID: String, environment: String, knownLatest: String? = nil, knownExpiresAt: Int64? = nil,
+        knownRevision: String? = nil, attempt: Int
     ) async -> VerificationOutcome {
         let environment = ServerAPIEnvironment(rawValue: environment) ?? .production
         let body: [UInt8]
@@ -60,11 +61,14 @@ public struct ServerAPISubscriptionCheck: Sendable {
         // one we know, and the three before it (a period another source skipped, say a
         // notification of the next one that came first), so none is left ungranted; the ones
         // granted already are duplicates.
+        var revision: String?
         if let knownLatest {
             let length = max((transaction.expiresDate ?? 0) - (transaction.purchaseDate ?? 0), 0)
             let since = (knownLatest == transaction.transactionID ? transaction.expiresDate : knownExpiresAt).map { $0 - 3 * length } ?? 0
-            switch await periods(of: transaction, after: since, environment: environment) {
-            case .success(let earlier): receipt.transactions = earlier.map(InAppTransaction.init(signed:)) + receipt.transactions
+            switch await periods(of: transaction, after: since, from: knownRevision, environment: environment) {
+            case .success(let (earlier, next)):
+                receipt.transactions = earlier.map(InAppTransaction.init(signed:)) + receipt.transactions
+                revision = next
             case .failure(let failure): return failure.outcome
             }
         }
@@ -73,22 +77,24 @@ public struct ServerAPISubscriptionCheck: Sendable {
             graceExpiresAt: renewal?.gracePeriodExpiresDate,
             signedAt: max(renewal?.signedDate ?? 0, transaction.signedDate ?? 0), expirationIntent: renewal?.expirationIntent)
         receipt.renewal?.eligibleWinBackOfferIDs = renewal?.eligibleWinBackOfferIDs
+        receipt.renewal?.historyRevision = revision
         return .valid(receipt)
     }
 
     /// The subscription's periods that end after `after` and before `latest`'s, verified, oldest
-    /// first (Get Transaction History v2, at most `maxHistoryPages` pages).
+    /// first (Get Transaction History v2 of the customer, from `revision`: what changed since the
+    /// last re-check read it; at most `maxHistoryPages` pages), and where this read ended.
     private func periods(
-        of latest: JWSTransaction, after: Int64, environment: ServerAPIEnvironment
-    ) async -> Result<[JWSTransaction], Failure> {
+        of latest: JWSTransaction, after: Int64, from revision: String?, environment: ServerAPIEnvironment
+    ) async -> Result<([JWSTransaction], String?), Failure> {
         var found: [JWSTransaction] = []
-        var revision: String?
+        var revision = revision
         for _ in 0..<Self.maxHistoryPages {
             let body: [UInt8]
-            let answer = await client.transactionHistory(latest.transactionID, revision: revision, environment: environment)
+            let answer = await client.transactionHistory(latest.originalTransactionID, revision: revision, environment: environment)
             switch answer {
             case .ok(let bytes): body = bytes
-            case .notFound: return .success(found)
+            case .notFound: return .success((found, revision))
             default: return .failure(Failure(answer.failureOutcome!))
             }
             guard let page = try? JSONDecoder().decode(HistoryResponse.self, from: Data(body)) else {
@@ -106,10 +112,10 @@ public struct ServerAPISubscriptionCheck: Sendable {
                 else { continue }
                 found.append(transaction)
             }
-            guard page.hasMore, let next = page.revision else { break }
-            revision = next
+            revision = page.revision ?? revision
+            guard page.hasMore else { break }
         }
-        return .success(found.sorted { ($0.expiresDate ?? 0) < ($1.expiresDate ?? 0) })
+        return .success((found.sorted { ($0.expiresDate ?? 0) < ($1.expiresDate ?? 0) }, revision))
     }
 
     static let maxHistoryPages = 10

@@ -16,6 +16,9 @@ public struct SubscriptionRenewal: Codable, Sendable, Equatable {
     public var expirationIntent: Int?
     /// Apple's `eligibleWinBackOfferIds` (`eligible_win_back_offer_ids`), when the renewal info says.
     public var eligibleWinBackOfferIDs: [String]?
+    /// Where a re-check read the customer's history to (Apple's `revision`): kept on the
+    /// subscription's record by the grant, so the next re-check reads only what changed.
+    public var historyRevision: String?
 
     public init(
         originalTransactionID: String, status: String, autoRenew: Int?, graceExpiresAt: Int64?, signedAt: Int64,
@@ -49,6 +52,7 @@ public struct SubscriptionRenewal: Codable, Sendable, Equatable {
         case signedAt = "signed_at"
         case expirationIntent = "expiration_intent"
         case eligibleWinBackOfferIDs = "eligible_win_back_offer_ids"
+        case historyRevision = "history_revision"
     }
 
     public init(json: JSONValue) throws(JSONShapeError) {
@@ -59,6 +63,7 @@ public struct SubscriptionRenewal: Codable, Sendable, Equatable {
         signedAt = try json.int64("signed_at")
         expirationIntent = try json.intIfPresent("expiration_intent")
         eligibleWinBackOfferIDs = try json.arrayIfPresent("eligible_win_back_offer_ids")?.compactMap(\.string)
+        historyRevision = try json.stringIfPresent("history_revision")
     }
 
     public var json: JSONValue {
@@ -70,6 +75,7 @@ public struct SubscriptionRenewal: Codable, Sendable, Equatable {
             "signed_at": .int(Int(signedAt)),
             "expiration_intent": expirationIntent.map { .int($0) },
             "eligible_win_back_offer_ids": eligibleWinBackOfferIDs.map { .array($0.map { .string($0) }) },
+            "history_revision": historyRevision.json,
         ])
     }
 }

@@ -55,6 +55,11 @@ extension SimulatedServerAPI {
         }
     }
 
+    /// The `revision` each Get Transaction History call was asked from ("" for none), in order.
+    public func historyRevisionsAsked() -> [String] {
+        state.withLockedValue { $0.historyRevisionsAsked }
+    }
+
     /// How many times Finish Transaction finished a transaction.
     public func timesFinished(transactionID: String) -> Int {
         state.withLockedValue { $0.finished[transactionID] ?? 0 }

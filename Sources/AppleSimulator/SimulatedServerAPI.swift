@@ -28,6 +28,8 @@ public final class SimulatedServerAPI: Sendable {
         var calls: [String: [Int64]] = [:]
         /// The app account tokens set per original transaction id (Set App Account Token), oldest first.
         var tokensSet: [String: [String]] = [:]
+        /// The `revision` each Get Transaction History call was asked from ("" for none), in order.
+        var historyRevisionsAsked: [String] = []
         /// How many times each transaction was finished (Finish Transaction).
         var finished: [String: Int] = [:]
         /// Consumption information accepted per transaction id, oldest first (the JSON bodies).
@@ -567,7 +569,10 @@ public final class SimulatedServerAPI: Sendable {
     /// page, it reads only purchases made since.
     private func history(_ id: String, revision: String?, environment: String, app: String?) -> Response {
         materialize()
-        let all = state.withLockedValue { Array($0.transactions.values) }
+        let all = state.withLockedValue { state in
+            state.historyRevisionsAsked.append(revision ?? "")
+            return Array(state.transactions.values)
+        }
         let mine = all.filter { $0.environment == environment && Self.visible($0, to: app) }
         let account = mine.first { $0.transactionID == id }.map { $0.appTransactionID } ?? (mine.contains { $0.appTransactionID == id } ? id : nil)
         guard let anchor = mine.first(where: { $0.transactionID == id || $0.appTransactionID == id }) else { return Self.notFound }

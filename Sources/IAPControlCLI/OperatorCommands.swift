@@ -68,11 +68,49 @@ struct RevokeCommand: AsyncParsableCommand {
     }
 }
 
-/// `iapctl user [show] ID`, `iapctl user erase ID --yes`.
+/// `iapctl user [show] ID`, `iapctl user sync ID`, `iapctl user erase ID --yes`.
 struct UserCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "user", abstract: "A user's record and timeline, or the user's erasure.",
-        subcommands: [UserShowCommand.self, UserEraseCommand.self], defaultSubcommand: UserShowCommand.self)
+        commandName: "user", abstract: "A user's record and timeline, a sync of their Apple Accounts, or the user's erasure.",
+        subcommands: [UserShowCommand.self, UserSyncCommand.self, UserEraseCommand.self], defaultSubcommand: UserShowCommand.self)
+}
+
+/// `iapctl user sync ID [--app-transaction-id A] [--sandbox-history]`: what `POST /v1/users/{id}/sync`
+/// does at login, for the Apple Account named, or for every one the user is seated on.
+struct UserSyncCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sync",
+        abstract: "Grant a user every purchase Apple has of their Apple Account that the books do not know (a sync, as at login).")
+    @OptionGroup var redis: RedisOptions
+    @OptionGroup var appsFile: AppsFileOptions
+    @OptionGroup var tickets: TicketOptions
+    @Argument(help: "The user id.") var user: String
+    @Option(help: "The Apple Account (appTransactionId); default: every one the user is seated on.") var appTransactionId: String?
+    @Option(help: "The app whose Server API key asks (with IAP_APPS_FILE).") var bundleId: String?
+    @Flag(help: "Read the sandbox's history, not production's.") var sandboxHistory = false
+    @Flag(help: "Print JSON.") var json = false
+
+    func run() async throws {
+        let configuration = loadConfiguration(redis, appsFile, tickets)
+        let (user, named, bundleID) = (user, appTransactionId, bundleId)
+        let environment = sandboxHistory ? "Sandbox" : "Production"
+        let submitted = try await withStore(configuration) { store in
+            var accounts: [String] = named.map { [$0] } ?? []
+            if named == nil { accounts = try await store.appleAccounts(ofUser: user) }
+            var submitted: [[String: String]] = []
+            for account in accounts {
+                let (ticket, created) = try await store.submitSync(
+                    user: user, appleAccount: account, environment: environment, bundleID: bundleID, ttl: configuration.ticketTTL)
+                submitted.append(["app_transaction_id": account, "ticket": ticket, "new": created ? "true" : "false"])
+            }
+            return submitted
+        }
+        if json { return printJSON(submitted) }
+        if submitted.isEmpty { print("\(user) is seated on no Apple Account: nothing to sync (name one with --app-transaction-id)") }
+        for line in submitted {
+            print("\(line["app_transaction_id"] ?? "?")  ticket \(line["ticket"] ?? "?")\(line["new"] == "true" ? "" : " (already syncing)")")
+        }
+    }
 }
 
 /// `iapctl user erase ID --yes`: what `DELETE /v1/users/{id}` does (docs/operations/erasure.md).

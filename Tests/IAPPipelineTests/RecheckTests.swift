@@ -155,6 +155,15 @@ import Testing
             let record = try await pipeline.redis.send("HGETALL", pipeline.store.keys.subscription(originalTransactionID: "9100")).stringDictionary
             #expect(record["status"] == "expired" && record["latest_transaction_id"] == "9100-r2" && record["cause"] == "recheck")
             #expect(record["eligible_win_back_offer_ids"] == "wb-9")
+            // Each re-check keeps where it read Apple's history to; the next reads only what changed.
+            let kept = try #require(record["history_revision"], "\(record)")
+            #expect(kept.hasPrefix("hr:") && pipeline.simulator.serverAPI.historyRevisionsAsked().first == "")
+            let reads = pipeline.simulator.serverAPI.historyRevisionsAsked().count
+            #expect(try await pipeline.store.forceRecheck(originalTransactionID: "9100"))
+            try await until("the forced re-check reads Apple's history", within: .seconds(15)) {
+                pipeline.simulator.serverAPI.historyRevisionsAsked().count > reads
+            }
+            #expect(pipeline.simulator.serverAPI.historyRevisionsAsked()[reads] == kept)
             let entitlements = try await pipeline.store.entitlements(user: "owner", catalog: PipelineHarness.catalog)
             #expect(entitlements.entitlements.isEmpty)
             // Its end is announced to the owner, from the re-check, when it was on in our books: a

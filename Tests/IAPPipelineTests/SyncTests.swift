@@ -1,6 +1,7 @@
 import AppleJWS
 import AppleSimulator
 import Foundation
+import IAPOperations
 import PipelineCore
 import PipelineTestSupport
 import Testing
@@ -71,6 +72,22 @@ import Testing
             #expect(try await pipeline.fulfilments().filter { $0["user_id"] == "bob" }.isEmpty)
             #expect(Set(try await pipeline.store.appleAccountUsers(Self.account)) == ["alice", "bob"])
             #expect(try await pipeline.fulfilments().filter { $0["event"] == "granted" }.count == granted.count + 1)
+        }
+    }
+
+    /// `iapctl user sync`: the operator names the Apple Account; nothing signed, Apple's history is the evidence.
+    @Test func anOperatorsSyncGrantsWhatTheClientNeverSent() async throws {
+        try await withPipeline(serverAPI: true) { pipeline in
+            _ = try pipeline.simulator.serverAPI.register(Self.unsent("2000000000000066"))
+            let (ticket, created) = try await pipeline.store.submitSync(
+                user: "erin", appleAccount: Self.account, environment: "Production", ttl: .seconds(600))
+            #expect(created)
+            let synced = try await pipeline.terminal(ticket)
+            #expect(synced.status == .granted && synced.transactions.map(\.transactionID) == ["2000000000000066"], "\(synced)")
+            #expect(try await pipeline.store.appleAccountUsers(Self.account) == ["erin"])
+            // The same again within the minute: the same ticket.
+            let again = try await pipeline.store.submitSync(user: "erin", appleAccount: Self.account, environment: "Production", ttl: .seconds(600))
+            #expect(again.ticket == ticket && !again.created)
         }
     }
 

@@ -68,6 +68,8 @@ public struct SubscriptionChange: Sendable, Equatable {
     public var expirationReason: String?
     /// Apple's win-back offers the subscriber may have now, when the renewal info says (empty: none).
     public var eligibleWinBackOfferIDs: [String]?
+    /// A re-check's: where it read the customer's history to (kept on the record).
+    public var historyRevision: String?
 
     public init(
         originalTransactionID: String, userID: String? = nil, productID: String?, status: String?, expiresAt: Int64?,
@@ -109,6 +111,7 @@ public struct SubscriptionChange: Sendable, Equatable {
             "require_latest": requireLatest ? .bool(true) : nil,
             "expiration_reason": expirationReason.json,
             "eligible_win_back_offer_ids": eligibleWinBackOfferIDs.map { .string($0.joined(separator: ",")) },
+            "history_revision": historyRevision.json,
         ])
     }
 }

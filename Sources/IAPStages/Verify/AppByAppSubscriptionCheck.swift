@@ -11,13 +11,14 @@ public struct AppByAppSubscriptionCheck: SubscriptionChecking {
     }
 
     public func check(
-        originalTransactionID: String, environment: String, knownLatest: String?, knownExpiresAt: Int64?, attempt: Int
+        originalTransactionID: String, environment: String, knownLatest: String?, knownExpiresAt: Int64?, knownRevision: String?,
+        attempt: Int
     ) async -> VerificationOutcome {
         var last: VerificationOutcome = .rejected(reason: ReasonCode.transactionNotFound, detail: "no app has a Server API key")
         for app in apps {
             let outcome = await app.check.check(
                 originalTransactionID: originalTransactionID, environment: environment, knownLatest: knownLatest,
-                knownExpiresAt: knownExpiresAt, attempt: attempt)
+                knownExpiresAt: knownExpiresAt, knownRevision: knownRevision, attempt: attempt)
             if case .rejected(let reason, _) = outcome, reason == ReasonCode.transactionNotFound {
                 last = outcome
                 continue

@@ -29,6 +29,7 @@ extension PipelineStore {
             environment: receipt.environment, autoRenew: renewal.autoRenew, source: "recheck")
         change.appTransactionID = latest?.appTransactionID
         change.eligibleWinBackOfferIDs = renewal.eligibleWinBackOfferIDs
+        change.historyRevision = renewal.historyRevision
         if renewal.status == "expired" { change.expirationReason = ExpirationReason.of(intent: renewal.expirationIntent) }
         return change
     }

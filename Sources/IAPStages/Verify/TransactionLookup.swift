@@ -18,8 +18,10 @@ extension TransactionLookup {
 /// transaction, verified, with the subscription's state in `VerifiedReceipt.renewal`).
 public protocol SubscriptionChecking: Sendable {
     /// `knownLatest`, `knownExpiresAt`: the latest period the pipeline knows; every period Apple
-    /// began since is in the answer, oldest first, so none is skipped.
+    /// began since is in the answer, oldest first, so none is skipped. `knownRevision`: where the
+    /// last re-check read the customer's history to (only what changed since is read).
     func check(
-        originalTransactionID: String, environment: String, knownLatest: String?, knownExpiresAt: Int64?, attempt: Int
+        originalTransactionID: String, environment: String, knownLatest: String?, knownExpiresAt: Int64?, knownRevision: String?,
+        attempt: Int
     ) async -> VerificationOutcome
 }

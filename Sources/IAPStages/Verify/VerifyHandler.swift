@@ -103,6 +103,16 @@ public struct VerifyHandler: JobHandler {
         case .appTransaction(let jws):
             await acceptAppTransaction(jws, payload: payload, job: job, attempt: attempt, worker: worker)
             return
+        case .accountSync(let account):
+            // An operator named the account: nothing signed to verify, Apple's history is the evidence.
+            var next = job
+            next.stage = .dedupe
+            next.attempts = attempt
+            let environment = job.syncEnvironment ?? "Production"
+            guard await sync(account, environment: environment, bundleID: job.bundleID, payload: payload, job: next, attempt: attempt, worker: worker)
+            else { return }
+            await forwardBinding(next, environment: environment, payload: payload, job: job, attempt: attempt, worker: worker)
+            return
         case .transactionLookup(let transactionID):
             guard let lookup else {
                 // The intake took it because its settings allow lookups and ours do not: our gap, replayable.
@@ -116,7 +126,8 @@ public struct VerifyHandler: JobHandler {
             if let subscriptions {
                 outcome = await subscriptions.check(
                     originalTransactionID: request.originalTransactionID, environment: request.environment,
-                    knownLatest: request.latestTransactionID, knownExpiresAt: request.expiresAt, attempt: attempt)
+                    knownLatest: request.latestTransactionID, knownExpiresAt: request.expiresAt, knownRevision: request.historyRevision,
+                    attempt: attempt)
             } else {
                 guard let recheck = await recheckByReceipt(request, payload: payload, job: job, attempt: attempt, worker: worker) else { return }
                 outcome = recheck
@@ -307,6 +318,11 @@ public struct VerifyHandler: JobHandler {
             guard await sync(account, environment: environment, bundleID: app.bundleID, payload: payload, job: next, attempt: attempt, worker: worker)
             else { return }
         }
+        await forwardBinding(next, environment: environment, payload: payload, job: job, attempt: attempt, worker: worker)
+    }
+
+    /// The job on to dedupe to seat its Apple Account on the user, nothing to grant.
+    private func forwardBinding(_ next: Job, environment: String, payload: String, job: Job, attempt: Int, worker: WorkerContext) async {
         let result = await worker.transition(ForwardJob.self) {
             try await worker.forward(payload, to: next, ticketFields: [("environment", environment), ("attempts", String(attempt))])
         }
@@ -333,7 +349,7 @@ extension VerifyHandler {
     /// retry, a rejection, a dead letter, or it went on with what Apple found); `true`: Apple
     /// has nothing of the account, and the job goes on as a plain binding of it.
     func sync(
-        _ account: String, environment: String, bundleID: String, payload: String, job: Job, attempt: Int, worker: WorkerContext
+        _ account: String, environment: String, bundleID: String?, payload: String, job: Job, attempt: Int, worker: WorkerContext
     ) async -> Bool {
         guard let history else {
             // The intake took it because its settings allow a sync and ours do not: our gap, replayable.

@@ -49,7 +49,8 @@ end
 local queued = 0
 for _, otx in ipairs(due) do
   local record, ticketKey = KEYS[records[otx]], KEYS[tickets[otx].index]
-  local s = redis.call('HMGET', record, 'user_id', 'status', 'environment', 'recheck_tries', 'latest_transaction_id', 'expires_at')
+  local s = redis.call('HMGET', record, 'user_id', 'status', 'environment', 'recheck_tries', 'latest_transaction_id', 'expires_at',
+    'history_revision')
   local tries = tonumber(s[4] or '0') + 1
   if not s[1] or s[2] == 'revoked' or (tries > 2 + tonumber(policy.max_tries) and s[2] ~= 'active') then
     redis.call('ZREM', rechecks, otx)
@@ -63,7 +64,7 @@ for _, otx in ipairs(due) do
     if not environment or environment == '' then environment = 'Production' end
     redis.call('LPUSH', verifyQueue, cjson.encode({ticket = ticket, stage = 'verify', user_id = s[1], source = 'recheck',
       recheck = {original_transaction_id = otx, environment = environment, latest_transaction_id = s[5] or '',
-        expires_at = s[6] or ''}, attempts = 0, enqueued_at = tonumber(now)}))
+        expires_at = s[6] or '', history_revision = s[7] or ''}, attempts = 0, enqueued_at = tonumber(now)}))
     local wait = math.min(math.max(tonumber(policy.after_ms), 1000) * 2 ^ (tries - 1), tonumber(policy.longest_ms))
     redis.call('ZADD', rechecks, string.format('%.0f', tonumber(now) + wait), otx)
     queued = queued + 1

@@ -29,6 +29,7 @@ extension Job {
         }
         subscriptionReceipt = try json.stringIfPresent("subscription_receipt")
         webhookEvent = try json.stringIfPresent("webhook_event")
+        syncEnvironment = try json.stringIfPresent("sync_environment")
         part = try json.stringIfPresent("part")
         recheck = try json.objectIfPresent("recheck").map { value throws(JSONShapeError) in try RecheckRequest(json: value) }
         appAccountTokenRequest = try json.objectIfPresent("set_app_account_token").map { value throws(JSONShapeError) in
@@ -83,6 +84,7 @@ extension Job {
             "finish_transaction": finishTransactionRequest?.json,
             "subscription_receipt": subscriptionReceipt.json,
             "webhook_event": webhookEvent.json,
+            "sync_environment": syncEnvironment.json,
             "part": part.json,
             "notification": notification.map(Self.json(of:)),
             "attempts": .int(attempts),

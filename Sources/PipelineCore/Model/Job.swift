@@ -37,6 +37,9 @@ public struct Job: Codable, Sendable, Equatable {
     public var webhookEvent: String?
     /// The `source` of a sync's job (`POST /v1/users/{id}/sync`): its grants carry it too.
     public static let syncSource = "sync"
+    /// An operator's sync (`iapctl user sync`), which names the Apple Account (`appleAccount`)
+    /// without its signed app transaction: the environment whose history is read.
+    public var syncEnvironment: String?
     /// For a re-check job (`source` `recheck`): the subscription to ask Apple about; the evidence.
     public var recheck: RecheckRequest?
     /// For the notify stage: the notification, verified at the door.
@@ -108,6 +111,7 @@ public struct Job: Codable, Sendable, Equatable {
         case appAccountTokenRequest = "set_app_account_token"
         case finishTransactionRequest = "finish_transaction"
         case bundleID = "bundle_id"
+        case syncEnvironment = "sync_environment"
     }
 
     /// What the verify stage checks: the first of receipt, signed transaction, transaction id,
@@ -118,6 +122,7 @@ public struct Job: Codable, Sendable, Equatable {
         if let signedAppTransaction { return .appTransaction(signedAppTransaction) }
         if let transactionID { return .transactionLookup(transactionID) }
         if let recheck { return .recheck(recheck) }
+        if source == Self.syncSource, let appleAccount, receipt == nil { return .accountSync(appleAccount) }
         return nil
     }
 
@@ -127,5 +132,7 @@ public struct Job: Codable, Sendable, Equatable {
         case appTransaction(String)
         case transactionLookup(String)
         case recheck(RecheckRequest)
+        /// An operator's sync of an Apple Account (`iapctl user sync`): no signed evidence.
+        case accountSync(String)
     }
 }

@@ -10,12 +10,18 @@ public struct RecheckRequest: Codable, Sendable, Equatable {
     /// fetched (a re-check late by more than a period must not skip one).
     public var latestTransactionID: String?
     public var expiresAt: Int64?
+    /// Where the last re-check read the customer's history to (the record's `history_revision`).
+    public var historyRevision: String?
 
-    public init(originalTransactionID: String, environment: String, latestTransactionID: String? = nil, expiresAt: Int64? = nil) {
+    public init(
+        originalTransactionID: String, environment: String, latestTransactionID: String? = nil, expiresAt: Int64? = nil,
+        historyRevision: String? = nil
+    ) {
         self.originalTransactionID = originalTransactionID
         self.environment = environment
         self.latestTransactionID = latestTransactionID
         self.expiresAt = expiresAt
+        self.historyRevision = historyRevision
     }
 
     enum CodingKeys: String, CodingKey {
@@ -23,6 +29,7 @@ public struct RecheckRequest: Codable, Sendable, Equatable {
         case environment
         case latestTransactionID = "latest_transaction_id"
         case expiresAt = "expires_at"
+        case historyRevision = "history_revision"
     }
 
     init(json: JSONValue) throws(JSONShapeError) {
@@ -30,12 +37,14 @@ public struct RecheckRequest: Codable, Sendable, Equatable {
         environment = try json.stringIfPresent("environment") ?? "Production"
         latestTransactionID = try json.stringIfPresent("latest_transaction_id").flatMap { $0.isEmpty ? nil : $0 }
         expiresAt = try json.stringIfPresent("expires_at").flatMap { Int64($0) }
+        historyRevision = try json.stringIfPresent("history_revision").flatMap { $0.isEmpty ? nil : $0 }
     }
 
     var json: JSONValue {
         .members([
             "original_transaction_id": .string(originalTransactionID), "environment": .string(environment),
             "latest_transaction_id": latestTransactionID.json, "expires_at": expiresAt.map { .string(String($0)) },
+            "history_revision": historyRevision.json,
         ])
     }
 }

@@ -15,7 +15,8 @@
      signed_at, cause, source?, transaction_id?, entitlements?, environment?, auto_renew?,
      app_transaction_id? (the Apple Account, when Apple said), require_latest?, expiration_reason?
      (on the `expired` entry), eligible_win_back_offer_ids? (comma-separated, Apple's: on the record
-     and the `expired` entry). Absent status,
+     and the `expired` entry), history_revision? (a re-check's: where it read Apple's history to,
+     kept on an existing record whatever the news' fate: its periods were granted before). Absent status,
      expires_at, product_id, entitlements, app_transaction_id keep the record's.
   policy: the re-check schedule (see scheduleRecheck), or nil.
 
@@ -31,6 +32,7 @@ local function applySubscription(k, s, now, policy)
   local old = redis.call('HMGET', k.subscription, 'event_at', 'status', 'product_id', 'entitlements', 'user_id',
     'expires_at', 'latest_transaction_id')
   if not old[5] and not s.user_id then return 'unknown_subscription' end
+  if s.history_revision and old[5] then redis.call('HSET', k.subscription, 'history_revision', s.history_revision) end
   if old[1] and tonumber(old[1]) > tonumber(s.signed_at) then
     -- Older news leaves the status alone, but a later period's grant still extends what the
     -- record knows of its periods (its end and latest transaction): a DID_RENEW that comes
