@@ -8,6 +8,7 @@ public struct BenchReport: Sendable, Codable {
     public var wait: WaitBenchResult?
     public var rechecks: RecheckBenchResult?
     public var notifications: NotificationHistoryBenchResult?
+    public var history: HistoryBenchResult?
     /// The `shards` scenario: one shard, then buckets over three.
     public var shards: [ShardBenchResult]?
 

@@ -14,6 +14,7 @@ public enum BenchTable {
         if let wait = report.wait { parts.append(render(wait)) }
         if let rechecks = report.rechecks { parts.append(render(rechecks)) }
         if let notifications = report.notifications { parts.append("notifications: " + notifications.summary) }
+        for row in report.history?.rows ?? [] { parts.append("history: " + row.summary) }
         if let shards = report.shards { parts.append(render(shards)) }
         if !report.scenarios.isEmpty { parts.append(render(report.scenarios)) }
         return parts.joined(separator: "\n\n")

@@ -33,28 +33,11 @@ public struct NotificationHistoryBench: Sendable {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let scratch = try await ScratchRedis(folder: folder)
         defer { scratch.stop() }
-        let simulator = try AppleSimulator(settings: .init(port: 0))
-        let (ports, port) = AsyncStream<Int>.makeStream()
         var logger = Logger(label: "bench")
         logger.logLevel = .error
-        let app = simulator.makeApplication(logger: logger) { port.yield($0) }
-        let group = ServiceGroup(configuration: .init(services: [app], logger: logger))
-        let server = Task { try await group.run() }
-        defer { Task { await group.triggerGracefulShutdown() } }
-        var iterator = ports.makeAsyncIterator()
-        guard let simulatorPort = await iterator.next() else { throw BenchError("apple-sim did not start") }
-        let base = "http://127.0.0.1:\(simulatorPort)"
-
-        let rootFile = folder.appendingPathComponent("root.pem").path
-        try simulator.authority.rootPEM.write(toFile: rootFile, atomically: true, encoding: .utf8)
-        let keyFile = folder.appendingPathComponent("AuthKey_BENCH.p8").path
-        try P256.Signing.PrivateKey().pemRepresentation.write(toFile: keyFile, atomically: true, encoding: .utf8)
-        let configuration = try PipelineConfiguration(environment: [
-            "IAP_REDIS_URL": "redis://127.0.0.1:\(scratch.port)", "IAP_APPLE_ROOT_CERTS": rootFile, "IAP_BUNDLE_IDS": Self.bundleID,
-            "IAP_APPLE_API_PRODUCTION_URL": base, "IAP_APPLE_API_SANDBOX_URL": base + SimulatedServerAPI.sandboxPrefix,
-            "IAP_APPLE_API_KEY_ID": "BENCHKEY01", "IAP_APPLE_API_ISSUER_ID": "57246542-96fe-1a63-e053-0824d011072a",
-            "IAP_APPLE_API_PRIVATE_KEY_FILE": keyFile, "IAP_APPLE_API_MAX_RPS": "1000",
-        ])
+        let apple = try await InProcessApple.start(folder: folder, redisPort: scratch.port, logger: logger)
+        defer { Task { await apple.stop() } }
+        let (simulator, configuration) = (apple.simulator, apple.configuration)
         let store = PipelineStore(redis: scratch.client, keys: configuration.keys)
         guard let walk = try NotificationHistoryWalk.make(configuration, store: store, logger: logger) else {
             throw BenchError("the walk needs the Server API key and bundle ids")
@@ -85,7 +68,6 @@ public struct NotificationHistoryBench: Sendable {
         let again = await walk.run(query, environment: .sandbox)
         let rerunSeconds = (ContinuousClock.now - rerunStart) / .seconds(1)
         guard again.complete, again.seenBefore == count else { throw BenchError("the rerun saw \(again.seenBefore) of \(count) stored") }
-        server.cancel()
         return NotificationHistoryBenchResult(
             notifications: count, idleSweepMs: idleMs, idleSweepAppleCalls: 2, backfillSeconds: backfillSeconds,
             backfillPages: first.pages, rerunSeconds: rerunSeconds)
@@ -116,7 +98,7 @@ public struct NotificationHistoryBench: Sendable {
         return sweeping / .milliseconds(1) / Double(idleSweeps)
     }
 
-    static let bundleID = "com.example.game"
+    static let bundleID = InProcessApple.bundleID
 }
 
 public struct NotificationHistoryBenchResult: Codable, Sendable {

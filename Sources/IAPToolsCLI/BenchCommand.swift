@@ -32,6 +32,7 @@ public struct BenchCommand: AsyncParsableCommand {
     @Option(help: "Receipts of each layout of the shards scenario.") var shardReceipts = 6000
     @Option(help: "Buckets of the shards scenario's second layout (over three primaries).") var buckets = 64
     @Option(help: "Undelivered notifications the notifications scenario backfills.") var notificationCount = 10_000
+    @Option(help: "Apple Accounts the history scenario syncs, at each size.") var historyCustomers = 200
     @Option(help: "Receipts the intake takes alone.") var intakeReceipts = 3000
     @Option(help: "Most receipts of the end-to-end run (it is sized to about --e2e-seconds).") var e2eReceipts = 6000
     @Option(help: "Seconds the end-to-end run aims at.") var e2eSeconds = 5.0
@@ -55,6 +56,7 @@ public struct BenchCommand: AsyncParsableCommand {
     private static let rechecksName = "rechecks"
     private static let shardsName = "shards"
     private static let notificationsName = "notifications"
+    private static let historyName = "history"
 
     public func validate() throws {
         guard jwsTokens >= 1 else { throw ValidationError("--jws-tokens: at least 1") }
@@ -73,9 +75,9 @@ public struct BenchCommand: AsyncParsableCommand {
     /// The cluster scenarios chosen, and whether the jws, redis-client(-cluster) and wait scenarios are.
     private func selected() throws -> (
         clusters: [BenchScenario], jws: Bool, redisClient: Bool, redisClientCluster: Bool, wait: Bool, rechecks: Bool, shards: Bool,
-        notifications: Bool
+        notifications: Bool, history: Bool
     ) {
-        guard let scenarios else { return (Self.all, true, true, true, true, true, true, true) }
+        guard let scenarios else { return (Self.all, true, true, true, true, true, true, true, true) }
         var clusters: [BenchScenario] = []
         var jws = false
         var redisClient = false
@@ -84,6 +86,7 @@ public struct BenchCommand: AsyncParsableCommand {
         var rechecks = false
         var shards = false
         var notifications = false
+        var history = false
         for name in scenarios.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) {
             if name == Self.jwsName {
                 jws = true
@@ -99,14 +102,16 @@ public struct BenchCommand: AsyncParsableCommand {
                 shards = true
             } else if name == Self.notificationsName {
                 notifications = true
+            } else if name == Self.historyName {
+                history = true
             } else if let scenario = Self.all.first(where: { $0.name == name }) {
                 clusters.append(scenario)
             } else {
                 throw ValidationError(
-                    "unknown scenario '\(name)'; known: \((Self.all.map(\.name) + [Self.jwsName, Self.redisClientName, Self.redisClientClusterName, Self.waitName, Self.rechecksName, Self.shardsName, Self.notificationsName]).joined(separator: ", "))")
+                    "unknown scenario '\(name)'; known: \((Self.all.map(\.name) + [Self.jwsName, Self.redisClientName, Self.redisClientClusterName, Self.waitName, Self.rechecksName, Self.shardsName, Self.notificationsName, Self.historyName]).joined(separator: ", "))")
             }
         }
-        return (clusters, jws, redisClient, redisClientCluster, wait, rechecks, shards, notifications)
+        return (clusters, jws, redisClient, redisClientCluster, wait, rechecks, shards, notifications, history)
     }
 
     public func run() async throws {
@@ -152,6 +157,9 @@ public struct BenchCommand: AsyncParsableCommand {
             log("notifications: \(notifications.summary)")
             report.notifications = notifications
         }
+        if chosen.history {
+            report.history = try await HistoryBench(customers: historyCustomers).run(workDirectory: settings.workDirectory, progress: log)
+        }
         if chosen.shards {
             var configuration = HTTPClient.Configuration(timeout: .init(connect: .seconds(2)))
             configuration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: clientConcurrency)
@@ -167,7 +175,7 @@ public struct BenchCommand: AsyncParsableCommand {
         if !chosen.clusters.isEmpty {
             report.scenarios = try await Bench(settings: settings, progress: log).run()
         }
-        log("bench: \(report.scenarios.count + (report.jws == nil ? 0 : 1) + (report.redisClient == nil ? 0 : 1) + (report.redisClientCluster == nil ? 0 : 1) + (report.wait == nil ? 0 : 1) + (report.rechecks == nil ? 0 : 1) + (report.shards == nil ? 0 : 1) + (report.notifications == nil ? 0 : 1)) scenarios in \(Int((ContinuousClock.now - started) / .seconds(1))) s")
+        log("bench: \(report.scenarios.count + (report.jws == nil ? 0 : 1) + (report.redisClient == nil ? 0 : 1) + (report.redisClientCluster == nil ? 0 : 1) + (report.wait == nil ? 0 : 1) + (report.rechecks == nil ? 0 : 1) + (report.shards == nil ? 0 : 1) + (report.notifications == nil ? 0 : 1) + (report.history == nil ? 0 : 1)) scenarios in \(Int((ContinuousClock.now - started) / .seconds(1))) s")
         if json {
             try HarnessCommand.printJSON(report)
         } else {
@@ -186,13 +194,14 @@ public struct BenchCommand: AsyncParsableCommand {
         print("\(Self.waitName): \(waitClients) clients waiting on ?wait=30 on one intake, then the workers start")
         print("\(Self.shardsName): the pipeline on a Redis Cluster of 3 primaries with a replica each, on one shard ({iap}) then over --buckets buckets: receipts/s, round trips, Redis CPU, memory and keys per node")
         print("\(Self.notificationsName): an idle notification sweep (its cost with nothing to do), then a backfill of \(notificationCount) notifications apple-sim never delivered, and a rerun")
+        print("\(Self.historyName): a sync's Apple side: \(historyCustomers) Apple Accounts of 1, 20 and 100 purchases each, each history read whole and verified, then again from its revision (Apple calls and ms per sync)")
         print("\(Self.rechecksName): \(recheckSubscriptions) subscriptions scheduled for re-checks, 1 % due, drained in batches (Redis memory, drain rate)")
     }
 
     /// The benches that start no pipeline: signed transactions verified, the Redis client alone.
     private func runClientBenches(
         _ chosen: (clusters: [BenchScenario], jws: Bool, redisClient: Bool, redisClientCluster: Bool, wait: Bool, rechecks: Bool,
-            shards: Bool, notifications: Bool),
+            shards: Bool, notifications: Bool, history: Bool),
         into report: inout BenchReport, log: @escaping @Sendable (String) -> Void
     ) async throws {
         if chosen.jws {
