@@ -569,17 +569,22 @@ public final class SimulatedServerAPI: Sendable {
     /// page, it reads only purchases made since.
     private func history(_ id: String, revision: String?, environment: String, app: String?) -> Response {
         materialize()
-        let all = state.withLockedValue { state in
+        // Only the customer's transactions are copied out (a bench holds tens of thousands).
+        let found = state.withLockedValue { state -> (anchor: JWSTransaction, related: [JWSTransaction])? in
             state.historyRevisionsAsked.append(revision ?? "")
-            return Array(state.transactions.values)
+            let mine: (JWSTransaction) -> Bool = { $0.environment == environment && Self.visible($0, to: app) }
+            let byID = state.transactions[id].flatMap { mine($0) ? $0 : nil }
+            guard let anchor = byID ?? state.transactions.values.first(where: { $0.appTransactionID == id && mine($0) }) else { return nil }
+            let account = byID == nil ? id : anchor.appTransactionID
+            let related = state.transactions.values.filter { other in
+                guard mine(other) else { return false }
+                if let account { return other.appTransactionID == account }
+                return other.originalTransactionID == anchor.originalTransactionID
+            }
+            return (anchor, related)
         }
-        let mine = all.filter { $0.environment == environment && Self.visible($0, to: app) }
-        let account = mine.first { $0.transactionID == id }.map { $0.appTransactionID } ?? (mine.contains { $0.appTransactionID == id } ? id : nil)
-        guard let anchor = mine.first(where: { $0.transactionID == id || $0.appTransactionID == id }) else { return Self.notFound }
-        let related = mine.filter { other in
-            if let account { return other.appTransactionID == account }
-            return other.originalTransactionID == anchor.originalTransactionID
-        }.sorted { ($0.purchaseDate ?? 0, $0.transactionID) < ($1.purchaseDate ?? 0, $1.transactionID) }
+        guard let (anchor, unsorted) = found else { return Self.notFound }
+        let related = unsorted.sorted { ($0.purchaseDate ?? 0, $0.transactionID) < ($1.purchaseDate ?? 0, $1.transactionID) }
         let start = revision.flatMap { $0.hasPrefix("hr:") ? Int($0.dropFirst(3)) : nil } ?? 0
         let page = Array(related.dropFirst(start).prefix(Self.refundPageSize))
         let next = start + page.count

@@ -22,17 +22,10 @@ public struct HistoryBench: Sendable {
     }
 
     public func run(workDirectory: URL, progress: @Sendable (String) -> Void) async throws -> HistoryBenchResult {
-        let folder = workDirectory.appendingPathComponent("history")
-        try? FileManager.default.removeItem(at: folder)
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let scratch = try await ScratchRedis(folder: folder)
-        defer { scratch.stop() }
-        var logger = Logger(label: "bench")
-        logger.logLevel = .error
-        let apple = try await InProcessApple.start(folder: folder, redisPort: scratch.port, logger: logger)
+        let apple = try await InProcessApple.start(in: workDirectory, name: "history")
         defer { Task { await apple.stop() } }
-        let store = PipelineStore(redis: scratch.client, keys: apple.configuration.keys)
-        guard let client = try apple.configuration.serverAPIClient(store: store, logger: logger) else {
+        let store = PipelineStore(redis: apple.scratch.client, keys: apple.configuration.keys)
+        guard let client = try apple.configuration.serverAPIClient(store: store, logger: apple.logger) else {
             throw BenchError("the history bench needs the Server API key")
         }
         defer { Task { await client.shutdown() } }

@@ -12,12 +12,31 @@ import ServiceLifecycle
 struct InProcessApple {
     let simulator: AppleSimulator
     let configuration: PipelineConfiguration
+    let scratch: ScratchRedis
+    let logger: Logger
     private let group: ServiceGroup
     private let server: Task<Void, any Error>
 
     static let bundleID = "com.example.game"
 
-    static func start(folder: URL, redisPort: Int, logger: Logger) async throws -> InProcessApple {
+    /// In a fresh folder `name` of `workDirectory`, with its scratch Redis; `stop()` ends both.
+    static func start(in workDirectory: URL, name: String) async throws -> InProcessApple {
+        let folder = workDirectory.appendingPathComponent(name)
+        try? FileManager.default.removeItem(at: folder)
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let scratch = try await ScratchRedis(folder: folder)
+        var logger = Logger(label: "bench")
+        logger.logLevel = .error
+        do {
+            return try await start(folder: folder, scratch: scratch, logger: logger)
+        } catch {
+            scratch.stop()
+            throw error
+        }
+    }
+
+    private static func start(folder: URL, scratch: ScratchRedis, logger: Logger) async throws -> InProcessApple {
+        let redisPort = scratch.port
         let simulator = try AppleSimulator(settings: .init(port: 0))
         let (ports, port) = AsyncStream<Int>.makeStream()
         let app = simulator.makeApplication(logger: logger) { port.yield($0) }
@@ -39,11 +58,13 @@ struct InProcessApple {
             "IAP_APPLE_API_KEY_ID": "BENCHKEY01", "IAP_APPLE_API_ISSUER_ID": "57246542-96fe-1a63-e053-0824d011072a",
             "IAP_APPLE_API_PRIVATE_KEY_FILE": keyFile, "IAP_APPLE_API_MAX_RPS": "10000",
         ])
-        return InProcessApple(simulator: simulator, configuration: configuration, group: group, server: server)
+        return InProcessApple(
+            simulator: simulator, configuration: configuration, scratch: scratch, logger: logger, group: group, server: server)
     }
 
     func stop() async {
-        server.cancel()
         await group.triggerGracefulShutdown()
+        _ = await server.result
+        scratch.stop()
     }
 }

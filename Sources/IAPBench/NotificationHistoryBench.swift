@@ -28,16 +28,9 @@ public struct NotificationHistoryBench: Sendable {
     }
 
     public func run(workDirectory: URL, progress: @Sendable (String) -> Void) async throws -> NotificationHistoryBenchResult {
-        let folder = workDirectory.appendingPathComponent("notifications")
-        try? FileManager.default.removeItem(at: folder)
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let scratch = try await ScratchRedis(folder: folder)
-        defer { scratch.stop() }
-        var logger = Logger(label: "bench")
-        logger.logLevel = .error
-        let apple = try await InProcessApple.start(folder: folder, redisPort: scratch.port, logger: logger)
+        let apple = try await InProcessApple.start(in: workDirectory, name: "notifications")
         defer { Task { await apple.stop() } }
-        let (simulator, configuration) = (apple.simulator, apple.configuration)
+        let (simulator, configuration, scratch, logger) = (apple.simulator, apple.configuration, apple.scratch, apple.logger)
         let store = PipelineStore(redis: scratch.client, keys: configuration.keys)
         guard let walk = try NotificationHistoryWalk.make(configuration, store: store, logger: logger) else {
             throw BenchError("the walk needs the Server API key and bundle ids")

@@ -95,12 +95,15 @@ import Testing
             let now: Int64 = 1_800_000_000_000
             try await redis.send(
                 "HSET", Self.keys.subscription(originalTransactionID: "s1"), "user_id", "alice", "status", "active",
-                "expires_at", String(now + 1000), "environment", "Sandbox")
+                "expires_at", String(now + 1000), "environment", "Sandbox", "history_revision", "hr:7")
             try await redis.send("ZADD", Self.keys.rechecks, String(now - 1), "s1")
             let schedule = RecheckSchedule(before: .seconds(60), after: .seconds(30), maxTries: 2)
             #expect(try await store.promoteDueRechecks(schedule: schedule, ticketTTL: .seconds(60), now: now) == 1)
             let ticket = PromoteDueRechecks.ticket(original: "s1", now: now, try: 1)
             #expect(try await store.ticket(ticket)?.status == .queued)
+            // The job carries where the last re-check read Apple's history to.
+            let queued = try #require(try await redis.send("LINDEX", Self.keys.queue(.verify), "0").string)
+            #expect(try Job.decode(queued).recheck?.historyRevision == "hr:7")
             #expect(try await store.forceRecheck(originalTransactionID: "s1", now: now))
             #expect(try await store.forceRecheck(originalTransactionID: "nobody", now: now) == false)
 

@@ -1,5 +1,6 @@
 import AppleJWS
 import AppleSimulator
+import AppStoreServerAPI
 import Foundation
 import PipelineCore
 import IAPStages
@@ -158,12 +159,20 @@ import Testing
             // Each re-check keeps where it read Apple's history to; the next reads only what changed.
             let kept = try #require(record["history_revision"], "\(record)")
             #expect(kept.hasPrefix("hr:") && pipeline.simulator.serverAPI.historyRevisionsAsked().first == "")
+            // A re-check handed that revision (promote_due_rechecks hands it on: DeclaredKeysTests) reads from it.
+            let check = ServerAPISubscriptionCheck(
+                client: try #require(pipeline.lookupClient),
+                signedData: SignedDataVerifier(rootCertificates: try pipeline.configuration.rootCertificates()))
             let reads = pipeline.simulator.serverAPI.historyRevisionsAsked().count
-            #expect(try await pipeline.store.forceRecheck(originalTransactionID: "9100"))
-            try await until("the forced re-check reads Apple's history", within: .seconds(15)) {
-                pipeline.simulator.serverAPI.historyRevisionsAsked().count > reads
+            let answer = await check.check(
+                originalTransactionID: "9100", environment: record["environment"] ?? "Production", knownLatest: "9100-r2",
+                knownExpiresAt: nil, knownRevision: kept, attempt: 1)
+            guard case .valid(let receipt) = answer else {
+                Issue.record("the re-check did not answer: \(answer)")
+                return
             }
             #expect(pipeline.simulator.serverAPI.historyRevisionsAsked()[reads] == kept)
+            #expect(receipt.renewal?.historyRevision == kept, "nothing changed since: the revision stays")
             let entitlements = try await pipeline.store.entitlements(user: "owner", catalog: PipelineHarness.catalog)
             #expect(entitlements.entitlements.isEmpty)
             // Its end is announced to the owner, from the re-check, when it was on in our books: a

@@ -36,7 +36,7 @@ package struct GrantPurchases: DeclaringScript {
                let transaction = evidence.transactions[purchase.transactionID], !transaction.isFamilyShared, !evidence.environment.isEmpty
             {
                 // A purchase without a token, granted to a user who has one: Apple is asked to set it.
-                let ticket = AppAccountTokenRequest.ticket(originalTransactionID: purchase.originalTransactionID, in: keys)
+                let ticket = AppAccountTokenRequest.ticket(for: purchase.originalTransactionID, in: keys)
                 line.keys["token_ticket"] = declared.index(of: keys.ticket(ticket))
                 notifyQueue = notifyQueue ?? declared.index(of: keys.queue(.notify))
                 line.tokenJob = AppAccountTokenRequest(
@@ -46,7 +46,7 @@ package struct GrantPurchases: DeclaringScript {
             }
             if finishTickets != nil, purchase.isClaimed, purchase.unit != nil, purchase.consumable == true, !evidence.environment.isEmpty {
                 // A consumable granted here is finished at Apple, so no crashed client is handed it again.
-                let ticket = FinishTransactionRequest.ticket(transactionID: purchase.transactionID, in: keys)
+                let ticket = FinishTransactionRequest.ticket(for: purchase.transactionID, in: keys)
                 line.keys["finish_ticket"] = declared.index(of: keys.ticket(ticket))
                 notifyQueue = notifyQueue ?? declared.index(of: keys.queue(.notify))
                 line.finishJob = FinishTransactionRequest(

@@ -3,7 +3,7 @@ import PlainJSON
 /// A notify job's errand to Apple: set the user's app account token on a purchase that carries
 /// none (Set App Account Token, on the original transaction). `grant_purchases` queues it in the
 /// step that grants the purchase, so no crash loses it; the notify stage makes the call.
-public struct AppAccountTokenRequest: Codable, Sendable, Equatable {
+public struct AppAccountTokenRequest: AppleErrand, Codable, Equatable {
     public var originalTransactionID: String
     /// The user's token (lowercase UUID), as bound to them (`user-token:<user>`).
     public var appAccountToken: String
@@ -40,23 +40,13 @@ public struct AppAccountTokenRequest: Codable, Sendable, Equatable {
         ])
     }
 
-    /// The ticket of the errand: one per original transaction in its bucket (`token-<original>`),
-    /// so a purchase granted again while one is queued or recent queues no second call.
-    package static func ticket(originalTransactionID: String, in keys: RedisKeys) -> String {
-        keys.layout.ticketID("token-\(originalTransactionID)", inBucket: keys.bucket)
-    }
-
-    /// The notify job that carries it.
-    package func job(ticket: String, user: String, now: Int64) -> Job {
-        var job = Job(ticket: ticket, userID: user, receiptData: nil, productID: nil, transactionID: nil, enqueuedAt: now)
-        job.stage = .notify
-        job.source = Self.source
-        job.appAccountTokenRequest = self
-        return job
-    }
-
-    /// The `source` of its job and ticket.
+    /// Its ticket: `token-<original transaction id>`.
+    public static let ticketPrefix = "token"
     public static let source = "app_account_token"
+
+    public func carried(by job: inout Job) {
+        job.appAccountTokenRequest = self
+    }
 }
 
 /// The grant stage's part in Set App Account Token: the user's bound token, and how long the

@@ -4,7 +4,7 @@ import PlainJSON
 /// consumable (Finish Transaction), so that a client that crashed before it finished the
 /// transaction is not handed it again. `grant_purchases` queues it in the step that grants the
 /// purchase, so no crash loses it; the notify stage makes the call.
-public struct FinishTransactionRequest: Codable, Sendable, Equatable {
+public struct FinishTransactionRequest: AppleErrand, Codable, Equatable {
     public var transactionID: String
     /// `Production` or `Sandbox`: where the purchase was made.
     public var environment: String
@@ -33,20 +33,11 @@ public struct FinishTransactionRequest: Codable, Sendable, Equatable {
         .members(["transaction_id": .string(transactionID), "environment": .string(environment), "bundle_id": bundleID.json])
     }
 
-    /// The ticket of the errand: one per transaction in its bucket (`finish-<transaction>`).
-    package static func ticket(transactionID: String, in keys: RedisKeys) -> String {
-        keys.layout.ticketID("finish-\(transactionID)", inBucket: keys.bucket)
-    }
-
-    /// The notify job that carries it.
-    package func job(ticket: String, user: String, now: Int64) -> Job {
-        var job = Job(ticket: ticket, userID: user, receiptData: nil, productID: nil, transactionID: nil, enqueuedAt: now)
-        job.stage = .notify
-        job.source = Self.source
-        job.finishTransactionRequest = self
-        return job
-    }
-
-    /// The `source` of its job and ticket.
+    /// Its ticket: `finish-<transaction id>`.
+    public static let ticketPrefix = "finish"
     public static let source = "finish_transaction"
+
+    public func carried(by job: inout Job) {
+        job.finishTransactionRequest = self
+    }
 }

@@ -1,0 +1,28 @@
+/// A notify job's errand to Apple that `grant_purchases` queues in the step that grants the
+/// purchase (so no crash loses it) and the notify stage runs: Set App Account Token, Finish
+/// Transaction. Each has its own ticket (`<prefix>-<id>` in the purchase's bucket) and `source`.
+public protocol AppleErrand: Sendable {
+    /// The `source` of its job and ticket.
+    static var source: String { get }
+    /// The ticket id's prefix: `token`, `finish`.
+    static var ticketPrefix: String { get }
+    /// The job carrying this errand.
+    func carried(by job: inout Job)
+}
+
+extension AppleErrand {
+    /// The ticket of the errand about `id`: one per id in its bucket, so a purchase granted again
+    /// while one is queued or recent queues no second call.
+    package static func ticket(for id: String, in keys: RedisKeys) -> String {
+        keys.layout.ticketID("\(ticketPrefix)-\(id)", inBucket: keys.bucket)
+    }
+
+    /// The notify job that carries it.
+    package func job(ticket: String, user: String, now: Int64) -> Job {
+        var job = Job(ticket: ticket, userID: user, receiptData: nil, productID: nil, transactionID: nil, enqueuedAt: now)
+        job.stage = .notify
+        job.source = Self.source
+        carried(by: &job)
+        return job
+    }
+}
