@@ -83,12 +83,16 @@ public struct ServerAPISubscriptionCheck: Sendable {
 
     /// The subscription's periods that end after `after` and before `latest`'s, verified, oldest
     /// first (Get Transaction History v2 of the customer, from `revision`: what changed since the
-    /// last re-check read it; at most `maxHistoryPages` pages), and where this read ended.
+    /// last re-check read it; at most `maxHistoryPages` pages), and where the next read may start:
+    /// where this one ended, unless it saw a period after `latest` (Apple's statuses lagging its
+    /// history), which this answer does not grant: then where this one started, so the next
+    /// re-check reads that period again.
     private func periods(
-        of latest: JWSTransaction, after: Int64, from revision: String?, environment: ServerAPIEnvironment
+        of latest: JWSTransaction, after: Int64, from start: String?, environment: ServerAPIEnvironment
     ) async -> Result<([JWSTransaction], String?), Failure> {
         var found: [JWSTransaction] = []
-        var revision = revision
+        var revision = start
+        var beyondLatest = false
         for _ in 0..<Self.maxHistoryPages {
             let body: [UInt8]
             let answer = await client.transactionHistory(latest.originalTransactionID, revision: revision, environment: environment)
@@ -108,14 +112,18 @@ public struct ServerAPISubscriptionCheck: Sendable {
                     return .failure(Failure(.rejected(reason: AppleReason.invalidSignature, detail: error.description)))
                 }
                 guard transaction.originalTransactionID == latest.originalTransactionID, transaction.transactionID != latest.transactionID,
-                      let expires = transaction.expiresDate, expires > after, expires <= (latest.expiresDate ?? .max)
+                      let expires = transaction.expiresDate, expires > after
                 else { continue }
+                guard expires <= (latest.expiresDate ?? .max) else {
+                    beyondLatest = true
+                    continue
+                }
                 found.append(transaction)
             }
             revision = page.revision ?? revision
             guard page.hasMore else { break }
         }
-        return .success((found.sorted { ($0.expiresDate ?? 0) < ($1.expiresDate ?? 0) }, revision))
+        return .success((found.sorted { ($0.expiresDate ?? 0) < ($1.expiresDate ?? 0) }, beyondLatest ? start : revision))
     }
 
     static let maxHistoryPages = 10

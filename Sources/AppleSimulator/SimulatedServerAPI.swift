@@ -188,7 +188,11 @@ public final class SimulatedServerAPI: Sendable {
         guard let (plan, start) = found, plan.environment == environment, app == nil || plan.bundleID == app else { return Self.notFound }
         let periods = plan.periods(at: now, from: start)
         let (status, renewal) = plan.state(at: now, from: start, periods: periods)
-        var latest = plan.transaction(period: periods - 1, from: start)
+        let lag = state.withLockedValue { state in
+            defer { state.faults.laggingStatuses = 0 }
+            return max(min(state.faults.laggingStatuses, periods - 1), 0)
+        }
+        var latest = plan.transaction(period: periods - 1 - lag, from: start)
         latest = state.withLockedValue { $0.transactions[latest.transactionID] } ?? latest
         guard let signedTransaction = try? authority.signer.sign(payload: latest),
               let signedRenewal = try? authority.signer.sign(payload: renewal)
@@ -833,17 +837,22 @@ public struct SimulatedAPIFaults: Codable, Sendable, Equatable {
     public var retryAfterMs: Int
     /// The next this-many calls get 500 with errorCode 5000001.
     public var serverErrors: Int
+    /// The next Get All Subscription Statuses answer names the period this many renewals before
+    /// the latest as the latest (Apple's statuses lagging its history).
+    public var laggingStatuses: Int
 
-    public init(rateLimited: Int = 0, retryAfterMs: Int = 1000, serverErrors: Int = 0) {
+    public init(rateLimited: Int = 0, retryAfterMs: Int = 1000, serverErrors: Int = 0, laggingStatuses: Int = 0) {
         self.rateLimited = rateLimited
         self.retryAfterMs = retryAfterMs
         self.serverErrors = serverErrors
+        self.laggingStatuses = laggingStatuses
     }
 
     enum CodingKeys: String, CodingKey {
         case rateLimited = "rate_limited"
         case retryAfterMs = "retry_after_ms"
         case serverErrors = "server_errors"
+        case laggingStatuses = "lagging_statuses"
     }
 
     public init(from decoder: any Decoder) throws {
@@ -851,6 +860,7 @@ public struct SimulatedAPIFaults: Codable, Sendable, Equatable {
         rateLimited = try container.decodeIfPresent(Int.self, forKey: .rateLimited) ?? 0
         retryAfterMs = try container.decodeIfPresent(Int.self, forKey: .retryAfterMs) ?? 1000
         serverErrors = try container.decodeIfPresent(Int.self, forKey: .serverErrors) ?? 0
+        laggingStatuses = try container.decodeIfPresent(Int.self, forKey: .laggingStatuses) ?? 0
     }
 }
 

@@ -1,4 +1,5 @@
 import AppleJWS
+import AppleReceipt
 import AppleSimulator
 import AppStoreServerAPI
 import Foundation
@@ -186,6 +187,44 @@ import Testing
                 // reason) depends on the machine's speed: the reason is pinned where a notification
                 // says it (EntitlementEndToEndTests), the offers by the record above.
             }
+        }
+    }
+
+    /// Apple's statuses may lag its history by a renewal: a period the history already shows
+    /// after the latest the statuses name is not granted by that answer, so the revision kept
+    /// must not pass it; the next re-check, later than that period's end, still grants it.
+    @Test func aPeriodBeyondALaggingLatestIsReadAgainByTheNextRecheck() async throws {
+        try await withPipeline(serverAPI: true) { pipeline in
+            let api = pipeline.simulator.serverAPI
+            let now = Int64(Date().timeIntervalSince1970 * 1000)
+            // Periods of an hour, begun three and a half hours ago: periods 0 to 3 exist.
+            let plan = SimulatedSubscription(
+                originalTransactionID: "9600", productID: "vip.monthly", bundleID: PipelineHarness.bundleID, environment: "Sandbox",
+                periodMs: 3_600_000, renewals: 5, start: now - 12_600_000)
+            _ = try api.startSubscription(plan)
+            let check = ServerAPISubscriptionCheck(
+                client: try #require(pipeline.lookupClient),
+                signedData: SignedDataVerifier(rootCertificates: try pipeline.configuration.rootCertificates()))
+            func periods(_ outcome: VerificationOutcome) -> [String] {
+                guard case .valid(let receipt) = outcome else { return ["not valid: \(outcome)"] }
+                return receipt.transactions.map(\.transactionID)
+            }
+            let p0 = plan.transactionID(period: 0)
+            api.setFaults(SimulatedAPIFaults(laggingStatuses: 2))  // the next answer: two renewals behind
+            let lagging = await check.check(
+                originalTransactionID: "9600", environment: "Sandbox", knownLatest: p0, knownExpiresAt: now - 9_000_000, attempt: 1)
+            // The statuses say period 1 is the latest; the history already shows 2 and 3.
+            #expect(periods(lagging) == [p0, plan.transactionID(period: 1)], "\(periods(lagging))")
+            guard case .valid(let first) = lagging else { return }
+            // Periods 2 and 3 were seen beyond the latest and not granted: the revision stays where the read began.
+            #expect(first.renewal?.historyRevision == nil)
+            // The next re-check comes when 3 is the latest: 2 is read again, and granted with it.
+            let next = await check.check(
+                originalTransactionID: "9600", environment: "Sandbox", knownLatest: plan.transactionID(period: 1),
+                knownExpiresAt: now - 5_400_000, knownRevision: first.renewal?.historyRevision, attempt: 1)
+            #expect(Array(periods(next).suffix(2)) == [plan.transactionID(period: 2), plan.transactionID(period: 3)], "\(periods(next))")
+            guard case .valid(let second) = next else { return }
+            #expect(second.renewal?.historyRevision?.hasPrefix("hr:") == true, "nothing beyond the latest now: the revision moves on")
         }
     }
 
