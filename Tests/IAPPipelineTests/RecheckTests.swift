@@ -172,7 +172,8 @@ import Testing
                 Issue.record("the re-check did not answer: \(answer)")
                 return
             }
-            #expect(pipeline.simulator.serverAPI.historyRevisionsAsked()[reads] == kept)
+            // (A re-check of the pipeline's own may read meanwhile: the asks since are searched, not indexed.)
+            #expect(pipeline.simulator.serverAPI.historyRevisionsAsked().dropFirst(reads).contains(kept))
             #expect(receipt.renewal?.historyRevision == kept, "nothing changed since: the revision stays")
             let entitlements = try await pipeline.store.entitlements(user: "owner", catalog: PipelineHarness.catalog)
             #expect(entitlements.entitlements.isEmpty)
