@@ -292,7 +292,8 @@ public enum Settings {
         readBy: PipelineCommand.stages.union([.intake]))
     public static let maxAttempts = Setting(
         "IAP_MAX_ATTEMPTS", .count(1...1000), default: "12",
-        help: "attempts at a call that fails transiently (Apple, the webhook) before the job is dead (retries_exhausted)",
+        help: "attempts at a call that fails transiently (Apple) before the job is dead (retries_exhausted); iap-webhook: "
+            + "only a replayed delivery (a user's deliveries retry until IAP_WEBHOOK_MAX_AGE_S, then webhook_expired)",
         readBy: [.verifier, .notifier, .webhook])
     public static let appleBreakerFailures = Setting(
         "IAP_APPLE_BREAKER_FAILURES", .count(0...1_000_000), default: "5",
