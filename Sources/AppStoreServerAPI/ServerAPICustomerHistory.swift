@@ -28,6 +28,28 @@ public struct ServerAPICustomerHistory: Sendable {
     /// the revision returned).
     public func read(_ id: String, environment: String, from revision: String?, maxPages: Int = Self.maxPages) async -> Read {
         let environment = ServerAPIEnvironment(rawValue: environment) ?? .production
+        let found: [JWSTransaction]
+        let next: String?
+        switch await transactions(of: id, environment: environment, from: revision, maxPages: maxPages) {
+        case .success(let page): (found, next) = page
+        case .failure(let failure): return Read(outcome: failure.outcome, revision: nil)
+        }
+        guard let first = found.first else { return Read(outcome: Self.nothing(id, environment), revision: next) }
+        guard found.allSatisfy({ $0.bundleID == first.bundleID }) else {
+            return Read(outcome: .rejected(reason: AppleReason.invalidSignature, detail: "Apple's history mixes apps"), revision: nil)
+        }
+        var receipt = VerifiedReceipt(signed: first)
+        receipt.environment = environment.rawValue
+        receipt.transactions = found.sorted { ($0.purchaseDate ?? 0) < ($1.purchaseDate ?? 0) }.map(InAppTransaction.init(signed:))
+        return Read(outcome: .valid(receipt), revision: next)
+    }
+
+    /// The pages themselves: every transaction listed from `revision` on (at most `maxPages`
+    /// pages), each verified, in Apple's order, and where the read ended (a 404 ends it with what
+    /// was read). What a sync and a re-check both read.
+    func transactions(
+        of id: String, environment: ServerAPIEnvironment, from revision: String?, maxPages: Int
+    ) async -> Result<(transactions: [JWSTransaction], revision: String?), ServerAPISubscriptionCheck.Failure> {
         var found: [JWSTransaction] = []
         var revision = revision
         for _ in 0..<maxPages {
@@ -35,30 +57,23 @@ public struct ServerAPICustomerHistory: Sendable {
             let body: [UInt8]
             switch answer {
             case .ok(let bytes): body = bytes
-            case .notFound: return Read(outcome: Self.nothing(id, environment), revision: revision)
-            default: return Read(outcome: answer.failureOutcome!, revision: nil)
+            case .notFound: return .success((found, revision))
+            default: return .failure(.init(answer.failureOutcome!))
             }
             guard let page = try? JSONDecoder().decode(ServerAPISubscriptionCheck.HistoryResponse.self, from: Data(body)) else {
-                return Read(outcome: .transient(reason: "apple_api_bad_response", detail: "not a history answer", retryAfterMs: nil), revision: nil)
+                return .failure(.init(.transient(reason: "apple_api_bad_response", detail: "not a history answer", retryAfterMs: nil)))
             }
             for signed in page.signedTransactions {
                 do {
                     found.append(try await signedData.verify(signed, as: JWSTransaction.self))
                 } catch {
-                    return Read(outcome: .rejected(reason: AppleReason.invalidSignature, detail: error.description), revision: nil)
+                    return .failure(.init(.rejected(reason: AppleReason.invalidSignature, detail: error.description)))
                 }
             }
             revision = page.revision ?? revision
             guard page.hasMore else { break }
         }
-        guard let first = found.first else { return Read(outcome: Self.nothing(id, environment), revision: revision) }
-        guard found.allSatisfy({ $0.bundleID == first.bundleID }) else {
-            return Read(outcome: .rejected(reason: AppleReason.invalidSignature, detail: "Apple's history mixes apps"), revision: nil)
-        }
-        var receipt = VerifiedReceipt(signed: first)
-        receipt.environment = environment == .sandbox ? "Sandbox" : "Production"
-        receipt.transactions = found.sorted { ($0.purchaseDate ?? 0) < ($1.purchaseDate ?? 0) }.map(InAppTransaction.init(signed:))
-        return Read(outcome: .valid(receipt), revision: revision)
+        return .success((found, revision))
     }
 
     public static let maxPages = 50

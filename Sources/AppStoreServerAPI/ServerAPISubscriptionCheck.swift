@@ -90,40 +90,28 @@ public struct ServerAPISubscriptionCheck: Sendable {
     private func periods(
         of latest: JWSTransaction, after: Int64, from start: String?, environment: ServerAPIEnvironment
     ) async -> Result<([JWSTransaction], String?), Failure> {
-        var found: [JWSTransaction] = []
-        var revision = start
-        var beyondLatest = false
-        for _ in 0..<Self.maxHistoryPages {
-            let body: [UInt8]
-            let answer = await client.transactionHistory(latest.originalTransactionID, revision: revision, environment: environment)
-            switch answer {
-            case .ok(let bytes): body = bytes
-            case .notFound: return .success((found, revision))
-            default: return .failure(Failure(answer.failureOutcome!))
-            }
-            guard let page = try? JSONDecoder().decode(HistoryResponse.self, from: Data(body)) else {
-                return .failure(Failure(.transient(reason: "apple_api_bad_response", detail: "not a history answer", retryAfterMs: nil)))
-            }
-            for signed in page.signedTransactions {
-                let transaction: JWSTransaction
-                do {
-                    transaction = try await signedData.verify(signed, as: JWSTransaction.self)
-                } catch {
-                    return .failure(Failure(.rejected(reason: AppleReason.invalidSignature, detail: error.description)))
-                }
-                guard transaction.originalTransactionID == latest.originalTransactionID, transaction.transactionID != latest.transactionID,
-                      let expires = transaction.expiresDate, expires > after
-                else { continue }
-                guard expires <= (latest.expiresDate ?? .max) else {
-                    beyondLatest = true
-                    continue
-                }
-                found.append(transaction)
-            }
-            revision = page.revision ?? revision
-            guard page.hasMore else { break }
+        let history = ServerAPICustomerHistory(client: client, signedData: signedData)
+        let listed: [JWSTransaction]
+        let end: String?
+        switch await history.transactions(
+            of: latest.originalTransactionID, environment: environment, from: start, maxPages: Self.maxHistoryPages)
+        {
+        case .success(let page): (listed, end) = page
+        case .failure(let failure): return .failure(failure)
         }
-        return .success((found.sorted { ($0.expiresDate ?? 0) < ($1.expiresDate ?? 0) }, beyondLatest ? start : revision))
+        var found: [JWSTransaction] = []
+        var beyondLatest = false
+        for transaction in listed {
+            guard transaction.originalTransactionID == latest.originalTransactionID, transaction.transactionID != latest.transactionID,
+                  let expires = transaction.expiresDate, expires > after
+            else { continue }
+            guard expires <= (latest.expiresDate ?? .max) else {
+                beyondLatest = true
+                continue
+            }
+            found.append(transaction)
+        }
+        return .success((found.sorted { ($0.expiresDate ?? 0) < ($1.expiresDate ?? 0) }, beyondLatest ? start : end))
     }
 
     static let maxHistoryPages = 10

@@ -573,19 +573,9 @@ public final class SimulatedServerAPI: Sendable {
     /// page, it reads only purchases made since.
     private func history(_ id: String, revision: String?, environment: String, app: String?) -> Response {
         materialize()
-        // Only the customer's transactions are copied out (a bench holds tens of thousands).
         let found = state.withLockedValue { state -> (anchor: JWSTransaction, related: [JWSTransaction])? in
             state.historyRevisionsAsked.append(revision ?? "")
-            let mine: (JWSTransaction) -> Bool = { $0.environment == environment && Self.visible($0, to: app) }
-            let byID = state.transactions[id].flatMap { mine($0) ? $0 : nil }
-            guard let anchor = byID ?? state.transactions.values.first(where: { $0.appTransactionID == id && mine($0) }) else { return nil }
-            let account = byID == nil ? id : anchor.appTransactionID
-            let related = state.transactions.values.filter { other in
-                guard mine(other) else { return false }
-                if let account { return other.appTransactionID == account }
-                return other.originalTransactionID == anchor.originalTransactionID
-            }
-            return (anchor, related)
+            return Self.customer(id, environment: environment, app: app, in: state.transactions)
         }
         guard let (anchor, unsorted) = found else { return Self.notFound }
         let related = unsorted.sorted { ($0.purchaseDate ?? 0, $0.transactionID) < ($1.purchaseDate ?? 0, $1.transactionID) }
@@ -620,6 +610,25 @@ public final class SimulatedServerAPI: Sendable {
         return "REFUND_PRORATED"
     }
 
+    /// The customer `id` names, as Apple's history endpoints read it: `id` is any transaction id of
+    /// theirs, or their Apple Account's `appTransactionId`; the customer is everyone of that Apple
+    /// Account, else the transaction's original transaction. Their transactions of `environment`
+    /// visible to `app`, unsorted; only those are copied out (a bench holds tens of thousands).
+    static func customer(
+        _ id: String, environment: String, app: String?, in transactions: [String: JWSTransaction]
+    ) -> (anchor: JWSTransaction, related: [JWSTransaction])? {
+        let mine: (JWSTransaction) -> Bool = { $0.environment == environment && visible($0, to: app) }
+        let byID = transactions[id].flatMap { mine($0) ? $0 : nil }
+        guard let anchor = byID ?? transactions.values.first(where: { $0.appTransactionID == id && mine($0) }) else { return nil }
+        let account = byID == nil ? id : anchor.appTransactionID
+        let related = transactions.values.filter { other in
+            guard mine(other) else { return false }
+            if let account { return other.appTransactionID == account }
+            return other.originalTransactionID == anchor.originalTransactionID
+        }
+        return (anchor, related)
+    }
+
     /// How many refunds one page of Get Refund History holds (Apple: 20).
     static let refundPageSize = 20
 
@@ -628,14 +637,9 @@ public final class SimulatedServerAPI: Sendable {
     /// `appTransactionId`), else its original transaction's. `revision` is where the next page starts.
     private func refundHistory(_ id: String, revision: String?, environment: String, app: String?) -> Response {
         materialize()
-        let all = state.withLockedValue { Array($0.transactions.values) }
-        guard let anchor = all.first(where: { $0.transactionID == id && $0.environment == environment && Self.visible($0, to: app) })
+        guard let customer = state.withLockedValue({ Self.customer(id, environment: environment, app: app, in: $0.transactions) })
         else { return Self.notFound }
-        let sameCustomer: (JWSTransaction) -> Bool = { other in
-            if let account = anchor.appTransactionID { return other.appTransactionID == account }
-            return other.originalTransactionID == anchor.originalTransactionID
-        }
-        let refunded = all.filter { $0.environment == environment && $0.revocationDate != nil && sameCustomer($0) && Self.visible($0, to: app) }
+        let refunded = customer.related.filter { $0.revocationDate != nil }
             .sorted { ($0.revocationDate ?? 0, $0.transactionID) < ($1.revocationDate ?? 0, $1.transactionID) }
         let start = revision.flatMap { Int($0.dropFirst(3)) } ?? 0
         let page = Array(refunded.dropFirst(start).prefix(Self.refundPageSize))

@@ -29,6 +29,14 @@ package struct GrantPurchases: DeclaringScript {
         let evidence = Evidence(job.receipt)
         var notifyQueue: Int?
         var lines: [GrantPurchasesArguments.Line] = []
+        // An errand the script queues if it grants the purchase: its ticket declared (KEYS index
+        // under `name` in the line's `k`), the bucket's notify queue too; the job, encoded.
+        func errand(_ request: some AppleErrand, about id: String, ticketKey name: String, on line: inout GrantPurchasesArguments.Line) -> String {
+            let ticket = type(of: request).ticket(for: id, in: keys)
+            line.keys[name] = declared.index(of: keys.ticket(ticket))
+            notifyQueue = notifyQueue ?? declared.index(of: keys.queue(.notify))
+            return request.job(ticket: ticket, user: user, now: now).encoded()
+        }
         for purchase in purchases {
             var line = Self.line(purchase, evidence: evidence, places: places, shared: shared)
             line.keys = Self.claimKeys(purchase, keys: keys, declared: &declared)
@@ -36,22 +44,16 @@ package struct GrantPurchases: DeclaringScript {
                let transaction = evidence.transactions[purchase.transactionID], !transaction.isFamilyShared, !evidence.environment.isEmpty
             {
                 // A purchase without a token, granted to a user who has one: Apple is asked to set it.
-                let ticket = AppAccountTokenRequest.ticket(for: purchase.originalTransactionID, in: keys)
-                line.keys["token_ticket"] = declared.index(of: keys.ticket(ticket))
-                notifyQueue = notifyQueue ?? declared.index(of: keys.queue(.notify))
-                line.tokenJob = AppAccountTokenRequest(
+                let request = AppAccountTokenRequest(
                     originalTransactionID: purchase.originalTransactionID, appAccountToken: setting.token,
-                    environment: evidence.environment, bundleID: job.receipt?.bundleID
-                ).job(ticket: ticket, user: user, now: now).encoded()
+                    environment: evidence.environment, bundleID: job.receipt?.bundleID)
+                line.tokenJob = errand(request, about: purchase.originalTransactionID, ticketKey: "token_ticket", on: &line)
             }
             if finishTickets != nil, purchase.isClaimed, purchase.unit != nil, purchase.consumable == true, !evidence.environment.isEmpty {
                 // A consumable granted here is finished at Apple, so no crashed client is handed it again.
-                let ticket = FinishTransactionRequest.ticket(for: purchase.transactionID, in: keys)
-                line.keys["finish_ticket"] = declared.index(of: keys.ticket(ticket))
-                notifyQueue = notifyQueue ?? declared.index(of: keys.queue(.notify))
-                line.finishJob = FinishTransactionRequest(
-                    transactionID: purchase.transactionID, environment: evidence.environment, bundleID: job.receipt?.bundleID
-                ).job(ticket: ticket, user: user, now: now).encoded()
+                let request = FinishTransactionRequest(
+                    transactionID: purchase.transactionID, environment: evidence.environment, bundleID: job.receipt?.bundleID)
+                line.finishJob = errand(request, about: purchase.transactionID, ticketKey: "finish_ticket", on: &line)
             }
             line.keys.merge(Self.subscriptionKeys(purchase, keys: keys, declared: &declared)) { $1 }
             lines.append(line)

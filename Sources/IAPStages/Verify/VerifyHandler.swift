@@ -191,7 +191,7 @@ public struct VerifyHandler: JobHandler {
     private func service(of job: Job) -> AppleService? {
         switch job.evidence {
         case .receipt?: return receiptsByServerAPI == nil ? .verifyReceipt : .serverAPI
-        case .transactionLookup?: return .serverAPI
+        case .transactionLookup?, .accountSync?: return .serverAPI
         case .recheck?: return subscriptions == nil ? .verifyReceipt : .serverAPI
         default: return nil
         }
