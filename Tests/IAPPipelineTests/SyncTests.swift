@@ -79,15 +79,24 @@ import Testing
     @Test func anOperatorsSyncGrantsWhatTheClientNeverSent() async throws {
         try await withPipeline(serverAPI: true) { pipeline in
             _ = try pipeline.simulator.serverAPI.register(Self.unsent("2000000000000066"))
+            // The clock is handed in: both submissions fall in one window whatever the machine's speed.
+            let windowStart = currentTimeMs() / 60_000 * 60_000
             let (ticket, created) = try await pipeline.store.submitSync(
-                user: "erin", appleAccount: Self.account, environment: "Production", ttl: .seconds(600))
+                user: "erin", appleAccount: Self.account, environment: "Production", ttl: .seconds(600), now: windowStart)
             #expect(created)
             let synced = try await pipeline.terminal(ticket)
             #expect(synced.status == .granted && synced.transactions.map(\.transactionID) == ["2000000000000066"], "\(synced)")
             #expect(try await pipeline.store.appleAccountUsers(Self.account) == ["erin"])
             // The same again within the minute: the same ticket.
-            let again = try await pipeline.store.submitSync(user: "erin", appleAccount: Self.account, environment: "Production", ttl: .seconds(600))
+            let again = try await pipeline.store.submitSync(
+                user: "erin", appleAccount: Self.account, environment: "Production", ttl: .seconds(600), now: windowStart + 59_999)
             #expect(again.ticket == ticket && !again.created)
+            // The next window reads Apple again: a new ticket, and nothing granted twice.
+            let next = try await pipeline.store.submitSync(
+                user: "erin", appleAccount: Self.account, environment: "Production", ttl: .seconds(600), now: windowStart + 60_000)
+            #expect(next.ticket != ticket && next.created)
+            let reread = try await pipeline.terminal(next.ticket)
+            #expect(reread.status == .applied && reread.transactions.isEmpty, "\(reread)")
         }
     }
 
