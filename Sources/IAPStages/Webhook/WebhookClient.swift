@@ -17,6 +17,12 @@ public protocol WebhookPosting: Sendable {
 
 /// POSTs to `IAP_WEBHOOK_URL` with AsyncHTTPClient: TLS verified (never switched off), no
 /// redirects followed, each call bounded by `timeout`.
+///
+/// A connection that cannot be made fails the post at once, and the delivery's own retry policy
+/// (backoff with jitter, per user) decides when to try again. AsyncHTTPClient's default instead
+/// keeps the post waiting while its pool retries the connection with a backoff of its own,
+/// 100 ms x 1.25^n up to 60 s, that only a successful connection resets: after a long outage of
+/// the receiver, the first post after it came back waited for that timer (21 s seen once).
 public final class WebhookClient: WebhookPosting {
     public let url: String
     private let timeout: Duration
@@ -29,6 +35,7 @@ public final class WebhookClient: WebhookPosting {
         configuration.timeout = .init(connect: .seconds(5))
         configuration.redirectConfiguration = .disallow
         configuration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: max(maxConnections, 1))
+        configuration.connectionPool.retryConnectionEstablishment = false
         http = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
     }
 
