@@ -21,6 +21,9 @@ let package = Package(
         .executable(name: "iap-bench", targets: ["iap-bench"]),
         // Preloaded into redis-server by the drill to stand in for a power cut (libPowerCut.so).
         .library(name: "PowerCut", type: .dynamic, targets: ["CPowerCut"]),
+        // A game backend's client (docs/client-libraries.md): signs, submits, long-polls, reads
+        // users, checks webhook signatures. Links nothing of the pipeline.
+        .library(name: "IAPClient", targets: ["IAPClient"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.0"),
@@ -149,6 +152,7 @@ let package = Package(
                 "AppleReceipt",
                 "AppleJWS",
                 "AppStoreServerAPI",
+                "IAPClient",
                 "PlainJSON",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -181,12 +185,16 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
-            // How a game backend signs its requests (RequestSigner): links nothing of the
-            // pipeline, so a backend and the load tools need not link the intake.
+            // A game backend's client: signing (RequestSigner), the intake's API (PipelineClient),
+            // webhook checks (WebhookVerifier). Links nothing of the pipeline, so a backend and
+            // the load tools need not link the intake.
             name: "IAPClient",
             dependencies: [
                 "PlainJSON",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),

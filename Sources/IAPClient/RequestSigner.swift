@@ -24,17 +24,26 @@ public struct RequestSigner: Sendable {
     /// `X-IAP-Key`, `X-IAP-Timestamp` and `X-IAP-Signature` for one attempt of a request.
     public func headers(method: String, target: String, body: some Collection<UInt8>, timestamp: Int64) -> [(String, String)] {
         let message = Self.message(timestamp: String(timestamp), method: method, target: target, body: body)
-        let mac = HMAC<SHA256>.authenticationCode(for: message, using: SymmetricKey(data: Array(secret.utf8)))
-        return [("X-IAP-Key", keyID), ("X-IAP-Timestamp", String(timestamp)), ("X-IAP-Signature", Self.hex(mac))]
+        let mac = HMAC<SHA256>.authenticationCode(for: message, using: key)
+        return [("X-IAP-Key", keyID), ("X-IAP-Timestamp", String(timestamp)), ("X-IAP-Signature", Hex.encode(mac))]
     }
 
-    /// Lower-case hex, two digits a byte.
-    static func hex(_ bytes: some Sequence<UInt8>) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var text: [UInt8] = []
-        for byte in bytes { text += [digits[Int(byte >> 4)], digits[Int(byte & 0x0f)]] }
-        return String(decoding: text, as: UTF8.self)
+    /// Whether `signature` (hex, either case) is this signer's HMAC of the request: the check the
+    /// intake makes once the key is found and the timestamp is fresh. Constant time.
+    public func isValid(signature: String, method: String, target: String, body: some Collection<UInt8>, timestamp: String) -> Bool {
+        Self.isValid(signature: signature, method: method, target: target, body: body, timestamp: timestamp, key: key)
     }
+
+    /// The same with the key alone (the intake's keyring holds keys, not signers).
+    public static func isValid(
+        signature: String, method: String, target: String, body: some Collection<UInt8>, timestamp: String, key: SymmetricKey
+    ) -> Bool {
+        guard let mac = Hex.decode(signature), mac.count == SHA256.byteCount else { return false }
+        let message = message(timestamp: timestamp, method: method, target: target, body: body)
+        return HMAC<SHA256>.isValidAuthenticationCode(mac, authenticating: message, using: key)
+    }
+
+    private var key: SymmetricKey { SymmetricKey(data: Array(secret.utf8)) }
 
     /// The keys file that lets this signer in: `{"<key id>": "<secret>"}`.
     public var keysFile: String { JSONValue.object([keyID: .string(secret)]).canonicalText }

@@ -1,7 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
-import IAPStages
+import IAPClient
 import Logging
 import NIOConcurrencyHelpers
 
@@ -11,7 +11,7 @@ import NIOConcurrencyHelpers
 final class WebhookSink: Sendable {
     static let secret = "drill-webhook-secret-0123456789"
     let failureRate: Double
-    private let signer = WebhookSigner(secret: secret)
+    private let verifier = WebhookVerifier(secret: secret)
     private let state = NIOLockedValueBox(State())
     private let task = NIOLockedValueBox<Task<Void, any Error>?>(nil)
 
@@ -37,7 +37,7 @@ final class WebhookSink: Sendable {
             let body = Array(try await request.body.collect(upTo: 1 << 20).readableBytesView)
             let id = request.headers[HTTPField.Name("X-IAP-Event-Id")!] ?? ""
             let signature = request.headers[HTTPField.Name("X-IAP-Signature")!] ?? ""
-            let valid = self.signer.verify(header: signature, body: body, now: Int64(Date().timeIntervalSince1970))
+            let valid = self.verifier.isValid(header: signature, body: body)
             let object = (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any] ?? [:]
             let user = object["user_id"] as? String ?? "_"
             let refuse = Double.random(in: 0..<1) < self.failureRate

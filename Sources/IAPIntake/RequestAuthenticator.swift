@@ -3,6 +3,7 @@ import Foundation
 import Hummingbird
 import IAPClient
 import PipelineCore
+import PlainJSON
 import NIOCore
 import RedisClient
 
@@ -79,7 +80,7 @@ struct RequestAuthenticator: Sendable {
         guard abs(now - seconds) <= Self.allowedSkew.components.seconds else {
             throw IntakeError(.unauthorized, "stale_request", "X-IAP-Timestamp is more than 300 s from the intake's clock")
         }
-        guard let mac = Hex.decode(signature), mac.count == SHA256.byteCount else {
+        guard signature.utf8.count == 2 * SHA256.byteCount, Hex.decode(signature) != nil else {
             throw IntakeError(.unauthorized, "bad_signature", "X-IAP-Signature must be 64 hex digits")
         }
         if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > maxBodyBytes {
@@ -91,9 +92,10 @@ struct RequestAuthenticator: Sendable {
         } catch is NIOTooManyBytesError {
             throw IntakeRoutes.tooLarge(maxBodyBytes)
         }
-        let message = RequestSigner.message(
-            timestamp: timestamp, method: request.method.rawValue, target: request.uri.string, body: body.readableBytesView)
-        guard HMAC<SHA256>.isValidAuthenticationCode(mac, authenticating: message, using: key) else {
+        guard RequestSigner.isValid(
+            signature: signature, method: request.method.rawValue, target: request.uri.string, body: body.readableBytesView,
+            timestamp: timestamp, key: key)
+        else {
             throw IntakeError(.unauthorized, "bad_signature", "X-IAP-Signature does not match the request")
         }
         let scopes = keys.scopes(keyID)

@@ -70,33 +70,12 @@ import Testing
         try await withPipeline(serverAPI: true, environment: [
             "IAP_PRODUCTS_FILE": catalog.path, "IAP_OFFER_KEY_ID": "OFFERKEY01", "IAP_OFFER_PRIVATE_KEY_FILE": offerKey.path,
         ]) { pipeline in
-            let output = FileManager.default.temporaryDirectory.appendingPathComponent("schemathesis-\(UUID().uuidString).txt")
-            _ = FileManager.default.createFile(atPath: output.path, contents: nil)
-            defer { try? FileManager.default.removeItem(at: output) }
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: tool)
-            process.arguments = [
+            let (status, text) = try await runTool(tool, [
                 "run", pipeline.intake.baseURL + "/openapi.json", "--url", pipeline.intake.baseURL,
                 "--checks", "not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance,response_headers_conformance",
                 "--max-examples", ProcessInfo.processInfo.environment["IAP_SCHEMATHESIS_EXAMPLES"] ?? "40",
                 "--request-timeout", "40", "--generation-deterministic", "--no-color",
-            ]
-            var environment = ProcessInfo.processInfo.environment
-            environment["SCHEMATHESIS_TELEMETRY"] = "false"
-            process.environment = environment
-            let handle = try FileHandle(forWritingTo: output)
-            process.standardOutput = handle
-            process.standardError = handle
-            try process.run()
-            // The tool's own exit, awaited off the cooperative pool.
-            let status = await withCheckedContinuation { continuation in
-                DispatchQueue.global().async {
-                    process.waitUntilExit()
-                    continuation.resume(returning: process.terminationStatus)
-                }
-            }
-            try handle.close()
-            let text = (try? String(contentsOf: output, encoding: .utf8)) ?? ""
+            ], environment: ["SCHEMATHESIS_TELEMETRY": "false"])
             // The run's size, for the record (`IAP_SCHEMATHESIS_EXAMPLES` makes it longer).
             for line in text.split(separator: "\n") where line.contains("generated") { print("schemathesis: \(line)") }
             #expect(status == 0, "schemathesis failed:\n\(text.suffix(6000))")

@@ -1,4 +1,5 @@
 import Foundation
+import IAPClient
 import IAPSettings
 import IAPStages
 import RedisClient
@@ -71,9 +72,9 @@ import Testing
         ])
         let header = try configuration.webhook.signer().signature(body: body, timestamp: 1_800_000_000)
         #expect(header.components(separatedBy: ",v1=").count == 3, "\(header)")
-        #expect(WebhookSigner(secret: new).verify(header: header, body: body, now: 1_800_000_000))
-        #expect(WebhookSigner(secret: old).verify(header: header, body: body, now: 1_800_000_000))
-        #expect(!WebhookSigner(secret: "third-secret-0123456789").verify(header: header, body: body, now: 1_800_000_000))
+        #expect(WebhookVerifier(secret: new).isValid(header: header, body: body, nowSeconds: 1_800_000_000))
+        #expect(WebhookVerifier(secret: old).isValid(header: header, body: body, nowSeconds: 1_800_000_000))
+        #expect(!WebhookVerifier(secret: "third-secret-0123456789").isValid(header: header, body: body, nowSeconds: 1_800_000_000))
         // Without a previous secret: one signature, as before.
         #expect(WebhookSigner(secret: new).signature(body: body, timestamp: 1).components(separatedBy: "v1=").count == 2)
         #expect(throws: ConfigurationError.self) {

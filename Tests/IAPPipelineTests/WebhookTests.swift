@@ -1,6 +1,7 @@
 import AppleSimulator
 import Foundation
 import HTTPTypes
+import IAPClient
 import Hummingbird
 import PipelineCore
 import IAPStages
@@ -130,15 +131,15 @@ final class WebhookReceiver: Sendable {
             let all = try await receiver.deliveries(until: { all in all.filter { $0.accepted }.count == 6 })
             let stream = try await pipeline.fulfilments()
             #expect(stream.count == 6)
-            let signer = WebhookSigner(secret: Self.secret)
+            let verifier = WebhookVerifier(secret: Self.secret)
             let now = Int64(Date().timeIntervalSince1970)
             for delivery in all {
-                #expect(signer.verify(header: delivery.signature, body: delivery.body, now: now))
+                #expect(verifier.isValid(header: delivery.signature, body: delivery.body, nowSeconds: now))
                 #expect(delivery.fields["id"] == delivery.eventID && delivery.fields["type"] == "granted")
                 #expect(delivery.fields["created_at"]?.hasPrefix("20") == true && delivery.fields["ticket"] != nil)
             }
-            #expect(!signer.verify(header: all[0].signature, body: all[0].body + [0x20], now: now))
-            #expect(!WebhookSigner(secret: "another-secret-0123456").verify(header: all[0].signature, body: all[0].body, now: now))
+            #expect(!verifier.isValid(header: all[0].signature, body: all[0].body + [0x20], nowSeconds: now))
+            #expect(!WebhookVerifier(secret: "another-secret-0123456").isValid(header: all[0].signature, body: all[0].body, nowSeconds: now))
             // Each event accepted once; the slow user's in stream order, its retries under the same id.
             let accepted = all.filter(\.accepted)
             #expect(Set(accepted.map(\.eventID)).count == 6)

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import PipelineCore
+import PlainJSON
 
 extension PipelineStore {
     /// `iapctl user sync`: a sync of one Apple Account for a user, as `POST /v1/users/{id}/sync`

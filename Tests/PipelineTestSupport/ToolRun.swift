@@ -1,0 +1,31 @@
+import Foundation
+
+/// Runs a tool to its end (python3, schemathesis) with its output in a file, its exit awaited off
+/// the cooperative pool: its status and what it printed (stdout and stderr together).
+public func runTool(
+    _ executable: String, _ arguments: [String], environment extra: [String: String] = [:], directory: URL? = nil
+) async throws -> (status: Int32, output: String) {
+    let output = FileManager.default.temporaryDirectory.appendingPathComponent("tool-\(UUID().uuidString).txt")
+    _ = FileManager.default.createFile(atPath: output.path, contents: nil)
+    defer { try? FileManager.default.removeItem(at: output) }
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = arguments
+    process.environment = ProcessInfo.processInfo.environment.merging(extra) { _, new in new }
+    if let directory { process.currentDirectoryURL = directory }
+    let handle = try FileHandle(forWritingTo: output)
+    process.standardOutput = handle
+    process.standardError = handle
+    try process.run()
+    let status = await withCheckedContinuation { continuation in
+        DispatchQueue.global().async {
+            process.waitUntilExit()
+            continuation.resume(returning: process.terminationStatus)
+        }
+    }
+    try handle.close()
+    return (status, (try? String(contentsOf: output, encoding: .utf8)) ?? "")
+}
+
+/// The repository's root, from this file's place in it.
+public let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
