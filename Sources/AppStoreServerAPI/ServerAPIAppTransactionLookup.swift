@@ -5,14 +5,10 @@ import Foundation
 /// Get App Transaction Info: the Apple Account (`appTransactionId`) a transaction was bought on,
 /// for purchases whose evidence does not say (a legacy receipt, a transaction signed before iOS
 /// 18.4). Apple's signed answer is verified like any signed data and must be of the client's app.
-public struct ServerAPIAppTransactionLookup: Sendable {
-    public let client: ServerAPIClient
-    public let signedData: SignedDataVerifier
+public struct ServerAPIAppTransactionLookup: SignedServerAPIReading {
+    public let api: SignedServerAPI
 
-    public init(client: ServerAPIClient, signedData: SignedDataVerifier) {
-        self.client = client
-        self.signedData = signedData
-    }
+    public init(_ api: SignedServerAPI) { self.api = api }
 
     /// How a look-up ended.
     public enum Answer: Sendable, Equatable {

@@ -7,14 +7,10 @@ import Foundation
 /// Account's `appTransactionId`), every product type, finished or not, each verified exactly as a
 /// client's signed transaction, oldest first, answered as one verified receipt; with the
 /// `revision` to read from next time, so a later read asks only for what changed.
-public struct ServerAPICustomerHistory: Sendable {
-    public let client: ServerAPIClient
-    public let signedData: SignedDataVerifier
+public struct ServerAPICustomerHistory: SignedServerAPIReading {
+    public let api: SignedServerAPI
 
-    public init(client: ServerAPIClient, signedData: SignedDataVerifier) {
-        self.client = client
-        self.signedData = signedData
-    }
+    public init(_ api: SignedServerAPI) { self.api = api }
 
     /// What one read found: the outcome (`.valid` with every transaction; `.rejected`
     /// `transaction_not_found` when Apple has nothing since `revision`), and where the next read

@@ -5,14 +5,10 @@ import Foundation
 /// Look Up Order ID: the order id on a customer's email receipt from Apple, turned into the
 /// purchases of that order, each `signedTransactions` member verified exactly as a client's
 /// signed transaction is (one that does not verify refuses the whole answer).
-public struct ServerAPIOrderLookup: Sendable {
-    public let client: ServerAPIClient
-    public let signedData: SignedDataVerifier
+public struct ServerAPIOrderLookup: SignedServerAPIReading {
+    public let api: SignedServerAPI
 
-    public init(client: ServerAPIClient, signedData: SignedDataVerifier) {
-        self.client = client
-        self.signedData = signedData
-    }
+    public init(_ api: SignedServerAPI) { self.api = api }
 
     public enum Result: Sendable {
         /// The order's purchases (one verified transaction each), as Apple signed them.

@@ -5,14 +5,10 @@ import Foundation
 /// A re-check with Get All Subscription Statuses: finds the subscription among the customer's,
 /// verifies its latest signed transaction and renewal info exactly as any signed data, and
 /// answers them as a verified receipt of that one transaction with the subscription's state.
-public struct ServerAPISubscriptionCheck: Sendable {
-    public let client: ServerAPIClient
-    public let signedData: SignedDataVerifier
+public struct ServerAPISubscriptionCheck: SignedServerAPIReading {
+    public let api: SignedServerAPI
 
-    public init(client: ServerAPIClient, signedData: SignedDataVerifier) {
-        self.client = client
-        self.signedData = signedData
-    }
+    public init(_ api: SignedServerAPI) { self.api = api }
 
     public func check(
         originalTransactionID: String, environment: String, knownLatest: String? = nil, knownExpiresAt: Int64? = nil,

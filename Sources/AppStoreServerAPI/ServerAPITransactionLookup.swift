@@ -6,14 +6,10 @@ import Foundation
 /// refuses the key of an app it never released, while App Review and launch day buy in sandbox)
 /// and verifies the `signedTransactionInfo` Apple returns exactly as a client's signed
 /// transaction is verified. A sandbox purchase is then subject to `IAP_SANDBOX` like any other.
-public struct ServerAPITransactionLookup: Sendable {
-    public let client: ServerAPIClient
-    public let signedData: SignedDataVerifier
+public struct ServerAPITransactionLookup: SignedServerAPIReading {
+    public let api: SignedServerAPI
 
-    public init(client: ServerAPIClient, signedData: SignedDataVerifier) {
-        self.client = client
-        self.signedData = signedData
-    }
+    public init(_ api: SignedServerAPI) { self.api = api }
 
     public func lookUp(transactionID: String, attempt: Int) async -> VerificationOutcome {
         // Production's 401, kept when sandbox has nothing either: we could not ask production.
