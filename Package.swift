@@ -16,6 +16,7 @@ let package = Package(
         .executable(name: "iap-notifier", targets: ["iap-notifier"]),
         .executable(name: "iap-webhook", targets: ["iap-webhook"]),
         .executable(name: "iapctl", targets: ["iapctl"]),
+        .executable(name: "iap-console", targets: ["iap-console"]),
         .executable(name: "apple-sim", targets: ["apple-sim"]),
         .executable(name: "iap-drill", targets: ["iap-drill"]),
         .executable(name: "iap-bench", targets: ["iap-bench"]),
@@ -27,6 +28,9 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-auth.git", from: "2.5.0"),
+        .package(url: "https://github.com/hummingbird-project/swift-mustache.git", from: "2.1.1"),
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.0"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.0"),
@@ -298,9 +302,40 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Hummingbird", package: "hummingbird"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            // The console's pages (iap-console): sign-ins, sessions in Redis, same-origin and CSP
+            // guards, Mustache templates embedded in the code; reads the operations room, never
+            // the intake.
+            name: "IAPConsole",
+            dependencies: [
+                "IAPOperations", "IAPSettings", "PipelineCore",
+                "RedisClient",
+                "PlainJSON",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
+                .product(name: "Mustache", package: "swift-mustache"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "IAPConsoleCLI",
+            dependencies: [
+                "IAPCLI", "IAPConsole", "IAPOperations", "IAPSettings", "IAPStages", "PipelineCore",
+                "RedisClient",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -373,6 +408,7 @@ let package = Package(
         .executableTarget(name: "iap-notifier", dependencies: ["IAPWorkerCLI"], swiftSettings: swiftSettings),
         .executableTarget(name: "iap-webhook", dependencies: ["IAPWorkerCLI"], swiftSettings: swiftSettings),
         .executableTarget(name: "iapctl", dependencies: ["IAPControlCLI"], swiftSettings: swiftSettings),
+        .executableTarget(name: "iap-console", dependencies: ["IAPConsoleCLI"], swiftSettings: swiftSettings),
         .executableTarget(name: "apple-sim", dependencies: ["IAPToolsCLI"], swiftSettings: swiftSettings),
         .executableTarget(name: "iap-drill", dependencies: ["IAPToolsCLI"], swiftSettings: swiftSettings),
         .executableTarget(name: "iap-bench", dependencies: ["IAPToolsCLI"], swiftSettings: swiftSettings),
@@ -416,7 +452,7 @@ let package = Package(
         .testTarget(
             name: "CLITests",
             dependencies: [
-                "IAPCLI", "IAPIntakeCLI", "IAPWorkerCLI", "IAPControlCLI", "IAPSettings", "IAPStages", "PipelineCore",
+                "IAPCLI", "IAPIntakeCLI", "IAPWorkerCLI", "IAPControlCLI", "IAPConsoleCLI", "IAPSettings", "IAPStages", "PipelineCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings
@@ -489,6 +525,8 @@ let package = Package(
                 "AppStoreServerAPI",
                 .product(name: "Crypto", package: "swift-crypto"),
                 "IAPOperations", "IAPSettings", "IAPStages", "PipelineCore", "PlainJSON", "IAPIntake", "IAPClient", "AppleSimulator", "TestSupport", "PipelineTestSupport", "LoopbackPort", "IAPCLI",
+                "IAPConsole",
+                .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
                 "IAPControlCLI",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

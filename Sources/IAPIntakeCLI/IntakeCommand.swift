@@ -76,7 +76,9 @@ public struct IntakeCommand: AsyncParsableCommand {
         // The group owns the Redis client: the server stops first, then the client closes.
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: ClosingService { await redisClient.close() })]
         if let support { services.append(.init(service: ClosingService { await support.shutdown() })) }
-        if let keyring { services.append(.init(service: await ClientKeysReloader(keyring: keyring, logger: logger))) }
+        if let keyring {
+            services.append(.init(service: await HangupReloader("client keys", logger: logger) { "\(try keyring.reload().ids.count) keys" }))
+        }
         if let port = configuration.metricsPort {
             services.append(.init(service: MetricsServer(registry: registry, host: configuration.httpHost, port: port, logger: logger)))
         }

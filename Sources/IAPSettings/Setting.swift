@@ -104,6 +104,7 @@ public enum PipelineCommand: String, Sendable, CaseIterable {
     case notifier = "iap-notifier"
     case webhook = "iap-webhook"
     case iapctl
+    case console = "iap-console"
 
     public static let stages: Set<PipelineCommand> = [.verifier, .deduper, .granter, .notifier, .webhook]
     public static let all = Set(allCases)

@@ -63,6 +63,19 @@ public enum Settings {
         help: "the address the intake listens on (and a stage's /metrics server)", readBy: PipelineCommand.stages.union([.intake]))
     public static let httpPort = Setting(
         "IAP_HTTP_PORT", .count(0...65535), default: "8080", help: "the intake's port (0: any free port)", readBy: [.intake])
+    public static let consoleHost = Setting(
+        "IAP_CONSOLE_HOST", .text, default: "127.0.0.1",
+        help: "the address iap-console listens on; any but loopback needs IAP_CONSOLE_USERS_FILE", readBy: [.console])
+    public static let consolePort = Setting(
+        "IAP_CONSOLE_PORT", .count(0...65535), default: "8081", help: "iap-console's port (0: any free port)", readBy: [.console])
+    public static let consoleUsersFile = Setting(
+        "IAP_CONSOLE_USERS_FILE", .file, unset: "only one operator, on loopback, signs in (as admin, without a password)",
+        help: "JSON object of user name → {\"password_hash\": bcrypt, \"role\": viewer, support, operator or admin}: who may sign "
+            + "in to iap-console and what each may do; reloaded on SIGHUP",
+        readBy: [.console])
+    public static let consoleSession = Setting(
+        "IAP_CONSOLE_SESSION_S", .duration(.seconds, .seconds(60) ... .seconds(86_400)), default: "28800",
+        help: "a console sign-in lasts this long (8 hours), kept in Redis", readBy: [.console])
     public static let maxBodyBytes = Setting(
         "IAP_MAX_BODY_BYTES", .bytes(1024...64 << 20), default: "262144", help: "the largest request body the intake reads",
         readBy: [.intake])
@@ -278,7 +291,7 @@ public enum Settings {
         readBy: PipelineCommand.stages)
     public static let lease = Setting(
         "IAP_LEASE_MS", .duration(.milliseconds, .seconds(1) ... .seconds(3600)), default: "30000",
-        help: "a worker silent this long loses its jobs to the reaper", readBy: PipelineCommand.stages.union([.iapctl]))
+        help: "a worker silent this long loses its jobs to the reaper", readBy: PipelineCommand.stages.union([.iapctl, .console]))
     public static let maxRedeliveries = Setting(
         "IAP_MAX_REDELIVERIES", .count(0...1000), default: "5", help: "redeliveries before a job is dead-lettered as poison",
         readBy: PipelineCommand.stages)
@@ -365,7 +378,7 @@ public enum Settings {
     /// Every setting, in the order `docs/configuration.md` lists them.
     public static let all: [Setting] = [
         redisURL, redisTLSCAFile, redisTLSCertFile, redisTLSKeyFile, redisSentinelPassword, prefix, buckets, redisPoolSize, redisMinReplicas, redisReplicaTimeout,
-        httpHost, httpPort, maxBodyBytes, ticketTTL, clientKeysFile, appleOnlineChecks, allowOpenIntake, maxWaitingPerKey, maxQueueDepth, ratePerKey, ratePerUser, tlsCertFile, tlsKeyFile, appleAppID,
+        httpHost, httpPort, consoleHost, consolePort, consoleUsersFile, consoleSession, maxBodyBytes, ticketTTL, clientKeysFile, appleOnlineChecks, allowOpenIntake, maxWaitingPerKey, maxQueueDepth, ratePerKey, ratePerUser, tlsCertFile, tlsKeyFile, appleAppID,
         bundleIDs, appsFile, appleRootCerts,
         appleProductionURL, appleSandboxURL, appleSharedSecret, appleTimeout,
         appleAPIKeyID, appleAPIIssuerID, appleAPIPrivateKeyFile, appleAPIProductionURL, appleAPISandboxURL, appleAPIMaxRPS,

@@ -37,6 +37,7 @@ import Testing
             keys.queue(.verify), keys.workers, keys.retry, keys.dead, keys.fulfilment, keys.appleBreaker(.verifyReceipt),
             keys.appleBreaker(.serverAPI), keys.refundSweep, keys.notificationSweep, keys.intakes,
             keys.refunds(user: "<user-id>"), keys.refundsProrated(user: "<user-id>"), keys.purchases(user: "<user-id>"),
+            keys.consoleSession("<sha256 hex>"),
         ]
         for family in families { #expect(document.contains("`\(family)"), "\(family) is not in the key map") }
     }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import IAPCLI
+import IAPConsoleCLI
 @testable import IAPControlCLI
 import IAPIntakeCLI
 import IAPWorkerCLI
@@ -36,6 +37,7 @@ import Testing
         #expect(Self.settings(in: GranterCommand.helpMessage()) == Self.readBy(.granter))
         #expect(Self.settings(in: NotifierCommand.helpMessage()) == Self.readBy(.notifier))
         #expect(Self.settings(in: WebhookCommand.helpMessage()) == Self.readBy(.webhook))
+        #expect(Self.settings(in: ConsoleCommand.helpMessage()) == Self.readBy(.console))
         let iapctl = Self.commandAndSubcommands(ControlCommand.self).map { Self.settings(in: ControlCommand.helpMessage(for: $0)) }
         #expect(iapctl.reduce(into: Set()) { $0.formUnion($1) } == Self.readBy(.iapctl))
     }

@@ -11,9 +11,7 @@ import Testing
 @Suite(.serialized) struct PythonClientTests {
     static let examples = repositoryRoot.appendingPathComponent("examples/python")
 
-    static var python: String? {
-        ["/usr/bin/python3", "/usr/local/bin/python3"].first { FileManager.default.isExecutableFile(atPath: $0) }
-    }
+    static var python: String? { executableOnPath("python3") }
 
     @Test func theModulePassesTheSigningVectors() async throws {
         let python = try #require(Self.python, "python3 is needed (workers/deps installs it)")

@@ -27,5 +27,11 @@ public func runTool(
     return (status, (try? String(contentsOf: output, encoding: .utf8)) ?? "")
 }
 
+/// The first `name` on `PATH` (the Python that `workers/test` installs packages into), else in /usr/bin.
+public func executableOnPath(_ name: String) -> String? {
+    let folders = (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":").map(String.init) + ["/usr/bin"]
+    return folders.map { "\($0)/\(name)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
+}
+
 /// The repository's root, from this file's place in it.
 public let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()

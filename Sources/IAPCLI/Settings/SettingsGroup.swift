@@ -82,15 +82,20 @@ extension Setting.Kind {
 /// The configuration from the environment and the flags of `groups`, or the process stops with one
 /// line naming the bad variable.
 public func loadConfiguration(_ groups: any SettingsGroup...) -> PipelineConfiguration {
+    do {
+        return try PipelineConfiguration(settingSource(groups))
+    } catch {
+        failConfiguration(error)
+    }
+}
+
+/// The environment with the flags of `groups` over it: what a component reads its own settings from.
+public func settingSource(_ groups: [any SettingsGroup]) -> SettingSource {
     var flags: [String: String] = [:]
     for group in groups {
         for case let (setting, value?) in group.flags { flags[setting.variable] = value }
     }
-    do {
-        return try PipelineConfiguration(environment: ProcessInfo.processInfo.environment, flags: flags)
-    } catch {
-        failConfiguration(error)
-    }
+    return SettingSource(environment: ProcessInfo.processInfo.environment, flags: flags)
 }
 
 public func failConfiguration(_ error: ConfigurationError) -> Never {

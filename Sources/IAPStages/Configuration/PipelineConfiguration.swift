@@ -64,6 +64,8 @@ public struct PipelineConfiguration: Sendable {
     public var appleOnlineChecks: Bool
     /// The intake's own settings (its port, requests, callers, queue bound, TLS).
     public var intake: IntakeSettings
+    /// `iap-console`'s listener and sign-ins.
+    public var console: ConsoleSettings
     /// The purchase policy's settings (see `purchasePolicy()`): ISO 4217 codes, empty: any.
     public var currencies: [String]
     /// `allow`, `deny`, or the path of a file of user ids allowed to use the sandbox.
@@ -145,6 +147,7 @@ public struct PipelineConfiguration: Sendable {
         ticketTTL = try source.duration(Settings.ticketTTL)
         appleOnlineChecks = try source.choice(Settings.appleOnlineChecks) == "on"
         intake = try IntakeSettings(reading: source)
+        console = try ConsoleSettings(reading: source)
         recheck = try RecheckSchedule(reading: source)
         webhook = try WebhookSettings(reading: source)
         currencies = try PurchasePolicy.readCurrencies(source)

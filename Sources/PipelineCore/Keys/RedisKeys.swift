@@ -178,6 +178,8 @@ public struct RedisKeys: Sendable, Equatable {
     /// string: a signature a game backend's request carried (`IAP_CLIENT_KEYS_FILE`), kept for
     /// twice the allowed clock skew so a replay within it is refused.
     public func clientSignature(_ hex: String) -> String { "\(prefix):signature:\(hex)" }
+    /// A console sign-in (`iap-console`): the user and role, expiring after `IAP_CONSOLE_SESSION_S`.
+    public func consoleSession(_ id: String) -> String { "\(prefix):console:session:\(id)" }
     /// string: the new submissions of one client key in one Unix second (`IAP_RATE_PER_KEY`); expires after 10 s.
     public func rateWindow(clientKey: String, second: Int64) -> String { "\(prefix):rate:key:\(clientKey):\(second)" }
     /// string: the new submissions for one user in one Unix second (`IAP_RATE_PER_USER`); expires after 10 s.

@@ -1,0 +1,107 @@
+import Foundation
+import Hummingbird
+import IAPOperations
+import Logging
+import Mustache
+import PipelineCore
+
+/// `iap-console`: server-rendered pages for support and on-call, over the pipeline's store.
+/// Every page but `/login` needs a session; every unsafe request must come from the console's own
+/// pages (`SameOriginMiddleware`); every answer carries a strict CSP (`ConsoleHeadersMiddleware`).
+/// Pages read windows of Redis (the stats, one ticket, one page of a user's index), never a
+/// whole list.
+public struct ConsoleApplication: Sendable {
+    let pages: ConsolePages
+    let sessions: ConsoleSessions
+    let users: ConsoleUsers
+    let library: MustacheLibrary
+    /// The console's origins as a browser writes them (`http://127.0.0.1:8081`), for `Origin`.
+    let origins: Set<String>
+
+    public init(store: PipelineStore, sessions: ConsoleSessions, users: ConsoleUsers, lease: Duration, origins: Set<String>) throws {
+        pages = ConsolePages(store: store, lease: lease)
+        self.sessions = sessions
+        self.users = users
+        self.origins = origins
+        var library = MustacheLibrary()
+        for (name, text) in ConsoleTemplates.all { try library.register(text, named: name) }
+        self.library = library
+    }
+
+    public func router() -> Router<ConsoleRequestContext> {
+        let router = Router(context: ConsoleRequestContext.self)
+        router.add(middleware: ConsoleHeadersMiddleware())
+        router.add(middleware: SameOriginMiddleware(origins: origins))
+        router.get("/console.css") { _, _ in
+            Response(status: .ok, headers: [.contentType: "text/css; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: ConsoleTemplates.css)))
+        }
+        // Browsers ask for it on every page: nothing to show, and no 404 in their logs.
+        router.get("/favicon.ico") { _, _ in Response(status: .noContent) }
+        router.get("/login") { _, _ in self.page("login", ["title": "Sign in"]) }
+        router.post("/login") { request, context in try await self.signIn(request, context: context) }
+        let signedIn = router.group().add(middleware: SignInMiddleware(sessions: sessions, users: users))
+        signedIn.get("/") { _, context in try await self.page("overview", self.pages.overview(), context) }
+        signedIn.get("/search") { request, context in
+            let query = (ConsolePaths.formValue("q", in: request.uri.query) ?? "").trimmingCharacters(in: .whitespaces)
+            var shown = try await self.pages.search(query)
+            shown["query"] = query
+            return self.page("search", shown, context)
+        }
+        signedIn.get("/tickets/:id") { _, context in
+            let id = context.parameters.get("id")?.removingPercentEncoding ?? ""
+            guard let shown = try await self.pages.ticket(id) else {
+                return self.page("message", ["title": "No such ticket", "text": "No ticket \(id) (it may have expired)."], context, status: .notFound)
+            }
+            return self.page("ticket", shown, context)
+        }
+        signedIn.get("/users/:id") { request, context in
+            let id = context.parameters.get("id")?.removingPercentEncoding ?? ""
+            guard ConsolePages.couldBeUser(id) else { throw HTTPError(.badRequest, message: "a user id is 1 to 128 printable ASCII characters") }
+            let before = request.uri.queryParameters.get("before").flatMap { Int64($0) }
+            return try await self.page("user", self.pages.user(id, before: before), context)
+        }
+        signedIn.post("/logout") { _, context in
+            if let id = context.sessionID { try? await self.sessions.close(id) }
+            var response = Response.redirect(to: "/login", type: .normal)
+            response.setCookie(Cookie(name: SignInMiddleware.cookie, value: "", maxAge: 0, path: "/", httpOnly: true, sameSite: .strict))
+            return response
+        }
+        return router
+    }
+
+    struct SignInForm: Decodable {
+        var username: String
+        var password: String
+    }
+
+    private func signIn(_ request: Request, context: ConsoleRequestContext) async throws -> Response {
+        let body = try await request.body.collect(upTo: 16 << 10)
+        let form = try? URLEncodedFormDecoder().decode(SignInForm.self, from: String(buffer: body))
+        guard let form, let user = users.authenticate(name: form.username, password: form.password) else {
+            context.logger.notice("console sign-in refused", metadata: ["user": "\(form?.username.prefix(64) ?? "")"])
+            return page("login", ["title": "Sign in", "error": "Wrong name or password.", "username": form?.username ?? ""], status: .unauthorized)
+        }
+        let id: String
+        do {
+            id = try await sessions.open(for: user)
+        } catch {
+            throw HTTPError(.serviceUnavailable, message: "Redis does not answer: try again")
+        }
+        context.logger.notice("console sign-in", metadata: ["user": "\(user.name)", "role": "\(user.role.rawValue)"])
+        var response = Response.redirect(to: "/", type: .normal)
+        response.setCookie(Cookie(
+            name: SignInMiddleware.cookie, value: id, maxAge: Int(sessions.lifetime.components.seconds), path: "/", httpOnly: true,
+            sameSite: .strict))
+        return response
+    }
+
+    /// A page rendered through its template, with who is signed in for the header.
+    private func page(
+        _ template: String, _ values: [String: Any], _ context: ConsoleRequestContext? = nil, status: HTTPResponse.Status = .ok
+    ) -> Response {
+        var values = values
+        if let user = context?.user { values["user"] = ["name": user.name, "role": user.role.rawValue] }
+        let html = library.render(values, withTemplate: template) ?? ""
+        return Response(status: status, headers: [.contentType: "text/html; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: html)))
+    }
+}

@@ -1,0 +1,116 @@
+import Foundation
+import IAPOperations
+import PipelineCore
+
+/// What each page shows, read from the store and shaped for its template: decisions here, in
+/// Swift, where the tests see them; the templates only lay it out.
+struct ConsolePages: Sendable {
+    let store: PipelineStore
+    let lease: Duration
+
+    func overview(now: Int64 = currentTimeMs()) async throws -> [String: Any] {
+        let stats = try await store.stats(lease: lease, now: now)
+        let stages: [[String: Any]] = Stage.allCases.map { stage in
+            let name = stage.rawValue
+            return [
+                "name": name, "queued": stats.queues[name] ?? 0, "inflight": stats.inflight[name] ?? 0,
+                "oldest": stats.oldestAgeMs[name].map { Self.age(ms: $0) } ?? "–", "workers": stats.liveWorkers[name] ?? 0,
+            ]
+        }
+        let counts: [[String: Any]] = [
+            ("waiting to retry", stats.retry), ("of them due", stats.retryDue), ("dead letters", stats.dead), ("held purchases", stats.held),
+            ("fulfilment events", stats.fulfilment), ("re-checks scheduled", stats.rechecks),
+            ("re-checks due within the hour", stats.rechecksDueNextHour),
+        ].map { ["label": $0.0, "value": $0.1] }
+        let breakers: [[String: Any]] = stats.appleBreakers.sorted { $0.key < $1.key }.map { name, breaker in
+            ["name": name, "state": breaker.openSinceMs == nil ? "closed" : "open", "failures": breaker.failures, "last": breaker.lastFailure as Any]
+        }
+        return ["title": "Overview", "stages": stages, "counts": counts, "breakers": breakers, "asOf": Self.time(ms: now)]
+    }
+
+    /// Where `query` leads: a ticket, a user with a record, or nothing.
+    func search(_ query: String) async throws -> [String: Any] {
+        var results: [[String: Any]] = []
+        if Self.couldBeTicket(query), let ticket = try await store.ticket(query) {
+            results.append(["href": ConsolePaths.ticket(query), "label": "ticket \(query)", "detail": ticket.status.rawValue])
+        }
+        if Self.couldBeUser(query) {
+            let record = try await store.userRecord(of: query, limit: 1)
+            if !record.purchases.isEmpty || !record.subscriptions.isEmpty || !record.appleAccounts.isEmpty || record.consent != nil {
+                results.append(["href": ConsolePaths.user(query), "label": "user \(query)", "detail": ""])
+            }
+        }
+        return ["title": "Search", "results": results]
+    }
+
+    func ticket(_ id: String) async throws -> [String: Any]? {
+        guard Self.couldBeTicket(id), let ticket = try await store.ticket(id) else { return nil }
+        let fields: [(String, String?)] = [
+            ("status", ticket.status.rawValue), ("reason", ticket.reason), ("result", ticket.result), ("last error", ticket.lastError),
+            ("environment", ticket.environment), ("attempts", String(ticket.attempts)), ("created", ticket.createdAt),
+            ("updated", ticket.updatedAt), ("submitted with key", ticket.clientKey),
+        ]
+        let transactions: [[String: Any]] = ticket.transactions.map {
+            [
+                "transactionID": $0.transactionID, "originalTransactionID": $0.originalTransactionID, "productID": $0.productID,
+                "quantity": $0.quantity, "outcome": $0.outcome.rawValue, "reason": $0.reason ?? "",
+            ]
+        }
+        return [
+            "title": "Ticket \(id)", "fields": Self.present(fields), "transactions": transactions, "hasTransactions": !transactions.isEmpty,
+        ]
+    }
+
+    func user(_ id: String, before: Int64?) async throws -> [String: Any] {
+        let record = try await store.userRecord(of: id, limit: 50, before: before)
+        let fields: [(String, String?)] = [
+            ("Apple Accounts", record.appleAccounts.isEmpty ? nil : record.appleAccounts.joined(separator: ", ")),
+            ("consent", record.consent.map { $0 ? "yes" : "no" }), ("app account token", record.appAccountToken),
+            ("refunds", "\(record.refunds.whole) whole, \(record.refunds.prorated) milliunits in part"),
+        ]
+        let purchases: [[String: Any]] = record.purchases.map { purchase in
+            [
+                "state": purchase["state"] ?? "", "unit": purchase["unit"] ?? "", "product": purchase["product_id"] ?? "",
+                "quantity": purchase["quantity"] ?? "", "source": purchase["source"] ?? "",
+                "granted": purchase["granted_at"].flatMap { Int64($0) }.map { Self.time(ms: $0) } ?? "",
+                "reason": purchase["reason"] ?? "",
+            ]
+        }
+        let subscriptions: [[String: Any]] = record.subscriptions.sorted { $0.key < $1.key }.map { id, subscription in
+            [
+                "id": id, "product": subscription["product_id"] ?? "", "status": subscription["status"] ?? "",
+                "expires": subscription["expires_at"].flatMap { Int64($0) }.map { Self.time(ms: $0) } as Any,
+            ]
+        }
+        return [
+            "title": "User \(id)", "fields": Self.present(fields), "purchases": purchases, "hasPurchases": !purchases.isEmpty,
+            "olderHref": record.nextBefore.map { ConsolePaths.user(id, before: $0) } as Any, "subscriptions": subscriptions,
+        ]
+    }
+
+    /// A ticket id's characters (`A-Z a-z 0-9 _ - . :`, at most 64): an errand's too (`finish-…`).
+    static func couldBeTicket(_ text: String) -> Bool {
+        (1...64).contains(text.utf8.count) && text.utf8.allSatisfy { byte in
+            (0x30...0x39).contains(byte) || (0x41...0x5a).contains(byte) || (0x61...0x7a).contains(byte) || Array("_-.:".utf8).contains(byte)
+        }
+    }
+
+    /// A user id: 1 to 128 printable ASCII characters, as the intake takes them.
+    static func couldBeUser(_ text: String) -> Bool {
+        (1...128).contains(text.utf8.count) && text.utf8.allSatisfy { (0x20...0x7e).contains($0) }
+    }
+
+    private static func present(_ fields: [(String, String?)]) -> [[String: Any]] {
+        fields.compactMap { name, value in value.map { ["name": name, "value": $0] } }
+    }
+
+    static func time(ms: Int64) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime]
+        return formatter.string(from: Date(timeIntervalSince1970: Double(ms) / 1000))
+    }
+
+    static func age(ms: Int64) -> String {
+        ms < 1000 ? "\(ms) ms" : ms < 120_000 ? "\(ms / 1000) s" : ms < 7_200_000 ? "\(ms / 60_000) min" : "\(ms / 3_600_000) h"
+    }
+}

@@ -1,0 +1,59 @@
+import Crypto
+import Foundation
+import PipelineCore
+import PlainJSON
+import RedisClient
+
+/// Sign-ins kept in Redis (`iap:console:session:<sha256 of the cookie>`, expiring after
+/// `IAP_CONSOLE_SESSION_S`), so any console process serves them and a sign-out ends them
+/// everywhere. Redis holds only the hash of each cookie: reading Redis does not give a session.
+/// By hand rather than hummingbird-auth's `SessionMiddleware`, which treats a store that fails as
+/// "signed out": here Redis unavailable is a 503, never a silent sign-out.
+public struct ConsoleSessions: Sendable {
+    public let redis: RedisClient
+    public let keys: RedisKeys
+    public let lifetime: Duration
+
+    public init(redis: RedisClient, keys: RedisKeys, lifetime: Duration) {
+        self.redis = redis
+        self.keys = keys
+        self.lifetime = lifetime
+    }
+
+    /// A new session for `user`; returns the cookie's value (32 random bytes, base64url).
+    public func open(for user: ConsoleUser) async throws -> String {
+        var generator = SystemRandomNumberGenerator()
+        let id = Data((0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+        let record = JSONValue.object(["user": .string(user.name), "role": .string(user.role.rawValue)]).canonicalText
+        try expectOK(await redis.send("SET", key(id), record, "EX", String(lifetime.components.seconds)))
+        return id
+    }
+
+    /// The session's user, or `nil` for an unknown, expired or malformed cookie.
+    public func user(for id: String) async throws -> ConsoleUser? {
+        guard Self.isWellFormed(id) else { return nil }
+        let reply = try await redis.send("GET", key(id))
+        if case .error(let message) = reply { throw RedisError.server(message) }
+        guard let text = reply.string, let json = try? JSONValue(parsing: text),
+            let name = json["user"]?.string, let role = json["role"]?.string.flatMap(ConsoleRole.init(rawValue:))
+        else { return nil }
+        return ConsoleUser(name: name, role: role)
+    }
+
+    public func close(_ id: String) async throws {
+        guard Self.isWellFormed(id) else { return }
+        _ = try await redis.send("DEL", key(id))
+    }
+
+    func key(_ id: String) -> String { keys.consoleSession(Hex.encode(SHA256.hash(data: Array(id.utf8)))) }
+
+    static func isWellFormed(_ id: String) -> Bool {
+        id.utf8.count == 43 && id.utf8.allSatisfy { $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "_") || (0x30...0x39).contains($0)
+            || (0x41...0x5a).contains($0) || (0x61...0x7a).contains($0) }
+    }
+
+    private func expectOK(_ reply: RedisReply) throws {
+        if case .error(let message) = reply { throw RedisError.server(message) }
+    }
+}

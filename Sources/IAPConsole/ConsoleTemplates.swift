@@ -1,0 +1,84 @@
+/// The console's pages, as Mustache templates embedded in the code (no files to ship). Only `{{ }}`
+/// is used, which escapes `< > & " '`: every value is text, in an element or a quoted attribute.
+/// Links are built in Swift as console paths (`ConsolePaths`), never taken from data.
+enum ConsoleTemplates {
+    static let all: [String: String] = [
+        "layout": layout, "login": login, "overview": overview, "search": search, "ticket": ticket, "user": user,
+        "message": message,
+    ]
+
+    static let layout = """
+        <!doctype html>
+        <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
+        <title>{{title}} · iap console</title><link rel="stylesheet" href="/console.css"></head>
+        <body><header><a class="home" href="/">iap console</a>
+        {{#user}}<form class="search" method="get" action="/search"><input name="q" value="{{query}}" placeholder="ticket, transaction or user id" aria-label="search" size="40"> <button>Search</button></form>
+        <span class="who">{{name}} ({{role}})</span> <form class="out" method="post" action="/logout"><button>Sign out</button></form>{{/user}}
+        </header><main><h1>{{title}}</h1>{{$body}}{{/body}}</main></body></html>
+        """
+
+    static let login = """
+        {{<layout}}{{$body}}
+        {{#error}}<p class="error" role="alert">{{error}}</p>{{/error}}
+        <form method="post" action="/login" class="login">
+        <label>Name <input name="username" autocomplete="username" required value="{{username}}"></label>
+        <label>Password <input name="password" type="password" autocomplete="current-password" required></label>
+        <button>Sign in</button></form>
+        {{/body}}{{/layout}}
+        """
+
+    static let overview = """
+        {{<layout}}{{$body}}
+        <table class="stages"><thead><tr><th>stage</th><th>queued</th><th>in flight</th><th>oldest</th><th>workers</th></tr></thead><tbody>
+        {{#stages}}<tr><td>{{name}}</td><td class="n">{{queued}}</td><td class="n">{{inflight}}</td><td class="n">{{oldest}}</td><td class="n">{{workers}}</td></tr>{{/stages}}
+        </tbody></table>
+        <dl class="counts">{{#counts}}<dt>{{label}}</dt><dd>{{value}}</dd>{{/counts}}</dl>
+        {{#breakers}}<p class="warn">Apple breaker {{name}}: {{state}}, {{failures}} failures{{#last}}, last: {{last}}{{/last}}</p>{{/breakers}}
+        <p class="asof">as of {{asOf}}</p>
+        {{/body}}{{/layout}}
+        """
+
+    static let search = """
+        {{<layout}}{{$body}}
+        {{#results}}<p><a href="{{href}}">{{label}}</a> {{detail}}</p>{{/results}}
+        {{^results}}<p>Nothing found for “{{query}}”. A ticket id, a transaction id or a user id.</p>{{/results}}
+        {{/body}}{{/layout}}
+        """
+
+    static let ticket = """
+        {{<layout}}{{$body}}
+        <dl class="fields">{{#fields}}<dt>{{name}}</dt><dd>{{value}}</dd>{{/fields}}</dl>
+        {{#hasTransactions}}<table><thead><tr><th>transaction</th><th>original</th><th>product</th><th>qty</th><th>outcome</th><th>reason</th></tr></thead><tbody>
+        {{#transactions}}<tr><td>{{transactionID}}</td><td>{{originalTransactionID}}</td><td>{{productID}}</td><td class="n">{{quantity}}</td><td>{{outcome}}</td><td>{{reason}}</td></tr>{{/transactions}}
+        </tbody></table>{{/hasTransactions}}
+        {{#userHref}}<p><a href="{{userHref}}">the user’s record</a></p>{{/userHref}}
+        {{/body}}{{/layout}}
+        """
+
+    static let user = """
+        {{<layout}}{{$body}}
+        <dl class="fields">{{#fields}}<dt>{{name}}</dt><dd>{{value}}</dd>{{/fields}}</dl>
+        <h2>Purchases</h2>
+        {{#hasPurchases}}<table><thead><tr><th>state</th><th>unit</th><th>product</th><th>qty</th><th>source</th><th>granted</th><th>reason</th></tr></thead><tbody>
+        {{#purchases}}<tr><td>{{state}}</td><td>{{unit}}</td><td>{{product}}</td><td class="n">{{quantity}}</td><td>{{source}}</td><td>{{granted}}</td><td>{{reason}}</td></tr>{{/purchases}}
+        </tbody></table>{{/hasPurchases}}{{^hasPurchases}}<p>None listed.</p>{{/hasPurchases}}
+        {{#olderHref}}<p><a href="{{olderHref}}">older purchases</a></p>{{/olderHref}}
+        <h2>Subscriptions</h2>
+        {{#subscriptions}}<p>{{id}}: {{product}} {{status}}{{#expires}}, until {{expires}}{{/expires}}</p>{{/subscriptions}}{{^subscriptions}}<p>None.</p>{{/subscriptions}}
+        {{/body}}{{/layout}}
+        """
+
+    static let message = """
+        {{<layout}}{{$body}}<p>{{text}}</p>{{/body}}{{/layout}}
+        """
+
+    static let css = """
+        body{font:14px/1.45 system-ui,sans-serif;margin:0;color:#1d1d1f;background:#fafafa}
+        header{display:flex;gap:1em;align-items:center;padding:.6em 1em;background:#1d1d1f;color:#fff}
+        header a{color:#fff;text-decoration:none;font-weight:600}header form{display:inline;margin:0}
+        header .who{margin-left:auto}main{padding:1em 1.5em;max-width:72em}h1{font-size:1.4em}
+        table{border-collapse:collapse;margin:.5em 0}th,td{padding:.25em .7em;border-bottom:1px solid #ddd;text-align:left}
+        td.n{text-align:right;font-variant-numeric:tabular-nums}dl.counts,dl.fields{display:grid;grid-template-columns:max-content auto;gap:.2em 1em}
+        dt{color:#666}.error{color:#b00020}.warn{color:#8a4b00}form.login{display:grid;gap:.6em;max-width:20em}
+        """
+}

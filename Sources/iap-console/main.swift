@@ -1,0 +1,3 @@
+import IAPConsoleCLI
+
+await ConsoleEntry.main()

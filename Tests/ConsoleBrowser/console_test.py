@@ -1,0 +1,152 @@
+"""The console in a real browser (Debian's chromium through Selenium), run by ConsoleBrowserTests.
+
+Environment: CONSOLE_URL, CONSOLE_USER, CONSOLE_PASSWORD, TICKET (a granted ticket), XSS_USER (a
+user id written to look like markup), SHOTS (a folder for screenshots). Exits 0 when every check
+held; prints each failure otherwise.
+"""
+
+import http.server
+import os
+import shutil
+import sys
+import threading
+import time
+import urllib.parse
+
+os.environ["SE_OFFLINE"] = "true"  # never download a driver: Debian's chromium-driver is given
+from selenium import webdriver  # noqa: E402
+from selenium.common.exceptions import NoAlertPresentException  # noqa: E402
+from selenium.webdriver.chrome.service import Service  # noqa: E402
+from selenium.common.exceptions import TimeoutException  # noqa: E402
+from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.support import expected_conditions  # noqa: E402
+from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
+
+BASE = os.environ["CONSOLE_URL"]
+USER, PASSWORD = os.environ["CONSOLE_USER"], os.environ["CONSOLE_PASSWORD"]
+TICKET, XSS_USER = os.environ["TICKET"], os.environ["XSS_USER"]
+SHOTS = os.environ.get("SHOTS", "/tmp")
+failures = []
+
+
+STARTED = time.monotonic()
+
+
+def check(condition, what):
+    print("%5.1fs %s %s" % (time.monotonic() - STARTED, "ok  " if condition else "FAIL", what), flush=True)
+    if not condition:
+        failures.append(what)
+
+
+def browser(javascript=True):
+    options = webdriver.ChromeOptions()
+    options.binary_location = shutil.which("chromium")
+    for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1280,900"):
+        options.add_argument(argument)
+    if not javascript:
+        options.add_experimental_option("prefs", {"profile.managed_default_content_settings.javascript": 2})
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    return webdriver.Chrome(service=Service(shutil.which("chromedriver")), options=options)
+
+
+def heading(driver, text):
+    """Waits (the navigation a click started) until the page's h1 says `text`."""
+    try:
+        WebDriverWait(driver, 30).until(expected_conditions.text_to_be_present_in_element((By.TAG_NAME, "h1"), text))
+        return True
+    except TimeoutException:
+        return False
+
+
+def arrived(driver, path):
+    try:
+        WebDriverWait(driver, 30).until(lambda d: urllib.parse.urlparse(d.current_url).path == path)
+        return True
+    except TimeoutException:
+        return False
+
+
+def sign_in(driver):
+    driver.get(BASE + "/")
+    check(arrived(driver, "/login"), "a page without a session sends to /login")
+    driver.find_element(By.NAME, "username").send_keys(USER)
+    driver.find_element(By.NAME, "password").send_keys(PASSWORD)
+    driver.find_element(By.CSS_SELECTOR, "form.login button").click()
+    check(heading(driver, "Overview"), "signed in, the overview")
+
+
+def no_alert(driver, what):
+    try:
+        driver.switch_to.alert
+        check(False, what + ": no alert")
+    except NoAlertPresentException:
+        check(True, what + ": no alert")
+
+
+def main():
+    driver = browser()
+    try:
+        sign_in(driver)
+        check("verify" in driver.find_element(By.CSS_SELECTOR, "table.stages").text, "the overview lists the stages")
+        driver.save_screenshot(os.path.join(SHOTS, "console-overview.png"))
+
+        box = driver.find_element(By.NAME, "q")
+        box.send_keys(TICKET)
+        box.submit()
+        WebDriverWait(driver, 30).until(expected_conditions.element_to_be_clickable((By.LINK_TEXT, "ticket " + TICKET))).click()
+        check(heading(driver, "Ticket " + TICKET) and "granted" in driver.find_element(By.CSS_SELECTOR, "dl.fields").text, "the ticket's page says granted")
+        driver.save_screenshot(os.path.join(SHOTS, "console-ticket.png"))
+
+        driver.get(BASE + "/users/" + urllib.parse.quote(XSS_USER, safe=""))
+        no_alert(driver, "a user id written as markup")
+        check(XSS_USER in driver.find_element(By.TAG_NAME, "h1").text, "the user id is shown as text")
+        check(not driver.find_elements(By.CSS_SELECTOR, "main script, main img"), "no element came from data")
+        errors = [entry for entry in driver.get_log("browser") if entry["level"] == "SEVERE"]
+        check(not errors, "no script error or CSP violation: %s" % errors)
+        driver.save_screenshot(os.path.join(SHOTS, "console-user.png"))
+
+        # Another origin on the same site (the cookie goes along; only the origin check stops it).
+        attack = ('<form id="f" method="post" action="%s/logout"></form>'
+                  '<script>document.getElementById("f").submit()</script>' % BASE)
+
+        class Page(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html")
+                self.end_headers()
+                self.wfile.write(attack.encode())
+
+            def log_message(self, *args):
+                pass
+
+        # Threads: chromium opens spare connections that a one-at-a-time server would wait on.
+        with http.server.ThreadingHTTPServer(("127.0.0.1", 0), Page) as server:
+            threading.Thread(target=server.serve_forever, daemon=True).start()
+            driver.get("http://127.0.0.1:%d/" % server.server_address[1])
+            check(arrived(driver, "/logout") and "refused" in driver.page_source, "the forged sign-out was refused")
+            server.shutdown()
+        driver.get(BASE + "/")
+        check(heading(driver, "Overview"), "a forged sign-out from another origin changed nothing")
+
+        driver.find_element(By.CSS_SELECTOR, "form.out button").click()
+        check(arrived(driver, "/login"), "signing out goes back to /login")
+        driver.get(BASE + "/")
+        check(arrived(driver, "/login"), "after signing out, the pages need a session again")
+    finally:
+        driver.quit()
+
+    plain = browser(javascript=False)
+    try:
+        sign_in(plain)
+        check("dead letters" in plain.page_source, "with JavaScript off the pages work")
+    finally:
+        plain.quit()
+
+    if failures:
+        print("%d check(s) failed" % len(failures))
+        sys.exit(1)
+    print("all browser checks held")
+
+
+if __name__ == "__main__":
+    main()

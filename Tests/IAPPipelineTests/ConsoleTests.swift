@@ -1,0 +1,259 @@
+import AsyncHTTPClient
+import Crypto
+import Foundation
+import Hummingbird
+import HummingbirdBcrypt
+import NIOHTTP1
+import IAPConsole
+import IAPSettings
+import IAPStages
+import LoopbackPort
+import PipelineCore
+import PipelineTestSupport
+import PlainJSON
+import RedisClient
+import Testing
+
+/// `iap-console` over real HTTP against the pipeline's Redis: sign-in and sessions, the guards
+/// every request passes (same origin, CSP), and pages that show data as text.
+@Suite(.serialized) struct ConsoleTests {
+    static let password = "correct horse battery staple"
+
+    /// The console on a free port beside a running pipeline, with two users (vera a viewer, oscar an operator).
+    struct Console {
+        let server: RunningServer
+        /// Redirects are the answers under test: not followed.
+        let http: HTTPClient
+        let users: ConsoleUsers
+        let usersFile: URL
+        var base: String { server.baseURL }
+
+        struct Reply {
+            var status: Int
+            var headers: [String: String]
+            var body: String
+        }
+
+        func send(
+            _ method: HTTPMethod, _ path: String, form: String? = nil, cookie: String? = nil,
+            headers: [(String, String)] = [("Sec-Fetch-Site", "same-origin")]
+        ) async throws -> Reply {
+            var request = HTTPClientRequest(url: base + path)
+            request.method = method
+            if let cookie { request.headers.add(name: "Cookie", value: "iap_console=\(cookie)") }
+            request.headers.add(contentsOf: headers)
+            if let form {
+                request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
+                request.body = .bytes(ByteBuffer(string: form))
+            }
+            let response = try await http.execute(request, timeout: .seconds(20))
+            let body = try await response.body.collect(upTo: 4 << 20)
+            var fields: [String: String] = [:]
+            for header in response.headers { fields[header.name.lowercased()] = header.value }
+            return Reply(status: Int(response.status.code), headers: fields, body: String(buffer: body))
+        }
+
+        /// Signs in and returns the session cookie's value.
+        func signIn(_ name: String) async throws -> String {
+            let reply = try await send(.POST, "/login", form: "username=\(name)&password=\(ConsoleTests.password.replacingOccurrences(of: " ", with: "+"))")
+            #expect(reply.status == 303 && reply.headers["location"] == "/", "\(reply.status) \(reply.body)")
+            let cookie: String = try #require(reply.headers["set-cookie"])
+            let pair = cookie.split(separator: ";").first ?? ""
+            return String(pair.split(separator: "=", maxSplits: 1).last ?? "")
+        }
+    }
+
+    static func usersJSON(_ users: [String: String]) -> String {
+        let hash = Bcrypt.hash(password, cost: 4)
+        return JSONValue.object(users.mapValues { role in .object(["password_hash": .string(hash), "role": .string(role)]) }).canonicalText
+    }
+
+    func withConsole(redis: RedisClient? = nil, _ body: (PipelineHarness, Console) async throws -> Void) async throws {
+        try await withPipeline { pipeline in
+            let file = FileManager.default.temporaryDirectory.appendingPathComponent("console-users-\(UUID().uuidString).json")
+            try Self.usersJSON(["vera": "viewer", "oscar": "operator"]).write(to: file, atomically: true, encoding: .utf8)
+            defer { try? FileManager.default.removeItem(at: file) }
+            let users = try ConsoleUsers(file: file.path)
+            let sessions = ConsoleSessions(redis: redis ?? pipeline.redis, keys: pipeline.store.keys, lifetime: .seconds(600))
+            let port = try LoopbackPort.free()
+            let console = try ConsoleApplication(
+                store: pipeline.store, sessions: sessions, users: users, lease: .seconds(30), origins: ["http://127.0.0.1:\(port)"])
+            let server = try await RunningServer.start { onRunning in
+                Application(
+                    router: console.router(), configuration: .init(address: .hostname("127.0.0.1", port: port)),
+                    onServerRunning: { await onRunning($0.localAddress?.port ?? 0) })
+            }
+            var configuration = HTTPClient.Configuration()
+            configuration.redirectConfiguration = .disallow
+            let http = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+            do {
+                try await body(pipeline, Console(server: server, http: http, users: users, usersFile: file))
+            } catch {
+                try? await http.shutdown()
+                await server.stop()
+                throw error
+            }
+            try? await http.shutdown()
+            await server.stop()
+        }
+    }
+
+    @Test func withoutASessionAPageSendsToSignInAndAPostIsRefused() async throws {
+        try await withConsole { _, console in
+            for path in ["/", "/search?q=x", "/users/alice", "/tickets/abc"] {
+                let reply = try await console.send(.GET, path)
+                #expect(reply.status == 303 && reply.headers["location"] == "/login", "\(path): \(reply.status)")
+            }
+            #expect(try await console.send(.POST, "/logout").status == 403)
+            #expect(try await console.send(.GET, "/", cookie: String(repeating: "A", count: 43)).status == 303)
+            let login = try await console.send(.GET, "/login")
+            #expect(login.status == 200 && login.body.contains("name=\"password\"") && login.body.contains("name=\"username\""))
+        }
+    }
+
+    @Test func aWrongPasswordIsRefusedAndTheRightOneOpensAStrictSessionKeptHashed() async throws {
+        try await withConsole { pipeline, console in
+            let wrong = try await console.send(.POST, "/login", form: "username=vera&password=guess")
+            #expect(wrong.status == 401 && wrong.body.contains("Wrong name or password.") && wrong.headers["set-cookie"] == nil)
+            let unknown = try await console.send(.POST, "/login", form: "username=mallory&password=guess")
+            #expect(unknown.status == 401)
+            let reply = try await console.send(.POST, "/login", form: "username=vera&password=correct+horse+battery+staple")
+            let cookie = try #require(reply.headers["set-cookie"])
+            #expect(cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict") && cookie.contains("Path=/"), "\(cookie)")
+            let session = try await console.signIn("vera")
+            // Redis holds the cookie's hash, never the cookie.
+            let hashed = pipeline.store.keys.consoleSession(Hex.encode(SHA256.hash(data: Array(session.utf8))))
+            #expect(try await pipeline.redis.send("EXISTS", hashed) == .integer(1))
+            #expect(try await pipeline.redis.send("EXISTS", pipeline.store.keys.consoleSession(session)) == .integer(0))
+            let overview = try await console.send(.GET, "/", cookie: session)
+            #expect(overview.status == 200 && overview.body.contains("<h1>Overview</h1>") && overview.body.contains("vera (viewer)"))
+            #expect(overview.body.contains("<td>verify</td>") && overview.body.contains("dead letters"))
+        }
+    }
+
+    @Test func anUnsafeRequestFromAnyOtherOriginIsRefused() async throws {
+        try await withConsole { _, console in
+            let form = "username=vera&password=correct+horse+battery+staple"
+            for headers in [[("Sec-Fetch-Site", "cross-site")], [("Sec-Fetch-Site", "same-site")], [("Origin", "http://127.0.0.2:1")], []] {
+                let reply = try await console.send(.POST, "/login", form: form, headers: headers)
+                #expect(reply.status == 403 && reply.headers["set-cookie"] == nil, "\(headers)")
+            }
+            // A browser without Sec-Fetch-Site, on the console's own origin, passes.
+            let origin = try await console.send(.POST, "/login", form: form, headers: [("Origin", console.base)])
+            #expect(origin.status == 303)
+            // And a signed-in user's sign-out from another site is refused too: the session stays.
+            let session = try await console.signIn("oscar")
+            #expect(try await console.send(.POST, "/logout", cookie: session, headers: [("Sec-Fetch-Site", "cross-site")]).status == 403)
+            #expect(try await console.send(.GET, "/", cookie: session).status == 200)
+        }
+    }
+
+    @Test func everyAnswerForbidsInlineScriptFramesAndCaching() async throws {
+        try await withConsole { _, console in
+            let session = try await console.signIn("vera")
+            for (path, cookie) in [("/login", nil), ("/", session), ("/console.css", nil), ("/nowhere", session)] as [(String, String?)] {
+                let reply = try await console.send(.GET, path, cookie: cookie)
+                #expect(reply.headers["content-security-policy"]?.contains("script-src 'self'") == true, "\(path)")
+                #expect(reply.headers["content-security-policy"]?.contains("frame-ancestors 'none'") == true)
+                #expect(reply.headers["cache-control"] == "no-store" && reply.headers["x-content-type-options"] == "nosniff")
+                #expect(reply.headers["referrer-policy"] == "no-referrer")
+            }
+        }
+    }
+
+    @Test func aTicketAndAUserAreFoundAndTheirDataIsShownAsText() async throws {
+        try await withConsole { pipeline, console in
+            let user = "<script>alert(1)</script>\"'&"
+            let ticket = try await pipeline.submit(receipt([gold("2000000000000901")]), user: user)
+            #expect(try await pipeline.terminal(ticket).status == .granted)
+            let session = try await console.signIn("vera")
+            let found = try await console.send(.GET, "/search?q=\(ticket)", cookie: session)
+            #expect(found.body.contains("href=\"/tickets/\(ticket)\"") && found.body.contains("granted"), "\(found.body)")
+            let page = try await console.send(.GET, "/tickets/\(ticket)", cookie: session)
+            #expect(page.status == 200 && page.body.contains("2000000000000901") && page.body.contains("<dd>granted</dd>"))
+
+            let query = user.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+            let byUser = try await console.send(.GET, "/search?q=\(query)", cookie: session)
+            #expect(byUser.body.contains("href=\"/users/%3Cscript%3Ealert%281%29%3C%2Fscript%3E%22%27%26\""), "\(byUser.body)")
+            let record = try await console.send(.GET, "/users/\(query)", cookie: session)
+            #expect(record.status == 200 && record.body.contains("2000000000000901"))
+            for shown in [byUser.body, record.body] {
+                #expect(!shown.contains("<script>") && shown.contains("&lt;script&gt;alert(1)&lt;/script&gt;"))
+            }
+            let missing = try await console.send(.GET, "/tickets/AAAAAAAAAAAAAAAAAAAAAA", cookie: session)
+            #expect(missing.status == 404 && missing.body.contains("No ticket"))
+            let nothing = try await console.send(.GET, "/search?q=nobody-at-all", cookie: session)
+            #expect(nothing.body.contains("Nothing found"))
+        }
+    }
+
+    @Test func signingOutOrBeingRemovedEndsTheSession() async throws {
+        try await withConsole { _, console in
+            let vera = try await console.signIn("vera")
+            let out = try await console.send(.POST, "/logout", cookie: vera)
+            #expect(out.status == 303 && out.headers["location"] == "/login" && out.headers["set-cookie"]?.contains("Max-Age=0") == true)
+            #expect(try await console.send(.GET, "/", cookie: vera).status == 303)
+
+            let oscar = try await console.signIn("oscar")
+            let again = try await console.signIn("vera")
+            try Self.usersJSON(["vera": "viewer"]).write(to: console.usersFile, atomically: true, encoding: .utf8)
+            try console.users.reload()
+            #expect(try await console.send(.GET, "/", cookie: oscar).status == 303)
+            #expect(try await console.send(.GET, "/", cookie: again).status == 200)
+        }
+    }
+
+    @Test func redisUnavailableIsA503NotASignOut() async throws {
+        var unreachable = try RedisConfiguration(url: "redis://127.0.0.1:\(try LoopbackPort.free())")
+        unreachable.connectTimeout = .milliseconds(200)
+        unreachable.commandTimeout = .milliseconds(500)
+        let dead = RedisClient(configuration: unreachable, poolSize: 1)
+        try await withConsole(redis: dead) { _, console in
+            let reply = try await console.send(.GET, "/", cookie: String(repeating: "A", count: 43))
+            #expect(reply.status == 503)
+            let signIn = try await console.send(.POST, "/login", form: "username=vera&password=correct+horse+battery+staple")
+            #expect(signIn.status == 503 && signIn.headers["set-cookie"] == nil)
+        }
+        await dead.close()
+    }
+
+    /// Tests/ConsoleBrowser/console_test.py in Debian's chromium: sign-in, the overview, search to
+    /// a ticket, a user id written as markup shown as text (no alert, no CSP violation), a forged
+    /// sign-out from another origin refused, sign-out, and the same pages with JavaScript off.
+    @Test func theConsoleWorksInARealBrowser() async throws {
+        let python = try #require(executableOnPath("python3"), "python3 is needed (workers/deps)")
+        #expect(executableOnPath("chromium") != nil && executableOnPath("chromedriver") != nil, "workers/deps --tests installs chromium")
+        try await withConsole { pipeline, console in
+            let user = "<img src=x onerror=alert(1)><script>alert(2)</script>"
+            let ticket = try await pipeline.submit(receipt([gold("2000000000000911")]), user: user)
+            #expect(try await pipeline.terminal(ticket).status == .granted)
+            let (status, output) = try await runTool(python, [repositoryRoot.appendingPathComponent("Tests/ConsoleBrowser/console_test.py").path], environment: [
+                "CONSOLE_URL": console.base, "CONSOLE_USER": "vera", "CONSOLE_PASSWORD": Self.password, "TICKET": ticket, "XSS_USER": user,
+                "SHOTS": FileManager.default.temporaryDirectory.path,
+            ])
+            #expect(status == 0 && output.contains("all browser checks held"), "\(output)")
+        }
+    }
+
+    @Test func withoutUsersOnlyLoopbackIsServedAndABadUsersFileIsRefused() throws {
+        let open = try ConsoleSettings(reading: SettingSource(environment: ["IAP_CONSOLE_HOST": "0.0.0.0"]))
+        #expect(throws: ConfigurationError.self) { try open.checkExposure() }
+        let settings = try ConsoleSettings(reading: SettingSource(environment: ["IAP_CONSOLE_HOST": "0.0.0.0", "IAP_CONSOLE_USERS_FILE": "/x"]))
+        try settings.checkExposure()
+        #expect(settings.port == 8081 && settings.sessionLifetime == .seconds(28_800))
+        let loopback = try ConsoleSettings(reading: SettingSource(environment: [:]))
+        #expect(loopback.host == "127.0.0.1")
+        try loopback.checkExposure()
+        let hash = Bcrypt.hash("x", cost: 4)
+        for text in ["not json", "[]", "{}", #"{"a": {"password_hash": "plain", "role": "viewer"}}"#,
+                     #"{"a": {"password_hash": "\#(hash)", "role": "root"}}"#, #"{"": {"password_hash": "\#(hash)", "role": "viewer"}}"#] {
+            let file = FileManager.default.temporaryDirectory.appendingPathComponent("bad-users-\(UUID().uuidString).json")
+            try text.write(to: file, atomically: true, encoding: .utf8)
+            defer { try? FileManager.default.removeItem(at: file) }
+            #expect(throws: ConsoleUsersError.self, "\(text)") { try ConsoleUsers(file: file.path) }
+        }
+        let local = ConsoleUsers(localToken: "a-token")
+        #expect(local.authenticate(name: "local", password: "a-token") == ConsoleUser(name: "local", role: .admin))
+        #expect(local.authenticate(name: "local", password: "another") == nil)
+    }
+}
