@@ -60,6 +60,8 @@ public struct ConsoleApplication: Sendable {
             let before = request.uri.queryParameters.get("before").flatMap { Int64($0) }
             return try await self.page("user", self.pages.user(id, before: before), context)
         }
+        signedIn.get("/held") { _, context in try await self.page("held", self.pages.held(role: context.user!.role), context) }
+        signedIn.post("/held/:unit/:decision") { request, context in try await self.decide(request, context: context) }
         signedIn.post("/logout") { _, context in
             if let id = context.sessionID { try? await self.sessions.close(id) }
             var response = Response.redirect(to: "/login", type: .normal)
@@ -67,6 +69,36 @@ public struct ConsoleApplication: Sendable {
             return response
         }
         return router
+    }
+
+    struct NoteForm: Decodable {
+        var note: String?
+    }
+
+    /// A release or rejection: the role checked here, on the POST (not by hiding the button), a
+    /// note required, the operator's name from the session.
+    private func decide(_ request: Request, context: ConsoleRequestContext) async throws -> Response {
+        guard let decision = context.parameters.get("decision").flatMap(HoldDecision.init(rawValue:)) else {
+            throw HTTPError(.notFound)
+        }
+        let user = context.user!
+        guard user.role >= HoldDecision.role else {
+            throw HTTPError(.forbidden, message: "a \(user.role.rawValue) may not release or reject held purchases")
+        }
+        let unit = context.parameters.get("unit")?.removingPercentEncoding ?? ""
+        guard ConsolePages.couldBeUser(unit) else { throw HTTPError(.badRequest, message: "a unit is 1 to 128 printable ASCII characters") }
+        let body = try await request.body.collect(upTo: 16 << 10)
+        let note = ((try? URLEncodedFormDecoder().decode(NoteForm.self, from: String(buffer: body)))?.note ?? "")
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !note.isEmpty, note.count <= 500 else {
+            return page("message", ["title": "A note is needed", "text": "Say why, in 1 to 500 characters: the note stays with the decision."], context, status: .badRequest)
+        }
+        let result = try await decision.make(on: pages.store, unit: unit, by: user, note: note)
+        context.logger.notice("console hold decision", metadata: [
+            "user": "\(user.name)", "unit": "\(unit)", "decision": "\(decision.rawValue)", "result": "\(result)",
+        ])
+        let (status, text) = HoldDecision.said(result, unit: unit)
+        return page("message", ["title": "Held purchase", "text": text], context, status: .init(code: status))
     }
 
     struct SignInForm: Decodable {

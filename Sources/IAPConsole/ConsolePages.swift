@@ -23,7 +23,7 @@ struct ConsolePages: Sendable {
             ("re-checks due within the hour", stats.rechecksDueNextHour),
         ].map { ["label": $0.0, "value": $0.1] }
         let breakers: [[String: Any]] = stats.appleBreakers.sorted { $0.key < $1.key }.map { name, breaker in
-            ["name": name, "state": breaker.openSinceMs == nil ? "closed" : "open", "failures": breaker.failures, "last": breaker.lastFailure as Any]
+            Self.present(["name": name, "state": breaker.openSinceMs == nil ? "closed" : "open", "failures": breaker.failures, "last": breaker.lastFailure])
         }
         return ["title": "Overview", "stages": stages, "counts": counts, "breakers": breakers, "asOf": Self.time(ms: now)]
     }
@@ -77,14 +77,31 @@ struct ConsolePages: Sendable {
             ]
         }
         let subscriptions: [[String: Any]] = record.subscriptions.sorted { $0.key < $1.key }.map { id, subscription in
-            [
+            Self.present([
                 "id": id, "product": subscription["product_id"] ?? "", "status": subscription["status"] ?? "",
-                "expires": subscription["expires_at"].flatMap { Int64($0) }.map { Self.time(ms: $0) } as Any,
+                "expires": subscription["expires_at"].flatMap { Int64($0) }.map { Self.time(ms: $0) },
+            ])
+        }
+        return Self.present([
+            "title": "User \(id)", "fields": Self.present(fields), "purchases": purchases, "hasPurchases": !purchases.isEmpty,
+            "olderHref": record.nextBefore.map { ConsolePaths.user(id, before: $0) }, "subscriptions": subscriptions,
+        ])
+    }
+
+    /// The oldest `limit` held purchases; the forms to decide them only for a role that may.
+    func held(role: ConsoleRole, limit: Int = 50) async throws -> [String: Any] {
+        let held = try await store.heldPurchases(limit: limit + 1)
+        let rows: [[String: Any]] = held.prefix(limit).map { hold in
+            [
+                "heldAt": Self.time(ms: hold.heldAt), "reason": hold.reason, "user": hold.userID, "userHref": ConsolePaths.user(hold.userID),
+                "product": hold.productID, "quantity": hold.quantity, "currency": hold.currency ?? "", "source": hold.source,
+                "ticket": hold.ticket, "ticketHref": ConsolePaths.ticket(hold.ticket),
+                "releaseAction": ConsolePaths.held(hold.unit, .release), "rejectAction": ConsolePaths.held(hold.unit, .reject),
             ]
         }
         return [
-            "title": "User \(id)", "fields": Self.present(fields), "purchases": purchases, "hasPurchases": !purchases.isEmpty,
-            "olderHref": record.nextBefore.map { ConsolePaths.user(id, before: $0) } as Any, "subscriptions": subscriptions,
+            "title": "Held purchases", "held": rows, "hasHeld": !rows.isEmpty, "shown": rows.count, "more": held.count > limit,
+            "canDecide": role >= HoldDecision.role,
         ]
     }
 
@@ -98,6 +115,12 @@ struct ConsolePages: Sendable {
     /// A user id: 1 to 128 printable ASCII characters, as the intake takes them.
     static func couldBeUser(_ text: String) -> Bool {
         (1...128).contains(text.utf8.count) && text.utf8.allSatisfy { (0x20...0x7e).contains($0) }
+    }
+
+    /// The values that are there: a `nil` boxed in `Any` would count as present to a template
+    /// section (a link to older purchases where there are none).
+    private static func present(_ values: [String: Any?]) -> [String: Any] {
+        values.compactMapValues { $0 }
     }
 
     private static func present(_ fields: [(String, String?)]) -> [[String: Any]] {

@@ -9,6 +9,9 @@ enum ConsolePaths {
 
     static func ticket(_ id: String) -> String { "/tickets/" + segment(id) }
 
+    /// Where a held purchase's release or rejection is posted.
+    static func held(_ unit: String, _ decision: HoldDecision) -> String { "/held/" + segment(unit) + "/" + decision.rawValue }
+
     /// A form field of a query as a browser writes it (`application/x-www-form-urlencoded`: `+`
     /// is a space, `%2B` a plus), which `URI.queryParameters` does not read so.
     static func formValue(_ name: String, in query: String?) -> String? {

@@ -4,7 +4,7 @@
 enum ConsoleTemplates {
     static let all: [String: String] = [
         "layout": layout, "login": login, "overview": overview, "search": search, "ticket": ticket, "user": user,
-        "message": message,
+        "message": message, "held": held,
     ]
 
     static let layout = """
@@ -12,7 +12,8 @@ enum ConsoleTemplates {
         <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
         <title>{{title}} · iap console</title><link rel="stylesheet" href="/console.css"></head>
         <body><header><a class="home" href="/">iap console</a>
-        {{#user}}<form class="search" method="get" action="/search"><input name="q" value="{{query}}" placeholder="ticket, transaction or user id" aria-label="search" size="40"> <button>Search</button></form>
+        {{#user}}<nav><a href="/">Overview</a> <a href="/held">Held</a></nav>
+        <form class="search" method="get" action="/search"><input name="q" value="{{query}}" placeholder="ticket, transaction or user id" aria-label="search" size="40"> <button>Search</button></form>
         <span class="who">{{name}} ({{role}})</span> <form class="out" method="post" action="/logout"><button>Sign out</button></form>{{/user}}
         </header><main><h1>{{title}}</h1>{{$body}}{{/body}}</main></body></html>
         """
@@ -68,6 +69,17 @@ enum ConsoleTemplates {
         {{/body}}{{/layout}}
         """
 
+    static let held = """
+        {{<layout}}{{$body}}
+        {{#hasHeld}}<p>The oldest {{shown}} held purchases{{#more}} (more wait behind them){{/more}}.</p>
+        <table class="held"><thead><tr><th>held since</th><th>rule</th><th>user</th><th>product</th><th>qty</th><th>currency</th><th>source</th><th>ticket</th>{{#canDecide}}<th>decide</th>{{/canDecide}}</tr></thead><tbody>
+        {{#held}}<tr><td>{{heldAt}}</td><td>{{reason}}</td><td><a href="{{userHref}}">{{user}}</a></td><td>{{product}}</td><td class="n">{{quantity}}</td><td>{{currency}}</td><td>{{source}}</td><td><a href="{{ticketHref}}">{{ticket}}</a></td>
+        {{#canDecide}}<td><form method="post" action="{{releaseAction}}" class="decide"><input name="note" required maxlength="500" placeholder="why (required)" aria-label="note for the release"> <button>Release</button></form>
+        <form method="post" action="{{rejectAction}}" class="decide"><input name="note" required maxlength="500" placeholder="why (required)" aria-label="note for the rejection"> <button>Reject</button></form></td>{{/canDecide}}</tr>{{/held}}
+        </tbody></table>{{/hasHeld}}{{^hasHeld}}<p>Nothing is held.</p>{{/hasHeld}}
+        {{/body}}{{/layout}}
+        """
+
     static let message = """
         {{<layout}}{{$body}}<p>{{text}}</p>{{/body}}{{/layout}}
         """
@@ -80,5 +92,6 @@ enum ConsoleTemplates {
         table{border-collapse:collapse;margin:.5em 0}th,td{padding:.25em .7em;border-bottom:1px solid #ddd;text-align:left}
         td.n{text-align:right;font-variant-numeric:tabular-nums}dl.counts,dl.fields{display:grid;grid-template-columns:max-content auto;gap:.2em 1em}
         dt{color:#666}.error{color:#b00020}.warn{color:#8a4b00}form.login{display:grid;gap:.6em;max-width:20em}
+        header nav a{font-weight:400;margin-right:.8em}form.decide{display:inline-block;margin:0 .4em .2em 0}
         """
 }

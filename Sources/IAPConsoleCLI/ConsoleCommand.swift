@@ -17,10 +17,11 @@ public struct ConsoleCommand: AsyncParsableCommand {
     @OptionGroup var redis: RedisOptions
     @OptionGroup var lease: LeaseOptions
     @OptionGroup var console: ConsoleOptions
+    @OptionGroup var recheck: RecheckOptions
     public init() {}
 
     public func run() async throws {
-        let configuration = loadConfiguration(redis, lease, console)
+        let configuration = loadConfiguration(redis, lease, console, recheck)
         let settings = configuration.console
         do {
             try settings.checkExposure()

@@ -274,15 +274,15 @@ public enum Settings {
     public static let recheckBefore = Setting(
         "IAP_RECHECK_BEFORE_S", .duration(.seconds, .zero ... .seconds(2_592_000)), default: "3600",
         help: "ask Apple about an active subscription this long before its period ends",
-        readBy: [.verifier, .granter, .notifier, .iapctl])
+        readBy: [.verifier, .granter, .notifier, .iapctl, .console])
     public static let recheckAfter = Setting(
         "IAP_RECHECK_AFTER_S", .duration(.seconds, .zero ... .seconds(2_592_000)), default: "3600",
         help: "and this long after it ended when no renewal came; then the first wait of the backoff",
-        readBy: [.verifier, .granter, .notifier, .iapctl])
+        readBy: [.verifier, .granter, .notifier, .iapctl, .console])
     public static let recheckMax = Setting(
         "IAP_RECHECK_MAX", .count(0...100), default: "5",
         help: "re-checks after that, waits doubling (at most a day), while Apple has not settled the subscription",
-        readBy: [.verifier, .granter, .notifier, .iapctl])
+        readBy: [.verifier, .granter, .notifier, .iapctl, .console])
 
     // MARK: Stage workers
 

@@ -1,7 +1,8 @@
 """The console in a real browser (Debian's chromium through Selenium), run by ConsoleBrowserTests.
 
-Environment: CONSOLE_URL, CONSOLE_USER, CONSOLE_PASSWORD, TICKET (a granted ticket), XSS_USER (a
-user id written to look like markup), SHOTS (a folder for screenshots). Exits 0 when every check
+Environment: CONSOLE_URL, CONSOLE_USER (a viewer), CONSOLE_PASSWORD, OPERATOR_USER (an operator, same
+password), TICKET (a granted ticket), XSS_USER (a user id written to look like markup), HELD_UNIT
+(a held purchase), SHOTS (a folder for screenshots). Exits 0 when every check
 held; prints each failure otherwise.
 """
 
@@ -23,7 +24,8 @@ from selenium.webdriver.support import expected_conditions  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
 BASE = os.environ["CONSOLE_URL"]
-USER, PASSWORD = os.environ["CONSOLE_USER"], os.environ["CONSOLE_PASSWORD"]
+USER, PASSWORD, OPERATOR = os.environ["CONSOLE_USER"], os.environ["CONSOLE_PASSWORD"], os.environ["OPERATOR_USER"]
+HELD_UNIT = os.environ["HELD_UNIT"]
 TICKET, XSS_USER = os.environ["TICKET"], os.environ["XSS_USER"]
 SHOTS = os.environ.get("SHOTS", "/tmp")
 failures = []
@@ -66,10 +68,10 @@ def arrived(driver, path):
         return False
 
 
-def sign_in(driver):
+def sign_in(driver, user=USER):
     driver.get(BASE + "/")
     check(arrived(driver, "/login"), "a page without a session sends to /login")
-    driver.find_element(By.NAME, "username").send_keys(USER)
+    driver.find_element(By.NAME, "username").send_keys(user)
     driver.find_element(By.NAME, "password").send_keys(PASSWORD)
     driver.find_element(By.CSS_SELECTOR, "form.login button").click()
     check(heading(driver, "Overview"), "signed in, the overview")
@@ -96,6 +98,10 @@ def main():
         WebDriverWait(driver, 30).until(expected_conditions.element_to_be_clickable((By.LINK_TEXT, "ticket " + TICKET))).click()
         check(heading(driver, "Ticket " + TICKET) and "granted" in driver.find_element(By.CSS_SELECTOR, "dl.fields").text, "the ticket's page says granted")
         driver.save_screenshot(os.path.join(SHOTS, "console-ticket.png"))
+
+        driver.get(BASE + "/held")
+        check(heading(driver, "Held purchases") and not driver.find_elements(By.CSS_SELECTOR, "form.decide"),
+              "a viewer sees the held purchases and no form to decide them")
 
         driver.get(BASE + "/users/" + urllib.parse.quote(XSS_USER, safe=""))
         no_alert(driver, "a user id written as markup")
@@ -134,6 +140,32 @@ def main():
         check(arrived(driver, "/login"), "after signing out, the pages need a session again")
     finally:
         driver.quit()
+
+    operator = browser()
+    try:
+        sign_in(operator, OPERATOR)
+        release = 'form[action="/held/%s/release"]' % urllib.parse.quote(HELD_UNIT, safe="")
+        # The held page open in two tabs, as two people on call may have it.
+        operator.get(BASE + "/held")
+        first = operator.current_window_handle
+        operator.switch_to.new_window("tab")
+        operator.get(BASE + "/held")
+        second = operator.current_window_handle
+        operator.switch_to.window(first)
+        form = operator.find_element(By.CSS_SELECTOR, release)
+        form.find_element(By.NAME, "note").send_keys("paid in RUB, checked with the player")
+        form.find_element(By.TAG_NAME, "button").click()
+        check(heading(operator, "Held purchase") and "Released" in operator.page_source, "an operator releases a hold with a note")
+        operator.save_screenshot(os.path.join(SHOTS, "console-held.png"))
+        operator.switch_to.window(second)
+        form = operator.find_element(By.CSS_SELECTOR, release)
+        form.find_element(By.NAME, "note").send_keys("again, from a stale page")
+        form.find_element(By.TAG_NAME, "button").click()
+        check(heading(operator, "Held purchase") and "released before" in operator.page_source, "the same release from a stale tab changes nothing")
+        operator.get(BASE + "/held")
+        check(not operator.find_elements(By.CSS_SELECTOR, release), "the released purchase has left the held page")
+    finally:
+        operator.quit()
 
     plain = browser(javascript=False)
     try:

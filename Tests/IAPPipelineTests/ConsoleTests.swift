@@ -68,8 +68,10 @@ import Testing
         return JSONValue.object(users.mapValues { role in .object(["password_hash": .string(hash), "role": .string(role)]) }).canonicalText
     }
 
-    func withConsole(redis: RedisClient? = nil, _ body: (PipelineHarness, Console) async throws -> Void) async throws {
-        try await withPipeline { pipeline in
+    func withConsole(
+        redis: RedisClient? = nil, environment: [String: String] = [:], _ body: (PipelineHarness, Console) async throws -> Void
+    ) async throws {
+        try await withPipeline(environment: environment) { pipeline in
             let file = FileManager.default.temporaryDirectory.appendingPathComponent("console-users-\(UUID().uuidString).json")
             try Self.usersJSON(["vera": "viewer", "oscar": "operator"]).write(to: file, atomically: true, encoding: .utf8)
             defer { try? FileManager.default.removeItem(at: file) }
@@ -176,7 +178,7 @@ import Testing
             let byUser = try await console.send(.GET, "/search?q=\(query)", cookie: session)
             #expect(byUser.body.contains("href=\"/users/%3Cscript%3Ealert%281%29%3C%2Fscript%3E%22%27%26\""), "\(byUser.body)")
             let record = try await console.send(.GET, "/users/\(query)", cookie: session)
-            #expect(record.status == 200 && record.body.contains("2000000000000901"))
+            #expect(record.status == 200 && record.body.contains("2000000000000901") && !record.body.contains("older purchases"))
             for shown in [byUser.body, record.body] {
                 #expect(!shown.contains("<script>") && shown.contains("&lt;script&gt;alert(1)&lt;/script&gt;"))
             }
@@ -184,6 +186,51 @@ import Testing
             #expect(missing.status == 404 && missing.body.contains("No ticket"))
             let nothing = try await console.send(.GET, "/search?q=nobody-at-all", cookie: session)
             #expect(nothing.body.contains("Nothing found"))
+        }
+    }
+
+    /// Held purchases: every role sees them; only an operator's POST decides, with a note, in the
+    /// session's name (whatever the form says); a second decision changes nothing.
+    @Test func anOperatorDecidesAHoldWithANoteAndAViewersPostIsRefused() async throws {
+        try await withConsole(environment: ["IAP_CURRENCIES": "USD"]) { pipeline, console in
+            for id in ["2000000000000921", "2000000000000922"] {
+                let jws = try pipeline.authority.signer.sign(payload: MoneyOnEventsTests.sold(id, currency: "RUB"))
+                let reply = try await pipeline.post(["signed_transaction": jws, "user_id": "held-player"])
+                #expect(try await pipeline.terminal(try #require(reply.json["ticket"] as? String), orHeld: true).status == .held)
+            }
+            let vera = try await console.signIn("vera")
+            let seen = try await console.send(.GET, "/held", cookie: vera)
+            #expect(seen.status == 200 && seen.body.contains("currency_not_allowed") && seen.body.contains("held-player"))
+            #expect(!seen.body.contains("action=\"/held/"), "a viewer is shown no form")
+            let refused = try await console.send(.POST, "/held/2000000000000921/release", form: "note=looks+fine", cookie: vera)
+            #expect(refused.status == 403)
+            #expect(try await pipeline.store.hold(unit: "2000000000000921")?.status == "held")
+
+            let oscar = try await console.signIn("oscar")
+            let page = try await console.send(.GET, "/held", cookie: oscar)
+            #expect(page.body.contains("action=\"/held/2000000000000921/release\"") && page.body.contains("name=\"note\" required"))
+            let bare = try await console.send(.POST, "/held/2000000000000921/release", form: "note=+", cookie: oscar)
+            #expect(bare.status == 400 && bare.body.contains("note"))
+            #expect(try await pipeline.store.hold(unit: "2000000000000921")?.status == "held")
+
+            let released = try await console.send(.POST, "/held/2000000000000921/release", form: "note=paid+in+RUB%2C+checked&by=mallory", cookie: oscar)
+            #expect(released.status == 200 && released.body.contains("Released"), "\(released.body)")
+            let hold = try #require(try await pipeline.store.hold(unit: "2000000000000921"))
+            #expect(hold.status == "released" && hold.decidedBy == "oscar" && hold.note == "paid in RUB, checked")
+            let again = try await console.send(.POST, "/held/2000000000000921/reject", form: "note=changed+my+mind", cookie: oscar)
+            #expect(again.status == 409 && again.body.contains("was released before"))
+
+            let rejected = try await console.send(.POST, "/held/2000000000000922/reject", form: "note=fraud", cookie: oscar)
+            #expect(rejected.status == 200 && rejected.body.contains("Rejected"))
+            #expect(try await pipeline.store.hold(unit: "2000000000000922")?.status == "rejected")
+            #expect(try await console.send(.POST, "/held/nothing-here/release", form: "note=x", cookie: oscar).status == 404)
+            #expect(try await console.send(.POST, "/held/2000000000000922/purge", form: "note=x", cookie: oscar).status == 404)
+            let entries = try await pipeline.fulfilments().filter { $0["user_id"] == "held-player" }
+            let events = entries.compactMap { $0["event"] }
+            #expect(events.filter { $0 == "released" }.count == 1 && events.filter { $0 == "granted" }.isEmpty, "\(events)")
+            #expect(entries.first { $0["event"] == "released" }?["operator"] == "oscar")
+            #expect(entries.first { $0["event"] == "rejected" }?["operator"] == "oscar")
+            #expect(try await console.send(.GET, "/held", cookie: oscar).body.contains("Nothing is held."))
         }
     }
 
@@ -223,15 +270,22 @@ import Testing
     @Test func theConsoleWorksInARealBrowser() async throws {
         let python = try #require(executableOnPath("python3"), "python3 is needed (workers/deps)")
         #expect(executableOnPath("chromium") != nil && executableOnPath("chromedriver") != nil, "workers/deps --tests installs chromium")
-        try await withConsole { pipeline, console in
+        try await withConsole(environment: ["IAP_CURRENCIES": "USD"]) { pipeline, console in
+            let jws = try pipeline.authority.signer.sign(payload: MoneyOnEventsTests.sold("2000000000000931", currency: "RUB"))
+            let held = try await pipeline.post(["signed_transaction": jws, "user_id": "held-player"])
+            #expect(try await pipeline.terminal(try #require(held.json["ticket"] as? String), orHeld: true).status == .held)
             let user = "<img src=x onerror=alert(1)><script>alert(2)</script>"
-            let ticket = try await pipeline.submit(receipt([gold("2000000000000911")]), user: user)
+            // Paid in USD, which IAP_CURRENCIES allows (a legacy receipt says no currency: held).
+            let usd = try pipeline.authority.signer.sign(payload: MoneyOnEventsTests.sold("2000000000000911", currency: "USD"))
+            let ticket = try await pipeline.submit(signed: usd, user: user)
             #expect(try await pipeline.terminal(ticket).status == .granted)
             let (status, output) = try await runTool(python, [repositoryRoot.appendingPathComponent("Tests/ConsoleBrowser/console_test.py").path], environment: [
                 "CONSOLE_URL": console.base, "CONSOLE_USER": "vera", "CONSOLE_PASSWORD": Self.password, "TICKET": ticket, "XSS_USER": user,
+                "OPERATOR_USER": "oscar", "HELD_UNIT": "2000000000000931",
                 "SHOTS": FileManager.default.temporaryDirectory.path,
             ])
             #expect(status == 0 && output.contains("all browser checks held"), "\(output)")
+            #expect(try await pipeline.store.hold(unit: "2000000000000931")?.decidedBy == "oscar")
         }
     }
 

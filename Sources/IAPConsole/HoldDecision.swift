@@ -1,0 +1,31 @@
+import IAPOperations
+import PipelineCore
+
+/// An operator's decision on a held purchase, posted from the held page with a required note.
+enum HoldDecision: String, Sendable {
+    case release
+    case reject
+
+    /// Who may decide: an operator (and an admin).
+    static let role = ConsoleRole.operator
+
+    /// The decision, made in the operator's name (from the session, never from the form).
+    func make(on store: PipelineStore, unit: String, by user: ConsoleUser, note: String) async throws -> HeldPurchaseResult {
+        switch self {
+        case .release: try await store.releaseHeld(unit: unit, by: user.name, note: note)
+        case .reject: try await store.rejectHeld(unit: unit, by: user.name, note: note)
+        }
+    }
+
+    /// What the operator is told.
+    static func said(_ result: HeldPurchaseResult, unit: String) -> (status: HTTPStatusCode, text: String) {
+        switch result {
+        case .decided("released"): (200, "Released: \(unit) is granted, once.")
+        case .decided(let outcome): (200, "Rejected: \(unit) is \(outcome) and will never be granted.")
+        case .alreadyDecided(let outcome): (409, "Nothing changed: \(unit) was \(outcome) before.")
+        case .notFound: (404, "No purchase is held under \(unit).")
+        }
+    }
+
+    typealias HTTPStatusCode = Int
+}
