@@ -63,7 +63,14 @@ public struct ConsoleApplication: Sendable {
         signedIn.get("/held") { _, context in try await self.page("held", self.pages.held(role: context.user!.role), context) }
         signedIn.post("/held/:unit/:decision") { request, context in try await self.decide(request, context: context) }
         signedIn.post("/logout") { _, context in
-            if let id = context.sessionID { try? await self.sessions.close(id) }
+            // Signed out only once Redis forgot the session: a failure is a 503, never a pretence.
+            if let id = context.sessionID {
+                do {
+                    try await self.sessions.close(id)
+                } catch {
+                    throw HTTPError(.serviceUnavailable, message: "Redis does not answer: you are still signed in; try again")
+                }
+            }
             var response = Response.redirect(to: "/login", type: .normal)
             response.setCookie(Cookie(name: SignInMiddleware.cookie, value: "", maxAge: 0, path: "/", httpOnly: true, sameSite: .strict))
             return response

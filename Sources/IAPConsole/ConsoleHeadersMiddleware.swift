@@ -19,6 +19,10 @@ struct ConsoleHeadersMiddleware: RouterMiddleware {
             response = try error.response(from: request, context: context)
         } catch is RedisError {
             response = try HTTPError(.serviceUnavailable, message: "Redis does not answer: try again").response(from: request, context: context)
+        } catch {
+            // Anything else is the console's fault: said as a 500 with these headers too, the cause only in the log.
+            context.logger.error("console request failed", metadata: ["path": "\(request.uri.path)", "error": "\(error)"])
+            response = try HTTPError(.internalServerError, message: "the console failed: its log says why").response(from: request, context: context)
         }
         response.headers[.contentSecurityPolicy] = Self.contentSecurityPolicy
         response.headers[.cacheControl] = "no-store"

@@ -1,11 +1,12 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import IAPBench
 
 /// The bench's readings, and one small scenario against the executables `swift test` built.
 /// No figure of speed is asserted: only counts that do not depend on the machine.
-@Suite(.serialized)
+@Suite(.serialized, .takingTurns)
 struct BenchTests {
     @Test func commandStatsSeparateRoundTripsFromCommandsRunInsideScripts() {
         let before = CommandStats(info: "# Commandstats\r\ncmdstat_evalsha:calls=10,usec=5,usec_per_call=0.5\r\n")

@@ -24,7 +24,7 @@ import Glibc
 #endif
 
 /// The drill against the executables `swift test` just built: real processes, real faults.
-@Suite(.serialized)
+@Suite(.serialized, .takingTurns)
 struct DrillTests {
     /// The test binary sits next to the package's executables.
     static var settings: DrillSettings {

@@ -12,6 +12,7 @@ import PipelineCore
 import PipelineTestSupport
 import PlainJSON
 import RedisClient
+import TestSupport
 import Testing
 
 /// `iap-console` over real HTTP against the pipeline's Redis: sign-in and sessions, the guards
@@ -267,7 +268,7 @@ import Testing
     /// Tests/ConsoleBrowser/console_test.py in Debian's chromium: sign-in, the overview, search to
     /// a ticket, a user id written as markup shown as text (no alert, no CSP violation), a forged
     /// sign-out from another origin refused, sign-out, and the same pages with JavaScript off.
-    @Test func theConsoleWorksInARealBrowser() async throws {
+    @Test(.takingTurns) func theConsoleWorksInARealBrowser() async throws {
         let python = try #require(executableOnPath("python3"), "python3 is needed (workers/deps)")
         #expect(executableOnPath("chromium") != nil && executableOnPath("chromedriver") != nil, "workers/deps --tests installs chromium")
         try await withConsole(environment: ["IAP_CURRENCIES": "USD"]) { pipeline, console in
