@@ -60,6 +60,11 @@ public struct ConsoleApplication: Sendable {
             let before = request.uri.queryParameters.get("before").flatMap { Int64($0) }
             return try await self.page("user", self.pages.user(id, before: before), context)
         }
+        signedIn.get("/dead") { request, context in
+            let bucket = request.uri.queryParameters.get("bucket").flatMap { Int($0) } ?? 0
+            let start = min(max(request.uri.queryParameters.get("start").flatMap { Int($0) } ?? 0, 0), 1_000_000_000)
+            return try await self.page("dead", self.pages.dead(bucket: bucket, start: start), context)
+        }
         signedIn.get("/held") { _, context in try await self.page("held", self.pages.held(role: context.user!.role), context) }
         signedIn.post("/held/:unit/:decision") { request, context in try await self.decide(request, context: context) }
         signedIn.post("/logout") { _, context in

@@ -1,6 +1,7 @@
 import Foundation
 import IAPOperations
 import PipelineCore
+import RedisClient
 
 /// What each page shows, read from the store and shaped for its template: decisions here, in
 /// Swift, where the tests see them; the templates only lay it out.
@@ -103,6 +104,39 @@ struct ConsolePages: Sendable {
             "title": "Held purchases", "held": rows, "hasHeld": !rows.isEmpty, "shown": rows.count, "more": held.count > limit,
             "canDecide": role >= HoldDecision.role,
         ]
+    }
+
+    /// One window of a bucket's dead letters, newest first (`LLEN` and one `LRANGE`, never the
+    /// whole list): counted by stage and reason, and each entry's stage, reason, error, attempts,
+    /// time and ticket, never its job (which holds the evidence).
+    func dead(bucket: Int, start: Int, window: Int = 50) async throws -> [String: Any] {
+        let buckets = store.keys.everyBucket
+        let bucket = min(max(bucket, 0), buckets.count - 1)
+        let key = buckets[bucket].dead
+        let replies = try await store.redis.pipeline([
+            RedisCommand("LLEN", key), RedisCommand("LRANGE", key, String(start), String(start + window - 1)),
+        ])
+        for reply in replies { if case .error(let message) = reply { throw RedisError.server(message) } }
+        let total = Int(replies[0].int ?? 0)
+        let letters = (replies[1].array ?? []).compactMap(\.string).map { (try? DeadLetter.decode($0)) }
+        var groups: [String: Int] = [:]
+        let rows: [[String: Any]] = letters.map { letter in
+            guard let letter else { return ["stage": "?", "reason": "undecodable entry", "error": "", "attempts": "", "at": ""] }
+            groups["\(letter.stage) · \(letter.reason)", default: 0] += 1
+            return Self.present([
+                "stage": letter.stage, "reason": letter.reason, "error": String((letter.error ?? "").prefix(300)),
+                "attempts": letter.attempts, "at": Self.time(ms: letter.at), "ticket": letter.ticket,
+                "ticketHref": letter.ticket.map(ConsolePaths.ticket),
+            ])
+        }
+        return Self.present([
+            "title": "Dead letters", "total": total, "from": total == 0 ? 0 : start + 1, "to": start + rows.count,
+            "letters": rows, "hasLetters": !rows.isEmpty,
+            "groups": groups.sorted { ($1.value, $0.key) < ($0.value, $1.key) }.map { ["group": $0.key, "count": $0.value] },
+            "olderHref": start + rows.count < total ? ConsolePaths.dead(bucket: bucket, start: start + window) : nil,
+            "newerHref": start > 0 ? ConsolePaths.dead(bucket: bucket, start: max(start - window, 0)) : nil,
+            "buckets": buckets.count > 1 ? (0..<buckets.count).map { ["href": ConsolePaths.dead(bucket: $0, start: 0), "name": "bucket \($0)"] } : nil,
+        ])
     }
 
     /// A ticket id's characters (`A-Z a-z 0-9 _ - . :`, at most 64): an errand's too (`finish-…`).

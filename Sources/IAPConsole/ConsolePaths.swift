@@ -9,6 +9,8 @@ enum ConsolePaths {
 
     static func ticket(_ id: String) -> String { "/tickets/" + segment(id) }
 
+    static func dead(bucket: Int, start: Int) -> String { "/dead?bucket=\(bucket)&start=\(start)" }
+
     /// Where a held purchase's release or rejection is posted.
     static func held(_ unit: String, _ decision: HoldDecision) -> String { "/held/" + segment(unit) + "/" + decision.rawValue }
 

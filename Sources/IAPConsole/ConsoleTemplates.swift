@@ -4,7 +4,7 @@
 enum ConsoleTemplates {
     static let all: [String: String] = [
         "layout": layout, "login": login, "overview": overview, "search": search, "ticket": ticket, "user": user,
-        "message": message, "held": held,
+        "message": message, "held": held, "dead": dead,
     ]
 
     static let layout = """
@@ -12,7 +12,7 @@ enum ConsoleTemplates {
         <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
         <title>{{title}} · iap console</title><link rel="stylesheet" href="/console.css"></head>
         <body><header><a class="home" href="/">iap console</a>
-        {{#user}}<nav><a href="/">Overview</a> <a href="/held">Held</a></nav>
+        {{#user}}<nav><a href="/">Overview</a> <a href="/held">Held</a> <a href="/dead">Dead letters</a></nav>
         <form class="search" method="get" action="/search"><input name="q" value="{{query}}" placeholder="ticket, transaction or user id" aria-label="search" size="40"> <button>Search</button></form>
         <span class="who">{{name}} ({{role}})</span> <form class="out" method="post" action="/logout"><button>Sign out</button></form>{{/user}}
         </header><main><h1>{{title}}</h1>{{$body}}{{/body}}</main></body></html>
@@ -77,6 +77,18 @@ enum ConsoleTemplates {
         {{#canDecide}}<td><form method="post" action="{{releaseAction}}" class="decide"><input name="note" required maxlength="500" placeholder="why (required)" aria-label="note for the release"> <button>Release</button></form>
         <form method="post" action="{{rejectAction}}" class="decide"><input name="note" required maxlength="500" placeholder="why (required)" aria-label="note for the rejection"> <button>Reject</button></form></td>{{/canDecide}}</tr>{{/held}}
         </tbody></table>{{/hasHeld}}{{^hasHeld}}<p>Nothing is held.</p>{{/hasHeld}}
+        {{/body}}{{/layout}}
+        """
+
+    static let dead = """
+        {{<layout}}{{$body}}
+        {{#buckets}}<a href="{{href}}">{{name}}</a> {{/buckets}}
+        {{#hasLetters}}<p>{{from}}–{{to}} of {{total}}, newest first.</p>
+        <dl class="counts">{{#groups}}<dt>{{group}}</dt><dd>{{count}}</dd>{{/groups}}</dl>
+        <table class="dead"><thead><tr><th>when</th><th>stage</th><th>reason</th><th>attempts</th><th>error</th><th>ticket</th></tr></thead><tbody>
+        {{#letters}}<tr><td>{{at}}</td><td>{{stage}}</td><td>{{reason}}</td><td class="n">{{attempts}}</td><td>{{error}}</td><td>{{#ticketHref}}<a href="{{ticketHref}}">{{ticket}}</a>{{/ticketHref}}</td></tr>{{/letters}}
+        </tbody></table>{{/hasLetters}}{{^hasLetters}}<p>No dead letters.</p>{{/hasLetters}}
+        <p>{{#newerHref}}<a href="{{newerHref}}">newer</a> {{/newerHref}}{{#olderHref}}<a href="{{olderHref}}">older</a>{{/olderHref}}</p>
         {{/body}}{{/layout}}
         """
 

@@ -235,6 +235,31 @@ import Testing
         }
     }
 
+    /// Dead letters a window at a time (never the whole list), counted by stage and reason, each
+    /// without its job (the evidence), error text shown as text.
+    @Test func deadLettersAreShownAWindowAtATimeWithoutTheirJobs() async throws {
+        try await withConsole { pipeline, console in
+            let ticket = try await pipeline.submit(receipt([.init(transactionID: "d-1", productID: "not.in.catalog")]), user: "dead-player")
+            #expect(try await pipeline.terminal(ticket).status == .dead)
+            for index in 0..<60 {
+                let letter = DeadLetter(
+                    job: #"{"receipt_data":"SECRET-EVIDENCE"}"#, stage: "verify", reason: "apple_status_21004",
+                    error: "<script>alert(\(index))</script>", attempts: 3, at: 1_795_000_000_000 + Int64(index), ticket: nil)
+                _ = try await pipeline.redis.send("LPUSH", pipeline.store.keys.dead, letter.encoded())
+            }
+            let session = try await console.signIn("vera")
+            let first = try await console.send(.GET, "/dead", cookie: session)
+            #expect(first.status == 200 && first.body.contains("1–50 of 61"), "\(first.body.prefix(2000))")
+            #expect(first.body.contains("verify · apple_status_21004</dt><dd>50</dd>"))
+            #expect(!first.body.contains("SECRET-EVIDENCE") && !first.body.contains("<script>alert"))
+            #expect(first.body.contains("&lt;script&gt;alert(59)&lt;/script&gt;") && first.body.contains("href=\"/dead?bucket=0&amp;start=50\""))
+            let older = try await console.send(.GET, "/dead?bucket=0&start=50", cookie: session)
+            #expect(older.body.contains("51–61 of 61") && older.body.contains("unknown_product") && older.body.contains("href=\"/tickets/\(ticket)\""))
+            #expect(older.body.contains("href=\"/dead?bucket=0&amp;start=0\"") && !older.body.contains("start=100"))
+            #expect(try await console.send(.GET, "/dead?bucket=7&start=-5", cookie: session).status == 200)
+        }
+    }
+
     @Test func signingOutOrBeingRemovedEndsTheSession() async throws {
         try await withConsole { _, console in
             let vera = try await console.signIn("vera")
