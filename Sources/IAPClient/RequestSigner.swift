@@ -38,7 +38,16 @@ public struct RequestSigner: Sendable {
     public static func isValid(
         signature: String, method: String, target: String, body: some Collection<UInt8>, timestamp: String, key: SymmetricKey
     ) -> Bool {
-        guard let mac = Hex.decode(signature), mac.count == SHA256.byteCount else { return false }
+        guard let mac = Hex.decode(signature) else { return false }
+        return isValid(mac: mac, method: method, target: target, body: body, timestamp: timestamp, key: key)
+    }
+
+    /// The same with the signature's bytes (the intake decodes the header once, to say which
+    /// refusal it is).
+    public static func isValid(
+        mac: [UInt8], method: String, target: String, body: some Collection<UInt8>, timestamp: String, key: SymmetricKey
+    ) -> Bool {
+        guard mac.count == SHA256.byteCount else { return false }
         let message = message(timestamp: timestamp, method: method, target: target, body: body)
         return HMAC<SHA256>.isValidAuthenticationCode(mac, authenticating: message, using: key)
     }

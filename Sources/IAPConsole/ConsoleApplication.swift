@@ -56,7 +56,7 @@ public struct ConsoleApplication: Sendable {
         }
         signedIn.get("/users/:id") { request, context in
             let id = context.parameters.get("id")?.removingPercentEncoding ?? ""
-            guard ConsolePages.couldBeUser(id) else { throw HTTPError(.badRequest, message: "a user id is 1 to 128 printable ASCII characters") }
+            guard ConsolePages.isPrintableID(id) else { throw HTTPError(.badRequest, message: "a user id is 1 to 128 printable ASCII characters") }
             let before = request.uri.queryParameters.get("before").flatMap { Int64($0) }
             return try await self.page("user", self.pages.user(id, before: before), context)
         }
@@ -98,7 +98,7 @@ public struct ConsoleApplication: Sendable {
             throw HTTPError(.forbidden, message: "a \(user.role.rawValue) may not release or reject held purchases")
         }
         let unit = context.parameters.get("unit")?.removingPercentEncoding ?? ""
-        guard ConsolePages.couldBeUser(unit) else { throw HTTPError(.badRequest, message: "a unit is 1 to 128 printable ASCII characters") }
+        guard ConsolePages.isPrintableID(unit) else { throw HTTPError(.badRequest, message: "a unit is 1 to 128 printable ASCII characters") }
         let body = try await request.body.collect(upTo: 16 << 10)
         let note = ((try? URLEncodedFormDecoder().decode(NoteForm.self, from: String(buffer: body)))?.note ?? "")
             .trimmingCharacters(in: .whitespacesAndNewlines)
@@ -110,7 +110,7 @@ public struct ConsoleApplication: Sendable {
             "user": "\(user.name)", "unit": "\(unit)", "decision": "\(decision.rawValue)", "result": "\(result)",
         ])
         let (status, text) = HoldDecision.said(result, unit: unit)
-        return page("message", ["title": "Held purchase", "text": text], context, status: .init(code: status))
+        return page("message", ["title": "Held purchase", "text": text], context, status: status)
     }
 
     struct SignInForm: Decodable {

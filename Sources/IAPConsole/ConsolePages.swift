@@ -35,7 +35,7 @@ struct ConsolePages: Sendable {
         if Self.couldBeTicket(query), let ticket = try await store.ticket(query) {
             results.append(["href": ConsolePaths.ticket(query), "label": "ticket \(query)", "detail": ticket.status.rawValue])
         }
-        if Self.couldBeUser(query) {
+        if Self.isPrintableID(query) {
             let record = try await store.userRecord(of: query, limit: 1)
             if !record.purchases.isEmpty || !record.subscriptions.isEmpty || !record.appleAccounts.isEmpty || record.consent != nil {
                 results.append(["href": ConsolePaths.user(query), "label": "user \(query)", "detail": ""])
@@ -116,7 +116,7 @@ struct ConsolePages: Sendable {
         let replies = try await store.redis.pipeline([
             RedisCommand("LLEN", key), RedisCommand("LRANGE", key, String(start), String(start + window - 1)),
         ])
-        for reply in replies { if case .error(let message) = reply { throw RedisError.server(message) } }
+        for reply in replies { try reply.checked() }
         let total = Int(replies[0].int ?? 0)
         let letters = (replies[1].array ?? []).compactMap(\.string).map { (try? DeadLetter.decode($0)) }
         var groups: [String: Int] = [:]
@@ -146,8 +146,8 @@ struct ConsolePages: Sendable {
         }
     }
 
-    /// A user id: 1 to 128 printable ASCII characters, as the intake takes them.
-    static func couldBeUser(_ text: String) -> Bool {
+    /// A user id or a unit: 1 to 128 printable ASCII characters, as the intake takes them.
+    static func isPrintableID(_ text: String) -> Bool {
         (1...128).contains(text.utf8.count) && text.utf8.allSatisfy { (0x20...0x7e).contains($0) }
     }
 

@@ -22,19 +22,16 @@ public struct ConsoleSessions: Sendable {
 
     /// A new session for `user`; returns the cookie's value (32 random bytes, base64url).
     public func open(for user: ConsoleUser) async throws -> String {
-        var generator = SystemRandomNumberGenerator()
-        let id = Data((0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+        let id = TicketID.random(bytes: 32)
         let record = JSONValue.object(["user": .string(user.name), "role": .string(user.role.rawValue)]).canonicalText
-        try expectOK(await redis.send("SET", key(id), record, "EX", String(lifetime.components.seconds)))
+        try await redis.send("SET", key(id), record, "EX", String(lifetime.components.seconds)).checked()
         return id
     }
 
     /// The session's user, or `nil` for an unknown, expired or malformed cookie.
     public func user(for id: String) async throws -> ConsoleUser? {
         guard Self.isWellFormed(id) else { return nil }
-        let reply = try await redis.send("GET", key(id))
-        if case .error(let message) = reply { throw RedisError.server(message) }
+        let reply = try await redis.send("GET", key(id)).checked()
         guard let text = reply.string, let json = try? JSONValue(parsing: text),
             let name = json["user"]?.string, let role = json["role"]?.string.flatMap(ConsoleRole.init(rawValue:))
         else { return nil }
@@ -51,9 +48,5 @@ public struct ConsoleSessions: Sendable {
     static func isWellFormed(_ id: String) -> Bool {
         id.utf8.count == 43 && id.utf8.allSatisfy { $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "_") || (0x30...0x39).contains($0)
             || (0x41...0x5a).contains($0) || (0x61...0x7a).contains($0) }
-    }
-
-    private func expectOK(_ reply: RedisReply) throws {
-        if case .error(let message) = reply { throw RedisError.server(message) }
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import HummingbirdBcrypt
 import NIOConcurrencyHelpers
+import PipelineCore
 import PlainJSON
 
 /// Who may sign in (`IAP_CONSOLE_USERS_FILE`: `{"<name>": {"password_hash": "<bcrypt>", "role":
@@ -29,11 +30,7 @@ public final class ConsoleUsers: Sendable {
     }
 
     /// A new random token for `init(localToken:)`: 24 bytes, base64url.
-    public static func makeToken() -> String {
-        var generator = SystemRandomNumberGenerator()
-        let bytes = (0..<24).map { _ in UInt8.random(in: 0...255, using: &generator) }
-        return Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-    }
+    public static func makeToken() -> String { TicketID.random(bytes: 24) }
 
     public var names: [String] { entries.withLockedValue { $0.keys.sorted() } }
 

@@ -1,3 +1,4 @@
+import HTTPTypes
 import IAPOperations
 import PipelineCore
 
@@ -18,14 +19,12 @@ enum HoldDecision: String, Sendable {
     }
 
     /// What the operator is told.
-    static func said(_ result: HeldPurchaseResult, unit: String) -> (status: HTTPStatusCode, text: String) {
+    static func said(_ result: HeldPurchaseResult, unit: String) -> (status: HTTPResponse.Status, text: String) {
         switch result {
-        case .decided("released"): (200, "Released: \(unit) is granted, once.")
-        case .decided(let outcome): (200, "Rejected: \(unit) is \(outcome) and will never be granted.")
-        case .alreadyDecided(let outcome): (409, "Nothing changed: \(unit) was \(outcome) before.")
-        case .notFound: (404, "No purchase is held under \(unit).")
+        case .decided("released"): (.ok, "Released: \(unit) is granted, once.")
+        case .decided(let outcome): (.ok, "Rejected: \(unit) is \(outcome) and will never be granted.")
+        case .alreadyDecided(let outcome): (.conflict, "Nothing changed: \(unit) was \(outcome) before.")
+        case .notFound: (.notFound, "No purchase is held under \(unit).")
         }
     }
-
-    typealias HTTPStatusCode = Int
 }

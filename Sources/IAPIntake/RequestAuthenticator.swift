@@ -80,7 +80,7 @@ struct RequestAuthenticator: Sendable {
         guard abs(now - seconds) <= Self.allowedSkew.components.seconds else {
             throw IntakeError(.unauthorized, "stale_request", "X-IAP-Timestamp is more than 300 s from the intake's clock")
         }
-        guard signature.utf8.count == 2 * SHA256.byteCount, Hex.decode(signature) != nil else {
+        guard let mac = Hex.decode(signature), mac.count == SHA256.byteCount else {
             throw IntakeError(.unauthorized, "bad_signature", "X-IAP-Signature must be 64 hex digits")
         }
         if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > maxBodyBytes {
@@ -93,7 +93,7 @@ struct RequestAuthenticator: Sendable {
             throw IntakeRoutes.tooLarge(maxBodyBytes)
         }
         guard RequestSigner.isValid(
-            signature: signature, method: request.method.rawValue, target: request.uri.string, body: body.readableBytesView,
+            mac: mac, method: request.method.rawValue, target: request.uri.string, body: body.readableBytesView,
             timestamp: timestamp, key: key)
         else {
             throw IntakeError(.unauthorized, "bad_signature", "X-IAP-Signature does not match the request")

@@ -7,6 +7,14 @@ public enum RedisReply: Sendable, Equatable {
     case null
     case array([RedisReply])
 
+    /// The reply itself, or `RedisError.server` when it is an error reply: for a caller that
+    /// reads a reply a script or command may have refused.
+    @discardableResult
+    public func checked() throws(RedisError) -> RedisReply {
+        if case .error(let message) = self { throw .server(message) }
+        return self
+    }
+
     /// The reply as text: bulk strings and statuses; `nil` for anything else.
     public var string: String? {
         switch self {

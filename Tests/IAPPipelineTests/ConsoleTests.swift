@@ -108,6 +108,15 @@ import Testing
                 #expect(reply.status == 303 && reply.headers["location"] == "/login", "\(path): \(reply.status)")
             }
             #expect(try await console.send(.POST, "/logout").status == 403)
+            // Other spellings of the guarded paths reach no page without a session either.
+            for path in ["//", "//held", "/held/", "/./held", "//users/alice", "/dead//", "/%2Fheld"] {
+                let reply = try await console.send(.GET, path)
+                #expect(reply.status == 303 || reply.status == 404, "\(path): \(reply.status)")
+                #expect(!reply.body.contains("<h1>"), "\(path) showed a page")
+            }
+            for path in ["//held/u/release", "/held/u/release/", "//logout"] {
+                #expect([403, 404].contains(try await console.send(.POST, path, form: "note=x").status), "\(path)")
+            }
             #expect(try await console.send(.GET, "/", cookie: String(repeating: "A", count: 43)).status == 303)
             let login = try await console.send(.GET, "/login")
             #expect(login.status == 200 && login.body.contains("name=\"password\"") && login.body.contains("name=\"username\""))

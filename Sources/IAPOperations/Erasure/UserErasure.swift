@@ -55,7 +55,7 @@ extension PipelineStore {
             erasure.entriesDeleted += deleted
         }
         erasure.keysDeleted = try await deleteOwnKeys(of: user, products: found.products, accounts: found.accounts, tokens: found.tokens)
-        try Self.expectOK(try await redis.send("SET", keys.erased(pseudonym: pseudonym), String(now)))
+        try await redis.send("SET", keys.erased(pseudonym: pseudonym), String(now)).checked()
         return erasure
     }
 
@@ -78,12 +78,7 @@ extension PipelineStore {
         var bytes = [UInt8](repeating: 0, count: 32)
         for index in bytes.indices { bytes[index] = UInt8.random(in: 0...255) }
         let fresh = bytes.map { String(format: "%02x", $0) }.joined()
-        let reply = try await redis.send("SET", keys.erasureSalt, fresh, "NX", "GET")
-        if case .error(let message) = reply { throw RedisError.server(message) }
+        let reply = try await redis.send("SET", keys.erasureSalt, fresh, "NX", "GET").checked()
         return Self.pseudonym(of: user, salt: reply.string ?? fresh)
-    }
-
-    private static func expectOK(_ reply: RedisReply) throws {
-        if case .error(let message) = reply { throw RedisError.server(message) }
     }
 }

@@ -1,9 +1,12 @@
 /// Ticket ids: 128 random bits from the system's CSPRNG, base64url without padding (22 characters).
 public enum TicketID {
-    public static func make() -> String {
+    public static func make() -> String { random(bytes: 16) }
+
+    /// `count` random bytes from the system's CSPRNG, base64url without padding: a ticket id, a
+    /// console session's cookie, a one-time password.
+    public static func random(bytes count: Int) -> String {
         var generator = SystemRandomNumberGenerator()
-        let bytes = (0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) }
-        return base64URL(bytes)
+        return base64URL((0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) })
     }
 
     /// 22 characters of base64url, or with buckets (`IAP_BUCKETS` above 1) the bucket's number,
