@@ -4,6 +4,7 @@ import IAPOperations
 import Logging
 import Mustache
 import PipelineCore
+import PlainJSON
 
 /// `iap-console`: server-rendered pages for support and on-call, over the pipeline's store.
 /// Every page but `/login` needs a session; every unsafe request must come from the console's own
@@ -17,9 +18,14 @@ public struct ConsoleApplication: Sendable {
     let library: MustacheLibrary
     /// The console's origins as a browser writes them (`http://127.0.0.1:8081`), for `Origin`.
     let origins: Set<String>
+    /// A replayed dead letter's ticket lives this long again (`IAP_TICKET_TTL_S`).
+    let ticketTTL: Duration
 
-    public init(store: PipelineStore, sessions: ConsoleSessions, users: ConsoleUsers, lease: Duration, origins: Set<String>) throws {
+    public init(
+        store: PipelineStore, sessions: ConsoleSessions, users: ConsoleUsers, lease: Duration, ticketTTL: Duration, origins: Set<String>
+    ) throws {
         pages = ConsolePages(store: store, lease: lease)
+        self.ticketTTL = ticketTTL
         self.sessions = sessions
         self.users = users
         self.origins = origins
@@ -65,6 +71,13 @@ public struct ConsoleApplication: Sendable {
             let start = min(max(request.uri.queryParameters.get("start").flatMap { Int($0) } ?? 0, 0), 1_000_000_000)
             return try await self.page("dead", self.pages.dead(bucket: bucket, start: start), context)
         }
+        signedIn.get("/dead/preview") { request, context in
+            let query = request.uri.query
+            let group = DeadLetterGroup(stage: ConsolePaths.formValue("stage", in: query) ?? "", reason: ConsolePaths.formValue("reason", in: query) ?? "")
+            let (bucket, start) = try self.window(query)
+            return try await self.page("deadPreview", self.pages.deadPreview(bucket: bucket, start: start, group: group, role: context.user!.role), context)
+        }
+        signedIn.post("/dead/:action") { request, context in try await self.act(request, context: context) }
         signedIn.get("/held") { _, context in try await self.page("held", self.pages.held(role: context.user!.role), context) }
         signedIn.post("/held/:unit/:decision") { request, context in try await self.decide(request, context: context) }
         signedIn.post("/logout") { _, context in
@@ -113,6 +126,44 @@ public struct ConsoleApplication: Sendable {
         return page("message", ["title": "Held purchase", "text": text], context, status: status)
     }
 
+    /// Which window of which bucket a dead-letter request names; a `400` for one that does not exist.
+    private func window(_ query: String?) throws -> (bucket: Int, start: Int) {
+        let bucket = ConsolePaths.formValue("bucket", in: query).flatMap { Int($0) } ?? 0
+        let start = ConsolePaths.formValue("start", in: query).flatMap { Int($0) } ?? 0
+        guard DeadLetterWindow(store: pages.store).key(bucket: bucket) != nil, (0...1_000_000_000).contains(start) else {
+            throw HTTPError(.badRequest, message: "no such bucket or window")
+        }
+        return (bucket, start)
+    }
+
+    /// A previewed group's replay or purge: the role checked on the POST, the entries exactly
+    /// those the preview named (by digest), each acted on once whoever confirms twice.
+    private func act(_ request: Request, context: ConsoleRequestContext) async throws -> Response {
+        guard let action = context.parameters.get("action").flatMap(DeadLetterAction.init(rawValue:)) else { throw HTTPError(.notFound) }
+        let user = context.user!
+        guard user.role >= action.role else {
+            throw HTTPError(.forbidden, message: "a \(user.role.rawValue) may not \(action.rawValue) dead letters")
+        }
+        let form = String(buffer: try await request.body.collect(upTo: 64 << 10))
+        let (bucket, start) = try window(form)
+        let digests = ConsolePaths.formValues("entry", in: form)
+        guard (1...DeadLetterWindow.size).contains(digests.count), digests.allSatisfy({ $0.utf8.count == 64 && Hex.decode($0) != nil }),
+            let seen = ConsolePaths.formValue("seen", in: form).flatMap({ Int($0) })
+        else {
+            return page("message", ["title": "Preview first", "text": "Confirm the entries a preview listed: open the group's preview again."], context, status: .badRequest)
+        }
+        let window = DeadLetterWindow(store: pages.store)
+        let (found, missing) = try await window.find(digests: digests, bucket: bucket, start: start, seen: seen)
+        var outcome = try await action.perform(on: found, bucket: bucket, store: pages.store, ticketTTL: ticketTTL)
+        outcome.missing += missing
+        context.logger.notice("console dead letters", metadata: [
+            "user": "\(user.name)", "action": "\(action.rawValue)", "bucket": "\(bucket)", "named": "\(digests.count)",
+            "done": "\(outcome.done)", "missing": "\(outcome.missing)", "skipped": "\(outcome.skipped)",
+        ])
+        let (status, text) = action.said(outcome, named: digests.count)
+        return page("message", ["title": "Dead letters", "text": text, "done": outcome.done, "missing": outcome.missing, "skipped": outcome.skipped], context, status: status)
+    }
+
     struct SignInForm: Decodable {
         var username: String
         var password: String
@@ -143,6 +194,11 @@ public struct ConsoleApplication: Sendable {
     private func page(
         _ template: String, _ values: [String: Any], _ context: ConsoleRequestContext? = nil, status: HTTPResponse.Status = .ok
     ) -> Response {
+        if context?.wantsJSON == true {
+            return Response(
+                status: status, headers: [.contentType: "application/json"],
+                body: .init(byteBuffer: ByteBuffer(string: ConsoleJSON.value(values).canonicalText)))
+        }
         var values = values
         if let user = context?.user { values["user"] = ["name": user.name, "role": user.role.rawValue] }
         let html = library.render(values, withTemplate: template) ?? ""

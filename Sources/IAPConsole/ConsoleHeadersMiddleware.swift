@@ -13,6 +13,8 @@ struct ConsoleHeadersMiddleware: RouterMiddleware {
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var response: Response
+        var context = context
+        context.wantsJSON = ConsoleJSON.isWanted(accept: request.headers[.accept])
         do {
             response = try await next(request, context)
         } catch let error as any HTTPResponseError {

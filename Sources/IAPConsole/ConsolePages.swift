@@ -26,7 +26,7 @@ struct ConsolePages: Sendable {
         let breakers: [[String: Any]] = stats.appleBreakers.sorted { $0.key < $1.key }.map { name, breaker in
             Self.present(["name": name, "state": breaker.openSinceMs == nil ? "closed" : "open", "failures": breaker.failures, "last": breaker.lastFailure])
         }
-        return ["title": "Overview", "stages": stages, "counts": counts, "breakers": breakers, "asOf": Self.time(ms: now)]
+        return ["title": "Overview", "stages": stages, "counts": counts, "breakers": breakers, "asOf": Self.time(ms: now), "iapctl": "iapctl stats"]
     }
 
     /// Where `query` leads: a ticket, a user with a record, or nothing.
@@ -59,6 +59,7 @@ struct ConsolePages: Sendable {
         }
         return [
             "title": "Ticket \(id)", "fields": Self.present(fields), "transactions": transactions, "hasTransactions": !transactions.isEmpty,
+            "iapctl": "iapctl ticket \(ConsolePaths.shellQuoted(id))",
         ]
     }
 
@@ -86,6 +87,7 @@ struct ConsolePages: Sendable {
         return Self.present([
             "title": "User \(id)", "fields": Self.present(fields), "purchases": purchases, "hasPurchases": !purchases.isEmpty,
             "olderHref": record.nextBefore.map { ConsolePaths.user(id, before: $0) }, "subscriptions": subscriptions,
+            "iapctl": "iapctl user show \(ConsolePaths.shellQuoted(id))",
         ])
     }
 
@@ -102,41 +104,8 @@ struct ConsolePages: Sendable {
         }
         return [
             "title": "Held purchases", "held": rows, "hasHeld": !rows.isEmpty, "shown": rows.count, "more": held.count > limit,
-            "canDecide": role >= HoldDecision.role,
+            "canDecide": role >= HoldDecision.role, "iapctl": "iapctl held list",
         ]
-    }
-
-    /// One window of a bucket's dead letters, newest first (`LLEN` and one `LRANGE`, never the
-    /// whole list): counted by stage and reason, and each entry's stage, reason, error, attempts,
-    /// time and ticket, never its job (which holds the evidence).
-    func dead(bucket: Int, start: Int, window: Int = 50) async throws -> [String: Any] {
-        let buckets = store.keys.everyBucket
-        let bucket = min(max(bucket, 0), buckets.count - 1)
-        let key = buckets[bucket].dead
-        let replies = try await store.redis.pipeline([
-            RedisCommand("LLEN", key), RedisCommand("LRANGE", key, String(start), String(start + window - 1)),
-        ])
-        for reply in replies { try reply.checked() }
-        let total = Int(replies[0].int ?? 0)
-        let letters = (replies[1].array ?? []).compactMap(\.string).map { (try? DeadLetter.decode($0)) }
-        var groups: [String: Int] = [:]
-        let rows: [[String: Any]] = letters.map { letter in
-            guard let letter else { return ["stage": "?", "reason": "undecodable entry", "error": "", "attempts": "", "at": ""] }
-            groups["\(letter.stage) · \(letter.reason)", default: 0] += 1
-            return Self.present([
-                "stage": letter.stage, "reason": letter.reason, "error": String((letter.error ?? "").prefix(300)),
-                "attempts": letter.attempts, "at": Self.time(ms: letter.at), "ticket": letter.ticket,
-                "ticketHref": letter.ticket.map(ConsolePaths.ticket),
-            ])
-        }
-        return Self.present([
-            "title": "Dead letters", "total": total, "from": total == 0 ? 0 : start + 1, "to": start + rows.count,
-            "letters": rows, "hasLetters": !rows.isEmpty,
-            "groups": groups.sorted { ($1.value, $0.key) < ($0.value, $1.key) }.map { ["group": $0.key, "count": $0.value] },
-            "olderHref": start + rows.count < total ? ConsolePaths.dead(bucket: bucket, start: start + window) : nil,
-            "newerHref": start > 0 ? ConsolePaths.dead(bucket: bucket, start: max(start - window, 0)) : nil,
-            "buckets": buckets.count > 1 ? (0..<buckets.count).map { ["href": ConsolePaths.dead(bucket: $0, start: 0), "name": "bucket \($0)"] } : nil,
-        ])
     }
 
     /// A ticket id's characters (`A-Z a-z 0-9 _ - . :`, at most 64): an errand's too (`finish-…`).
@@ -153,11 +122,11 @@ struct ConsolePages: Sendable {
 
     /// The values that are there: a `nil` boxed in `Any` would count as present to a template
     /// section (a link to older purchases where there are none).
-    private static func present(_ values: [String: Any?]) -> [String: Any] {
+    static func present(_ values: [String: Any?]) -> [String: Any] {
         values.compactMapValues { $0 }
     }
 
-    private static func present(_ fields: [(String, String?)]) -> [[String: Any]] {
+    static func present(_ fields: [(String, String?)]) -> [[String: Any]] {
         fields.compactMap { name, value in value.map { ["name": name, "value": $0] } }
     }
 

@@ -11,18 +11,36 @@ enum ConsolePaths {
 
     static func dead(bucket: Int, start: Int) -> String { "/dead?bucket=\(bucket)&start=\(start)" }
 
+    /// The dry run of a group's replay or purge, within one window.
+    static func deadPreview(bucket: Int, start: Int, group: DeadLetterGroup) -> String {
+        "/dead/preview?bucket=\(bucket)&start=\(start)&stage=" + segment(group.stage) + "&reason=" + segment(group.reason)
+    }
+
+    /// Where a previewed group's replay or purge is posted.
+    static func dead(_ action: DeadLetterAction) -> String { "/dead/" + action.rawValue }
+
     /// Where a held purchase's release or rejection is posted.
     static func held(_ unit: String, _ decision: HoldDecision) -> String { "/held/" + segment(unit) + "/" + decision.rawValue }
 
     /// A form field of a query as a browser writes it (`application/x-www-form-urlencoded`: `+`
     /// is a space, `%2B` a plus), which `URI.queryParameters` does not read so.
     static func formValue(_ name: String, in query: String?) -> String? {
-        for pair in (query ?? "").split(separator: "&") {
+        formValues(name, in: query).first
+    }
+
+    /// Every value of a field given more than once (`entry=a&entry=b`), in order.
+    static func formValues(_ name: String, in query: String?) -> [String] {
+        (query ?? "").split(separator: "&").compactMap { pair in
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            guard parts.first == Substring(name) else { continue }
+            guard parts.first == Substring(name) else { return nil }
             return String(parts.count > 1 ? parts[1] : "").replacingOccurrences(of: "+", with: " ").removingPercentEncoding
         }
-        return nil
+    }
+
+    /// An argument as a POSIX shell reads it back: single-quoted unless it is plainly safe.
+    static func shellQuoted(_ argument: String) -> String {
+        let plain = !argument.isEmpty && argument.unicodeScalars.allSatisfy { CharacterSet(charactersIn: "-._:/=@%+,").contains($0) || unreserved.contains($0) }
+        return plain ? argument : "'" + argument.replacingOccurrences(of: "'", with: "'\\''") + "'"
     }
 
     static func segment(_ value: String) -> String {

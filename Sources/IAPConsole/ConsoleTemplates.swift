@@ -4,7 +4,7 @@
 enum ConsoleTemplates {
     static let all: [String: String] = [
         "layout": layout, "login": login, "overview": overview, "search": search, "ticket": ticket, "user": user,
-        "message": message, "held": held, "dead": dead,
+        "message": message, "held": held, "dead": dead, "deadPreview": deadPreview, "deadEntries": deadEntries,
     ]
 
     static let layout = """
@@ -15,7 +15,8 @@ enum ConsoleTemplates {
         {{#user}}<nav><a href="/">Overview</a> <a href="/held">Held</a> <a href="/dead">Dead letters</a></nav>
         <form class="search" method="get" action="/search"><input name="q" value="{{query}}" placeholder="ticket, transaction or user id" aria-label="search" size="40"> <button>Search</button></form>
         <span class="who">{{name}} ({{role}})</span> <form class="out" method="post" action="/logout"><button>Sign out</button></form>{{/user}}
-        </header><main><h1>{{title}}</h1>{{$body}}{{/body}}</main></body></html>
+        </header><main><h1>{{title}}</h1>{{$body}}{{/body}}
+        {{#iapctl}}<p class="cli">The same in a terminal: <code>{{iapctl}}</code></p>{{/iapctl}}</main></body></html>
         """
 
     static let login = """
@@ -84,12 +85,30 @@ enum ConsoleTemplates {
         {{<layout}}{{$body}}
         {{#buckets}}<a href="{{href}}">{{name}}</a> {{/buckets}}
         {{#hasLetters}}<p>{{from}}–{{to}} of {{total}}, newest first.</p>
-        <dl class="counts">{{#groups}}<dt>{{group}}</dt><dd>{{count}}</dd>{{/groups}}</dl>
+        <dl class="counts">{{#groups}}<dt>{{group}}</dt><dd>{{count}} <a href="{{previewHref}}">preview a replay</a></dd>{{/groups}}</dl>
         <table class="dead"><thead><tr><th>when</th><th>stage</th><th>reason</th><th>attempts</th><th>error</th><th>ticket</th></tr></thead><tbody>
         {{#letters}}<tr><td>{{at}}</td><td>{{stage}}</td><td>{{reason}}</td><td class="n">{{attempts}}</td><td>{{error}}</td><td>{{#ticketHref}}<a href="{{ticketHref}}">{{ticket}}</a>{{/ticketHref}}</td></tr>{{/letters}}
         </tbody></table>{{/hasLetters}}{{^hasLetters}}<p>No dead letters.</p>{{/hasLetters}}
         <p>{{#newerHref}}<a href="{{newerHref}}">newer</a> {{/newerHref}}{{#olderHref}}<a href="{{olderHref}}">older</a>{{/olderHref}}</p>
         {{/body}}{{/layout}}
+        """
+
+    static let deadPreview = """
+        {{<layout}}{{$body}}
+        <p>A dry run: nothing changes until you confirm. Among entries {{from}}–{{to}} of bucket {{bucket}} ({{seen}} in all),
+        these {{count}} are dead for this reason. A confirmation acts on exactly these, each once.</p>
+        {{#hasLetters}}<table class="dead"><thead><tr><th>when</th><th>attempts</th><th>error</th><th>ticket</th></tr></thead><tbody>
+        {{#letters}}<tr><td>{{at}}</td><td class="n">{{attempts}}</td><td>{{error}}</td><td>{{#ticketHref}}<a href="{{ticketHref}}">{{ticket}}</a>{{/ticketHref}}</td></tr>{{/letters}}
+        </tbody></table>{{/hasLetters}}{{^hasLetters}}<p>None are left in this window.</p>{{/hasLetters}}
+        {{#canReplay}}<form method="post" action="/dead/replay" class="confirm">{{> deadEntries}}<button>Replay these {{count}}</button></form>{{/canReplay}}
+        {{#canPurge}}<form method="post" action="/dead/purge" class="confirm">{{> deadEntries}}<button>Delete these {{count}} for good</button></form>{{/canPurge}}
+        <p><a href="{{backHref}}">back to the dead letters</a></p>
+        {{/body}}{{/layout}}
+        """
+
+    /// The previewed entries, by digest, in a confirmation form.
+    static let deadEntries = """
+        <input type="hidden" name="bucket" value="{{bucket}}"><input type="hidden" name="start" value="{{start}}"><input type="hidden" name="seen" value="{{seen}}">{{#letters}}<input type="hidden" name="entry" value="{{digest}}">{{/letters}}
         """
 
     static let message = """
@@ -105,5 +124,6 @@ enum ConsoleTemplates {
         td.n{text-align:right;font-variant-numeric:tabular-nums}dl.counts,dl.fields{display:grid;grid-template-columns:max-content auto;gap:.2em 1em}
         dt{color:#666}.error{color:#b00020}.warn{color:#8a4b00}form.login{display:grid;gap:.6em;max-width:20em}
         header nav a{font-weight:400;margin-right:.8em}form.decide{display:inline-block;margin:0 .4em .2em 0}
+        p.cli{margin-top:2em;color:#666}p.cli code{background:#eee;padding:.1em .4em}form.confirm{display:inline-block;margin-right:1em}
         """
 }

@@ -18,10 +18,11 @@ public struct ConsoleCommand: AsyncParsableCommand {
     @OptionGroup var lease: LeaseOptions
     @OptionGroup var console: ConsoleOptions
     @OptionGroup var recheck: RecheckOptions
+    @OptionGroup var tickets: TicketOptions
     public init() {}
 
     public func run() async throws {
-        let configuration = loadConfiguration(redis, lease, console, recheck)
+        let configuration = loadConfiguration(redis, lease, console, recheck, tickets)
         let settings = configuration.console
         do {
             try settings.checkExposure()
@@ -49,7 +50,7 @@ public struct ConsoleCommand: AsyncParsableCommand {
         let sessions = ConsoleSessions(redis: redisClient, keys: configuration.keys, lifetime: settings.sessionLifetime)
         let host = settings.host
         let origins = Set(["http://\(host):\(settings.port)"] + (ConsoleSettings.isLoopback(host) ? ["http://localhost:\(settings.port)", "http://127.0.0.1:\(settings.port)"] : []))
-        let console = try ConsoleApplication(store: store, sessions: sessions, users: users, lease: configuration.worker.lease, origins: origins)
+        let console = try ConsoleApplication(store: store, sessions: sessions, users: users, lease: configuration.worker.lease, ticketTTL: configuration.ticketTTL, origins: origins)
         let app = Application(
             router: console.router(), configuration: .init(address: .hostname(host, port: settings.port), serverName: "iap-console"),
             onServerRunning: { channel in logger.info("console listening", metadata: ["host": "\(host)", "port": "\(channel.localAddress?.port ?? 0)"]) },

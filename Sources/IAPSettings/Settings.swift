@@ -81,7 +81,7 @@ public enum Settings {
         readBy: [.intake])
     public static let ticketTTL = Setting(
         "IAP_TICKET_TTL_S", .duration(.seconds, .seconds(60) ... .seconds(31_536_000)), default: "604800",
-        help: "tickets and resubmission keys expire after this (7 days)", readBy: [.intake, .verifier, .granter, .notifier, .iapctl])
+        help: "tickets and resubmission keys expire after this (7 days)", readBy: [.intake, .verifier, .granter, .notifier, .iapctl, .console])
     public static let clientKeysFile = Setting(
         "IAP_CLIENT_KEYS_FILE", .file, unset: "the intake is open (one warning line at start)",
         help: "JSON object of key id → secret (each at least 16 bytes), or → {\"secret\", \"scopes\": [receipts, users, offers, "

@@ -2,7 +2,8 @@
 
 Environment: CONSOLE_URL, CONSOLE_USER (a viewer), CONSOLE_PASSWORD, OPERATOR_USER (an operator, same
 password), TICKET (a granted ticket), XSS_USER (a user id written to look like markup), HELD_UNIT
-(a held purchase), SHOTS (a folder for screenshots). Exits 0 when every check
+(a held purchase), DEAD_TICKET (a ticket dead for retries_exhausted, whose replay grants it),
+SHOTS (a folder for screenshots). Exits 0 when every check
 held; prints each failure otherwise.
 """
 
@@ -25,7 +26,7 @@ from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
 BASE = os.environ["CONSOLE_URL"]
 USER, PASSWORD, OPERATOR = os.environ["CONSOLE_USER"], os.environ["CONSOLE_PASSWORD"], os.environ["OPERATOR_USER"]
-HELD_UNIT = os.environ["HELD_UNIT"]
+HELD_UNIT, DEAD_TICKET = os.environ["HELD_UNIT"], os.environ["DEAD_TICKET"]
 TICKET, XSS_USER = os.environ["TICKET"], os.environ["XSS_USER"]
 SHOTS = os.environ.get("SHOTS", "/tmp")
 failures = []
@@ -164,6 +165,21 @@ def main():
         check(heading(operator, "Held purchase") and "released before" in operator.page_source, "the same release from a stale tab changes nothing")
         operator.get(BASE + "/held")
         check(not operator.find_elements(By.CSS_SELECTOR, release), "the released purchase has left the held page")
+
+        # Dead letters: a group previewed (a dry run), confirmed once; the same confirmation
+        # again, from a stale tab, replays nothing.
+        operator.get(BASE + "/dead")
+        operator.find_element(By.PARTIAL_LINK_TEXT, "preview a replay").click()
+        check(heading(operator, "Dead letters: verify") and DEAD_TICKET in operator.page_source, "the preview lists the dead ticket")
+        operator.save_screenshot(os.path.join(SHOTS, "console-dead-preview.png"))
+        preview = operator.current_url
+        operator.switch_to.window(first)
+        operator.get(preview)
+        operator.find_element(By.CSS_SELECTOR, 'form[action="/dead/replay"] button').click()
+        check(heading(operator, "Dead letters") and "Replayed 1 of the 1" in operator.page_source, "an operator replays the previewed group")
+        operator.switch_to.window(second)
+        operator.find_element(By.CSS_SELECTOR, 'form[action="/dead/replay"] button').click()
+        check(heading(operator, "Dead letters") and "Nothing replayed" in operator.page_source, "the same confirmation again replays nothing")
     finally:
         operator.quit()
 
