@@ -20,12 +20,18 @@ public struct ConsoleApplication: Sendable {
     let origins: Set<String>
     /// A replayed dead letter's ticket lives this long again (`IAP_TICKET_TTL_S`).
     let ticketTTL: Duration
+    /// The session cookie is `Secure` (browsers reach the console over https).
+    let secureCookie: Bool
+    let throttle: SignInThrottle
 
     public init(
-        store: PipelineStore, sessions: ConsoleSessions, users: ConsoleUsers, lease: Duration, ticketTTL: Duration, origins: Set<String>
+        store: PipelineStore, sessions: ConsoleSessions, users: ConsoleUsers, lease: Duration, ticketTTL: Duration, origins: Set<String>,
+        secureCookie: Bool = false
     ) throws {
         pages = ConsolePages(store: store, lease: lease)
         self.ticketTTL = ticketTTL
+        self.secureCookie = secureCookie
+        throttle = SignInThrottle(redis: sessions.redis, keys: sessions.keys)
         self.sessions = sessions
         self.users = users
         self.origins = origins
@@ -90,7 +96,8 @@ public struct ConsoleApplication: Sendable {
                 }
             }
             var response = Response.redirect(to: "/login", type: .normal)
-            response.setCookie(Cookie(name: SignInMiddleware.cookie, value: "", maxAge: 0, path: "/", httpOnly: true, sameSite: .strict))
+            response.setCookie(Cookie(
+                name: SignInMiddleware.cookie, value: "", maxAge: 0, path: "/", secure: self.secureCookie, httpOnly: true, sameSite: .strict))
             return response
         }
         return router
@@ -169,12 +176,33 @@ public struct ConsoleApplication: Sendable {
         var password: String
     }
 
+    /// A sign-in: refused while its name has failed too often (before any password is checked),
+    /// each failure counted; Redis unavailable is a `503`, never a pretence either way.
     private func signIn(_ request: Request, context: ConsoleRequestContext) async throws -> Response {
         let body = try await request.body.collect(upTo: 16 << 10)
-        let form = try? URLEncodedFormDecoder().decode(SignInForm.self, from: String(buffer: body))
-        guard let form, let user = users.authenticate(name: form.username, password: form.password) else {
-            context.logger.notice("console sign-in refused", metadata: ["user": "\(form?.username.prefix(64) ?? "")"])
-            return page("login", ["title": "Sign in", "error": "Wrong name or password.", "username": form?.username ?? ""], status: .unauthorized)
+        guard let form = try? URLEncodedFormDecoder().decode(SignInForm.self, from: String(buffer: body)), form.username.utf8.count <= 256 else {
+            return page("login", ["title": "Sign in", "error": "Give a name and a password."], status: .badRequest)
+        }
+        let name = form.username
+        let user: ConsoleUser?
+        do {
+            if let wait = try await throttle.refusal(of: name) {
+                context.logger.notice("console sign-in throttled", metadata: ["user": "\(name.prefix(64))"])
+                var response = page("login", [
+                    "title": "Sign in", "username": name,
+                    "error": "Too many failed sign-ins for this name: try again in \(Int((wait.components.seconds + 59) / 60)) minutes.",
+                ], status: .tooManyRequests)
+                response.headers[.retryAfter] = String(wait.components.seconds)
+                return response
+            }
+            user = users.authenticate(name: name, password: form.password)
+            if user == nil { try await throttle.failed(name) } else { try await throttle.succeeded(name) }
+        } catch {
+            throw HTTPError(.serviceUnavailable, message: "Redis does not answer: try again")
+        }
+        guard let user else {
+            context.logger.notice("console sign-in refused", metadata: ["user": "\(name.prefix(64))"])
+            return page("login", ["title": "Sign in", "error": "Wrong name or password.", "username": name], status: .unauthorized)
         }
         let id: String
         do {
@@ -185,8 +213,8 @@ public struct ConsoleApplication: Sendable {
         context.logger.notice("console sign-in", metadata: ["user": "\(user.name)", "role": "\(user.role.rawValue)"])
         var response = Response.redirect(to: "/", type: .normal)
         response.setCookie(Cookie(
-            name: SignInMiddleware.cookie, value: id, maxAge: Int(sessions.lifetime.components.seconds), path: "/", httpOnly: true,
-            sameSite: .strict))
+            name: SignInMiddleware.cookie, value: id, maxAge: Int(sessions.lifetime.components.seconds), path: "/", secure: secureCookie,
+            httpOnly: true, sameSite: .strict))
         return response
     }
 

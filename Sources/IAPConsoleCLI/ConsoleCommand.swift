@@ -49,8 +49,8 @@ public struct ConsoleCommand: AsyncParsableCommand {
         let store = PipelineStore(redis: redisClient, keys: configuration.keys, recheck: configuration.recheck)
         let sessions = ConsoleSessions(redis: redisClient, keys: configuration.keys, lifetime: settings.sessionLifetime)
         let host = settings.host
-        let origins = Set(["http://\(host):\(settings.port)"] + (ConsoleSettings.isLoopback(host) ? ["http://localhost:\(settings.port)", "http://127.0.0.1:\(settings.port)"] : []))
-        let console = try ConsoleApplication(store: store, sessions: sessions, users: users, lease: configuration.worker.lease, ticketTTL: configuration.ticketTTL, origins: origins)
+        let console = try ConsoleApplication(store: store, sessions: sessions, users: users, lease: configuration.worker.lease, ticketTTL: configuration.ticketTTL,
+            origins: settings.origins, secureCookie: settings.secureCookie)
         let app = Application(
             router: console.router(), configuration: .init(address: .hostname(host, port: settings.port), serverName: "iap-console"),
             onServerRunning: { channel in logger.info("console listening", metadata: ["host": "\(host)", "port": "\(channel.localAddress?.port ?? 0)"]) },

@@ -69,9 +69,14 @@ public enum Settings {
     public static let consolePort = Setting(
         "IAP_CONSOLE_PORT", .count(0...65535), default: "8081", help: "iap-console's port (0: any free port)", readBy: [.console])
     public static let consoleUsersFile = Setting(
-        "IAP_CONSOLE_USERS_FILE", .file, unset: "only one operator, on loopback, signs in (as admin, without a password)",
+        "IAP_CONSOLE_USERS_FILE", .file, unset: "only one operator, on loopback, signs in (as admin, with a password printed at start)",
         help: "JSON object of user name → {\"password_hash\": bcrypt, \"role\": viewer, support, operator or admin}: who may sign "
             + "in to iap-console and what each may do; reloaded on SIGHUP",
+        readBy: [.console])
+    public static let consoleOrigin = Setting(
+        "IAP_CONSOLE_ORIGIN", .text, unset: "http://IAP_CONSOLE_HOST:IAP_CONSOLE_PORT (and the localhost spellings on loopback)",
+        help: "the console's origin as browsers reach it (https://console.example.com behind a TLS proxy): a request that can "
+            + "change something must come from it; https makes the session cookie Secure",
         readBy: [.console])
     public static let consoleSession = Setting(
         "IAP_CONSOLE_SESSION_S", .duration(.seconds, .seconds(60) ... .seconds(86_400)), default: "28800",
@@ -378,7 +383,7 @@ public enum Settings {
     /// Every setting, in the order `docs/configuration.md` lists them.
     public static let all: [Setting] = [
         redisURL, redisTLSCAFile, redisTLSCertFile, redisTLSKeyFile, redisSentinelPassword, prefix, buckets, redisPoolSize, redisMinReplicas, redisReplicaTimeout,
-        httpHost, httpPort, consoleHost, consolePort, consoleUsersFile, consoleSession, maxBodyBytes, ticketTTL, clientKeysFile, appleOnlineChecks, allowOpenIntake, maxWaitingPerKey, maxQueueDepth, ratePerKey, ratePerUser, tlsCertFile, tlsKeyFile, appleAppID,
+        httpHost, httpPort, consoleHost, consolePort, consoleUsersFile, consoleOrigin, consoleSession, maxBodyBytes, ticketTTL, clientKeysFile, appleOnlineChecks, allowOpenIntake, maxWaitingPerKey, maxQueueDepth, ratePerKey, ratePerUser, tlsCertFile, tlsKeyFile, appleAppID,
         bundleIDs, appsFile, appleRootCerts,
         appleProductionURL, appleSandboxURL, appleSharedSecret, appleTimeout,
         appleAPIKeyID, appleAPIIssuerID, appleAPIPrivateKeyFile, appleAPIProductionURL, appleAPISandboxURL, appleAPIMaxRPS,

@@ -67,7 +67,7 @@ enum ConsoleHarness {
     }
 
     static func withConsole(
-        redis: RedisClient? = nil, maxAttempts: Int = 4, environment: [String: String] = [:],
+        redis: RedisClient? = nil, maxAttempts: Int = 4, secureCookie: Bool = false, environment: [String: String] = [:],
         _ body: (PipelineHarness, Console) async throws -> Void
     ) async throws {
         try await withPipeline(maxAttempts: maxAttempts, environment: environment) { pipeline in
@@ -78,7 +78,8 @@ enum ConsoleHarness {
             let sessions = ConsoleSessions(redis: redis ?? pipeline.redis, keys: pipeline.store.keys, lifetime: .seconds(600))
             let port = try LoopbackPort.free()
             let console = try ConsoleApplication(
-                store: pipeline.store, sessions: sessions, users: users, lease: .seconds(30), ticketTTL: .seconds(3600), origins: ["http://127.0.0.1:\(port)"])
+                store: pipeline.store, sessions: sessions, users: users, lease: .seconds(30), ticketTTL: .seconds(3600), origins: ["http://127.0.0.1:\(port)"],
+                secureCookie: secureCookie)
             let server = try await RunningServer.start { onRunning in
                 Application(
                     router: console.router(), configuration: .init(address: .hostname("127.0.0.1", port: port)),

@@ -180,6 +180,9 @@ public struct RedisKeys: Sendable, Equatable {
     public func clientSignature(_ hex: String) -> String { "\(prefix):signature:\(hex)" }
     /// A console sign-in (`iap-console`): the user and role, expiring after `IAP_CONSOLE_SESSION_S`.
     public func consoleSession(_ id: String) -> String { "\(prefix):console:session:\(id)" }
+    /// string: failed console sign-ins of one name (by the SHA-256 of the name) in a window of
+    /// `SignInThrottle.window`; expires with the window.
+    public func consoleSignInFailures(_ nameHash: String) -> String { "\(prefix):console:signin:\(nameHash)" }
     /// string: the new submissions of one client key in one Unix second (`IAP_RATE_PER_KEY`); expires after 10 s.
     public func rateWindow(clientKey: String, second: Int64) -> String { "\(prefix):rate:key:\(clientKey):\(second)" }
     /// string: the new submissions for one user in one Unix second (`IAP_RATE_PER_USER`); expires after 10 s.

@@ -1,0 +1,65 @@
+import Crypto
+import Foundation
+import IAPSettings
+import IAPStages
+import PipelineTestSupport
+import PlainJSON
+import Testing
+
+/// Sign-in's guards: failures counted per name across console processes, a name refused after
+/// too many, and a Secure cookie when browsers reach the console over https.
+@Suite(.serialized) struct ConsoleSignInTests {
+    @Test func aNameThatFailedTooOftenIsRefusedBeforeItsPasswordIsChecked() async throws {
+        try await ConsoleHarness.withConsole { pipeline, console in
+            for _ in 0..<10 {
+                #expect(try await console.send(.POST, "/login", form: "username=vera&password=guess").status == 401)
+            }
+            let right = "username=vera&password=correct+horse+battery+staple"
+            let refused = try await console.send(.POST, "/login", form: right)
+            #expect(refused.status == 429 && refused.headers["set-cookie"] == nil && refused.body.contains("Too many failed sign-ins"))
+            let wait = try #require(refused.headers["retry-after"].flatMap(Int.init))
+            #expect((1...900).contains(wait))
+            // Counted in Redis under the name's hash (never the name), expiring with its window.
+            let key = pipeline.store.keys.consoleSignInFailures(Hex.encode(SHA256.hash(data: Array("vera".utf8))))
+            #expect(try await pipeline.redis.send("GET", key).string == "10")
+            let ttl = try #require(try await pipeline.redis.send("TTL", key).int)
+            #expect((1...900).contains(ttl))
+            // Another name is not held back; a right password resets its own count.
+            _ = try await console.send(.POST, "/login", form: "username=oscar&password=guess")
+            _ = try await console.signIn("oscar")
+            let oscarKey = pipeline.store.keys.consoleSignInFailures(Hex.encode(SHA256.hash(data: Array("oscar".utf8))))
+            #expect(try await pipeline.redis.send("EXISTS", oscarKey) == .integer(0))
+            // The window's end (an admin's DEL ends it early) lets vera in again.
+            _ = try await pipeline.redis.send("DEL", key)
+            _ = try await console.signIn("vera")
+            let empty = try await console.send(.POST, "/login", form: "username=&password=")
+            #expect(empty.status == 400 || empty.status == 401)
+        }
+    }
+
+    @Test func overHTTPSTheSessionCookieIsSecure() async throws {
+        try await ConsoleHarness.withConsole(secureCookie: true) { _, console in
+            let reply = try await console.send(.POST, "/login", form: "username=vera&password=correct+horse+battery+staple")
+            let cookie = try #require(reply.headers["set-cookie"])
+            #expect(cookie.contains("Secure") && cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"), "\(cookie)")
+        }
+        try await ConsoleHarness.withConsole { _, console in
+            let reply = try await console.send(.POST, "/login", form: "username=vera&password=correct+horse+battery+staple")
+            #expect(reply.headers["set-cookie"]?.contains("Secure") == false)
+        }
+    }
+
+    @Test func theOriginSettingNamesWhereBrowsersReachTheConsole() throws {
+        let proxied = try ConsoleSettings(reading: SettingSource(environment: ["IAP_CONSOLE_ORIGIN": "https://Console.Example.com/"]))
+        #expect(proxied.origin == "https://console.example.com" && proxied.origins == ["https://console.example.com"] && proxied.secureCookie)
+        let local = try ConsoleSettings(reading: SettingSource(environment: ["IAP_CONSOLE_PORT": "9000"]))
+        #expect(local.origins == ["http://127.0.0.1:9000", "http://localhost:9000"] && !local.secureCookie)
+        let plain = try ConsoleSettings(reading: SettingSource(environment: ["IAP_CONSOLE_ORIGIN": "http://10.0.0.5:8081"]))
+        #expect(plain.origins == ["http://10.0.0.5:8081"] && !plain.secureCookie)
+        for bad in ["console.example.com", "ftp://x", "https://x/console", "https://user@x", "https://", "https://x?a=1"] {
+            #expect(throws: ConfigurationError.self, "\(bad)") {
+                try ConsoleSettings(reading: SettingSource(environment: ["IAP_CONSOLE_ORIGIN": bad]))
+            }
+        }
+    }
+}
