@@ -23,11 +23,14 @@ public struct ConsoleApplication: Sendable {
     /// The session cookie is `Secure` (browsers reach the console over https).
     let secureCookie: Bool
     let throttle: SignInThrottle
+    /// Support's look-up at Apple; `nil` without a Server API key (`IAP_APPLE_API_*`).
+    let support: SupportLookup?
 
     public init(
         store: PipelineStore, sessions: ConsoleSessions, users: ConsoleUsers, lease: Duration, ticketTTL: Duration, origins: Set<String>,
-        secureCookie: Bool = false
+        secureCookie: Bool = false, support: SupportLookup? = nil
     ) throws {
+        self.support = support
         pages = ConsolePages(store: store, lease: lease)
         self.ticketTTL = ticketTTL
         self.secureCookie = secureCookie
@@ -57,6 +60,11 @@ public struct ConsoleApplication: Sendable {
             let query = (ConsolePaths.formValue("q", in: request.uri.query) ?? "").trimmingCharacters(in: .whitespaces)
             var shown = try await self.pages.search(query)
             shown["query"] = query
+            if self.support != nil, context.user!.role >= ConsolePages.supportRole, ConsolePages.isAppleID(query) {
+                shown["lookups"] = ConsolePages.LookupKind.allCases.filter { $0 == .order || query.allSatisfy(\.isNumber) }.map {
+                    ["href": ConsolePaths.lookup($0, query), "label": "Look up \($0.rawValue) \(query) at Apple"]
+                }
+            }
             return self.page("search", shown, context)
         }
         signedIn.get("/tickets/:id") { _, context in
@@ -66,6 +74,15 @@ public struct ConsoleApplication: Sendable {
             }
             return self.page("ticket", shown, context)
         }
+        signedIn.get("/purchases/:id") { _, context in
+            let id = context.parameters.get("id")?.removingPercentEncoding ?? ""
+            guard ConsolePages.isPrintableID(id), let shown = try await self.pages.purchase(id, role: context.user!.role) else {
+                return self.page("message", ["title": "No such purchase", "text": "The books hold no purchase \(id)."], context, status: .notFound)
+            }
+            return self.page("purchase", shown, context)
+        }
+        signedIn.get("/lookup") { request, context in try await self.lookUp(request, context: context) }
+        signedIn.post("/lookup/grant") { request, context in try await self.grant(request, context: context) }
         signedIn.get("/users/:id") { request, context in
             let id = context.parameters.get("id")?.removingPercentEncoding ?? ""
             guard ConsolePages.isPrintableID(id) else { throw HTTPError(.badRequest, message: "a user id is 1 to 128 printable ASCII characters") }
@@ -169,6 +186,56 @@ public struct ConsoleApplication: Sendable {
         ])
         let (status, text) = action.said(outcome, named: digests.count)
         return page("message", ["title": "Dead letters", "text": text, "done": outcome.done, "missing": outcome.missing, "skipped": outcome.skipped], context, status: status)
+    }
+
+    /// Support's look-up at Apple: the role checked (it spends Apple's budget), the kind and id given.
+    private func lookUp(_ request: Request, context: ConsoleRequestContext) async throws -> Response {
+        let user = context.user!
+        guard user.role >= ConsolePages.supportRole else { throw HTTPError(.forbidden, message: "a \(user.role.rawValue) may not ask Apple") }
+        guard let support else {
+            return page("message", ["title": "Look-up at Apple", "text": "Apple's Server API is not configured for the console (IAP_APPLE_API_KEY_ID, IAP_APPLE_API_ISSUER_ID, IAP_APPLE_API_PRIVATE_KEY_FILE)."], context, status: .serviceUnavailable)
+        }
+        let query = request.uri.query
+        guard let kind = ConsolePaths.formValue("kind", in: query).flatMap(ConsolePages.LookupKind.init(rawValue:)),
+            let id = ConsolePaths.formValue("id", in: query)?.trimmingCharacters(in: .whitespaces)
+        else { throw HTTPError(.badRequest, message: "give kind (order or transaction) and id") }
+        let (values, failure) = await pages.lookup(kind, id: id, with: support, role: user.role)
+        context.logger.notice("console look-up at Apple", metadata: ["user": "\(user.name)", "kind": "\(kind.rawValue)", "id": "\(id.prefix(64))"])
+        let status: HTTPResponse.Status = switch failure?.kind {
+        case nil: .ok
+        case .invalidID: .badRequest
+        case .notFound: .notFound
+        case .apple(let transient): transient ? .serviceUnavailable : .badGateway
+        case .redis: .serviceUnavailable
+        }
+        return page("lookup", values, context, status: status)
+    }
+
+    struct GrantForm: Decodable {
+        var transaction: String
+        var user: String
+    }
+
+    /// Support's grant of a purchase found at Apple, through the pipeline's own steps (looked up
+    /// at Apple again, claimed once): the same user and transaction always give the same ticket.
+    private func grant(_ request: Request, context: ConsoleRequestContext) async throws -> Response {
+        let agent = context.user!
+        guard agent.role >= ConsolePages.supportRole else { throw HTTPError(.forbidden, message: "a \(agent.role.rawValue) may not grant") }
+        guard let support else { throw HTTPError(.serviceUnavailable, message: "Apple's Server API is not configured for the console") }
+        let body = try await request.body.collect(upTo: 16 << 10)
+        guard let form = try? URLEncodedFormDecoder().decode(GrantForm.self, from: String(buffer: body)),
+            (1...128).contains(form.transaction.utf8.count), form.transaction.allSatisfy(\.isNumber), ConsolePages.isPrintableID(form.user)
+        else {
+            return page("message", ["title": "Grant", "text": "Give the transaction id (digits) and the player's user id (1 to 128 printable characters)."], context, status: .badRequest)
+        }
+        let made = try await support.grant(transactionID: form.transaction, to: form.user, ticketTTL: ticketTTL)
+        context.logger.notice("console support grant", metadata: [
+            "user": "\(agent.name)", "transaction": "\(form.transaction)", "to": "\(form.user)", "ticket": "\(made.ticket)", "new": "\(made.created)",
+        ])
+        let text = made.created
+            ? "Submitted: ticket \(made.ticket) grants \(form.transaction) to \(form.user) once Apple confirms it (source support)."
+            : "Asked before: ticket \(made.ticket) already carries this grant; nothing new was submitted."
+        return page("message", ["title": "Grant", "text": text, "ticket": made.ticket, "ticketHref": ConsolePaths.ticket(made.ticket)], context, status: made.created ? .accepted : .ok)
     }
 
     struct SignInForm: Decodable {

@@ -29,9 +29,18 @@ struct ConsolePages: Sendable {
         return ["title": "Overview", "stages": stages, "counts": counts, "breakers": breakers, "asOf": Self.time(ms: now), "iapctl": "iapctl stats"]
     }
 
-    /// Where `query` leads: a ticket, a user with a record, or nothing.
+    /// Where `query` leads: a ticket, a purchase (by grant unit, transaction id or original
+    /// transaction id), a notification's ticket, a user with a record, or nothing.
     func search(_ query: String) async throws -> [String: Any] {
         var results: [[String: Any]] = []
+        if Self.isPrintableID(query), let story = try await store.purchaseStory(of: query) {
+            let state = story.grant["revoked_at"] != nil ? "revoked" : story.grant["user_id"].map { "granted to \($0)" }
+                ?? story.hold["status"] ?? story.subscription["status"] ?? "not granted"
+            results.append(["href": ConsolePaths.purchase(query), "label": "purchase \(query)", "detail": state])
+        }
+        if Self.isUUID(query), let ticket = try await store.notificationTicket(uuid: query.lowercased()) {
+            results.append(["href": ConsolePaths.ticket(ticket), "label": "notification \(query)", "detail": "ticket \(ticket)"])
+        }
         if Self.couldBeTicket(query), let ticket = try await store.ticket(query) {
             results.append(["href": ConsolePaths.ticket(query), "label": "ticket \(query)", "detail": ticket.status.rawValue])
         }
@@ -52,10 +61,12 @@ struct ConsolePages: Sendable {
             ("updated", ticket.updatedAt), ("submitted with key", ticket.clientKey),
         ]
         let transactions: [[String: Any]] = ticket.transactions.map {
-            [
+            Self.present([
                 "transactionID": $0.transactionID, "originalTransactionID": $0.originalTransactionID, "productID": $0.productID,
                 "quantity": $0.quantity, "outcome": $0.outcome.rawValue, "reason": $0.reason ?? "",
-            ]
+                // A non-consumable's unit, a subscription's record, a consumable's (its own original) unit.
+                "unitHref": ConsolePaths.purchase($0.originalTransactionID),
+            ])
         }
         return [
             "title": "Ticket \(id)", "fields": Self.present(fields), "transactions": transactions, "hasTransactions": !transactions.isEmpty,
@@ -113,6 +124,17 @@ struct ConsolePages: Sendable {
         (1...64).contains(text.utf8.count) && text.utf8.allSatisfy { byte in
             (0x30...0x39).contains(byte) || (0x41...0x5a).contains(byte) || (0x61...0x7a).contains(byte) || Array("_-.:".utf8).contains(byte)
         }
+    }
+
+    /// What Apple could know as an order id (letters and digits) or a transaction id (digits).
+    static func isAppleID(_ text: String) -> Bool {
+        (1...64).contains(text.utf8.count) && text.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x41...0x5a).contains($0) || (0x61...0x7a).contains($0) }
+    }
+
+    /// Apple's notification UUIDs: 8-4-4-4-12 hexadecimal digits.
+    static func isUUID(_ text: String) -> Bool {
+        let groups = text.split(separator: "-", omittingEmptySubsequences: false)
+        return groups.map(\.count) == [8, 4, 4, 4, 12] && groups.allSatisfy { $0.allSatisfy(\.isHexDigit) }
     }
 
     /// A user id or a unit: 1 to 128 printable ASCII characters, as the intake takes them.

@@ -9,6 +9,15 @@ enum ConsolePaths {
 
     static func ticket(_ id: String) -> String { "/tickets/" + segment(id) }
 
+    /// A look-up at Apple (support and above).
+    static func lookup(_ kind: ConsolePages.LookupKind, _ id: String) -> String { "/lookup?kind=\(kind.rawValue)&id=" + segment(id) }
+
+    /// Where support's grant of a purchase found at Apple is posted.
+    static let lookupGrant = "/lookup/grant"
+
+    /// A purchase's story, by its grant unit or original transaction id.
+    static func purchase(_ id: String) -> String { "/purchases/" + segment(id) }
+
     static func dead(bucket: Int, start: Int) -> String { "/dead?bucket=\(bucket)&start=\(start)" }
 
     /// The dry run of a group's replay or purge, within one window.

@@ -4,7 +4,7 @@
 enum ConsoleTemplates {
     static let all: [String: String] = [
         "layout": layout, "login": login, "overview": overview, "search": search, "ticket": ticket, "user": user,
-        "message": message, "held": held, "dead": dead, "deadPreview": deadPreview, "deadEntries": deadEntries,
+        "message": message, "held": held, "dead": dead, "deadPreview": deadPreview, "purchase": purchase, "lookup": lookup, "deadEntries": deadEntries,
     ]
 
     static let layout = """
@@ -43,7 +43,8 @@ enum ConsoleTemplates {
     static let search = """
         {{<layout}}{{$body}}
         {{#results}}<p><a href="{{href}}">{{label}}</a> {{detail}}</p>{{/results}}
-        {{^results}}<p>Nothing found for “{{query}}”. A ticket id, a transaction id or a user id.</p>{{/results}}
+        {{^results}}<p>Nothing in the books for “{{query}}”. A ticket, transaction, original transaction or notification id, or a user id.</p>{{/results}}
+        {{#lookups}}<p><a href="{{href}}">{{label}}</a> (asks Apple: it spends the Server API budget)</p>{{/lookups}}
         {{/body}}{{/layout}}
         """
 
@@ -51,7 +52,7 @@ enum ConsoleTemplates {
         {{<layout}}{{$body}}
         <dl class="fields">{{#fields}}<dt>{{name}}</dt><dd>{{value}}</dd>{{/fields}}</dl>
         {{#hasTransactions}}<table><thead><tr><th>transaction</th><th>original</th><th>product</th><th>qty</th><th>outcome</th><th>reason</th></tr></thead><tbody>
-        {{#transactions}}<tr><td>{{transactionID}}</td><td>{{originalTransactionID}}</td><td>{{productID}}</td><td class="n">{{quantity}}</td><td>{{outcome}}</td><td>{{reason}}</td></tr>{{/transactions}}
+        {{#transactions}}<tr><td>{{transactionID}}</td><td>{{originalTransactionID}}</td><td>{{productID}}</td><td class="n">{{quantity}}</td><td>{{outcome}}{{#unitHref}} · <a href="{{unitHref}}">its story</a>{{/unitHref}}</td><td>{{reason}}</td></tr>{{/transactions}}
         </tbody></table>{{/hasTransactions}}
         {{#userHref}}<p><a href="{{userHref}}">the user’s record</a></p>{{/userHref}}
         {{/body}}{{/layout}}
@@ -111,8 +112,24 @@ enum ConsoleTemplates {
         <input type="hidden" name="bucket" value="{{bucket}}"><input type="hidden" name="start" value="{{start}}"><input type="hidden" name="seen" value="{{seen}}">{{#letters}}<input type="hidden" name="entry" value="{{digest}}">{{/letters}}
         """
 
+    static let purchase = """
+        {{<layout}}{{$body}}
+        <ol class="timeline">{{#steps}}<li><span class="at">{{at}}</span> <strong>{{what}}</strong> {{detail}}{{#href}} · <a href="{{href}}">{{link}}</a>{{/href}}{{#next}}<br><span class="next">{{next}}</span>{{/next}}</li>{{/steps}}</ol>
+        {{/body}}{{/layout}}
+        """
+
+    static let lookup = """
+        {{<layout}}{{$body}}
+        {{#error}}<p class="error" role="alert">{{error}} ({{code}})</p>{{/error}}
+        {{#hasPurchases}}<table class="lookup"><thead><tr><th>transaction</th><th>original</th><th>product</th><th>environment</th><th>in the books</th><th>grant</th></tr></thead><tbody>
+        {{#purchases}}<tr><td>{{transaction}}</td><td>{{original}}</td><td>{{product}}</td><td>{{environment}}</td><td>{{state}}{{#storyHref}} · <a href="{{storyHref}}">its story</a>{{/storyHref}}</td>
+        <td>{{#grantable}}<form method="post" action="{{grantAction}}" class="decide"><input type="hidden" name="transaction" value="{{transaction}}"><input name="user" required maxlength="128" placeholder="the player's user id" aria-label="user id to grant to"> <button>Grant</button></form>{{/grantable}}</td></tr>{{/purchases}}
+        </tbody></table>{{/hasPurchases}}
+        {{/body}}{{/layout}}
+        """
+
     static let message = """
-        {{<layout}}{{$body}}<p>{{text}}</p>{{/body}}{{/layout}}
+        {{<layout}}{{$body}}<p>{{text}}</p>{{#ticketHref}}<p><a href="{{ticketHref}}">ticket {{ticket}}</a></p>{{/ticketHref}}{{/body}}{{/layout}}
         """
 
     static let css = """
@@ -124,6 +141,7 @@ enum ConsoleTemplates {
         td.n{text-align:right;font-variant-numeric:tabular-nums}dl.counts,dl.fields{display:grid;grid-template-columns:max-content auto;gap:.2em 1em}
         dt{color:#666}.error{color:#b00020}.warn{color:#8a4b00}form.login{display:grid;gap:.6em;max-width:20em}
         header nav a{font-weight:400;margin-right:.8em}form.decide{display:inline-block;margin:0 .4em .2em 0}
-        p.cli{margin-top:2em;color:#666}p.cli code{background:#eee;padding:.1em .4em}form.confirm{display:inline-block;margin-right:1em}
+        ol.timeline{padding-left:1.2em}ol.timeline li{margin:.5em 0}.at{color:#666;font-variant-numeric:tabular-nums;display:inline-block;min-width:13em}
+        .next{color:#0a5;margin-left:13.3em}p.cli{margin-top:2em;color:#666}p.cli code{background:#eee;padding:.1em .4em}form.confirm{display:inline-block;margin-right:1em}
         """
 }

@@ -19,10 +19,16 @@ public struct ConsoleCommand: AsyncParsableCommand {
     @OptionGroup var console: ConsoleOptions
     @OptionGroup var recheck: RecheckOptions
     @OptionGroup var tickets: TicketOptions
+    // Support's look-up at Apple: the apps, their Server API key and clients, the catalog.
+    @OptionGroup var apps: AppOptions
+    @OptionGroup var appsFile: AppsFileOptions
+    @OptionGroup var key: ServerAPIKeyOptions
+    @OptionGroup var client: ServerAPIClientOptions
+    @OptionGroup var catalog: CatalogOptions
     public init() {}
 
     public func run() async throws {
-        let configuration = loadConfiguration(redis, lease, console, recheck, tickets)
+        let configuration = loadConfiguration(redis, lease, console, recheck, tickets, apps, appsFile, key, client, catalog)
         let settings = configuration.console
         do {
             try settings.checkExposure()
@@ -47,15 +53,25 @@ public struct ConsoleCommand: AsyncParsableCommand {
         }
         let redisClient = RedisClient(configuration: configuration.redis, poolSize: 4)
         let store = PipelineStore(redis: redisClient, keys: configuration.keys, recheck: configuration.recheck)
+        let support: SupportLookup?
+        do {
+            support = try SupportLookup.make(configuration, store: store, logger: logger)
+        } catch {
+            failConfiguration(error)
+        }
+        if support == nil { logger.info("no Server API key (IAP_APPLE_API_*): support's look-up at Apple is off") }
         let sessions = ConsoleSessions(redis: redisClient, keys: configuration.keys, lifetime: settings.sessionLifetime)
         let host = settings.host
         let console = try ConsoleApplication(store: store, sessions: sessions, users: users, lease: configuration.worker.lease, ticketTTL: configuration.ticketTTL,
-            origins: settings.origins, secureCookie: settings.secureCookie)
+            origins: settings.origins, secureCookie: settings.secureCookie, support: support)
         let app = Application(
             router: console.router(), configuration: .init(address: .hostname(host, port: settings.port), serverName: "iap-console"),
             onServerRunning: { channel in logger.info("console listening", metadata: ["host": "\(host)", "port": "\(channel.localAddress?.port ?? 0)"]) },
             logger: logger)
-        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: ClosingService { await redisClient.close() })]
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: ClosingService {
+            await support?.shutdown()
+            await redisClient.close()
+        })]
         if settings.usersFile != nil {
             services.append(.init(service: await HangupReloader("console users", logger: logger) {
                 try users.reload()

@@ -54,7 +54,7 @@ struct LookupCommand: AsyncParsableCommand {
             let result = kind == .order ? await lookup.order(id) : await lookup.transaction(id)
             var grants: [Grant] = []
             if let grantTo, case .success(let answer) = result {
-                for purchase in answer.purchases where Self.isGrantable(purchase) {
+                for purchase in answer.purchases where purchase.isGrantable {
                     let made = try await lookup.grant(transactionID: purchase.transaction.transactionID, to: grantTo, ticketTTL: configuration.ticketTTL)
                     grants.append(Grant(transactionID: purchase.transaction.transactionID, ticket: made.ticket, created: made.created))
                 }
@@ -97,10 +97,6 @@ struct LookupCommand: AsyncParsableCommand {
         var created: Bool
     }
 
-    /// Nobody was granted it and Apple did not refund it.
-    static func isGrantable(_ purchase: PurchaseBooks) -> Bool {
-        ["unknown", "unclaimed"].contains(purchase.state) && !purchase.transaction.isRefunded && purchase.unit != nil
-    }
 
     static func describe(_ answer: SupportLookup.Answer) -> String {
         var lines = [answer.orderID.map { "order \($0): \(answer.purchases.count) purchase(s)" } ?? "transaction:"]

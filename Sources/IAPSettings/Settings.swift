@@ -136,17 +136,17 @@ public enum Settings {
     public static let bundleIDs = Setting(
         "IAP_BUNDLE_IDS", .list, unset: "required by the verifier; the intake answers notifications 503 without it",
         help: "comma-separated bundle ids of your apps (the first is the App Store Server API token's bid)",
-        readBy: [.intake, .verifier, .notifier, .iapctl])
+        readBy: [.intake, .verifier, .notifier, .iapctl, .console])
     public static let appsFile = Setting(
         "IAP_APPS_FILE", .file, unset: "one app: IAP_BUNDLE_IDS with the single-app settings",
         help: "several apps (JSON keyed by bundle id): each one's shared_secret, app_apple_id, server_api {key_id, issuer_id, "
             + "private_key_file}, offer_key {key_id, private_key_file} and products_file, each optional (absent: the single-app setting); its bundle ids are the ones "
             + "accepted (IAP_BUNDLE_IDS unset or the same); a request may name its bundle_id, else the apps are tried in turn",
-        readBy: [.intake, .verifier, .deduper, .granter, .notifier, .iapctl])
+        readBy: [.intake, .verifier, .deduper, .granter, .notifier, .iapctl, .console])
     public static let appleRootCerts = Setting(
         "IAP_APPLE_ROOT_CERTS", .list, unset: "Apple Root CA - G3 (built in)",
         help: "comma-separated PEM or DER files: the roots signed data must chain to (apple-sim's test root in local runs)",
-        readBy: [.intake, .verifier, .notifier, .iapctl])
+        readBy: [.intake, .verifier, .notifier, .iapctl, .console])
 
     // MARK: verifyReceipt
 
@@ -169,23 +169,23 @@ public enum Settings {
         "IAP_APPLE_API_KEY_ID", .text, unset: "none",
         help: "App Store Server API key id; the key's three settings come all or none. Without them a transaction_id alone "
             + "is refused with server_api_not_configured",
-        readBy: [.intake, .verifier, .granter, .notifier, .iapctl])
+        readBy: [.intake, .verifier, .granter, .notifier, .iapctl, .console])
     public static let appleAPIIssuerID = Setting(
         "IAP_APPLE_API_ISSUER_ID", .text, unset: "none", help: "App Store Server API issuer id",
-        readBy: [.intake, .verifier, .granter, .notifier, .iapctl])
+        readBy: [.intake, .verifier, .granter, .notifier, .iapctl, .console])
     public static let appleAPIPrivateKeyFile = Setting(
         "IAP_APPLE_API_PRIVATE_KEY_FILE", .file, unset: "none", help: "the key's .p8 file (PEM, P-256); never logged",
-        readBy: [.intake, .verifier, .granter, .notifier, .iapctl])
+        readBy: [.intake, .verifier, .granter, .notifier, .iapctl, .console])
     public static let appleAPIProductionURL = Setting(
         "IAP_APPLE_API_PRODUCTION_URL", .url, default: ServerAPIConfiguration.productionURL,
         help: "the Server API's base URL in production (a path prefix is kept: requests go to <base>/inApps/…)",
-        readBy: [.verifier, .notifier, .iapctl])
+        readBy: [.verifier, .notifier, .iapctl, .console])
     public static let appleAPISandboxURL = Setting(
         "IAP_APPLE_API_SANDBOX_URL", .url, default: ServerAPIConfiguration.sandboxURL, help: "the Server API's base URL in the sandbox",
-        readBy: [.verifier, .notifier, .iapctl])
+        readBy: [.verifier, .notifier, .iapctl, .console])
     public static let appleAPIMaxRPS = Setting(
         "IAP_APPLE_API_MAX_RPS", .count(1...10_000), default: "50",
-        help: "Server API calls a second per endpoint, fleet-wide, in production (sandbox: a tenth)", readBy: [.verifier, .notifier, .iapctl])
+        help: "Server API calls a second per endpoint, fleet-wide, in production (sandbox: a tenth)", readBy: [.verifier, .notifier, .iapctl, .console])
 
     // MARK: Offers
 
@@ -205,7 +205,7 @@ public enum Settings {
         "IAP_PRODUCTS_FILE", .file, unset: "required by the deduper and the notifier; the intake and iapctl user need it for entitlements",
         help: "the product catalog (JSON): each product's type and optional daily_limit_per_user, entitlements, subscription_group "
             + "and offers (each offer id's eligibility: any, lapsed or new)",
-        readBy: [.intake, .deduper, .notifier, .iapctl])
+        readBy: [.intake, .deduper, .notifier, .iapctl, .console])
     public static let currencies = Setting(
         "IAP_CURRENCIES", .list, unset: "any",
         help: "ISO 4217 codes a purchase may be paid in, comma-separated; others are held", readBy: [.deduper])

@@ -1,7 +1,7 @@
 """The console in a real browser (Debian's chromium through Selenium), run by ConsoleBrowserTests.
 
 Environment: CONSOLE_URL, CONSOLE_USER (a viewer), CONSOLE_PASSWORD, OPERATOR_USER (an operator, same
-password), TICKET (a granted ticket), XSS_USER (a user id written to look like markup), HELD_UNIT
+password), TICKET (a granted ticket), TRANSACTION (its transaction id), XSS_USER (a user id written to look like markup), HELD_UNIT
 (a held purchase), DEAD_TICKET (a ticket dead for retries_exhausted, whose replay grants it),
 SHOTS (a folder for screenshots). Exits 0 when every check
 held; prints each failure otherwise.
@@ -27,7 +27,7 @@ from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 BASE = os.environ["CONSOLE_URL"]
 USER, PASSWORD, OPERATOR = os.environ["CONSOLE_USER"], os.environ["CONSOLE_PASSWORD"], os.environ["OPERATOR_USER"]
 HELD_UNIT, DEAD_TICKET = os.environ["HELD_UNIT"], os.environ["DEAD_TICKET"]
-TICKET, XSS_USER = os.environ["TICKET"], os.environ["XSS_USER"]
+TICKET, XSS_USER, TRANSACTION = os.environ["TICKET"], os.environ["XSS_USER"], os.environ["TRANSACTION"]
 SHOTS = os.environ.get("SHOTS", "/tmp")
 failures = []
 
@@ -99,6 +99,16 @@ def main():
         WebDriverWait(driver, 30).until(expected_conditions.element_to_be_clickable((By.LINK_TEXT, "ticket " + TICKET))).click()
         check(heading(driver, "Ticket " + TICKET) and "granted" in driver.find_element(By.CSS_SELECTOR, "dl.fields").text, "the ticket's page says granted")
         driver.save_screenshot(os.path.join(SHOTS, "console-ticket.png"))
+
+        box = driver.find_element(By.NAME, "q")
+        box.send_keys(TRANSACTION)
+        box.submit()
+        WebDriverWait(driver, 30).until(expected_conditions.element_to_be_clickable((By.LINK_TEXT, "purchase " + TRANSACTION))).click()
+        check(heading(driver, "Purchase " + TRANSACTION), "search by transaction id leads to the purchase")
+        story = driver.find_element(By.CSS_SELECTOR, "ol.timeline").text
+        check("submitted" in story and "granted" in story and XSS_USER in story, "its story: submitted, granted, to the user (as text)")
+        no_alert(driver, "a purchase whose user id is written as markup")
+        driver.save_screenshot(os.path.join(SHOTS, "console-purchase.png"))
 
         driver.get(BASE + "/held")
         check(heading(driver, "Held purchases") and not driver.find_elements(By.CSS_SELECTOR, "form.decide"),

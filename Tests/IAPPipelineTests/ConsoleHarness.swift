@@ -4,6 +4,8 @@ import Hummingbird
 import HummingbirdBcrypt
 import NIOHTTP1
 import IAPConsole
+import IAPOperations
+import Logging
 import LoopbackPort
 import PipelineTestSupport
 import PlainJSON
@@ -67,10 +69,16 @@ enum ConsoleHarness {
     }
 
     static func withConsole(
-        redis: RedisClient? = nil, maxAttempts: Int = 4, secureCookie: Bool = false, environment: [String: String] = [:],
+        redis: RedisClient? = nil, maxAttempts: Int = 4, secureCookie: Bool = false, serverAPI: Bool = false,
+        environment: [String: String] = [:],
         _ body: (PipelineHarness, Console) async throws -> Void
     ) async throws {
-        try await withPipeline(maxAttempts: maxAttempts, environment: environment) { pipeline in
+        try await withPipeline(maxAttempts: maxAttempts, serverAPI: serverAPI, environment: environment) { pipeline in
+            // Support's look-up at Apple (apple-sim) when the pipeline has a Server API key.
+            // The stages' catalog is the harness's own (no IAP_PRODUCTS_FILE), as the intake's is.
+            let support = try SupportLookup.make(pipeline.configuration, store: pipeline.store, logger: Logger(label: "console-test")).map {
+                SupportLookup(store: $0.store, catalog: PipelineHarness.catalog, clients: $0.clients, signedData: $0.signedData)
+            }
             let file = FileManager.default.temporaryDirectory.appendingPathComponent("console-users-\(UUID().uuidString).json")
             try Self.usersJSON(["vera": "viewer", "sam": "support", "oscar": "operator", "ada": "admin"]).write(to: file, atomically: true, encoding: .utf8)
             defer { try? FileManager.default.removeItem(at: file) }
@@ -79,7 +87,7 @@ enum ConsoleHarness {
             let port = try LoopbackPort.free()
             let console = try ConsoleApplication(
                 store: pipeline.store, sessions: sessions, users: users, lease: .seconds(30), ticketTTL: .seconds(3600), origins: ["http://127.0.0.1:\(port)"],
-                secureCookie: secureCookie)
+                secureCookie: secureCookie, support: support)
             let server = try await RunningServer.start { onRunning in
                 Application(
                     router: console.router(), configuration: .init(address: .hostname("127.0.0.1", port: port)),
@@ -93,10 +101,12 @@ enum ConsoleHarness {
             } catch {
                 try? await http.shutdown()
                 await server.stop()
+                await support?.shutdown()
                 throw error
             }
             try? await http.shutdown()
             await server.stop()
+            await support?.shutdown()
         }
     }
 

@@ -44,6 +44,12 @@ public struct PurchaseBooks: Sendable, Equatable {
         return "unknown"
     }
 
+    /// Nobody was granted it and Apple did not refund it: support may grant it (through the
+    /// pipeline's own steps, which still claim it once).
+    public var isGrantable: Bool {
+        ["unknown", "unclaimed"].contains(state) && !transaction.isRefunded && unit != nil
+    }
+
     public var json: JSONValue {
         .members([
             "transaction_id": .string(transaction.transactionID),
