@@ -50,6 +50,9 @@ public struct ConsoleApplication: Sendable {
         router.get("/console.css") { _, _ in
             Response(status: .ok, headers: [.contentType: "text/css; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: ConsoleTemplates.css)))
         }
+        router.get("/console.js") { _, _ in
+            Response(status: .ok, headers: [.contentType: "text/javascript; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: ConsoleTemplates.script)))
+        }
         // Browsers ask for it on every page: nothing to show, and no 404 in their logs.
         router.get("/favicon.ico") { _, _ in Response(status: .noContent) }
         router.get("/login") { _, _ in self.page("login", ["title": "Sign in"]) }
@@ -101,7 +104,13 @@ public struct ConsoleApplication: Sendable {
             return try await self.page("deadPreview", self.pages.deadPreview(bucket: bucket, start: start, group: group, role: context.user!.role), context)
         }
         signedIn.post("/dead/:action") { request, context in try await self.act(request, context: context) }
-        signedIn.get("/held") { _, context in try await self.page("held", self.pages.held(role: context.user!.role), context) }
+        signedIn.get("/held") { request, context in
+            let query = request.uri.query
+            let after = ConsolePaths.formValue("after", in: query).flatMap { Int64($0) }.flatMap { at in
+                ConsolePaths.formValue("unit", in: query).map { (at: at, unit: $0) }
+            }
+            return try await self.page("held", self.pages.held(role: context.user!.role, after: after), context)
+        }
         signedIn.post("/held/:unit/:decision") { request, context in try await self.decide(request, context: context) }
         signedIn.post("/logout") { _, context in
             // Signed out only once Redis forgot the session: a failure is a 503, never a pretence.

@@ -10,7 +10,7 @@ struct ConsolePages: Sendable {
     let lease: Duration
 
     func overview(now: Int64 = currentTimeMs()) async throws -> [String: Any] {
-        let stats = try await store.stats(lease: lease, now: now)
+        let stats = try await store.stats(lease: lease, now: now, scanInflight: false)
         let stages: [[String: Any]] = Stage.allCases.map { stage in
             let name = stage.rawValue
             return [
@@ -19,12 +19,15 @@ struct ConsolePages: Sendable {
             ]
         }
         let counts: [[String: Any]] = [
-            ("waiting to retry", stats.retry), ("of them due", stats.retryDue), ("dead letters", stats.dead), ("held purchases", stats.held),
-            ("fulfilment events", stats.fulfilment), ("re-checks scheduled", stats.rechecks),
-            ("re-checks due within the hour", stats.rechecksDueNextHour),
-        ].map { ["label": $0.0, "value": $0.1] }
+            ("retry", "waiting to retry", stats.retry), ("retryDue", "of them due", stats.retryDue), ("dead", "dead letters", stats.dead),
+            ("held", "held purchases", stats.held), ("fulfilment", "fulfilment events", stats.fulfilment),
+            ("rechecks", "re-checks scheduled", stats.rechecks), ("rechecksDue", "re-checks due within the hour", stats.rechecksDueNextHour),
+        ].map { ["key": $0.0, "label": $0.1, "value": $0.2] }
         let breakers: [[String: Any]] = stats.appleBreakers.sorted { $0.key < $1.key }.map { name, breaker in
-            Self.present(["name": name, "state": breaker.openSinceMs == nil ? "closed" : "open", "failures": breaker.failures, "last": breaker.lastFailure])
+            Self.present([
+                "name": name, "state": breaker.openSinceMs == nil ? "closed" : "open", "failures": breaker.failures, "last": breaker.lastFailure,
+                "class": breaker.openSinceMs == nil ? "quiet" : "warn",
+            ])
         }
         return ["title": "Overview", "stages": stages, "counts": counts, "breakers": breakers, "asOf": Self.time(ms: now), "iapctl": "iapctl stats"]
     }
@@ -102,21 +105,46 @@ struct ConsolePages: Sendable {
         ])
     }
 
-    /// The oldest `limit` held purchases; the forms to decide them only for a role that may.
-    func held(role: ConsoleRole, limit: Int = 50) async throws -> [String: Any] {
-        let held = try await store.heldPurchases(limit: limit + 1)
-        let rows: [[String: Any]] = held.prefix(limit).map { hold in
+    /// The oldest `limit` held purchases (after `after`, the last one the previous page showed),
+    /// each with its rule's evidence beside it; the forms to decide them only for a role that may.
+    func held(role: ConsoleRole, after: (at: Int64, unit: String)? = nil, limit: Int = 50) async throws -> [String: Any] {
+        let held = try await store.heldPurchases(limit: limit + 1, after: after)
+        let shown = Array(held.prefix(limit))
+        let evidence = try await store.evidence(for: shown)
+        let rows: [[String: Any]] = zip(shown, evidence).map { hold, evidence in
             [
                 "heldAt": Self.time(ms: hold.heldAt), "reason": hold.reason, "user": hold.userID, "userHref": ConsolePaths.user(hold.userID),
                 "product": hold.productID, "quantity": hold.quantity, "currency": hold.currency ?? "", "source": hold.source,
-                "ticket": hold.ticket, "ticketHref": ConsolePaths.ticket(hold.ticket),
+                "ticket": hold.ticket, "ticketHref": ConsolePaths.ticket(hold.ticket), "storyHref": ConsolePaths.purchase(hold.unit),
+                "evidence": Self.lines(evidence, of: hold).map { ["line": $0] },
                 "releaseAction": ConsolePaths.held(hold.unit, .release), "rejectAction": ConsolePaths.held(hold.unit, .reject),
             ]
         }
-        return [
-            "title": "Held purchases", "held": rows, "hasHeld": !rows.isEmpty, "shown": rows.count, "more": held.count > limit,
+        return Self.present([
+            "title": "Held purchases", "held": rows, "hasHeld": !rows.isEmpty, "shown": rows.count, "first": after == nil,
+            "nextHref": held.count > limit ? shown.last.map { ConsolePaths.held(after: $0.heldAt, unit: $0.unit) } : nil,
             "canDecide": role >= HoldDecision.role, "iapctl": "iapctl held list",
-        ]
+        ])
+    }
+
+    /// A rule's evidence as a few lines of text.
+    static func lines(_ evidence: HoldEvidence, of hold: HeldPurchase) -> [String] {
+        var lines: [String] = []
+        if let window = evidence.dailyWindow {
+            lines.append("\(window.count) of \(hold.productID) granted to the user in the last 24 hours")
+            lines += window.suffix(5).map { "\(time(ms: $0.at)): \($0.unit)" }
+        }
+        if let refunds = evidence.refunds {
+            lines.append("refunds: \(refunds.whole) whole, \(refunds.prorated) milliunits in part (100000 is one)")
+        }
+        if let account = evidence.appleAccount {
+            lines.append("Apple Account \(account.id): this user joined \(account.place.map { "as number \($0)" } ?? "?") of \(account.joined)")
+            lines += (account.seats ?? []).prefix(10).map { "\($0.place). \($0.user)" }
+        }
+        if hold.reason.hasPrefix("currency_") {
+            lines.append(evidence.currency.map { "paid in \($0)" } ?? "the currency is unknown (a legacy receipt does not say it)")
+        }
+        return lines
     }
 
     /// A ticket id's characters (`A-Z a-z 0-9 _ - . :`, at most 64): an errand's too (`finish-…`).

@@ -28,6 +28,9 @@ enum ConsolePaths {
     /// Where a previewed group's replay or purge is posted.
     static func dead(_ action: DeadLetterAction) -> String { "/dead/" + action.rawValue }
 
+    /// The held purchases after the one held at `at` with `unit` (the next page).
+    static func held(after at: Int64, unit: String) -> String { "/held?after=\(at)&unit=" + segment(unit) }
+
     /// Where a held purchase's release or rejection is posted.
     static func held(_ unit: String, _ decision: HoldDecision) -> String { "/held/" + segment(unit) + "/" + decision.rawValue }
 

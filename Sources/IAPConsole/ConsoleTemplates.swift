@@ -10,10 +10,10 @@ enum ConsoleTemplates {
     static let layout = """
         <!doctype html>
         <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
-        <title>{{title}} · iap console</title><link rel="stylesheet" href="/console.css"></head>
+        <title>{{title}} · iap console</title><link rel="stylesheet" href="/console.css"><script src="/console.js" defer></script></head>
         <body><header><a class="home" href="/">iap console</a>
         {{#user}}<nav><a href="/">Overview</a> <a href="/held">Held</a> <a href="/dead">Dead letters</a></nav>
-        <form class="search" method="get" action="/search"><input name="q" value="{{query}}" placeholder="ticket, transaction or user id" aria-label="search" size="40"> <button>Search</button></form>
+        <form class="search" method="get" action="/search"><input name="q" value="{{query}}" placeholder="ticket, transaction, order or user id" aria-label="search" size="40"> <button>Search</button></form>
         <span class="who">{{name}} ({{role}})</span> <form class="out" method="post" action="/logout"><button>Sign out</button></form>{{/user}}
         </header><main><h1>{{title}}</h1>{{$body}}{{/body}}
         {{#iapctl}}<p class="cli">The same in a terminal: <code>{{iapctl}}</code></p>{{/iapctl}}</main></body></html>
@@ -32,11 +32,11 @@ enum ConsoleTemplates {
     static let overview = """
         {{<layout}}{{$body}}
         <table class="stages"><thead><tr><th>stage</th><th>queued</th><th>in flight</th><th>oldest</th><th>workers</th></tr></thead><tbody>
-        {{#stages}}<tr><td>{{name}}</td><td class="n">{{queued}}</td><td class="n">{{inflight}}</td><td class="n">{{oldest}}</td><td class="n">{{workers}}</td></tr>{{/stages}}
+        {{#stages}}<tr data-stage="{{name}}"><td>{{name}}</td><td class="n" data-field="queued">{{queued}}</td><td class="n" data-field="inflight">{{inflight}}</td><td class="n" data-field="oldest">{{oldest}}</td><td class="n" data-field="workers">{{workers}}</td></tr>{{/stages}}
         </tbody></table>
-        <dl class="counts">{{#counts}}<dt>{{label}}</dt><dd>{{value}}</dd>{{/counts}}</dl>
-        {{#breakers}}<p class="warn">Apple breaker {{name}}: {{state}}, {{failures}} failures{{#last}}, last: {{last}}{{/last}}</p>{{/breakers}}
-        <p class="asof">as of {{asOf}}</p>
+        <dl class="counts">{{#counts}}<dt>{{label}}</dt><dd data-count="{{key}}">{{value}}</dd>{{/counts}}</dl>
+        {{#breakers}}<p class="{{class}}">Apple breaker {{name}}: {{state}}, {{failures}} failures{{#last}}, last: {{last}}{{/last}}</p>{{/breakers}}
+        <p class="asof" data-asof>as of {{asOf}}</p>
         {{/body}}{{/layout}}
         """
 
@@ -73,12 +73,13 @@ enum ConsoleTemplates {
 
     static let held = """
         {{<layout}}{{$body}}
-        {{#hasHeld}}<p>The oldest {{shown}} held purchases{{#more}} (more wait behind them){{/more}}.</p>
-        <table class="held"><thead><tr><th>held since</th><th>rule</th><th>user</th><th>product</th><th>qty</th><th>currency</th><th>source</th><th>ticket</th>{{#canDecide}}<th>decide</th>{{/canDecide}}</tr></thead><tbody>
-        {{#held}}<tr><td>{{heldAt}}</td><td>{{reason}}</td><td><a href="{{userHref}}">{{user}}</a></td><td>{{product}}</td><td class="n">{{quantity}}</td><td>{{currency}}</td><td>{{source}}</td><td><a href="{{ticketHref}}">{{ticket}}</a></td>
+        {{#hasHeld}}<p>{{#first}}The oldest {{shown}} held purchases{{/first}}{{^first}}{{shown}} more held purchases{{/first}}, oldest first.</p>
+        <table class="held"><thead><tr><th>held since</th><th>rule</th><th>evidence</th><th>user</th><th>product</th><th>qty</th><th>currency</th><th>source</th><th>ticket</th>{{#canDecide}}<th>decide</th>{{/canDecide}}</tr></thead><tbody>
+        {{#held}}<tr><td>{{heldAt}}</td><td><a href="{{storyHref}}">{{reason}}</a></td><td class="evidence">{{#evidence}}{{line}}<br>{{/evidence}}</td><td><a href="{{userHref}}">{{user}}</a></td><td>{{product}}</td><td class="n">{{quantity}}</td><td>{{currency}}</td><td>{{source}}</td><td><a href="{{ticketHref}}">{{ticket}}</a></td>
         {{#canDecide}}<td><form method="post" action="{{releaseAction}}" class="decide"><input name="note" required maxlength="500" placeholder="why (required)" aria-label="note for the release"> <button>Release</button></form>
         <form method="post" action="{{rejectAction}}" class="decide"><input name="note" required maxlength="500" placeholder="why (required)" aria-label="note for the rejection"> <button>Reject</button></form></td>{{/canDecide}}</tr>{{/held}}
         </tbody></table>{{/hasHeld}}{{^hasHeld}}<p>Nothing is held.</p>{{/hasHeld}}
+        {{#nextHref}}<p><a href="{{nextHref}}">the next held purchases</a></p>{{/nextHref}}
         {{/body}}{{/layout}}
         """
 
@@ -132,6 +133,56 @@ enum ConsoleTemplates {
         {{<layout}}{{$body}}<p>{{text}}</p>{{#ticketHref}}<p><a href="{{ticketHref}}">ticket {{ticket}}</a></p>{{/ticketHref}}{{/body}}{{/layout}}
         """
 
+    /// The console's one script: the overview's counters refreshed from its JSON twin every 5 s
+    /// while the tab is visible (nothing else needs JavaScript). Values are set as text
+    /// (`textContent`), never as markup; a failed read (signed out, Redis away) stops it and
+    /// marks the page stale.
+    static let script = """
+        (function () {
+          "use strict";
+          var table = document.querySelector("table.stages");
+          if (!table) return;
+          var timer = null;
+          function set(element, value) {
+            if (element && element.textContent !== String(value)) element.textContent = String(value);
+          }
+          function stop() {
+            if (timer) { clearInterval(timer); timer = null; }
+          }
+          function refresh() {
+            fetch("/", { headers: { Accept: "application/json" }, credentials: "same-origin", redirect: "error" })
+              .then(function (response) {
+                if (!response.ok) throw new Error(String(response.status));
+                return response.json();
+              })
+              .then(function (data) {
+                (data.stages || []).forEach(function (stage) {
+                  var row = table.querySelector('tr[data-stage="' + CSS.escape(String(stage.name)) + '"]');
+                  if (!row) return;
+                  ["queued", "inflight", "oldest", "workers"].forEach(function (field) {
+                    set(row.querySelector('[data-field="' + field + '"]'), stage[field]);
+                  });
+                });
+                (data.counts || []).forEach(function (count) {
+                  set(document.querySelector('[data-count="' + CSS.escape(String(count.key)) + '"]'), count.value);
+                });
+                set(document.querySelector("[data-asof]"), "as of " + data.asOf);
+              })
+              .catch(function () {
+                document.body.setAttribute("data-stale", "");
+                stop();
+              });
+          }
+          function start() {
+            if (!timer) timer = setInterval(refresh, 5000);
+          }
+          document.addEventListener("visibilitychange", function () {
+            if (document.visibilityState === "visible") { refresh(); start(); } else { stop(); }
+          });
+          if (document.visibilityState === "visible") start();
+        })();
+        """
+
     static let css = """
         body{font:14px/1.45 system-ui,sans-serif;margin:0;color:#1d1d1f;background:#fafafa}
         header{display:flex;gap:1em;align-items:center;padding:.6em 1em;background:#1d1d1f;color:#fff}
@@ -139,9 +190,9 @@ enum ConsoleTemplates {
         header .who{margin-left:auto}main{padding:1em 1.5em;max-width:72em}h1{font-size:1.4em}
         table{border-collapse:collapse;margin:.5em 0}th,td{padding:.25em .7em;border-bottom:1px solid #ddd;text-align:left}
         td.n{text-align:right;font-variant-numeric:tabular-nums}dl.counts,dl.fields{display:grid;grid-template-columns:max-content auto;gap:.2em 1em}
-        dt{color:#666}.error{color:#b00020}.warn{color:#8a4b00}form.login{display:grid;gap:.6em;max-width:20em}
+        dt{color:#666}.quiet{color:#666;margin:.2em 0}td.evidence{font-size:.9em;color:#444}.error{color:#b00020}.warn{color:#8a4b00}form.login{display:grid;gap:.6em;max-width:20em}
         header nav a{font-weight:400;margin-right:.8em}form.decide{display:inline-block;margin:0 .4em .2em 0}
-        ol.timeline{padding-left:1.2em}ol.timeline li{margin:.5em 0}.at{color:#666;font-variant-numeric:tabular-nums;display:inline-block;min-width:13em}
+        body[data-stale] .asof::after{content:" (no longer live: reload the page)";color:#b00020}ol.timeline{padding-left:1.2em}ol.timeline li{margin:.5em 0}.at{color:#666;font-variant-numeric:tabular-nums;display:inline-block;min-width:13em}
         .next{color:#0a5;margin-left:13.3em}p.cli{margin-top:2em;color:#666}p.cli code{background:#eee;padding:.1em .4em}form.confirm{display:inline-block;margin-right:1em}
         """
 }

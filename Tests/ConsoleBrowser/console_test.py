@@ -3,13 +3,15 @@
 Environment: CONSOLE_URL, CONSOLE_USER (a viewer), CONSOLE_PASSWORD, OPERATOR_USER (an operator, same
 password), TICKET (a granted ticket), TRANSACTION (its transaction id), XSS_USER (a user id written to look like markup), HELD_UNIT
 (a held purchase), DEAD_TICKET (a ticket dead for retries_exhausted, whose replay grants it),
-SHOTS (a folder for screenshots). Exits 0 when every check
+REDIS_URL and DEAD_KEY (where a new dead letter is pushed while the overview is open), SHOTS (a
+folder for screenshots). Exits 0 when every check
 held; prints each failure otherwise.
 """
 
 import http.server
 import os
 import shutil
+import subprocess
 import sys
 import threading
 import time
@@ -93,6 +95,20 @@ def main():
         check("verify" in driver.find_element(By.CSS_SELECTOR, "table.stages").text, "the overview lists the stages")
         driver.save_screenshot(os.path.join(SHOTS, "console-overview.png"))
 
+        # The counters are live: a dead letter arrives and the open overview shows it, no reload.
+        cell = driver.find_element(By.CSS_SELECTOR, 'dd[data-count="dead"]')
+        before = int(cell.text)
+        subprocess.run(["redis-cli", "-u", os.environ["REDIS_URL"], "LPUSH", os.environ["DEAD_KEY"],
+                        '{"attempts":1,"at":1795000000000,"error":"live","job":"{}","reason":"live","stage":"grant","ticket":"t-live"}'],
+                       check=True, capture_output=True)
+        try:
+            WebDriverWait(driver, 30).until(lambda d: d.find_element(By.CSS_SELECTOR, 'dd[data-count="dead"]').text == str(before + 1))
+            check(True, "the overview's counters refresh by themselves")
+        except TimeoutException:
+            check(False, "the overview's counters refresh by themselves (still %s)" % cell.text)
+        errors = [entry for entry in driver.get_log("browser") if entry["level"] == "SEVERE"]
+        check(not errors, "the live counters raise no error or CSP violation: %s" % errors)
+
         box = driver.find_element(By.NAME, "q")
         box.send_keys(TICKET)
         box.submit()
@@ -158,6 +174,7 @@ def main():
         release = 'form[action="/held/%s/release"]' % urllib.parse.quote(HELD_UNIT, safe="")
         # The held page open in two tabs, as two people on call may have it.
         operator.get(BASE + "/held")
+        operator.save_screenshot(os.path.join(SHOTS, "console-held.png"))
         first = operator.current_window_handle
         operator.switch_to.new_window("tab")
         operator.get(BASE + "/held")
@@ -167,7 +184,6 @@ def main():
         form.find_element(By.NAME, "note").send_keys("paid in RUB, checked with the player")
         form.find_element(By.TAG_NAME, "button").click()
         check(heading(operator, "Held purchase") and "Released" in operator.page_source, "an operator releases a hold with a note")
-        operator.save_screenshot(os.path.join(SHOTS, "console-held.png"))
         operator.switch_to.window(second)
         form = operator.find_element(By.CSS_SELECTOR, release)
         form.find_element(By.NAME, "note").send_keys("again, from a stale page")
@@ -179,7 +195,7 @@ def main():
         # Dead letters: a group previewed (a dry run), confirmed once; the same confirmation
         # again, from a stale tab, replays nothing.
         operator.get(BASE + "/dead")
-        operator.find_element(By.PARTIAL_LINK_TEXT, "preview a replay").click()
+        operator.find_element(By.CSS_SELECTOR, 'a[href*="reason=retries_exhausted"]').click()
         check(heading(operator, "Dead letters: verify") and DEAD_TICKET in operator.page_source, "the preview lists the dead ticket")
         operator.save_screenshot(os.path.join(SHOTS, "console-dead-preview.png"))
         preview = operator.current_url

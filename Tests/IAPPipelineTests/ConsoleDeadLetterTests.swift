@@ -109,4 +109,58 @@ import Testing
             #expect(strange.body.contains("<code>iapctl user show &#39;o&#39;\\&#39;&#39;brien x&#39;</code>"), "\(strange.body)")
         }
     }
+
+    /// 100,000 dead letters: the overview, the dead-letter pages (first and last window) and a
+    /// preview read windows, never the whole list, and never walk the keyspace, as Redis's own
+    /// MONITOR sees every command the console (and the idle intake) sent.
+    @Test func aHundredThousandDeadLettersAreNeverReadWhole() async throws {
+        let redisCLI = try #require(executableOnPath("redis-cli"), "redis-cli comes with Debian's redis-server")
+        try await ConsoleHarness.withConsole(startWorkers: false) { pipeline, console in
+            let fill = """
+                for i = 1, 100000 do
+                  redis.call('LPUSH', KEYS[1], '{"attempts":1,"at":1795000000000,"error":"e","job":"{}","reason":"r' .. (i % 3) .. '","stage":"grant","ticket":"t-' .. i .. '"}')
+                end
+                return redis.call('LLEN', KEYS[1])
+                """
+            #expect(try await pipeline.redis.send("EVAL", fill, "1", pipeline.store.keys.dead).int == 100_000)
+            let seen = FileManager.default.temporaryDirectory.appendingPathComponent("monitor-\(UUID().uuidString).txt")
+            _ = FileManager.default.createFile(atPath: seen.path, contents: nil)
+            defer { try? FileManager.default.removeItem(at: seen) }
+            let monitor = Process()
+            monitor.executableURL = URL(fileURLWithPath: redisCLI)
+            monitor.arguments = ["-u", pipeline.redisServer.url, "monitor"]
+            monitor.standardOutput = try FileHandle(forWritingTo: seen)
+            try monitor.run()
+            defer { monitor.terminate() }
+            // MONITOR answers OK once it listens: wait for that line (and the intake's sampling).
+            while !((try? String(contentsOf: seen, encoding: .utf8)) ?? "").contains("LLEN") { await Task.yield() }
+
+            let ada = try await console.signIn("ada")
+            let overview = try await console.send(.GET, "/", cookie: ada)
+            #expect(overview.status == 200 && overview.body.contains("<dd data-count=\"dead\">100000</dd>"), "\(overview.body.prefix(3000))")
+            let first = try await console.send(.GET, "/dead", cookie: ada)
+            #expect(first.body.contains("1–50 of 100000"))
+            let last = try await console.send(.GET, "/dead?bucket=0&start=99950", cookie: ada)
+            #expect(last.body.contains("99951–100000 of 100000") && last.body.contains("t-1<"))
+            let preview = try await console.send(.GET, "/dead/preview?bucket=0&start=99950&stage=grant&reason=r1", cookie: ada)
+            #expect(preview.body.contains("Delete these 17 for good"), "\(preview.body.suffix(1500))")
+            let json = try await console.send(.GET, "/", cookie: ada, headers: [("Accept", "application/json")])
+            #expect(json.status == 200)
+            // A command the monitor sees after the last page: everything before it has been seen.
+            _ = try await pipeline.redis.send("ECHO", "console-test-done")
+            while !((try? String(contentsOf: seen, encoding: .utf8)) ?? "").contains("console-test-done") { await Task.yield() }
+
+            let commands = try String(contentsOf: seen, encoding: .utf8).split(separator: "\n").map { line in
+                line.split(separator: "\"").enumerated().filter { $0.offset % 2 == 1 }.map { String($0.element) }
+            }
+            #expect(commands.count > 20, "the monitor saw the console's commands")
+            #expect(!commands.contains { ["KEYS", "SCAN", "SMEMBERS", "HGETALL", "SORT"].contains($0.first?.uppercased() ?? "") && $0.count > 1 && $0[1].hasSuffix("dead") })
+            #expect(!commands.contains { ["KEYS", "SCAN"].contains($0.first?.uppercased() ?? "") }, "no walk of the keyspace")
+            for command in commands where command.first?.uppercased() == "LRANGE" {
+                let (start, stop) = (Int(command[2]) ?? 0, Int(command[3]) ?? -1)
+                #expect(stop >= 0 && stop - start < 1100, "a bounded window: \(command)")
+            }
+            #expect(commands.contains { $0.first?.uppercased() == "LRANGE" && $0[2] == "99950" }, "the last window was read as a window")
+        }
+    }
 }

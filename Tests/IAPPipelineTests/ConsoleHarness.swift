@@ -69,11 +69,11 @@ enum ConsoleHarness {
     }
 
     static func withConsole(
-        redis: RedisClient? = nil, maxAttempts: Int = 4, secureCookie: Bool = false, serverAPI: Bool = false,
+        redis: RedisClient? = nil, maxAttempts: Int = 4, startWorkers: Bool = true, secureCookie: Bool = false, serverAPI: Bool = false,
         environment: [String: String] = [:],
         _ body: (PipelineHarness, Console) async throws -> Void
     ) async throws {
-        try await withPipeline(maxAttempts: maxAttempts, serverAPI: serverAPI, environment: environment) { pipeline in
+        try await withPipeline(maxAttempts: maxAttempts, startWorkers: startWorkers, serverAPI: serverAPI, environment: environment) { pipeline in
             // Support's look-up at Apple (apple-sim) when the pipeline has a Server API key.
             // The stages' catalog is the harness's own (no IAP_PRODUCTS_FILE), as the intake's is.
             let support = try SupportLookup.make(pipeline.configuration, store: pipeline.store, logger: Logger(label: "console-test")).map {

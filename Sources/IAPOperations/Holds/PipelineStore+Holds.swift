@@ -3,16 +3,22 @@ import PipelineCore
 import RedisClient
 
 extension PipelineStore {
-    /// The purchases held now, oldest first, at most `limit` (every bucket's oldest, merged).
-    public func heldPurchases(limit: Int) async throws -> [HeldPurchase] {
-        let replies = try await redis.pipeline(keys.everyBucket.map {
-            RedisCommand("ZRANGE", $0.holds, "0", String(max(limit, 1) - 1), "WITHSCORES")
+    /// The purchases held now, oldest first, at most `limit` (every bucket's oldest, merged);
+    /// with `after` (the last one a page showed: when it was held and its unit), those after it.
+    /// A page reads `limit` (and, past the first, 50 more for ties at the same millisecond) of each
+    /// bucket's index, never the whole index.
+    public func heldPurchases(limit: Int, after: (at: Int64, unit: String)? = nil) async throws -> [HeldPurchase] {
+        let count = max(limit, 1) + (after == nil ? 0 : 50)
+        let replies = try await redis.pipeline(keys.everyBucket.map { bucket in
+            after.map { RedisCommand("ZRANGE", bucket.holds, String($0.at), "+inf", "BYSCORE", "LIMIT", "0", String(count), "WITHSCORES") }
+                ?? RedisCommand("ZRANGE", bucket.holds, "0", String(count - 1), "WITHSCORES")
         })
         var held: [(unit: String, at: Double)] = []
         for reply in replies {
-            let items = (reply.array ?? []).compactMap(\.string)
+            let items = (try reply.checked().array ?? []).compactMap(\.string)
             for start in stride(from: 0, to: items.count - 1, by: 2) { held.append((items[start], Double(items[start + 1]) ?? 0)) }
         }
+        if let after { held = held.filter { ($0.at, $0.unit) > (Double(after.at), after.unit) } }
         let units = held.sorted { ($0.at, $0.unit) < ($1.at, $1.unit) }.prefix(max(limit, 1)).map(\.unit)
         if units.isEmpty { return [] }
         return try await holds(of: units).compactMap { $0 }

@@ -35,15 +35,18 @@ public struct PipelineStats: Codable, Sendable, Equatable {
 
 extension PipelineStore {
     /// The whole pipeline: every bucket's counts added up (a worker serving several buckets is one
-    /// live worker; the oldest job is the oldest of any bucket).
-    public func stats(lease: Duration, now: Int64 = currentTimeMs()) async throws -> PipelineStats {
+    /// live worker; the oldest job is the oldest of any bucket). `scanInflight`: find in-flight
+    /// lists by `SCAN` (`iapctl stats`: also a list no worker entry names any more); without it,
+    /// only those of the workers `workers` lists (live, or silent and not yet reaped): no walk of
+    /// the keyspace, for a page polled every few seconds.
+    public func stats(lease: Duration, now: Int64 = currentTimeMs(), scanInflight: Bool = true) async throws -> PipelineStats {
         var total = PipelineStats(
             queues: Dictionary(uniqueKeysWithValues: Stage.allCases.map { ($0.rawValue, 0) }),
             inflight: Dictionary(uniqueKeysWithValues: Stage.allCases.map { ($0.rawValue, 0) }), retry: 0, dead: 0,
             held: 0, liveWorkers: [:], fulfilment: 0)
         var members: Set<String> = []
         for bucket in everyBucket {
-            let (stats, live) = try await bucket.bucketStats(lease: lease, now: now)
+            let (stats, live) = try await bucket.bucketStats(lease: lease, now: now, scanInflight: scanInflight)
             total.queues.merge(stats.queues, uniquingKeysWith: +)
             total.inflight.merge(stats.inflight, uniquingKeysWith: +)
             total.oldestAgeMs.merge(stats.oldestAgeMs, uniquingKeysWith: max)
@@ -70,12 +73,16 @@ extension PipelineStore {
     }
 
     /// This bucket's counts and its live workers.
-    private func bucketStats(lease: Duration, now: Int64) async throws -> (PipelineStats, Set<String>) {
+    private func bucketStats(lease: Duration, now: Int64, scanInflight: Bool) async throws -> (PipelineStats, Set<String>) {
         let members = (try await redis.send("ZRANGEBYSCORE", keys.workers, String(now - lease.milliseconds), "+inf").array ?? [])
             .compactMap(\.string)
         var inflightKeys: [String] = []
+        if !scanInflight {
+            let everyMember = try await redis.send("ZRANGE", keys.workers, "0", "-1").checked().array ?? []
+            inflightKeys = everyMember.compactMap(\.string).map { keys.inflight(member: $0) }
+        }
         var cursor = "0"
-        repeat {
+        while scanInflight {
             // On a cluster, asked of the node that holds this bucket's keys (one slot, by its tag).
             var scan = RedisCommand("SCAN", cursor, "MATCH", keys.inflight(member: "*"), "COUNT", "500")
             scan.routingKey = Array(keys.workers.utf8)
@@ -83,7 +90,8 @@ extension PipelineStore {
             guard page.count == 2 else { throw RedisError.unexpectedReply("SCAN: \(page)") }
             cursor = page[0].string ?? "0"
             inflightKeys += (page[1].array ?? []).compactMap(\.string)
-        } while cursor != "0"
+            if cursor == "0" { break }
+        }
         var commands = Stage.allCases.map { RedisCommand("LLEN", keys.queue($0)) }
         commands += [RedisCommand("ZCARD", keys.retry), RedisCommand("LLEN", keys.dead), RedisCommand("XLEN", keys.fulfilment)]
         // The oldest job of each queue is at its right end (producers push left, workers take right).

@@ -18,6 +18,8 @@ public struct HeldPurchase: Codable, Sendable, Equatable {
     public var decidedAt: Int64?
     public var decidedBy: String?
     public var note: String?
+    /// The Apple Account that bought it (`appTransactionId`), when Apple said.
+    public var appTransactionID: String?
 
     enum CodingKeys: String, CodingKey {
         case unit, status, reason, ticket, quantity, environment, currency, source, note
@@ -28,6 +30,7 @@ public struct HeldPurchase: Codable, Sendable, Equatable {
         case heldAt = "held_at"
         case decidedAt = "decided_at"
         case decidedBy = "decided_by"
+        case appTransactionID = "app_transaction_id"
     }
 
     /// Reads the hash; `nil` when it is empty.
@@ -50,6 +53,7 @@ public struct HeldPurchase: Codable, Sendable, Equatable {
         decidedAt = hash["decided_at"].flatMap { Int64($0) }
         decidedBy = text("decided_by")
         note = text("note")
+        appTransactionID = text("app_transaction_id")
     }
 }
 
