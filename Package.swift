@@ -335,6 +335,7 @@ let package = Package(
                 "RedisClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
@@ -372,7 +373,7 @@ let package = Package(
             name: "IAPControlCLI",
             dependencies: [
                 "AppStoreServerAPI",
-                "IAPCLI",
+                "IAPCLI", "IAPConsoleCLI",
                 "IAPOperations", "IAPSettings", "IAPStages", "PipelineCore",
                 "AppleReceipt",
                 "RedisClient",

@@ -23,6 +23,7 @@ public struct ConsoleApplication: Sendable {
     /// The session cookie is `Secure` (browsers reach the console over https).
     let secureCookie: Bool
     let throttle: SignInThrottle
+    let audit: ConsoleAudit
     /// Support's look-up at Apple; `nil` without a Server API key (`IAP_APPLE_API_*`).
     let support: SupportLookup?
 
@@ -35,6 +36,7 @@ public struct ConsoleApplication: Sendable {
         self.ticketTTL = ticketTTL
         self.secureCookie = secureCookie
         throttle = SignInThrottle(redis: sessions.redis, keys: sessions.keys)
+        audit = ConsoleAudit(redis: sessions.redis, keys: sessions.keys)
         self.sessions = sessions
         self.users = users
         self.origins = origins
@@ -103,6 +105,12 @@ public struct ConsoleApplication: Sendable {
             let (bucket, start) = try self.window(query)
             return try await self.page("deadPreview", self.pages.deadPreview(bucket: bucket, start: start, group: group, role: context.user!.role), context)
         }
+        signedIn.get("/audit") { request, context in
+            let user = context.user!
+            guard user.role >= ConsolePages.auditRole else { throw HTTPError(.forbidden, message: "a \(user.role.rawValue) may not read the audit") }
+            let before = ConsolePaths.formValue("before", in: request.uri.query).flatMap { ConsolePages.isStreamID($0) ? $0 : nil }
+            return try await self.page("audit", self.pages.audit(self.audit, before: before), context)
+        }
         signedIn.post("/dead/:action") { request, context in try await self.act(request, context: context) }
         signedIn.get("/held") { request, context in
             let query = request.uri.query
@@ -155,6 +163,7 @@ public struct ConsoleApplication: Sendable {
         context.logger.notice("console hold decision", metadata: [
             "user": "\(user.name)", "unit": "\(unit)", "decision": "\(decision.rawValue)", "result": "\(result)",
         ])
+        await audit.record("held.\(decision.rawValue)", by: user.name, target: unit, outcome: "\(HoldDecision.outcome(result)): \(note)", logger: context.logger)
         let (status, text) = HoldDecision.said(result, unit: unit)
         return page("message", ["title": "Held purchase", "text": text], context, status: status)
     }
@@ -193,6 +202,9 @@ public struct ConsoleApplication: Sendable {
             "user": "\(user.name)", "action": "\(action.rawValue)", "bucket": "\(bucket)", "named": "\(digests.count)",
             "done": "\(outcome.done)", "missing": "\(outcome.missing)", "skipped": "\(outcome.skipped)",
         ])
+        await audit.record(
+            "dead.\(action.rawValue)", by: user.name, target: "bucket \(bucket): \(digests.count) previewed",
+            outcome: "done \(outcome.done), missing \(outcome.missing), skipped \(outcome.skipped)", logger: context.logger)
         let (status, text) = action.said(outcome, named: digests.count)
         return page("message", ["title": "Dead letters", "text": text, "done": outcome.done, "missing": outcome.missing, "skipped": outcome.skipped], context, status: status)
     }
@@ -210,6 +222,7 @@ public struct ConsoleApplication: Sendable {
         else { throw HTTPError(.badRequest, message: "give kind (order or transaction) and id") }
         let (values, failure) = await pages.lookup(kind, id: id, with: support, role: user.role)
         context.logger.notice("console look-up at Apple", metadata: ["user": "\(user.name)", "kind": "\(kind.rawValue)", "id": "\(id.prefix(64))"])
+        await audit.record("lookup.\(kind.rawValue)", by: user.name, target: id, outcome: failure?.code ?? "found", logger: context.logger)
         let status: HTTPResponse.Status = switch failure?.kind {
         case nil: .ok
         case .invalidID: .badRequest
@@ -241,6 +254,9 @@ public struct ConsoleApplication: Sendable {
         context.logger.notice("console support grant", metadata: [
             "user": "\(agent.name)", "transaction": "\(form.transaction)", "to": "\(form.user)", "ticket": "\(made.ticket)", "new": "\(made.created)",
         ])
+        await audit.record(
+            "support.grant", by: agent.name, target: "\(form.transaction) to \(form.user)",
+            outcome: "ticket \(made.ticket)\(made.created ? "" : " (asked before)")", logger: context.logger)
         let text = made.created
             ? "Submitted: ticket \(made.ticket) grants \(form.transaction) to \(form.user) once Apple confirms it (source support)."
             : "Asked before: ticket \(made.ticket) already carries this grant; nothing new was submitted."
@@ -264,6 +280,7 @@ public struct ConsoleApplication: Sendable {
         do {
             if let wait = try await throttle.refusal(of: name) {
                 context.logger.notice("console sign-in throttled", metadata: ["user": "\(name.prefix(64))"])
+                if users.role(of: name) != nil { await audit.record("sign-in", by: name, target: "", outcome: "throttled", logger: context.logger) }
                 var response = page("login", [
                     "title": "Sign in", "username": name,
                     "error": "Too many failed sign-ins for this name: try again in \(Int((wait.components.seconds + 59) / 60)) minutes.",
@@ -278,6 +295,8 @@ public struct ConsoleApplication: Sendable {
         }
         guard let user else {
             context.logger.notice("console sign-in refused", metadata: ["user": "\(name.prefix(64))"])
+            // Only a known name's refusals: guesses at unknown names would push real entries out.
+            if users.role(of: name) != nil { await audit.record("sign-in", by: name, target: "", outcome: "refused", logger: context.logger) }
             return page("login", ["title": "Sign in", "error": "Wrong name or password.", "username": name], status: .unauthorized)
         }
         let id: String
@@ -287,6 +306,7 @@ public struct ConsoleApplication: Sendable {
             throw HTTPError(.serviceUnavailable, message: "Redis does not answer: try again")
         }
         context.logger.notice("console sign-in", metadata: ["user": "\(user.name)", "role": "\(user.role.rawValue)"])
+        await audit.record("sign-in", by: user.name, target: "", outcome: "signed in as \(user.role.rawValue)", logger: context.logger)
         var response = Response.redirect(to: "/", type: .normal)
         response.setCookie(Cookie(
             name: SignInMiddleware.cookie, value: id, maxAge: Int(sessions.lifetime.components.seconds), path: "/", secure: secureCookie,

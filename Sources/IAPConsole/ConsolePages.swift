@@ -154,6 +154,29 @@ struct ConsolePages: Sendable {
         }
     }
 
+    /// Who may read the audit of console actions: operators and admins.
+    static let auditRole = ConsoleRole.operator
+
+    /// The newest 50 console actions (before `before`, an entry id), newest first.
+    func audit(_ audit: ConsoleAudit, before: String?) async throws -> [String: Any] {
+        let entries = try await audit.newest(50, before: before)
+        let rows: [[String: Any]] = entries.map { id, entry in
+            ["at": Self.time(ms: entry.at), "user": entry.fields["user"] ?? "", "action": entry.fields["action"] ?? "",
+             "target": entry.fields["target"] ?? "", "outcome": entry.fields["outcome"] ?? ""]
+        }
+        return Self.present([
+            "title": "Audit", "entries": rows, "hasEntries": !rows.isEmpty,
+            "olderHref": entries.count == 50 ? entries.last.map { "/audit?before=" + $0.id } : nil,
+            "iapctl": "redis-cli XREVRANGE \(audit.keys.consoleAudit) + - COUNT 50",
+        ])
+    }
+
+    /// A stream entry id (`<ms>-<seq>`).
+    static func isStreamID(_ text: String) -> Bool {
+        let parts = text.split(separator: "-", omittingEmptySubsequences: false)
+        return parts.count == 2 && parts.allSatisfy { !$0.isEmpty && $0.count <= 20 && $0.allSatisfy(\.isNumber) }
+    }
+
     /// What Apple could know as an order id (letters and digits) or a transaction id (digits).
     static func isAppleID(_ text: String) -> Bool {
         (1...64).contains(text.utf8.count) && text.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x41...0x5a).contains($0) || (0x61...0x7a).contains($0) }

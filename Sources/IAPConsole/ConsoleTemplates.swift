@@ -4,7 +4,7 @@
 enum ConsoleTemplates {
     static let all: [String: String] = [
         "layout": layout, "login": login, "overview": overview, "search": search, "ticket": ticket, "user": user,
-        "message": message, "held": held, "dead": dead, "deadPreview": deadPreview, "purchase": purchase, "lookup": lookup, "deadEntries": deadEntries,
+        "message": message, "held": held, "dead": dead, "deadPreview": deadPreview, "purchase": purchase, "lookup": lookup, "audit": audit, "deadEntries": deadEntries,
     ]
 
     static let layout = """
@@ -12,7 +12,7 @@ enum ConsoleTemplates {
         <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
         <title>{{title}} · iap console</title><link rel="stylesheet" href="/console.css"><script src="/console.js" defer></script></head>
         <body><header><a class="home" href="/">iap console</a>
-        {{#user}}<nav><a href="/">Overview</a> <a href="/held">Held</a> <a href="/dead">Dead letters</a></nav>
+        {{#user}}<nav><a href="/">Overview</a> <a href="/held">Held</a> <a href="/dead">Dead letters</a> <a href="/audit">Audit</a></nav>
         <form class="search" method="get" action="/search"><input name="q" value="{{query}}" placeholder="ticket, transaction, order or user id" aria-label="search" size="40"> <button>Search</button></form>
         <span class="who">{{name}} ({{role}})</span> <form class="out" method="post" action="/logout"><button>Sign out</button></form>{{/user}}
         </header><main><h1>{{title}}</h1>{{$body}}{{/body}}
@@ -126,6 +126,16 @@ enum ConsoleTemplates {
         {{#purchases}}<tr><td>{{transaction}}</td><td>{{original}}</td><td>{{product}}</td><td>{{environment}}</td><td>{{state}}{{#storyHref}} · <a href="{{storyHref}}">its story</a>{{/storyHref}}</td>
         <td>{{#grantable}}<form method="post" action="{{grantAction}}" class="decide"><input type="hidden" name="transaction" value="{{transaction}}"><input name="user" required maxlength="128" placeholder="the player's user id" aria-label="user id to grant to"> <button>Grant</button></form>{{/grantable}}</td></tr>{{/purchases}}
         </tbody></table>{{/hasPurchases}}
+        {{/body}}{{/layout}}
+        """
+
+    static let audit = """
+        {{<layout}}{{$body}}
+        <p>Every console action, newest first: sign-ins, hold decisions, dead-letter replays and purges, look-ups at Apple and grants.</p>
+        {{#hasEntries}}<table class="audit"><thead><tr><th>when</th><th>who</th><th>action</th><th>on</th><th>outcome</th></tr></thead><tbody>
+        {{#entries}}<tr><td>{{at}}</td><td>{{user}}</td><td>{{action}}</td><td>{{target}}</td><td>{{outcome}}</td></tr>{{/entries}}
+        </tbody></table>{{/hasEntries}}{{^hasEntries}}<p>Nothing yet.</p>{{/hasEntries}}
+        {{#olderHref}}<p><a href="{{olderHref}}">older</a></p>{{/olderHref}}
         {{/body}}{{/layout}}
         """
 

@@ -18,6 +18,15 @@ enum HoldDecision: String, Sendable {
         }
     }
 
+    /// The result in a word or two, for the audit.
+    static func outcome(_ result: HeldPurchaseResult) -> String {
+        switch result {
+        case .decided(let outcome): outcome
+        case .alreadyDecided(let outcome): "\(outcome) before: nothing changed"
+        case .notFound: "not held"
+        }
+    }
+
     /// What the operator is told.
     static func said(_ result: HeldPurchaseResult, unit: String) -> (status: HTTPResponse.Status, text: String) {
         switch result {

@@ -6,6 +6,7 @@ import IAPConsole
 import IAPOperations
 import IAPSettings
 import IAPStages
+import Logging
 import PipelineCore
 import RedisClient
 import ServiceLifecycle
@@ -14,12 +15,47 @@ import ServiceLifecycle
 public struct ConsoleCommand: AsyncParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "iap-console", abstract: "The console: a purchase's whole story in a browser, for support and on-call.")
+    @OptionGroup var server: ConsoleServerOptions
+    @OptionGroup var console: ConsoleOptions
+    public init() {}
+
+    public func run() async throws {
+        let configuration = loadConfiguration(server.groups + [console])
+        do {
+            try configuration.console.checkExposure()
+        } catch {
+            failConfiguration(error)
+        }
+        try await ConsoleServer.serve(configuration, label: "iap-console")
+    }
+}
+
+/// `iapctl console`: the console for one operator, on loopback only, whatever `IAP_CONSOLE_HOST`
+/// and `IAP_CONSOLE_USERS_FILE` say: a user `local` (admin) whose password is printed at start.
+public struct LocalConsoleCommand: AsyncParsableCommand {
+    public static let configuration = CommandConfiguration(
+        commandName: "console", abstract: "The console in a browser, for you alone: on 127.0.0.1, with a password printed now.")
+    @OptionGroup var server: ConsoleServerOptions
+    @OptionGroup var console: LocalConsoleOptions
+    public init() {}
+
+    public func run() async throws {
+        var configuration = loadConfiguration(server.groups + [console])
+        configuration.console.host = "127.0.0.1"
+        configuration.console.usersFile = nil
+        configuration.console.origin = nil
+        try await ConsoleServer.serve(configuration, label: "iapctl-console")
+    }
+}
+
+/// What both console commands read besides where they listen: Redis, the lease (live workers),
+/// re-checks and tickets (the actions), and for support's look-up at Apple the apps, their Server
+/// API key and clients, and the catalog.
+public struct ConsoleServerOptions: ParsableArguments {
     @OptionGroup var redis: RedisOptions
     @OptionGroup var lease: LeaseOptions
-    @OptionGroup var console: ConsoleOptions
     @OptionGroup var recheck: RecheckOptions
     @OptionGroup var tickets: TicketOptions
-    // Support's look-up at Apple: the apps, their Server API key and clients, the catalog.
     @OptionGroup var apps: AppOptions
     @OptionGroup var appsFile: AppsFileOptions
     @OptionGroup var key: ServerAPIKeyOptions
@@ -27,30 +63,15 @@ public struct ConsoleCommand: AsyncParsableCommand {
     @OptionGroup var catalog: CatalogOptions
     public init() {}
 
-    public func run() async throws {
-        let configuration = loadConfiguration(redis, lease, console, recheck, tickets, apps, appsFile, key, client, catalog)
+    var groups: [any SettingsGroup] { [redis, lease, recheck, tickets, apps, appsFile, key, client, catalog] }
+}
+
+/// The console's server, as `iap-console` and `iapctl console` run it.
+enum ConsoleServer {
+    static func serve(_ configuration: PipelineConfiguration, label: String) async throws {
         let settings = configuration.console
-        do {
-            try settings.checkExposure()
-        } catch {
-            failConfiguration(error)
-        }
-        let logger = bootstrapLogging(label: "iap-console")
-        let users: ConsoleUsers
-        if let file = settings.usersFile {
-            do {
-                users = try ConsoleUsers(file: file)
-            } catch {
-                FileHandle.standardError.write(Data("configuration error: \(error)\n".utf8))
-                Foundation.exit(2)
-            }
-            logger.info("console users", metadata: ["users": "\(users.names.count)"])
-        } else {
-            // One operator on loopback: a password made now, shown once on the terminal (not in the logs).
-            let token = ConsoleUsers.makeToken()
-            users = ConsoleUsers(localToken: token)
-            FileHandle.standardError.write(Data("iap-console: sign in as 'local' with password \(token) (IAP_CONSOLE_USERS_FILE is not set)\n".utf8))
-        }
+        let logger = bootstrapLogging(label: label)
+        let users = signIns(settings, logger: logger)
         let redisClient = RedisClient(configuration: configuration.redis, poolSize: 4)
         let store = PipelineStore(redis: redisClient, keys: configuration.keys, recheck: configuration.recheck)
         let support: SupportLookup?
@@ -62,7 +83,8 @@ public struct ConsoleCommand: AsyncParsableCommand {
         if support == nil { logger.info("no Server API key (IAP_APPLE_API_*): support's look-up at Apple is off") }
         let sessions = ConsoleSessions(redis: redisClient, keys: configuration.keys, lifetime: settings.sessionLifetime)
         let host = settings.host
-        let console = try ConsoleApplication(store: store, sessions: sessions, users: users, lease: configuration.worker.lease, ticketTTL: configuration.ticketTTL,
+        let console = try ConsoleApplication(
+            store: store, sessions: sessions, users: users, lease: configuration.worker.lease, ticketTTL: configuration.ticketTTL,
             origins: settings.origins, secureCookie: settings.secureCookie, support: support)
         let app = Application(
             router: console.router(), configuration: .init(address: .hostname(host, port: settings.port), serverName: "iap-console"),
@@ -81,6 +103,24 @@ public struct ConsoleCommand: AsyncParsableCommand {
         services.append(.init(service: app))
         let group = ServiceGroup(configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()
+    }
+
+    /// Who may sign in: the users file's users, or without one a single operator on loopback
+    /// with a password made now, shown once on the terminal (not in the logs).
+    static func signIns(_ settings: ConsoleSettings, logger: Logger) -> ConsoleUsers {
+        guard let file = settings.usersFile else {
+            let token = ConsoleUsers.makeToken()
+            FileHandle.standardError.write(Data("iap-console: sign in as 'local' with password \(token) (IAP_CONSOLE_USERS_FILE is not set)\n".utf8))
+            return ConsoleUsers(localToken: token)
+        }
+        do {
+            let users = try ConsoleUsers(file: file)
+            logger.info("console users", metadata: ["users": "\(users.names.count)"])
+            return users
+        } catch {
+            FileHandle.standardError.write(Data("configuration error: \(error)\n".utf8))
+            Foundation.exit(2)
+        }
     }
 }
 

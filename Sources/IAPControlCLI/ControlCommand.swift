@@ -1,6 +1,7 @@
 import AppleReceipt
 import ArgumentParser
 import IAPCLI
+import IAPConsoleCLI
 import Foundation
 import PipelineCore
 import IAPStages
@@ -11,7 +12,7 @@ import RedisClient
 public struct ControlCommand: AsyncParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "iapctl", abstract: "Inspect the IAP pipeline and manage its dead letters.",
-        subcommands: [Stats.self, ShowTicket.self, Dead.self, HeldCommand.self, GrantCommand.self, RevokeCommand.self, UserCommand.self,
+        subcommands: [Stats.self, ShowTicket.self, Dead.self, HeldCommand.self, LocalConsoleCommand.self, GrantCommand.self, RevokeCommand.self, UserCommand.self,
             RecheckCommand.self, SettingsCommand.self, MigrateCommand.self, AppleCommand.self, LookupCommand.self,
         ])
     public init() {}

@@ -67,7 +67,7 @@ public enum Settings {
         "IAP_CONSOLE_HOST", .text, default: "127.0.0.1",
         help: "the address iap-console listens on; any but loopback needs IAP_CONSOLE_USERS_FILE", readBy: [.console])
     public static let consolePort = Setting(
-        "IAP_CONSOLE_PORT", .count(0...65535), default: "8081", help: "iap-console's port (0: any free port)", readBy: [.console])
+        "IAP_CONSOLE_PORT", .count(0...65535), default: "8081", help: "iap-console's port (0: any free port)", readBy: [.console, .iapctl])
     public static let consoleUsersFile = Setting(
         "IAP_CONSOLE_USERS_FILE", .file, unset: "only one operator, on loopback, signs in (as admin, with a password printed at start)",
         help: "JSON object of user name → {\"password_hash\": bcrypt, \"role\": viewer, support, operator or admin}: who may sign "
@@ -80,7 +80,7 @@ public enum Settings {
         readBy: [.console])
     public static let consoleSession = Setting(
         "IAP_CONSOLE_SESSION_S", .duration(.seconds, .seconds(60) ... .seconds(86_400)), default: "28800",
-        help: "a console sign-in lasts this long (8 hours), kept in Redis", readBy: [.console])
+        help: "a console sign-in lasts this long (8 hours), kept in Redis", readBy: [.console, .iapctl])
     public static let maxBodyBytes = Setting(
         "IAP_MAX_BODY_BYTES", .bytes(1024...64 << 20), default: "262144", help: "the largest request body the intake reads",
         readBy: [.intake])

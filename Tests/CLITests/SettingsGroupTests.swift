@@ -11,7 +11,7 @@ import Testing
         RetryOptions.self, AppleBreakerOptions.self, RetentionOptions.self, CatalogOptions.self, PolicyOptions.self,
         RecheckOptions.self, WebhookOptions.self, AppleAccountOptions.self, AppOptions.self, AppAppleIDOptions.self,
         NotificationSweepOptions.self, ReceiptAPIOptions.self, ServerAPIKeyOptions.self, ServerAPIClientOptions.self,
-        ConsumptionOptions.self, AccountTokenOptions.self, AppsFileOptions.self, OfferKeyOptions.self, ConsoleOptions.self,
+        ConsumptionOptions.self, AccountTokenOptions.self, AppsFileOptions.self, OfferKeyOptions.self, ConsoleOptions.self, LocalConsoleOptions.self,
     ]
 
     @Test(arguments: groups.indices)

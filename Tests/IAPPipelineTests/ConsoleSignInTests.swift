@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import IAPSettings
 import IAPStages
+import PipelineCore
 import PipelineTestSupport
 import PlainJSON
 import Testing
@@ -60,6 +61,39 @@ import Testing
             #expect(throws: ConfigurationError.self, "\(bad)") {
                 try ConsoleSettings(reading: SettingSource(environment: ["IAP_CONSOLE_ORIGIN": bad]))
             }
+        }
+    }
+}
+
+/// The audit of console actions: who did what, on what, how it ended, from the session's name.
+@Suite(.serialized) struct ConsoleAuditTests {
+    @Test func everyActionIsRecordedInTheSessionsNameAndShownToOperators() async throws {
+        try await ConsoleHarness.withConsole(startWorkers: false) { pipeline, console in
+            _ = try await console.send(.POST, "/login", form: "username=vera&password=guess")
+            _ = try await console.send(.POST, "/login", form: "username=mallory-\(UUID().uuidString)&password=guess")
+            let vera = try await console.signIn("vera")
+            let letter = DeadLetter(job: "{}", stage: "grant", reason: "poison", error: "e", attempts: 1, at: 1_795_000_000_000, ticket: "t-a").encoded()
+            _ = try await pipeline.redis.send("LPUSH", pipeline.store.keys.dead, letter)
+            let ada = try await console.signIn("ada")
+            let preview = try await console.send(.GET, "/dead/preview?bucket=0&start=0&stage=grant&reason=poison", cookie: ada)
+            #expect(try await console.send(.POST, "/dead/purge", form: ConsoleDeadLetterTests.confirmation(in: preview.body) + "&user=mallory", cookie: ada).status == 200)
+
+            #expect(try await console.send(.GET, "/audit", cookie: vera).status == 403)
+            let oscar = try await console.signIn("oscar")
+            let json = try JSONValue(parsing: try await console.send(.GET, "/audit", cookie: oscar, headers: [("Accept", "application/json")]).body)
+            let rows = (json["entries"]?.array ?? []).map { row in
+                ["user", "action", "target", "outcome"].map { row[$0]?.string ?? "" }.joined(separator: "|")
+            }
+            #expect(rows == [
+                "oscar|sign-in||signed in as operator",
+                "ada|dead.purge|bucket 0: 1 previewed|done 1, missing 0, skipped 0",
+                "ada|sign-in||signed in as admin",
+                "vera|sign-in||signed in as viewer",
+                "vera|sign-in||refused",
+            ], "newest first, and no entry for a name nobody has: \(rows)")
+            let page = try await console.send(.GET, "/audit", cookie: oscar)
+            #expect(page.status == 200 && page.body.contains("<td>dead.purge</td>") && page.body.contains("XREVRANGE"))
+            #expect(try await console.send(.GET, "/audit?before=not-an-id", cookie: oscar).status == 200)
         }
     }
 }

@@ -11,3 +11,11 @@ public struct ConsoleOptions: SettingsGroup {
 
     public init() {}
 }
+
+/// `iapctl console`'s port and sign-in length (it listens on loopback alone, without users).
+public struct LocalConsoleOptions: SettingsGroup {
+    @Option(setting: Settings.consolePort) var consolePort: String?
+    @Option(setting: Settings.consoleSession) var consoleSessionS: String?
+
+    public init() {}
+}

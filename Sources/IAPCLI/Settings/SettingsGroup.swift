@@ -82,6 +82,11 @@ extension Setting.Kind {
 /// The configuration from the environment and the flags of `groups`, or the process stops with one
 /// line naming the bad variable.
 public func loadConfiguration(_ groups: any SettingsGroup...) -> PipelineConfiguration {
+    loadConfiguration(groups)
+}
+
+/// The same, for groups gathered in an array (a command's shared options and its own).
+public func loadConfiguration(_ groups: [any SettingsGroup]) -> PipelineConfiguration {
     do {
         return try PipelineConfiguration(settingSource(groups))
     } catch {

@@ -183,6 +183,8 @@ public struct RedisKeys: Sendable, Equatable {
     /// string: failed console sign-ins of one name (by the SHA-256 of the name) in a window of
     /// `SignInThrottle.window`; expires with the window.
     public func consoleSignInFailures(_ nameHash: String) -> String { "\(prefix):console:signin:\(nameHash)" }
+    /// stream: every console action (who, what, on what, how it ended), capped near 10,000 entries.
+    public var consoleAudit: String { "\(prefix):console:audit" }
     /// string: the new submissions of one client key in one Unix second (`IAP_RATE_PER_KEY`); expires after 10 s.
     public func rateWindow(clientKey: String, second: Int64) -> String { "\(prefix):rate:key:\(clientKey):\(second)" }
     /// string: the new submissions for one user in one Unix second (`IAP_RATE_PER_USER`); expires after 10 s.
