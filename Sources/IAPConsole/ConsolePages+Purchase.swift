@@ -93,6 +93,14 @@ extension ConsolePages {
         } else if story.unit == nil, let owner = story.owner {
             steps.append(step("owned", at: nil, "first granted to \(owner)", href: ConsolePaths.user(owner), link: "the owner's record"))
         }
+        if let waiting = story.webhookWaiting, waiting > 0 {
+            steps.append(step("webhook", at: nil, "\(waiting) of the user's events wait for your webhook (delivered in order)"))
+        }
+        for text in story.notifications {
+            guard let note = try? JSONValue(parsing: text), let type = note["type"]?.string else { continue }
+            let subtype = note["subtype"]?.string.map { " / \($0)" } ?? ""
+            steps.append(step("Apple said", at: note["signed_date"]?.lenientString, "\(type)\(subtype) (notification \(note["uuid"]?.string ?? "?"))"))
+        }
         if let said = story.consumption, let facts = try? JSONValue(parsing: said) {
             let share = facts["consumption_percentage"]?.lenientString.map { ", \($0) consumed" } ?? ""
             steps.append(step("consumption", at: facts["recorded_at"]?.lenientString, "the game said \(facts["delivery_status"]?.string ?? "?")\(share)"))

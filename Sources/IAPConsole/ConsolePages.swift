@@ -8,6 +8,9 @@ import RedisClient
 struct ConsolePages: Sendable {
     let store: PipelineStore
     let lease: Duration
+    /// The apps whose Server API budgets are kept apart (`IAP_APPS_FILE`'s bundle ids); `[nil]`:
+    /// one budget for all.
+    var apps: [String?] = [nil]
 
     func overview(now: Int64 = currentTimeMs()) async throws -> [String: Any] {
         let stats = try await store.stats(lease: lease, now: now, scanInflight: false)
@@ -29,7 +32,27 @@ struct ConsolePages: Sendable {
                 "class": breaker.openSinceMs == nil ? "quiet" : "warn",
             ])
         }
-        return ["title": "Overview", "stages": stages, "counts": counts, "breakers": breakers, "asOf": Self.time(ms: now), "iapctl": "iapctl stats"]
+        let sweeps = [("notification sweep", try await store.notificationSweepState()), ("refund sweep", try await store.refundSweepState())]
+            .map { name, state in ["text": Self.sweep(name, state, now: now)] }
+        let apple: [[String: Any]] = try await store.appleBudget(apps: apps, now: now).map { use in
+            let hold = use.heldUntil.map { ", held after Apple's 429 until \(Self.time(ms: $0))" } ?? ""
+            return ["text": "Apple's Server API, \(use.environment) \(use.endpoint): \(use.callsLastSecond) calls in the last second\(hold)",
+                    "class": use.heldUntil == nil ? "quiet" : "warn"]
+        }
+        return [
+            "title": "Overview", "stages": stages, "counts": counts, "breakers": breakers, "sweeps": sweeps, "apple": apple, "asOf": Self.time(ms: now),
+            "iapctl": "iapctl stats",
+        ]
+    }
+
+    /// A sweep's lease as one line: who holds it and until when, when it runs next.
+    static func sweep(_ name: String, _ state: [String: String], now: Int64) -> String {
+        guard !state.isEmpty else { return "\(name): has not run (off, or no notifier yet)" }
+        let next = state["next_at"].flatMap { Int64($0) }.map { ", next at \(time(ms: $0))" } ?? ""
+        if let owner = state["owner"], let until = state["lease_until"].flatMap({ Int64($0) }), until > now {
+            return "\(name): running on \(owner), its lease until \(time(ms: until))\(next)"
+        }
+        return "\(name): idle\(next)"
     }
 
     /// Where `query` leads: a ticket, a purchase (by grant unit, transaction id or original

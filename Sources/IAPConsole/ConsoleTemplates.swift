@@ -36,6 +36,8 @@ enum ConsoleTemplates {
         </tbody></table>
         <dl class="counts">{{#counts}}<dt>{{label}}</dt><dd data-count="{{key}}">{{value}}</dd>{{/counts}}</dl>
         {{#breakers}}<p class="{{class}}">Apple breaker {{name}}: {{state}}, {{failures}} failures{{#last}}, last: {{last}}{{/last}}</p>{{/breakers}}
+        {{#apple}}<p class="{{class}}">{{text}}</p>{{/apple}}
+        {{#sweeps}}<p class="quiet">{{text}}</p>{{/sweeps}}
         <p class="asof" data-asof>as of {{asOf}}</p>
         {{/body}}{{/layout}}
         """

@@ -85,7 +85,9 @@ enum ConsoleServer {
         let host = settings.host
         let console = try ConsoleApplication(
             store: store, sessions: sessions, users: users, lease: configuration.worker.lease, ticketTTL: configuration.ticketTTL,
-            origins: settings.origins, secureCookie: settings.secureCookie, support: support)
+            origins: settings.origins, secureCookie: settings.secureCookie, support: support,
+            // With IAP_APPS_FILE each app has its own budget at Apple, kept under its bundle id.
+            apps: configuration.appsFile == nil ? [nil] : support?.clients.map(\.configuration.bundleID) ?? [nil])
         let app = Application(
             router: console.router(), configuration: .init(address: .hostname(host, port: settings.port), serverName: "iap-console"),
             onServerRunning: { channel in logger.info("console listening", metadata: ["host": "\(host)", "port": "\(channel.localAddress?.port ?? 0)"]) },

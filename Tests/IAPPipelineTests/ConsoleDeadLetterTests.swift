@@ -103,6 +103,10 @@ import Testing
                 let page = try await console.send(.GET, path, cookie: vera)
                 #expect(page.body.contains("<code>\(line)</code>"), "\(path)")
             }
+            let overview = try JSONValue(parsing: try await console.send(.GET, "/", cookie: vera, headers: json).body)
+            let sweeps = overview["sweeps"]?.array?.compactMap { $0["text"]?.string } ?? []
+            #expect(sweeps.count == 2 && sweeps[0].hasPrefix("notification sweep: ") && sweeps[1].hasPrefix("refund sweep: "), "\(sweeps)")
+            #expect(overview["stages"]?.array?.count == 5 && overview["counts"]?.array?.first?["key"]?.string == "retry")
             let ticketPage = try JSONValue(parsing: try await console.send(.GET, "/tickets/\(ticket)", cookie: vera, headers: json).body)
             #expect(ticketPage["transactions"]?.array?.first?["transactionID"]?.string == "2000000000000961")
             let strange = try await console.send(.GET, "/users/o'brien%20x", cookie: vera)

@@ -18,6 +18,9 @@ import Testing
             #expect(try await pipeline.terminal(ticket).status == .granted)
             let duplicate = try await pipeline.submit(signed: jws, user: "someone-else")
             #expect(try await pipeline.terminal(duplicate).status == .duplicate)
+            // Apple declined a refund first (a notification that changes no grant), then granted one.
+            let declined = try await pipeline.notify(try api.signedNotification(type: "REFUND_DECLINED", transactionID: "4000000000000971"))
+            _ = try await pipeline.terminal(try #require(declined.json["ticket"] as? String))
             let refund = try api.signedNotification(type: "REFUND", transactionID: "4000000000000971")
             let reply = try await pipeline.notify(refund)
             let applied = try await pipeline.terminal(try #require(reply.json["ticket"] as? String))
@@ -37,7 +40,8 @@ import Testing
             #expect(!story.body.contains("someone-else"), "the duplicate claimed nothing")
             #expect(!story.body.contains(jws), "never the evidence")
             let json = try JSONValue(parsing: try await console.send(.GET, "/purchases/4000000000000971", cookie: vera, headers: [("Accept", "application/json")]).body)
-            #expect(json["steps"]?.array?.compactMap { $0["what"]?.string } == ["submitted", "claimed", "granted", "revoked"])
+            #expect(json["steps"]?.array?.compactMap { $0["what"]?.string } == ["submitted", "claimed", "granted", "revoked", "Apple said"], "\(json)")
+            #expect(story.body.contains("REFUND_DECLINED"))
             #expect(json["iapctl"]?.string == "iapctl lookup transaction 4000000000000971")
             #expect(json["steps"]?.array?.first?["at"]?.string?.hasPrefix("20") == true, "the submission's time is shown")
 

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+@testable import IAPConsole
 import IAPSettings
 import IAPStages
 import PipelineCore
@@ -94,6 +95,35 @@ import Testing
             let page = try await console.send(.GET, "/audit", cookie: oscar)
             #expect(page.status == 200 && page.body.contains("<td>dead.purge</td>") && page.body.contains("XREVRANGE"))
             #expect(try await console.send(.GET, "/audit?before=not-an-id", cookie: oscar).status == 200)
+        }
+    }
+}
+
+@Suite struct ConsoleOverviewLineTests {
+    @Test func aSweepsLeaseIsSaidAsItStands() {
+        let now: Int64 = 1_795_000_000_000
+        #expect(ConsolePages.sweep("refund sweep", [:], now: now) == "refund sweep: has not run (off, or no notifier yet)")
+        let running = ConsolePages.sweep("notification sweep", ["owner": "n1", "lease_until": String(now + 5000), "next_at": String(now + 3_600_000)], now: now)
+        #expect(running == "notification sweep: running on n1, its lease until 2026-11-18T11:06:45Z, next at 2026-11-18T12:06:40Z", "\(running)")
+        #expect(ConsolePages.sweep("notification sweep", ["owner": "n1", "lease_until": String(now - 1)], now: now) == "notification sweep: idle")
+    }
+}
+
+@Suite(.serialized) struct ConsoleOverviewTests {
+    /// Apple's budget on the overview: the calls of the last second per endpoint, and a hold
+    /// Apple's 429 set, said as it stands.
+    @Test func theOverviewShowsApplesBudgetInUseAndAnyHold() async throws {
+        try await ConsoleHarness.withConsole(startWorkers: false) { pipeline, console in
+            let keys = pipeline.store.keys
+            let now = currentTimeMs()
+            _ = try await pipeline.redis.send("ZADD", keys.apiPermits(environment: "production", endpoint: "transaction_info"), String(now), "c1", String(now - 10), "c2", String(now - 5000), "old")
+            _ = try await pipeline.redis.send("SET", keys.apiHold(environment: "sandbox", endpoint: "order_lookup"), String(now + 60_000), "PX", "60000")
+            let vera = try await console.signIn("vera")
+            let overview = try JSONValue(parsing: try await console.send(.GET, "/", cookie: vera, headers: [("Accept", "application/json")]).body)
+            let lines = overview["apple"]?.array?.compactMap { $0["text"]?.string } ?? []
+            #expect(lines.count == 2, "\(lines)")
+            #expect(lines.contains("Apple's Server API, production transaction_info: 2 calls in the last second"), "\(lines)")
+            #expect(lines.contains { $0.hasPrefix("Apple's Server API, sandbox order_lookup: 0 calls in the last second, held after Apple's 429 until ") })
         }
     }
 }

@@ -29,6 +29,11 @@ public struct PurchaseStory: Sendable, Equatable {
     public var consumption: String?
     /// Whether the user consented to Apple being told (`consent:`); `nil`: never said.
     public var consent: Bool?
+    /// Apple's newest notifications about the original transaction that changed no grant
+    /// (`notifications:<original>`, JSON, newest first, at most 10).
+    public var notifications: [String] = []
+    /// The grant's user's fulfilment events of this bucket still waiting for the webhook.
+    public var webhookWaiting: Int?
 }
 
 extension PipelineStore {
@@ -44,6 +49,7 @@ extension PipelineStore {
             RedisCommand("GET", purchase.owner(originalTransactionID: original)),
             RedisCommand("HGETALL", purchase.subscription(originalTransactionID: original)),
             RedisCommand("ZSCORE", purchase.rechecks, original),
+            RedisCommand("LRANGE", purchase.notifications(originalTransactionID: original), "0", "9"),
         ]
         if let unit {
             commands += [
@@ -59,21 +65,24 @@ extension PipelineStore {
         story.owner = replies[0].string
         story.subscription = replies[1].stringDictionary.filter { $0.key != "receipt" }
         story.nextRecheck = replies[2].string.flatMap { Double($0) }.map { Int64($0) }
+        story.notifications = (replies[3].array ?? []).compactMap(\.string)
         if unit != nil {
-            story.claimTicket = replies[3].string
-            story.grant = replies[4].stringDictionary
-            story.hold = replies[5].stringDictionary
-            story.refundedBeforeGrant = replies[6].string.map { String($0.prefix { $0 != ":" }) }
+            story.claimTicket = replies[4].string
+            story.grant = replies[5].stringDictionary
+            story.hold = replies[6].stringDictionary
+            story.refundedBeforeGrant = replies[7].string.map { String($0.prefix { $0 != ":" }) }
         }
         guard unit != nil || story.owner != nil || !story.subscription.isEmpty else { return nil }
         if let claim = story.claimTicket { story.ticket = try await ticket(claim) }
         if let user = story.grant["user_id"] ?? story.hold["user_id"], let transaction = story.grant["transaction_id"] ?? story.hold["transaction_id"] {
             let facts = try await redis.pipeline([
                 RedisCommand("HGET", keys.consumption(user: user), transaction), RedisCommand("GET", keys.consent(user: user)),
+                RedisCommand("LLEN", purchase.webhookEvents(user: user)),
             ])
             for reply in facts { try reply.checked() }
             story.consumption = facts[0].string
             story.consent = facts[1].string.map { $0 == "1" }
+            story.webhookWaiting = facts[2].int.map { Int($0) }
         }
         return story
     }

@@ -22,6 +22,11 @@ extension PipelineStore {
         try await redis.send("HGETALL", keys.notificationSweep).stringDictionary
     }
 
+    /// The refund sweep's lease and cursors (`RedisKeys.refundSweep`).
+    public func refundSweepState() async throws -> [String: String] {
+        try await redis.send("HGETALL", keys.refundSweep).checked().stringDictionary
+    }
+
     /// The refund sweep's lease: the same step on its own hash (`RedisKeys.refundSweep`).
     public func claimRefundSweep(owner: String, lease: Duration, renew: Bool = false) async throws -> NotificationSweepClaim {
         try await run(ClaimNotificationSweep(keys, sweep: keys.refundSweep, owner: owner, lease: lease, renew: renew))
