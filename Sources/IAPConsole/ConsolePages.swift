@@ -197,12 +197,17 @@ struct ConsolePages: Sendable {
     /// A stream entry id (`<ms>-<seq>`).
     static func isStreamID(_ text: String) -> Bool {
         let parts = text.split(separator: "-", omittingEmptySubsequences: false)
-        return parts.count == 2 && parts.allSatisfy { !$0.isEmpty && $0.count <= 20 && $0.allSatisfy(\.isNumber) }
+        return parts.count == 2 && parts.allSatisfy { !$0.isEmpty && $0.count <= 20 && isDigits($0) }
     }
 
     /// What Apple could know as an order id (letters and digits) or a transaction id (digits).
     static func isAppleID(_ text: String) -> Bool {
         (1...64).contains(text.utf8.count) && text.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x41...0x5a).contains($0) || (0x61...0x7a).contains($0) }
+    }
+
+    /// ASCII digits only (`Character.isNumber` also takes `½` and `٣`).
+    static func isDigits(_ text: some StringProtocol) -> Bool {
+        !text.isEmpty && text.utf8.allSatisfy { (0x30...0x39).contains($0) }
     }
 
     /// Apple's notification UUIDs: 8-4-4-4-12 hexadecimal digits.

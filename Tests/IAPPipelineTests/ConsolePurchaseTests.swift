@@ -111,6 +111,7 @@ import Testing
             #expect(try await console.send(.GET, "/lookup?kind=order&id=NOSUCHORDER9", cookie: sam).status == 404)
             #expect(try await console.send(.GET, "/lookup?kind=order&id=MK5-TZ8", cookie: sam).status == 400)
             #expect(try await console.send(.POST, "/lookup/grant", form: "transaction=abc&user=player-9", cookie: sam).status == 400)
+            #expect(try await console.send(.POST, "/lookup/grant", form: "transaction=%C2%BD12&user=player-9", cookie: sam).status == 400, "½ is no digit")
         }
     }
 

@@ -116,8 +116,11 @@ import Testing
         try await ConsoleHarness.withConsole(startWorkers: false) { pipeline, console in
             let keys = pipeline.store.keys
             let now = currentTimeMs()
-            _ = try await pipeline.redis.send("ZADD", keys.apiPermits(environment: "production", endpoint: "transaction_info"), String(now), "c1", String(now - 10), "c2", String(now - 5000), "old")
-            _ = try await pipeline.redis.send("SET", keys.apiHold(environment: "sandbox", endpoint: "order_lookup"), String(now + 60_000), "PX", "60000")
+            // Times an hour away either side, so the page's own clock reads the same however slow the machine.
+            _ = try await pipeline.redis.send(
+                "ZADD", keys.apiPermits(environment: "production", endpoint: "transaction_info"), String(now + 3_600_000), "c1",
+                String(now + 3_599_000), "c2", String(now - 3_600_000), "old")
+            _ = try await pipeline.redis.send("SET", keys.apiHold(environment: "sandbox", endpoint: "order_lookup"), String(now + 3_600_000), "PX", "3600000")
             let vera = try await console.signIn("vera")
             let overview = try JSONValue(parsing: try await console.send(.GET, "/", cookie: vera, headers: [("Accept", "application/json")]).body)
             let lines = overview["apple"]?.array?.compactMap { $0["text"]?.string } ?? []

@@ -65,8 +65,11 @@ import Testing
             let handler = GateHandler()
             // The test is the reaper: it holds the reaper lock, so the worker's own housekeeping never reaps.
             try await redis.send("SET", store.keys.reaperLock, "test-reaper", "PX", "600000")
-            let (worker, running) = Self.start(handler, store, WorkerSettings(concurrency: 1, lease: .milliseconds(60_000), block: .milliseconds(100), housekeeping: .milliseconds(50)))
+            // Queued before the worker starts: it takes the job with take_jobs and then waits for its one
+            // slot, never in BLMOVE (which would take the job back the moment the reaper returns it,
+            // as a worker whose queue seemed empty does; CI saw that when the worker started first).
             try await Self.submit(store, "T1")
+            let (worker, running) = Self.start(handler, store, WorkerSettings(concurrency: 1, lease: .milliseconds(60_000), block: .milliseconds(100), housekeeping: .milliseconds(50)))
             var taken = handler.taken.makeAsyncIterator()
             let payload = try #require(await taken.next())
             // As if the worker had been paused past its lease: the reaper hands its job to others.
