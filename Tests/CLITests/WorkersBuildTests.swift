@@ -28,7 +28,7 @@ import Testing
         #expect(progress.last?.contains("100%") == true)
         #expect(shown.contains("error: something broke"))
 
-        for script in ["run", "drill", "bench", "migrate-bench"] {
+        for script in ["run", "drill", "bench", "migrate-bench", "console-bench"] {
             let text = try String(contentsOf: Self.root.appendingPathComponent("workers/\(script)"), encoding: .utf8)
             #expect(text.contains("workers/build"), "workers/\(script) builds some other way")
             #expect(!text.contains("| tail"), "workers/\(script) hides the build's output")
