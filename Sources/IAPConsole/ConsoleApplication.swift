@@ -29,10 +29,10 @@ public struct ConsoleApplication: Sendable {
 
     public init(
         store: PipelineStore, sessions: ConsoleSessions, users: ConsoleUsers, lease: Duration, ticketTTL: Duration, origins: Set<String>,
-        secureCookie: Bool = false, support: SupportLookup? = nil, apps: [String?] = [nil]
+        secureCookie: Bool = false, support: SupportLookup? = nil, apps: [String?] = [nil], dailyLimits: [String: Int] = [:]
     ) throws {
         self.support = support
-        pages = ConsolePages(store: store, lease: lease, apps: apps)
+        pages = ConsolePages(store: store, lease: lease, dailyLimits: dailyLimits, apps: apps)
         self.ticketTTL = ticketTTL
         self.secureCookie = secureCookie
         throttle = SignInThrottle(redis: sessions.redis, keys: sessions.keys)

@@ -8,6 +8,8 @@ import RedisClient
 struct ConsolePages: Sendable {
     let store: PipelineStore
     let lease: Duration
+    /// The catalog's daily caps by product (`daily_limit_per_user`), for the held page's evidence.
+    var dailyLimits: [String: Int] = [:]
     /// The apps whose Server API budgets are kept apart (`IAP_APPS_FILE`'s bundle ids); `[nil]`:
     /// one budget for all.
     var apps: [String?] = [nil]
@@ -109,7 +111,8 @@ struct ConsolePages: Sendable {
         ]
         let purchases: [[String: Any]] = record.purchases.map { purchase in
             [
-                "state": purchase["state"] ?? "", "unit": purchase["unit"] ?? "", "product": purchase["product_id"] ?? "",
+                "state": purchase["state"] ?? "", "unit": purchase["unit"] ?? "", "unitHref": ConsolePaths.purchase(purchase["unit"] ?? ""),
+                "product": purchase["product_id"] ?? "",
                 "quantity": purchase["quantity"] ?? "", "source": purchase["source"] ?? "",
                 "granted": purchase["granted_at"].flatMap { Int64($0) }.map { Self.time(ms: $0) } ?? "",
                 "reason": purchase["reason"] ?? "",
@@ -139,7 +142,7 @@ struct ConsolePages: Sendable {
                 "heldAt": Self.time(ms: hold.heldAt), "reason": hold.reason, "user": hold.userID, "userHref": ConsolePaths.user(hold.userID),
                 "product": hold.productID, "quantity": hold.quantity, "currency": hold.currency ?? "", "source": hold.source,
                 "ticket": hold.ticket, "ticketHref": ConsolePaths.ticket(hold.ticket), "storyHref": ConsolePaths.purchase(hold.unit),
-                "evidence": Self.lines(evidence, of: hold).map { ["line": $0] },
+                "evidence": lines(evidence, of: hold).map { ["line": $0] },
                 "releaseAction": ConsolePaths.held(hold.unit, .release), "rejectAction": ConsolePaths.held(hold.unit, .reject),
             ]
         }
@@ -151,11 +154,12 @@ struct ConsolePages: Sendable {
     }
 
     /// A rule's evidence as a few lines of text.
-    static func lines(_ evidence: HoldEvidence, of hold: HeldPurchase) -> [String] {
+    func lines(_ evidence: HoldEvidence, of hold: HeldPurchase) -> [String] {
         var lines: [String] = []
         if let window = evidence.dailyWindow {
-            lines.append("\(window.count) of \(hold.productID) granted to the user in the last 24 hours")
-            lines += window.suffix(5).map { "\(time(ms: $0.at)): \($0.unit)" }
+            let cap = dailyLimits[hold.productID].map { " (the cap: \($0) a day)" } ?? ""
+            lines.append("\(window.count) of \(hold.productID) granted to the user in the last 24 hours\(cap)")
+            lines += window.suffix(5).map { "\(Self.time(ms: $0.at)): \($0.unit)" }
         }
         if let refunds = evidence.refunds {
             lines.append("refunds: \(refunds.whole) whole, \(refunds.prorated) milliunits in part (100000 is one)")

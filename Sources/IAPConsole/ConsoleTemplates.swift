@@ -65,7 +65,7 @@ enum ConsoleTemplates {
         <dl class="fields">{{#fields}}<dt>{{name}}</dt><dd>{{value}}</dd>{{/fields}}</dl>
         <h2>Purchases</h2>
         {{#hasPurchases}}<table><thead><tr><th>state</th><th>unit</th><th>product</th><th>qty</th><th>source</th><th>granted</th><th>reason</th></tr></thead><tbody>
-        {{#purchases}}<tr><td>{{state}}</td><td>{{unit}}</td><td>{{product}}</td><td class="n">{{quantity}}</td><td>{{source}}</td><td>{{granted}}</td><td>{{reason}}</td></tr>{{/purchases}}
+        {{#purchases}}<tr><td>{{state}}</td><td><a href="{{unitHref}}">{{unit}}</a></td><td>{{product}}</td><td class="n">{{quantity}}</td><td>{{source}}</td><td>{{granted}}</td><td>{{reason}}</td></tr>{{/purchases}}
         </tbody></table>{{/hasPurchases}}{{^hasPurchases}}<p>None listed.</p>{{/hasPurchases}}
         {{#olderHref}}<p><a href="{{olderHref}}">older purchases</a></p>{{/olderHref}}
         <h2>Subscriptions</h2>

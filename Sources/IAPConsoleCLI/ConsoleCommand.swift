@@ -81,13 +81,20 @@ enum ConsoleServer {
             failConfiguration(error)
         }
         if support == nil { logger.info("no Server API key (IAP_APPLE_API_*): support's look-up at Apple is off") }
+        let dailyLimits: [String: Int]
+        do {
+            dailyLimits = configuration.hasCatalog ? try configuration.requireCatalog().dailyLimits : [:]
+        } catch {
+            failConfiguration(error)
+        }
         let sessions = ConsoleSessions(redis: redisClient, keys: configuration.keys, lifetime: settings.sessionLifetime)
         let host = settings.host
         let console = try ConsoleApplication(
             store: store, sessions: sessions, users: users, lease: configuration.worker.lease, ticketTTL: configuration.ticketTTL,
             origins: settings.origins, secureCookie: settings.secureCookie, support: support,
             // With IAP_APPS_FILE each app has its own budget at Apple, kept under its bundle id.
-            apps: configuration.appsFile == nil ? [nil] : support?.clients.map(\.configuration.bundleID) ?? [nil])
+            apps: configuration.appsFile == nil ? [nil] : support?.clients.map(\.configuration.bundleID) ?? [nil],
+            dailyLimits: dailyLimits)
         let app = Application(
             router: console.router(), configuration: .init(address: .hostname(host, port: settings.port), serverName: "iap-console"),
             onServerRunning: { channel in logger.info("console listening", metadata: ["host": "\(host)", "port": "\(channel.localAddress?.port ?? 0)"]) },

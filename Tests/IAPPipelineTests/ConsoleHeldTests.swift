@@ -53,7 +53,7 @@ import Testing
             #expect(units.prefix(55) == (0..<55).map { "old-\($0)" }[...], "oldest first")
 
             let last = pages[1]
-            #expect(last.contains("3 of gems.small granted to the user in the last 24 hours"), "\(last)")
+            #expect(last.contains("3 of gems.small granted to the user in the last 24 hours (the cap: 3 a day)"), "\(last)")
             #expect(last.contains("Apple Account \(AppleAccountTests.account): this user joined as number 2 of 2<br>1. alice<br>2. bob<br>"), "\(last)")
             #expect(pages[0].contains("the currency is unknown"))
             #expect(last.contains("href=\"/purchases/gem-held-3\""), "a hold links to its story")

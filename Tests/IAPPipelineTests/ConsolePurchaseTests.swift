@@ -47,6 +47,8 @@ import Testing
 
             let byNotification = try await console.send(.GET, "/search?q=\(uuid.uppercased())", cookie: vera)
             #expect(byNotification.body.contains("notification \(uuid.uppercased())") && byNotification.body.contains("href=\"/tickets/"), "\(byNotification.body)")
+            let userPage = try await console.send(.GET, "/users/story-player", cookie: vera)
+            #expect(userPage.body.contains("<a href=\"/purchases/4000000000000971\">4000000000000971</a>"), "the user's purchases link their stories")
             let ticketPage = try await console.send(.GET, "/tickets/\(ticket)", cookie: vera)
             #expect(ticketPage.body.contains("href=\"/purchases/4000000000000971\""))
             #expect(try await console.send(.GET, "/purchases/4000000000000000", cookie: vera).status == 404)
