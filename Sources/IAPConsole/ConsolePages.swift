@@ -235,11 +235,13 @@ struct ConsolePages: Sendable {
         fields.compactMap { name, value in value.map { ["name": name, "value": $0] } }
     }
 
+    /// A time as ISO 8601 in UTC (`2026-11-27T05:04:54Z`): one value-type style for every row,
+    /// not a formatter made per call.
     static func time(ms: Int64) -> String {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime]
-        return formatter.string(from: Date(timeIntervalSince1970: Double(ms) / 1000))
+        Date(timeIntervalSince1970: Double(ms) / 1000).formatted(iso8601)
     }
+
+    private static let iso8601 = Date.ISO8601FormatStyle()
 
     static func age(ms: Int64) -> String {
         ms < 1000 ? "\(ms) ms" : ms < 120_000 ? "\(ms / 1000) s" : ms < 7_200_000 ? "\(ms / 60_000) min" : "\(ms / 3_600_000) h"

@@ -38,7 +38,7 @@ enum DeadLetterAction: String, Sendable {
                     outcome.skipped += 1
                     continue
                 }
-                if try await store.replay(entry: entry.text, ttl: ticketTTL) { outcome.done += 1 } else { outcome.missing += 1 }
+                if try await store.replay(entry: entry.text, inBucket: bucket, ttl: ticketTTL) { outcome.done += 1 } else { outcome.missing += 1 }
             }
         case .purge:
             guard let key = DeadLetterWindow(store: store).key(bucket: bucket), !entries.isEmpty else { return outcome }

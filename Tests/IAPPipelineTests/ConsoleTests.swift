@@ -20,18 +20,27 @@ import Testing
 @Suite(.serialized) struct ConsoleTests {
     @Test func withoutASessionAPageSendsToSignInAndAPostIsRefused() async throws {
         try await ConsoleHarness.withConsole { _, console in
-            for path in ["/", "/search?q=x", "/users/alice", "/tickets/abc"] {
+            for path in [
+                "/", "/search?q=x", "/users/alice", "/tickets/abc", "/purchases/2000000000000001", "/held", "/dead",
+                "/dead/preview?bucket=0&start=0&stage=grant&reason=poison", "/lookup?kind=order&id=MK5TZ8Q2R1", "/audit",
+            ] {
                 let reply = try await console.send(.GET, path)
                 #expect(reply.status == 303 && reply.headers["location"] == "/login", "\(path): \(reply.status)")
             }
             #expect(try await console.send(.POST, "/logout").status == 403)
             // Other spellings of the guarded paths reach no page without a session either.
-            for path in ["//", "//held", "/held/", "/./held", "//users/alice", "/dead//", "/%2Fheld"] {
+            for path in [
+                "//", "//held", "/held/", "/./held", "//users/alice", "/dead//", "/%2Fheld", "//purchases/1", "//audit", "/audit/",
+                "//dead/preview?bucket=0", "//lookup?kind=order&id=X", "/%2Flookup?kind=order&id=X",
+            ] {
                 let reply = try await console.send(.GET, path)
                 #expect(reply.status == 303 || reply.status == 404, "\(path): \(reply.status)")
                 #expect(!reply.body.contains("<h1>"), "\(path) showed a page")
             }
-            for path in ["//held/u/release", "/held/u/release/", "//logout"] {
+            for path in [
+                "//held/u/release", "/held/u/release/", "//logout", "/dead/replay", "//dead/replay", "/dead/purge", "/dead/purge/",
+                "/lookup/grant", "//lookup/grant",
+            ] {
                 #expect([403, 404].contains(try await console.send(.POST, path, form: "note=x").status), "\(path)")
             }
             #expect(try await console.send(.GET, "/", cookie: String(repeating: "A", count: 43)).status == 303)

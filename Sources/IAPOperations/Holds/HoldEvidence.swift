@@ -18,19 +18,29 @@ public struct HoldEvidence: Sendable, Equatable {
 
     /// The units of the product granted to the user in the last 24 hours, oldest first (at most 50).
     public var dailyWindow: [Grant]?
-    /// The user's refunds in whole, and in part (milliunits: 100000 is one), every bucket's.
-    public var refunds: (whole: Int, prorated: Int)?
-    /// The Apple Account that bought it, the user's place on it and how many joined; the seats in
-    /// order when 50 or fewer joined.
-    public var appleAccount: (id: String, place: Int?, joined: Int, seats: [Seat]?)?
+    /// The user's refunds, every bucket's.
+    public var refunds: Refunds?
+    /// The Apple Account that bought it and the user's place on it.
+    public var appleAccount: AppleAccount?
     /// What the purchase was paid in (absent: Apple did not say, a legacy receipt).
     public var currency: String?
 
-    public static func == (lhs: Self, rhs: Self) -> Bool {
-        lhs.dailyWindow == rhs.dailyWindow && lhs.refunds?.whole == rhs.refunds?.whole && lhs.refunds?.prorated == rhs.refunds?.prorated
-            && lhs.appleAccount?.id == rhs.appleAccount?.id && lhs.appleAccount?.place == rhs.appleAccount?.place
-            && lhs.appleAccount?.joined == rhs.appleAccount?.joined && lhs.appleAccount?.seats == rhs.appleAccount?.seats
-            && lhs.currency == rhs.currency
+    public struct Refunds: Sendable, Equatable {
+        /// In whole, less reversals.
+        public var whole: Int
+        /// In part, in milliunits (100000 is one).
+        public var prorated: Int
+    }
+
+    public struct AppleAccount: Sendable, Equatable {
+        /// Apple's `appTransactionId`.
+        public var id: String
+        /// The user's place in the order the account's users joined.
+        public var place: Int?
+        /// How many joined.
+        public var joined: Int
+        /// The seats in order, when 50 or fewer joined.
+        public var seats: [Seat]?
     }
 }
 
@@ -74,10 +84,12 @@ extension PipelineStore {
                 }
             case ReasonCode.refundLimitExceeded:
                 let counts = answer.map { Int($0.string ?? "0") ?? 0 }
-                evidence.refunds = (stride(from: 0, to: counts.count, by: 2).map { counts[$0] }.reduce(0, +),
-                                    stride(from: 1, to: counts.count, by: 2).map { counts[$0] }.reduce(0, +))
+                evidence.refunds = HoldEvidence.Refunds(
+                    whole: stride(from: 0, to: counts.count, by: 2).map { counts[$0] }.reduce(0, +),
+                    prorated: stride(from: 1, to: counts.count, by: 2).map { counts[$0] }.reduce(0, +))
             case ReasonCode.appleAccountShared where answer.count == 2:
-                evidence.appleAccount = (hold.appTransactionID ?? "", answer[0].string.flatMap { Int($0) }, answer[1].string.flatMap { Int($0) } ?? 0, nil)
+                evidence.appleAccount = HoldEvidence.AppleAccount(
+                    id: hold.appTransactionID ?? "", place: answer[0].string.flatMap { Int($0) }, joined: answer[1].string.flatMap { Int($0) } ?? 0)
             default:
                 break
             }

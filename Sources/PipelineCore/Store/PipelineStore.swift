@@ -238,13 +238,19 @@ public struct PipelineStore: Sendable {
     /// letters hold it. Returns `false` when the entry is gone (someone else replayed or purged
     /// it); throws when the entry holds no job to replay.
     public func replay(entry: String, ttl: Duration, now: Int64 = currentTimeMs()) async throws -> Bool {
+        for bucket in keys.everyBucket.indices {
+            if try await replay(entry: entry, inBucket: bucket, ttl: ttl, now: now) { return true }
+        }
+        return false
+    }
+
+    /// The same for an entry read from bucket `bucket`'s dead letters (the console's windows):
+    /// one script call, not one per bucket.
+    public func replay(entry: String, inBucket bucket: Int, ttl: Duration, now: Int64 = currentTimeMs()) async throws -> Bool {
         let letter = try DeadLetter.decode(entry)
         var job = try Job.decode(letter.job)
         job.attempts = 0
-        for bucket in keys.everyBucket {
-            if try await run(ReplayDeadLetter(bucket, entry: entry, job: job, ttl: ttl, now: now)) { return true }
-        }
-        return false
+        return try await run(ReplayDeadLetter(keys.everyBucket[bucket], entry: entry, job: job, ttl: ttl, now: now))
     }
 
     /// Deletes every bucket's dead letters; returns how many there were.
