@@ -102,8 +102,9 @@ struct ConsolePages: Sendable {
         ]
     }
 
-    func user(_ id: String, before: Int64?) async throws -> [String: Any] {
+    func user(_ id: String, before: Int64?, eventsBefore: String? = nil) async throws -> [String: Any] {
         let record = try await store.userRecord(of: id, limit: 50, before: before)
+        let events = try await store.userEvents(of: id, limit: 50, before: eventsBefore)
         let fields: [(String, String?)] = [
             ("Apple Accounts", record.appleAccounts.isEmpty ? nil : record.appleAccounts.joined(separator: ", ")),
             ("consent", record.consent.map { $0 ? "yes" : "no" }), ("app account token", record.appAccountToken),
@@ -127,7 +128,19 @@ struct ConsolePages: Sendable {
         return Self.present([
             "title": "User \(id)", "fields": Self.present(fields), "purchases": purchases, "hasPurchases": !purchases.isEmpty,
             "olderHref": record.nextBefore.map { ConsolePaths.user(id, before: $0) }, "subscriptions": subscriptions,
+            "events": events.events.map(eventRow), "hasEvents": !events.events.isEmpty,
+            "olderEventsHref": events.nextBefore.map { ConsolePaths.user(id, eventsBefore: $0) },
             "iapctl": "iapctl user show \(ConsolePaths.shellQuoted(id))",
+        ])
+    }
+
+    /// One of a user's events as its row shows it: the story of its purchase one click away.
+    private func eventRow(_ event: UserEvent) -> [String: Any] {
+        let purchase = event.unit.isEmpty ? event.originalTransactionID : event.unit
+        return Self.present([
+            "at": Self.time(ms: event.at), "event": event.event, "product": event.productID, "purchase": purchase,
+            "purchaseHref": purchase.isEmpty ? nil : ConsolePaths.purchase(purchase), "entry": event.entryID,
+            "delivery": event.delivery ?? "no webhook",
         ])
     }
 

@@ -3,8 +3,11 @@ import Foundation
 /// Every link the console writes: built here from ids, percent-encoded as one path segment or
 /// query value, and always a path of the console (never a URL taken from data).
 enum ConsolePaths {
-    static func user(_ id: String, before: String? = nil) -> String {
-        "/users/" + segment(id) + (before.map { "?before=" + segment($0) } ?? "")
+    /// A user's page: `before`, the purchases bought before (ms); `eventsBefore`, the events
+    /// written before (an entry id).
+    static func user(_ id: String, before: String? = nil, eventsBefore: String? = nil) -> String {
+        let query = [before.map { "before=" + segment($0) }, eventsBefore.map { "events_before=" + segment($0) }].compactMap { $0 }
+        return "/users/" + segment(id) + (query.isEmpty ? "" : "?" + query.joined(separator: "&"))
     }
 
     static func ticket(_ id: String) -> String { "/tickets/" + segment(id) }

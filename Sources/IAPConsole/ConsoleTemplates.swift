@@ -68,6 +68,11 @@ enum ConsoleTemplates {
         {{#purchases}}<tr><td>{{state}}</td><td><a href="{{unitHref}}">{{unit}}</a></td><td>{{product}}</td><td class="n">{{quantity}}</td><td>{{source}}</td><td>{{granted}}</td><td>{{reason}}</td></tr>{{/purchases}}
         </tbody></table>{{/hasPurchases}}{{^hasPurchases}}<p>None listed.</p>{{/hasPurchases}}
         {{#olderHref}}<p><a href="{{olderHref}}">older purchases</a></p>{{/olderHref}}
+        <h2>Events</h2>
+        {{#hasEvents}}<table class="events"><thead><tr><th>at</th><th>event</th><th>product</th><th>purchase</th><th>entry</th><th>webhook</th></tr></thead><tbody>
+        {{#events}}<tr><td>{{at}}</td><td>{{event}}</td><td>{{product}}</td><td>{{#purchaseHref}}<a href="{{purchaseHref}}">{{purchase}}</a>{{/purchaseHref}}</td><td>{{entry}}</td><td>{{delivery}}</td></tr>{{/events}}
+        </tbody></table>{{/hasEvents}}{{^hasEvents}}<p>None kept.</p>{{/hasEvents}}
+        {{#olderEventsHref}}<p><a href="{{olderEventsHref}}">older events</a></p>{{/olderEventsHref}}
         <h2>Subscriptions</h2>
         {{#subscriptions}}<p>{{id}}: {{product}} {{status}}{{#expires}}, until {{expires}}{{/expires}}</p>{{/subscriptions}}{{^subscriptions}}<p>None.</p>{{/subscriptions}}
         {{/body}}{{/layout}}

@@ -115,6 +115,9 @@ import Testing
             #expect(byUser.body.contains("href=\"/users/%3Cscript%3Ealert%281%29%3C%2Fscript%3E%22%27%26\""), "\(byUser.body)")
             let record = try await console.send(.GET, "/users/\(query)", cookie: session)
             #expect(record.status == 200 && record.body.contains("2000000000000901") && !record.body.contains("older purchases"))
+            // Its events, from the user's index: the grant, its purchase's story one click away.
+            #expect(record.body.contains("<td>granted</td>") && record.body.contains("href=\"/purchases/2000000000000901\"")
+                && record.body.contains("no webhook") && !record.body.contains("older events"), "\(record.body)")
             for shown in [byUser.body, record.body] {
                 #expect(!shown.contains("<script>") && shown.contains("&lt;script&gt;alert(1)&lt;/script&gt;"))
             }

@@ -120,6 +120,10 @@ import Testing
             try await redis.send("SADD", keys.webhookBusy, "u", "other")
             let kept = try #require(try await redis.send("XADD", keys.fulfilment, "*", "user_id", "other").string)
             let named = try #require(try await redis.send("XADD", keys.fulfilment, "*", "user_id", "u").string)
+            // The user's range of the events index goes; a user whose id begins alike keeps theirs.
+            for member in ["001u\u{0}1-0\u{0}granted\u{0}1\u{0}1\u{0}p", "002uu\u{0}1-0\u{0}granted\u{0}2\u{0}2\u{0}p"] {
+                try await redis.send("ZADD", keys.userEvents, "0", member)
+            }
             let records = [keys.grant(unit: "1"), keys.grant(unit: "2"), keys.owner(originalTransactionID: "1"), keys.owner(originalTransactionID: "2")]
             let step = EraseUserInBucket(keys, user: "u", pseudonym: "erased:ab", records: records, entries: [named])
             let (renamed, deleted) = try await store.run(step)
@@ -128,6 +132,7 @@ import Testing
             #expect(try await redis.send("HGETALL", keys.grant(unit: "2")).stringDictionary == ["user_id": "other", "transferred_from": "erased:ab"])
             #expect(try await redis.send("GET", keys.owner(originalTransactionID: "2")).string == "other")
             #expect(try await redis.send("EXISTS", keys.purchases(user: "u")).int == 0)
+            #expect(try await redis.send("ZRANGE", keys.userEvents, "0", "-1").array?.compactMap(\.string) == ["002uu\u{0}1-0\u{0}granted\u{0}2\u{0}2\u{0}p"])
             #expect(try await redis.send("SMEMBERS", keys.webhookBusy).array?.compactMap(\.string) == ["other"])
             #expect(try await redis.send("XRANGE", keys.fulfilment, "-", "+").array?.compactMap { $0.array?.first?.string } == [kept])
             #expect(try await store.run(EraseUserInBucket(keys, user: "u", pseudonym: "erased:ab", records: records, entries: [named])) == (0, 0))

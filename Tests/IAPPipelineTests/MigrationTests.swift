@@ -68,6 +68,8 @@ import Testing
             #expect(family["txn"]?.source == 8 && family["txn"]?.found == 8 && family["txn"]?.different == 0)
             #expect(family["jobs"]?.moved == 2 && family["fulfilment"]?.found == 6 && family["refunds"]?.found == 1)
             #expect(try await destination.send("HGET", keys.appleAccount("7001"), "u:alice").string == "1")
+            // Each user's events: the six entries' members, each to its purchase's bucket.
+            #expect(family["user-events"]?.source == 6 && family["user-events"]?.found == 6, "\(report)")
             // Run again: the same keys with the same values.
             let again = try await migration.run()
             #expect(again.verified && again.families.map(\.found) == report.families.map(\.found))
@@ -95,6 +97,9 @@ import Testing
             #expect(entries.filter { $0["event"] == "granted" }.count == 10)
             #expect(Set(entries.filter { $0["event"] == "granted" }.compactMap { $0["unit"] }).count == 10)
             #expect(try await fleet.store.refundCount(of: "bob") == 1)
+            // The users' events, moved and written since, newest first, each naming its entry.
+            #expect(try await fleet.store.userEvents(of: "bob").events.map(\.event) == ["revoked", "notification", "granted"])
+            #expect(try await fleet.store.userEvents(of: "carol").events.map(\.event) == ["granted", "granted", "granted", "granted"])
             // The backend's group goes on where it was: the one entry it had not acknowledged comes
             // again, with what was written since; nothing it had acknowledged does.
             var redelivered: [[String: String]] = []

@@ -14,6 +14,7 @@ package struct EraseUserInBucket: PipelineScript {
         let fixed = [
             bucket.purchases(user: user), bucket.lifetime(user: user), bucket.subscriptions(user: user), bucket.refunds(user: user),
             bucket.refundsProrated(user: user), bucket.webhookEvents(user: user), bucket.webhookBusy, bucket.fulfilment,
+            bucket.userEvents,
         ]
         keys = fixed + records
         arguments = [JSONValue.object([

@@ -91,7 +91,7 @@ package struct ReleaseHeldPurchase: DeclaringScript {
             k.owner(originalTransactionID: hold.originalTransactionID), bucket.unclaimed,
             bucket.lifetime(user: hold.userID), k.subscription(originalTransactionID: hold.originalTransactionID),
             bucket.rechecks, bucket.subscriptions(user: hold.userID), bucket.purchases(user: hold.userID),
-            bucket.refundsProrated(user: hold.userID),
+            bucket.refundsProrated(user: hold.userID), bucket.userEvents,
         ]
         arguments = [decision.argument]
     }
@@ -109,7 +109,7 @@ package struct RejectHeldPurchase: PipelineScript {
 
     package init(_ keys: RedisKeys, unit: String, originalTransactionID original: String, by operatorName: String, note: String, now: Int64) {
         let bucket = keys.ofPurchase(originalTransactionID: original)
-        self.keys = [keys.hold(unit: unit, originalTransactionID: original), bucket.holds, bucket.fulfilment]
+        self.keys = [keys.hold(unit: unit, originalTransactionID: original), bucket.holds, bucket.fulfilment, bucket.userEvents]
         arguments = [
             HeldPurchaseDecision(keys, unit: unit, originalTransactionID: original, by: operatorName, note: note, recheck: nil, now: now)
                 .argument

@@ -67,6 +67,45 @@ extension LedgerMigration {
         }
     }
 
+    /// Each user's events (`user-events`, one key without buckets): each member to the index of
+    /// the bucket its entry went to: its purchase's, or, for one naming none, the bucket whose
+    /// stream holds its entry (copied before). The source caps a user's at `userEventsCap`, so
+    /// no bucket's range holds more.
+    func splitUserEvents(_ plan: Plan, report: inout MigrationReport) async throws {
+        guard plan.names("user-events").contains("user-events") else { return }
+        let source = "\(sourcePrefix):user-events"
+        var start = "-", read = 0, written = 0
+        var touched = Set<String>()
+        while true {
+            let page = try await self.source.send("ZRANGE", source, start, "+", "BYLEX", "LIMIT", "0", String(batch)).checked()
+            let members = page.array?.compactMap(\.string) ?? []
+            var commands: [RedisCommand] = []
+            for member in members {
+                let bucket = try await bucket(ofUserEvent: member)
+                commands.append(RedisCommand("ZADD", bucket.userEvents, "0", member))
+                touched.insert(bucket.userEvents)
+            }
+            if !commands.isEmpty { try Self.expectOK(try await destination.pipeline(commands)) }
+            read += members.count
+            written += commands.count
+            guard members.count == batch, let last = members.last else { break }
+            start = "(" + last
+        }
+        let sizes = try await destination.pipeline(touched.map { RedisCommand("ZCARD", $0) })
+        report.add("user-events", source: read, moved: written, found: sizes.compactMap(\.int).reduce(0) { $0 + Int($1) })
+    }
+
+    /// The bucket of a member of `user-events`: its purchase's, else the one whose stream holds its
+    /// entry, else the first.
+    private func bucket(ofUserEvent member: String) async throws -> RedisKeys {
+        let parts = member.split(separator: "\0", omittingEmptySubsequences: false)
+        guard parts.count == 6 else { return keys.inBucket(0) }
+        if !parts[3].isEmpty { return keys.ofPurchase(originalTransactionID: String(parts[3])) }
+        let id = parts[1].split(separator: "-").map { String($0.drop { $0 == "0" }) }.map { $0.isEmpty ? "0" : $0 }.joined(separator: "-")
+        let found = try await destination.pipeline(keys.everyBucket.map { RedisCommand("XRANGE", $0.fulfilment, id, id) })
+        return found.firstIndex { ($0.array?.isEmpty ?? true) == false }.map { keys.inBucket($0) } ?? keys.inBucket(0)
+    }
+
     /// A user's refund count (`refunds`) or prorated refunds (`refunds-prorated`), per bucket: each
     /// bucket gets what the grant records there show standing for the user (`standing`, each with
     /// its weight: 1 a refund in whole, the percentage a refund in part); the source's count stays

@@ -77,6 +77,7 @@ public struct LedgerMigration: Sendable {
         try await recount("refunds", plan.refundedGrants, plan, report: &report) { $0.refunds(user: $1) }
         try await recount("refunds-prorated", plan.proratedGrants, plan, report: &report) { $0.refundsProrated(user: $1) }
         try await copyStream(plan, report: &report)
+        try await splitUserEvents(plan, report: &report)
         try await verify(plan, report: &report)
         report.unknownKeys = plan.unknown.count
         report.unknownNames = Array(plan.unknown.prefix(20))
@@ -135,6 +136,7 @@ public struct LedgerMigration: Sendable {
         "signature", "notification", "refunded", "owner", "held", "holds", "refunds", "refunds-prorated", "purchases", "lifetime", "subscription",
         "user-subscriptions", "webhook", "rechecks", "consent", "daily", "account-token", "unclaimed", "notifications",
         "apple", "intakes", "notification-sweep", "erased", "erasure-salt", "apple-account", "user-token", "consumption", "refund-revision", "refund-sweep", "refund-customers",
+        "user-events",
     ]
 
     func scan() async throws -> Plan {

@@ -15,6 +15,7 @@ package struct GrantByOperator: PipelineScript {
         self.keys = [
             keys.claim(unit: unit, originalTransactionID: id), keys.grant(unit: unit, originalTransactionID: id),
             keys.ofPurchase(originalTransactionID: id).fulfilment, keys.ofPurchase(originalTransactionID: id).purchases(user: user),
+            keys.ofPurchase(originalTransactionID: id).userEvents,
         ]
         arguments = [JSONValue.object([
             "now": .string(String(now)), "operator": .string(operatorName), "note": .string(note), "unit": .string(unit),

@@ -10,7 +10,8 @@ package struct RevokeByOperator: PipelineScript {
     package let arguments: [String]
 
     package init(_ keys: RedisKeys, unit: String, originalTransactionID original: String, by operatorName: String, note: String, now: Int64) {
-        self.keys = [keys.grant(unit: unit, originalTransactionID: original), keys.ofPurchase(originalTransactionID: original).fulfilment]
+        let bucket = keys.ofPurchase(originalTransactionID: original)
+        self.keys = [keys.grant(unit: unit, originalTransactionID: original), bucket.fulfilment, bucket.userEvents]
         arguments = [JSONValue.object([
             "now": .string(String(now)), "operator": .string(operatorName), "note": .string(note),
         ]).canonicalText]

@@ -99,7 +99,10 @@ public struct FulfilmentEntry: Sendable, Equatable {
     public var eventID: String
 
     /// The id's parts (`<ms>-<seq>`), for ordering entries of different buckets' streams.
-    var order: (Int64, Int64) {
+    var order: (Int64, Int64) { Self.order(of: id) }
+
+    /// A stream id's parts (`<ms>-<seq>`) as numbers.
+    static func order(of id: String) -> (Int64, Int64) {
         let parts = id.split(separator: "-")
         return (parts.first.flatMap { Int64($0) } ?? 0, parts.count > 1 ? Int64(parts[1]) ?? 0 : 0)
     }

@@ -11,7 +11,8 @@ package struct AcceptNotification: PipelineScript {
     /// `tokenUser`: the user the notification's appAccountToken is bound to, if any (its owner comes first).
     package init(_ keys: RedisKeys, job: Job, uuid: String, ttl: Duration, tokenUser: String?) {
         let original = job.notification?.originalTransactionID
-        self.keys = [keys.notification(uuid: uuid), keys.ticket(job.ticket), keys.queue(.notify), keys.fulfilment]
+        self.keys = [keys.notification(uuid: uuid), keys.ticket(job.ticket), keys.queue(.notify), keys.fulfilment,
+            keys.userEvents]
             + (original.map { [keys.owner(originalTransactionID: $0)] } ?? [])
         var arguments: [String: JSONValue] = [
             "ticket": .string(job.ticket), "now": .string(String(job.enqueuedAt)), "ttl": .string(String(ttl.components.seconds)),

@@ -15,7 +15,7 @@ package struct ApplySubscriptionNotification: PipelineScript {
         let original = change.originalTransactionID
         self.keys = [
             keys.inflight(member: member), keys.ticket(job.ticket), keys.notifications(originalTransactionID: original),
-            keys.fulfilment, keys.subscription(originalTransactionID: original),
+            keys.fulfilment, keys.userEvents, keys.subscription(originalTransactionID: original),
             keys.ofPurchase(originalTransactionID: original).rechecks,
         ] + (change.userID.map { [keys.ofPurchase(originalTransactionID: original).subscriptions(user: $0)] } ?? [])
         arguments = [taken, JSONValue.members([

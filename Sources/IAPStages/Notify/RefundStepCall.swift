@@ -25,6 +25,7 @@ struct RefundStepCall: Sendable {
         fixed = [
             keys.inflight(member: member), keys.ticket(job.ticket), keys.grant(unit: unit, originalTransactionID: original),
             keys.refunded(unit: unit, originalTransactionID: original), keys.ofPurchase(originalTransactionID: original).fulfilment,
+            keys.ofPurchase(originalTransactionID: original).userEvents,
         ]
         subscriptionID = subscription?.originalTransactionID
         members = extra.merging([

@@ -97,6 +97,14 @@ public struct RedisKeys: Sendable, Equatable {
     public func hold(unitInThisBucket unit: String) -> String { "\(bucketPrefix):held:\(unit)" }
     /// stream: one entry per new grant, for the app backend (XREADGROUP/XACK).
     public var fulfilment: String { "\(bucketPrefix):fulfilment" }
+    /// zset (score 0, read by lex range): each user's newest fulfilment events in this bucket,
+    /// written in the same step as the entry (`includes/append_event.lua`); a member is
+    /// `<user's length, 3 digits><user>NUL<entry id, padded>NUL<event>NUL<original>NUL<unit>NUL<product>`.
+    /// At most `userEventsCap` members per user; erasure removes a user's. What the console's user
+    /// page reads instead of the stream.
+    public var userEvents: String { "\(bucketPrefix):user-events" }
+    /// How many of a user's events `userEvents` keeps in each bucket (`append_event.lua`'s cap).
+    public static let userEventsCap = 100
     /// hash: a ticket's status and result; expires after `IAP_TICKET_TTL_S`.
     public func ticket(_ id: String) -> String { "\(ofTicket(id).bucketPrefix):ticket:\(id)" }
     /// string: sha256(user, receipt) → the ticket it produced, so resubmissions are idempotent.

@@ -12,7 +12,8 @@
     KEYS[2] ticket         the new ticket's hash
     KEYS[3] notifyQueue    the notify stage's queue
     KEYS[4] stream         the fulfilment stream of the notification's bucket
-    KEYS[5] owner          `owner:<original_transaction_id>`, when the notification names a purchase
+    KEYS[5] events         the bucket's `user-events` (appendEvent)
+    KEYS[6] owner          `owner:<original_transaction_id>`, when the notification names a purchase
     ARGV[1] job            the job
     ARGV[2] arguments      JSON: ticket, now, ttl (s), retention (s), channel, type, token_user,
                            entry (the stream entry's fields: strings), source (the entry's
@@ -22,7 +23,7 @@
 ]]
 --- @include "add_event"
 
-local notification, ticket, notifyQueue, stream, owner = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local notification, ticket, notifyQueue, stream, events, owner = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local a = cjson.decode(ARGV[2])
 local existing = redis.call('GET', notification)
 if existing then return {0, existing} end
@@ -33,6 +34,6 @@ redis.call('EXPIRE', ticket, a.ttl)
 redis.call('LPUSH', notifyQueue, ARGV[1])
 local entry = a.entry
 entry.event, entry.source, entry.ticket = 'notification', a.source or 'notification', a.ticket
-addEvent(stream, entry, (owner and redis.call('GET', owner)) or a.token_user or '')
+addEvent(stream, events, entry, (owner and redis.call('GET', owner)) or a.token_user or '')
 redis.call('SPUBLISH', a.channel, a.ticket)
 return {1, a.ticket}

@@ -4,8 +4,8 @@
   bucket's part, in one step. The ledger must not forget a claim, so the user's purchases stay,
   under a pseudonym: each grant record, hold, owner and subscription record naming the user names
   the pseudonym instead (a grant transferred from the user too); the fulfilment entries naming the
-  user are deleted (XDEL: the caller found them); the user's indexes and webhook deliveries in this
-  bucket are deleted. Claims (`txn:<unit>`) are untouched: a purchase erased is still never
+  user are deleted (XDEL: the caller found them); the user's indexes (their range of `user-events`
+  too) and webhook deliveries in this bucket are deleted. Claims (`txn:<unit>`) are untouched: a purchase erased is still never
   granted twice. Safe to repeat.
 
   Input:
@@ -17,13 +17,16 @@
     KEYS[6] webhookEvents      `webhook:events:<user>`
     KEYS[7] webhookBusy        `webhook:busy`
     KEYS[8] stream             the fulfilment stream
-    KEYS[9…] per purchase, as `records` names them: its grant record, hold, owner; per
+    KEYS[9] events             the bucket's `user-events`
+    KEYS[10…] per purchase, as `records` names them: its grant record, hold, owner; per
              subscription its record
     ARGV[1] arguments          JSON: user, pseudonym, records (KEYS indexes of grant records,
                                holds, owners, subscription records), entries (stream ids)
   Output:
     {records renamed, entries deleted}
 ]]
+--- @include "append_event"
+
 local a = cjson.decode(ARGV[1])
 local renamed = 0
 
@@ -50,4 +53,5 @@ local deleted = 0
 for _, id in ipairs(a.entries or {}) do deleted = deleted + redis.call('XDEL', KEYS[8], id) end
 redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6])
 redis.call('SREM', KEYS[7], a.user)
+redis.call('ZREMRANGEBYLEX', KEYS[9], userEventsRange(a.user))
 return {renamed, deleted}

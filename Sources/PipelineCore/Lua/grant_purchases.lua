@@ -46,7 +46,8 @@
     KEYS[7] userSubscriptions   the bucket's `user-subscriptions:<user>`
     KEYS[8] purchases           the bucket's `purchases:<user>`
     KEYS[9] prorated            the bucket's `refunds-prorated:<user>`
-    KEYS[10…] the keys named by index in ARGV: each purchase's `k` (claim, record, hold, refunded,
+    KEYS[10] events             the bucket's `user-events` (each user's events: appendEvent)
+    KEYS[11…] the keys named by index in ARGV: each purchase's `k` (claim, record, hold, refunded,
               owner, subscription, rechecks, token_ticket, finish_ticket: as it has them), each other user's in
               `others` (lifetime, subscriptions, purchases), the re-check answer's record and schedule
               (`subscription_key`, `rechecks_key`), the bucket's notify queue (`notify_queue`)
@@ -84,7 +85,7 @@
 --- @include "index_purchase"
 --- @include "take_back_early"
 
-local inflight, ticketKey, stream = KEYS[1], KEYS[2], KEYS[3]
+local inflight, ticketKey, stream, events = KEYS[1], KEYS[2], KEYS[3], KEYS[10]
 local a = cjson.decode(ARGV[2])
 local ticket, now, user, environment = a.ticket, a.now, a.user_id, a.environment
 local others = a.others or {}
@@ -190,9 +191,9 @@ local function holdPurchase(k, purchase, why)
     'expires_at', purchase.expires_at or '', 'signed_at', purchase.signed_at or '',
     'sale', purchase.sale and cjson.encode(purchase.sale) or '')
   redis.call('ZADD', KEYS[5], now, unit)
-  redis.call('XADD', stream, '*', 'event', 'held', 'source', a.source, 'ticket', ticket,
+  appendEvent(stream, events, {'event', 'held', 'source', a.source, 'ticket', ticket,
     'user_id', user, 'product_id', product, 'quantity', quantity, 'transaction_id', tx,
-    'original_transaction_id', otx, 'environment', environment, 'unit', unit, 'held_at', now, 'reason', why)
+    'original_transaction_id', otx, 'environment', environment, 'unit', unit, 'held_at', now, 'reason', why})
   -- The user's record lists it while held, and after its release or rejection.
   indexPurchase(KEYS[8], unit, purchase.sale, now)
 end
@@ -238,12 +239,13 @@ local function grantPurchase(k, purchase)
     redis.call('HSET', k.record, unpack(purchase.sale))
     for _, v in ipairs(purchase.sale) do fields[#fields + 1] = v end
   end
-  redis.call('XADD', stream, '*', unpack(fields))
+  appendEvent(stream, events, fields)
   local theirs = userKeys(grantee)
   indexPurchase(theirs.purchases, unit, purchase.sale, now)
   grantEffects(
     {owner = k.owner, unclaimed = KEYS[4], lifetime = theirs.lifetime, subscription = k.subscription,
-      rechecks = k.rechecks, userSubscriptions = theirs.subscriptions, stream = stream},
+      rechecks = k.rechecks, userSubscriptions = theirs.subscriptions, stream = stream,
+      events = events},
     {user_id = grantee, unit = unit, transaction_id = tx, original_transaction_id = otx, product_id = product,
       environment = environment, source = a.source, kind = purchase.kind,
       entitlements = purchase.entitlements, expires_at = purchase.expires_at, signed_at = purchase.signed_at,
@@ -270,7 +272,7 @@ local function decide(purchase, refunds)
       if holder then theirs = userKeys(holder) end
     end
     return sharePurchase(
-      {claim = k.claim, record = k.record, subscription = k.subscription, owner = k.owner, stream = stream,
+      {claim = k.claim, record = k.record, subscription = k.subscription, owner = k.owner, stream = stream, events = events,
         lifetime = KEYS[6], userSubscriptions = KEYS[7], purchases = KEYS[8], holderLifetime = theirs.lifetime,
         holderSubscriptions = theirs.subscriptions},
       a, purchase, now)
@@ -291,7 +293,7 @@ local function decide(purchase, refunds)
   end
   outcome, reason = grantPurchase(k, purchase)
   if outcome == 'granted' then
-    takeBackEarly({refunded = k.refunded, record = k.record, stream = stream, prorated = KEYS[9]}, purchase.kind,
+    takeBackEarly({refunded = k.refunded, record = k.record, stream = stream, events = events, prorated = KEYS[9]}, purchase.kind,
       purchase.quantity, now)
   end
   return outcome, reason
@@ -341,7 +343,8 @@ if a.receipt then keepReceipt() end
 -- A re-check's answer: the subscription as Apple says it is now, after any new period's grant.
 if a.subscription then
   local applied = applySubscription(
-    {subscription = KEYS[a.subscription_key], rechecks = KEYS[a.rechecks_key], userSubscriptions = KEYS[7], stream = stream},
+    {subscription = KEYS[a.subscription_key], rechecks = KEYS[a.rechecks_key], userSubscriptions = KEYS[7], stream = stream,
+      events = events},
     a.subscription, now, a.recheck)
   redis.call('HSET', ticketKey, 'subscription', applied)
 end

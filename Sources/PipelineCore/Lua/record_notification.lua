@@ -11,11 +11,12 @@
     KEYS[1] inflight   the worker's in-flight list
     KEYS[2] ticket     the job's ticket hash
     KEYS[3] stream     the fulfilment stream
-    KEYS[4] record     optional: `notifications:<original>` (list) or `unclaimed` (hash)
-    KEYS[5] owner      optional, with the list: `owner:<original>`
+    KEYS[4] events     the bucket's `user-events` (appendEvent)
+    KEYS[5] record     optional: `notifications:<original>` (list) or `unclaimed` (hash)
+    KEYS[6] owner      optional, with the list: `owner:<original>`
     ARGV[1] taken      the job as taken
     ARGV[2] arguments  JSON: ticket, now, channel, result, entry, keep, transaction_id? (the
-                       unclaimed hash's field; absent: KEYS[4] is the list), event? (the stream
+                       unclaimed hash's field; absent: KEYS[5] is the list), event? (the stream
                        entry's fields but `user_id`), users? (the event goes to each of these users
                        instead of the owner: an Apple Account's, for RESCIND_CONSENT; empty: to nobody named)
   Output:
@@ -24,7 +25,7 @@
 --- @include "ack_job"
 --- @include "add_event"
 
-local inflight, ticket, stream, record, owner = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local inflight, ticket, stream, events, record, owner = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local acked = ackJob(inflight, ticket, ARGV[1])
 if acked ~= 1 then return acked end
 local a = cjson.decode(ARGV[2])
@@ -37,9 +38,9 @@ if record then
   end
 end
 if a.event and a.users and #a.users > 0 then
-  for _, user in ipairs(a.users) do addEvent(stream, a.event, user) end
+  for _, user in ipairs(a.users) do addEvent(stream, events, a.event, user) end
 elseif a.event then
-  addEvent(stream, a.event, (owner and redis.call('GET', owner)) or '')
+  addEvent(stream, events, a.event, (owner and redis.call('GET', owner)) or '')
 end
 redis.call('HSET', ticket, 'status', 'applied', 'result', a.result, 'attempts', '1', 'updated_at', a.now)
 redis.call('SPUBLISH', a.channel, a.ticket)

@@ -9,6 +9,7 @@
     KEYS[1] hold       `held:<unit>`
     KEYS[2] holds      the bucket's `held` (the index)
     KEYS[3] stream     the fulfilment stream
+    KEYS[4] events     the bucket's `user-events` (appendEvent)
     ARGV[1] arguments  JSON: now, operator, note
   Output:
     {1, 'rejected'}; {0, status} decided already; {-1} no such hold
@@ -16,12 +17,13 @@
 --- @include "read_hold"
 --- @include "hold_entry"
 --- @include "settle_hold"
+--- @include "append_event"
 
 local hold, holds, stream = KEYS[1], KEYS[2], KEYS[3]
 local a = cjson.decode(ARGV[1])
 local h = readHold(hold)
 if not h then return {-1} end
 if h.status ~= 'held' then return {0, h.status} end
-redis.call('XADD', stream, '*', unpack(holdEntry(h, {'event', 'rejected', 'source', 'operator', 'operator', a.operator},
-  {'reason', h.reason, 'rejected_at', a.now})))
+appendEvent(stream, KEYS[4], holdEntry(h, {'event', 'rejected', 'source', 'operator', 'operator', a.operator},
+  {'reason', h.reason, 'rejected_at', a.now}))
 return {1, settleHold({hold = hold, holds = holds}, h, 'rejected', h.reason, a)}

@@ -26,6 +26,7 @@
     KEYS[12] userSubscriptions  the bucket's `user-subscriptions:<user>`
     KEYS[13] purchases          the bucket's `purchases:<user>`
     KEYS[14] prorated           the bucket's `refunds-prorated:<user>`
+    KEYS[15] events             the bucket's `user-events` (appendEvent)
     ARGV[1] arguments           JSON: now, operator, note, ticket, user_id, original_transaction_id,
                                 recheck?
   Output:
@@ -41,6 +42,7 @@
 --- @include "take_back_early"
 
 local hold, holds, claim, record, refunded, stream = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local events = KEYS[15]
 local a = cjson.decode(ARGV[1])
 local h = readHold(hold)
 if not h then return {-1} end
@@ -52,8 +54,8 @@ local k = {hold = hold, holds = holds}
 local taken, _, quantity = earlyShare(refunded, h.kind, h.quantity)
 if redis.call('EXISTS', refunded) == 1 and not (taken and taken < quantity) then
   redis.call('DEL', claim)
-  redis.call('XADD', stream, '*', unpack(holdEntry(h, {'event', 'rejected', 'source', 'operator', 'operator', a.operator},
-    {'reason', 'refunded', 'rejected_at', a.now})))
+  appendEvent(stream, events, holdEntry(h, {'event', 'rejected', 'source', 'operator', 'operator', a.operator},
+    {'reason', 'refunded', 'rejected_at', a.now}))
   return {1, settleHold(k, h, 'rejected', 'refunded', a)}
 end
 if redis.call('GET', claim) ~= h.ticket or redis.call('EXISTS', record) == 1 then
@@ -74,13 +76,13 @@ if h.sale and h.sale ~= '' then
   for _, v in ipairs(sale) do released[#released + 1] = v end
 end
 indexPurchase(KEYS[13], h.unit, sale, a.now)
-redis.call('XADD', stream, '*', unpack(holdEntry(h, {'event', 'released', 'source', 'operator', 'operator', a.operator},
-  released)))
+appendEvent(stream, events, holdEntry(h, {'event', 'released', 'source', 'operator', 'operator', a.operator},
+  released))
 -- A consumable refunded in part while held: the refunded items go back now, after its release.
-takeBackEarly({refunded = refunded, record = record, stream = stream, prorated = KEYS[14]}, h.kind, h.quantity, a.now)
+takeBackEarly({refunded = refunded, record = record, stream = stream, events = events, prorated = KEYS[14]}, h.kind, h.quantity, a.now)
 h.source = 'operator'
 grantEffects(
   {owner = KEYS[7], unclaimed = KEYS[8], lifetime = KEYS[9], subscription = KEYS[10],
-    rechecks = KEYS[11], userSubscriptions = KEYS[12], stream = stream},
+    rechecks = KEYS[11], userSubscriptions = KEYS[12], stream = stream, events = events},
   h, a.now, a.recheck)
 return {1, settleHold(k, h, 'granted', h.reason, a)}

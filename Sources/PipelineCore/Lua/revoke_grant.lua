@@ -27,11 +27,12 @@
     KEYS[3] record              `grant:<unit>`
     KEYS[4] refunded            `refunded:<unit>`
     KEYS[5] stream              the fulfilment stream
-    KEYS[6] refunds             `refunds:<owner>`
-    KEYS[7] prorated            `refunds-prorated:<owner>`
-    KEYS[8] subscription        `subscription:<original>` (the unit's subscription, if any)
-    KEYS[9] rechecks            the re-check schedule
-    KEYS[10] ownerSubscriptions `user-subscriptions:<owner>`
+    KEYS[6] events              the bucket's `user-events` (appendEvent)
+    KEYS[7] refunds             `refunds:<owner>`
+    KEYS[8] prorated            `refunds-prorated:<owner>`
+    KEYS[9] subscription        `subscription:<original>` (the unit's subscription, if any)
+    KEYS[10] rechecks           the re-check schedule
+    KEYS[11] ownerSubscriptions `user-subscriptions:<owner>`
     ARGV[1] taken               the job as taken
     ARGV[2] arguments           JSON: ticket, now, channel, notification, revocation_reason,
                                 revocation_type, revocation_percentage? (Apple's, milliunits),
@@ -48,7 +49,7 @@
 --- @include "apply_subscription"
 
 local inflight, ticket, record, refunded, stream = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
-local refunds, prorated = KEYS[6], KEYS[7]
+local events, refunds, prorated = KEYS[6], KEYS[7], KEYS[8]
 local a = cjson.decode(ARGV[2])
 local acked, owner = ackForOwner(inflight, ticket, record, ARGV[1], a.owner)
 if acked == -2 then return {-2, owner} end
@@ -64,7 +65,7 @@ local function revokedEntry(taken)
     tail[#tail + 1] = 'revocation_percentage'
     tail[#tail + 1] = percentage
   end
-  redis.call('XADD', stream, '*', unpack((grantEntry(record, {'event', 'revoked', 'source', a.source or 'notification'}, tail))))
+  appendEvent(stream, events, (grantEntry(record, {'event', 'revoked', 'source', a.source or 'notification'}, tail)))
 end
 
 -- How many units the refund takes back in all: every one, unless a consumable's prorated refund.
@@ -110,7 +111,8 @@ else
     if counted > 0 then redis.call('DECRBY', prorated, math.min(counted, tonumber(redis.call('GET', prorated) or '0'))) end
     if a.subscription then
       a.subscription.user_id = owner
-      applySubscription({subscription = KEYS[8], rechecks = KEYS[9], userSubscriptions = KEYS[10], stream = stream},
+      applySubscription({subscription = KEYS[9], rechecks = KEYS[10], userSubscriptions = KEYS[11], stream = stream,
+        events = events},
         a.subscription, a.now, a.recheck)
     end
     result = 'revoked'

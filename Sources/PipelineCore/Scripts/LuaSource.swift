@@ -65,6 +65,7 @@ package enum LuaSource {
         "ack_for_owner": PackageResources.ack_for_owner_lua,
         "ack_job": PackageResources.ack_job_lua,
         "add_event": PackageResources.add_event_lua,
+        "append_event": PackageResources.append_event_lua,
         "announce_entitlements": PackageResources.announce_entitlements_lua,
         "apply_subscription": PackageResources.apply_subscription_lua,
         "finish_parts": PackageResources.finish_parts_lua,

@@ -1,8 +1,11 @@
 --[[
-  addEvent(stream, fields, user): one entry on the fulfilment stream: `event` first, then
-  `user_id`, then the other fields in name order (a table of strings).
+  addEvent(stream, events, fields, user): one entry on the fulfilment stream (appendEvent: and
+  on the user's index, `events`): `event` first, then `user_id`, then the other fields in name
+  order (a table of strings).
 ]]
-local function addEvent(stream, fields, user)
+--- @include "append_event"
+
+local function addEvent(stream, events, fields, user)
   local entry = {'event', fields.event, 'user_id', user}
   local names = {}
   for name in pairs(fields) do
@@ -13,5 +16,5 @@ local function addEvent(stream, fields, user)
     entry[#entry + 1] = name
     entry[#entry + 1] = fields[name]
   end
-  redis.call('XADD', stream, '*', unpack(entry))
+  appendEvent(stream, events, entry)
 end

@@ -1,13 +1,15 @@
 --[[
-  announceEntitlements(stream, user, entitlements, status, product, original, expires, now, source):
-  one `entitlement_changed` entry on the fulfilment stream per entitlement (comma-separated).
+  announceEntitlements(stream, events, user, entitlements, status, product, original, expires, now, source):
+  one `entitlement_changed` entry on the fulfilment stream (and the user's index, `events`) per
+  entitlement (comma-separated).
 ]]
 --- @include "split_list"
+--- @include "append_event"
 
-local function announceEntitlements(stream, user, entitlements, status, product, original, expires, now, source)
+local function announceEntitlements(stream, events, user, entitlements, status, product, original, expires, now, source)
   for _, e in ipairs(splitList(entitlements)) do
-    redis.call('XADD', stream, '*', 'event', 'entitlement_changed', 'source', source, 'user_id', user,
+    appendEvent(stream, events, {'event', 'entitlement_changed', 'source', source, 'user_id', user,
       'entitlement', e, 'status', status, 'product_id', product, 'original_transaction_id', original,
-      'expires_at', expires or '', 'changed_at', now)
+      'expires_at', expires or '', 'changed_at', now})
   end
 end

@@ -11,6 +11,7 @@
     k.userSubscriptions  the set of `s.user_id`'s subscriptions (nil when `s` names no user):
                          written only when this news creates the record
     k.stream             the fulfilment stream
+    k.events             the bucket's index of each user's events (appendEvent)
   s: original_transaction_id, user_id?, product_id?, status?, expires_at?, grace_expires_at?,
      signed_at, cause, source?, transaction_id?, entitlements?, environment?, auto_renew?,
      app_transaction_id? (the Apple Account, when Apple said), require_latest?, expiration_reason?
@@ -27,6 +28,7 @@
 ]]
 --- @include "split_list"
 --- @include "schedule_recheck"
+--- @include "append_event"
 
 local function applySubscription(k, s, now, policy)
   local old = redis.call('HMGET', k.subscription, 'event_at', 'status', 'product_id', 'entitlements', 'user_id',
@@ -82,9 +84,9 @@ local function applySubscription(k, s, now, policy)
   if not old[5] then redis.call('SADD', k.userSubscriptions, s.original_transaction_id) end
   local source = s.source or s.cause
   local function changed(entitlement, status, changedProduct)
-    redis.call('XADD', k.stream, '*', 'event', 'entitlement_changed', 'source', source, 'user_id', user,
+    appendEvent(k.stream, k.events, {'event', 'entitlement_changed', 'source', source, 'user_id', user,
       'entitlement', entitlement, 'status', status, 'product_id', changedProduct,
-      'original_transaction_id', s.original_transaction_id, 'expires_at', s.expires_at, 'changed_at', now)
+      'original_transaction_id', s.original_transaction_id, 'expires_at', s.expires_at, 'changed_at', now})
   end
   local wasOn = old[2] == 'active' or old[2] == 'grace_period'
   local isOn = s.status == 'active' or s.status == 'grace_period'
@@ -113,7 +115,7 @@ local function applySubscription(k, s, now, policy)
       fields[#fields + 1] = 'eligible_win_back_offer_ids'
       fields[#fields + 1] = winBack
     end
-    redis.call('XADD', k.stream, '*', unpack(fields))
+    appendEvent(k.stream, k.events, fields)
   end
   return 'applied'
 end

@@ -8,7 +8,8 @@
   - a subscription period: applySubscription with the period's status (`active` until
     `expires_at`, else `expired`).
 
-  k: owner (`owner:<original>`), unclaimed, lifetime (the user's), subscription, rechecks, userSubscriptions (the user's), stream.
+  k: owner (`owner:<original>`), unclaimed, lifetime (the user's), subscription, rechecks, userSubscriptions (the user's), stream,
+     events (the users' index).
   g: user_id, unit, transaction_id, original_transaction_id, product_id, environment, source, and
      optionally kind, entitlements (comma-separated), expires_at, signed_at, app_transaction_id.
 ]]
@@ -26,7 +27,8 @@ local function grantEffects(k, g, now, policy)
     local signed = g.signed_at or ''
     if signed == '' then signed = now end
     applySubscription(
-      {subscription = k.subscription, rechecks = k.rechecks, userSubscriptions = k.userSubscriptions, stream = k.stream},
+      {subscription = k.subscription, rechecks = k.rechecks, userSubscriptions = k.userSubscriptions, stream = k.stream,
+        events = k.events},
       {original_transaction_id = g.original_transaction_id, user_id = g.user_id, product_id = g.product_id,
         status = status, expires_at = expires, signed_at = signed, cause = 'grant', source = g.source,
         transaction_id = g.transaction_id, entitlements = g.entitlements, environment = g.environment,

@@ -8,7 +8,7 @@
   - `share`: the user gets its entitlements too: `duplicate`, `shared`.
   A consumable (no kind) is a plain duplicate without a read.
 
-  k: claim, record, subscription, owner, stream, lifetime, userSubscriptions and purchases (the user's),
+  k: claim, record, subscription, owner, stream, events (the users' index), lifetime, userSubscriptions and purchases (the user's),
      holderLifetime and holderSubscriptions (the holder's; only `transfer` touches them).
 ]]
 --- @include "announce_entitlements"
@@ -28,12 +28,12 @@ local function sharePurchase(k, a, purchase, now)
     local g = redis.call('HMGET', k.record, 'ticket', 'product_id', 'quantity', 'transaction_id', 'environment', 'granted_at')
     redis.call('HSET', k.record, 'user_id', user, 'ticket', a.ticket, 'transferred_from', holder, 'transferred_at', now)
     redis.call('SET', k.claim, a.ticket)
-    redis.call('XADD', k.stream, '*', 'event', 'revoked', 'source', a.source, 'ticket', g[1], 'user_id', holder,
+    appendEvent(k.stream, k.events, {'event', 'revoked', 'source', a.source, 'ticket', g[1], 'user_id', holder,
       'product_id', g[2], 'quantity', g[3], 'transaction_id', g[4], 'original_transaction_id', otx,
-      'environment', g[5], 'unit', unit, 'granted_at', g[6], 'revoked_at', now, 'revocation_reason', 'transferred')
-    redis.call('XADD', k.stream, '*', 'event', 'granted', 'source', a.source, 'ticket', a.ticket, 'user_id', user,
+      'environment', g[5], 'unit', unit, 'granted_at', g[6], 'revoked_at', now, 'revocation_reason', 'transferred'})
+    appendEvent(k.stream, k.events, {'event', 'granted', 'source', a.source, 'ticket', a.ticket, 'user_id', user,
       'product_id', g[2], 'quantity', g[3], 'transaction_id', g[4], 'original_transaction_id', otx,
-      'environment', g[5], 'unit', unit, 'granted_at', now, 'transferred_from', holder)
+      'environment', g[5], 'unit', unit, 'granted_at', now, 'transferred_from', holder})
     redis.call('SET', k.owner, user)
     -- The user's record lists it now; the holder's still names it, its grant record saying where it went.
     redis.call('ZADD', k.purchases, now, unit)
@@ -46,8 +46,8 @@ local function sharePurchase(k, a, purchase, now)
       redis.call('SADD', k.userSubscriptions, otx)
     end
     if on then
-      announceEntitlements(k.stream, holder, purchase.entitlements, 'ended', purchase.product_id, otx, expires, now, a.source)
-      announceEntitlements(k.stream, user, purchase.entitlements, status, purchase.product_id, otx, expires, now, a.source)
+      announceEntitlements(k.stream, k.events, holder, purchase.entitlements, 'ended', purchase.product_id, otx, expires, now, a.source)
+      announceEntitlements(k.stream, k.events, user, purchase.entitlements, status, purchase.product_id, otx, expires, now, a.source)
     end
     return 'granted', ''
   elseif a.sharing == 'share' then
@@ -58,7 +58,7 @@ local function sharePurchase(k, a, purchase, now)
       added = redis.call('SADD', k.userSubscriptions, otx)
     end
     if added == 1 and on then
-      announceEntitlements(k.stream, user, purchase.entitlements, status, purchase.product_id, otx, expires, now, a.source)
+      announceEntitlements(k.stream, k.events, user, purchase.entitlements, status, purchase.product_id, otx, expires, now, a.source)
     end
     return 'duplicate', 'shared'
   end

@@ -9,9 +9,10 @@
 
   takeBackEarly(k, kind, quantity, now): just after the grant, the record's `revoked_quantity`,
   one `revoked` entry, the share counted (`refunds-prorated:<user>`); the mark deleted.
-  k: refunded, record, stream, prorated.
+  k: refunded, record, stream, events (the users' index), prorated.
 ]]
 --- @include "grant_entry"
+--- @include "append_event"
 
 local function earlyShare(refunded, kind, quantity)
   local marker = redis.call('GET', refunded)
@@ -28,7 +29,7 @@ local function takeBackEarly(k, kind, quantity, now)
   if taken < 1 then return end
   redis.call('HSET', k.record, 'revoked_quantity', taken, 'revocation_percentage', share,
     'revocation_type', 'REFUND_PRORATED', 'partially_revoked_at', now)
-  redis.call('XADD', k.stream, '*', unpack((grantEntry(k.record, {'event', 'revoked', 'source', 'notification'},
-    {'revoked_at', now, 'revocation_type', 'REFUND_PRORATED', 'revocation_percentage', share, 'revoked_quantity', taken}))))
+  appendEvent(k.stream, k.events, (grantEntry(k.record, {'event', 'revoked', 'source', 'notification'},
+    {'revoked_at', now, 'revocation_type', 'REFUND_PRORATED', 'revocation_percentage', share, 'revoked_quantity', taken})))
   redis.call('INCRBY', k.prorated, share)
 end
