@@ -22,11 +22,12 @@ struct CommandStats: Sendable, Equatable {
     }
 
     /// Commands only the pipeline's scripts run (per receipt: ZADD is the grant's index of the
-    /// user's purchases, `purchases:<user>`; outside scripts only the intake's announcement every
-    /// 5 s sends one).
+    /// user's purchases, `purchases:<user>`, and of their events, `user-events`, with its
+    /// ZLEXCOUNT and, past the cap, ZRANGE; outside scripts only the intake's announcement every
+    /// 5 s sends one ZADD).
     static let insideScripts: Set<String> = [
         "exists", "expire", "get", "hdel", "hget", "hincrby", "hset", "lmove", "lpop", "lpush", "lrem", "publish", "spublish",
-        "rpush", "set", "ttl", "xadd", "zadd", "zrangebyscore", "zrem", "zscore",
+        "rpush", "set", "ttl", "xadd", "zadd", "zlexcount", "zrange", "zrangebyscore", "zrem", "zscore",
     ]
     /// What the bench itself sends while it watches (never part of the pipeline's work).
     static let benchOwn: Set<String> = ["xlen", "llen", "info", "config", "ltrim", "hmget"]

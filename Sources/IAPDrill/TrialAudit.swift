@@ -121,7 +121,9 @@ struct TrialAudit {
         // Fulfilment events per grant unit, in stream order: more than one grant (`granted`, or
         // `released` after a hold) is a double grant, and so is a grant after a `revoked`.
         var events: [String: [String]] = [:]
-        for entry in try await store.fulfilmentEntries() {
+        let entries = try await store.fulfilmentEntries()
+        try await checkUserEvents(entries, into: &books)
+        for entry in entries {
             let fields = entry.fields
             if let unit = fields["unit"] { events[unit, default: []].append(fields["event"] ?? "granted") }
         }
@@ -203,6 +205,29 @@ struct TrialAudit {
 
     /// The daily cap: each player's first purchases of the capped product are granted at once,
     /// up to the cap, and every other one is held, then released: no more, no fewer.
+    /// Each user's events index (`user-events`) against the streams, written in the same steps
+    /// through every crash: in each bucket, a user's newest 100 entries and nothing else.
+    private func checkUserEvents(_ entries: [FulfilmentEntry], into books: inout Books) async throws {
+        var expected: [String: [String]] = [:]
+        for entry in entries {
+            guard let user = entry.fields["user_id"], !user.isEmpty else { continue }
+            expected["\(entry.bucket) \(user)", default: []].append(entry.id)
+        }
+        var indexed: [String: [String]] = [:]
+        for (bucket, keys) in store.keys.everyBucket.enumerated() {
+            for member in try await store.redis.send("ZRANGE", keys.userEvents, "0", "-1").checked().array?.compactMap(\.string) ?? [] {
+                guard let (user, event) = UserEvent.parse(member: member, bucket: bucket) else { continue }
+                indexed["\(bucket) \(user)", default: []].append(event.entryID)
+            }
+        }
+        for key in Set(expected.keys).union(indexed.keys).sorted() {
+            let want = Array(expected[key, default: []].suffix(RedisKeys.userEventsCap))
+            guard indexed[key, default: []] != want else { continue }
+            books.wrong += 1
+            books.note("wrong: the events index of (bucket, user) \(key) holds \(indexed[key, default: []].count), the stream's newest \(want.count)")
+        }
+    }
+
     private func checkDailyCap(plan: [PlannedReceipt], tickets: [String?], events: [String: [String]], into books: inout Books) {
         var capped: [String: [String]] = [:]
         for receipt in plan where receipt.scenario == .capped && tickets[receipt.index] != nil {

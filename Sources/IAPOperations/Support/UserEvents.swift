@@ -44,6 +44,13 @@ public struct UserEvent: Sendable, Equatable, Codable {
         return parts.map { String(repeating: "0", count: 20 - $0.count) + $0 }.joined(separator: "-")
     }
 
+    /// The user and event a member of the index says (any user's); `nil` for another shape.
+    package static func parse(member: String, bucket: Int) -> (user: String, event: UserEvent)? {
+        guard let length = Int(member.prefix(3)), member.utf8.count > 3 + length else { return nil }
+        let user = String(decoding: member.utf8.dropFirst(3).prefix(length), as: UTF8.self)
+        return UserEvent(member: member, user: user, bucket: bucket).map { (user, $0) }
+    }
+
     /// The event a member of `user`'s range says; `nil` for a member of another shape.
     init?(member: String, user: String, bucket: Int) {
         let prefix = Self.prefix(of: user)
