@@ -71,7 +71,7 @@ enum ConsoleTemplates {
         <h2>Events</h2>
         {{#hasEvents}}<table class="events"><thead><tr><th>at</th><th>event</th><th>product</th><th>purchase</th><th>entry</th><th>webhook</th></tr></thead><tbody>
         {{#events}}<tr><td>{{at}}</td><td>{{event}}</td><td>{{product}}</td><td>{{#purchaseHref}}<a href="{{purchaseHref}}">{{purchase}}</a>{{/purchaseHref}}</td><td>{{entry}}</td><td>{{delivery}}</td></tr>{{/events}}
-        </tbody></table>{{/hasEvents}}{{^hasEvents}}<p>None kept. Events are indexed as they are written (the newest 100 a user a bucket), from the version that added the index on; <code>iapctl user show</code> reads the streams.</p>{{/hasEvents}}
+        </tbody></table>{{/hasEvents}}{{^hasEvents}}<p>None kept. Events are indexed as they are written (the newest 100 a user a bucket); those written before the index existed, by <code>iapctl user index-events</code>. <code>iapctl user show</code> reads the streams.</p>{{/hasEvents}}
         {{#olderEventsHref}}<p><a href="{{olderEventsHref}}">older events</a></p>{{/olderEventsHref}}
         <h2>Subscriptions</h2>
         {{#subscriptions}}<p>{{id}}: {{product}} {{status}}{{#expires}}, until {{expires}}{{/expires}}</p>{{/subscriptions}}{{^subscriptions}}<p>None.</p>{{/subscriptions}}

@@ -68,11 +68,12 @@ struct RevokeCommand: AsyncParsableCommand {
     }
 }
 
-/// `iapctl user [show] ID`, `iapctl user sync ID`, `iapctl user erase ID --yes`.
+/// `iapctl user [show] ID`, `iapctl user sync ID`, `iapctl user erase ID --yes`, `iapctl user index-events`.
 struct UserCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "user", abstract: "A user's record and timeline, a sync of their Apple Accounts, or the user's erasure.",
-        subcommands: [UserShowCommand.self, UserSyncCommand.self, UserEraseCommand.self], defaultSubcommand: UserShowCommand.self)
+        subcommands: [UserShowCommand.self, UserSyncCommand.self, UserEraseCommand.self, UserIndexEventsCommand.self],
+        defaultSubcommand: UserShowCommand.self)
 }
 
 /// `iapctl user sync ID [--app-transaction-id A] [--sandbox-history]`: what `POST /v1/users/{id}/sync`
@@ -134,6 +135,31 @@ struct UserEraseCommand: AsyncParsableCommand {
         if json { return printJSON(erasure) }
         print("erased \(erasure.userID): purchases kept as \(erasure.pseudonym); \(erasure.renamed) records renamed, "
             + "\(erasure.entriesDeleted) stream entries and \(erasure.keysDeleted) keys deleted")
+    }
+}
+
+/// `iapctl user index-events`: every bucket's fulfilment stream indexed in its users' events
+/// (`user-events`), for the entries written before the index existed (the console's user page).
+struct UserIndexEventsCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "index-events",
+        abstract: "Index the fulfilment streams' entries in each user's events (those written before the index existed).",
+        discussion: """
+            Reads every bucket's stream a page at a time; each page is indexed in one step. Harmless to run again and beside \
+            the pipeline: a user keeps their newest 100 events a bucket either way. Entries the stream no longer holds \
+            (older than IAP_FULFILMENT_RETENTION_S, or erased) cannot be indexed.
+            """)
+    @OptionGroup var redis: RedisOptions
+    @Flag(help: "Print JSON.") var json = false
+
+    func run() async throws {
+        let configuration = loadConfiguration(redis)
+        let json = json
+        let read = try await withStore(configuration) { store in
+            try await store.indexUserEvents { bucket, read in if !json { print("bucket \(bucket): \(read) entries indexed") } }
+        }
+        if json { return printJSON(["entries": read]) }
+        print("\(read) entries indexed")
     }
 }
 

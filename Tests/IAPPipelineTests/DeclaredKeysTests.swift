@@ -39,7 +39,7 @@ import Testing
         "settle_held_ticket": "PurchasePolicyTests", "claim_notification_sweep": "NotificationHistoryTests",
         "finish_notification_sweep": "NotificationHistoryTests",
         "erase_user_in_bucket": "ErasureTests", "pseudonymise_tickets": "ErasureTests",
-        "keep_history_revision": "DeclaredKeysTests",
+        "keep_history_revision": "DeclaredKeysTests", "index_user_events": "UserEventsTests",
     ]
 
     @Test func everyScriptRunsOnAClusterNodeSomewhere() {

@@ -67,4 +67,28 @@ import Testing
             #expect(events.map(\.delivery) == ["waiting", "waiting", "delivered"])
         }
     }
+
+    /// Entries written before the index existed are indexed a page at a time, as if when written:
+    /// each user's newest 100, an entry naming nobody left out; a second run changes nothing.
+    @Test func indexUserEventsIndexesAStreamWrittenBeforeTheIndex() async throws {
+        try await withClusterNode { redis, _ in
+            let store = PipelineStore(redis: redis, keys: Self.keys)
+            for index in 0..<150 {
+                try await redis.send("XADD", Self.keys.fulfilment, "*", "event", "granted", "user_id", "a", "unit", "u\(index)", "product_id", "gold")
+                if index % 50 == 0 { try await redis.send("XADD", Self.keys.fulfilment, "*", "event", "granted", "user_id", "b", "unit", "b\(index)") }
+            }
+            try await redis.send("XADD", Self.keys.fulfilment, "*", "event", "notification", "user_id", "")
+            // One written with the index (the pipeline running beside the backfill).
+            _ = try await store.grantByOperator(id: "late", user: "a", product: "gold", quantity: 1, by: "ada", note: "", now: 1)
+            let ids = try await Self.entryIDs(redis)
+            #expect(try await store.indexUserEvents(page: 40) == ids.count)
+            let first = try await redis.send("ZRANGE", Self.keys.userEvents, "0", "-1").array?.compactMap(\.string) ?? []
+            let a = try await store.userEvents(of: "a", limit: 200).events
+            #expect(a.count == RedisKeys.userEventsCap && a.first?.unit == "operator:late" && a.last?.unit == "u51")
+            #expect(try await store.userEvents(of: "b").events.map(\.unit) == ["b100", "b50", "b0"])
+            #expect(first.count == RedisKeys.userEventsCap + 3)
+            #expect(try await store.indexUserEvents(page: 1000) == ids.count)
+            #expect(try await redis.send("ZRANGE", Self.keys.userEvents, "0", "-1").array?.compactMap(\.string) == first)
+        }
+    }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import IAPStages
 import PipelineCore
+import PlainJSON
 import RedisClient
 
 /// One of a user's fulfilment events as the bucket's `user-events` index keeps it (written with the
@@ -120,5 +121,49 @@ extension PipelineStore {
             let queued = mark.head.map { order >= FulfilmentEntry.order(of: $0) } ?? false
             events[index].delivery = routed && !queued ? "delivered" : "waiting"
         }
+    }
+}
+
+/// `index_user_events`: one page of a bucket's stream indexed in its `user-events` (see the script).
+package struct IndexUserEvents: PipelineScript {
+    package static let script = LuaSource.script("index_user_events")
+    package let keys: [String]
+    package let arguments: [String]
+
+    /// The entries of `bucket`'s stream after `after` (an id, exclusive; `nil`: from the first), at most `count`.
+    package init(_ bucket: RedisKeys, after: String?, count: Int) {
+        keys = [bucket.fulfilment, bucket.userEvents]
+        arguments = [JSONValue.object(["after": .string(after ?? "-"), "count": .int(Int64(count))]).canonicalText]
+    }
+
+    /// How many entries were read and the last one's id (`nil`: none).
+    package static func decode(_ reply: RedisReply) throws -> (read: Int, last: String?) {
+        guard let items = reply.array, items.count == 2, let read = items[0].int, let last = items[1].string else {
+            throw ScriptReplyError(script: name, reply: reply)
+        }
+        return (Int(read), last.isEmpty ? nil : last)
+    }
+}
+
+extension PipelineStore {
+    /// Every bucket's fulfilment stream, `page` entries a step, indexed in its `user-events`
+    /// (`iapctl user index-events`: entries written before the index existed). Harmless to repeat
+    /// and to run beside the pipeline. Returns how many entries were read; `progress` hears each
+    /// bucket's count as it finishes.
+    public func indexUserEvents(page: Int = 500, progress: (Int, Int) -> Void = { _, _ in }) async throws -> Int {
+        var total = 0
+        for (index, bucket) in keys.everyBucket.enumerated() {
+            var after: String?
+            var read = 0
+            repeat {
+                let step = try await run(IndexUserEvents(bucket, after: after, count: page))
+                read += step.read
+                after = step.last ?? after
+                if step.read < page { break }
+            } while true
+            progress(index, read)
+            total += read
+        }
+        return total
     }
 }

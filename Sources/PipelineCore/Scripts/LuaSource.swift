@@ -24,6 +24,7 @@ package enum LuaSource {
         "force_recheck": PackageResources.force_recheck_lua,
         "forward_job": PackageResources.forward_job_lua,
         "grant_by_operator": PackageResources.grant_by_operator_lua,
+        "index_user_events": PackageResources.index_user_events_lua,
         "grant_purchases": PackageResources.grant_purchases_lua,
         "hold_api_endpoint": PackageResources.hold_api_endpoint_lua,
         "mark_verifying": PackageResources.mark_verifying_lua,

@@ -22,21 +22,26 @@ local function userEventsRange(user)
   return '[' .. prefix, '(' .. string.sub(prefix, 1, -2) .. '\1'
 end
 
-local function appendEvent(stream, events, fields)
-  local id = redis.call('XADD', stream, '*', unpack(fields))
-  local f = {}
-  for i = 1, #fields - 1, 2 do f[fields[i]] = fields[i + 1] end
+-- Indexes entry `id` (`f`: its fields by name) for its user, keeping the user's newest 100;
+-- nothing for an entry naming no user. The same member again changes nothing.
+local function indexUserEvent(events, id, f)
   local user = f.user_id or ''
-  if user == '' then return id end
+  if user == '' then return end
   local ms, seq = string.match(id, '^(%d+)-(%d+)$')
-  local prefix = userEventsPrefix(user)
-  redis.call('ZADD', events, 0, prefix .. string.rep('0', 20 - #ms) .. ms .. '-' .. string.rep('0', 20 - #seq) .. seq
-    .. '\0' .. (f.event or '') .. '\0' .. (f.original_transaction_id or '') .. '\0' .. (f.unit or '')
-    .. '\0' .. (f.product_id or ''))
+  redis.call('ZADD', events, 0, userEventsPrefix(user) .. string.rep('0', 20 - #ms) .. ms .. '-'
+    .. string.rep('0', 20 - #seq) .. seq .. '\0' .. (f.event or '') .. '\0' .. (f.original_transaction_id or '')
+    .. '\0' .. (f.unit or '') .. '\0' .. (f.product_id or ''))
   local first, past = userEventsRange(user)
   local over = redis.call('ZLEXCOUNT', events, first, past) - 100
   if over > 0 then
     redis.call('ZREM', events, unpack(redis.call('ZRANGE', events, first, past, 'BYLEX', 'LIMIT', 0, over)))
   end
+end
+
+local function appendEvent(stream, events, fields)
+  local id = redis.call('XADD', stream, '*', unpack(fields))
+  local f = {}
+  for i = 1, #fields - 1, 2 do f[fields[i]] = fields[i + 1] end
+  indexUserEvent(events, id, f)
   return id
 end
