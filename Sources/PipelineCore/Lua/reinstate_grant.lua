@@ -10,17 +10,10 @@
   the record names another, the script answers {-2, owner} and changes nothing.
 
   Input:
-    KEYS[1] inflight            the worker's in-flight list
-    KEYS[2] ticket              the notification's ticket hash
-    KEYS[3] record              `grant:<unit>`
-    KEYS[4] refunded            `refunded:<unit>`
-    KEYS[5] stream              the fulfilment stream
-    KEYS[6] events              the bucket's `user-events` (appendEvent)
-    KEYS[7] refunds             `refunds:<owner>`
-    KEYS[8] prorated            `refunds-prorated:<owner>`
-    KEYS[9] subscription        `subscription:<original>` (the unit's subscription, if any)
-    KEYS[10] rechecks           the re-check schedule
-    KEYS[11] ownerSubscriptions `user-subscriptions:<owner>`
+    KEYS[1] to KEYS[11]         as `revoke_grant`'s (one Swift type, `RefundStepCall`, declares
+                                both): inflight, ticket, record, refunded, stream, events; then the
+                                owner's refunds and prorated refunds; for a subscription its
+                                record, the re-check schedule and the owner's subscriptions
     ARGV[1] taken               the job as taken
     ARGV[2] arguments           JSON: ticket, now, channel, notification, owner?, subscription?, recheck?
   Output:
