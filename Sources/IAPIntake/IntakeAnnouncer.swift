@@ -19,16 +19,8 @@ public struct IntakeAnnouncer: Service {
     }
 
     public func run() async throws {
-        await cancelWhenGracefulShutdown {
-            while !Task.isCancelled {
-                do {
-                    try await store.announceIntake(id)
-                } catch {
-                    logger.debug("intake announcement failed", metadata: ["error": "\(error)"])
-                }
-                try? await Task.sleep(for: every)
-            }
-        }
+        let (store, id) = (store, id)
+        await roundsUntilShutdown(every: every, logger: logger, failure: "intake announcement failed") { try await store.announceIntake(id) }
         try? await store.withdrawIntake(id)
     }
 }

@@ -16,15 +16,9 @@ public struct QueueSampler: Service {
     }
 
     public func run() async throws {
-        await cancelWhenGracefulShutdown {
-            while !Task.isCancelled {
-                do {
-                    PipelineMetrics.sampled(try await store.queueSample())
-                } catch {
-                    logger.debug("queue sample failed", metadata: ["error": "\(error)"])
-                }
-                try? await Task.sleep(for: every)
-            }
+        let store = store
+        await roundsUntilShutdown(every: every, logger: logger, failure: "queue sample failed") {
+            PipelineMetrics.sampled(try await store.queueSample())
         }
     }
 }

@@ -22,7 +22,7 @@ import Testing
         #expect(configuration.worker.lease == .seconds(30) && configuration.ticketTTL == .seconds(604_800))
         #expect(configuration.intake.maxBodyBytes == 262_144 && configuration.worker.shutdownGrace == .seconds(25))
         #expect(configuration.redisReplicaTimeout == .seconds(1) && configuration.webhook.timeout == .seconds(10))
-        #expect(configuration.recheck == .standard && configuration.sharingPolicy == .bind && configuration.sandbox == "allow")
+        #expect(configuration.recheck == .standard && configuration.policy.sharing == .bind && configuration.policy.sandbox == "allow")
     }
 
     @Test func readsEveryVariable() throws {

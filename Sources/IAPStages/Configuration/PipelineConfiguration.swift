@@ -66,15 +66,8 @@ public struct PipelineConfiguration: Sendable {
     public var intake: IntakeSettings
     /// `iap-console`'s listener and sign-ins.
     public var console: ConsoleSettings
-    /// The purchase policy's settings (see `purchasePolicy()`): ISO 4217 codes, empty: any.
-    public var currencies: [String]
-    /// `allow`, `deny`, or the path of a file of user ids allowed to use the sandbox.
-    public var sandbox: String
-    /// 0: no limit.
-    public var maxRefundsPerUser: Int
-    /// `IAP_MAX_ACCOUNTS_PER_APPLE_ACCOUNT` (0: no limit).
-    public var maxAccountsPerAppleAccount: Int
-    public var sharingPolicy: SharingPolicy
+    /// The purchase policy's settings (`purchasePolicy()` makes the policy of them).
+    public var policy: PurchasePolicySettings
     /// What the notifier tells Apple it prefers when a customer asks for a refund, per the
     /// request's reason (`IAP_REFUND_PREFERENCE`); `nil` (`none`): it does not answer consumption requests.
     public var refundPreference: RefundPreferences?
@@ -150,11 +143,7 @@ public struct PipelineConfiguration: Sendable {
         console = try ConsoleSettings(reading: source)
         recheck = try RecheckSchedule(reading: source)
         webhook = try WebhookSettings(reading: source)
-        currencies = try PurchasePolicy.readCurrencies(source)
-        sandbox = source.text(Settings.sandbox)!
-        maxRefundsPerUser = try source.count(Settings.maxRefundsPerUser)
-        maxAccountsPerAppleAccount = try source.count(Settings.maxAccountsPerAppleAccount)
-        sharingPolicy = SharingPolicy(rawValue: try source.choice(Settings.sharingPolicy))!
+        policy = try PurchasePolicySettings(reading: source)
         refundPreference = try RefundPreferences.reading(source)
         setAppAccountTokens = try source.choice(Settings.setAppAccountTokens) == "on"
         finishTransactions = try source.choice(Settings.finishTransactions) == "on"
@@ -436,24 +425,5 @@ public struct PipelineConfiguration: Sendable {
     }
 
     /// The purchase policy, with `IAP_SANDBOX`'s file of users read (one id a line; `#` starts a comment).
-    public func purchasePolicy() throws(ConfigurationError) -> PurchasePolicy {
-        let sandboxPolicy: PurchasePolicy.Sandbox
-        switch sandbox.lowercased() {
-        case "allow": sandboxPolicy = .allow
-        case "deny": sandboxPolicy = .deny
-        default:
-            guard let data = FileManager.default.contents(atPath: sandbox) else {
-                throw ConfigurationError("IAP_SANDBOX", "must be allow, deny or a readable file of user ids; cannot read \(sandbox)")
-            }
-            let lines = String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline)
-            let users = lines.map { line in
-                String(line.prefix { $0 != "#" }).trimmingCharacters(in: .whitespaces)
-            }.filter { !$0.isEmpty }
-            sandboxPolicy = .users(Set(users))
-        }
-        return PurchasePolicy(
-            currencies: currencies.isEmpty ? nil : Set(currencies), sandbox: sandboxPolicy,
-            maxRefundsPerUser: maxRefundsPerUser == 0 ? nil : maxRefundsPerUser,
-            maxAccountsPerAppleAccount: maxAccountsPerAppleAccount == 0 ? nil : maxAccountsPerAppleAccount, sharing: sharingPolicy)
-    }
+    public func purchasePolicy() throws(ConfigurationError) -> PurchasePolicy { try policy.policy() }
 }

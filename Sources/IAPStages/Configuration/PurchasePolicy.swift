@@ -1,3 +1,4 @@
+import Foundation
 import IAPSettings
 import AppleReceipt
 import PipelineCore
@@ -56,18 +57,58 @@ public struct PurchasePolicy: Sendable, Equatable {
         return currencies.contains(currency.uppercased()) ? nil : ReasonCode.currencyNotAllowed
     }
 
-    /// `IAP_CURRENCIES`, upper-cased, each an ISO 4217 code; empty: any.
-    static func readCurrencies(_ source: SettingSource) throws(ConfigurationError) -> [String] {
-        let currencies = source.list(Settings.currencies).map { $0.uppercased() }
-        if let bad = currencies.first(where: { !isCurrencyCode($0) }) {
-            throw ConfigurationError(Settings.currencies.variable, "'\(bad)' is not an ISO 4217 currency code (three letters, like USD)")
-        }
-        return currencies
-    }
-
     /// Whether `text` is shaped like an ISO 4217 code: three ASCII letters, upper case.
     public static func isCurrencyCode(_ text: String) -> Bool {
         let bytes = Array(text.utf8)
         return bytes.count == 3 && bytes.allSatisfy { (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) }
+    }
+}
+
+/// The purchase policy's settings as given, each checked when read (every process reads them at
+/// start); the sandbox's file of users is read when the policy is made (`policy()`: the deduper).
+public struct PurchasePolicySettings: Sendable, Equatable {
+    /// `IAP_CURRENCIES`: ISO 4217 codes, upper-cased; empty: any.
+    public var currencies: [String]
+    /// `IAP_SANDBOX`: `allow`, `deny`, or the path of a file of user ids allowed to use the sandbox.
+    public var sandbox: String
+    /// `IAP_MAX_REFUNDS_PER_USER`; 0: no limit.
+    public var maxRefundsPerUser: Int
+    /// `IAP_MAX_ACCOUNTS_PER_APPLE_ACCOUNT`; 0: no limit.
+    public var maxAccountsPerAppleAccount: Int
+    /// `IAP_SHARING_POLICY`.
+    public var sharing: SharingPolicy
+
+    public init(reading source: SettingSource) throws(ConfigurationError) {
+        currencies = source.list(Settings.currencies).map { $0.uppercased() }
+        if let bad = currencies.first(where: { !PurchasePolicy.isCurrencyCode($0) }) {
+            throw ConfigurationError(Settings.currencies.variable, "'\(bad)' is not an ISO 4217 currency code (three letters, like USD)")
+        }
+        sandbox = source.text(Settings.sandbox)!
+        maxRefundsPerUser = try source.count(Settings.maxRefundsPerUser)
+        maxAccountsPerAppleAccount = try source.count(Settings.maxAccountsPerAppleAccount)
+        sharing = SharingPolicy(rawValue: try source.choice(Settings.sharingPolicy))!
+    }
+
+    /// The policy: a limit of 0 is none, no currencies any; `IAP_SANDBOX`'s file read now.
+    public func policy() throws(ConfigurationError) -> PurchasePolicy {
+        PurchasePolicy(
+            currencies: currencies.isEmpty ? nil : Set(currencies), sandbox: try sandboxPolicy(),
+            maxRefundsPerUser: maxRefundsPerUser == 0 ? nil : maxRefundsPerUser,
+            maxAccountsPerAppleAccount: maxAccountsPerAppleAccount == 0 ? nil : maxAccountsPerAppleAccount, sharing: sharing)
+    }
+
+    /// `allow`, `deny`, or the users of the file (one a line, `#` comments).
+    private func sandboxPolicy() throws(ConfigurationError) -> PurchasePolicy.Sandbox {
+        switch sandbox.lowercased() {
+        case "allow": return .allow
+        case "deny": return .deny
+        default:
+            guard let data = FileManager.default.contents(atPath: sandbox) else {
+                throw ConfigurationError("IAP_SANDBOX", "must be allow, deny or a readable file of user ids; cannot read \(sandbox)")
+            }
+            let lines = String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline)
+            let users = lines.map { line in String(line.prefix { $0 != "#" }).trimmingCharacters(in: .whitespaces) }
+            return .users(Set(users.filter { !$0.isEmpty }))
+        }
     }
 }

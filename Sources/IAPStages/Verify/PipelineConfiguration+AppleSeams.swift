@@ -26,7 +26,7 @@ extension PipelineConfiguration {
         let accounts = Dictionary(
             clients.map { ($0.bundleID, ServerAPIAppTransactionLookup(client: $0.client, signedData: signedData)) },
             uniquingKeysWith: { first, _ in first })
-        let appleAccounts = maxAccountsPerAppleAccount > 0 && !accounts.isEmpty ? AppByAppAccountLookup(apps: accounts) : nil
+        let appleAccounts = policy.maxAccountsPerAppleAccount > 0 && !accounts.isEmpty ? AppByAppAccountLookup(apps: accounts) : nil
         let readers = clients.map { ($0.bundleID, ServerAPICustomerHistory(client: $0.client, signedData: signedData)) }
         let history = readers.isEmpty ? nil : AppByAppCustomerHistory(apps: readers)
         guard let secrets = appSecrets else {
