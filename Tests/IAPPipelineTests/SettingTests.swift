@@ -22,7 +22,7 @@ import Testing
 
     @Test func theDefaultsParse() throws {
         let configuration = try PipelineConfiguration(environment: [:])
-        #expect(configuration.worker.lease == .seconds(30) && configuration.appleTimeout == .seconds(15))
+        #expect(configuration.worker.lease == .seconds(30) && configuration.verifyReceipt.timeout == .seconds(15))
         for setting in Settings.all where setting.defaultValue != nil {
             switch setting.kind {
             case .count, .bytes: _ = try SettingSource.defaults.count(setting)

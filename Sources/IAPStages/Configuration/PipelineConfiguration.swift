@@ -24,10 +24,8 @@ public struct PipelineConfiguration: Sendable {
     /// `IAP_BUCKETS`: the layout of the keyspace, built once (finding a tag per bucket takes a while).
     public let layout: BucketLayout
     public var httpHost: String
-    public var appleProductionURL: String
-    public var appleSandboxURL: String
-    public var appleSharedSecret: String?
-    public var appleTimeout: Duration
+    /// verifyReceipt's URLs and secret, and every call to Apple's timeout.
+    public var verifyReceipt: VerifyReceiptSettings
     /// Files of the roots signed data must chain to; empty: Apple Root CA - G3, built in.
     public var appleRootCertFiles: [String]
     public var bundleIDs: Set<String>
@@ -111,10 +109,7 @@ public struct PipelineConfiguration: Sendable {
         prefix = source.text(Settings.prefix)!
         layout = try Self.readLayout(source, prefix: prefix, endpoint: redis.endpoint)
         httpHost = source.text(Settings.httpHost)!
-        appleProductionURL = try source.url(Settings.appleProductionURL)!
-        appleSandboxURL = try source.url(Settings.appleSandboxURL)!
-        appleSharedSecret = source.given(Settings.appleSharedSecret)
-        appleTimeout = try source.duration(Settings.appleTimeout)
+        verifyReceipt = try VerifyReceiptSettings(reading: source)
         appleRootCertFiles = source.list(Settings.appleRootCerts)
         secretFilePaths = Dictionary(uniqueKeysWithValues: Settings.secretFiles.compactMap { setting in
             source.given(setting).map { (setting.variable, $0) }
@@ -200,8 +195,8 @@ public struct PipelineConfiguration: Sendable {
 
     public var apple: AppleVerifierConfiguration {
         AppleVerifierConfiguration(
-            productionURL: appleProductionURL, sandboxURL: appleSandboxURL, sharedSecret: appleSharedSecret,
-            timeout: appleTimeout, maxConnections: worker.concurrency)
+            productionURL: verifyReceipt.productionURL, sandboxURL: verifyReceipt.sandboxURL, sharedSecret: verifyReceipt.sharedSecret,
+            timeout: verifyReceipt.timeout, maxConnections: worker.concurrency)
     }
 
     /// The verifier refuses to start without the app's bundle ids: it would accept any app's receipts.
@@ -255,7 +250,7 @@ public struct PipelineConfiguration: Sendable {
         let privateKey = try Self.privateKey(file: key.privateKeyFile, variable: variable)
         return ServerAPIConfiguration(
             productionURL: appleAPIProductionURL, sandboxURL: appleAPISandboxURL, keyID: key.keyID, issuerID: key.issuerID,
-            privateKey: privateKey, bundleID: bundleID, timeout: appleTimeout)
+            privateKey: privateKey, bundleID: bundleID, timeout: verifyReceipt.timeout)
     }
 
     /// Each app's offer signer, by bundle id: its own `offer_key` from `IAP_APPS_FILE`, else the
@@ -304,7 +299,7 @@ public struct PipelineConfiguration: Sendable {
     /// With `IAP_APPS_FILE`: each app's verifyReceipt secret (its own, else `IAP_APPLE_SHARED_SECRET`),
     /// in the order apps are tried; `nil` for one app.
     public var appSecrets: [(bundleID: String, sharedSecret: String?)]? {
-        appsFile.map { file in file.apps.map { ($0.bundleID, $0.sharedSecret ?? appleSharedSecret) } }
+        appsFile.map { file in file.apps.map { ($0.bundleID, $0.sharedSecret ?? verifyReceipt.sharedSecret) } }
     }
 
     /// The grant stage's Set App Account Token: its errands' ticket lifetime when it is on and the
