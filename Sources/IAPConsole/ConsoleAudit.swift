@@ -35,10 +35,7 @@ struct ConsoleAudit: Sendable {
         let reply = try await redis.send("XREVRANGE", keys.consoleAudit, end, "-", "COUNT", String(count)).checked()
         return (reply.array ?? []).compactMap { item in
             guard let parts = item.array, parts.count == 2, let id = parts[0].string else { return nil }
-            let values = (parts[1].array ?? []).compactMap(\.string)
-            var fields: [String: String] = [:]
-            for index in stride(from: 0, to: values.count - 1, by: 2) { fields[values[index]] = values[index + 1] }
-            return (id, Entry(at: Int64(id.prefix { $0 != "-" }) ?? 0, fields: fields))
+            return (id, Entry(at: Int64(id.prefix { $0 != "-" }) ?? 0, fields: parts[1].stringDictionary))
         }
     }
 }

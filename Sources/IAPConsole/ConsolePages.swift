@@ -15,7 +15,12 @@ struct ConsolePages: Sendable {
     var apps: [String?] = [nil]
 
     func overview(now: Int64 = currentTimeMs()) async throws -> [String: Any] {
-        let stats = try await store.stats(lease: lease, now: now, scanInflight: false)
+        // Four reads at once: the page waits for the slowest, not for their sum.
+        async let read = store.stats(lease: lease, now: now, scanInflight: false)
+        async let notificationSweep = store.notificationSweepState()
+        async let refundSweep = store.refundSweepState()
+        async let budget = store.appleBudget(apps: apps, now: now)
+        let stats = try await read
         let stages: [[String: Any]] = Stage.allCases.map { stage in
             let name = stage.rawValue
             return [
@@ -34,9 +39,9 @@ struct ConsolePages: Sendable {
                 "class": breaker.openSinceMs == nil ? "quiet" : "warn",
             ])
         }
-        let sweeps = [("notification sweep", try await store.notificationSweepState()), ("refund sweep", try await store.refundSweepState())]
+        let sweeps = [("notification sweep", try await notificationSweep), ("refund sweep", try await refundSweep)]
             .map { name, state in ["text": Self.sweep(name, state, now: now)] }
-        let apple: [[String: Any]] = try await store.appleBudget(apps: apps, now: now).map { use in
+        let apple: [[String: Any]] = try await budget.map { use in
             let hold = use.heldUntil.map { ", held after Apple's 429 until \(Self.time(ms: $0))" } ?? ""
             return ["text": "Apple's Server API, \(use.environment) \(use.endpoint): \(use.callsLastSecond) calls in the last second\(hold)",
                     "class": use.heldUntil == nil ? "quiet" : "warn"]

@@ -19,7 +19,7 @@ extension PipelineStore {
 
     /// The sweep's hash as it stands (`RedisKeys.notificationSweep`), for `iapctl` and tests.
     public func notificationSweepState() async throws -> [String: String] {
-        try await redis.send("HGETALL", keys.notificationSweep).stringDictionary
+        try await redis.send("HGETALL", keys.notificationSweep).checked().stringDictionary
     }
 
     /// The refund sweep's lease and cursors (`RedisKeys.refundSweep`).

@@ -238,8 +238,9 @@ public struct PipelineStore: Sendable {
     /// letters hold it. Returns `false` when the entry is gone (someone else replayed or purged
     /// it); throws when the entry holds no job to replay.
     public func replay(entry: String, ttl: Duration, now: Int64 = currentTimeMs()) async throws -> Bool {
-        for bucket in keys.everyBucket.indices {
-            if try await replay(entry: entry, inBucket: bucket, ttl: ttl, now: now) { return true }
+        let job = try Self.replayable(entry)
+        for bucket in keys.everyBucket {
+            if try await run(ReplayDeadLetter(bucket, entry: entry, job: job, ttl: ttl, now: now)) { return true }
         }
         return false
     }
@@ -247,10 +248,14 @@ public struct PipelineStore: Sendable {
     /// The same for an entry read from bucket `bucket`'s dead letters (the console's windows):
     /// one script call, not one per bucket.
     public func replay(entry: String, inBucket bucket: Int, ttl: Duration, now: Int64 = currentTimeMs()) async throws -> Bool {
-        let letter = try DeadLetter.decode(entry)
-        var job = try Job.decode(letter.job)
+        try await run(ReplayDeadLetter(keys.everyBucket[bucket], entry: entry, job: try Self.replayable(entry), ttl: ttl, now: now))
+    }
+
+    /// A dead letter's job with its attempts reset, decoded once whatever buckets are tried.
+    private static func replayable(_ entry: String) throws -> Job {
+        var job = try Job.decode(try DeadLetter.decode(entry).job)
         job.attempts = 0
-        return try await run(ReplayDeadLetter(keys.everyBucket[bucket], entry: entry, job: job, ttl: ttl, now: now))
+        return job
     }
 
     /// Deletes every bucket's dead letters; returns how many there were.
