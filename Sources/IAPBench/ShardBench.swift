@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import ClusterHarness
 import Foundation
 import IAPStages
+import PipelineCore
 import RedisClient
 
 /// The `shards` scenario: the whole pipeline (intake, one process per stage, apple-sim at 0 ms)
@@ -13,7 +14,7 @@ public struct ShardBench: Sendable {
     public var receipts: Int
     public var buckets: Int
 
-    public init(receipts: Int = 6000, buckets: Int = PipelineConfiguration.clusterBuckets) {
+    public init(receipts: Int = 6000, buckets: Int = RedisSettings.clusterBuckets) {
         self.receipts = receipts
         self.buckets = buckets
     }

@@ -72,7 +72,7 @@ enum ConsoleServer {
         let settings = configuration.console
         let logger = bootstrapLogging(label: label)
         let users = signIns(settings, logger: logger)
-        let redisClient = RedisClient(configuration: configuration.redis, poolSize: 4)
+        let redisClient = configuration.redis.client(connections: 4)
         let store = PipelineStore(redis: redisClient, keys: configuration.keys, recheck: configuration.recheck)
         let support: SupportLookup?
         do {

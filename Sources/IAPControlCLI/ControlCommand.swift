@@ -206,7 +206,7 @@ public struct ControlCommand: AsyncParsableCommand {
 }
 
 func withStore<T: Sendable>(_ configuration: PipelineConfiguration, _ body: (PipelineStore) async throws -> T) async throws -> T {
-    let redis = RedisClient(configuration: configuration.redis, poolSize: configuration.redisPoolSize)
+    let redis = configuration.redis.client()
     do {
         let result = try await body(PipelineStore(redis: redis, keys: configuration.keys, recheck: configuration.recheck))
         await redis.close()

@@ -47,7 +47,7 @@ struct MigrateCommand: AsyncParsableCommand {
         let sourceConfiguration: RedisConfiguration
         do { sourceConfiguration = try RedisConfiguration(url: from) } catch { throw ValidationError("--from: \(error)") }
         let source = RedisClient(configuration: sourceConfiguration, poolSize: 2)
-        let destination = RedisClient(configuration: configuration.redis, poolSize: configuration.redisPoolSize)
+        let destination = configuration.redis.client()
         let migration = LedgerMigration(
             source: source, sourcePrefix: fromPrefix, destination: destination, keys: configuration.keys, lease: configuration.worker.lease)
         let started = ContinuousClock.now
@@ -67,7 +67,7 @@ struct MigrateCommand: AsyncParsableCommand {
         if json {
             printJSON(report)
         } else {
-            print("migrated \(fromPrefix) → \(configuration.prefix) over \(report.buckets) buckets in \(took.formatted(.units(allowed: [.seconds], fractionalPart: .show(length: 1))))")
+            print("migrated \(fromPrefix) → \(configuration.redis.prefix) over \(report.buckets) buckets in \(took.formatted(.units(allowed: [.seconds], fractionalPart: .show(length: 1))))")
             print("family".padding(toLength: 20, withPad: " ", startingAt: 0) + "source".leftPadded(10) + "moved".leftPadded(10)
                 + "found".leftPadded(10) + "differ".leftPadded(8) + "  ok")
             for family in report.families {

@@ -22,7 +22,7 @@ public enum IntakeApplication {
         onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
     ) throws -> some ApplicationProtocol {
         // One subscription to each bucket's results channel for every waiting client, run with the server.
-        let waiters = waiters ?? TicketWaiters(redis: configuration.redis, keys: store.keys, logger: logger)
+        let waiters = waiters ?? TicketWaiters(redis: configuration.redis.connection, keys: store.keys, logger: logger)
         // A connection idle between requests (or whose headers never end) closes after `idle`; a
         // request not read whole within `read` of its head closes its connection (a dripped body).
         let http1 = HTTP1Channel.Configuration(

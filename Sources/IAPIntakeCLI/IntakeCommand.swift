@@ -34,9 +34,9 @@ public struct IntakeCommand: AsyncParsableCommand {
         }
         let logger = bootstrapLogging(label: "iap-intake")
         warnOfExposedSecretFiles(configuration, logger: logger)
-        let redisClient = RedisClient(configuration: configuration.redis, poolSize: configuration.redisPoolSize)
+        let redisClient = configuration.redis.client()
         await EvictionPolicyCheck.run(redisClient, logger: logger)
-        let store = PipelineStore(redis: redisClient, keys: configuration.keys, replication: configuration.replication)
+        let store = PipelineStore(redis: redisClient, keys: configuration.keys, replication: configuration.redis.replication)
         let notifications: NotificationAdmission?
         let tls: TLSConfiguration?
         let support: SupportLookup?

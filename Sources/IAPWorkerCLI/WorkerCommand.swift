@@ -27,10 +27,10 @@ func runWorker(
 ) async throws {
     warnOfExposedSecretFiles(configuration, logger: logger)
     let registry = bootstrapMetrics()
-    let redis = RedisClient(configuration: configuration.redis, poolSize: configuration.redisPoolSize)
+    let redis = configuration.redis.client()
     await EvictionPolicyCheck.run(redis, logger: logger)
     let store = PipelineStore(
-        redis: redis, keys: configuration.keys, replication: configuration.replication, recheck: configuration.recheck)
+        redis: redis, keys: configuration.keys, replication: configuration.redis.replication, recheck: configuration.recheck)
     let parts: StageParts
     do {
         parts = try assemble(store)
@@ -172,7 +172,7 @@ public struct NotifierCommand: AsyncParsableCommand {
         try await runWorker(configuration: configuration, logger: logger) { (store) throws(ConfigurationError) -> StageParts in
             // One client per app (its token's bid): each call goes out with its purchase's app's key.
             let clients = try configuration.serverAPIClients(store: store, maxConnections: configuration.worker.concurrency, logger: logger)
-            if configuration.refundPreference != nil, clients.isEmpty {
+            if configuration.errands.refundPreference != nil, clients.isEmpty {
                 throw ConfigurationError(
                     "IAP_REFUND_PREFERENCE", "answering consumption requests needs the App Store Server API key (IAP_APPLE_API_*)")
             }
@@ -180,7 +180,7 @@ public struct NotifierCommand: AsyncParsableCommand {
             var accountTokens: AccountTokenErrands?
             if !clients.isEmpty {
                 let apps = AppByAppServerAPI(clients: clients)
-                if let preference = configuration.refundPreference {
+                if let preference = configuration.errands.refundPreference {
                     answering = ConsumptionAnswering(reporter: apps, preferences: preference, retryPolicy: configuration.retryPolicy)
                 }
                 accountTokens = AccountTokenErrands(setter: apps, finisher: apps, retryPolicy: configuration.retryPolicy)
@@ -199,12 +199,12 @@ public struct NotifierCommand: AsyncParsableCommand {
     ) throws(ConfigurationError) {
         if let sweeper = try NotificationSweeper.make(configuration, store: store, logger: logger) {
             parts.clients.append(closing(sweeper.walks.map(\.walk.client)))
-            logger.info("notification sweep on", metadata: ["every_s": "\(configuration.notificationSweep.components.seconds)"])
+            logger.info("notification sweep on", metadata: ["every_s": "\(configuration.sweeps.notifications.components.seconds)"])
             parts.services.append(sweeper)
         }
         if let refunds = try RefundSweeper.make(configuration, store: store, logger: logger) {
             parts.clients.append(closing(refunds.audit.clients))
-            logger.info("refund sweep on", metadata: ["every_s": "\(configuration.refundSweep.components.seconds)"])
+            logger.info("refund sweep on", metadata: ["every_s": "\(configuration.sweeps.refunds.components.seconds)"])
             parts.services.append(refunds)
         }
     }

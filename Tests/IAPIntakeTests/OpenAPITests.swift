@@ -20,7 +20,7 @@ import Testing
     /// copied into this test), and `/openapi.json` serves the file.
     @Test func theDocumentIsServedAndNamesEveryRoute() async throws {
         try await withPipeline(startWorkers: false) { pipeline in
-            let waiters = TicketWaiters(redis: pipeline.configuration.redis, keys: pipeline.store.keys, logger: testLogger)
+            let waiters = TicketWaiters(redis: pipeline.configuration.redis.connection, keys: pipeline.store.keys, logger: testLogger)
             let router = try IntakeApplication.routes(
                 store: pipeline.store, configuration: pipeline.configuration, notifications: nil, clientKeys: nil,
                 waiters: waiters, metrics: .init(text: { [] }))

@@ -17,7 +17,7 @@ import Testing
 
     @Test func receiptsInEveryBucketAreGrantedOnceAndWaitersAreWokenFromTheirBucket() async throws {
         try await withPipeline(environment: Self.buckets) { pipeline in
-            let layout = pipeline.configuration.layout
+            let layout = pipeline.configuration.redis.layout
             #expect(layout.count == 4)
             var tickets: [String] = []
             for n in 0..<8 {
@@ -84,7 +84,7 @@ import Testing
                 #expect(reply.status == 200)
                 ticket = try #require(reply.json["ticket"] as? String)
             }
-            let bucket = pipeline.configuration.layout.bucket(ofOriginalTransactionID: id)
+            let bucket = pipeline.configuration.redis.layout.bucket(ofOriginalTransactionID: id)
             #expect(ticket?.hasPrefix("\(bucket).") == true)
             let applied = try await pipeline.terminal(try #require(ticket))
             #expect(applied.status == .applied && applied.result == "revoked")
@@ -99,7 +99,7 @@ import Testing
     @Test func aJobWhoseTicketLiesInAnotherBucketIsDeadLetteredUntouched() async throws {
         try await withPipeline(environment: Self.buckets) { pipeline in
             let keys = pipeline.configuration.keys
-            let foreign = pipeline.configuration.layout.ticketID("AAAAAAAAAAAAAAAAAAAAAA", inBucket: 1)
+            let foreign = pipeline.configuration.redis.layout.ticketID("AAAAAAAAAAAAAAAAAAAAAA", inBucket: 1)
             let job = Job(ticket: foreign, userID: "u", receiptData: "eA==", productID: nil, transactionID: nil, enqueuedAt: 1)
             try await pipeline.redis.send("LPUSH", keys.inBucket(0).queue(.verify), job.encoded())
             try await until("the foreign job is a dead letter", within: .seconds(20)) {
@@ -118,9 +118,9 @@ import Testing
     /// prefix spreads the keys over 64 buckets unless IAP_BUCKETS says otherwise; a mix is refused.
     @Test func onRedisClusterThePrefixSaysTheLayout() throws {
         let cluster = "redis-cluster://127.0.0.1:7000"
-        #expect(try PipelineConfiguration(environment: ["IAP_REDIS_URL": cluster, "IAP_PREFIX": "{iap}"]).layout.count == 1)
-        #expect(try PipelineConfiguration(environment: ["IAP_REDIS_URL": cluster, "IAP_PREFIX": "iap"]).layout.count == 64)
-        #expect(try PipelineConfiguration(environment: ["IAP_REDIS_URL": cluster, "IAP_BUCKETS": "16"]).layout.count == 16)
+        #expect(try PipelineConfiguration(environment: ["IAP_REDIS_URL": cluster, "IAP_PREFIX": "{iap}"]).redis.layout.count == 1)
+        #expect(try PipelineConfiguration(environment: ["IAP_REDIS_URL": cluster, "IAP_PREFIX": "iap"]).redis.layout.count == 64)
+        #expect(try PipelineConfiguration(environment: ["IAP_REDIS_URL": cluster, "IAP_BUCKETS": "16"]).redis.layout.count == 16)
         #expect(throws: ConfigurationError.self) {
             try PipelineConfiguration(environment: ["IAP_REDIS_URL": cluster, "IAP_PREFIX": "{iap}", "IAP_BUCKETS": "4"])
         }
@@ -128,7 +128,7 @@ import Testing
             try PipelineConfiguration(environment: ["IAP_REDIS_URL": cluster, "IAP_PREFIX": "iap", "IAP_BUCKETS": "1"])
         }
         // Outside a cluster the default stays one bucket, today's names.
-        #expect(try PipelineConfiguration(environment: ["IAP_PREFIX": "iap"]).layout.count == 1)
+        #expect(try PipelineConfiguration(environment: ["IAP_PREFIX": "iap"]).redis.layout.count == 1)
         #expect(throws: ConfigurationError.self) { try PipelineConfiguration(environment: ["IAP_BUCKETS": "1025"]) }
         #expect(throws: ConfigurationError.self) { try PipelineConfiguration(environment: ["IAP_BUCKETS": "0"]) }
     }

@@ -1,6 +1,7 @@
 import Foundation
 import IAPStages
 import IAPOperations
+import PipelineCore
 import PipelineTestSupport
 import RedisClient
 import TestSupport
@@ -36,8 +37,8 @@ import Testing
         let nodes = try await RedisClusterNodes.start()
         defer { nodes.stop() }
         try await withPipeline(environment: ["IAP_REDIS_URL": nodes.url, "IAP_PREFIX": "iap", "IAP_REDIS_MIN_REPLICAS": "1"]) { pipeline in
-            let layout = pipeline.configuration.layout
-            #expect(layout.count == PipelineConfiguration.clusterBuckets)
+            let layout = pipeline.configuration.redis.layout
+            #expect(layout.count == RedisSettings.clusterBuckets)
             var tickets: [String] = []
             for n in 0..<6 {
                 tickets.append(try await pipeline.postUntilAccepted([

@@ -12,8 +12,8 @@ import Testing
 @Suite struct ConfigurationTests {
     @Test func defaultsAreTheDocumentedOnes() throws {
         let configuration = try PipelineConfiguration(environment: [:])
-        #expect(configuration.redisURL == "redis://127.0.0.1:6379")
-        #expect(configuration.prefix == "iap")
+        #expect(configuration.redis.url == "redis://127.0.0.1:6379")
+        #expect(configuration.redis.prefix == "iap")
         #expect(configuration.httpHost == "127.0.0.1" && configuration.intake.httpPort == 8080)
         #expect(configuration.verifyReceipt.productionURL == "https://buy.itunes.apple.com/verifyReceipt")
         #expect(configuration.verifyReceipt.sandboxURL == "https://sandbox.itunes.apple.com/verifyReceipt")
@@ -21,7 +21,7 @@ import Testing
         #expect(configuration.retryPolicy.base == .seconds(1) && configuration.retryPolicy.max == .seconds(600))
         #expect(configuration.worker.lease == .seconds(30) && configuration.ticketTTL == .seconds(604_800))
         #expect(configuration.intake.maxBodyBytes == 262_144 && configuration.worker.shutdownGrace == .seconds(25))
-        #expect(configuration.redisReplicaTimeout == .seconds(1) && configuration.webhook.timeout == .seconds(10))
+        #expect(configuration.redis.replicaTimeout == .seconds(1) && configuration.webhook.timeout == .seconds(10))
         #expect(configuration.recheck == .standard && configuration.policy.sharing == .bind && configuration.policy.sandbox == "allow")
     }
 
@@ -31,7 +31,7 @@ import Testing
             "IAP_BUNDLE_IDS": "a.b, c.d ,", "IAP_CONCURRENCY": "8", "IAP_LEASE_MS": "5000",
             "IAP_APPLE_SHARED_SECRET": "s", "IAP_MAX_BODY_BYTES": "4096",
         ])
-        #expect(configuration.redis.endpoint == .tcp(host: "cache", port: 6390) && configuration.redis.database == 2)
+        #expect(configuration.redis.connection.endpoint == .tcp(host: "cache", port: 6390) && configuration.redis.connection.database == 2)
         #expect(configuration.keys.queue(.verify) == "{iap}:queue:verify")
         #expect(configuration.intake.httpPort == 9000 && configuration.worker.concurrency == 8 && configuration.worker.lease == .seconds(5))
         #expect(configuration.bundleIDs == ["a.b", "c.d"])
@@ -57,11 +57,11 @@ import Testing
     @Test func storeKitSettingsHaveTheirDefaultsAndAreCheckedAtStart() throws {
         let defaults = try PipelineConfiguration(environment: [:])
         #expect(try defaults.rootCertificates() == [AppleRootCertificates.appleRootCAG3])
-        #expect(defaults.appleAPIProductionURL == "https://api.storekit.apple.com")
-        #expect(defaults.appleAPISandboxURL == "https://api.storekit-sandbox.apple.com")
-        #expect(defaults.appleAPIMaxRPS == 50 && defaults.appleAppID == nil)
+        #expect(defaults.serverAPI.productionURL == "https://api.storekit.apple.com")
+        #expect(defaults.serverAPI.sandboxURL == "https://api.storekit-sandbox.apple.com")
+        #expect(defaults.serverAPI.maxRPS == 50 && defaults.appleAppID == nil)
         #expect(!defaults.isServerAPIConfigured)
-        #expect(try defaults.serverAPI() == nil)
+        #expect(try defaults.serverAPIs().isEmpty)
         // Roots that cannot be read name the setting.
         let missingRoot = try PipelineConfiguration(environment: ["IAP_APPLE_ROOT_CERTS": "/nonexistent/root.pem"])
         #expect { try missingRoot.rootCertificates() } throws: { ($0 as? ConfigurationError)?.variable == "IAP_APPLE_ROOT_CERTS" }
@@ -74,7 +74,7 @@ import Testing
             "IAP_BUNDLE_IDS": "com.example.game",
         ])
         #expect(unreadable.isServerAPIConfigured)
-        #expect { try unreadable.serverAPI() } throws: { ($0 as? ConfigurationError)?.variable == "IAP_APPLE_API_PRIVATE_KEY_FILE" }
+        #expect { try unreadable.serverAPIs() } throws: { ($0 as? ConfigurationError)?.variable == "IAP_APPLE_API_PRIVATE_KEY_FILE" }
         let appID = try PipelineConfiguration(environment: ["IAP_APPLE_APP_ID": "1234567890", "IAP_BUNDLE_IDS": "b.one, a.two"])
         #expect(appID.appleAppID == 1_234_567_890 && appID.bundleIDList == ["b.one", "a.two"])
     }
@@ -130,17 +130,17 @@ import Testing
         #expect { try PipelineConfiguration(environment: ["IAP_SANDBOX": "/no/such/file"]).purchasePolicy() } throws: { error in
             (error as? ConfigurationError)?.variable == "IAP_SANDBOX"
         }
-        #expect(try PipelineConfiguration(environment: [:]).refundPreference == nil)
-        #expect(try PipelineConfiguration(environment: ["IAP_REFUND_PREFERENCE": "None"]).refundPreference == nil)
-        #expect(try PipelineConfiguration(environment: ["IAP_REFUND_PREFERENCE": "grant_Prorated"]).refundPreference
+        #expect(try PipelineConfiguration(environment: [:]).errands.refundPreference == nil)
+        #expect(try PipelineConfiguration(environment: ["IAP_REFUND_PREFERENCE": "None"]).errands.refundPreference == nil)
+        #expect(try PipelineConfiguration(environment: ["IAP_REFUND_PREFERENCE": "grant_Prorated"]).errands.refundPreference
             == RefundPreferences(fallback: .grantProrated))
         // A map by Apple's consumptionRequestReason: a reason not named takes default; none is no preference.
         let map = try #require(try PipelineConfiguration(environment: [
             "IAP_REFUND_PREFERENCE": "UNINTENDED_PURCHASE=grant_full, legal=none,default=decline",
-        ]).refundPreference)
+        ]).errands.refundPreference)
         #expect(map.preference(for: "UNINTENDED_PURCHASE") == .grantFull && map.preference(for: "LEGAL") == nil)
         #expect(map.preference(for: "FULFILLMENT_ISSUE") == .decline && map.preference(for: nil) == .decline)
-        #expect(try PipelineConfiguration(environment: ["IAP_REFUND_PREFERENCE": "OTHER=grant_full"]).refundPreference?
+        #expect(try PipelineConfiguration(environment: ["IAP_REFUND_PREFERENCE": "OTHER=grant_full"]).errands.refundPreference?
             .preference(for: "LEGAL") == nil)
         for bad in ["maybe", "UNINTENDED=grant_full", "OTHER=refund", "OTHER=decline,OTHER=grant_full", "OTHER"] {
             #expect { try PipelineConfiguration(environment: ["IAP_REFUND_PREFERENCE": bad]) } throws: { error in

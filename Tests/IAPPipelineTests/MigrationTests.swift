@@ -79,7 +79,7 @@ import Testing
         }
 
         try await withPipeline(environment: ["IAP_REDIS_URL": nodes.url, "IAP_PREFIX": "iap", "IAP_BUCKETS": "\(Self.buckets)"]) { fleet in
-            #expect(fleet.configuration.layout.count == Self.buckets)
+            #expect(fleet.configuration.redis.layout.count == Self.buckets)
             // The jobs left in the source's queues finish here: the grant job through parts.
             let carol = try await fleet.terminal(claimed)
             #expect(carol.status == .granted && carol.transactions.map(\.outcome) == [.granted, .granted, .granted, .granted])

@@ -104,7 +104,7 @@ import Testing
             var checked = try await Self.storeKitTakes(pipeline, welcome.json)
             #expect(checked["valid"] as? Bool == true, "\(checked)")
             #expect(checked["offerIdentifier"] as? String == "welcome" && checked["transactionId"] as? String == "2000000000000001")
-            #expect(checked["iss"] as? String == pipeline.configuration.appleAPIIssuerID)
+            #expect(checked["iss"] as? String == pipeline.configuration.serverAPI.key?.issuerID)
             let lapsedOnly = try await ask("newcomer", "promotional", ["offer_id": "winback"])
             #expect(lapsedOnly.status == 403 && Self.code(lapsedOnly) == "not_eligible")
 

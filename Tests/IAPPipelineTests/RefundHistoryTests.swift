@@ -90,10 +90,10 @@ import Testing
         try await withPipeline(startWorkers: false, serverAPI: true) { pipeline in
             let configuration = pipeline.configuration
             let command = try AppleCommand.Refunds.parse([
-                "--redis-url", configuration.redisURL, "--bundle-ids", PipelineHarness.bundleID,
-                "--apple-api-key-id", configuration.appleAPIKeyID!, "--apple-api-issuer-id", configuration.appleAPIIssuerID!,
-                "--apple-api-private-key-file", configuration.appleAPIPrivateKeyFile!,
-                "--apple-api-production-url", configuration.appleAPIProductionURL, "--apple-api-sandbox-url", configuration.appleAPISandboxURL,
+                "--redis-url", configuration.redis.url, "--bundle-ids", PipelineHarness.bundleID,
+                "--apple-api-key-id", configuration.serverAPI.key!.keyID, "--apple-api-issuer-id", configuration.serverAPI.key!.issuerID,
+                "--apple-api-private-key-file", configuration.serverAPI.key!.privateKeyFile,
+                "--apple-api-production-url", configuration.serverAPI.productionURL, "--apple-api-sandbox-url", configuration.serverAPI.sandboxURL,
                 "--apple-root-certs", configuration.appleRootCertFiles.joined(separator: ","), "--transaction-id", "8199999999999999",
             ])
             await #expect(throws: ExitCode(1)) { try await command.run() }

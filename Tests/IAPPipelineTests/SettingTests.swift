@@ -71,7 +71,7 @@ import Testing
         #expect(configuration.recheck.after == .milliseconds(250))
         #expect(configuration.worker.concurrency == 3)
         // Blank is unset: the default.
-        #expect(configuration.prefix == "iap")
+        #expect(configuration.redis.prefix == "iap")
         #expect(Setting.DurationUnit.seconds.format(.milliseconds(1500)) == "1.5")
     }
 }

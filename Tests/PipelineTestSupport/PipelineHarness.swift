@@ -108,9 +108,9 @@ public final class PipelineHarness: @unchecked Sendable {
         }
         environment.merge(extra) { _, new in new }
         configuration = try PipelineConfiguration(environment: environment)
-        redis = RedisClient(configuration: configuration.redis, poolSize: 4)
+        redis = configuration.redis.client(connections: 4)
         store = PipelineStore(
-            redis: redis, keys: configuration.keys, replication: configuration.replication, recheck: configuration.recheck)
+            redis: redis, keys: configuration.keys, replication: configuration.redis.replication, recheck: configuration.recheck)
         let store = self.store
         let configuration = self.configuration
         let notifications = try NotificationAdmission.make(configuration, store: store)
@@ -119,10 +119,10 @@ public final class PipelineHarness: @unchecked Sendable {
         let tls = try IntakeApplication.tlsConfiguration(configuration)
         // As the executables do: every metric from here on lands in the process's registry.
         _ = bootstrapMetrics()
-        let waiters = TicketWaiters(redis: configuration.redis, keys: configuration.keys, logger: testLogger)
+        let waiters = TicketWaiters(redis: configuration.redis.connection, keys: configuration.keys, logger: testLogger)
         self.waiters = waiters
-        let lookupClient = try configuration.serverAPI().map { api in
-            ServerAPIClient(configuration: api, limiter: RedisAPIRateLimiter(store: store, maxPerSecond: configuration.appleAPIMaxRPS), maxConnections: 8)
+        let lookupClient = try configuration.serverAPIs().first.map { _, api in
+            ServerAPIClient(configuration: api, limiter: RedisAPIRateLimiter(store: store, maxPerSecond: configuration.serverAPI.maxRPS), maxConnections: 8)
         }
         self.lookupClient = lookupClient
         appClients = configuration.appsFile == nil
@@ -168,7 +168,7 @@ public final class PipelineHarness: @unchecked Sendable {
             // As iap-notifier: consumption requests are answered when a refund preference is set;
             // app account tokens are set with the Server API keys.
             let apps = appClients.isEmpty ? nil : AppByAppServerAPI(clients: appClients)
-            let answering = configuration.refundPreference.flatMap { preference in
+            let answering = configuration.errands.refundPreference.flatMap { preference in
                 apps.map { ConsumptionAnswering(reporter: $0, preferences: preference, retryPolicy: configuration.retryPolicy) }
             }
             return NotifyHandler(
@@ -280,7 +280,7 @@ public final class PipelineHarness: @unchecked Sendable {
     /// Waits for the ticket to be terminal (or, with `orHeld`, held), woken by `iap:results` (no polling).
     public func terminal(_ ticket: String, orHeld: Bool = false, timeout: Duration = .seconds(20)) async throws -> Ticket {
         let subscription = try await RedisSubscription(
-            configuration: configuration.redis, channels: [configuration.keys.results(ofTicket: ticket)], sharded: true)
+            configuration: configuration.redis.connection, channels: [configuration.keys.results(ofTicket: ticket)], sharded: true)
         defer { Task { await subscription.close() } }
         while true {
             if let current = try await readTicket(ticket), current.status.isTerminal || (orHeld && current.status == .held) {
@@ -331,7 +331,7 @@ public final class PipelineHarness: @unchecked Sendable {
         let streams = configuration.keys.everyBucket.map(\.fulfilment)
         var last = Dictionary(uniqueKeysWithValues: streams.map { ($0, "0-0") })
         let deadline = ContinuousClock.now + timeout
-        let connection = RedisConnection(configuration: configuration.redis)
+        let connection = RedisConnection(configuration: configuration.redis.connection)
         defer { Task { await connection.close() } }
         while ContinuousClock.now < deadline {
             let reply = try await connection.execute(

@@ -145,13 +145,13 @@ extension NotificationSweeper {
     /// or without the Server API key or bundle ids (said in the log). With `IAP_APPS_FILE`, one walk
     /// per app with a key. Its clients are shut down by the caller (`walks`' `client`).
     public static func make(_ configuration: PipelineConfiguration, store: PipelineStore, logger: Logger) throws(ConfigurationError) -> NotificationSweeper? {
-        guard configuration.notificationSweep > .zero else { return nil }
+        guard configuration.sweeps.notifications > .zero else { return nil }
         let walks = try NotificationHistoryWalk.makeEach(configuration, store: store, logger: logger)
         guard !walks.isEmpty else {
             logger.warning("the notification sweep is off: it needs the App Store Server API key (IAP_APPLE_API_*) and IAP_BUNDLE_IDS")
             return nil
         }
         let named = walks.map { (cursor: configuration.appsFile == nil ? "" : "\($0.bundleID):", walk: $0.walk) }
-        return NotificationSweeper(walks: named, store: store, period: configuration.notificationSweep, logger: logger)
+        return NotificationSweeper(walks: named, store: store, period: configuration.sweeps.notifications, logger: logger)
     }
 }

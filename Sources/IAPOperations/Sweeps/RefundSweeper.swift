@@ -202,12 +202,12 @@ extension RefundSweeper {
     /// The sweep a notifier runs with these settings: `nil` when `IAP_REFUND_SWEEP_S` is 0 or
     /// without the Server API key (said in the log). Its clients are shut down by the caller (`audit.clients`).
     public static func make(_ configuration: PipelineConfiguration, store: PipelineStore, logger: Logger) throws(ConfigurationError) -> RefundSweeper? {
-        guard configuration.refundSweep > .zero else { return nil }
+        guard configuration.sweeps.refunds > .zero else { return nil }
         guard let audit = try RefundHistoryAudit.make(configuration, store: store, logger: logger) else {
             logger.warning("the refund sweep is off: it needs the App Store Server API key (IAP_APPLE_API_*)")
             return nil
         }
         return RefundSweeper(
-            audit: audit, store: store, period: configuration.refundSweep, asksPerSecond: configuration.appleAPIMaxRPS / 10, logger: logger)
+            audit: audit, store: store, period: configuration.sweeps.refunds, asksPerSecond: configuration.serverAPI.maxRPS / 10, logger: logger)
     }
 }

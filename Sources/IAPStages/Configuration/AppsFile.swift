@@ -61,6 +61,14 @@ public struct AppsFile: Sendable, Equatable {
             self.keyID = keyID
             self.privateKeyFile = privateKeyFile
         }
+
+        /// The single key (`IAP_OFFER_KEY_ID`, `IAP_OFFER_PRIVATE_KEY_FILE`: both or neither); `nil`: none set.
+        public static func reading(_ source: SettingSource) throws(ConfigurationError) -> OfferKey? {
+            let given = try source.together(
+                [Settings.offerKeyID, Settings.offerPrivateKeyFile], "the other (the In-App Purchase key's id and its .p8 file)")
+            guard let id = given[0], let file = given[1] else { return nil }
+            return OfferKey(keyID: id, privateKeyFile: file)
+        }
     }
 
     /// In bundle-id order: the order apps are tried in when a request names none.

@@ -17,7 +17,7 @@ extension PipelineConfiguration {
     ) -> ServerAPIClient {
         ServerAPIClient(
             configuration: api,
-            limiter: RedisAPIRateLimiter(store: store, maxPerSecond: appleAPIMaxRPS, app: appsFile == nil ? nil : bundleID),
+            limiter: RedisAPIRateLimiter(store: store, maxPerSecond: serverAPI.maxRPS, app: appsFile == nil ? nil : bundleID),
             maxConnections: maxConnections, logger: logger)
     }
 }

@@ -5,27 +5,21 @@ import AppStoreServerAPI
 import Foundation
 import IAPSettings
 import PipelineCore
-import RedisClient
 import X509
 
 /// Every setting, read through `SettingSource` (flags over `IAP_*` environment variables) as
 /// `Settings` describes them: defaults, units and ranges are written there, once. A malformed
 /// value is an error naming its variable.
 public struct PipelineConfiguration: Sendable {
-    /// `IAP_BUCKETS` on `redis-cluster://` with a plain prefix when it is not given: 64 buckets
-    /// spread evenly over up to 32 primaries (two or more buckets each); a fleet planned past
-    /// that sets more before its first purchase (the number is fixed once data exists). Each
-    /// bucket costs every stage process one blocking connection.
-    public static let clusterBuckets = 64
-
-    public var redisURL: String
-    public var redis: RedisConfiguration
-    public var prefix: String
-    /// `IAP_BUCKETS`: the layout of the keyspace, built once (finding a tag per bucket takes a while).
-    public let layout: BucketLayout
+    /// Where the state lives and how its keys are laid out (`IAP_REDIS_*`, `IAP_PREFIX`, `IAP_BUCKETS`).
+    public var redis: RedisSettings
     public var httpHost: String
     /// verifyReceipt's URLs and secret, and every call to Apple's timeout.
     public var verifyReceipt: VerifyReceiptSettings
+    /// The App Store Server API's URLs, the single app's key, the fleet's budget and `IAP_RECEIPT_MODE`.
+    public var serverAPI: ServerAPISettings
+    /// `IAP_OFFER_KEY_ID` and `IAP_OFFER_PRIVATE_KEY_FILE`: the In-App Purchase key that signs offers.
+    public var offerKey: AppsFile.OfferKey?
     /// Files of the roots signed data must chain to; empty: Apple Root CA - G3, built in.
     public var appleRootCertFiles: [String]
     public var bundleIDs: Set<String>
@@ -37,16 +31,6 @@ public struct PipelineConfiguration: Sendable {
     public var secretFilePaths: [String: String]
     /// The app's Apple id: production notifications for another `appAppleId` are refused. Unset: not checked.
     public var appleAppID: Int64?
-    public var appleAPIProductionURL: String
-    public var appleAPISandboxURL: String
-    public var appleAPIKeyID: String?
-    public var appleAPIIssuerID: String?
-    public var appleAPIPrivateKeyFile: String?
-    /// Calls per second to each Server API endpoint, fleet-wide, in production (sandbox: a tenth).
-    public var appleAPIMaxRPS: Int
-    /// `IAP_OFFER_KEY_ID` and `IAP_OFFER_PRIVATE_KEY_FILE`: the In-App Purchase key that signs offers.
-    public var offerKeyID: String?
-    public var offerPrivateKeyFile: String?
     public var productsFile: String?
     /// The fleet's Apple breaker (`IAP_APPLE_BREAKER_*`); `nil`: none (every failure spends an attempt).
     public var appleBreaker: AppleBreakerSettings?
@@ -66,30 +50,16 @@ public struct PipelineConfiguration: Sendable {
     public var console: ConsoleSettings
     /// The purchase policy's settings (`purchasePolicy()` makes the policy of them).
     public var policy: PurchasePolicySettings
-    /// What the notifier tells Apple it prefers when a customer asks for a refund, per the
-    /// request's reason (`IAP_REFUND_PREFERENCE`); `nil` (`none`): it does not answer consumption requests.
-    public var refundPreference: RefundPreferences?
-    /// `IAP_SET_APP_ACCOUNT_TOKENS`: whether a token-less purchase of a user with a bound token has
-    /// it set at Apple (with the Server API key).
-    public var setAppAccountTokens: Bool
-    /// `IAP_FINISH_TRANSACTIONS`: whether a granted consumable is finished at Apple.
-    public var finishTransactions: Bool
-    /// `IAP_RECEIPT_MODE`: `verify_receipt`, `server_api` or `auto`.
-    public var receiptMode: String
-    /// How often the fleet's one notification sweep runs (`IAP_NOTIFICATION_SWEEP_S`); zero: never.
-    public var notificationSweep: Duration
-    /// How often the fleet's one refund sweep runs (`IAP_REFUND_SWEEP_S`); zero: never.
-    public var refundSweep: Duration
+    /// Set App Account Token, Finish Transaction and the answers to consumption requests.
+    public var errands: AppleErrandSettings
+    /// How often the fleet's notification and refund sweeps run.
+    public var sweeps: SweepSettings
     /// When subscriptions are re-checked with Apple (`IAP_RECHECK_BEFORE_S`, `IAP_RECHECK_AFTER_S`, `IAP_RECHECK_MAX`).
     public var recheck: RecheckSchedule
     /// `iap-webhook`'s settings (`IAP_WEBHOOK_*`).
     public var webhook: WebhookSettings
     /// A stage worker's `/metrics` port; `nil`: none (the intake serves `/metrics` on its own port).
     public var metricsPort: Int?
-    public var redisPoolSize: Int
-    /// Replicas that must confirm an acknowledged write (`WAIT`); 0: none.
-    public var redisMinReplicas: Int
-    public var redisReplicaTimeout: Duration
 
     /// The settings in `environment` (`IAP_*`; others are ignored) and `flags` (variable → value), flags first.
     public init(
@@ -98,18 +68,13 @@ public struct PipelineConfiguration: Sendable {
         try self.init(SettingSource(environment: environment, flags: flags))
     }
 
+    /// Each component reads its own settings; what is read here is shared by several.
     public init(_ source: SettingSource) throws(ConfigurationError) {
-        redisURL = source.text(Settings.redisURL)!
-        do {
-            redis = try RedisConfiguration(url: redisURL)
-        } catch {
-            throw ConfigurationError(Settings.redisURL.variable, "\(error)")
-        }
-        try Self.readRedisSecurity(source, into: &redis)
-        prefix = source.text(Settings.prefix)!
-        layout = try Self.readLayout(source, prefix: prefix, endpoint: redis.endpoint)
+        redis = try RedisSettings(reading: source)
         httpHost = source.text(Settings.httpHost)!
         verifyReceipt = try VerifyReceiptSettings(reading: source)
+        serverAPI = try ServerAPISettings(reading: source)
+        offerKey = try AppsFile.OfferKey.reading(source)
         appleRootCertFiles = source.list(Settings.appleRootCerts)
         secretFilePaths = Dictionary(uniqueKeysWithValues: Settings.secretFiles.compactMap { setting in
             source.given(setting).map { (setting.variable, $0) }
@@ -117,16 +82,6 @@ public struct PipelineConfiguration: Sendable {
         (bundleIDList, appsFile) = try Self.readApps(source)
         bundleIDs = Set(bundleIDList)
         appleAppID = try source.optionalCount(Settings.appleAppID).map(Int64.init)
-        appleAPIProductionURL = try source.url(Settings.appleAPIProductionURL)!
-        appleAPISandboxURL = try source.url(Settings.appleAPISandboxURL)!
-        let apiKey = try source.together(
-            [Settings.appleAPIKeyID, Settings.appleAPIIssuerID, Settings.appleAPIPrivateKeyFile],
-            "the other App Store Server API settings (key id, issuer id, private key file)")
-        (appleAPIKeyID, appleAPIIssuerID, appleAPIPrivateKeyFile) = (apiKey[0], apiKey[1], apiKey[2])
-        appleAPIMaxRPS = try source.count(Settings.appleAPIMaxRPS)
-        let offerKey = try source.together(
-            [Settings.offerKeyID, Settings.offerPrivateKeyFile], "the other (the In-App Purchase key's id and its .p8 file)")
-        (offerKeyID, offerPrivateKeyFile) = (offerKey[0], offerKey[1])
         productsFile = source.given(Settings.productsFile)
         worker = try WorkerSettings(reading: source)
         appleBreaker = try AppleBreakerSettings.reading(source)
@@ -139,39 +94,9 @@ public struct PipelineConfiguration: Sendable {
         recheck = try RecheckSchedule(reading: source)
         webhook = try WebhookSettings(reading: source)
         policy = try PurchasePolicySettings(reading: source)
-        refundPreference = try RefundPreferences.reading(source)
-        setAppAccountTokens = try source.choice(Settings.setAppAccountTokens) == "on"
-        finishTransactions = try source.choice(Settings.finishTransactions) == "on"
-        receiptMode = try source.choice(Settings.receiptMode)
-        notificationSweep = try source.duration(Settings.notificationSweep)
-        refundSweep = try source.duration(Settings.refundSweep)
+        errands = try AppleErrandSettings(reading: source)
+        sweeps = try SweepSettings(reading: source)
         metricsPort = try source.optionalCount(Settings.metricsPort)
-        redisPoolSize = try source.count(Settings.redisPoolSize)
-        redisMinReplicas = try source.count(Settings.redisMinReplicas)
-        redisReplicaTimeout = try source.duration(Settings.redisReplicaTimeout)
-    }
-
-    /// `IAP_BUCKETS` and the prefix together. On a cluster the prefix says the layout: one hash tag
-    /// (`{iap}`) keeps every key in its one slot (one bucket, as before buckets); a plain prefix
-    /// spreads the keys over buckets, `clusterBuckets` unless IAP_BUCKETS says otherwise.
-    static func readLayout(_ source: SettingSource, prefix: String, endpoint: RedisConfiguration.Endpoint) throws(ConfigurationError) -> BucketLayout {
-        guard !prefix.contains(where: { $0 == " " || $0.isNewline }) else {
-            throw ConfigurationError(Settings.prefix.variable, "must not contain spaces")
-        }
-        guard case .cluster = endpoint else { return BucketLayout(count: try source.count(Settings.buckets)) }
-        let tagged = RedisClusterSlot.hashed(prefix) != nil
-        let buckets = source.given(Settings.buckets) == nil ? (tagged ? 1 : Self.clusterBuckets) : try source.count(Settings.buckets)
-        if buckets == 1, !tagged {
-            throw ConfigurationError(
-                Settings.prefix.variable,
-                "with IAP_BUCKETS=1 on redis-cluster:// the prefix must be a hash tag, like {iap}, so that every key shares one slot")
-        }
-        if buckets > 1, tagged {
-            throw ConfigurationError(
-                Settings.prefix.variable,
-                "with IAP_BUCKETS above 1 on redis-cluster:// the prefix must not be a hash tag: it would put every bucket in one slot")
-        }
-        return BucketLayout(count: buckets)
     }
 
     /// `IAP_BUNDLE_IDS` in order, or the apps of `IAP_APPS_FILE` (whose bundle ids are then the ones accepted).
@@ -186,12 +111,7 @@ public struct PipelineConfiguration: Sendable {
         return (apps.bundleIDs, apps)
     }
 
-    /// What acknowledged writes wait for; `nil` when `IAP_REDIS_MIN_REPLICAS` is 0.
-    public var replication: RedisReplication? {
-        redisMinReplicas > 0 ? RedisReplication(replicas: redisMinReplicas, timeout: redisReplicaTimeout) : nil
-    }
-
-    public var keys: RedisKeys { RedisKeys(prefix: prefix, layout: layout) }
+    public var keys: RedisKeys { redis.keys }
 
     public var apple: AppleVerifierConfiguration {
         AppleVerifierConfiguration(
@@ -210,24 +130,14 @@ public struct PipelineConfiguration: Sendable {
     /// Whether App Store Server API keys are set (a `transaction_id` alone can then be looked up):
     /// the single-app key, or any app's in `IAP_APPS_FILE`.
     public var isServerAPIConfigured: Bool {
-        appleAPIKeyID != nil && appleAPIIssuerID != nil && appleAPIPrivateKeyFile != nil
-            || appsFile?.apps.contains { $0.serverAPI != nil } == true
-    }
-
-    /// The Server API settings with the private key read, or `nil` when no keys are set. With
-    /// `IAP_APPS_FILE`, the first app's that has a key.
-    public func serverAPI() throws(ConfigurationError) -> ServerAPIConfiguration? {
-        try serverAPIs().first?.configuration
+        serverAPI.key != nil || appsFile?.apps.contains { $0.serverAPI != nil } == true
     }
 
     /// Each app's Server API settings, in the order apps are tried: its own key from
     /// `IAP_APPS_FILE`, else the single-app key (`IAP_APPLE_API_*`) with the app's `bid`; apps
     /// with neither are left out. Without an apps file: the single key with the first bundle id.
     public func serverAPIs() throws(ConfigurationError) -> [(bundleID: String, configuration: ServerAPIConfiguration)] {
-        let single: AppsFile.ServerAPIKey? = {
-            guard let keyID = appleAPIKeyID, let issuerID = appleAPIIssuerID, let path = appleAPIPrivateKeyFile else { return nil }
-            return AppsFile.ServerAPIKey(keyID: keyID, issuerID: issuerID, privateKeyFile: path)
-        }()
+        let single = serverAPI.key
         guard let appsFile else {
             guard let single else { return [] }
             guard let bundleID = bundleIDList.first else {
@@ -249,7 +159,7 @@ public struct PipelineConfiguration: Sendable {
     ) throws(ConfigurationError) -> ServerAPIConfiguration {
         let privateKey = try Self.privateKey(file: key.privateKeyFile, variable: variable)
         return ServerAPIConfiguration(
-            productionURL: appleAPIProductionURL, sandboxURL: appleAPISandboxURL, keyID: key.keyID, issuerID: key.issuerID,
+            productionURL: serverAPI.productionURL, sandboxURL: serverAPI.sandboxURL, keyID: key.keyID, issuerID: key.issuerID,
             privateKey: privateKey, bundleID: bundleID, timeout: verifyReceipt.timeout)
     }
 
@@ -258,10 +168,10 @@ public struct PipelineConfiguration: Sendable {
     /// without an apps file, the single key for each of `IAP_BUNDLE_IDS`. The JWS kinds' issuer:
     /// the app's Server API `issuer_id`, else `IAP_APPLE_API_ISSUER_ID`. Empty: no offers signed.
     public func offerSigners() throws(ConfigurationError) -> [String: OfferSigner] {
-        let single = offerKeyID.flatMap { id in offerPrivateKeyFile.map { AppsFile.OfferKey(keyID: id, privateKeyFile: $0) } }
+        let single = offerKey
         let apps: [(bundleID: String, key: AppsFile.OfferKey?, issuer: String?)] = appsFile.map { file in
-            file.apps.map { ($0.bundleID, $0.offerKey ?? single, $0.serverAPI?.issuerID ?? appleAPIIssuerID) }
-        } ?? bundleIDList.map { ($0, single, appleAPIIssuerID) }
+            file.apps.map { ($0.bundleID, $0.offerKey ?? single, $0.serverAPI?.issuerID ?? serverAPI.key?.issuerID) }
+        } ?? bundleIDList.map { ($0, single, serverAPI.key?.issuerID) }
         var keys: [String: P256.Signing.PrivateKey] = [:]
         var signers: [String: OfferSigner] = [:]
         for app in apps {
@@ -305,13 +215,13 @@ public struct PipelineConfiguration: Sendable {
     /// The grant stage's Set App Account Token: its errands' ticket lifetime when it is on and the
     /// Server API key is configured (the notifier makes the calls), else `nil`.
     public var appAccountTokenTickets: Duration? {
-        setAppAccountTokens && isServerAPIConfigured ? ticketTTL : nil
+        errands.setAppAccountTokens && isServerAPIConfigured ? ticketTTL : nil
     }
 
     /// Whether legacy receipts go to the Server API rather than verifyReceipt (`IAP_RECEIPT_MODE`):
     /// `server_api` without the key is a configuration error.
     public func receiptsByServerAPI() throws(ConfigurationError) -> Bool {
-        switch receiptMode {
+        switch serverAPI.receiptMode {
         case "server_api":
             guard isServerAPIConfigured else {
                 throw ConfigurationError(
@@ -327,7 +237,7 @@ public struct PipelineConfiguration: Sendable {
     /// The grant stage's Finish Transaction: its errands' ticket lifetime when it is on and the
     /// Server API key is configured (the notifier makes the calls), else `nil`.
     public var finishTransactionTickets: Duration? {
-        finishTransactions && isServerAPIConfigured ? ticketTTL : nil
+        errands.finishTransactions && isServerAPIConfigured ? ticketTTL : nil
     }
 
     /// The roots that signed data must chain to: the configured files, else Apple Root CA - G3.
@@ -380,32 +290,6 @@ public struct PipelineConfiguration: Sendable {
         } catch {
             throw ConfigurationError(variable, "\(path) is not a products file: \(error)")
         }
-    }
-
-    /// TLS to Redis (its files, with a `rediss…` URL only) and the sentinels' password. A file
-    /// that does not load stops the process at start, naming its setting.
-    static func readRedisSecurity(_ source: SettingSource, into redis: inout RedisConfiguration) throws(ConfigurationError) {
-        let ca = source.given(Settings.redisTLSCAFile)
-        let certificate = source.given(Settings.redisTLSCertFile)
-        let key = source.given(Settings.redisTLSKeyFile)
-        redis.sentinelPassword = source.given(Settings.redisSentinelPassword)
-        guard redis.tls != nil else {
-            if let given = [(Settings.redisTLSCAFile, ca), (Settings.redisTLSCertFile, certificate), (Settings.redisTLSKeyFile, key)]
-                .first(where: { $0.1 != nil })
-            {
-                throw ConfigurationError(
-                    given.0.variable, "is set, but IAP_REDIS_URL is not rediss://, rediss-sentinel:// or rediss-cluster://")
-            }
-            return
-        }
-        guard (certificate == nil) == (key == nil) else {
-            throw ConfigurationError(Settings.redisTLSCertFile.variable, "needs IAP_REDIS_TLS_KEY_FILE, and the key the certificate")
-        }
-        let tls = RedisConfiguration.TLS(caFile: ca, certificateFile: certificate, keyFile: key)
-        if let problem = RedisConnection.problem(with: tls) {
-            throw ConfigurationError(ca == nil ? Settings.redisTLSCertFile.variable : Settings.redisTLSCAFile.variable, problem)
-        }
-        redis.tls = tls
     }
 
     /// The secret files (`Settings.secretFiles`) that group or others may read: each to be warned
