@@ -3,22 +3,19 @@ import PipelineCore
 
 /// The seam to Set App Account Token: the App Store Server API client, or a test's stand-in.
 public protocol AppAccountTokenSetting: Sendable {
-    func setAppAccountToken(_ token: String, originalTransactionID: String, environment: ServerAPIEnvironment) async -> ServerAPIAnswer
-    /// The same with the key of the purchase's app (`IAP_APPS_FILE`); one app's client ignores it.
+    /// With the key of the purchase's app (`IAP_APPS_FILE`); one app's client ignores `bundleID`.
     func setAppAccountToken(
         _ token: String, originalTransactionID: String, environment: ServerAPIEnvironment, bundleID: String?
     ) async -> ServerAPIAnswer
 }
 
-extension AppAccountTokenSetting {
+extension ServerAPIClient: AppAccountTokenSetting {
     public func setAppAccountToken(
         _ token: String, originalTransactionID: String, environment: ServerAPIEnvironment, bundleID: String?
     ) async -> ServerAPIAnswer {
         await setAppAccountToken(token, originalTransactionID: originalTransactionID, environment: environment)
     }
 }
-
-extension ServerAPIClient: AppAccountTokenSetting {}
 
 /// The seam to Finish Transaction: the App Store Server API client, or a test's stand-in.
 public protocol TransactionFinishing: Sendable {

@@ -16,19 +16,9 @@ public struct AppByAppServerAPI: ConsumptionReporting, AppAccountTokenSetting, T
     }
 
     public func sendConsumptionInformation(
-        _ information: ConsumptionInformation, transactionID: String, environment: ServerAPIEnvironment
-    ) async -> ServerAPIAnswer {
-        await sendConsumptionInformation(information, transactionID: transactionID, environment: environment, bundleID: nil)
-    }
-
-    public func sendConsumptionInformation(
         _ information: ConsumptionInformation, transactionID: String, environment: ServerAPIEnvironment, bundleID: String?
     ) async -> ServerAPIAnswer {
         await client(bundleID).sendConsumptionInformation(information, transactionID: transactionID, environment: environment)
-    }
-
-    public func setAppAccountToken(_ token: String, originalTransactionID: String, environment: ServerAPIEnvironment) async -> ServerAPIAnswer {
-        await setAppAccountToken(token, originalTransactionID: originalTransactionID, environment: environment, bundleID: nil)
     }
 
     public func setAppAccountToken(

@@ -3,24 +3,19 @@ import PipelineCore
 
 /// The seam to Send Consumption Information: the App Store Server API client, or a test's stand-in.
 public protocol ConsumptionReporting: Sendable {
-    func sendConsumptionInformation(
-        _ information: ConsumptionInformation, transactionID: String, environment: ServerAPIEnvironment
-    ) async -> ServerAPIAnswer
-    /// The same with the key of the transaction's app (`IAP_APPS_FILE`); one app's client ignores it.
+    /// With the key of the transaction's app (`IAP_APPS_FILE`); one app's client ignores `bundleID`.
     func sendConsumptionInformation(
         _ information: ConsumptionInformation, transactionID: String, environment: ServerAPIEnvironment, bundleID: String?
     ) async -> ServerAPIAnswer
 }
 
-extension ConsumptionReporting {
+extension ServerAPIClient: ConsumptionReporting {
     public func sendConsumptionInformation(
         _ information: ConsumptionInformation, transactionID: String, environment: ServerAPIEnvironment, bundleID: String?
     ) async -> ServerAPIAnswer {
         await sendConsumptionInformation(information, transactionID: transactionID, environment: environment)
     }
 }
-
-extension ServerAPIClient: ConsumptionReporting {}
 
 /// How the notify stage answers Apple's `CONSUMPTION_REQUEST`: to whom, with which refund
 /// preference for each reason, and how often it retries when Apple cannot take the answer.
