@@ -5,11 +5,6 @@ import AppleJWS
 public struct SignedServerAPI: Sendable {
     public let client: ServerAPIClient
     public let signedData: SignedDataVerifier
-
-    public init(client: ServerAPIClient, signedData: SignedDataVerifier) {
-        self.client = client
-        self.signedData = signedData
-    }
 }
 
 /// A read of the Server API whose signed answers are verified (a transaction, an order, a

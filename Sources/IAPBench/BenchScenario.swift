@@ -9,14 +9,6 @@ public struct BenchScenario: Sendable, Codable, Equatable {
     public var concurrency: Int
     public var durability: Durability
 
-    public init(name: String, appleLatencyMs: Int, verifiers: Int, concurrency: Int, durability: Durability) {
-        self.name = name
-        self.appleLatencyMs = appleLatencyMs
-        self.verifiers = verifiers
-        self.concurrency = concurrency
-        self.durability = durability
-    }
-
     /// The most the verifiers can do if Apple's latency is all that holds them back.
     var verifyBound: Double? {
         appleLatencyMs > 0 ? Double(verifiers * concurrency) * 1000 / Double(appleLatencyMs) : nil

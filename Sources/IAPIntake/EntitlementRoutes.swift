@@ -9,11 +9,6 @@ public struct EntitlementRoutes: Sendable {
     public let store: PipelineStore
     public let catalog: ProductCatalog?
 
-    public init(store: PipelineStore, catalog: ProductCatalog?) {
-        self.store = store
-        self.catalog = catalog
-    }
-
     public func register(on router: Router<some RequestContext>) {
         router.get("/v1/users/{user_id}/entitlements") { request, context in try await entitlements(request, context: context) }
     }

@@ -89,11 +89,6 @@ public enum IntakeApplication {
         public var idle: Duration
         public var read: Duration
 
-        public init(idle: Duration, read: Duration) {
-            self.idle = idle
-            self.read = read
-        }
-
         /// 75 s idle (longer than the longest `?wait=` and a proxy's keep-alive), 30 s to read a request.
         public static let standard = Timeouts(idle: .seconds(75), read: .seconds(30))
     }

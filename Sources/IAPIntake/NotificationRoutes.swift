@@ -16,12 +16,6 @@ public struct NotificationRoutes: Sendable {
     public let admission: NotificationAdmission?
     public let maxBodyBytes: Int
 
-    public init(store: PipelineStore, admission: NotificationAdmission?, maxBodyBytes: Int) {
-        self.store = store
-        self.admission = admission
-        self.maxBodyBytes = maxBodyBytes
-    }
-
     public func register(on router: Router<some RequestContext>) {
         router.post("/v1/notifications/apple") { request, context in try await notification(request, context: context) }
         router.put("/v1/users/{user_id}/app-account-token") { request, context in try await bindToken(request, context: context) }

@@ -11,11 +11,6 @@ public struct OfferRoutes: Sendable {
     public let signatures: OfferSignatures?
     public let maxBodyBytes: Int
 
-    public init(signatures: OfferSignatures?, maxBodyBytes: Int) {
-        self.signatures = signatures
-        self.maxBodyBytes = maxBodyBytes
-    }
-
     public func register(on router: Router<some RequestContext>) {
         router.post("/v1/offers/signatures") { request, _ in try await sign(request) }
     }

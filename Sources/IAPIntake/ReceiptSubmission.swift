@@ -16,18 +16,6 @@ public struct ReceiptSubmission: Sendable, Equatable {
     /// alone, and what it answers must be of that app.
     public var bundleID: String?
 
-    public init(
-        evidence: Evidence, userID: String, productID: String? = nil, transactionID: String? = nil, currency: String? = nil,
-        bundleID: String? = nil
-    ) {
-        self.evidence = evidence
-        self.userID = userID
-        self.productID = productID
-        self.transactionID = transactionID
-        self.currency = currency
-        self.bundleID = bundleID
-    }
-
     public enum Evidence: Sendable, Equatable {
         /// A legacy app receipt: the base64 text and its bytes.
         case receipt(base64: String, bytes: [UInt8])

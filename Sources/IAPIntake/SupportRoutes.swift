@@ -13,11 +13,6 @@ public struct SupportRoutes: Sendable {
     /// key's `support` scope; without keys nobody may call these routes.
     public let signed: Bool
 
-    public init(lookup: SupportLookup?, signed: Bool) {
-        self.lookup = lookup
-        self.signed = signed
-    }
-
     public func register(on router: Router<some RequestContext>) {
         router.get("/v1/support/orders/{order_id}") { _, context in
             let lookup = try ready()

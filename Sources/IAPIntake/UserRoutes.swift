@@ -10,10 +10,6 @@ import PipelineCore
 public struct UserRoutes: Sendable {
     public let store: PipelineStore
 
-    public init(store: PipelineStore) {
-        self.store = store
-    }
-
     public func register(on router: Router<some RequestContext>) {
         router.get("/v1/users/{user_id}") { request, context in try await record(request, context: context) }
         router.delete("/v1/users/{user_id}") { request, context in try await erase(request, context: context) }

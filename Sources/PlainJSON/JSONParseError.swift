@@ -3,10 +3,5 @@ public struct JSONParseError: Error, Sendable, Equatable, CustomStringConvertibl
     public var offset: Int
     public var reason: String
 
-    public init(offset: Int, reason: String) {
-        self.offset = offset
-        self.reason = reason
-    }
-
     public var description: String { "not JSON at byte \(offset): \(reason)" }
 }

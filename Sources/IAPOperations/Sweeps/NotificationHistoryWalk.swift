@@ -14,12 +14,6 @@ public struct NotificationHistoryWalk: Sendable {
     public let admission: NotificationAdmission
     public let logger: Logger
 
-    public init(client: ServerAPIClient, admission: NotificationAdmission, logger: Logger) {
-        self.client = client
-        self.admission = admission
-        self.logger = logger
-    }
-
     /// One notification the admission refused.
     public struct Invalid: Encodable, Sendable, Equatable {
         public var code: String

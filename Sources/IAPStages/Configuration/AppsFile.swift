@@ -44,23 +44,12 @@ public struct AppsFile: Sendable, Equatable {
         public var keyID: String
         public var issuerID: String
         public var privateKeyFile: String
-
-        public init(keyID: String, issuerID: String, privateKeyFile: String) {
-            self.keyID = keyID
-            self.issuerID = issuerID
-            self.privateKeyFile = privateKeyFile
-        }
     }
 
     /// An In-App Purchase key that signs offers: its id and the `.p8` file.
     public struct OfferKey: Sendable, Equatable {
         public var keyID: String
         public var privateKeyFile: String
-
-        public init(keyID: String, privateKeyFile: String) {
-            self.keyID = keyID
-            self.privateKeyFile = privateKeyFile
-        }
 
         /// The single key (`IAP_OFFER_KEY_ID`, `IAP_OFFER_PRIVATE_KEY_FILE`: both or neither); `nil`: none set.
         public static func reading(_ source: SettingSource) throws(ConfigurationError) -> OfferKey? {

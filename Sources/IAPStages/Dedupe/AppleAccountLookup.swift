@@ -10,10 +10,6 @@ public protocol AppleAccountLookup: Sendable {
 public struct AppByAppAccountLookup: AppleAccountLookup {
     public let apps: [String: ServerAPIAppTransactionLookup]
 
-    public init(apps: [String: ServerAPIAppTransactionLookup]) {
-        self.apps = apps
-    }
-
     public func appTransactionID(
         for transactionID: String, environment: String, bundleID: String
     ) async -> ServerAPIAppTransactionLookup.Answer {

@@ -6,10 +6,6 @@ import PipelineCore
 public struct AppByAppSubscriptionCheck: SubscriptionChecking {
     public let apps: [(bundleID: String, check: any SubscriptionChecking)]
 
-    public init(apps: [(bundleID: String, check: any SubscriptionChecking)]) {
-        self.apps = apps
-    }
-
     public func check(
         originalTransactionID: String, environment: String, knownLatest: String?, knownExpiresAt: Int64?, knownRevision: String?,
         attempt: Int
