@@ -20,7 +20,7 @@ public struct ConsoleCommand: AsyncParsableCommand {
     public init() {}
 
     public func run() async throws {
-        let configuration = loadConfiguration(server.groups + [console])
+        let configuration = loadConfiguration(of: self)
         do {
             try configuration.console.checkExposure()
         } catch {
@@ -40,7 +40,7 @@ public struct LocalConsoleCommand: AsyncParsableCommand {
     public init() {}
 
     public func run() async throws {
-        var configuration = loadConfiguration(server.groups + [console])
+        var configuration = loadConfiguration(of: self)
         configuration.console.host = "127.0.0.1"
         configuration.console.usersFile = nil
         configuration.console.origin = nil
@@ -62,8 +62,6 @@ public struct ConsoleServerOptions: ParsableArguments {
     @OptionGroup var client: ServerAPIClientOptions
     @OptionGroup var catalog: CatalogOptions
     public init() {}
-
-    var groups: [any SettingsGroup] { [redis, lease, recheck, tickets, apps, appsFile, key, client, catalog] }
 }
 
 /// The console's server, as `iap-console` and `iapctl console` run it.

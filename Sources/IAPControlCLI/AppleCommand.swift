@@ -33,7 +33,7 @@ struct AppleCommand: AsyncParsableCommand {
         }
 
         func run() async throws {
-            let configuration = loadConfiguration(redis, app, key, client, appsFile)
+            let configuration = loadConfiguration(of: self)
             guard configuration.isServerAPIConfigured else {
                 throw ValidationError("needs IAP_APPLE_API_KEY_ID, IAP_APPLE_API_ISSUER_ID and IAP_APPLE_API_PRIVATE_KEY_FILE")
             }
@@ -117,7 +117,7 @@ struct AppleCommand: AsyncParsableCommand {
         }
 
         func run() async throws {
-            let configuration = loadConfiguration(redis, tickets, app, appAppleID, key, client, appsFile)
+            let configuration = loadConfiguration(of: self)
             guard configuration.isServerAPIConfigured else {
                 throw ValidationError("needs IAP_APPLE_API_KEY_ID, IAP_APPLE_API_ISSUER_ID and IAP_APPLE_API_PRIVATE_KEY_FILE")
             }
@@ -194,7 +194,7 @@ struct AppleCommand: AsyncParsableCommand {
         }
 
         func run() async throws {
-            let configuration = loadConfiguration(redis, tickets, app, key, client, catalog, appsFile)
+            let configuration = loadConfiguration(of: self)
             guard configuration.isServerAPIConfigured else {
                 throw ValidationError("needs IAP_APPLE_API_KEY_ID, IAP_APPLE_API_ISSUER_ID and IAP_APPLE_API_PRIVATE_KEY_FILE")
             }
@@ -298,7 +298,7 @@ struct AppleCommand: AsyncParsableCommand {
         }
 
         func run() async throws {
-            let configuration = loadConfiguration(redis, tickets, app, key, client, appsFile)
+            let configuration = loadConfiguration(of: self)
             guard configuration.isServerAPIConfigured else {
                 throw ValidationError("needs IAP_APPLE_API_KEY_ID, IAP_APPLE_API_ISSUER_ID and IAP_APPLE_API_PRIVATE_KEY_FILE")
             }

@@ -26,7 +26,7 @@ public struct ControlCommand: AsyncParsableCommand {
         @Flag(help: "Refresh every second, with fulfilments a second, until Ctrl-C.") var watch = false
 
         func run() async throws {
-            let configuration = loadConfiguration(redis, lease)
+            let configuration = loadConfiguration(of: self)
             let (json, watch, lease) = (json, watch, configuration.worker.lease)
             try await withStore(configuration) { store in
                 var previous: (fulfilment: Int, at: ContinuousClock.Instant)?
@@ -97,7 +97,7 @@ public struct ControlCommand: AsyncParsableCommand {
         @Argument var id: String
 
         func run() async throws {
-            let configuration = loadConfiguration(redis)
+            let configuration = loadConfiguration(of: self)
             guard let ticket = try await withStore(configuration, { try await $0.ticket(id) }) else {
                 throw CleanExit.message("no such ticket: \(id)")
             }
@@ -117,7 +117,7 @@ public struct ControlCommand: AsyncParsableCommand {
             @Flag(help: "Print JSON.") var json = false
 
             func run() async throws {
-                let configuration = loadConfiguration(redis)
+                let configuration = loadConfiguration(of: self)
                 let entries = try await withStore(configuration) { try await $0.deadLetters(limit: reason == nil ? limit : Int(Int32.max)) }
                 let letters = entries.map { (try? DeadLetter.decode($0)) ?? DeadLetter(
                     job: $0, stage: "?", reason: ReasonCode.unreadableDeadLetter, error: nil, attempts: 0, at: 0, ticket: nil) }
@@ -158,7 +158,7 @@ public struct ControlCommand: AsyncParsableCommand {
             }
 
             func run() async throws {
-                let configuration = loadConfiguration(redis, ticketSettings)
+                let configuration = loadConfiguration(of: self)
                 let (all, reason, tickets, dryRun) = (all, reason, tickets, dryRun)
                 let outcome = try await withStore(configuration) { store in
                     var outcome = Outcome(dryRun: dryRun)
@@ -196,7 +196,7 @@ public struct ControlCommand: AsyncParsableCommand {
             @Flag(help: "Print JSON.") var json = false
 
             func run() async throws {
-                let configuration = loadConfiguration(redis)
+                let configuration = loadConfiguration(of: self)
                 let count = try await withStore(configuration) { try await $0.purgeDeadLetters() }
                 if json { return printJSON(["purged": count]) }
                 print("purged \(count)")

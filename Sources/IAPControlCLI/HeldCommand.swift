@@ -20,7 +20,7 @@ struct HeldCommand: AsyncParsableCommand {
         @Flag(help: "Print JSON.") var json = false
 
         func run() async throws {
-            let configuration = loadConfiguration(redis)
+            let configuration = loadConfiguration(of: self)
             let held = try await withStore(configuration) { try await $0.heldPurchases(limit: Int(Int32.max)) }
                 .filter { reason == nil || $0.reason == reason }.prefix(max(limit, 0))
             if json { return printJSON(Array(held)) }
@@ -106,7 +106,7 @@ struct HeldCommand: AsyncParsableCommand {
         @OptionGroup var recheck: RecheckOptions
 
         func run() async throws {
-            try await decision.decide(loadConfiguration(redis, recheck)) { store, unit, by, note in
+            try await decision.decide(loadConfiguration(of: self)) { store, unit, by, note in
                 try await store.releaseHeld(unit: unit, by: by, note: note)
             }
         }
@@ -119,7 +119,7 @@ struct HeldCommand: AsyncParsableCommand {
         @OptionGroup var decision: Decision
 
         func run() async throws {
-            try await decision.decide(loadConfiguration(redis)) { store, unit, by, note in
+            try await decision.decide(loadConfiguration(of: self)) { store, unit, by, note in
                 try await store.rejectHeld(unit: unit, by: by, note: note)
             }
         }

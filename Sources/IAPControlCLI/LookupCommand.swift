@@ -40,7 +40,7 @@ struct LookupCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let configuration = loadConfiguration(redis, app, key, client, catalog, tickets, appsFile)
+        let configuration = loadConfiguration(of: self)
         guard configuration.isServerAPIConfigured else {
             throw ValidationError("needs IAP_APPLE_API_KEY_ID, IAP_APPLE_API_ISSUER_ID and IAP_APPLE_API_PRIVATE_KEY_FILE")
         }

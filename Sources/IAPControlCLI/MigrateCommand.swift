@@ -34,7 +34,7 @@ struct MigrateCommand: AsyncParsableCommand {
 
     func run() async throws {
         var flags: [String: String] = [:]
-        for group in [redis, lease] as [any SettingsGroup] {
+        for group in settingsGroups(of: self) {
             for case let (setting, value?) in group.flags { flags[setting.variable] = value }
         }
         if let to { flags[Settings.redisURL.variable] = to }

@@ -26,7 +26,7 @@ struct GrantCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let configuration = loadConfiguration(redis)
+        let configuration = loadConfiguration(of: self)
         let operatorName = by ?? ProcessInfo.processInfo.environment["USER"] ?? "operator"
         let (user, product, id, quantity, note) = (user, product, id, quantity, note)
         let before = try await withStore(configuration) { store in
@@ -55,7 +55,7 @@ struct RevokeCommand: AsyncParsableCommand {
     @Flag(help: "Print JSON.") var json = false
 
     func run() async throws {
-        let configuration = loadConfiguration(redis)
+        let configuration = loadConfiguration(of: self)
         let operatorName = by ?? ProcessInfo.processInfo.environment["USER"] ?? "operator"
         let (unit, note) = (unit, note)
         let result = try await withStore(configuration) { try await $0.revokeByOperator(unit: unit, by: operatorName, note: note) }
@@ -92,7 +92,7 @@ struct UserSyncCommand: AsyncParsableCommand {
     @Flag(help: "Print JSON.") var json = false
 
     func run() async throws {
-        let configuration = loadConfiguration(redis, appsFile, tickets)
+        let configuration = loadConfiguration(of: self)
         let (user, named, bundleID) = (user, appTransactionId, bundleId)
         let environment = sandboxHistory ? "Sandbox" : "Production"
         let submitted = try await withStore(configuration) { store in
@@ -129,7 +129,7 @@ struct UserEraseCommand: AsyncParsableCommand {
             print("iapctl user erase: nothing done; erasing \(user) cannot be undone: add --yes")
             throw ExitCode(2)
         }
-        let configuration = loadConfiguration(redis, appsFile)
+        let configuration = loadConfiguration(of: self)
         let user = user
         let erasure = try await withStore(configuration) { try await $0.erase(user: user) }
         if json { return printJSON(erasure) }
@@ -153,7 +153,7 @@ struct UserIndexEventsCommand: AsyncParsableCommand {
     @Flag(help: "Print JSON.") var json = false
 
     func run() async throws {
-        let configuration = loadConfiguration(redis)
+        let configuration = loadConfiguration(of: self)
         let json = json
         let read = try await withStore(configuration) { store in
             try await store.indexUserEvents { bucket, read in if !json { print("bucket \(bucket): \(read) entries indexed") } }
@@ -174,7 +174,7 @@ struct UserShowCommand: AsyncParsableCommand {
     @Flag(help: "Print JSON.") var json = false
 
     func run() async throws {
-        let configuration = loadConfiguration(redis, catalog, appsFile)
+        let configuration = loadConfiguration(of: self)
         let products: ProductCatalog?
         do {
             products = configuration.hasCatalog ? try configuration.requireCatalog() : nil

@@ -19,7 +19,7 @@ struct RecheckCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let configuration = loadConfiguration(redis)
+        let configuration = loadConfiguration(of: self)
         let id = originalTransactionID
         let found = try await withStore(configuration) { store in try await store.forceRecheck(originalTransactionID: id) }
         if json { return printJSON(["original_transaction_id": id, "result": found ? "due_now" : "unknown_subscription"]) }

@@ -25,8 +25,7 @@ public struct IntakeCommand: AsyncParsableCommand {
     public init() {}
 
     public func run() async throws {
-        let configuration = loadConfiguration(
-            redis, replication, intake, appAppleID, tickets, apps, serverAPIKey, catalog, appsFile, offerKey)
+        let configuration = loadConfiguration(of: self)
         do {
             try IntakeExposure.check(configuration)
         } catch {

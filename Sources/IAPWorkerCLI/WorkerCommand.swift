@@ -74,8 +74,7 @@ public struct VerifierCommand: AsyncParsableCommand {
     public init() {}
 
     public func run() async throws {
-        let configuration = loadConfiguration(
-            redis, worker, lease, retry, breaker, apps, receiptAPI, serverAPIKey, serverAPIClient, recheck, tickets, appsFile, appleAccounts)
+        let configuration = loadConfiguration(of: self)
         let logger = bootstrapLogging(label: "iap-verifier")
         try await runWorker(configuration: configuration, logger: logger) { (store) throws(ConfigurationError) -> StageParts in
             let apple = AppleVerifier(configuration: configuration.apple)
@@ -111,7 +110,7 @@ public struct DeduperCommand: AsyncParsableCommand {
     public init() {}
 
     public func run() async throws {
-        let configuration = loadConfiguration(redis, replication, worker, lease, catalog, policy, appsFile, appleAccounts)
+        let configuration = loadConfiguration(of: self)
         let logger = bootstrapLogging(label: "iap-deduper")
         try await runWorker(configuration: configuration, logger: logger) { (_) throws(ConfigurationError) -> StageParts in
             StageParts(handler: DedupeHandler(
@@ -137,8 +136,7 @@ public struct GranterCommand: AsyncParsableCommand {
     public init() {}
 
     public func run() async throws {
-        let configuration = loadConfiguration(
-            redis, replication, worker, lease, recheck, accountTokens, serverAPIKey, tickets, appsFile, retention)
+        let configuration = loadConfiguration(of: self)
         let logger = bootstrapLogging(label: "iap-granter")
         try await runWorker(configuration: configuration, logger: logger) { (_) throws(ConfigurationError) -> StageParts in
             StageParts(handler: GrantHandler(
@@ -166,8 +164,7 @@ public struct NotifierCommand: AsyncParsableCommand {
     public init() {}
 
     public func run() async throws {
-        let configuration = loadConfiguration(
-            redis, worker, lease, catalog, consumption, retry, serverAPIKey, serverAPIClient, recheck, sweep, appAppleID, tickets, appsFile)
+        let configuration = loadConfiguration(of: self)
         let logger = bootstrapLogging(label: "iap-notifier")
         try await runWorker(configuration: configuration, logger: logger) { (store) throws(ConfigurationError) -> StageParts in
             // One client per app (its token's bid): each call goes out with its purchase's app's key.
@@ -222,7 +219,7 @@ public struct WebhookCommand: AsyncParsableCommand {
     public init() {}
 
     public func run() async throws {
-        let configuration = loadConfiguration(redis, worker, lease, retry, webhook)
+        let configuration = loadConfiguration(of: self)
         let logger = bootstrapLogging(label: "iap-webhook")
         let target: (url: String, secret: String)
         do {

@@ -86,12 +86,30 @@ import Testing
     }
 
     @Test func aFlagWinsOverTheEnvironment() throws {
-        let worker = try WorkerOptions.parse(["--concurrency", "7", "--shutdown-grace-ms", "10"])
-        let redis = try RedisOptions.parse(["--prefix", "other"])
-        let configuration = loadConfiguration(redis, worker)
+        let deduper = try DeduperCommand.parse(["--concurrency", "7", "--shutdown-grace-ms", "10", "--prefix", "other"])
+        let configuration = loadConfiguration(of: deduper)
         #expect(configuration.worker.concurrency == 7)
         #expect(configuration.worker.shutdownGrace == .milliseconds(10))
         #expect(configuration.keys.prefix == "other")
+    }
+
+    /// A command reads the flags of every group it declares, found rather than listed again: what
+    /// `--help` shows is what is read, nested groups (the console's) included.
+    @Test func eachCommandReadsEveryGroupItDeclares() throws {
+        func read(_ command: some ParsableArguments) -> Set<String> {
+            Set(settingsGroups(of: command).flatMap { $0.flags.keys.map(\.variable) })
+        }
+        #expect(read(try IntakeCommand.parse([])) == Self.readBy(.intake))
+        #expect(read(try VerifierCommand.parse([])) == Self.readBy(.verifier))
+        #expect(read(try DeduperCommand.parse([])) == Self.readBy(.deduper))
+        #expect(read(try GranterCommand.parse([])) == Self.readBy(.granter))
+        #expect(read(try NotifierCommand.parse([])) == Self.readBy(.notifier))
+        #expect(read(try WebhookCommand.parse([])) == Self.readBy(.webhook))
+        #expect(read(try ConsoleCommand.parse([])) == Self.readBy(.console))
+        #expect(read(try HeldCommand.Release.parse(["--all"])) == Self.redis.union(Self.recheck))
+        let console = try ConsoleCommand.parse(["--prefix", "nested", "--recheck-max", "7"])
+        #expect(loadConfiguration(of: console).redis.prefix == "nested")
+        #expect(loadConfiguration(of: console).recheck.maxTries == 7)
     }
 
     @Test func aCommandRefusesAFlagItDoesNotRead() {

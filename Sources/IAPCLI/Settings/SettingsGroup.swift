@@ -79,13 +79,34 @@ extension Setting.Kind {
     }
 }
 
-/// The configuration from the environment and the flags of `groups`, or the process stops with one
-/// line naming the bad variable.
-public func loadConfiguration(_ groups: any SettingsGroup...) -> PipelineConfiguration {
-    loadConfiguration(groups)
+/// The configuration from the environment and the flags of every settings group `command`
+/// declares (`settingsGroups(of:)`), or the process stops with one line naming the bad variable.
+/// The groups are found, not listed again, so a group's flags cannot be shown by `--help` and
+/// then not read.
+public func loadConfiguration(of command: some ParsableArguments) -> PipelineConfiguration {
+    loadConfiguration(settingsGroups(of: command))
 }
 
-/// The same, for groups gathered in an array (a command's shared options and its own).
+/// Every settings group `arguments` declares with `@OptionGroup`, and those of the option groups
+/// it declares that hold settings groups in turn (`ConsoleServerOptions`), in declaration order.
+public func settingsGroups(of arguments: any ParsableArguments) -> [any SettingsGroup] {
+    Mirror(reflecting: arguments).children.flatMap { child -> [any SettingsGroup] in
+        guard let declared = (child.value as? any DeclaredOptionGroup)?.declared else { return [] }
+        if let group = declared as? any SettingsGroup { return [group] }
+        return settingsGroups(of: declared)
+    }
+}
+
+/// An `@OptionGroup` seen through `Mirror`: what it holds, whatever its type.
+protocol DeclaredOptionGroup {
+    var declared: any ParsableArguments { get }
+}
+
+extension OptionGroup: DeclaredOptionGroup {
+    var declared: any ParsableArguments { wrappedValue }
+}
+
+/// The same, for the groups given.
 public func loadConfiguration(_ groups: [any SettingsGroup]) -> PipelineConfiguration {
     do {
         return try PipelineConfiguration(settingSource(groups))
