@@ -106,7 +106,8 @@ extension OptionGroup: DeclaredOptionGroup {
     var declared: any ParsableArguments { wrappedValue }
 }
 
-/// The same, for the groups given.
+/// The configuration from the environment and the flags of `groups`, or the process stops with one
+/// line naming the bad variable.
 public func loadConfiguration(_ groups: [any SettingsGroup]) -> PipelineConfiguration {
     do {
         return try PipelineConfiguration(settingSource(groups))
