@@ -98,10 +98,9 @@ extension LedgerMigration {
     /// The bucket of a member of `user-events`: its purchase's, else the one whose stream holds its
     /// entry, else the first.
     private func bucket(ofUserEvent member: String) async throws -> RedisKeys {
-        let parts = member.split(separator: "\0", omittingEmptySubsequences: false)
-        guard parts.count == 6 else { return keys.inBucket(0) }
-        if !parts[3].isEmpty { return keys.ofPurchase(originalTransactionID: String(parts[3])) }
-        let id = parts[1].split(separator: "-").map { String($0.drop { $0 == "0" }) }.map { $0.isEmpty ? "0" : $0 }.joined(separator: "-")
+        guard let (_, event) = UserEvent.parse(member: member, bucket: 0) else { return keys.inBucket(0) }
+        if !event.originalTransactionID.isEmpty { return keys.ofPurchase(originalTransactionID: event.originalTransactionID) }
+        let id = event.entryID
         let found = try await destination.pipeline(keys.everyBucket.map { RedisCommand("XRANGE", $0.fulfilment, id, id) })
         return found.firstIndex { ($0.array?.isEmpty ?? true) == false }.map { keys.inBucket($0) } ?? keys.inBucket(0)
     }

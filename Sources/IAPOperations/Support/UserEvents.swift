@@ -28,7 +28,7 @@ public struct UserEvent: Sendable, Equatable, Codable {
     }
 
     /// When the entry was written (ms, the id's first part: the writing primary's clock).
-    public var at: Int64 { Int64(entryID.split(separator: "-").first ?? "") ?? 0 }
+    public var at: Int64 { order.0 }
 
     /// The id's parts, for ordering entries of different buckets.
     var order: (Int64, Int64) { FulfilmentEntry.order(of: entryID) }

@@ -22,9 +22,7 @@ local start = a.after == '-' and '-' or '(' .. a.after
 local entries = redis.call('XRANGE', stream, start, '+', 'COUNT', tonumber(a.count))
 local last = ''
 for _, entry in ipairs(entries) do
-  local f = {}
-  for i = 1, #entry[2] - 1, 2 do f[entry[2][i]] = entry[2][i + 1] end
-  indexUserEvent(events, entry[1], f)
+  indexUserEvent(events, entry[1], fieldsByName(entry[2]))
   last = entry[1]
 end
 return {#entries, last}

@@ -38,10 +38,15 @@ local function indexUserEvent(events, id, f)
   end
 end
 
-local function appendEvent(stream, events, fields)
-  local id = redis.call('XADD', stream, '*', unpack(fields))
+-- An entry's fields (name, value, …) by name.
+local function fieldsByName(fields)
   local f = {}
   for i = 1, #fields - 1, 2 do f[fields[i]] = fields[i + 1] end
-  indexUserEvent(events, id, f)
+  return f
+end
+
+local function appendEvent(stream, events, fields)
+  local id = redis.call('XADD', stream, '*', unpack(fields))
+  indexUserEvent(events, id, fieldsByName(fields))
   return id
 end
