@@ -28,17 +28,75 @@ import Testing
         }
     }
 
-    /// Every key family `RedisKeys` names has a row (by the part after the prefix).
+    /// Every family of the one list (`KeyFamily`, which `RedisKeys` spells its names with and
+    /// `iapctl migrate` has a rule for) has a row in the key map, found by a name `RedisKeys`
+    /// makes of it, and the name is of that family.
     @Test func everyFamilyHasARow() throws {
         let file = DocsLinkTests.root.appendingPathComponent("docs/operations/redis-keys.md")
         let document = try String(contentsOf: file, encoding: .utf8)
         let keys = RedisKeys()
-        let families = [
-            keys.queue(.verify), keys.workers, keys.retry, keys.dead, keys.fulfilment, keys.appleBreaker(.verifyReceipt),
-            keys.appleBreaker(.serverAPI), keys.refundSweep, keys.notificationSweep, keys.intakes,
-            keys.refunds(user: "<user-id>"), keys.refundsProrated(user: "<user-id>"), keys.purchases(user: "<user-id>"),
-            keys.consoleSession("<sha256 hex>"),
-        ]
-        for family in families { #expect(document.contains("`\(family)"), "\(family) is not in the key map") }
+        for family in KeyFamily.allCases {
+            let name = Self.example(of: family, keys)
+            #expect(document.contains("`\(name)"), "\(family.rawValue): \(name) is not in the key map")
+            if family != .migrationGuard {
+                #expect(KeyFamily(keyName: name.dropFirst("iap:".count)) == family, "\(name) is not of \(family.rawValue)")
+            }
+        }
+    }
+
+    /// A name of each family, as the key map's table writes it.
+    static func example(of family: KeyFamily, _ keys: RedisKeys) -> String {
+        let user = "<user-id>", unit = "<grant-unit>", original = "<original_transaction_id>"
+        switch family {
+        case .queue: return keys.queue(.verify)
+        case .inflight: return keys.inflight(member: "<stage>:<worker-id>")
+        case .workers: return keys.workers
+        case .retry: return keys.retry
+        case .dead: return keys.dead
+        case .fulfilment: return keys.fulfilment
+        case .userEvents: return keys.userEvents
+        case .rechecks: return keys.rechecks
+        case .lock: return keys.reaperLock
+        case .results: return keys.results
+        case .unclaimed: return keys.unclaimed
+        case .holds: return keys.holds
+        case .webhook: return keys.webhookEvents(user: user)
+        case .claim: return keys.claim(unit: unit, originalTransactionID: unit)
+        case .grant: return keys.grant(unit: unit, originalTransactionID: unit)
+        case .hold: return keys.hold(unit: unit, originalTransactionID: unit)
+        case .refunded: return keys.refunded(unit: unit, originalTransactionID: unit)
+        case .owner: return keys.owner(originalTransactionID: original)
+        case .subscription: return keys.subscription(originalTransactionID: original)
+        case .notifications: return keys.notifications(originalTransactionID: original)
+        case .refundRevision: return keys.refundRevision(transactionID: "<transaction_id>", environment: "<environment>")
+        case .ticket: return keys.ticket("<ticket>")
+        case .receipt: return keys.receipt(digest: "<sha256>")
+        case .notification: return keys.notification(uuid: "<uuid>")
+        case .refunds: return keys.refunds(user: user)
+        case .refundsProrated: return keys.refundsProrated(user: user)
+        case .purchases: return keys.purchases(user: user)
+        case .lifetime: return keys.lifetime(user: user)
+        case .userSubscriptions: return keys.subscriptions(user: user)
+        case .daily: return keys.dailyWindow(user: user, product: "<product-id>")
+        case .consent: return keys.consent(user: user)
+        case .consumption: return keys.consumption(user: user)
+        case .userToken: return keys.userAccountToken(user: user)
+        case .userAppleAccounts: return keys.userAppleAccounts(user: "<user>")
+        case .offerSignatures: return keys.offerSignatures(user: "<user>")
+        case .rate: return keys.rateWindow(clientKey: "<key-id>", second: 0).replacingOccurrences(of: ":0", with: ":<unix-second>")
+        case .appleAccount: return keys.appleAccount("<appTransactionId>")
+        case .accountToken: return keys.accountToken("<uuid>")
+        case .erasureSalt: return keys.erasureSalt
+        case .erased: return keys.erased(pseudonym: "erased:<hex>")
+        case .apple: return keys.apiHold(environment: "<production\\|sandbox>", endpoint: "<endpoint>")
+        case .appleBreaker: return keys.appleBreaker(.verifyReceipt)
+        case .signature: return keys.clientSignature("<hex>")
+        case .console: return keys.consoleSession("<sha256 hex>")
+        case .intakes: return keys.intakes
+        case .notificationSweep: return keys.notificationSweep
+        case .refundSweep: return keys.refundSweep
+        case .refundCustomers: return keys.refundCustomers
+        case .migrationGuard: return "iap:{<tag>}:migration-guard"
+        }
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import PipelineCore
 import IAPStages
+import IAPConsole
 import IAPOperations
 import PipelineTestSupport
 import RedisClient
@@ -48,7 +49,20 @@ import Testing
             waiting = try await source.submit(receipt([gold("m-8"), gold("m-9")]), user: "dave")
 
             // An Apple Account's users (IAP_MAX_ACCOUNTS_PER_APPLE_ACCOUNT) keep their places.
-            try await source.redis.send("HSET", "iap:apple-account:7001", "u:alice", "1", "joined", "1")
+            #expect(try await source.store.seatAppleAccount("7001", user: "alice", limit: nil))
+            // Every other family of the key map, written as the pipeline writes it: an Apple
+            // outage the fleet's breaker saw and opened on, an offer signature issued, a console
+            // sign-in and its audit.
+            let outage = AppleBreakerSettings(minFailures: 3, quiet: .seconds(2), probe: .seconds(1))
+            for at: Int64 in [10_000, 11_000, 12_000, 13_000] {
+                _ = try await source.store.recordAppleFailure(.verifyReceipt, reason: "apple_http_503", failedBefore: nil, settings: outage, now: at)
+            }
+            let breaker = try await source.store.appleBreakerState(.verifyReceipt)
+            #expect(breaker["openings"] == "1")
+            try await source.store.recordOfferSignature(user: "alice", fields: [("kind", "promotional"), ("offer_id", "o-1")])
+            let sessions = ConsoleSessions(redis: source.redis, keys: source.configuration.keys, lifetime: .seconds(3600))
+            let signedIn = try await sessions.open(for: ConsoleUser(name: "ops", role: .operator))
+            try await source.redis.send("XADD", source.configuration.keys.consoleAudit, "*", "user", "ops", "action", "sign-in").checked()
 
             let destination = RedisClient(configuration: cluster, poolSize: 4)
             defer { Task { await destination.close() } }
@@ -68,6 +82,13 @@ import Testing
             #expect(family["txn"]?.source == 8 && family["txn"]?.found == 8 && family["txn"]?.different == 0)
             #expect(family["jobs"]?.moved == 2 && family["fulfilment"]?.found == 6 && family["refunds"]?.found == 1)
             #expect(try await destination.send("HGET", keys.appleAccount("7001"), "u:alice").string == "1")
+            #expect(try await destination.send("SMEMBERS", keys.userAppleAccounts(user: "alice")).array?.compactMap(\.string) == ["7001"])
+            #expect(try await PipelineStore(redis: destination, keys: keys).appleBreakerState(.verifyReceipt) == breaker)
+            #expect(try await destination.send("XLEN", keys.offerSignatures(user: "alice")).int == 1)
+            #expect(try await destination.send("XLEN", keys.consoleAudit).int == 1)
+            let moved = ConsoleSessions(redis: destination, keys: keys, lifetime: .seconds(3600))
+            #expect(try await moved.user(for: signedIn) == ConsoleUser(name: "ops", role: .operator))
+            #expect(report.unknownKeys == 0)
             // Each user's events: the six entries' members, each to its purchase's bucket.
             #expect(family["user-events"]?.source == 6 && family["user-events"]?.found == 6, "\(report)")
             // Run again: the same keys with the same values.

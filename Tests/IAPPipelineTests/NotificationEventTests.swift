@@ -116,14 +116,30 @@ import Testing
             ] {
                 try await send(type)
             }
+            // An external purchase token names no environment: its id says (`SANDBOX…`, else production).
             try await send("EXTERNAL_PURCHASE_TOKEN", subtype: "UNREPORTED", transaction: nil, externalPurchaseToken: .init(
-                externalPurchaseID: "e-1", tokenCreationDate: now, bundleID: PipelineHarness.bundleID))
+                externalPurchaseID: "SANDBOX_e-1", tokenCreationDate: now, bundleID: PipelineHarness.bundleID))
+            try await send("EXTERNAL_PURCHASE_TOKEN", subtype: "UNREPORTED", transaction: nil, externalPurchaseToken: .init(
+                externalPurchaseID: "e-2", tokenCreationDate: now, bundleID: PipelineHarness.bundleID))
             #expect(Set(signed.map(\.type)).count == 23)
             let every = try await receiver.deliveries(until: { all in
-                Set(all.filter { $0.accepted && $0.fields["type"] == "notification" }.compactMap { $0.fields["notification_uuid"] }).count == 23
+                Set(all.filter { $0.accepted && $0.fields["type"] == "notification" }.compactMap { $0.fields["notification_uuid"] }).count == 24
             })
             let types = Set(every.filter { $0.fields["type"] == "notification" }.compactMap { $0.fields["notification_type"] })
             #expect(types == Set(signed.map(\.type)))
+            // Every type's event carries its environment (docs/webhooks.md), and so does its ticket.
+            var environments: [String: String] = [:]
+            for delivery in every where delivery.accepted && delivery.fields["type"] == "notification" {
+                let type = delivery.fields["notification_type"] ?? ""
+                #expect(delivery.fields["environment"]?.isEmpty == false, "\(type) has no environment")
+                if let uuid = delivery.fields["notification_uuid"] { environments[uuid] = delivery.fields["environment"] }
+            }
+            let tokens = signed.suffix(2).map(\.uuid)
+            #expect(tokens.map { environments[$0] } == ["Sandbox", "Production"])
+            for (uuid, environment) in zip(tokens, ["Sandbox", "Production"]) {
+                let ticket = try #require(try await pipeline.store.notificationTicket(uuid: uuid))
+                #expect(try await pipeline.readTicket(ticket)?.environment == environment)
+            }
         }
     }
 }

@@ -7,15 +7,15 @@ extension LedgerMigration {
     /// A user's indexes, the holds index, the unclaimed purchases and the re-check schedule: each
     /// member to the same index of its purchase's bucket.
     func splitIndexes(_ plan: Plan, report: inout MigrationReport) async throws {
-        for family in ["lifetime", "user-subscriptions", "holds", "unclaimed", "rechecks", "purchases"] {
+        for family: KeyFamily in [.lifetime, .userSubscriptions, .holds, .unclaimed, .rechecks, .purchases] {
             var members = 0, placed = 0
             var written: [String: Int] = [:]
             for chunk in plan.names(family).chunked(batch) {
                 let read = try await source.pipeline(chunk.map { rest in
                     let key = "\(sourcePrefix):\(rest)"
                     switch family {
-                    case "holds", "rechecks", "purchases": return RedisCommand("ZRANGE", key, "0", "-1", "WITHSCORES")
-                    case "unclaimed": return RedisCommand("HGETALL", key)
+                    case .holds, .rechecks, .purchases: return RedisCommand("ZRANGE", key, "0", "-1", "WITHSCORES")
+                    case .unclaimed: return RedisCommand("HGETALL", key)
                     default: return RedisCommand("SMEMBERS", key)
                     }
                 })
@@ -24,20 +24,20 @@ extension LedgerMigration {
                     let items = (reply.array ?? []).compactMap(\.string)
                     let user = rest.split(separator: ":", maxSplits: 1).dropFirst().first.map(String.init) ?? ""
                     switch family {
-                    case "lifetime", "user-subscriptions":
+                    case .lifetime, .userSubscriptions:
                         members += items.count
                         for item in items {
-                            let bucket = keys.ofPurchase(originalTransactionID: family == "lifetime" ? original(ofUnit: item, plan) : item)
-                            let key = family == "lifetime" ? bucket.lifetime(user: user) : bucket.subscriptions(user: user)
+                            let bucket = keys.ofPurchase(originalTransactionID: family == .lifetime ? original(ofUnit: item, plan) : item)
+                            let key = family == .lifetime ? bucket.lifetime(user: user) : bucket.subscriptions(user: user)
                             commands.append(RedisCommand("SADD", key, item))
                             written[key, default: 0] += 1
                         }
-                    case "holds", "rechecks", "purchases":
+                    case .holds, .rechecks, .purchases:
                         for index in stride(from: 0, to: items.count - 1, by: 2) {
                             members += 1
                             let bucket = keys.ofPurchase(
-                                originalTransactionID: family == "rechecks" ? items[index] : original(ofUnit: items[index], plan))
-                            let key = family == "holds" ? bucket.holds : family == "rechecks" ? bucket.rechecks : bucket.purchases(user: user)
+                                originalTransactionID: family == .rechecks ? items[index] : original(ofUnit: items[index], plan))
+                            let key = family == .holds ? bucket.holds : family == .rechecks ? bucket.rechecks : bucket.purchases(user: user)
                             commands.append(RedisCommand("ZADD", key, items[index + 1], items[index]))
                             written[key, default: 0] += 1
                         }
@@ -59,11 +59,11 @@ extension LedgerMigration {
             var found = 0
             for chunk in Array(written.keys).chunked(batch) {
                 let replies = try await destination.pipeline(chunk.map { key in
-                    RedisCommand(["holds", "rechecks", "purchases"].contains(family) ? "ZCARD" : family == "unclaimed" ? "HLEN" : "SCARD", key)
+                    RedisCommand([KeyFamily.holds, .rechecks, .purchases].contains(family) ? "ZCARD" : family == .unclaimed ? "HLEN" : "SCARD", key)
                 })
                 found += replies.compactMap(\.int).reduce(0) { $0 + Int($1) }
             }
-            report.add(family, source: members, moved: placed, found: found, note: "\(plan.names(family).count) keys split into \(written.count)")
+            report.add(family.rawValue, source: members, moved: placed, found: found, note: "\(plan.names(family).count) keys split into \(written.count)")
         }
     }
 
@@ -72,7 +72,7 @@ extension LedgerMigration {
     /// stream holds its entry (copied before). The source caps a user's at `userEventsCap`, so
     /// no bucket's range holds more.
     func splitUserEvents(_ plan: Plan, report: inout MigrationReport) async throws {
-        guard plan.names("user-events").contains("user-events") else { return }
+        guard plan.names(.userEvents).contains("user-events") else { return }
         let source = "\(sourcePrefix):user-events"
         var start = "-", read = 0, written = 0
         var touched = Set<String>()
@@ -111,7 +111,7 @@ extension LedgerMigration {
     /// the sum (a count its records do not explain, as a purchase granted to another user, is
     /// kept on the bucket with the most, else the first).
     func recount(
-        _ family: String, _ standing: [(user: String, original: String, weight: Int)], _ plan: Plan, report: inout MigrationReport,
+        _ family: KeyFamily, _ standing: [(user: String, original: String, weight: Int)], _ plan: Plan, report: inout MigrationReport,
         key: (RedisKeys, String) -> String
     ) async throws {
         var byUser: [String: [Int: Int]] = [:]
@@ -139,7 +139,7 @@ extension LedgerMigration {
             let read = try await destination.pipeline(users.flatMap { user in keys.everyBucket.map { RedisCommand("GET", key($0, user)) } })
             found += read.compactMap { $0.string.flatMap { Int($0) } }.reduce(0, +)
         }
-        report.add(family, source: total, moved: total, found: found, note: "counts summed over buckets")
+        report.add(family.rawValue, source: total, moved: total, found: found, note: "counts summed over buckets")
     }
 
     /// `count` spread over every bucket as `buckets` says, taking from (or adding to) the bucket

@@ -67,15 +67,15 @@ extension LedgerMigration {
             guard let placed = place(payload, stage: stage, &plan) else { return dropped += 1 }
             queues[placed.bucket, default: [:]][placed.stage, default: []].append(placed.payload)
         }
-        for stage in stages where plan.names("queue").contains("queue:\(stage)") {
+        for stage in stages where plan.names(.queue).contains("queue:\(stage)") {
             for payload in try await list("queue:\(stage)") { add(payload, stage: stage, &plan) }
         }
-        for rest in plan.names("inflight") {
+        for rest in plan.names(.inflight) {
             // `inflight:<stage>:<worker>`: a stopped worker's jobs go to the front of their queue.
             let stage = rest.split(separator: ":").dropFirst().first.map(String.init) ?? ""
             for payload in try await list(rest) { add(payload, stage: stage, &plan) }
         }
-        if plan.names("retry").contains("retry") {
+        if plan.names(.retry).contains("retry") {
             let reply = try await source.send("ZRANGE", "\(sourcePrefix):retry", "0", "-1", "WITHSCORES").array ?? []
             for index in stride(from: 0, to: reply.count - 1, by: 2) {
                 guard let payload = reply[index].string, let score = reply[index + 1].int else { continue }
@@ -87,7 +87,7 @@ extension LedgerMigration {
                 retries[placed.bucket, default: []].append((score, placed.payload))
             }
         }
-        if plan.names("dead").contains("dead") {
+        if plan.names(.dead).contains("dead") {
             for entry in try await list("dead") {
                 read += 1
                 guard var letter = try? DeadLetter.decode(entry) else {

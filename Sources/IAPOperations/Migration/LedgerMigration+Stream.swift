@@ -11,7 +11,7 @@ extension LedgerMigration {
     /// routed to a user's list and not delivered).
     func copyStream(_ plan: Plan, report: inout MigrationReport) async throws {
         let stream = "\(sourcePrefix):fulfilment"
-        guard plan.names("fulfilment").contains("fulfilment") else {
+        guard plan.names(.fulfilment).contains("fulfilment") else {
             report.add("fulfilment", source: 0, moved: 0, found: 0)
             return
         }
@@ -46,7 +46,7 @@ extension LedgerMigration {
             let pending = try await source.send("XPENDING", stream, name, "-", "+", "100000000").array ?? []
             for entry in pending { if let id = entry.array?.first?.string { undelivered.insert(id) } }
             if name == RedisKeys.webhookGroup {
-                for rest in plan.names("webhook") where rest.hasPrefix("webhook:events:") {
+                for rest in plan.names(.webhook) where rest.hasPrefix("webhook:events:") {
                     for event in try await list(rest) {
                         let json = (try? JSONSerialization.jsonObject(with: Data(event.utf8))) as? [String: Any]
                         if let id = json?["id"] as? String { undelivered.insert(id) }

@@ -12,15 +12,15 @@ extension LedgerMigration {
             for chunk in pairs.chunked(batch) {
                 let exists = try await destination.pipeline(chunk.map { RedisCommand("EXISTS", $0.1) })
                 found += exists.filter { $0.int == 1 }.count
-                guard family == "txn" || family == "grant" else { continue }
-                let read = family == "txn" ? "GET" : "HGETALL"
+                guard family == .claim || family == .grant else { continue }
+                let read = family == .claim ? "GET" : "HGETALL"
                 let before = try await source.pipeline(chunk.map { RedisCommand(read, $0.0) })
                 let after = try await destination.pipeline(chunk.map { RedisCommand(read, $0.1) })
                 for (a, b) in zip(before, after) {
-                    if family == "txn" ? a != b : a.stringDictionary != b.stringDictionary { different += 1 }
+                    if family == .claim ? a != b : a.stringDictionary != b.stringDictionary { different += 1 }
                 }
             }
-            report.update(family) {
+            report.update(family.rawValue) {
                 $0.found = found
                 $0.different = different
             }
@@ -35,8 +35,8 @@ extension LedgerMigration {
 
     /// Keys of families that are transient or rebuilt by the pipeline itself.
     static func skipped(_ plan: Plan) -> Int {
-        ["rate", "lock", "workers", "intakes", "webhook"].reduce(0) { $0 + plan.names($1).count }
-            + plan.names("apple").filter { $0.hasPrefix("apple:permits:") }.count
-            + plan.names("ticket").filter { $0.hasPrefix("ticket:webhook:") }.count
+        KeyFamily.allCases.filter { treatment(of: $0) == .left }.reduce(0) { $0 + plan.names($1).count }
+            + plan.names(.apple).filter { $0.hasPrefix("apple:permits:") }.count
+            + plan.names(.ticket).filter { $0.hasPrefix("ticket:webhook:") }.count
     }
 }

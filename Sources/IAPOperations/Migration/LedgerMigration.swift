@@ -74,8 +74,8 @@ public struct LedgerMigration: Sendable {
         try await moveJobs(&plan, report: &report)
         try await copyKeys(plan, report: &report)
         try await splitIndexes(plan, report: &report)
-        try await recount("refunds", plan.refundedGrants, plan, report: &report) { $0.refunds(user: $1) }
-        try await recount("refunds-prorated", plan.proratedGrants, plan, report: &report) { $0.refundsProrated(user: $1) }
+        try await recount(.refunds, plan.refundedGrants, plan, report: &report) { $0.refunds(user: $1) }
+        try await recount(.refundsProrated, plan.proratedGrants, plan, report: &report) { $0.refundsProrated(user: $1) }
         try await copyStream(plan, report: &report)
         try await splitUserEvents(plan, report: &report)
         try await verify(plan, report: &report)
@@ -111,9 +111,9 @@ public struct LedgerMigration: Sendable {
 
     // MARK: Scan
 
-    /// The source's keys by what they are (the name after the prefix).
+    /// The source's keys by their family (each the name after the prefix).
     struct Plan {
-        var byFamily: [String: [String]] = [:]
+        var byFamily: [KeyFamily: [String]] = [:]
         var unknown: [String] = []
         /// A unit → its original transaction id, from grant records, holds and jobs.
         var originals: [String: String] = [:]
@@ -127,17 +127,43 @@ public struct LedgerMigration: Sendable {
         /// Jobs moved, by the destination key they were written to.
         var jobs = 0
 
-        func names(_ family: String) -> [String] { byFamily[family] ?? [] }
+        func names(_ family: KeyFamily) -> [String] { byFamily[family] ?? [] }
     }
 
-    /// The families the migration knows; anything else is reported and left.
-    static let families: Set<String> = [
-        "queue", "inflight", "workers", "retry", "dead", "txn", "grant", "fulfilment", "ticket", "receipt", "lock", "rate",
-        "signature", "notification", "refunded", "owner", "held", "holds", "refunds", "refunds-prorated", "purchases", "lifetime", "subscription",
-        "user-subscriptions", "webhook", "rechecks", "consent", "daily", "account-token", "unclaimed", "notifications",
-        "apple", "intakes", "notification-sweep", "erased", "erasure-salt", "apple-account", "user-token", "consumption", "refund-revision", "refund-sweep", "refund-customers",
-        "user-events",
-    ]
+    /// What the migration does with each family's keys.
+    enum Treatment: Equatable {
+        /// Each key copied whole to where the pipeline looks for it (`destinationKey`).
+        case copied
+        /// Jobs: each moved to its ticket's bucket (`moveJobs`).
+        case jobs
+        /// Each member placed in the same index of its purchase's bucket (`splitIndexes`, `splitUserEvents`).
+        case split
+        /// A count per bucket from the grant records there (`recount`).
+        case recounted
+        /// The fulfilment stream's entries, with their ids and groups (`copyStream`).
+        case stream
+        /// Left: transient (gone in seconds), rebuilt by the fleet, or never written.
+        case left
+    }
+
+    /// The rule for each family the key map has: a new family does not compile until it says.
+    static func treatment(of family: KeyFamily) -> Treatment {
+        switch family {
+        case .claim, .grant, .hold, .refunded, .owner, .subscription, .notifications, .refundRevision, .ticket, .receipt,
+             .notification, .daily, .consent, .consumption, .userToken, .userAppleAccounts, .offerSignatures, .appleAccount,
+             .accountToken, .erasureSalt, .erased, .apple, .appleBreaker, .signature, .console, .notificationSweep, .refundSweep,
+             .refundCustomers:
+            .copied
+        case .queue, .inflight, .retry, .dead: .jobs
+        case .lifetime, .userSubscriptions, .holds, .unclaimed, .rechecks, .purchases, .userEvents: .split
+        case .refunds, .refundsProrated: .recounted
+        case .fulfilment: .stream
+        // Heartbeats and announcements (the fleet writes its own), the reaper's lock, rate
+        // windows, the webhook stage's user lists (its entries are routed again), a channel, a
+        // name never written.
+        case .workers, .intakes, .lock, .rate, .webhook, .results, .migrationGuard: .left
+        }
+    }
 
     func scan() async throws -> Plan {
         var plan = Plan()
@@ -148,12 +174,10 @@ public struct LedgerMigration: Sendable {
             guard let parts = reply.array, parts.count == 2, let next = parts[0].string else { throw RedisError.unexpectedReply("SCAN") }
             cursor = next
             for name in (parts[1].array ?? []).compactMap(\.string) where name.hasPrefix(head) {
-                let rest = String(name.dropFirst(head.count))
+                let rest = name.dropFirst(head.count)
                 if rest.hasPrefix("{") { throw Failure.sourceHasBuckets(name) }
-                var family = rest.split(separator: ":", maxSplits: 1).first.map(String.init) ?? rest
-                if family == "held", rest == "held" { family = "holds" }
-                if Self.families.contains(family) {
-                    plan.byFamily[family, default: []].append(rest)
+                if let family = KeyFamily(keyName: rest) {
+                    plan.byFamily[family, default: []].append(String(rest))
                 } else {
                     plan.unknown.append(name)
                 }
@@ -165,7 +189,8 @@ public struct LedgerMigration: Sendable {
 
     /// Every unit's original transaction id the source says: grant records and holds.
     func readUnits(_ plan: inout Plan) async throws {
-        for (family, prefix) in [("grant", "grant:"), ("held", "held:")] {
+        for family: KeyFamily in [.grant, .hold] {
+            let prefix = "\(family):"
             let names = plan.names(family)
             for chunk in names.chunked(batch) {
                 let replies = try await source.pipeline(chunk.map {
@@ -178,7 +203,7 @@ public struct LedgerMigration: Sendable {
                     let unit = String(name.dropFirst(prefix.count))
                     guard values.count == 5, let original = values[0], !original.isEmpty else { continue }
                     plan.originals[unit] = original
-                    guard family == "grant", let user = values[1], values[3] == nil else { continue }
+                    guard family == .grant, let user = values[1], values[3] == nil else { continue }
                     if values[2].map({ !$0.isEmpty }) == true {
                         plan.refundedGrants.append((user, original, 1))
                     } else if let share = values[4].flatMap({ Int($0) }), share > 0 {
@@ -199,61 +224,66 @@ public struct LedgerMigration: Sendable {
 
     // MARK: Keys copied as they are
 
-    /// Where a key the migration copies whole goes, `nil` for one it leaves (transient, or rebuilt).
-    func destinationKey(of rest: String, family: String, _ plan: Plan) -> String? {
-        func after(_ head: String) -> String { String(rest.dropFirst(head.count)) }
+    /// Where a key the migration copies whole goes, `nil` for one it leaves.
+    func destinationKey(of rest: String, family: KeyFamily, _ plan: Plan) -> String? {
+        let after = String(rest.dropFirst(family.description.count + 1))
         switch family {
-        case "txn": let unit = after("txn:"); return keys.claim(unit: unit, originalTransactionID: original(ofUnit: unit, plan))
-        case "grant": let unit = after("grant:"); return keys.grant(unit: unit, originalTransactionID: original(ofUnit: unit, plan))
-        case "held": let unit = after("held:"); return keys.hold(unit: unit, originalTransactionID: original(ofUnit: unit, plan))
-        case "refunded":
-            let unit = after("refunded:")
-            return keys.refunded(unit: unit, originalTransactionID: original(ofUnit: unit, plan))
-        case "owner": return keys.owner(originalTransactionID: after("owner:"))
-        case "subscription": return keys.subscription(originalTransactionID: after("subscription:"))
-        case "notifications": return keys.notifications(originalTransactionID: after("notifications:"))
-        case "ticket":
-            let id = after("ticket:")
-            if id.hasPrefix("webhook:") { return nil }  // a user's delivery job: routed again
-            return keys.ticket(plan.renamedTickets[id] ?? id)
-        case "receipt": return keys.receipt(digest: after("receipt:"))
-        case "notification":
-            let uuid = after("notification:")
-            let bucket = plan.notificationBuckets[uuid] ?? keys.layout.bucket(ofNotification: uuid)
-            return keys.inBucket(bucket).notification(uuid: uuid)
-        case "consent": return keys.consent(user: after("consent:"))
-        case "consumption": return keys.consumption(user: after("consumption:"))
-        case "refund-revision":
-            let rest = after("refund-revision:")
-            guard let colon = rest.firstIndex(of: ":") else { return nil }
-            return keys.refundRevision(transactionID: String(rest[rest.index(after: colon)...]), environment: String(rest[..<colon]))
-        case "daily":
-            let rest = after("daily:")
-            guard let colon = rest.lastIndex(of: ":") else { return nil }
-            return keys.dailyWindow(user: String(rest[..<colon]), product: String(rest[rest.index(after: colon)...]))
-        case "account-token": return keys.accountToken(after("account-token:"))
-        case "user-token": return keys.userAccountToken(user: after("user-token:"))
-        case "apple-account": return keys.appleAccount(after("apple-account:"))
-        case "signature": return keys.clientSignature(after("signature:"))
-        case "notification-sweep": return keys.notificationSweep
-        case "refund-sweep": return keys.refundSweep
-        case "refund-customers": return keys.refundCustomers
-        case "erasure-salt": return keys.erasureSalt
-        case "erased": return keys.erased(pseudonym: rest)
-        case "apple":
-            let parts = rest.split(separator: ":", maxSplits: 3).map(String.init)
-            guard parts.count == 4, parts[1] == "hold" else { return nil }
-            return keys.apiHold(environment: parts[2], endpoint: parts[3])
-        default: return nil
+        case .claim: return keys.claim(unit: after, originalTransactionID: original(ofUnit: after, plan))
+        case .grant: return keys.grant(unit: after, originalTransactionID: original(ofUnit: after, plan))
+        case .hold: return keys.hold(unit: after, originalTransactionID: original(ofUnit: after, plan))
+        case .refunded: return keys.refunded(unit: after, originalTransactionID: original(ofUnit: after, plan))
+        case .owner: return keys.owner(originalTransactionID: after)
+        case .subscription: return keys.subscription(originalTransactionID: after)
+        case .notifications: return keys.notifications(originalTransactionID: after)
+        case .ticket:
+            if after.hasPrefix("webhook:") { return nil }  // a user's delivery job: routed again
+            return keys.ticket(plan.renamedTickets[after] ?? after)
+        case .receipt: return keys.receipt(digest: after)
+        case .notification:
+            let bucket = plan.notificationBuckets[after] ?? keys.layout.bucket(ofNotification: after)
+            return keys.inBucket(bucket).notification(uuid: after)
+        case .consent: return keys.consent(user: after)
+        case .consumption: return keys.consumption(user: after)
+        case .refundRevision:
+            guard let colon = after.firstIndex(of: ":") else { return nil }
+            return keys.refundRevision(transactionID: String(after[after.index(after: colon)...]), environment: String(after[..<colon]))
+        case .daily:
+            guard let colon = after.lastIndex(of: ":") else { return nil }
+            return keys.dailyWindow(user: String(after[..<colon]), product: String(after[after.index(after: colon)...]))
+        case .accountToken: return keys.accountToken(after)
+        case .userToken: return keys.userAccountToken(user: after)
+        case .userAppleAccounts: return keys.userAppleAccounts(user: after)
+        case .offerSignatures: return keys.offerSignatures(user: after)
+        case .appleAccount: return keys.appleAccount(after)
+        case .signature: return keys.clientSignature(after)
+        case .notificationSweep: return keys.notificationSweep
+        case .refundSweep: return keys.refundSweep
+        case .refundCustomers: return keys.refundCustomers
+        case .erasureSalt: return keys.erasureSalt
+        case .erased: return keys.erased(pseudonym: rest)
+        case .appleBreaker: return AppleService(rawValue: after).map(keys.appleBreaker)
+        case .console: return consoleKey(after)
+        case .apple:
+            let parts = after.split(separator: ":", maxSplits: 2).map(String.init)
+            guard parts.count == 3, parts[0] == "hold" else { return nil }  // the permits of the last second: transient
+            return keys.apiHold(environment: parts[1], endpoint: parts[2])
+        case .queue, .inflight, .workers, .retry, .dead, .fulfilment, .userEvents, .rechecks, .lock, .results, .unclaimed, .holds,
+             .webhook, .refunds, .refundsProrated, .purchases, .lifetime, .userSubscriptions, .rate, .intakes, .migrationGuard:
+            return nil
         }
     }
 
+    /// A console key (no bucket: the same name): a session, a name's failed sign-ins (both keep
+    /// their time to live), the audit.
+    private func consoleKey(_ after: String) -> String? {
+        if after == "audit" { return keys.consoleAudit }
+        if after.hasPrefix("session:") { return keys.consoleSession(String(after.dropFirst("session:".count))) }
+        if after.hasPrefix("signin:") { return keys.consoleSignInFailures(String(after.dropFirst("signin:".count))) }
+        return nil
+    }
+
     /// The families copied key by key (DUMP, then RESTORE … REPLACE with the time left to live).
-    static let copied = [
-        "txn", "grant", "held", "refunded", "owner", "subscription", "notifications", "ticket", "receipt", "notification",
-        "consent", "daily", "account-token", "signature", "apple", "notification-sweep", "apple-account", "user-token",
-        "consumption", "refund-revision", "refund-sweep", "refund-customers", "erased", "erasure-salt",
-    ]
+    static let copied = KeyFamily.allCases.filter { treatment(of: $0) == .copied }
 
     func copyKeys(_ plan: Plan, report: inout MigrationReport) async throws {
         for family in Self.copied {
@@ -271,7 +301,7 @@ public struct LedgerMigration: Sendable {
                 try Self.expectOK(try await destination.pipeline(commands))
                 written += commands.count
             }
-            if family == "notification" {
+            if family == .notification {
                 // A renamed notification ticket: its UUID names the new id.
                 for (uuid, bucket) in plan.notificationBuckets {
                     let key = keys.inBucket(bucket).notification(uuid: uuid)
@@ -281,12 +311,12 @@ public struct LedgerMigration: Sendable {
                     try await destination.send("SET", key, new, "KEEPTTL")
                 }
             }
-            report.add(family, source: plan.names(family).count, moved: written)
+            report.add(family.rawValue, source: plan.names(family).count, moved: written)
         }
     }
 
     /// Each key of a copied family: its source name and where it goes (none for a key left).
-    func copies(of family: String, _ plan: Plan) -> [(source: String, destination: String)] {
+    func copies(of family: KeyFamily, _ plan: Plan) -> [(source: String, destination: String)] {
         plan.names(family).compactMap { rest in
             destinationKey(of: rest, family: family, plan).map { ("\(sourcePrefix):\(rest)", $0) }
         }

@@ -29,7 +29,7 @@ local existing = redis.call('GET', notification)
 if existing then return {0, existing} end
 redis.call('SET', notification, a.ticket, 'EX', a.retention)
 redis.call('HSET', ticket, 'status', 'queued', 'attempts', '0', 'user_id', '', 'kind', 'notification',
-  'notification_type', a.type, 'created_at', a.now, 'updated_at', a.now)
+  'notification_type', a.type, 'environment', a.entry.environment or '', 'created_at', a.now, 'updated_at', a.now)
 redis.call('EXPIRE', ticket, a.ttl)
 redis.call('LPUSH', notifyQueue, ARGV[1])
 local entry = a.entry

@@ -37,7 +37,9 @@ public struct VerifiedNotification: Codable, Sendable, Equatable {
         subtype = payload.subtype
         uuid = payload.notificationUUID
         signedDate = payload.signedDate
+        // An external purchase token names none: its id says (`SANDBOX…` the sandbox's), as the door checks it.
         environment = payload.data?.environment ?? payload.summary?.environment ?? payload.appData?.environment
+            ?? payload.externalPurchaseToken?.environment
         bundleID = payload.data?.bundleID ?? payload.summary?.bundleID ?? payload.appData?.bundleID ?? payload.externalPurchaseToken?.bundleID
         self.transaction = transaction
         self.renewal = renewal
