@@ -10,6 +10,7 @@ extension InAppTransaction {
         quantity = try json.lenientStringIfPresent("quantity").flatMap { Int($0) } ?? 1
         webOrderLineItemID = try json.lenientStringIfPresent("web_order_line_item_id")
         purchaseDateMs = try json.lenientStringIfPresent("purchase_date_ms")
+        originalPurchaseDateMs = try json.lenientStringIfPresent("original_purchase_date_ms")
         cancellationDateMs = try json.lenientStringIfPresent("cancellation_date_ms")
         expiresDateMs = try json.lenientStringIfPresent("expires_date_ms")
         signedDateMs = try json.lenientStringIfPresent("signed_date_ms")
@@ -34,6 +35,7 @@ extension InAppTransaction {
             "quantity": .string(String(quantity)),
             "web_order_line_item_id": webOrderLineItemID.json,
             "purchase_date_ms": purchaseDateMs.json,
+            "original_purchase_date_ms": originalPurchaseDateMs.json,
             "cancellation_date_ms": cancellationDateMs.json,
             "expires_date_ms": expiresDateMs.json,
             "signed_date_ms": signedDateMs.json,

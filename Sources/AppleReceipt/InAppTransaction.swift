@@ -7,6 +7,9 @@ public struct InAppTransaction: Codable, Sendable, Equatable {
     public var quantity: Int
     public var webOrderLineItemID: String?
     public var purchaseDateMs: String?
+    /// When the purchase was first made (`original_purchase_date_ms`, a signed transaction's
+    /// `originalPurchaseDate`): a restore's new transaction keeps the original's.
+    public var originalPurchaseDateMs: String?
     public var cancellationDateMs: String?
     /// A subscription period's end (`expires_date_ms`; a signed transaction's `expiresDate`).
     public var expiresDateMs: String?
@@ -64,6 +67,7 @@ public struct InAppTransaction: Codable, Sendable, Equatable {
         case quantity
         case webOrderLineItemID = "web_order_line_item_id"
         case purchaseDateMs = "purchase_date_ms"
+        case originalPurchaseDateMs = "original_purchase_date_ms"
         case cancellationDateMs = "cancellation_date_ms"
         case expiresDateMs = "expires_date_ms"
         case signedDateMs = "signed_date_ms"
@@ -85,6 +89,7 @@ public struct InAppTransaction: Codable, Sendable, Equatable {
         quantity = try container.decodeLenientStringIfPresent(.quantity).flatMap { Int($0) } ?? 1
         webOrderLineItemID = try container.decodeLenientStringIfPresent(.webOrderLineItemID)
         purchaseDateMs = try container.decodeLenientStringIfPresent(.purchaseDateMs)
+        originalPurchaseDateMs = try container.decodeLenientStringIfPresent(.originalPurchaseDateMs)
         cancellationDateMs = try container.decodeLenientStringIfPresent(.cancellationDateMs)
         expiresDateMs = try container.decodeLenientStringIfPresent(.expiresDateMs)
         signedDateMs = try container.decodeLenientStringIfPresent(.signedDateMs)
@@ -108,6 +113,7 @@ public struct InAppTransaction: Codable, Sendable, Equatable {
         try container.encode(String(quantity), forKey: .quantity)
         try container.encodeIfPresent(webOrderLineItemID, forKey: .webOrderLineItemID)
         try container.encodeIfPresent(purchaseDateMs, forKey: .purchaseDateMs)
+        try container.encodeIfPresent(originalPurchaseDateMs, forKey: .originalPurchaseDateMs)
         try container.encodeIfPresent(cancellationDateMs, forKey: .cancellationDateMs)
         try container.encodeIfPresent(expiresDateMs, forKey: .expiresDateMs)
         try container.encodeIfPresent(signedDateMs, forKey: .signedDateMs)

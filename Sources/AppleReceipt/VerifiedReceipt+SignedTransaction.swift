@@ -18,6 +18,7 @@ extension InAppTransaction {
             productID: transaction.productID, quantity: transaction.quantity ?? 1,
             webOrderLineItemID: transaction.webOrderLineItemID, purchaseDateMs: transaction.purchaseDate.map { String($0) },
             cancellationDateMs: transaction.revocationDate.map { String($0) })
+        originalPurchaseDateMs = transaction.originalPurchaseDate.map { String($0) }
         appAccountToken = transaction.appAccountToken
         appTransactionID = transaction.appTransactionID
         inAppOwnershipType = transaction.inAppOwnershipType

@@ -435,6 +435,11 @@ public final class SimulatedServerAPI: Sendable {
             let order = request.uri.queryParameters.get("order_id")
             return try Self.json(.ok, ["signedTransaction": try self.register(transaction, orderID: order)])
         }
+        router.post("/control/players") { request, context in
+            let player = try await request.decode(as: SimulatedPlayer.self, context: context)
+            let made = try self.registerPlayer(player)
+            return try Self.json(.ok, ["transaction_ids": made.map(\.transactionID)])
+        }
         router.post("/control/subscriptions") { request, context in
             let plan = try await request.decode(as: SimulatedSubscription.self, context: context)
             do {

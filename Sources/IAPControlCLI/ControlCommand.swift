@@ -13,7 +13,7 @@ public struct ControlCommand: AsyncParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "iapctl", abstract: "Inspect the IAP pipeline and manage its dead letters.",
         subcommands: [Stats.self, ShowTicket.self, Dead.self, HeldCommand.self, LocalConsoleCommand.self, GrantCommand.self, RevokeCommand.self, UserCommand.self,
-            RecheckCommand.self, SettingsCommand.self, MigrateCommand.self, AppleCommand.self, LookupCommand.self,
+            RecheckCommand.self, SettingsCommand.self, MigrateCommand.self, AppleCommand.self, LookupCommand.self, AdoptCommand.self,
         ])
     public init() {}
 

@@ -9,7 +9,7 @@ public enum PipelineScripts {
         AcceptNotification.self, AcknowledgeJob.self, ApplySubscriptionNotification.self, ClaimNotificationSweep.self, ClaimPart.self,
         ClaimPurchases.self, DeadLetterJob.self, EraseUserInBucket.self, FinishNotificationSweep.self, FinishPart.self,
         FinishTicket.self, FinishWebhookEvent.self, ForceRecheck.self, ForwardJob.self, GrantByOperator.self,
-        GrantPurchases.self, HoldAPIEndpoint.self, IndexUserEvents.self, MarkVerifying.self, PromoteDueRechecks.self, PromoteDueRetries.self, PseudonymiseTickets.self,
+        GrantPurchases.self, HoldAPIEndpoint.self, ImportPurchase.self, IndexUserEvents.self, MarkVerifying.self, PromoteDueRechecks.self, PromoteDueRetries.self, PseudonymiseTickets.self,
         ReapExpiredWorkers.self, RecordAppleAnswers.self, RecordAppleFailure.self, RecordConsumption.self, RecordHeartbeat.self, RecordNotification.self, ReinstateGrant.self, RejectHeldPurchase.self, ReleaseDailyGrant.self,
         ReleaseHeldPurchase.self, ReplayDeadLetter.self, RequeueInflight.self, ReserveDailyGrant.self, SeatAppleAccount.self, KeepHistoryRevision.self, RevokeByOperator.self, RevokeGrant.self,
         RouteFulfilmentEvents.self, ScheduleRetry.self, SettleHeldTicket.self, SplitJob.self, SubmitReceipt.self, TakeAPIPermit.self, TakeAppleProbe.self, TakeSubmissionPermit.self, TakeJobs.self, TrimDeadLetters.self, TrimFulfilmentStream.self,

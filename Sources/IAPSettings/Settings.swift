@@ -227,6 +227,17 @@ public enum Settings {
         help: "another account proving a non-consumable or subscription the owner holds: bind (duplicate, "
             + "owned_by_another_account), transfer (it moves to the newest account) or share (both keep its entitlements)",
         readBy: [.deduper])
+    public static let adoptedAt = Setting(
+        "IAP_ADOPTED_AT", .text, unset: "none: no cutover, every purchase is granted as new",
+        help: "when the app moved onto the pipeline (ISO 8601, like 2026-11-01T00:00:00Z; never in the future): a purchase "
+            + "made before it that the books do not know is pre-adoption (IAP_PRE_ADOPTION); an app of IAP_APPS_FILE may have its "
+            + "own adopted_at",
+        readBy: [.deduper])
+    public static let preAdoption = Setting(
+        "IAP_PRE_ADOPTION", .choice(["record", "hold", "grant"]), default: "record",
+        help: "what a pre-adoption purchase gets: record (claimed and owned, entitlements active, an adopted event instead of "
+            + "granted), hold (held, reason pre_adoption, for an operator) or grant (granted as new)",
+        readBy: [.deduper])
     public static let refundPreference = Setting(
         "IAP_REFUND_PREFERENCE", .text, default: "none",
         help: "the refund preference the notifier sends when it answers Apple's CONSUMPTION_REQUEST for users who consented: "
@@ -388,7 +399,7 @@ public enum Settings {
         appleProductionURL, appleSandboxURL, appleSharedSecret, appleTimeout,
         appleAPIKeyID, appleAPIIssuerID, appleAPIPrivateKeyFile, appleAPIProductionURL, appleAPISandboxURL, appleAPIMaxRPS,
         offerKeyID, offerPrivateKeyFile,
-        productsFile, currencies, sandbox, maxRefundsPerUser, maxAccountsPerAppleAccount, sharingPolicy, refundPreference, setAppAccountTokens, finishTransactions, receiptMode,
+        productsFile, currencies, sandbox, maxRefundsPerUser, maxAccountsPerAppleAccount, sharingPolicy, adoptedAt, preAdoption, refundPreference, setAppAccountTokens, finishTransactions, receiptMode,
         notificationSweep, refundSweep,
         recheckBefore, recheckAfter, recheckMax,
         concurrency, lease, maxRedeliveries, shutdownGrace, metricsPort, maxAttempts, appleBreakerFailures, appleBreakerProbe, retryBase, retryMax, fulfilmentRetention, deadMax, deadMaxAge,

@@ -106,6 +106,7 @@ public struct DeduperCommand: AsyncParsableCommand {
     @OptionGroup var lease: LeaseOptions
     @OptionGroup var catalog: CatalogOptions
     @OptionGroup var policy: PolicyOptions
+    @OptionGroup var adoption: AdoptionOptions
     @OptionGroup var appleAccounts: AppleAccountOptions
     public init() {}
 
@@ -115,7 +116,7 @@ public struct DeduperCommand: AsyncParsableCommand {
         try await runWorker(configuration: configuration, logger: logger) { (_) throws(ConfigurationError) -> StageParts in
             StageParts(handler: DedupeHandler(
                 catalog: try configuration.requireCatalog(), policy: try configuration.purchasePolicy(),
-                ticketTTL: configuration.ticketTTL))
+                adoption: configuration.adoption, ticketTTL: configuration.ticketTTL))
         }
     }
 }

@@ -20,9 +20,12 @@ import Testing
         #expect(answer.status == 0)
         #expect(answer.environment == "Production")
         #expect(answer.receipt?.bundleID == "com.lucky917.ios.Live")
-        #expect(answer.transactions == [InAppTransaction(
+        var expected = InAppTransaction(
             transactionID: "350000191094279", originalTransactionID: "350000191094279",
-            productID: "com.lucky917.live.gold.1.555", quantity: 1, purchaseDateMs: "1484283892000")])
+            productID: "com.lucky917.live.gold.1.555", quantity: 1, purchaseDateMs: "1484283892000")
+        // When it was first bought: what a restore's new transaction keeps (issue 54's cutover reads it).
+        expected.originalPurchaseDateMs = "1484283892000"
+        #expect(answer.transactions == [expected])
     }
 
     @Test func acceptsIdsAsNumbersAndMergesLatestReceiptInfo() throws {

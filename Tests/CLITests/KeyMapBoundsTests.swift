@@ -96,6 +96,7 @@ import Testing
         case .notificationSweep: return keys.notificationSweep
         case .refundSweep: return keys.refundSweep
         case .refundCustomers: return keys.refundCustomers
+        case .adoptionImport: return keys.adoptionImport("<digest>")
         case .migrationGuard: return "iap:{<tag>}:migration-guard"
         }
     }

@@ -8,7 +8,7 @@ import Testing
 @Suite struct SettingsGroupTests {
     static let groups: [any SettingsGroup.Type] = [
         RedisOptions.self, ReplicationOptions.self, TicketOptions.self, LeaseOptions.self, IntakeOptions.self, WorkerOptions.self,
-        RetryOptions.self, AppleBreakerOptions.self, RetentionOptions.self, CatalogOptions.self, PolicyOptions.self,
+        RetryOptions.self, AppleBreakerOptions.self, RetentionOptions.self, CatalogOptions.self, PolicyOptions.self, AdoptionOptions.self,
         RecheckOptions.self, WebhookOptions.self, AppleAccountOptions.self, AppOptions.self, AppAppleIDOptions.self,
         NotificationSweepOptions.self, ReceiptAPIOptions.self, ServerAPIKeyOptions.self, ServerAPIClientOptions.self,
         ConsumptionOptions.self, AccountTokenOptions.self, AppsFileOptions.self, OfferKeyOptions.self, ConsoleOptions.self, LocalConsoleOptions.self,

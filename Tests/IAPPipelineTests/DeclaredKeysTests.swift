@@ -40,6 +40,7 @@ import Testing
         "finish_notification_sweep": "NotificationHistoryTests",
         "erase_user_in_bucket": "ErasureTests", "pseudonymise_tickets": "ErasureTests",
         "keep_history_revision": "DeclaredKeysTests", "index_user_events": "UserEventsTests",
+        "import_purchase": "AdoptionImportTests",
     ]
 
     @Test func everyScriptRunsOnAClusterNodeSomewhere() {

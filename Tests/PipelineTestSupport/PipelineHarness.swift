@@ -160,7 +160,7 @@ public final class PipelineHarness: @unchecked Sendable {
                 receiptsByServerAPI: (try? configuration.receiptsByServerAPI()) == true ? seams.history.map(ReceiptByServerAPI.init) : nil,
                 breaker: configuration.appleBreaker.map { AppleBreaker(store: store, settings: $0, logger: testLogger) })
         case .dedupe:
-            return DedupeHandler(catalog: Self.catalog, policy: try! configuration.purchasePolicy())
+            return DedupeHandler(catalog: Self.catalog, policy: try! configuration.purchasePolicy(), adoption: configuration.adoption)
         case .grant:
             return GrantHandler(
                 tokenTickets: configuration.appAccountTokenTickets, finishTickets: configuration.finishTransactionTickets, retention: RetentionSweep(settings: configuration.retention))

@@ -55,6 +55,14 @@ public struct PolicyOptions: SettingsGroup {
     public init() {}
 }
 
+/// When each app moved onto the pipeline and what a purchase made before it gets: the deduper.
+public struct AdoptionOptions: SettingsGroup {
+    @Option(setting: Settings.adoptedAt) var adoptedAt: String?
+    @Option(setting: Settings.preAdoption) var preAdoption: String?
+
+    public init() {}
+}
+
 /// When subscriptions are re-checked with Apple: the verifier (which promotes due re-checks), and
 /// the granter and notifier (whose steps schedule them), and iapctl held release.
 public struct RecheckOptions: SettingsGroup {

@@ -152,7 +152,7 @@ public struct LedgerMigration: Sendable {
         case .claim, .grant, .hold, .refunded, .owner, .subscription, .notifications, .refundRevision, .ticket, .receipt,
              .notification, .daily, .consent, .consumption, .userToken, .userAppleAccounts, .offerSignatures, .appleAccount,
              .accountToken, .erasureSalt, .erased, .apple, .appleBreaker, .signature, .console, .notificationSweep, .refundSweep,
-             .refundCustomers:
+             .refundCustomers, .adoptionImport:
             .copied
         case .queue, .inflight, .retry, .dead: .jobs
         case .lifetime, .userSubscriptions, .holds, .unclaimed, .rechecks, .purchases, .userEvents: .split
@@ -262,6 +262,7 @@ public struct LedgerMigration: Sendable {
         case .erasureSalt: return keys.erasureSalt
         case .erased: return keys.erased(pseudonym: rest)
         case .appleBreaker: return AppleService(rawValue: after).map(keys.appleBreaker)
+        case .adoptionImport: return keys.adoptionImport(after)
         case .console: return consoleKey(after)
         case .apple:
             let parts = after.split(separator: ":", maxSplits: 2).map(String.init)

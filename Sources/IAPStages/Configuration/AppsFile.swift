@@ -11,7 +11,7 @@ import PlainJSON
 /// {"com.acme.game": {"shared_secret": "…", "app_apple_id": 1234,
 ///                    "server_api": {"key_id": "…", "issuer_id": "…", "private_key_file": "…"},
 ///                    "offer_key": {"key_id": "…", "private_key_file": "…"},
-///                    "products_file": "…"}}
+///                    "products_file": "…", "adopted_at": "2026-11-01T00:00:00Z"}}
 /// ```
 public struct AppsFile: Sendable, Equatable {
     /// One app's own settings.
@@ -26,6 +26,9 @@ public struct AppsFile: Sendable, Equatable {
         /// Its In-App Purchase key for offer signatures (`offer_key`).
         public var offerKey: OfferKey?
         public var productsFile: String?
+        /// When the app moved onto the pipeline (ms; `adopted_at`, ISO 8601): purchases made before
+        /// it are pre-adoption (`Adoption`); `nil`: `IAP_ADOPTED_AT`, or none.
+        public var adoptedAt: Int64?
 
         public init(
             bundleID: String, sharedSecret: String? = nil, appAppleID: Int64? = nil, serverAPI: ServerAPIKey? = nil,
@@ -72,19 +75,20 @@ public struct AppsFile: Sendable, Equatable {
     public func app(_ bundleID: String) -> App? { apps.first { $0.bundleID == bundleID } }
 
     static let variable = "IAP_APPS_FILE"
-    static let appMembers: Set<String> = ["shared_secret", "app_apple_id", "server_api", "offer_key", "products_file"]
+    static let appMembers: Set<String> = ["shared_secret", "app_apple_id", "server_api", "offer_key", "products_file", "adopted_at"]
     static let offerKeyMembers: Set<String> = ["key_id", "private_key_file"]
     static let keyMembers: Set<String> = ["key_id", "issuer_id", "private_key_file"]
 
     /// Reads and checks the file; every problem is one `ConfigurationError` naming the app and member.
-    public init(file path: String) throws(ConfigurationError) {
+    public init(file path: String, now: Date = Date()) throws(ConfigurationError) {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw ConfigurationError(Self.variable, "cannot read \(path)")
         }
-        try self.init(text: String(decoding: data, as: UTF8.self))
+        try self.init(text: String(decoding: data, as: UTF8.self), now: now)
     }
 
-    public init(text: String) throws(ConfigurationError) {
+    /// `now`: a cutover (`adopted_at`) after it is refused.
+    public init(text: String, now: Date = Date()) throws(ConfigurationError) {
         func fail(_ problem: String) -> ConfigurationError { ConfigurationError(Self.variable, problem) }
         let json: JSONValue
         do {
@@ -109,6 +113,7 @@ public struct AppsFile: Sendable, Equatable {
             } catch {
                 throw fail("\(bundleID): \(error)")
             }
+            app.adoptedAt = try Self.adoptedAt(value, of: bundleID, now: now)
             if app.sharedSecret?.isEmpty == true { throw fail("\(bundleID): shared_secret is empty") }
             if let id = app.appAppleID, id <= 0 { throw fail("\(bundleID): app_apple_id must be a positive number") }
             if let key = fields["server_api"] {
@@ -138,6 +143,19 @@ public struct AppsFile: Sendable, Equatable {
             apps.append(app)
         }
         self.init(apps: apps)
+    }
+
+    /// An app's `adopted_at`: an ISO 8601 time not after `now`.
+    static func adoptedAt(_ app: JSONValue, of bundleID: String, now: Date) throws(ConfigurationError) -> Int64? {
+        guard let member = app.object?["adopted_at"] else { return nil }
+        guard let text = member.string, let at = Adoption.parse(text) else {
+            throw ConfigurationError(Self.variable, "\(bundleID): adopted_at is not an ISO 8601 time (like 2026-11-01T00:00:00Z)")
+        }
+        guard at <= Adoption.milliseconds(now) else {
+            throw ConfigurationError(
+                Self.variable, "\(bundleID): adopted_at is in the future: every purchase made until then would be taken for one already granted")
+        }
+        return at
     }
 
     /// Reverse-DNS: letters, digits, `-` and `.`, at most 155 characters (App Store Connect's limit).

@@ -50,6 +50,8 @@ public struct PipelineConfiguration: Sendable {
     public var console: ConsoleSettings
     /// The purchase policy's settings (`purchasePolicy()` makes the policy of them).
     public var policy: PurchasePolicySettings
+    /// Each app's cutover and what a purchase made before it gets (`IAP_ADOPTED_AT`, `IAP_PRE_ADOPTION`, `adopted_at`).
+    public var adoption: Adoption
     /// Set App Account Token, Finish Transaction and the answers to consumption requests.
     public var errands: AppleErrandSettings
     /// How often the fleet's notification and refund sweeps run.
@@ -94,6 +96,7 @@ public struct PipelineConfiguration: Sendable {
         recheck = try RecheckSchedule(reading: source)
         webhook = try WebhookSettings(reading: source)
         policy = try PurchasePolicySettings(reading: source)
+        adoption = try Adoption(reading: source, apps: appsFile)
         errands = try AppleErrandSettings(reading: source)
         sweeps = try SweepSettings(reading: source)
         metricsPort = try source.optionalCount(Settings.metricsPort)

@@ -11,6 +11,8 @@ public struct DedupeHandler: JobHandler {
     ]
     public let catalog: ProductCatalog
     public let policy: PurchasePolicy
+    /// Each app's cutover and what a purchase made before it gets.
+    public let adoption: Adoption
     /// How long a part's own ticket lives (`IAP_TICKET_TTL_S`, as its client's).
     public let ticketTTL: Duration
     /// `claim_purchases` for a worker's jobs finishing at about the same time, in one call.
@@ -25,9 +27,12 @@ public struct DedupeHandler: JobHandler {
         var next: Job
     }
 
-    public init(catalog: ProductCatalog, policy: PurchasePolicy = .open, ticketTTL: Duration = .seconds(86400)) {
+    public init(
+        catalog: ProductCatalog, policy: PurchasePolicy = .open, adoption: Adoption = .none, ticketTTL: Duration = .seconds(86400)
+    ) {
         self.catalog = catalog
         self.policy = policy
+        self.adoption = adoption
         self.ticketTTL = ticketTTL
     }
 
@@ -148,6 +153,28 @@ public struct DedupeHandler: JobHandler {
         await worker.settle(result, payload: payload, job: job, by: SplitJob.self)
     }
 
+    /// A claimable purchase's fate: pre-adoption first (the old system granted it, whatever
+    /// today's policy says: recorded without its counted rules, or held), then the policy's own hold.
+    private func decide(_ purchase: inout Purchase, _ transaction: InAppTransaction, app: String) {
+        purchase.outcome = .pending
+        switch catalog.products[transaction.productID].flatMap({ adoption.preAdoption(transaction, type: $0, app: app) }) {
+        case .record:
+            purchase.adopt = true
+            purchase.dailyLimit = nil
+            return
+        case .hold:
+            purchase.outcome = .held
+            purchase.reason = ReasonCode.preAdoption
+            return
+        case .grant, nil:
+            break
+        }
+        if let hold = policy.holdReason(currency: purchase.currency) {
+            purchase.outcome = .held
+            purchase.reason = hold
+        }
+    }
+
     /// Whether another account may prove this product for itself: a non-consumable or a
     /// subscription under `IAP_SHARING_POLICY` `transfer` or `share`, where a restore on a shared
     /// Apple ID names the buyer's token by design and the policy decides.
@@ -203,12 +230,7 @@ public struct DedupeHandler: JobHandler {
                     purchase.expiresAt = transaction.expiresDateMs.flatMap { Int64($0) }
                     purchase.signedAt = transaction.signedDateMs.flatMap { Int64($0) }
                 }
-                if let hold = policy.holdReason(currency: purchase.currency) {
-                    purchase.outcome = .held
-                    purchase.reason = hold
-                } else {
-                    purchase.outcome = .pending
-                }
+                decide(&purchase, transaction, app: receipt.bundleID)
             } else {
                 purchase.reason = ReasonCode.unknownProduct
             }

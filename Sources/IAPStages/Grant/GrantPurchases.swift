@@ -116,6 +116,7 @@ package struct GrantPurchases: DeclaringScript {
             kind: purchase.kind,
             entitlements: purchase.entitlements.flatMap { $0.isEmpty ? nil : $0.joined(separator: ",") },
             expiresAt: purchase.expiresAt.map(String.init), signedAt: purchase.signedAt.map(String.init),
+            adopt: purchase.adopt == true ? "1" : nil,
             sale: evidence.transactions[purchase.transactionID]?.saleFields ?? [], tokenJob: nil, keys: [:])
     }
 
@@ -253,6 +254,8 @@ struct GrantPurchasesArguments {
         var entitlements: String?
         var expiresAt: String?
         var signedAt: String?
+        /// `1`: pre-adoption, recorded with the event `adopted` (`Purchase.adopt`).
+        var adopt: String? = nil
         /// What it cost and how it was sold, as name, value… (`InAppTransaction.saleFields`).
         var sale: [String] = []
         /// The notify job that sets the user's app account token at Apple, queued when this
@@ -284,6 +287,7 @@ struct GrantPurchasesArguments {
                 "entitlements": entitlements.json,
                 "expires_at": expiresAt.json,
                 "signed_at": signedAt.json,
+                "adopt": adopt.json,
                 "sale": sale.isEmpty ? nil : .array(sale.map { .string($0) }),
                 "token_job": tokenJob.json,
                 "finish_job": finishJob.json,

@@ -47,6 +47,7 @@ public enum KeyFamily: String, CaseIterable, Sendable, CustomStringConvertible {
     case notificationSweep = "notification-sweep"
     case refundSweep = "refund-sweep"
     case refundCustomers = "refund-customers"
+    case adoptionImport = "adopt-import"
     /// Named by every script call, never written.
     case migrationGuard = "migration-guard"
 

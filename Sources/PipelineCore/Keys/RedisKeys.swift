@@ -293,6 +293,9 @@ public struct RedisKeys: Sendable, Equatable {
     /// hash: the customers the refund sweep asks Apple about: user → `<ms>:<original transaction
     /// id>` of their latest grant, renewal or release; dropped 90 days after it.
     public var refundCustomers: String { "\(prefix):\(KeyFamily.refundCustomers)" }
+    /// hash: where a stopped `iapctl adopt import` of one file (by the first 12 bytes of its
+    /// SHA-256, hex) got to: `line` and the counts so far; deleted when the import finishes.
+    public func adoptionImport(_ digest: String) -> String { "\(prefix):\(KeyFamily.adoptionImport):\(digest)" }
     /// How recently an intake must have said it runs to count as running.
     public static let intakeLiveness: Duration = .seconds(15)
     /// The prefix as a `SCAN MATCH` pattern that matches it literally (`*`, `?`, `[`, `]`, `\` escaped).

@@ -26,7 +26,10 @@
     grants it later;
   - grantPurchase: the record, the stream entry and grantEffects. A subscription's later period
     is granted to the subscription's owner (`owner:<original>`) whoever sends it: another
-    account's ticket gets `duplicate`, `owned_by_another_account`;
+    account's ticket gets `duplicate`, `owned_by_another_account`. A pre-adoption purchase
+    (`adopt`: made before its app's cutover, the studio's old system granted it) is recorded and
+    owned the same, the record marked `adopted`, but its entry is `adopted`, never `granted` or
+    `renewed`, and its outcome `adopted`; the counted rules do not apply to it;
   - queueErrand: a purchase without an app account token granted to a user who has one
     (`token_job`): its errand to Apple (Set App Account Token) queued on the bucket's notify
     queue with its ticket (`token-<original>`, source `app_account_token`), unless that ticket
@@ -62,6 +65,7 @@
                                 unit?, outcome, reason?, app_account_token?, app_transaction_id?,
                                 account_shared? (`1`: one user too many on its Apple Account), currency?,
                                 daily_limit?, daily_reserved?, kind?, entitlements?, expires_at?, signed_at?,
+                                adopt? (`1`: pre-adoption, recorded as `adopted`),
                                 sale? (name, value…: price, currency, storefront, offer_*,
                                 in_app_ownership_type, purchase_date, where Apple said; on the
                                 record, the `granted`/`renewed` entry, and a hold for its release),
@@ -73,7 +77,7 @@
                                 ticket_ttl (s) with any token_job or finish_job
   Output:
     {1, status, transactions (JSON), reason, kept} status granted, duplicate, held or rejected
-    (reason '' unless rejected), as set on the ticket; kept: the units with a daily place that
+    (reason '' unless rejected; a purchase `adopted` counts as a duplicate: granted before), as set on the ticket; kept: the units with a daily place that
     stand granted to this user (one per line), the others give their place back; {0} the worker
     no longer holds the job;
     {-1} its ticket is gone; {-2, users (JSON array)} declare these users' keys in `others`
@@ -143,9 +147,9 @@ end
 
 -- A grant record exists: this job's own earlier run, or another ticket's grant.
 local function existingGrant(k)
-  local r = redis.call('HMGET', k.record, 'ticket', 'user_id')
+  local r = redis.call('HMGET', k.record, 'ticket', 'user_id', 'adopted')
   if r[1] ~= ticket then return 'duplicate', '' end
-  if r[2] == user then return 'granted', '' end
+  if r[2] == user then return (r[3] == '1' and 'adopted') or 'granted', '' end
   return 'duplicate', 'owned_by_another_account'
 end
 
@@ -218,10 +222,13 @@ local function grantPurchase(k, purchase)
   -- A subscription's later period belongs to the subscription's owner, whoever sends it.
   local grantee = user
   if renewal then grantee = redis.call('GET', k.owner) or user end
+  local adopted = purchase.adopt == '1'
+  local event = (adopted and 'adopted') or (renewal and 'renewed') or 'granted'
   redis.call('HSET', k.record, 'ticket', ticket, 'user_id', grantee, 'product_id', product,
     'quantity', quantity, 'transaction_id', tx, 'original_transaction_id', otx,
     'environment', environment, 'unit', unit, 'granted_at', now, 'source', a.source)
-  local fields = {'event', renewal and 'renewed' or 'granted', 'source', a.source, 'ticket', ticket,
+  if adopted then redis.call('HSET', k.record, 'adopted', '1') end
+  local fields = {'event', event, 'source', a.source, 'ticket', ticket,
     'user_id', grantee, 'product_id', product, 'quantity', quantity, 'transaction_id', tx,
     'original_transaction_id', otx, 'environment', environment, 'unit', unit, 'granted_at', now}
   if purchase.expires_at then
@@ -256,7 +263,7 @@ local function grantPurchase(k, purchase)
     queueErrand(k.token_ticket, purchase.token_job, 'app_account_token', 'original_transaction_id', otx)
   end
   if purchase.finish_job then queueErrand(k.finish_ticket, purchase.finish_job, 'finish_transaction', 'transaction_id', tx) end
-  return 'granted', ''
+  return adopted and 'adopted' or 'granted', ''
 end
 
 -- One claimed purchase's outcome and reason, through the steps above.
@@ -283,7 +290,7 @@ local function decide(purchase, refunds)
   outcome, reason = refundedBeforeGrant(k, purchase)
   if outcome then return outcome, reason end
   outcome = purchase.outcome
-  if outcome == 'pending' then
+  if outcome == 'pending' and purchase.adopt ~= '1' then
     local rule = countedRules(purchase, refunds)
     if rule then outcome, why = 'held', rule end
   end
@@ -292,7 +299,7 @@ local function decide(purchase, refunds)
     return 'held', why
   end
   outcome, reason = grantPurchase(k, purchase)
-  if outcome == 'granted' then
+  if outcome == 'granted' or outcome == 'adopted' then
     takeBackEarly({refunded = k.refunded, record = k.record, stream = stream, events = events, prorated = KEYS[9]}, purchase.kind,
       purchase.quantity, now)
   end
@@ -331,7 +338,7 @@ for _, purchase in ipairs(a.purchases) do
   local outcome, why = purchase.outcome, purchase.reason or ''
   if isClaimed(purchase) then outcome, why = decide(purchase, refunds) end
   if outcome == 'granted' then granted = granted + 1
-  elseif outcome == 'duplicate' then duplicates = duplicates + 1
+  elseif outcome == 'duplicate' or outcome == 'adopted' then duplicates = duplicates + 1
   elseif outcome == 'held' then held = held + 1
   elseif not reason and why ~= '' then reason = why end
   local entry = {transaction_id = purchase.transaction_id, original_transaction_id = purchase.original_transaction_id,

@@ -20,6 +20,7 @@ extension Purchase {
         entitlements = try json.arrayIfPresent("entitlements")?.compactMap(\.string)
         expiresAt = try json.int64IfPresent("expires_at")
         signedAt = try json.int64IfPresent("signed_at")
+        adopt = try json.boolIfPresent("adopt")
     }
 
     public var json: JSONValue {
@@ -38,6 +39,7 @@ extension Purchase {
             "entitlements": entitlements.map { .array($0.map(JSONValue.string)) },
             "expires_at": expiresAt.map { .int($0) },
             "signed_at": signedAt.map { .int($0) },
+            "adopt": adopt.map { .bool($0) },
         ])
     }
 }

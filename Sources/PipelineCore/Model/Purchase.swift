@@ -25,6 +25,9 @@ public struct Purchase: Codable, Sendable, Equatable {
     /// A subscription period's end, and when Apple said so (ms); see `InAppTransaction`.
     public var expiresAt: Int64?
     public var signedAt: Int64?
+    /// `true` for a pre-adoption purchase under `IAP_PRE_ADOPTION=record` (set by the dedupe
+    /// stage): the grant stage records and owns it as a grant, its event `adopted`, its outcome `adopted`.
+    public var adopt: Bool?
 
     public init(
         transactionID: String, originalTransactionID: String, productID: String, quantity: Int,
@@ -52,5 +55,6 @@ public struct Purchase: Codable, Sendable, Equatable {
         case kind, consumable, entitlements
         case expiresAt = "expires_at"
         case signedAt = "signed_at"
+        case adopt
     }
 }

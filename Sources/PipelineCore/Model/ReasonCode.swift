@@ -31,6 +31,8 @@ public enum ReasonCode {
     public static let refundLimitExceeded = "refund_limit_exceeded"
     /// The purchase was made on an Apple Account with `IAP_MAX_ACCOUNTS_PER_APPLE_ACCOUNT` other users already.
     public static let appleAccountShared = "apple_account_shared"
+    /// Made before its app's cutover (`IAP_ADOPTED_AT`), unknown to the books, and `IAP_PRE_ADOPTION=hold`.
+    public static let preAdoption = "pre_adoption"
     /// A signed app transaction without `appTransactionId` (made before iOS 18.4): no Apple Account to bind.
     public static let noAppTransactionID = "no_app_transaction_id"
     /// Apple rejected a receipt with this `status`.

@@ -19,6 +19,9 @@ public enum TicketStatus: String, Codable, Sendable, CaseIterable {
 /// What happened to one purchase of a ticket.
 public enum PurchaseOutcome: String, Codable, Sendable {
     case granted, duplicate, rejected
+    /// Made before its app's cutover (`IAP_ADOPTED_AT`) and unknown to the books: recorded and
+    /// owned as granted, but granted before, by the studio's old system (event `adopted`).
+    case adopted
     /// Not decided yet: the grant stage turns it into granted, duplicate or held.
     case pending
     /// Claimed, but kept from its grant by a policy rule (`reason`) until an operator releases or

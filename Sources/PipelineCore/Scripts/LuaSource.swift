@@ -25,6 +25,7 @@ package enum LuaSource {
         "forward_job": PackageResources.forward_job_lua,
         "grant_by_operator": PackageResources.grant_by_operator_lua,
         "index_user_events": PackageResources.index_user_events_lua,
+        "import_purchase": PackageResources.import_purchase_lua,
         "grant_purchases": PackageResources.grant_purchases_lua,
         "hold_api_endpoint": PackageResources.hold_api_endpoint_lua,
         "mark_verifying": PackageResources.mark_verifying_lua,

@@ -1,0 +1,119 @@
+import AppStoreServerAPI
+import AppleReceipt
+import IAPStages
+import PipelineCore
+import PlainJSON
+import RedisClient
+
+/// What a sync would do with each purchase Apple has of a customer, read and never written
+/// (`iapctl adopt report`): grant it, adopt it (made before the cutover), hold it, leave it to
+/// whoever the books say has it, or reject it. The dedupe stage's own rules decide (its
+/// `purchases(for:in:)`), then the books are read for each claim. The counted rules that only the
+/// grant step can tell (the daily cap, the refund limit, an Apple Account with too many users)
+/// are not applied: a purchase they would hold shows as `grant`.
+public struct SyncPreview: Sendable, Equatable {
+    public enum Fate: String, Sendable, Encodable {
+        case grant, adopt, hold
+        /// The books have it already (this user's, or another's: `holder`).
+        case known
+        case reject
+    }
+
+    public struct Line: Sendable, Equatable, Encodable {
+        public var transactionID: String
+        public var originalTransactionID: String
+        public var productID: String
+        public var purchaseDate: String?
+        public var unit: String?
+        public var fate: Fate
+        /// Why held or rejected.
+        public var reason: String?
+        /// For `known`: the user the books give it to ('' for a claim no grant followed yet).
+        public var holder: String?
+
+        enum CodingKeys: String, CodingKey {
+            case transactionID = "transaction_id"
+            case originalTransactionID = "original_transaction_id"
+            case productID = "product_id"
+            case purchaseDate = "purchase_date"
+            case unit, fate, reason, holder
+        }
+    }
+
+    public var user: String
+    public var lines: [Line]
+
+    /// How many of each fate.
+    public var counts: [Fate: Int] { lines.reduce(into: [:]) { $0[$1.fate, default: 0] += 1 } }
+
+    /// What a sync of `receipt` (Apple's history of the customer) for `user` would do.
+    public static func of(_ receipt: VerifiedReceipt, user: String, dedupe: DedupeHandler, store: PipelineStore) async throws -> SyncPreview {
+        var job = Job(ticket: "preview", userID: user, receiptData: nil, productID: nil, transactionID: nil, enqueuedAt: currentTimeMs())
+        job.source = Job.syncSource
+        let purchases = dedupe.purchases(for: job, in: receipt)
+        let claimed = purchases.filter { $0.isClaimed && $0.unit != nil }
+        let replies = try await store.redis.pipeline(claimed.flatMap { purchase -> [RedisCommand] in
+            let (unit, original) = (purchase.unit!, purchase.originalTransactionID)
+            return [
+                RedisCommand("GET", store.keys.claim(unit: unit, originalTransactionID: original)),
+                RedisCommand("HGET", store.keys.grant(unit: unit, originalTransactionID: original), "user_id"),
+            ]
+        })
+        var books: [String: String] = [:]
+        for (index, purchase) in claimed.enumerated() where replies[2 * index].string != nil {
+            books[purchase.unit!] = replies[2 * index + 1].string ?? ""
+        }
+        let dates = Dictionary(receipt.transactions.map { ($0.transactionID, $0.purchaseDateMs) }, uniquingKeysWith: { first, _ in first })
+        let lines = purchases.map { purchase -> Line in
+            var line = Line(
+                transactionID: purchase.transactionID, originalTransactionID: purchase.originalTransactionID, productID: purchase.productID,
+                purchaseDate: dates[purchase.transactionID] ?? nil, unit: purchase.unit, fate: .reject, reason: purchase.reason)
+            if let unit = purchase.unit, let holder = books[unit] {
+                line.fate = .known
+                line.holder = holder
+                line.reason = nil
+            } else if purchase.outcome == .held {
+                line.fate = .hold
+            } else if purchase.outcome == .pending {
+                line.fate = purchase.adopt == true ? .adopt : .grant
+            }
+            return line
+        }
+        return SyncPreview(user: user, lines: lines)
+    }
+}
+
+/// Why Apple's history of a customer could not be read whole.
+public struct HistoryReadFailure: Error, Sendable, Equatable {
+    public var reason: String
+}
+
+extension CustomerHistoryReading {
+    /// Every transaction Apple has of the customer, read page after page from the start (at most
+    /// `maxReads` reads), as one receipt; Apple having none is `transaction_not_found`.
+    public func readAll(_ id: String, environment: String, bundleID: String?, maxReads: Int = 100) async -> Result<VerifiedReceipt, HistoryReadFailure> {
+        var whole: VerifiedReceipt?
+        var revision: String?
+        for _ in 0..<maxReads {
+            let read = await self.read(id, environment: environment, from: revision, bundleID: bundleID)
+            switch read.outcome {
+            case .valid(let receipt):
+                if whole == nil { whole = receipt } else { whole?.transactions += receipt.transactions }
+            case .rejected(let reason, _) where whole != nil && reason == AppleReason.transactionNotFound:
+                return .success(whole!)
+            case .rejected(let reason, _), .misconfigured(let reason, _), .transient(let reason, _, _):
+                return .failure(HistoryReadFailure(reason: reason))
+            }
+            guard let next = read.revision, next != revision else { break }
+            revision = next
+        }
+        return whole.map { .success($0) } ?? .failure(HistoryReadFailure(reason: AppleReason.transactionNotFound))
+    }
+}
+
+extension SupportLookup {
+    /// Get Transaction History of a whole customer, with each app's own key.
+    public var customerHistory: AppByAppCustomerHistory {
+        AppByAppCustomerHistory(apps: clients.map { ($0.configuration.bundleID, ServerAPICustomerHistory(client: $0, signedData: signedData)) })
+    }
+}
