@@ -16,6 +16,13 @@ extension LocalCluster {
         return signed
     }
 
+    /// Has apple-sim play a player with two years of history (`SimulatedPlayer`); returns its transaction ids.
+    public func registerPlayer(_ player: SimulatedPlayer) async throws -> [String] {
+        let reply = try await control("/control/players", body: try JSONEncoder().encode(player))
+        guard let ids = reply["transaction_ids"] as? [String] else { throw ClusterError("apple-sim did not play the player: \(reply)") }
+        return ids
+    }
+
     /// Has apple-sim play a subscription (renewals without the client, notifications as planned);
     /// returns its first period signed, as the app gets it.
     public func startSubscription(_ plan: SimulatedSubscription) async throws -> String {

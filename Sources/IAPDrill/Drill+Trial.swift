@@ -22,6 +22,7 @@ extension Drill {
         let refunds = plan.filter { $0.refund != nil }
         var subscriptions = PlannedSubscription.plan(
             count: settings.subscriptionsPerTrial, trial: trial, intakeURL: cluster.intakeURL, using: &rng)
+        let adoption = PlannedAdoption.plan(count: settings.adoptionPlayers, trial: trial)
         do {
             try await plan.resolve(with: cluster)
             // Refunds Apple sends before the client reports the purchase.
@@ -39,6 +40,7 @@ extension Drill {
         }
         do {
             try await startSubscriptions(&subscriptions, on: cluster)
+            try await startAdoption(adoption, on: cluster)
         } catch {
             injector.cancel()
             _ = await cluster.stop()
@@ -48,8 +50,11 @@ extension Drill {
         let longOutage = settings.appleOutage > .zero ? Task { [settings, progress] in
             try await Self.longAppleOutage(cluster, settings, progress: progress)
         } : nil
+        let adopting = Task { try await runAdoption(adoption, on: cluster) }
         let subscribed = await client.submitAll(subscriptions, perSecond: nil, concurrency: 4)
         let submissions = await client.submitAll(plan, perSecond: settings.submitRate, concurrency: settings.clientConcurrency)
+        let adopted: (tickets: [String], findings: [String])
+        do { adopted = try await adopting.value } catch { adopted = ([], ["wrong: the adoption trial failed: \(error)"]) }
         // The long outage runs its whole length before the faults end (healing ends any outage).
         var outageError: (any Error)?
         if let longOutage {
@@ -72,7 +77,8 @@ extension Drill {
             throw error
         }
         let load = TrialLoad(
-            plan: plan, refunds: refunds, subscriptions: subscriptions, submissions: submissions, subscribed: subscribed, faults: faults)
+            plan: plan, refunds: refunds, subscriptions: subscriptions, submissions: submissions, subscribed: subscribed, faults: faults,
+            adoption: adoption, adopted: adopted)
         return try await audit(load, trial: trial, cluster: cluster, sink: sink)
     }
 
@@ -84,6 +90,9 @@ extension Drill {
         var submissions: [LoadClient.Submission]
         var subscribed: [LoadClient.Submission]
         var faults: FaultInjector
+        var adoption: PlannedAdoption
+        /// The adoption's sync tickets, and what its import found wrong.
+        var adopted: (tickets: [String], findings: [String])
     }
 
     /// A fresh pipeline (with the webhook sink's address, when there is one), and apple-sim
@@ -152,8 +161,9 @@ extension Drill {
         let audit = TrialAudit(store: PipelineStore(redis: redis, keys: cluster.keys), lease: settings.lease)
         let tickets = load.submissions.map(\.ticket)
         var (terminal, seconds) = await audit.drain(
-            Set((tickets + load.subscribed.map(\.ticket)).compactMap { $0 }), timeout: .seconds(settings.drainTimeoutSeconds))
-        let read: TrialBooks
+            Set((tickets + load.subscribed.map(\.ticket) + load.adopted.tickets.map(Optional.some)).compactMap { $0 }),
+            timeout: .seconds(settings.drainTimeoutSeconds))
+        var read: TrialBooks
         do {
             // Every notification Apple sent is stored (some only by the sweep), then applied.
             let notificationBooks = try await NotificationAudit(store: audit.store).settle(cluster, timeout: .seconds(60))
@@ -165,6 +175,12 @@ extension Drill {
             }
             seconds += await audit.drain([], timeout: .seconds(settings.drainTimeoutSeconds)).seconds
             read = try await readBooks(load, audit: audit, terminal: &terminal, sink: sink, notifications: notificationBooks)
+            let adoption = try await auditAdoption(load.adoption, store: audit.store)
+            read.books.lost += adoption.lost
+            read.books.doubleGrants += adoption.double
+            read.books.wrong += load.adopted.findings.count
+            read.grantedBeforeCutover = adoption.grantedBeforeCutover
+            for note in load.adopted.findings + adoption.notes { read.books.note(note) }
         } catch {
             await redis.close()
             _ = await cluster.stop()
@@ -189,6 +205,7 @@ extension Drill {
         var webhook: WebhookAudit.Books
         var notifications: NotificationAudit.Books
         var failovers: [FailoverTiming]
+        var grantedBeforeCutover = 0
     }
 
     /// The books once drained: held purchases released, the webhook's deliveries, the receipts',
@@ -242,6 +259,8 @@ extension Drill {
             poisonDeadLettered: books.poisonDeadLettered,
             lost: books.lost, doubleGrants: books.doubleGrants, stuck: books.stuck, wrongOutcomes: books.wrong,
             anomalies: anomalies.count, drainSeconds: drainSeconds, examples: books.examples + anomalies.prefix(5))
+        report.adoptionPlayers = load.adoption.players.count
+        report.grantedBeforeCutover = read.grantedBeforeCutover
         report.notificationsSent = read.notifications.sent
         report.notificationsUndelivered = read.notifications.undelivered
         return report

@@ -9,6 +9,9 @@ public struct DrillSettings: Sendable {
     public var receiptsPerTrial = 2000
     /// Subscriptions apple-sim renews by itself during each trial (2-second periods).
     public var subscriptionsPerTrial = 12
+    /// Players with two years of history at Apple from before the cutover (`IAP_ADOPTED_AT`),
+    /// half of them imported, all synced under the faults (issue 54); 0: no cutover.
+    public var adoptionPlayers = 4
     /// `iap-webhook` processes (as many as of every stage) deliver every event to a receiver in
     /// the drill, which refuses `webhookFailureRate` of the deliveries; 0 processes: no webhook.
     public var webhooks = true
@@ -84,6 +87,7 @@ public struct DrillSettings: Sendable {
         cluster.environment["IAP_NOTIFICATION_SWEEP_S"] = "2"
         // And Apple's refund history, every second: refunds Apple never notified are found there.
         cluster.environment["IAP_REFUND_SWEEP_S"] = "1"
+        if adoptionPlayers > 0 { cluster.environment["IAP_ADOPTED_AT"] = PlannedAdoption.cutoverText }
         return cluster
     }
 

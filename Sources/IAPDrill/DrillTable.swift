@@ -28,12 +28,13 @@ public enum DrillTable {
             guard let longest = moves.max(by: { $0.seconds < $1.seconds }) else { return ["-", "-"] }
             return ["\(moves.map(\.keys).max() ?? 0)", String(format: "%.1f", longest.seconds)]
         }
-        let header = ["trial", "receipts", "accepted", "503s", "sk2", "refund rev/pre", "held", "subs/periods", "hooks/again", "notif/undeliv"] + faultColumns + failoverColumns + reshardColumns
+        let header = ["trial", "receipts", "accepted", "503s", "sk2", "refund rev/pre", "held", "subs/periods", "hooks/again", "notif/undeliv", "adopt/early"] + faultColumns + failoverColumns + reshardColumns
             + ["poison dl", "lost", "double", "stuck", "wrong", "anomalies", "drain s"]
         var rows = reports.map { report in
             ["\(report.trial)", "\(report.receipts)", "\(report.accepted)", "\(report.refusals)", "\(report.storeKit)",
              "\(report.refundsRevoked)/\(report.refundsBeforeGrant)", "\(report.held)", "\(report.subscriptions)/\(report.periods)",
-             "\(report.webhookDelivered)/\(report.webhookRedelivered)", "\(report.notificationsSent)/\(report.notificationsUndelivered)"]
+             "\(report.webhookDelivered)/\(report.webhookRedelivered)", "\(report.notificationsSent)/\(report.notificationsUndelivered)",
+             "\(report.adoptionPlayers)/\(report.grantedBeforeCutover)"]
                 + faults.map { "\(report.faults[$0, default: 0])" } + (termHeld ? ["\(report.jobsHeldAtSigterm)"] : [])
                 + longest([report]) + longestMove([report])
                 + ["\(report.poisonDeadLettered)/\(report.poisonPushed)", "\(report.lost)", "\(report.doubleGrants)",
@@ -43,7 +44,8 @@ public enum DrillTable {
         rows.append(
             ["total", sum(\.receipts), sum(\.accepted), sum(\.refusals), sum(\.storeKit),
              "\(sum(\.refundsRevoked))/\(sum(\.refundsBeforeGrant))", sum(\.held), "\(sum(\.subscriptions))/\(sum(\.periods))",
-             "\(sum(\.webhookDelivered))/\(sum(\.webhookRedelivered))", "\(sum(\.notificationsSent))/\(sum(\.notificationsUndelivered))"]
+             "\(sum(\.webhookDelivered))/\(sum(\.webhookRedelivered))", "\(sum(\.notificationsSent))/\(sum(\.notificationsUndelivered))",
+             "\(sum(\.adoptionPlayers))/\(sum(\.grantedBeforeCutover))"]
                 + faults.map { kind in sum { $0.faults[kind, default: 0] } } + (termHeld ? [sum(\.jobsHeldAtSigterm)] : [])
                 + longest(reports) + longestMove(reports)
                 + ["\(sum(\.poisonDeadLettered))/\(sum(\.poisonPushed))", sum(\.lost), sum(\.doubleGrants), sum(\.stuck),

@@ -31,6 +31,10 @@ public struct TrialReport: Codable, Sendable {
     /// (each stored all the same, from the history by the sweep, or the trial counts it lost).
     public var notificationsSent: Int = 0
     public var notificationsUndelivered: Int = 0
+    /// Players with two years of history adopted (half imported first), and purchases made
+    /// before the cutover that were granted all the same (must be 0).
+    public var adoptionPlayers: Int = 0
+    public var grantedBeforeCutover: Int = 0
     public var poisonPushed: Int
     public var poisonDeadLettered: Int
     /// Accepted tickets that never reached a terminal state.
@@ -47,5 +51,7 @@ public struct TrialReport: Codable, Sendable {
     /// The first few findings, to start an investigation from.
     public var examples: [String]
 
-    public var passed: Bool { lost == 0 && doubleGrants == 0 && stuck == 0 && wrongOutcomes == 0 && anomalies == 0 }
+    public var passed: Bool {
+        lost == 0 && doubleGrants == 0 && stuck == 0 && wrongOutcomes == 0 && anomalies == 0 && grantedBeforeCutover == 0
+    }
 }

@@ -208,14 +208,14 @@ public enum Settings {
         readBy: [.intake, .deduper, .notifier, .iapctl, .console])
     public static let currencies = Setting(
         "IAP_CURRENCIES", .list, unset: "any",
-        help: "ISO 4217 codes a purchase may be paid in, comma-separated; others are held", readBy: [.deduper])
+        help: "ISO 4217 codes a purchase may be paid in, comma-separated; others are held", readBy: [.deduper, .iapctl])
     public static let sandbox = Setting(
         "IAP_SANDBOX", .text, default: "allow",
         help: "allow, deny (sandbox purchases rejected), or the path of a file of user ids allowed to use the sandbox (read at start)",
-        readBy: [.deduper])
+        readBy: [.deduper, .iapctl])
     public static let maxRefundsPerUser = Setting(
         "IAP_MAX_REFUNDS_PER_USER", .count(0...1_000_000), default: "0",
-        help: "from this many refunds and revocations on (a refund in part counting as its share), a user's new purchases are held; 0: never", readBy: [.deduper])
+        help: "from this many refunds and revocations on (a refund in part counting as its share), a user's new purchases are held; 0: never", readBy: [.deduper, .iapctl])
     public static let maxAccountsPerAppleAccount = Setting(
         "IAP_MAX_ACCOUNTS_PER_APPLE_ACCOUNT", .count(0...1_000_000), default: "0",
         help: "how many of your users may buy on one Apple Account (Apple's appTransactionId): a purchase by one more is "
@@ -226,18 +226,18 @@ public enum Settings {
         "IAP_SHARING_POLICY", .choice(["bind", "transfer", "share"]), default: "bind",
         help: "another account proving a non-consumable or subscription the owner holds: bind (duplicate, "
             + "owned_by_another_account), transfer (it moves to the newest account) or share (both keep its entitlements)",
-        readBy: [.deduper])
+        readBy: [.deduper, .iapctl])
     public static let adoptedAt = Setting(
         "IAP_ADOPTED_AT", .text, unset: "none: no cutover, every purchase is granted as new",
         help: "when the app moved onto the pipeline (ISO 8601, like 2026-11-01T00:00:00Z; never in the future): a purchase "
             + "made before it that the books do not know is pre-adoption (IAP_PRE_ADOPTION); an app of IAP_APPS_FILE may have its "
             + "own adopted_at",
-        readBy: [.deduper])
+        readBy: [.deduper, .iapctl])
     public static let preAdoption = Setting(
         "IAP_PRE_ADOPTION", .choice(["record", "hold", "grant"]), default: "record",
         help: "what a pre-adoption purchase gets: record (claimed and owned, entitlements active, an adopted event instead of "
             + "granted), hold (held, reason pre_adoption, for an operator) or grant (granted as new)",
-        readBy: [.deduper])
+        readBy: [.deduper, .iapctl])
     public static let refundPreference = Setting(
         "IAP_REFUND_PREFERENCE", .text, default: "none",
         help: "the refund preference the notifier sends when it answers Apple's CONSUMPTION_REQUEST for users who consented: "

@@ -22,6 +22,8 @@ public struct DrillCommand: AsyncParsableCommand {
     @Option(help: "Trials to run, each on a fresh Redis.") var trials = 10
     @Option(help: "Receipts submitted per trial.") var receipts = 2000
     @Option(help: "Subscriptions apple-sim renews by itself per trial (2 s periods, re-checked and notified).") var subscriptions = 12
+    @Option(help: "Players with two years of history before the cutover per trial, half imported, all synced under the faults; 0: no cutover.")
+    var adoptionPlayers = 4
     @Flag(help: "Run without iap-webhook (by default it delivers every event to a receiver in the drill that refuses 10 % of them).")
     var noWebhooks = false
     @Option(help: "Faults per second, on average, while receipts are submitted.") var faultRate = 1.0
@@ -75,6 +77,7 @@ public struct DrillCommand: AsyncParsableCommand {
     public func validate() throws {
         guard trials >= 1, receipts >= 1 else { throw ValidationError("--trials and --receipts must be at least 1") }
         guard (0...1000).contains(subscriptions) else { throw ValidationError("--subscriptions: 0 to 1000") }
+        guard (0...1000).contains(adoptionPlayers) else { throw ValidationError("--adoption-players: 0 to 1000") }
         guard faultRate >= 0, rate >= 1, clientConcurrency >= 1, processesPerStage >= 1 else {
             throw ValidationError("--fault-rate must not be negative; --rate, --client-concurrency, --processes-per-stage at least 1")
         }
@@ -120,6 +123,7 @@ public struct DrillCommand: AsyncParsableCommand {
         settings.trials = trials
         settings.receiptsPerTrial = receipts
         settings.subscriptionsPerTrial = subscriptions
+        settings.adoptionPlayers = adoptionPlayers
         settings.webhooks = !noWebhooks
         settings.faultRate = faultRate
         settings.seed = seed

@@ -57,6 +57,8 @@ struct DrillTests {
         #expect(report.webhookDelivered > 100, "\(report)")
         #expect(report.lost == 0, "\(report.examples)")
         #expect(report.doubleGrants == 0, "\(report.examples)")
+        // Four players with two years of history before the cutover, half imported, synced under the faults: nothing granted again.
+        #expect(report.adoptionPlayers == 4 && report.grantedBeforeCutover == 0, "\(report.examples)")
         #expect(report.stuck == 0, "\(report.examples)")
         #expect(report.wrongOutcomes == 0, "\(report.examples)")
         #expect(report.anomalies == 0, "\(report.examples)")
@@ -84,6 +86,8 @@ struct DrillTests {
         #expect(report.accepted > 200)
         #expect(report.lost == 0, "\(report.examples)")
         #expect(report.doubleGrants == 0, "\(report.examples)")
+        // Four players with two years of history before the cutover, half imported, synced under the faults: nothing granted again.
+        #expect(report.adoptionPlayers == 4 && report.grantedBeforeCutover == 0, "\(report.examples)")
         #expect(report.stuck == 0, "\(report.examples)")
         #expect(report.wrongOutcomes == 0, "\(report.examples)")
         #expect(report.anomalies == 0, "\(report.examples)")
@@ -114,6 +118,8 @@ struct DrillTests {
         #expect(report.accepted > 200)
         #expect(report.lost == 0, "\(report.examples)")
         #expect(report.doubleGrants == 0, "\(report.examples)")
+        // Four players with two years of history before the cutover, half imported, synced under the faults: nothing granted again.
+        #expect(report.adoptionPlayers == 4 && report.grantedBeforeCutover == 0, "\(report.examples)")
         #expect(report.stuck == 0, "\(report.examples)")
         #expect(report.wrongOutcomes == 0, "\(report.examples)")
         #expect(report.anomalies == 0, "\(report.examples)")

@@ -78,6 +78,16 @@ import Testing
             let again = try await sync(pipeline, user: "pat")
             #expect(again.status == .applied && again.transactions.isEmpty, "\(again)")
 
+            // Apple reports an old purchase nobody sent (a notification): adopted to its Apple Account's player.
+            var reported = SyncTests.unsent("2000000000054998")
+            reported.appTransactionID = Self.account
+            reported.purchaseDate = now - 100 * Self.day
+            _ = try api.register(reported)
+            let charge = try await pipeline.notify(try api.signedNotification(type: "ONE_TIME_CHARGE", transactionID: reported.transactionID))
+            _ = try await pipeline.terminal(try #require(charge.json["ticket"] as? String))
+            let told = try await pipeline.fulfilments(until: { $0.contains { $0["transaction_id"] == reported.transactionID } })
+            #expect(told.filter { $0["transaction_id"] == reported.transactionID }.map { $0["event"] } == ["adopted"])
+
             // A refund after the cutover of a purchase made before it is an ordinary revocation.
             let refund = try await pipeline.notify(try api.signedNotification(type: "REFUND", transactionID: pack.transactionID))
             #expect(try await pipeline.terminal(try #require(refund.json["ticket"] as? String)).result == "revoked")

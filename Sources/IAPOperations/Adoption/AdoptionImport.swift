@@ -100,18 +100,27 @@ public struct AdoptionImport: Sendable {
         return try ImportRow(fields: Dictionary(zip(header, cells), uniquingKeysWith: { first, _ in first }), catalog: catalog)
     }
 
-    /// The rows, at once; each outcome counted (a dry run reads what each would meet).
+    /// The rows, at once but for rows of one purchase (its unit), which go in the file's order:
+    /// the first user a file names for a purchase is its owner, the others conflicts. Each
+    /// outcome counted (a dry run reads what each would meet).
     func apply(_ rows: [(line: Int, row: ImportRow)], digest: String, into report: inout Report, problem: (String) -> Void) async throws {
         guard !rows.isEmpty else { return }
         let now = currentTimeMs()
-        let outcomes = try await withThrowingTaskGroup(of: (Int, ImportOutcome).self) { group in
-            for (offset, item) in rows.enumerated() {
+        var byUnit: [String: [Int]] = [:]
+        for (offset, item) in rows.enumerated() { byUnit[item.row.unit, default: []].append(offset) }
+        let outcomes = try await withThrowingTaskGroup(of: [(Int, ImportOutcome)].self) { group in
+            for offsets in byUnit.values {
                 group.addTask {
-                    (offset, dryRun ? try await store.wouldImport(item.row) : try await store.importPurchase(item.row, importID: digest, now: now))
+                    var done: [(Int, ImportOutcome)] = []
+                    for offset in offsets {
+                        let row = rows[offset].row
+                        done.append((offset, dryRun ? try await store.wouldImport(row) : try await store.importPurchase(row, importID: digest, now: now)))
+                    }
+                    return done
                 }
             }
             var outcomes = [ImportOutcome?](repeating: nil, count: rows.count)
-            for try await (offset, outcome) in group { outcomes[offset] = outcome }
+            for try await done in group { for (offset, outcome) in done { outcomes[offset] = outcome } }
             return outcomes
         }
         for (item, outcome) in zip(rows, outcomes) {

@@ -198,7 +198,7 @@ extension RefundHistoryAudit {
     public func transactionIDs(ofUser user: String) async throws -> [String] {
         let report = try await store.userReport(user: user, catalog: nil)
         var ids: [String] = []
-        for entry in report.timeline.reversed() where ["granted", "renewed", "released"].contains(entry["event"] ?? "") {
+        for entry in report.timeline.reversed() where ["granted", "renewed", "released", "adopted"].contains(entry["event"] ?? "") {
             if let original = entry["original_transaction_id"], !original.isEmpty, !ids.contains(original) { ids.append(original) }
         }
         for original in report.lifetime + report.subscriptions.keys.sorted() where !ids.contains(original) { ids.append(original) }

@@ -130,7 +130,7 @@ public struct RefundSweeper: Service {
                     guard let parts = entry.array, parts.count == 2, let id = parts[0].string else { continue }
                     start = "(" + id
                     let fields = parts[1].stringDictionary
-                    guard ["granted", "renewed", "released"].contains(fields["event"] ?? ""), let user = fields["user_id"], !user.isEmpty,
+                    guard ["granted", "renewed", "released", "adopted"].contains(fields["event"] ?? ""), let user = fields["user_id"], !user.isEmpty,
                           let original = fields["original_transaction_id"], !original.isEmpty,
                           let at = id.split(separator: "-").first.flatMap({ Int64($0) })
                     else { continue }

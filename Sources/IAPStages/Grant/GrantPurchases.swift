@@ -185,10 +185,10 @@ public struct GrantOutcome: Sendable, Equatable {
     /// keep it; the other reserved units give theirs back.
     public var keptPlaces: Set<String> = []
 
-    /// The transaction ids of the lines granted to the job's user.
+    /// The transaction ids of the lines granted (or adopted: owned the same) to the job's user.
     var grantedTransactions: Set<String> {
         guard let lines = try? JSONValue(parsing: transactions).array else { return [] }
-        return Set(lines.compactMap { $0["outcome"]?.string == "granted" ? $0["transaction_id"]?.string : nil })
+        return Set(lines.compactMap { ["granted", "adopted"].contains($0["outcome"]?.string) ? $0["transaction_id"]?.string : nil })
     }
 }
 
