@@ -97,10 +97,10 @@ struct AdoptCommand: AsyncParsableCommand {
                 var previews: [(account: String, preview: SyncPreview?, failure: String?)] = []
                 for account in accounts {
                     switch await history.readAll(account, environment: environment, bundleID: bundleID) {
-                    case .success(let receipt):
+                    case .valid(let receipt):
                         previews.append((account, try await SyncPreview.of(receipt, user: user, dedupe: dedupe, store: store), nil))
-                    case .failure(let failure):
-                        previews.append((account, nil, failure.reason))
+                    case .rejected(let reason, _), .misconfigured(let reason, _), .transient(let reason, _, _):
+                        previews.append((account, nil, reason))
                     }
                 }
                 await lookup.shutdown()

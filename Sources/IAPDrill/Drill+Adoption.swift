@@ -67,7 +67,9 @@ extension Drill {
     /// The books of the adoption: no purchase made before the cutover granted (`granted`,
     /// `renewed` or `released`), each either imported or adopted once; each bought after it
     /// granted once; all to their player.
-    func auditAdoption(_ adoption: PlannedAdoption, store: PipelineStore) async throws -> (lost: Int, double: Int, grantedBeforeCutover: Int, notes: [String]) {
+    func auditAdoption(
+        _ adoption: PlannedAdoption, syncs: [String], store: PipelineStore
+    ) async throws -> (lost: Int, double: Int, grantedBeforeCutover: Int, notes: [String]) {
         var events: [String: [(event: String, user: String)]] = [:]
         for entry in try await store.fulfilmentEntries() {
             guard let unit = entry.fields["unit"] else { continue }
@@ -76,6 +78,11 @@ extension Drill {
         let grants: Set<String> = ["granted", "renewed", "released"]
         var lost = 0, double = 0, early = 0
         var notes: [String] = []
+        // How each sync ended: what to start from when a player's purchases are found missing.
+        for ticket in syncs {
+            guard let read = try await store.ticket(ticket), ![.granted, .duplicate, .applied].contains(read.status) else { continue }
+            notes.append("a sync ended \(read.status.rawValue)/\(read.reason ?? "-"): ticket \(ticket), \(read.lastError ?? "")")
+        }
         for purchase in adoption.purchases {
             let seen = events[purchase.unit] ?? []
             let granted = seen.filter { grants.contains($0.event) }, adopted = seen.filter { $0.event == "adopted" }

@@ -175,7 +175,7 @@ extension Drill {
             }
             seconds += await audit.drain([], timeout: .seconds(settings.drainTimeoutSeconds)).seconds
             read = try await readBooks(load, audit: audit, terminal: &terminal, sink: sink, notifications: notificationBooks)
-            let adoption = try await auditAdoption(load.adoption, store: audit.store)
+            let adoption = try await auditAdoption(load.adoption, syncs: load.adopted.tickets, store: audit.store)
             read.books.lost += adoption.lost
             read.books.doubleGrants += adoption.double
             read.books.wrong += load.adopted.findings.count

@@ -12,6 +12,8 @@ extension IntakeRoutes {
     /// account (Get Transaction History by its `appTransactionId`) that the books do not know is
     /// granted to the user (source `sync`); the ones they know are left alone. `202` with a
     /// ticket; the same user's same app transaction within one sync window gets the same ticket.
+    /// `"dry_run": true`: what the sync would grant, adopt, hold or leave alone, on the ticket
+    /// (`applied`, result `dry_run`), nothing written (`Job.dryRun`).
     func sync(_ request: Request, context: IntakeRequestContext) async throws -> Response {
         let user = try NotificationRoutes.user(context)
         guard serverAPIConfigured else {
@@ -26,7 +28,13 @@ extension IntakeRoutes {
         var job = Job(ticket: TicketID.make(), userID: user, receiptData: nil, productID: nil, transactionID: nil, enqueuedAt: currentTimeMs())
         job.signedAppTransaction = jws
         job.source = Job.syncSource
-        return try await store(job, digest: Self.syncDigest(user: user, jws: jws, at: job.enqueuedAt), context: context)
+        switch fields["dry_run"] {
+        case nil, .bool(false)?, .null?: break
+        case .bool(true)?: job.dryRun = true
+        default: throw IntakeError(.badRequest, "invalid_dry_run", "dry_run must be true or false")
+        }
+        return try await store(
+            job, digest: Self.syncDigest(user: user, jws: jws, at: job.enqueuedAt, dryRun: job.dryRun == true), context: context)
     }
 
     /// How long a sync's ticket answers a resend of the same app transaction; a sync sent after
@@ -34,11 +42,12 @@ extension IntakeRoutes {
     static let syncWindowMs: Int64 = 60_000
 
     /// One user's one app transaction in one sync window: its own digest, apart from any submission's.
-    static func syncDigest(user: String, jws: String, at now: Int64) -> String {
+    /// A dry run's is its own too: it never answers a sync, nor a sync it.
+    static func syncDigest(user: String, jws: String, at now: Int64, dryRun: Bool = false) -> String {
         var hasher = SHA256()
         hasher.update(data: Array(user.utf8))
         hasher.update(data: [0])
-        hasher.update(data: Array("sync".utf8) + [0] + Array(String(now / syncWindowMs).utf8) + [0] + Array(jws.utf8))
+        hasher.update(data: Array((dryRun ? "sync-dry-run" : "sync").utf8) + [0] + Array(String(now / syncWindowMs).utf8) + [0] + Array(jws.utf8))
         return Hex.encode(hasher.finalize())
     }
 }

@@ -146,7 +146,10 @@ import Testing
             // The dry run (`iapctl adopt report`): what a sync would do, read from Apple and the books.
             let client = try #require(pipeline.lookupClient)
             let reader = ServerAPICustomerHistory(client: client, signedData: SignedDataVerifier(rootCertificates: try pipeline.configuration.rootCertificates()))
-            let receipt = try await reader.readAll(AdoptionTests.account, environment: "Production", bundleID: nil).get()
+            guard case .valid(let receipt) = await reader.readAll(AdoptionTests.account, environment: "Production", bundleID: nil) else {
+                Issue.record("Apple's history was not read")
+                return
+            }
             #expect(receipt.transactions.count == history.count)
             let dedupe = DedupeHandler(catalog: PipelineHarness.catalog, adoption: pipeline.configuration.adoption)
             let preview = try await SyncPreview.of(receipt, user: "pat", dedupe: dedupe, store: pipeline.store)

@@ -97,6 +97,43 @@ import Testing
         }
     }
 
+    /// `POST /v1/users/{id}/sync` with `"dry_run": true`: what a sync would do, on the ticket;
+    /// nothing claimed, seated or granted, and the real sync after it reads Apple's whole history.
+    @Test func aDryRunSyncSaysWhatASyncWouldDoAndWritesNothing() async throws {
+        let now = currentTimeMs()
+        let cutover = now - 10 * Self.day
+        try await withPipeline(serverAPI: true, environment: ["IAP_ADOPTED_AT": Self.iso(cutover)]) { pipeline in
+            let api = pipeline.simulator.serverAPI
+            let history = try api.registerPlayer(Self.player(first: 2_000_000_000_056_000, now: now))
+            let jws = try pipeline.authority.signer.sign(payload: AppleAccountTests.appTransaction(Self.account))
+            func post(_ body: [String: Any]) async throws -> PipelineHarness.Reply {
+                try await pipeline.post(raw: try JSONSerialization.data(withJSONObject: body), path: "/v1/users/rae/sync")
+            }
+            let bad = try await post(["signed_app_transaction": jws, "dry_run": "yes"])
+            #expect(bad.status == 400 && (bad.json["error"] as? [String: Any])?["code"] as? String == "invalid_dry_run", "\(bad.json)")
+            let reply = try await post(["signed_app_transaction": jws, "dry_run": true])
+            #expect(reply.status == 202, "\(reply.json)")
+            let dry = try await pipeline.terminal(try #require(reply.json["ticket"] as? String))
+            #expect(dry.status == .applied && dry.result == "dry_run", "\(dry)")
+            let outcomes = Dictionary(uniqueKeysWithValues: dry.transactions.map { ($0.transactionID, $0.outcome) })
+            #expect(outcomes.count == history.count)
+            #expect(history.filter { ($0.purchaseDate ?? 0) < cutover }.allSatisfy { outcomes[$0.transactionID] == .adopted })
+            #expect(outcomes[try #require(history.last).transactionID] == .granted)
+            // Nothing written: no event, no claim, no seat.
+            #expect(try await pipeline.fulfilments().isEmpty)
+            #expect(try await pipeline.store.appleAccountUsers(Self.account).isEmpty)
+            let first = try #require(history.first)
+            #expect(try await pipeline.redis.send("EXISTS", pipeline.configuration.keys.claim(
+                unit: first.transactionID, originalTransactionID: first.originalTransactionID)).int == 0)
+            // The real sync, in the same minute, is not answered by the dry run's ticket and reads everything.
+            let real = try await post(["signed_app_transaction": jws])
+            #expect(real.json["ticket"] as? String != reply.json["ticket"] as? String)
+            let ticket = try await pipeline.terminal(try #require(real.json["ticket"] as? String))
+            #expect(ticket.transactions.map(\.outcome) == dry.transactions.map(\.outcome), "\(ticket)")
+            #expect(try await pipeline.fulfilments().filter { $0["event"] == "adopted" }.count == history.count - 1)
+        }
+    }
+
     @Test func heldForAnOperatorOrGrantedAsNewAsTheSettingSays() async throws {
         let now = currentTimeMs()
         for (mode, expected) in [("hold", PurchaseOutcome.held), ("grant", .granted)] {

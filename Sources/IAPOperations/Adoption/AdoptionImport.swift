@@ -1,3 +1,4 @@
+import AppStoreServerAPI
 import Crypto
 import Foundation
 import IAPStages
@@ -192,5 +193,12 @@ extension PipelineStore {
         if claim == nil, row.kind == .nonConsumable, let owner, owner != row.userID { return .conflict(holder: owner) }
         guard claim != nil else { return .imported }
         return holder == row.userID ? .seen : .conflict(holder: holder ?? "")
+    }
+}
+
+extension SupportLookup {
+    /// Get Transaction History of a whole customer, with each app's own key.
+    public var customerHistory: AppByAppCustomerHistory {
+        AppByAppCustomerHistory(apps: clients.map { ($0.configuration.bundleID, ServerAPICustomerHistory(client: $0, signedData: signedData)) })
     }
 }

@@ -41,6 +41,10 @@ public struct DedupeHandler: JobHandler {
             await worker.deadLetter(payload, ticket: nil, reason: ReasonCode.undecodableJob, error: "not a dedupe job", attempts: 0)
             return
         }
+        if job.dryRun == true {
+            await answerDryRun(payload, job: job, worker: worker)
+            return
+        }
         if let account = job.appleAccount, job.receipt == nil {
             await bind(account, payload: payload, job: job, worker: worker)
             return
@@ -110,6 +114,28 @@ public struct DedupeHandler: JobHandler {
         }
         await worker.settle(result, payload: payload, job: job, by: FinishTicket.self)
     }
+
+    /// A sync's dry run: what a sync would do with each purchase Apple has of the account, read
+    /// and never written (nothing claimed, no seat taken), on the ticket: `applied`, result
+    /// `dry_run`, each purchase's would-be outcome in `transactions`.
+    private func answerDryRun(_ payload: String, job: Job, worker: WorkerContext) async {
+        var transactions = "[]"
+        if let receipt = job.receipt {
+            guard let preview = await worker.transition(reading: "the books for a dry run", {
+                try await SyncPreview.of(receipt, user: job.userID, dedupe: self, store: worker.store)
+            }) else { return }
+            transactions = preview.ticketTransactions
+        }
+        let result = await worker.transition(FinishTicket.self) {
+            try await worker.store.finish(
+                payload, member: worker.member, ticket: job.ticket, status: .applied, reason: "", attempts: job.attempts,
+                environment: job.receipt?.environment, result: Self.dryRunResult, transactions: transactions)
+        }
+        await worker.settle(result, payload: payload, job: job, by: FinishTicket.self)
+    }
+
+    /// The result of a sync's dry run.
+    public static let dryRunResult = "dry_run"
 
     /// The result of a ticket that bound an Apple Account to its user within the limit.
     public static let boundResult = "apple_account_bound"

@@ -358,6 +358,13 @@ extension VerifyHandler {
                 error: "this verifier has no App Store Server API keys; set IAP_APPLE_API_* and replay", attempts: attempt)
             return false
         }
+        if job.dryRun == true {
+            // A dry run reads everything Apple has and keeps no revision: the next sync reads as if it had not run.
+            let outcome = await history.readAll(account, environment: environment, bundleID: bundleID)
+            if case .rejected(let reason, _) = outcome, reason == ReasonCode.transactionNotFound { return true }
+            await conclude(outcome, payload: payload, job: job, attempt: attempt, worker: worker)
+            return false
+        }
         // Only what changed since the account's last sync (Apple's revision, kept after it).
         guard let kept = await worker.transition(reading: "the history revision", {
             try await worker.store.historyRevision(ofAppleAccount: account, environment: environment)

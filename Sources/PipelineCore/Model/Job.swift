@@ -40,6 +40,10 @@ public struct Job: Codable, Sendable, Equatable {
     /// An operator's sync (`iapctl user sync`), which names the Apple Account (`appleAccount`)
     /// without its signed app transaction: the environment whose history is read.
     public var syncEnvironment: String?
+    /// A sync's dry run (`"dry_run": true`): Apple's whole history is read and what a sync would
+    /// do with each purchase is put on the ticket (result `dry_run`); nothing is claimed, seated
+    /// or granted, and the account's history revision is not kept.
+    public var dryRun: Bool?
     /// For a re-check job (`source` `recheck`): the subscription to ask Apple about; the evidence.
     public var recheck: RecheckRequest?
     /// For the notify stage: the notification, verified at the door.
@@ -112,6 +116,7 @@ public struct Job: Codable, Sendable, Equatable {
         case finishTransactionRequest = "finish_transaction"
         case bundleID = "bundle_id"
         case syncEnvironment = "sync_environment"
+        case dryRun = "dry_run"
     }
 
     /// What the verify stage checks: the first of receipt, signed transaction, transaction id,

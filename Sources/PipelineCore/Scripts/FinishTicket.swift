@@ -9,13 +9,14 @@ package struct FinishTicket: PipelineScript {
 
     package init(
         _ keys: RedisKeys, member: String, taken: String, ticket: String, status: TicketStatus, reason: String, attempts: Int,
-        environment: String?, lastError: String?, result: String? = nil, now: Int64
+        environment: String?, lastError: String?, result: String? = nil, transactions: String? = nil, now: Int64
     ) {
         self.keys = [keys.inflight(member: member), keys.ticket(ticket)]
         arguments = [taken, JSONValue.members([
             "status": .string(status.rawValue), "reason": .string(reason), "attempts": .string(String(attempts)),
             "now": .string(String(now)), "channel": .string(keys.results), "ticket": .string(ticket),
             "environment": environment.json, "last_error": lastError.json, "result": result.json,
+            "transactions": transactions.json,
         ]).canonicalText]
     }
 

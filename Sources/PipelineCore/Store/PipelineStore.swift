@@ -165,11 +165,11 @@ public struct PipelineStore: Sendable {
     /// `lastError` is the precise cause behind `reason` (kept on the ticket, never a secret).
     public func finish(
         _ payload: String, member: String, ticket: String, status: TicketStatus, reason: String, attempts: Int,
-        environment: String?, lastError: String? = nil, result: String? = nil, now: Int64 = currentTimeMs()
+        environment: String?, lastError: String? = nil, result: String? = nil, transactions: String? = nil, now: Int64 = currentTimeMs()
     ) async throws -> TransitionResult {
         try await run(FinishTicket(
             keys, member: member, taken: payload, ticket: ticket, status: status, reason: reason, attempts: attempts,
-            environment: environment, lastError: lastError, result: result, now: now))
+            environment: environment, lastError: lastError, result: result, transactions: transactions, now: now))
     }
 
     /// Acks a job whose outcome is recorded elsewhere (`acknowledge_job`).

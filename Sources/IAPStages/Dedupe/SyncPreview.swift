@@ -1,8 +1,7 @@
 import AppStoreServerAPI
 import AppleReceipt
-import IAPStages
-import PipelineCore
 import PlainJSON
+import PipelineCore
 import RedisClient
 
 /// What a sync would do with each purchase Apple has of a customer, read and never written
@@ -23,6 +22,7 @@ public struct SyncPreview: Sendable, Equatable {
         public var transactionID: String
         public var originalTransactionID: String
         public var productID: String
+        public var quantity: Int
         public var purchaseDate: String?
         public var unit: String?
         public var fate: Fate
@@ -36,8 +36,30 @@ public struct SyncPreview: Sendable, Equatable {
             case originalTransactionID = "original_transaction_id"
             case productID = "product_id"
             case purchaseDate = "purchase_date"
-            case unit, fate, reason, holder
+            case quantity, unit, fate, reason, holder
         }
+
+        /// The outcome a sync would give it: `granted`, `adopted`, `held`, `duplicate`, `rejected`.
+        public var outcome: PurchaseOutcome {
+            switch fate {
+            case .grant: .granted
+            case .adopt: .adopted
+            case .hold: .held
+            case .known: .duplicate
+            case .reject: .rejected
+            }
+        }
+    }
+
+    /// The lines as a ticket's `transactions` (JSON), each with the outcome a sync would give it.
+    public var ticketTransactions: String {
+        JSONValue.array(lines.map { line in
+            .members([
+                "transaction_id": .string(line.transactionID), "original_transaction_id": .string(line.originalTransactionID),
+                "product_id": .string(line.productID), "quantity": .int(line.quantity), "outcome": .string(line.outcome.rawValue),
+                "reason": line.reason.json,
+            ])
+        }).canonicalText
     }
 
     public var user: String
@@ -67,7 +89,8 @@ public struct SyncPreview: Sendable, Equatable {
         let lines = purchases.map { purchase -> Line in
             var line = Line(
                 transactionID: purchase.transactionID, originalTransactionID: purchase.originalTransactionID, productID: purchase.productID,
-                purchaseDate: dates[purchase.transactionID] ?? nil, unit: purchase.unit, fate: .reject, reason: purchase.reason)
+                quantity: purchase.quantity, purchaseDate: dates[purchase.transactionID] ?? nil, unit: purchase.unit, fate: .reject,
+                reason: purchase.reason)
             if let unit = purchase.unit, let holder = books[unit] {
                 line.fate = .known
                 line.holder = holder
@@ -83,15 +106,11 @@ public struct SyncPreview: Sendable, Equatable {
     }
 }
 
-/// Why Apple's history of a customer could not be read whole.
-public struct HistoryReadFailure: Error, Sendable, Equatable {
-    public var reason: String
-}
-
 extension CustomerHistoryReading {
     /// Every transaction Apple has of the customer, read page after page from the start (at most
-    /// `maxReads` reads), as one receipt; Apple having none is `transaction_not_found`.
-    public func readAll(_ id: String, environment: String, bundleID: String?, maxReads: Int = 100) async -> Result<VerifiedReceipt, HistoryReadFailure> {
+    /// `maxReads` reads), as one valid receipt; else the read's failing outcome (Apple having none:
+    /// `rejected`, `transaction_not_found`).
+    public func readAll(_ id: String, environment: String, bundleID: String?, maxReads: Int = 100) async -> VerificationOutcome {
         var whole: VerifiedReceipt?
         var revision: String?
         for _ in 0..<maxReads {
@@ -100,20 +119,14 @@ extension CustomerHistoryReading {
             case .valid(let receipt):
                 if whole == nil { whole = receipt } else { whole?.transactions += receipt.transactions }
             case .rejected(let reason, _) where whole != nil && reason == AppleReason.transactionNotFound:
-                return .success(whole!)
-            case .rejected(let reason, _), .misconfigured(let reason, _), .transient(let reason, _, _):
-                return .failure(HistoryReadFailure(reason: reason))
+                return .valid(whole!)
+            default:
+                return read.outcome
             }
             guard let next = read.revision, next != revision else { break }
             revision = next
         }
-        return whole.map { .success($0) } ?? .failure(HistoryReadFailure(reason: AppleReason.transactionNotFound))
+        return whole.map { .valid($0) } ?? .rejected(reason: AppleReason.transactionNotFound, detail: nil)
     }
 }
 
-extension SupportLookup {
-    /// Get Transaction History of a whole customer, with each app's own key.
-    public var customerHistory: AppByAppCustomerHistory {
-        AppByAppCustomerHistory(apps: clients.map { ($0.configuration.bundleID, ServerAPICustomerHistory(client: $0, signedData: signedData)) })
-    }
-}
