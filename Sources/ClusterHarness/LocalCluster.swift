@@ -339,27 +339,10 @@ public actor LocalCluster {
     }
 
     /// Runs `iapctl` to its end with what every pipeline process gets (and `extra`): its exit
-    /// status and what it printed. The wait is a thread's of its own, as `Executable.run`'s.
+    /// status and what it printed.
     public func iapctl(_ arguments: [String], environment extra: [String: String] = [:]) async throws -> (status: Int32, output: String) {
-        let executable = settings.binDirectory.appendingPathComponent("iapctl")
-        let environment = environment.merging(extra) { $1 }
-        return try await withCheckedThrowingContinuation { continuation in
-            Thread {
-                continuation.resume(with: Result {
-                    let process = Process()
-                    process.executableURL = executable
-                    process.arguments = arguments
-                    process.environment = environment
-                    let output = Pipe()
-                    process.standardOutput = output
-                    process.standardError = output
-                    try process.run()
-                    let said = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-                    process.waitUntilExit()
-                    return (process.terminationStatus, said)
-                })
-            }.start()
-        }
+        try await Executable.run(
+            at: settings.binDirectory.appendingPathComponent("iapctl"), arguments, environment: environment.merging(extra) { $1 })
     }
 
     /// What every pipeline process gets: short leases and retries so a trial drains in seconds.

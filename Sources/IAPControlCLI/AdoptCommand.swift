@@ -75,10 +75,7 @@ struct AdoptCommand: AsyncParsableCommand {
         @OptionGroup var catalog: CatalogOptions
         @OptionGroup var policy: PolicyOptions
         @OptionGroup var adoption: AdoptionOptions
-        @Argument(help: "The user id.") var user: String
-        @Option(help: "The Apple Account (appTransactionId); default: every one the user is seated on.") var appTransactionId: String?
-        @Option(help: "The app whose Server API key asks (with IAP_APPS_FILE).") var bundleId: String?
-        @Flag(help: "Read the sandbox's history, not production's.") var sandboxHistory = false
+        @OptionGroup var target: SyncTarget
         @Flag(help: "Print JSON.") var json = false
 
         func run() async throws {
@@ -88,10 +85,10 @@ struct AdoptCommand: AsyncParsableCommand {
             }
             let dedupe = DedupeHandler(
                 catalog: try configuration.requireCatalog(), policy: try configuration.purchasePolicy(), adoption: configuration.adoption)
-            let (user, named, bundleID, environment) = (user, appTransactionId, bundleId, sandboxHistory ? "Sandbox" : "Production")
+            let target = target
+            let (user, bundleID, environment) = (target.user, target.bundleId, target.environment)
             let previews = try await withStore(configuration) { store in
-                var accounts = named.map { [$0] } ?? []
-                if named == nil { accounts = try await store.appleAccounts(ofUser: user) }
+                let accounts = try await target.accounts(in: store)
                 guard let lookup = try SupportLookup.make(configuration, store: store, logger: Logger(label: "iapctl")) else { throw ExitCode(1) }
                 let history = lookup.customerHistory
                 var previews: [(account: String, preview: SyncPreview?, failure: String?)] = []

@@ -85,19 +85,15 @@ struct UserSyncCommand: AsyncParsableCommand {
     @OptionGroup var redis: RedisOptions
     @OptionGroup var appsFile: AppsFileOptions
     @OptionGroup var tickets: TicketOptions
-    @Argument(help: "The user id.") var user: String
-    @Option(help: "The Apple Account (appTransactionId); default: every one the user is seated on.") var appTransactionId: String?
-    @Option(help: "The app whose Server API key asks (with IAP_APPS_FILE).") var bundleId: String?
-    @Flag(help: "Read the sandbox's history, not production's.") var sandboxHistory = false
+    @OptionGroup var target: SyncTarget
     @Flag(help: "Print JSON.") var json = false
 
     func run() async throws {
         let configuration = loadConfiguration(of: self)
-        let (user, named, bundleID) = (user, appTransactionId, bundleId)
-        let environment = sandboxHistory ? "Sandbox" : "Production"
+        let target = target
+        let (user, bundleID, environment) = (target.user, target.bundleId, target.environment)
         let submitted = try await withStore(configuration) { store in
-            var accounts: [String] = named.map { [$0] } ?? []
-            if named == nil { accounts = try await store.appleAccounts(ofUser: user) }
+            let accounts = try await target.accounts(in: store)
             var submitted: [[String: String]] = []
             for account in accounts {
                 let (ticket, created) = try await store.submitSync(

@@ -22,18 +22,27 @@ public enum Executable {
     /// stderr). The wait is a thread's of its own, never one of the concurrency pool's (a
     /// `redis-cli --cluster` call takes seconds, and the pool has a thread per core).
     public static func run(_ name: String, _ arguments: [String]) async throws -> (status: Int32, output: String) {
-        let executable = try find(name)
-        return try await withCheckedThrowingContinuation { continuation in
+        try await run(at: try find(name), arguments)
+    }
+
+    /// The same for the executable at `executable`; `environment`: its whole environment (`nil`: this process's).
+    public static func run(
+        at executable: URL, _ arguments: [String], environment: [String: String]? = nil
+    ) async throws -> (status: Int32, output: String) {
+        try await withCheckedThrowingContinuation { continuation in
             Thread {
-                continuation.resume(with: Result { try runToEnd(executable, arguments) })
+                continuation.resume(with: Result { try runToEnd(executable, arguments, environment) })
             }.start()
         }
     }
 
-    private static func runToEnd(_ executable: URL, _ arguments: [String]) throws -> (status: Int32, output: String) {
+    private static func runToEnd(
+        _ executable: URL, _ arguments: [String], _ environment: [String: String]?
+    ) throws -> (status: Int32, output: String) {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
+        if let environment { process.environment = environment }
         let output = Pipe()
         process.standardOutput = output
         process.standardError = output

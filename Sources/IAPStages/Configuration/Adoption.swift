@@ -61,9 +61,6 @@ public struct Adoption: Sendable, Equatable {
     /// The cutover of the app `bundleID` (its own, else the single app's); `nil`: none.
     public func cutover(ofApp bundleID: String?) -> Int64? { bundleID.flatMap { cutovers[$0] } ?? cutover }
 
-    /// Whether any app has a cutover.
-    public var isSet: Bool { cutover != nil || !cutovers.isEmpty }
-
     /// What `transaction` of a product of `type`, bought in app `bundleID`, gets for being made
     /// before the cutover; `nil` when it was not (or no cutover is set, or Apple gave no date).
     public func preAdoption(_ transaction: InAppTransaction, type: ProductCatalog.ProductType, app bundleID: String?) -> Treatment? {
