@@ -92,6 +92,18 @@ struct TrialAudit {
         return timings
     }
 
+    /// The pipeline's queues once nothing is left in them, or as they are after `timeout`: the
+    /// stages' housekeeping queues work of its own (a re-check falling due, a refund found by the
+    /// sweep) while the books are read, and a job that finishes in time was never stuck.
+    func settledStats(within timeout: Duration) async throws -> PipelineStats {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            let stats = try await store.stats(lease: lease)
+            if Self.leftovers(stats) == 0 || ContinuousClock.now >= deadline { return stats }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+    }
+
     static func leftovers(_ stats: PipelineStats) -> Int {
         stats.queues.values.reduce(0, +) + stats.inflight.values.reduce(0, +) + stats.retry
     }
@@ -181,7 +193,7 @@ struct TrialAudit {
         books.doubleGrants = doubled.count
         for unit in doubled.sorted().prefix(3) { books.note("double grant: unit \(unit), \(fulfilments[unit, default: 0]) fulfilment entries") }
 
-        let stats = try await store.stats(lease: lease)
+        let stats = try await settledStats(within: .seconds(30))
         books.stuck = Self.leftovers(stats)
         if books.stuck > 0 { books.note("stuck: queues \(stats.queues), in flight \(stats.inflight), retry \(stats.retry)") }
 

@@ -79,9 +79,6 @@ struct DrillTests {
         settings.submitRate = 30
         settings.faultRate = 0.5
         settings.seed = 11
-        // The adoption trial runs in the short drill above and in workers/drill on every topology;
-        // here the two failovers are the subject.
-        settings.adoptionPlayers = 0
         defer { try? FileManager.default.removeItem(at: settings.workDirectory) }
         #expect(settings.cluster.minReplicas == 1)
         let report = try #require(try await Drill(settings: settings).run().first)
@@ -90,6 +87,7 @@ struct DrillTests {
         #expect(report.accepted > 200)
         #expect(report.lost == 0, "\(report.examples)")
         #expect(report.doubleGrants == 0, "\(report.examples)")
+        #expect(report.adoptionPlayers == 4 && report.grantedBeforeCutover == 0, "\(report.examples)")
         #expect(report.stuck == 0, "\(report.examples)")
         #expect(report.wrongOutcomes == 0, "\(report.examples)")
         #expect(report.anomalies == 0, "\(report.examples)")
@@ -111,7 +109,6 @@ struct DrillTests {
         settings.submitRate = 30
         settings.faultRate = 0.5
         settings.seed = 13
-        settings.adoptionPlayers = 0
         defer { try? FileManager.default.removeItem(at: settings.workDirectory) }
         #expect(settings.cluster.minReplicas == 1)
         let report = try #require(try await Drill(settings: settings).run().first)
@@ -122,6 +119,7 @@ struct DrillTests {
         #expect(report.accepted > 200)
         #expect(report.lost == 0, "\(report.examples)")
         #expect(report.doubleGrants == 0, "\(report.examples)")
+        #expect(report.adoptionPlayers == 4 && report.grantedBeforeCutover == 0, "\(report.examples)")
         #expect(report.stuck == 0, "\(report.examples)")
         #expect(report.wrongOutcomes == 0, "\(report.examples)")
         #expect(report.anomalies == 0, "\(report.examples)")
