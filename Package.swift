@@ -418,6 +418,7 @@ let package = Package(
             dependencies: [
                 "RedisClient", "LocalServers", "LoopbackPort",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
             ],
@@ -478,6 +479,7 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -517,23 +519,66 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // A test target per library target, so a core test cannot reach a stage (swift-nio's
+        // layout); the end-to-end suites, which run the whole pipeline, apart in IAPPipelineTests.
+        .testTarget(
+            name: "PipelineCoreTests",
+            dependencies: [
+                "AppleJWS", "AppleReceipt", "PipelineCore", "PlainJSON", "RedisClient", "TestSupport",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "IAPStagesTests",
+            dependencies: [
+                "AppStoreServerAPI", "AppleJWS", "AppleReceipt", "AppleSimulator", "IAPClient", "IAPControlCLI", "IAPIntake", "IAPOperations",
+                "IAPSettings", "IAPStages", "LoopbackPort", "PipelineCore", "PipelineTestSupport", "RedisClient", "TestSupport",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "IAPOperationsTests",
+            dependencies: [
+                "AppStoreServerAPI", "AppleJWS", "AppleSimulator", "IAPControlCLI", "IAPOperations", "IAPStages", "PipelineCore",
+                "PipelineTestSupport", "RedisClient", "TestSupport",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "IAPConsoleTests",
+            dependencies: [
+                "AppleJWS", "IAPConsole", "IAPOperations", "IAPSettings", "IAPStages", "LoopbackPort", "PipelineCore", "PipelineTestSupport",
+                "PlainJSON", "RedisClient", "TestSupport",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "IAPPipelineTests",
             dependencies: [
-                "RedisClient",
-                "AppleReceipt",
-                "AppleJWS",
-                "AppStoreServerAPI",
-                .product(name: "Crypto", package: "swift-crypto"),
-                "IAPOperations", "IAPSettings", "IAPStages", "PipelineCore", "PlainJSON", "IAPIntake", "IAPClient", "AppleSimulator", "TestSupport", "PipelineTestSupport", "LoopbackPort", "IAPCLI",
-                "IAPConsole",
-                .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
-                "IAPControlCLI",
+                "AppStoreServerAPI", "AppleJWS", "AppleReceipt", "AppleSimulator", "IAPCLI", "IAPClient", "IAPConsole", "IAPControlCLI", "IAPIntake", "IAPOperations",
+                "IAPSettings", "IAPStages", "LoopbackPort", "PipelineCore", "PipelineTestSupport", "RedisClient", "TestSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HummingbirdTLS", package: "hummingbird"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "X509", package: "swift-certificates"),
             ],
             swiftSettings: swiftSettings

@@ -56,5 +56,9 @@ public struct ScenarioResult: Sendable, Codable {
         /// Intake, stages and Redis together, per 1,000 receipts.
         public var pipelineCPUMsPer1000: Double
         public var roundTripsPerReceipt: Double
+        /// The pipeline's own round trips a second with nothing to do (heartbeats, housekeeping,
+        /// blocking takes timing out), measured just after: at a low rate they are a larger share
+        /// of each receipt's round trips.
+        public var idleRoundTripsPerSecond: Double
     }
 }

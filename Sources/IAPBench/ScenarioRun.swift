@@ -82,11 +82,14 @@ struct ScenarioRun {
             BenchReceipt.batch("half", max(100, Int(Double(halfRate) * settings.halfPeakSeconds))),
             perSecond: halfRate, client, redis, keys)
 
-        let light = try await lightLoad(rate: min(settings.lightRate, halfRate), client, cluster, redis, keys)
+        var light = try await lightLoad(rate: min(settings.lightRate, halfRate), client, cluster, redis, keys)
 
         let idleStart = await usage(cluster)
+        let idleCommandsBefore = try await commandStats(redis)
         try await Task.sleep(for: .seconds(settings.idleSeconds))
+        let idleCommands = try await commandStats(redis) - idleCommandsBefore
         let idleEnd = await usage(cluster)
+        light.idleRoundTripsPerSecond = Double(idleCommands.roundTrips) / max(settings.idleSeconds, 0.001)
         let stagesOnly = try await stagesOnly(count, cluster, redis, keys)
         guard try await integer(redis, "ZCARD", keys.retry) == 0, try await integer(redis, "LLEN", keys.dead) == 0 else {
             throw BenchError("\(scenario.name): jobs were retried or dead-lettered; see the logs")
@@ -134,7 +137,8 @@ struct ScenarioRun {
         let latency = LatencySummary(outcome.latenciesMs)
         return .init(
             perSecond: Double(rate), latency: latency, pipelineAdded: latency.minus(Double(scenario.appleLatencyMs)),
-            pipelineCPUMsPer1000: cpu * 1_000_000 / Double(count), roundTripsPerReceipt: Double(commands.roundTrips) / Double(count))
+            pipelineCPUMsPer1000: cpu * 1_000_000 / Double(count), roundTripsPerReceipt: Double(commands.roundTrips) / Double(count),
+            idleRoundTripsPerSecond: 0)
     }
 
     /// Stages only: `jobs` receipts queued for verify straight in Redis (`submit_receipt` from 64

@@ -78,18 +78,10 @@ public struct VerifierCommand: AsyncParsableCommand {
         let logger = bootstrapLogging(label: "iap-verifier")
         try await runWorker(configuration: configuration, logger: logger) { (store) throws(ConfigurationError) -> StageParts in
             let apple = AppleVerifier(configuration: configuration.apple)
-            let signedData = SignedDataVerifier(rootCertificates: try configuration.rootCertificates())
             // One client per app (its token's bid); with several apps, each is tried in turn.
             let clients = try configuration.serverAPIClients(store: store, maxConnections: configuration.worker.concurrency, logger: logger)
-            let seams = configuration.appleSeams(apple: apple, clients: clients, signedData: signedData)
-            let handler = VerifyHandler(
-                verifier: seams.verifier, signedData: signedData, lookup: seams.lookup, subscriptions: seams.subscriptions,
-                bundleIDs: try configuration.requireBundleIDs(),
-                retryPolicy: configuration.retryPolicy,
-                rechecks: RecheckPromotion(schedule: configuration.recheck, ticketTTL: configuration.ticketTTL),
-                appleAccounts: seams.appleAccounts, history: seams.history,
-                receiptsByServerAPI: try configuration.receiptsByServerAPI() ? seams.history.map(ReceiptByServerAPI.init) : nil,
-                breaker: configuration.appleBreaker.map { AppleBreaker(store: store, settings: $0, logger: logger) })
+            let handler = try StageAssembly(configuration: configuration, store: store, logger: logger, apple: apple, clients: clients)
+                .handler(for: .verify)
             return StageParts(
                 handler: handler, clients: [ClosingService { await apple.shutdown() }, closing(clients.map(\.client))])
         }
@@ -113,10 +105,8 @@ public struct DeduperCommand: AsyncParsableCommand {
     public func run() async throws {
         let configuration = loadConfiguration(of: self)
         let logger = bootstrapLogging(label: "iap-deduper")
-        try await runWorker(configuration: configuration, logger: logger) { (_) throws(ConfigurationError) -> StageParts in
-            StageParts(handler: DedupeHandler(
-                catalog: try configuration.requireCatalog(), policy: try configuration.purchasePolicy(),
-                adoption: configuration.adoption, ticketTTL: configuration.ticketTTL))
+        try await runWorker(configuration: configuration, logger: logger) { (store) throws(ConfigurationError) -> StageParts in
+            StageParts(handler: try StageAssembly(configuration: configuration, store: store, logger: logger).handler(for: .dedupe))
         }
     }
 }
@@ -139,9 +129,8 @@ public struct GranterCommand: AsyncParsableCommand {
     public func run() async throws {
         let configuration = loadConfiguration(of: self)
         let logger = bootstrapLogging(label: "iap-granter")
-        try await runWorker(configuration: configuration, logger: logger) { (_) throws(ConfigurationError) -> StageParts in
-            StageParts(handler: GrantHandler(
-                tokenTickets: configuration.appAccountTokenTickets, finishTickets: configuration.finishTransactionTickets, retention: RetentionSweep(settings: configuration.retention)))
+        try await runWorker(configuration: configuration, logger: logger) { (store) throws(ConfigurationError) -> StageParts in
+            StageParts(handler: try StageAssembly(configuration: configuration, store: store, logger: logger).handler(for: .grant))
         }
     }
 }
@@ -170,21 +159,8 @@ public struct NotifierCommand: AsyncParsableCommand {
         try await runWorker(configuration: configuration, logger: logger) { (store) throws(ConfigurationError) -> StageParts in
             // One client per app (its token's bid): each call goes out with its purchase's app's key.
             let clients = try configuration.serverAPIClients(store: store, maxConnections: configuration.worker.concurrency, logger: logger)
-            if configuration.errands.refundPreference != nil, clients.isEmpty {
-                throw ConfigurationError(
-                    "IAP_REFUND_PREFERENCE", "answering consumption requests needs the App Store Server API key (IAP_APPLE_API_*)")
-            }
-            var answering: ConsumptionAnswering?
-            var accountTokens: AccountTokenErrands?
-            if !clients.isEmpty {
-                let apps = AppByAppServerAPI(clients: clients)
-                if let preference = configuration.errands.refundPreference {
-                    answering = ConsumptionAnswering(reporter: apps, preferences: preference, retryPolicy: configuration.retryPolicy)
-                }
-                accountTokens = AccountTokenErrands(setter: apps, finisher: apps, retryPolicy: configuration.retryPolicy)
-            }
             var parts = StageParts(
-                handler: NotifyHandler(catalog: try configuration.requireCatalog(), consumption: answering, accountTokens: accountTokens),
+                handler: try StageAssembly(configuration: configuration, store: store, logger: logger, clients: clients).handler(for: .notify),
                 clients: [closing(clients.map(\.client))])
             try addSweeps(to: &parts, configuration: configuration, store: store, logger: logger)
             return parts
@@ -234,11 +210,9 @@ public struct WebhookCommand: AsyncParsableCommand {
         // New events reach their users' lists within this.
         settings.housekeeping = .milliseconds(200)
         try await runWorker(configuration: configuration, settings: settings, logger: logger) {
-            (_) throws(ConfigurationError) -> StageParts in
+            (store) throws(ConfigurationError) -> StageParts in
             StageParts(
-                handler: WebhookHandler(
-                    poster: client, signer: try configuration.webhook.signer(), maxAge: configuration.webhook.maxAge,
-                    retryPolicy: configuration.retryPolicy),
+                handler: try StageAssembly(configuration: configuration, store: store, logger: logger, webhook: client).handler(for: .webhook),
                 clients: [ClosingService { await client.shutdown() }])
         }
     }

@@ -16,10 +16,10 @@ import Testing
             }
             // One Apple Account, one user allowed: bob, second on it, is held.
             let signer = pipeline.authority.signer
-            let app = try signer.sign(payload: AppleAccountTests.appTransaction())
+            let app = try signer.sign(payload: SignedFixture.appTransaction())
             for user in ["alice", "bob"] { _ = try await pipeline.terminal(try #require(try await pipeline.post(["signed_app_transaction": app, "user_id": user]).json["ticket"] as? String)) }
-            var bought = SignedTransactionTests.transaction("2000000000000961")
-            bought.appTransactionID = AppleAccountTests.account
+            var bought = SignedFixture.transaction("2000000000000961")
+            bought.appTransactionID = SignedFixture.appleAccount
             #expect(try await pipeline.terminal(try await pipeline.submit(signed: try signer.sign(payload: bought), user: "bob"), orHeld: true).status == .held)
             // And 55 older holds, some held in the same millisecond, to page through.
             let keys = pipeline.store.keys
@@ -54,7 +54,7 @@ import Testing
 
             let last = pages[1]
             #expect(last.contains("3 of gems.small granted to the user in the last 24 hours (the cap: 3 a day)"), "\(last)")
-            #expect(last.contains("Apple Account \(AppleAccountTests.account): this user joined as number 2 of 2<br>1. alice<br>2. bob<br>"), "\(last)")
+            #expect(last.contains("Apple Account \(SignedFixture.appleAccount): this user joined as number 2 of 2<br>1. alice<br>2. bob<br>"), "\(last)")
             #expect(pages[0].contains("the currency is unknown"))
             #expect(last.contains("href=\"/purchases/gem-held-3\""), "a hold links to its story")
         }

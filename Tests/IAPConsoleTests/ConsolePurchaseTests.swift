@@ -13,7 +13,7 @@ import Testing
     @Test func aGrantedThenRefundedPurchaseIsFoundByItsIdsAndToldInOrder() async throws {
         try await ConsoleHarness.withConsole { pipeline, console in
             let api = pipeline.simulator.serverAPI
-            let jws = try api.register(NotificationTests.transaction("4000000000000971"))
+            let jws = try api.register(SignedFixture.consumable("4000000000000971"))
             let ticket = try await pipeline.submit(signed: jws, user: "story-player")
             #expect(try await pipeline.terminal(ticket).status == .granted)
             let duplicate = try await pipeline.submit(signed: jws, user: "someone-else")
@@ -58,7 +58,7 @@ import Testing
 
     @Test func aHeldPurchaseSaysWhoMayDecideAndThenWhoDid() async throws {
         try await ConsoleHarness.withConsole(environment: ["IAP_CURRENCIES": "USD"]) { pipeline, console in
-            let jws = try pipeline.authority.signer.sign(payload: MoneyOnEventsTests.sold("2000000000000981", currency: "RUB"))
+            let jws = try pipeline.authority.signer.sign(payload: SignedFixture.sold("2000000000000981", currency: "RUB"))
             let reply = try await pipeline.post(["signed_transaction": jws, "user_id": "held-story"])
             #expect(try await pipeline.terminal(try #require(reply.json["ticket"] as? String), orHeld: true).status == .held)
             let vera = try await console.signIn("vera")

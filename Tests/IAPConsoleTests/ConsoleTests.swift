@@ -133,7 +133,7 @@ import Testing
     @Test func anOperatorDecidesAHoldWithANoteAndAViewersPostIsRefused() async throws {
         try await ConsoleHarness.withConsole(environment: ["IAP_CURRENCIES": "USD"]) { pipeline, console in
             for id in ["2000000000000921", "2000000000000922"] {
-                let jws = try pipeline.authority.signer.sign(payload: MoneyOnEventsTests.sold(id, currency: "RUB"))
+                let jws = try pipeline.authority.signer.sign(payload: SignedFixture.sold(id, currency: "RUB"))
                 let reply = try await pipeline.post(["signed_transaction": jws, "user_id": "held-player"])
                 #expect(try await pipeline.terminal(try #require(reply.json["ticket"] as? String), orHeld: true).status == .held)
             }
@@ -239,12 +239,12 @@ import Testing
             // held: a legacy receipt names no currency).
             let dead = try await pipeline.submit(receipt([gold("2000000000000932")], failures: 2), user: "dead-player")
             #expect(try await pipeline.terminal(dead).status == .dead)
-            let jws = try pipeline.authority.signer.sign(payload: MoneyOnEventsTests.sold("2000000000000931", currency: "RUB"))
+            let jws = try pipeline.authority.signer.sign(payload: SignedFixture.sold("2000000000000931", currency: "RUB"))
             let held = try await pipeline.post(["signed_transaction": jws, "user_id": "held-player"])
             #expect(try await pipeline.terminal(try #require(held.json["ticket"] as? String), orHeld: true).status == .held)
             let user = "<img src=x onerror=alert(1)><script>alert(2)</script>"
             // Paid in USD, which IAP_CURRENCIES allows (a legacy receipt says no currency: held).
-            let usd = try pipeline.authority.signer.sign(payload: MoneyOnEventsTests.sold("2000000000000911", currency: "USD"))
+            let usd = try pipeline.authority.signer.sign(payload: SignedFixture.sold("2000000000000911", currency: "USD"))
             let ticket = try await pipeline.submit(signed: usd, user: user)
             #expect(try await pipeline.terminal(ticket).status == .granted)
             let (status, output) = try await runTool(python, [repositoryRoot.appendingPathComponent("Tests/ConsoleBrowser/console_test.py").path], environment: [

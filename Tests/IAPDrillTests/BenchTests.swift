@@ -61,7 +61,7 @@ struct BenchTests {
         settings.endToEndReceipts = 300
         settings.halfPeakSeconds = 0.5
         settings.lightRate = 200
-        settings.idleSeconds = 0.2
+        settings.idleSeconds = 1
         settings.ceilingRequests = 2000
         let result = try #require(try await Bench(settings: settings).run().first)
         #expect(result.endToEndReceipts == 300)
@@ -73,11 +73,15 @@ struct BenchTests {
         // BLMOVE, mark, forward; dedupe and grant BLMOVE and their script), a take_jobs finding
         // nothing per stage at most, and the workers' heartbeats; fewer when a slow machine lets jobs
         // gather into batches (the group commit), never fewer than the intake's one and a stage's share.
-        #expect(result.lightLoad.latency.count >= 100)
-        #expect(result.lightLoad.perSecond <= 200 && result.lightLoad.perSecond >= 1)
+        // The pipeline's idle chatter is added at the rate the run managed (a loaded machine halves
+        // the peak, and with it the light rate, so the same chatter is spread over fewer receipts).
+        let light = result.lightLoad
+        #expect(light.latency.count >= 100)
+        #expect(light.perSecond <= 200 && light.perSecond >= 1)
+        #expect(light.idleRoundTripsPerSecond > 0, "the workers' heartbeats and takes reach Redis while idle")
         #expect(
-            result.lightLoad.roundTripsPerReceipt >= 2 && result.lightLoad.roundTripsPerReceipt <= 12,
-            "\(result.lightLoad.roundTripsPerReceipt) round trips a receipt at \(result.lightLoad.perSecond)/s")
+            light.roundTripsPerReceipt >= 2 && light.roundTripsPerReceipt <= 12 + light.idleRoundTripsPerSecond / light.perSecond,
+            "\(light.roundTripsPerReceipt) round trips a receipt at \(light.perSecond)/s, \(light.idleRoundTripsPerSecond)/s idle")
         #expect(Set(result.processes.keys).isSuperset(of: ["iap-intake", "iap-verifier", "iap-deduper", "iap-granter", "redis-server"]))
         #expect(result.ceiling.opsPerSecond > 0)
     }

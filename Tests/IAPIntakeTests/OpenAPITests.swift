@@ -3,6 +3,7 @@ import Foundation
 import IAPIntake
 import IAPStages
 import PipelineTestSupport
+import TestSupport
 import Testing
 
 /// The API as a document: `/openapi.json` serves the repository's OpenAPI 3.1 document, it names

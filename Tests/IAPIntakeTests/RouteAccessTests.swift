@@ -4,6 +4,7 @@ import IAPClient
 @testable import IAPIntake
 import IAPStages
 import PipelineTestSupport
+import TestSupport
 import Testing
 
 /// Who gets in is decided by the route the router matched, denied by default, and only for a path

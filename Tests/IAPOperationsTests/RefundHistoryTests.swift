@@ -5,6 +5,7 @@ import Foundation
 import IAPStages
 import IAPOperations
 import PipelineTestSupport
+import TestSupport
 import Testing
 
 @testable import IAPControlCLI

@@ -4,6 +4,7 @@ import Foundation
 import IAPStages
 import IAPOperations
 import PipelineTestSupport
+import TestSupport
 import Testing
 
 /// `IAP_REFUND_SWEEP_S`: one notifier asks Get Refund History about every customer with a recent

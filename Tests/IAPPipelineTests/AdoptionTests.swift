@@ -27,7 +27,7 @@ import Testing
     }
 
     func sync(_ pipeline: PipelineHarness, user: String) async throws -> Ticket {
-        let jws = try pipeline.authority.signer.sign(payload: AppleAccountTests.appTransaction(Self.account))
+        let jws = try pipeline.authority.signer.sign(payload: SignedFixture.appTransaction(Self.account))
         let reply = try await pipeline.post(
             raw: try JSONSerialization.data(withJSONObject: ["signed_app_transaction": jws]), path: "/v1/users/\(user)/sync")
         #expect(reply.status == 202, "\(reply.json)")
@@ -105,7 +105,7 @@ import Testing
         try await withPipeline(serverAPI: true, environment: ["IAP_ADOPTED_AT": Self.iso(cutover)]) { pipeline in
             let api = pipeline.simulator.serverAPI
             let history = try api.registerPlayer(Self.player(first: 2_000_000_000_056_000, now: now))
-            let jws = try pipeline.authority.signer.sign(payload: AppleAccountTests.appTransaction(Self.account))
+            let jws = try pipeline.authority.signer.sign(payload: SignedFixture.appTransaction(Self.account))
             func post(_ body: [String: Any]) async throws -> PipelineHarness.Reply {
                 try await pipeline.post(raw: try JSONSerialization.data(withJSONObject: body), path: "/v1/users/rae/sync")
             }

@@ -10,7 +10,7 @@ import Testing
 /// a family member's purchase and a purchase with its own token are left alone.
 @Suite(.serialized) struct AppAccountTokenTests {
     static func tokenless(_ id: String, ownership: String = "PURCHASED") -> JWSTransaction {
-        var transaction = SignedTransactionTests.transaction(id)
+        var transaction = SignedFixture.transaction(id)
         transaction.appAccountToken = nil
         transaction.inAppOwnershipType = ownership
         return transaction
@@ -35,7 +35,7 @@ import Testing
             // A family member's purchase, and one that names its own token: no errand.
             let family = try api.register(Self.tokenless("2000000000000032", ownership: "FAMILY_SHARED"))
             #expect(try await pipeline.terminal(try await pipeline.submit(signed: family, user: "alice")).status == .granted)
-            let own = try api.register(SignedTransactionTests.transaction("2000000000000033"))
+            let own = try api.register(SignedFixture.transaction("2000000000000033"))
             #expect(try await pipeline.terminal(try await pipeline.submit(signed: own, user: "alice")).status == .granted)
             // A user with no token bound: none either.
             let bobs = try api.register(Self.tokenless("2000000000000034"))
@@ -76,7 +76,7 @@ import Testing
         try await withPipeline { pipeline in
             let token = UUID().uuidString.lowercased()
             #expect(try await pipeline.bind(token: token, to: "owner").status == 200)
-            var transaction = SignedTransactionTests.transaction("2000000000000041")
+            var transaction = SignedFixture.transaction("2000000000000041")
             transaction.appAccountToken = token.uppercased()
             let jws = try pipeline.authority.signer.sign(payload: transaction)
             let stolen = try await pipeline.terminal(try await pipeline.submit(signed: jws, user: "thief"))
@@ -87,10 +87,10 @@ import Testing
 
             // A token bound by its first purchase: the next purchase with it, sent for someone else, is refused too.
             let earlier = UUID().uuidString.lowercased()
-            var first = SignedTransactionTests.transaction("2000000000000042")
+            var first = SignedFixture.transaction("2000000000000042")
             first.appAccountToken = earlier
             #expect(try await pipeline.terminal(try await pipeline.submit(signed: try pipeline.authority.signer.sign(payload: first), user: "first")).status == .granted)
-            var second = SignedTransactionTests.transaction("2000000000000043")
+            var second = SignedFixture.transaction("2000000000000043")
             second.appAccountToken = earlier
             let relayed = try await pipeline.terminal(
                 try await pipeline.submit(signed: try pipeline.authority.signer.sign(payload: second), user: "second"))

@@ -10,14 +10,6 @@ import Testing
 /// `IAP_MAX_ACCOUNTS_PER_APPLE_ACCOUNT` one user too many on an account is told so, and their
 /// purchases on it are held.
 @Suite(.serialized) struct AppleAccountTests {
-    static let account = "704289572311234567"
-
-    static func appTransaction(_ id: String? = account, bundleID: String = PipelineHarness.bundleID) -> JWSAppTransaction {
-        JWSAppTransaction(
-            appTransactionID: id, bundleID: bundleID, receiptType: "Production",
-            receiptCreationDate: Int64(Date().timeIntervalSince1970 * 1000))
-    }
-
     func bind(_ pipeline: PipelineHarness, _ jws: String, user: String) async throws -> Ticket {
         let reply = try await pipeline.post(["signed_app_transaction": jws, "user_id": user])
         #expect(reply.status == 202, "\(reply.json)")
@@ -27,7 +19,7 @@ import Testing
     @Test func anAppTransactionBindsItsAppleAccountAndOneUserTooManyHasPurchasesHeld() async throws {
         try await withPipeline(environment: ["IAP_MAX_ACCOUNTS_PER_APPLE_ACCOUNT": "1"]) { pipeline in
             let signer = pipeline.authority.signer
-            let jws = try signer.sign(payload: Self.appTransaction())
+            let jws = try signer.sign(payload: SignedFixture.appTransaction())
             let alice = try await bind(pipeline, jws, user: "alice")
             #expect(alice.status == .applied && alice.result == "apple_account_bound" && alice.environment == "Production")
             #expect(alice.transactions.isEmpty)
@@ -36,8 +28,8 @@ import Testing
             #expect(try await pipeline.fulfilments().isEmpty, "binding grants nothing")
 
             // On that Apple Account, bob's purchase waits for an operator; alice's is granted.
-            var bought = SignedTransactionTests.transaction("2000000000000021")
-            bought.appTransactionID = Self.account
+            var bought = SignedFixture.transaction("2000000000000021")
+            bought.appTransactionID = SignedFixture.appleAccount
             let held = try await pipeline.terminal(try await pipeline.submit(signed: try signer.sign(payload: bought), user: "bob"), orHeld: true)
             #expect(held.status == .held && held.transactions.first?.reason == "apple_account_shared")
             bought.transactionID = "2000000000000022"
@@ -49,17 +41,17 @@ import Testing
 
     @Test func anAppTransactionThatCannotBeTrustedOrNamesNoAccountIsRejected() async throws {
         try await withPipeline { pipeline in
-            let forged = try SigningAuthority().signer.sign(payload: Self.appTransaction())
-            let foreign = try pipeline.authority.signer.sign(payload: Self.appTransaction(bundleID: "com.other.app"))
-            let old = try pipeline.authority.signer.sign(payload: Self.appTransaction(nil))
+            let forged = try SigningAuthority().signer.sign(payload: SignedFixture.appTransaction())
+            let foreign = try pipeline.authority.signer.sign(payload: SignedFixture.appTransaction(bundleID: "com.other.app"))
+            let old = try pipeline.authority.signer.sign(payload: SignedFixture.appTransaction(nil))
             for (jws, reason) in [(forged, "invalid_signature"), (foreign, "bundle_mismatch"), (old, "no_app_transaction_id")] {
                 let ticket = try await bind(pipeline, jws, user: "carol")
                 #expect(ticket.status == .rejected && ticket.reason == reason, "\(reason)")
             }
             // With other evidence, or not a JWS: refused at the door, nothing queued.
             let both = try await pipeline.post([
-                "signed_app_transaction": try pipeline.authority.signer.sign(payload: Self.appTransaction()),
-                "signed_transaction": try pipeline.authority.signer.sign(payload: SignedTransactionTests.transaction("2000000000000023")),
+                "signed_app_transaction": try pipeline.authority.signer.sign(payload: SignedFixture.appTransaction()),
+                "signed_transaction": try pipeline.authority.signer.sign(payload: SignedFixture.transaction("2000000000000023")),
                 "user_id": "carol",
             ])
             #expect(both.status == 400 && (both.json["error"] as? [String: Any])?["code"] as? String == "conflicting_fields")
@@ -74,14 +66,14 @@ import Testing
         try await withPipeline(serverAPI: true, environment: ["IAP_MAX_ACCOUNTS_PER_APPLE_ACCOUNT": "1"]) { pipeline in
             let api = pipeline.simulator.serverAPI
             for id in ["4000000000000001", "4000000000000002"] {
-                var known = SignedTransactionTests.transaction(id)
-                known.appTransactionID = Self.account
+                var known = SignedFixture.transaction(id)
+                known.appTransactionID = SignedFixture.appleAccount
                 try api.register(known)
             }
             let alice = try await pipeline.terminal(try await pipeline.submit(receipt([gold("4000000000000001")]), user: "alice"))
             #expect(alice.status == .granted)
             let entry = try #require(try await pipeline.fulfilments().first { $0["transaction_id"] == "4000000000000001" })
-            #expect(entry["app_transaction_id"] == Self.account)
+            #expect(entry["app_transaction_id"] == SignedFixture.appleAccount)
             let bob = try await pipeline.terminal(
                 try await pipeline.submit(receipt([gold("4000000000000002")]), user: "bob"), orHeld: true)
             #expect(bob.status == .held && bob.transactions.first?.reason == "apple_account_shared")
@@ -103,15 +95,15 @@ import Testing
     @Test func aSubscriptionsRecordKeepsItsAppleAccount() async throws {
         try await withPipeline { pipeline in
             let now = Int64(Date().timeIntervalSince1970 * 1000)
-            var period = SignedTransactionTests.transaction("5000000000000001", product: "vip.monthly")
+            var period = SignedFixture.transaction("5000000000000001", product: "vip.monthly")
             period.webOrderLineItemID = "5000000000000101"
             period.expiresDate = now + 3_600_000
             period.type = "Auto-Renewable Subscription"
-            period.appTransactionID = Self.account
+            period.appTransactionID = SignedFixture.appleAccount
             let ticket = try await pipeline.terminal(try await pipeline.submit(signed: try pipeline.authority.signer.sign(payload: period)))
             #expect(ticket.status == .granted)
             let key = pipeline.configuration.keys.subscription(originalTransactionID: "5000000000000001")
-            #expect(try await pipeline.redis.send("HGET", key, "app_transaction_id").string == Self.account)
+            #expect(try await pipeline.redis.send("HGET", key, "app_transaction_id").string == SignedFixture.appleAccount)
 
             // Apple's renewal info names the account too (here another, as after a family change).
             try pipeline.simulator.serverAPI.register(period)
@@ -131,19 +123,19 @@ import Testing
     /// bought on or bound that account, in the order they came; an account nobody bound, nobody.
     @Test func anAppleAccountsRescindedConsentReachesItsUsers() async throws {
         try await withPipeline { pipeline in
-            let jws = try pipeline.authority.signer.sign(payload: Self.appTransaction())
+            let jws = try pipeline.authority.signer.sign(payload: SignedFixture.appTransaction())
             #expect(try await bind(pipeline, jws, user: "alice").result == "apple_account_bound")
             #expect(try await bind(pipeline, jws, user: "bob").result == "apple_account_bound")
-            for account in [Self.account, "704289572300000000"] {
+            for account in [SignedFixture.appleAccount, "704289572300000000"] {
                 let signed = try pipeline.simulator.serverAPI.signedNotification(
-                    type: "RESCIND_CONSENT", transactionID: nil, appTransaction: Self.appTransaction(account))
+                    type: "RESCIND_CONSENT", transactionID: nil, appTransaction: SignedFixture.appTransaction(account))
                 let stored = try await pipeline.notify(signed)
                 #expect(stored.status == 200)
                 #expect(try await pipeline.terminal(try #require(stored.json["ticket"] as? String)).status == .applied)
             }
             let events = try await pipeline.fulfilments(notifications: true).filter { $0["event"] == "consent_rescinded" }
             #expect(events.map { $0["user_id"] ?? "?" } == ["alice", "bob", ""])
-            #expect(events.map { $0["app_transaction_id"] ?? "?" } == [Self.account, Self.account, "704289572300000000"])
+            #expect(events.map { $0["app_transaction_id"] ?? "?" } == [SignedFixture.appleAccount, SignedFixture.appleAccount, "704289572300000000"])
         }
     }
 }

@@ -75,7 +75,7 @@ import Testing
         try await withPipeline(environment: Self.buckets) { pipeline in
             let api = pipeline.simulator.serverAPI
             let id = "4100000000000001"
-            let jws = try api.register(NotificationTests.transaction(id))
+            let jws = try api.register(SignedFixture.consumable(id))
             #expect(try await pipeline.terminal(try await pipeline.submit(signed: jws)).status == .granted)
             let refund = try api.signedNotification(type: "REFUND", transactionID: id)
             var ticket: String?

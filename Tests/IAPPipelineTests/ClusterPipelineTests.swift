@@ -59,7 +59,7 @@ import Testing
             // A refund, applied in its purchase's bucket.
             let api = pipeline.simulator.serverAPI
             let id = "4100000000000001"
-            #expect(try await pipeline.terminal(try await pipeline.submit(signed: try api.register(NotificationTests.transaction(id)))).status == .granted)
+            #expect(try await pipeline.terminal(try await pipeline.submit(signed: try api.register(SignedFixture.consumable(id)))).status == .granted)
             let reply = try await pipeline.notify(try api.signedNotification(type: "REFUND", transactionID: id))
             let applied = try await pipeline.terminal(try #require(reply.json["ticket"] as? String))
             #expect(applied.status == .applied && applied.result == "revoked")

@@ -15,7 +15,7 @@ import Testing
 
     /// A signed purchase granted to player-1 (sandbox, as NotificationTests' are).
     static func granted(_ pipeline: PipelineHarness, _ id: String) async throws {
-        let jws = try pipeline.simulator.serverAPI.register(NotificationTests.transaction(id))
+        let jws = try pipeline.simulator.serverAPI.register(SignedFixture.consumable(id))
         #expect(try await pipeline.terminal(try await pipeline.submit(signed: jws)).status == .granted)
     }
 
@@ -60,7 +60,7 @@ import Testing
             try await Self.consent(pipeline, "player-1", false)
             #expect(try await Self.consumptionRequest(pipeline, "6000000000000002").result == "consumption_not_consented")
             // A purchase nobody was granted has nobody who could have consented.
-            _ = try pipeline.simulator.serverAPI.register(NotificationTests.transaction("6000000000000003"))
+            _ = try pipeline.simulator.serverAPI.register(SignedFixture.consumable("6000000000000003"))
             try await Self.consent(pipeline, "player-1", true)
             #expect(try await Self.consumptionRequest(pipeline, "6000000000000003").result == "consumption_not_consented")
             #expect(pipeline.simulator.serverAPI.consumptionReports(transactionID: "6000000000000002").isEmpty)

@@ -56,7 +56,7 @@ import Testing
             func terminal(_ ticket: String) async throws -> Ticket { try await pipeline.terminal(ticket, timeout: .seconds(90)) }
             let api = pipeline.simulator.serverAPI
             let user = Self.user
-            var transaction = MoneyOnEventsTests.sold("2000000000000501", currency: "USD")
+            var transaction = SignedFixture.sold("2000000000000501", currency: "USD")
             transaction.type = "Consumable"
             transaction.environment = "Sandbox"
             transaction.quantity = 2
@@ -65,7 +65,7 @@ import Testing
             let signed = try api.register(transaction)
             #expect(try await terminal(try await pipeline.submit(signed: signed, user: user)).status == .granted)
             // A purchase with no price (as a legacy receipt's), signed so that no call to Apple can be slow here.
-            let plain = try api.register(NotificationTests.transaction("2000000000000502"))
+            let plain = try api.register(SignedFixture.consumable("2000000000000502"))
             #expect(try await terminal(try await pipeline.submit(signed: plain, user: user)).status == .granted)
             let refund = try await pipeline.notify(try api.signedNotification(type: "REFUND", transactionID: "2000000000000501", revocationPercentage: 50_000))
             #expect(try await terminal(try #require(refund.json["ticket"] as? String)).result == "partially_revoked")
@@ -95,7 +95,7 @@ import Testing
             let replay = try await pipeline.post(["signed_transaction": signed, "user_id": user])
             #expect(replay.status == 200 && (replay.json["status"] as? String) == "granted", "\(replay.json)")
             // Another copy of the purchase (signed anew: other evidence, the same transaction) by someone else.
-            let copy = try api.register(NotificationTests.transaction("2000000000000502"))
+            let copy = try api.register(SignedFixture.consumable("2000000000000502"))
             #expect(copy != plain)
             let other = try await terminal(try await pipeline.submit(signed: copy, user: "someone-else"))
             #expect(other.transactions.map(\.outcome) == [.duplicate])

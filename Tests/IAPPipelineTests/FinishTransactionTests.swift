@@ -14,7 +14,7 @@ import Testing
             let api = pipeline.simulator.serverAPI
             // Apple fails the first call: the errand is retried, then finished.
             api.setFaults(SimulatedAPIFaults(serverErrors: 1))
-            let gold = try api.register(SignedTransactionTests.transaction("2000000000000051"))
+            let gold = try api.register(SignedFixture.transaction("2000000000000051"))
             #expect(try await pipeline.terminal(try await pipeline.submit(signed: gold, user: "alice")).status == .granted)
             let errand = try await pipeline.terminal("finish-2000000000000051")
             #expect(errand.status == .applied && errand.result == "transaction_finished", "\(errand)")
@@ -24,7 +24,7 @@ import Testing
             // The same purchase replayed by another user (its token is alice's): not granted, nothing finished twice.
             #expect(try await pipeline.terminal(try await pipeline.submit(signed: gold, user: "mallory")).status != .granted)
             // A non-consumable: Apple keeps it for restores, nothing to finish.
-            let pack = try api.register(SignedTransactionTests.transaction("2000000000000052", product: "level.pack"))
+            let pack = try api.register(SignedFixture.transaction("2000000000000052", product: "level.pack"))
             #expect(try await pipeline.terminal(try await pipeline.submit(signed: pack, user: "alice")).status == .granted)
             #expect(try await pipeline.readTicket("finish-2000000000000052") == nil)
             #expect(api.timesFinished(transactionID: "2000000000000051") == 1)
@@ -35,14 +35,14 @@ import Testing
     @Test func anUnknownTransactionIsAnAnswerAndOffFinishesNothing() async throws {
         try await withPipeline(serverAPI: true) { pipeline in
             // Signed by our authority but never registered with apple-sim's Server API.
-            let unknown = try pipeline.authority.signer.sign(payload: SignedTransactionTests.transaction("2000000000000053"))
+            let unknown = try pipeline.authority.signer.sign(payload: SignedFixture.transaction("2000000000000053"))
             #expect(try await pipeline.terminal(try await pipeline.submit(signed: unknown, user: "carol")).status == .granted)
             let errand = try await pipeline.terminal("finish-2000000000000053")
             #expect(errand.status == .applied && errand.result == "transaction_not_found", "\(errand)")
         }
         try await withPipeline(serverAPI: true, environment: ["IAP_FINISH_TRANSACTIONS": "off"]) { pipeline in
             let api = pipeline.simulator.serverAPI
-            let gold = try api.register(SignedTransactionTests.transaction("2000000000000054"))
+            let gold = try api.register(SignedFixture.transaction("2000000000000054"))
             #expect(try await pipeline.terminal(try await pipeline.submit(signed: gold, user: "dave")).status == .granted)
             #expect(try await pipeline.readTicket("finish-2000000000000054") == nil)
             #expect(api.callCounts()["Production finish_transaction"] == nil)

@@ -8,6 +8,7 @@ import IAPSettings
 import IAPStages
 import PipelineCore
 import PipelineTestSupport
+import TestSupport
 import Testing
 
 /// Several apps from one pipeline (`IAP_APPS_FILE`): each app's receipts are asked with its own
@@ -65,7 +66,7 @@ import Testing
 
             // A transaction id alone: the other app's is not the game's to see (404 in both
             // environments), then found with the other app's key.
-            var transaction = SignedTransactionTests.transaction("3000000000000004", bundleID: Self.other)
+            var transaction = SignedFixture.transaction("3000000000000004", bundleID: Self.other)
             transaction.appAccountToken = nil
             try simulator.serverAPI.register(transaction)
             let token = UUID().uuidString.lowercased()
@@ -85,7 +86,7 @@ import Testing
             let support = SupportLookup(
                 store: pipeline.store, catalog: PipelineHarness.catalog, clients: pipeline.appClients.map(\.client),
                 signedData: SignedDataVerifier(rootCertificates: try pipeline.configuration.rootCertificates()))
-            var ordered = SignedTransactionTests.transaction("3000000000000007", bundleID: Self.other)
+            var ordered = SignedFixture.transaction("3000000000000007", bundleID: Self.other)
             ordered.appAccountToken = nil
             try simulator.serverAPI.register(ordered, orderID: "MK5TZ8Q2R9")
             let order = try await support.order("MK5TZ8Q2R9").get()
@@ -100,7 +101,7 @@ import Testing
 
             // Named for the wrong app: Apple's answer is of another app than the client said.
             let wrong = try await pipeline.post([
-                "signed_transaction": try pipeline.authority.signer.sign(payload: SignedTransactionTests.transaction("3000000000000005")),
+                "signed_transaction": try pipeline.authority.signer.sign(payload: SignedFixture.transaction("3000000000000005")),
                 "user_id": "player-1", "bundle_id": Self.other,
             ])
             let mismatch = try await pipeline.terminal(try #require(wrong.json["ticket"] as? String))

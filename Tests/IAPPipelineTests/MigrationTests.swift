@@ -30,7 +30,7 @@ import Testing
             #expect(try await source.terminal(granted).status == .granted)
             let api = source.simulator.serverAPI
             let refunded = "4200000000000001"
-            #expect(try await source.terminal(try await source.submit(signed: try api.register(NotificationTests.transaction(refunded)), user: "bob")).status == .granted)
+            #expect(try await source.terminal(try await source.submit(signed: try api.register(SignedFixture.consumable(refunded)), user: "bob")).status == .granted)
             let reply = try await source.notify(try api.signedNotification(type: "REFUND", transactionID: refunded))
             #expect(try await source.terminal(try #require(reply.json["ticket"] as? String)).result == "revoked")
             // A backend's consumer group that has read everything and acknowledged all but the last entry.

@@ -9,19 +9,6 @@ import Testing
 /// What a purchase cost and how it was sold reach the backend on its `granted` (and `released`)
 /// event and stay on its grant record, where Apple said them; a legacy receipt says none.
 @Suite struct MoneyOnEventsTests {
-    static func sold(_ id: String, currency: String) -> JWSTransaction {
-        var transaction = JWSTransaction(
-            transactionID: id, bundleID: PipelineHarness.bundleID, productID: "gold.100", purchaseDate: 1_700_000_000_000)
-        transaction.price = 4_990
-        transaction.currency = currency
-        transaction.storefront = "USA"
-        transaction.inAppOwnershipType = "PURCHASED"
-        transaction.offerType = 2
-        transaction.offerIdentifier = "spring.gold"
-        transaction.offerDiscountType = "PAY_UP_FRONT"
-        return transaction
-    }
-
     static let expected = [
         "price": "4990", "storefront": "USA", "in_app_ownership_type": "PURCHASED", "offer_type": "2",
         "offer_identifier": "spring.gold", "offer_discount_type": "PAY_UP_FRONT", "purchase_date": "1700000000000",
@@ -34,10 +21,10 @@ import Testing
                 #expect(reply.status == 202)
                 return try await pipeline.terminal(try #require(reply.json["ticket"] as? String), orHeld: true)
             }
-            let usd = try pipeline.authority.signer.sign(payload: Self.sold("2000000000000201", currency: "USD"))
+            let usd = try pipeline.authority.signer.sign(payload: SignedFixture.sold("2000000000000201", currency: "USD"))
             #expect(try await submit(["signed_transaction": usd, "user_id": "player-1"]).status == .granted)
             // Held by the currency rule, then released: the release carries the sale too.
-            let rub = try pipeline.authority.signer.sign(payload: Self.sold("2000000000000202", currency: "RUB"))
+            let rub = try pipeline.authority.signer.sign(payload: SignedFixture.sold("2000000000000202", currency: "RUB"))
             #expect(try await submit(["signed_transaction": rub, "user_id": "player-1"]).status == .held)
             #expect(try await pipeline.store.releaseHeld(unit: "2000000000000202", by: "test") == .decided("released"))
             // A legacy receipt: no price, no offer, nothing invented.
@@ -65,7 +52,7 @@ import Testing
         try await withPipeline { pipeline in
             let api = pipeline.simulator.serverAPI
             func buy(_ id: String, currency: String, price: Int64, quantity: Int, purchased: Int64) async throws {
-                var transaction = Self.sold(id, currency: currency)
+                var transaction = SignedFixture.sold(id, currency: currency)
                 transaction.price = price
                 transaction.quantity = quantity
                 transaction.purchaseDate = purchased

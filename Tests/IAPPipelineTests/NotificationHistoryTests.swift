@@ -31,7 +31,7 @@ import Testing
             let api = pipeline.simulator.serverAPI
             api.setRetryDelays(Self.compressed, timeout: .milliseconds(300))
             let id = "7300000000000001"
-            let jws = try api.register(NotificationTests.transaction(id))
+            let jws = try api.register(SignedFixture.consumable(id))
             #expect(try await pipeline.terminal(try await pipeline.submit(signed: jws)).status == .granted)
             // The outage: the intake is down for longer than Apple retries.
             api.setNotificationURL(pipeline.intake.baseURL + "/v1/notifications/apple", environment: "Sandbox")
@@ -76,7 +76,7 @@ import Testing
             for index in 0..<44 {
                 let id = String(7_310_000_000_000_000 + index)
                 ids.append(id)
-                _ = try api.register(NotificationTests.transaction(id))
+                _ = try api.register(SignedFixture.consumable(id))
             }
             // Apple signed a REFUND for each; the intake got the first five.
             var delivered: [String] = []
@@ -87,7 +87,7 @@ import Testing
                     delivered.append(id)
                 }
             }
-            var foreign = NotificationTests.transaction("7319999999999999")
+            var foreign = SignedFixture.consumable("7319999999999999")
             foreign.bundleID = "com.example.other"
             _ = try api.register(foreign)
             _ = try api.signedNotification(type: "REFUND", transactionID: "7319999999999999")
@@ -127,14 +127,14 @@ import Testing
             api.setNotificationURL(pipeline.intake.baseURL + "/v1/notifications/apple", environment: "Sandbox")
             let start = Self.now() - 1000
             let arrived = UUID().uuidString.lowercased()
-            _ = try api.register(NotificationTests.transaction("7320000000000001"))
+            _ = try api.register(SignedFixture.consumable("7320000000000001"))
             _ = try api.signedNotification(type: "REFUND", transactionID: "7320000000000001", uuid: arrived)
             api.send(uuid: arrived)
             try await until("Apple delivers it", within: .seconds(10)) { api.sentNotifications().first { $0.uuid == arrived }?.delivered == true }
             // A wrong route answers 404: a failure Apple would retry.
             api.setNotificationURL(pipeline.intake.baseURL + "/v1/notifications/wrong", environment: "Sandbox")
             let refused = UUID().uuidString.lowercased()
-            _ = try api.register(NotificationTests.transaction("7320000000000002"))
+            _ = try api.register(SignedFixture.consumable("7320000000000002"))
             _ = try api.signedNotification(type: "REFUND", transactionID: "7320000000000002", uuid: refused)
             api.send(uuid: refused)
             try await until("both attempts are made", within: .seconds(10)) {
@@ -170,7 +170,7 @@ import Testing
     /// as `DeclaredKeysTests` asks: both scripts touch only the key they declare.)
     @Test func oneProcessSweepsAtATimeAndOnlyTheHolderMovesTheCursor() async throws {
         try await withClusterNode { redis, _ in
-            let store = PipelineStore(redis: redis, keys: DeclaredKeysTests.keys)
+            let store = PipelineStore(redis: redis, keys: RedisKeys(prefix: "{t}iap"))
             guard case .claimed(let now, let cursors) = try await store.claimNotificationSweep(owner: "a", lease: .seconds(30)) else {
                 Issue.record("a first sweep is due at once")
                 return

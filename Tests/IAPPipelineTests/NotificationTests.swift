@@ -9,13 +9,6 @@ import Testing
 /// App Store Server Notifications V2: verified at the door, applied once per UUID, refunds take a
 /// grant back exactly once whenever they come, and purchases Apple reports reach their account.
 @Suite(.serialized) struct NotificationTests {
-    static func transaction(_ id: String, product: String = "gold.100", token: String? = nil) -> JWSTransaction {
-        JWSTransaction(
-            transactionID: id, bundleID: PipelineHarness.bundleID, productID: product,
-            purchaseDate: Int64(Date().timeIntervalSince1970 * 1000), type: "Consumable", appAccountToken: token,
-            environment: "Sandbox")
-    }
-
     /// Delivers a notification and waits until it is applied; returns its ticket.
     func deliver(_ pipeline: PipelineHarness, _ signed: String, times: Int = 1) async throws -> Ticket {
         var ticket: String?
@@ -36,7 +29,7 @@ import Testing
     @Test func aRefundRevokesExactlyOneGrantHoweverOftenAppleDeliversIt() async throws {
         try await withPipeline { pipeline in
             let api = pipeline.simulator.serverAPI
-            let jws = try api.register(Self.transaction("4000000000000001"))
+            let jws = try api.register(SignedFixture.consumable("4000000000000001"))
             #expect(try await pipeline.terminal(try await pipeline.submit(signed: jws)).status == .granted)
             let refund = try api.signedNotification(type: "REFUND", transactionID: "4000000000000001")
             let applied = try await deliver(pipeline, refund, times: 3)
@@ -65,7 +58,7 @@ import Testing
     @Test func aOneThirdRefundOfThreeItemsTakesBackOne() async throws {
         try await withPipeline { pipeline in
             let api = pipeline.simulator.serverAPI
-            var transaction = Self.transaction("4000000000000031")
+            var transaction = SignedFixture.consumable("4000000000000031")
             transaction.quantity = 3
             #expect(try await pipeline.terminal(try await pipeline.submit(signed: try api.register(transaction))).status == .granted)
             let third = try await deliver(
@@ -97,7 +90,7 @@ import Testing
             }
         }
         try await withPipeline { pipeline in
-            var transaction = Self.transaction("4000000000000041")
+            var transaction = SignedFixture.consumable("4000000000000041")
             transaction.revocationType = "REFUND_PRORATED"
             transaction.revocationPercentage = 50_000
             let signed = try pipeline.authority.signer.sign(payload: Newer(transaction: transaction))
@@ -129,7 +122,7 @@ import Testing
     @Test func aRefundInPartBeforeTheGrantLeavesTheRestGranted() async throws {
         try await withPipeline { pipeline in
             let api = pipeline.simulator.serverAPI
-            var transaction = Self.transaction("4000000000000051")
+            var transaction = SignedFixture.consumable("4000000000000051")
             transaction.quantity = 3
             let jws = try api.register(transaction)
             let refund = try await deliver(
@@ -153,7 +146,7 @@ import Testing
     @Test func aRefundThatComesBeforeTheGrantMeansNothingIsGranted() async throws {
         try await withPipeline { pipeline in
             let api = pipeline.simulator.serverAPI
-            let jws = try api.register(Self.transaction("4000000000000002"))
+            let jws = try api.register(SignedFixture.consumable("4000000000000002"))
             let refund = try await deliver(pipeline, try api.signedNotification(type: "REFUND", transactionID: "4000000000000002"), times: 2)
             #expect(refund.result == "refund_remembered")
             // The client's copy of the transaction (signed before the refund) arrives afterwards.
@@ -175,7 +168,7 @@ import Testing
             let bound = try await pipeline.bind(token: token, to: "player-7")
             #expect(bound.status == 200 && bound.json["app_account_token"] as? String == token.lowercased())
             let api = pipeline.simulator.serverAPI
-            let jws = try api.register(Self.transaction("4000000000000003", token: token.lowercased()))
+            let jws = try api.register(SignedFixture.consumable("4000000000000003", token: token.lowercased()))
             let charge = try await deliver(pipeline, try api.signedNotification(type: "ONE_TIME_CHARGE", transactionID: "4000000000000003"), times: 2)
             #expect(charge.status == .granted && charge.transactions.map(\.transactionID) == ["4000000000000003"])
             let fulfilments = try await pipeline.fulfilments()
@@ -200,7 +193,7 @@ import Testing
         try await withPipeline { pipeline in
             let api = pipeline.simulator.serverAPI
             func onAccount(_ id: String) throws -> String {
-                var transaction = Self.transaction(id)
+                var transaction = SignedFixture.consumable(id)
                 transaction.appTransactionID = "704000000000061"
                 return try api.register(transaction)
             }
@@ -222,7 +215,7 @@ import Testing
     @Test func aPurchaseWithNoKnownAccountWaitsUntilAUserSubmitsIt() async throws {
         try await withPipeline { pipeline in
             let api = pipeline.simulator.serverAPI
-            let jws = try api.register(Self.transaction("4000000000000004"))
+            let jws = try api.register(SignedFixture.consumable("4000000000000004"))
             let parked = try await deliver(pipeline, try api.signedNotification(type: "ONE_TIME_CHARGE", transactionID: "4000000000000004"))
             #expect(parked.status == .applied && parked.result == "unclaimed")
             let unclaimed = pipeline.configuration.keys.unclaimed
@@ -240,7 +233,7 @@ import Testing
     @Test func otherTypesAreKeptPerOriginalTransactionAndUnknownTypesNeverFail() async throws {
         try await withPipeline { pipeline in
             let api = pipeline.simulator.serverAPI
-            try api.register(Self.transaction("4000000000000005"))
+            try api.register(SignedFixture.consumable("4000000000000005"))
             for type in ["DID_CHANGE_RENEWAL_STATUS", "SOMETHING_APPLE_ADDS_NEXT_YEAR"] {
                 let applied = try await deliver(pipeline, try api.signedNotification(type: type, transactionID: "4000000000000005"))
                 #expect(applied.status == .applied && applied.result == "recorded")
@@ -256,13 +249,13 @@ import Testing
     @Test func forgedOrForeignNotificationsAreRefusedAtTheDoorAndQueueNothing() async throws {
         try await withPipeline(startWorkers: false) { pipeline in
             let api = pipeline.simulator.serverAPI
-            try api.register(Self.transaction("4000000000000006"))
+            try api.register(SignedFixture.consumable("4000000000000006"))
             let genuine = try api.signedNotification(type: "REFUND", transactionID: "4000000000000006")
             let attacker = try SigningAuthority()
             let payload = NotificationPayload(
                 notificationType: "ONE_TIME_CHARGE", notificationUUID: UUID().uuidString, signedDate: nil,
                 data: .init(bundleID: PipelineHarness.bundleID, environment: "Sandbox",
-                            signedTransactionInfo: try attacker.signer.sign(payload: Self.transaction("4000000000000007"))))
+                            signedTransactionInfo: try attacker.signer.sign(payload: SignedFixture.consumable("4000000000000007"))))
             let forgedInside = try pipeline.authority.signer.sign(payload: payload)
             let forgedOutside = try attacker.signer.sign(payload: payload)
             let parts = genuine.split(separator: ".")
@@ -337,7 +330,7 @@ import Testing
                 ("another app's external purchase token", try notification("EXTERNAL_PURCHASE_TOKEN", token: token("com.other.app")),
                  400, "bundle_mismatch"),
                 ("a transaction of another environment", try notification("ONE_TIME_CHARGE", data: .init(
-                    bundleID: ours, environment: "Production", signedTransactionInfo: try signer.sign(payload: Self.transaction("4000000000000031")))),
+                    bundleID: ours, environment: "Production", signedTransactionInfo: try signer.sign(payload: SignedFixture.consumable("4000000000000031")))),
                  400, "environment_mismatch"),
             ]
             for (what, body, status, code) in refused {
@@ -421,7 +414,7 @@ import Testing
     @Test func aNotificationRedisCannotTakeIsRefusedWith503AndTakenOnceLater() async throws {
         try await withPipeline(startWorkers: false) { pipeline in
             let api = pipeline.simulator.serverAPI
-            try api.register(Self.transaction("4000000000000008"))
+            try api.register(SignedFixture.consumable("4000000000000008"))
             let refund = try api.signedNotification(type: "REFUND", transactionID: "4000000000000008")
             pipeline.redisServer.kill()
             let refused = try await pipeline.notify(refund)

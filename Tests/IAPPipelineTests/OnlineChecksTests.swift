@@ -10,6 +10,7 @@ import NIOCore
 import PipelineTestSupport
 import RedisClient
 import Synchronization
+import TestSupport
 import Testing
 import X509
 

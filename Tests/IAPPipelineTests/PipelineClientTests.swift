@@ -33,13 +33,13 @@ import Testing
             let again = try await client.submit(.receipt(receipt), for: "player 7")
             #expect(!again.isNew && again.ticket == first.ticket && again.status == .granted)
 
-            let signed = try pipeline.authority.signer.sign(payload: SignedTransactionTests.transaction("2000000000000802", product: "level.pack"))
+            let signed = try pipeline.authority.signer.sign(payload: SignedFixture.transaction("2000000000000802", product: "level.pack"))
             #expect(try await client.settled(try await client.submit(.signedTransaction(signed), for: "player 7").ticket).status == .granted)
 
-            _ = try pipeline.simulator.serverAPI.register(SignedTransactionTests.transaction("2000000000000803"))
+            _ = try pipeline.simulator.serverAPI.register(SignedFixture.transaction("2000000000000803"))
             #expect(try await client.settled(try await client.submit(.transactionID("2000000000000803"), for: "player 7").ticket).status == .granted)
 
-            let app = try pipeline.authority.signer.sign(payload: AppleAccountTests.appTransaction())
+            let app = try pipeline.authority.signer.sign(payload: SignedFixture.appTransaction())
             let bound = try await client.settled(try await client.submit(.signedAppTransaction(app), for: "player 7").ticket)
             #expect(bound.status == .applied && bound.result == "apple_account_bound", "\(bound)")
 
@@ -48,7 +48,7 @@ import Testing
             #expect(entitlements.map(\.entitlement) == ["level_pack"] && entitlements.first?.status == "active")
             let record = try await client.user("player 7", limit: 2)
             #expect(record["purchases"]?.array?.count == 2 && record["next_before"]?.string != nil, "\(record)")
-            #expect(try await pipeline.store.appleAccountUsers(AppleAccountTests.account) == ["player 7"])
+            #expect(try await pipeline.store.appleAccountUsers(SignedFixture.appleAccount) == ["player 7"])
             #expect(try await client.entitlements(of: "nobody").isEmpty)
         }
     }
@@ -68,7 +68,7 @@ import Testing
             let offer = try await client.offerSignature(kind: "promotional", for: "p1", productID: "vip.monthly", offerID: "anyone")
             #expect(offer["signature"]?.string?.isEmpty == false && offer["key_id"]?.string == OfferSignatureTests.keyID, "\(offer)")
 
-            let app = try pipeline.authority.signer.sign(payload: AppleAccountTests.appTransaction())
+            let app = try pipeline.authority.signer.sign(payload: SignedFixture.appTransaction())
             let sync = try await client.sync("p1", signedAppTransaction: app)
             let synced = try await client.settled(sync.ticket)
             #expect(sync.isNew && synced.status == .applied, "\(synced)")

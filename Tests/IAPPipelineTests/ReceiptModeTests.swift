@@ -22,12 +22,12 @@ import Testing
     @Test func aLegacyReceiptIsVerifiedByTheServerAPIWithNoVerifyReceiptCall() async throws {
         try await withPipeline(serverAPI: true, environment: Self.serverAPI) { pipeline in
             let api = pipeline.simulator.serverAPI
-            var gold = SignedTransactionTests.transaction("2000000000000081")
+            var gold = SignedFixture.transaction("2000000000000081")
             gold.price = 4990
             gold.currency = "USD"
             gold.appTransactionID = "705000000000081"
             _ = try api.register(gold)
-            _ = try api.register(SignedTransactionTests.transaction("2000000000000082", product: "level.pack"))
+            _ = try api.register(SignedFixture.transaction("2000000000000082", product: "level.pack"))
             let receipt = SimulatedAppReceipt(bundleID: PipelineHarness.bundleID, purchases: [
                 .init(transactionID: "2000000000000081", productID: "gold.100"),
                 .init(transactionID: "2000000000000082", productID: "level.pack"),

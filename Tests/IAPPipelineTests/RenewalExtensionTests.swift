@@ -4,6 +4,7 @@ import ArgumentParser
 import Foundation
 import IAPOperations
 import PipelineTestSupport
+import TestSupport
 import Testing
 
 @testable import IAPControlCLI

@@ -7,20 +7,9 @@ import Testing
 
 /// StoreKit 2 signed transactions through the same intake, dedupe and grant path as receipts.
 @Suite(.serialized) struct SignedTransactionTests {
-    static func transaction(
-        _ id: String, product: String = "gold.100", bundleID: String = PipelineHarness.bundleID, environment: String = "Production",
-        revoked: Bool = false
-    ) -> JWSTransaction {
-        let now = Int64(Date().timeIntervalSince1970 * 1000)
-        return JWSTransaction(
-            transactionID: id, bundleID: bundleID, productID: product, purchaseDate: now - 1000, type: "Consumable",
-            appAccountToken: "7f1c9d1e-1111-4c2b-9a55-1b2c3d4e5f60", signedDate: now, revocationDate: revoked ? now : nil,
-            environment: environment)
-    }
-
     @Test func aSignedTransactionIsGrantedOnceAndItsEnvironmentRecorded() async throws {
         try await withPipeline { pipeline in
-            let jws = try pipeline.authority.signer.sign(payload: Self.transaction("2000000000000001", environment: "Sandbox"))
+            let jws = try pipeline.authority.signer.sign(payload: SignedFixture.transaction("2000000000000001", environment: "Sandbox"))
             let id = try await pipeline.submit(signed: jws)
             let ticket = try await pipeline.terminal(id)
             #expect(ticket.status == .granted && ticket.environment == "Sandbox")
@@ -37,11 +26,11 @@ import Testing
     /// the fulfilment entry; a purchase without one has neither field.
     @Test func theAppleAccountThatBoughtItIsOnTheGrantRecordAndTheEvent() async throws {
         try await withPipeline { pipeline in
-            var bought = Self.transaction("2000000000000011")
+            var bought = SignedFixture.transaction("2000000000000011")
             bought.appTransactionID = "704289572311234567"
             let id = try await pipeline.submit(signed: try pipeline.authority.signer.sign(payload: bought))
             #expect(try await pipeline.terminal(id).status == .granted)
-            let older = try await pipeline.submit(signed: try pipeline.authority.signer.sign(payload: Self.transaction("2000000000000012")))
+            let older = try await pipeline.submit(signed: try pipeline.authority.signer.sign(payload: SignedFixture.transaction("2000000000000012")))
             #expect(try await pipeline.terminal(older).status == .granted)
             let keys = pipeline.configuration.keys
             let record = try await pipeline.redis.send("HGETALL", keys.grant(unit: "2000000000000011", originalTransactionID: "2000000000000011")).stringDictionary
@@ -58,7 +47,7 @@ import Testing
         try await withPipeline { pipeline in
             let first = try await pipeline.terminal(try await pipeline.submit(receipt([gold("2000000000000002")])))
             #expect(first.status == .granted)
-            let jws = try pipeline.authority.signer.sign(payload: Self.transaction("2000000000000002"))
+            let jws = try pipeline.authority.signer.sign(payload: SignedFixture.transaction("2000000000000002"))
             let second = try await pipeline.terminal(try await pipeline.submit(signed: jws))
             #expect(second.status == .duplicate && second.transactions.map(\.outcome) == [.duplicate])
             #expect(try await pipeline.fulfilments().count == 1)
@@ -68,9 +57,9 @@ import Testing
     @Test func forgedOrAlteredSignedDataIsRejectedWithInvalidSignature() async throws {
         try await withPipeline { pipeline in
             let attacker = try SigningAuthority()
-            let forged = try attacker.signer.sign(payload: Self.transaction("2000000000000003"))
-            let genuine = try pipeline.authority.signer.sign(payload: Self.transaction("2000000000000004"))
-            let richer = try pipeline.authority.signer.sign(payload: Self.transaction("2000000000000004", product: "level.pack"))
+            let forged = try attacker.signer.sign(payload: SignedFixture.transaction("2000000000000003"))
+            let genuine = try pipeline.authority.signer.sign(payload: SignedFixture.transaction("2000000000000004"))
+            let richer = try pipeline.authority.signer.sign(payload: SignedFixture.transaction("2000000000000004", product: "level.pack"))
             let parts = genuine.split(separator: ".")
             let altered = [parts[0], richer.split(separator: ".")[1], parts[2]].joined(separator: ".")
             for (jws, cause) in [(forged, "chain not trusted"), (altered, "signature does not verify")] {
@@ -85,10 +74,10 @@ import Testing
 
     @Test func anotherAppsTransactionIsABundleMismatchAndARevokedOneIsRefused() async throws {
         try await withPipeline { pipeline in
-            let other = try pipeline.authority.signer.sign(payload: Self.transaction("2000000000000005", bundleID: "com.other.app"))
+            let other = try pipeline.authority.signer.sign(payload: SignedFixture.transaction("2000000000000005", bundleID: "com.other.app"))
             let mismatch = try await pipeline.terminal(try await pipeline.submit(signed: other))
             #expect(mismatch.status == .rejected && mismatch.reason == "bundle_mismatch")
-            let revoked = try pipeline.authority.signer.sign(payload: Self.transaction("2000000000000006", revoked: true))
+            let revoked = try pipeline.authority.signer.sign(payload: SignedFixture.transaction("2000000000000006", revoked: true))
             let refunded = try await pipeline.terminal(try await pipeline.submit(signed: revoked))
             #expect(refunded.status == .rejected && refunded.transactions.first?.reason == "refunded")
             #expect(try await pipeline.fulfilments().isEmpty)

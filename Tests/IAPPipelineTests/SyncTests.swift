@@ -15,14 +15,14 @@ import Testing
 
     /// A purchase on the Apple Account that the client never sent (no app account token).
     static func unsent(_ id: String, product: String = "gold.100") -> JWSTransaction {
-        var transaction = SignedTransactionTests.transaction(id, product: product)
+        var transaction = SignedFixture.transaction(id, product: product)
         transaction.appAccountToken = nil
         transaction.appTransactionID = account
         return transaction
     }
 
     func sync(_ pipeline: PipelineHarness, user: String) async throws -> PipelineHarness.Reply {
-        let jws = try pipeline.authority.signer.sign(payload: AppleAccountTests.appTransaction(Self.account))
+        let jws = try pipeline.authority.signer.sign(payload: SignedFixture.appTransaction(Self.account))
         return try await pipeline.post(
             raw: try JSONSerialization.data(withJSONObject: ["signed_app_transaction": jws]), path: "/v1/users/\(user)/sync")
     }

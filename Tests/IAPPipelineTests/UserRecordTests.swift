@@ -16,7 +16,7 @@ import Testing
             let day: Int64 = 86_400_000
             let now = Int64(Date().timeIntervalSince1970 * 1000)
             func signed(_ id: String, currency: String, quantity: Int = 1, purchased: Int64) throws -> String {
-                var transaction = MoneyOnEventsTests.sold(id, currency: currency)
+                var transaction = SignedFixture.sold(id, currency: currency)
                 transaction.quantity = quantity
                 transaction.purchaseDate = purchased
                 transaction.type = "Consumable"

@@ -23,8 +23,8 @@ import Testing
             (started, startedContinuation) = AsyncStream<Int>.makeStream()
         }
 
-        func handle(_ payload: String, worker: WorkerContext) async {
-            let job = try! Job.decode(payload)
+        func handle(_ held: HeldJob) async {
+            let (payload, job, worker) = (held.payload, held.job, held.worker)
             running.withLockedValue { $0 = (now: $0.now + 1, most: max($0.most, $0.now + 1)) }
             startedContinuation.yield(layout.bucket(ofTicket: job.ticket))
             await withCheckedContinuation { continuation in gate.withLockedValue { $0.append(continuation) } }

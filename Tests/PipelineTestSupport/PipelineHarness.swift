@@ -12,6 +12,7 @@ import PipelineCore
 import IAPStages
 import IAPOperations
 import Logging
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import RedisClient
@@ -21,7 +22,7 @@ import Testing
 
 /// The whole pipeline in one process over real HTTP and a real Redis: apple-sim, the intake and
 /// one worker per stage, each stage startable and stoppable on its own.
-public final class PipelineHarness: @unchecked Sendable {
+public final class PipelineHarness: Sendable {
     public let redisServer: RedisServer
     public let redis: RedisClient
     public let store: PipelineStore
@@ -43,7 +44,7 @@ public final class PipelineHarness: @unchecked Sendable {
     /// With `IAP_WEBHOOK_URL` in the environment: the webhook stage's client.
     public let webhookClient: WebhookClient?
     private let directory: URL
-    private var workers: [Stage: (StageWorkers, Task<Void, any Error>)] = [:]
+    private let workers = NIOLockedValueBox<[Stage: (StageWorkers, Task<Void, any Error>)]>([:])
 
     public static let bundleID = "com.example.game"
     public static let catalog = ProductCatalog(
@@ -147,38 +148,14 @@ public final class PipelineHarness: @unchecked Sendable {
         }
     }
 
+    /// `stage`'s handler, built where the stage executables build theirs (`StageAssembly`), with
+    /// the harness's clients (apple-sim's), catalog and webhook client.
     public func handler(for stage: Stage) -> any JobHandler {
-        switch stage {
-        case .verify:
-            let signedData = SignedDataVerifier(rootCertificates: try! configuration.rootCertificates())
-            let seams = configuration.appleSeams(apple: apple, clients: appClients, signedData: signedData)
-            return VerifyHandler(
-                verifier: seams.verifier, signedData: signedData, lookup: seams.lookup, subscriptions: seams.subscriptions,
-                bundleIDs: configuration.appsFile == nil ? [Self.bundleID] : configuration.bundleIDs, retryPolicy: configuration.retryPolicy,
-                rechecks: RecheckPromotion(schedule: configuration.recheck, ticketTTL: configuration.ticketTTL),
-                appleAccounts: seams.appleAccounts, history: seams.history,
-                receiptsByServerAPI: (try? configuration.receiptsByServerAPI()) == true ? seams.history.map(ReceiptByServerAPI.init) : nil,
-                breaker: configuration.appleBreaker.map { AppleBreaker(store: store, settings: $0, logger: testLogger) })
-        case .dedupe:
-            return DedupeHandler(catalog: Self.catalog, policy: try! configuration.purchasePolicy(), adoption: configuration.adoption)
-        case .grant:
-            return GrantHandler(
-                tokenTickets: configuration.appAccountTokenTickets, finishTickets: configuration.finishTransactionTickets, retention: RetentionSweep(settings: configuration.retention))
-        case .notify:
-            // As iap-notifier: consumption requests are answered when a refund preference is set;
-            // app account tokens are set with the Server API keys.
-            let apps = appClients.isEmpty ? nil : AppByAppServerAPI(clients: appClients)
-            let answering = configuration.errands.refundPreference.flatMap { preference in
-                apps.map { ConsumptionAnswering(reporter: $0, preferences: preference, retryPolicy: configuration.retryPolicy) }
-            }
-            return NotifyHandler(
-                catalog: Self.catalog, consumption: answering,
-                accountTokens: apps.map { AccountTokenErrands(setter: $0, finisher: $0, retryPolicy: configuration.retryPolicy) })
-        case .webhook:
-            return WebhookHandler(
-                poster: webhookClient!, signer: try! configuration.webhook.signer(), maxAge: configuration.webhook.maxAge,
-                retryPolicy: configuration.retryPolicy)
-        }
+        let catalog = configuration.hasCatalog ? nil : Self.catalog
+        let assembly = StageAssembly(
+            configuration: configuration, store: store, logger: testLogger, apple: apple, clients: appClients, catalog: catalog,
+            webhook: webhookClient)
+        return try! assembly.handler(for: stage)
     }
 
     /// Starts a worker of `stage` (the webhook's only when `IAP_WEBHOOK_URL` is set).
@@ -188,11 +165,12 @@ public final class PipelineHarness: @unchecked Sendable {
             handler: handler(for: stage), store: store,
             settings: WorkerSettings(concurrency: 8, lease: .milliseconds(30000), block: .milliseconds(200), housekeeping: .milliseconds(20)),
             logger: testLogger)
-        workers[stage] = (worker, Task { try await worker.run() })
+        let running = Task { try await worker.run() }
+        workers.withLockedValue { $0[stage] = (worker, running) }
     }
 
     public func stop(_ stage: Stage) async {
-        guard let (worker, task) = workers.removeValue(forKey: stage) else { return }
+        guard let (worker, task) = workers.withLockedValue({ $0.removeValue(forKey: stage) }) else { return }
         worker.stop()
         _ = try? await task.value
     }

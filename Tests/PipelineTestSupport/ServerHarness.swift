@@ -43,9 +43,3 @@ public final class RunningServer: Sendable {
         _ = try? await task.value
     }
 }
-
-public let testLogger: Logger = {
-    var logger = Logger(label: "test")
-    logger.logLevel = ProcessInfo.processInfo.environment["IAP_TEST_LOG"] == "1" ? .error : .critical
-    return logger
-}()

@@ -36,17 +36,14 @@ public struct DedupeHandler: JobHandler {
         self.ticketTTL = ticketTTL
     }
 
-    public func handle(_ payload: String, worker: WorkerContext) async {
-        guard let job = try? Job.decode(payload), job.stage == .dedupe else {
-            await worker.deadLetter(payload, ticket: nil, reason: ReasonCode.undecodableJob, error: "not a dedupe job", attempts: 0)
-            return
-        }
+    public func handle(_ held: HeldJob) async {
+        let (payload, job, worker) = (held.payload, held.job, held.worker)
         if job.dryRun == true {
-            await answerDryRun(payload, job: job, worker: worker)
+            await answerDryRun(held)
             return
         }
         if let account = job.appleAccount, job.receipt == nil {
-            await bind(account, payload: payload, job: job, worker: worker)
+            await bind(account, held: held)
             return
         }
         guard let receipt = job.receipt else {
@@ -89,13 +86,12 @@ public struct DedupeHandler: JobHandler {
             return
         }
         if let parts = Self.parts(of: next, layout: worker.store.keys.layout) {
-            await split(payload, job: job, into: parts, worker: worker)
+            await split(held, into: parts)
             return
         }
-        let result = await worker.transition(ClaimPurchases.self) {
+        await held.move(by: ClaimPurchases.self) {
             try await claims.submit(ClaimItem(payload: payload, next: next), by: worker)
         }
-        await worker.settle(result, payload: payload, job: job, by: ClaimPurchases.self)
     }
 
 
@@ -103,22 +99,23 @@ public struct DedupeHandler: JobHandler {
     /// Account (`seat_apple_account`, kept for good), and the ticket ends `applied`, nothing
     /// granted, its `result` `apple_account_bound`, or `apple_account_shared` when the user comes
     /// after `IAP_MAX_ACCOUNTS_PER_APPLE_ACCOUNT` others (their purchases on it will be held).
-    private func bind(_ account: String, payload: String, job: Job, worker: WorkerContext) async {
+    private func bind(_ account: String, held: HeldJob) async {
+        let (payload, job, worker) = (held.payload, held.job, held.worker)
         guard let seated = await worker.transition(SeatAppleAccount.self, {
             try await worker.store.seatAppleAccount(account, user: job.userID, limit: policy.maxAccountsPerAppleAccount)
         }) else { return }
-        let result = await worker.transition(FinishTicket.self) {
+        await held.move(by: FinishTicket.self) {
             try await worker.store.finish(
                 payload, member: worker.member, ticket: job.ticket, status: .applied, reason: "", attempts: job.attempts,
                 environment: nil, result: seated ? Self.boundResult : ReasonCode.appleAccountShared)
         }
-        await worker.settle(result, payload: payload, job: job, by: FinishTicket.self)
     }
 
     /// A sync's dry run: what a sync would do with each purchase Apple has of the account, read
     /// and never written (nothing claimed, no seat taken), on the ticket: `applied`, result
     /// `dry_run`, each purchase's would-be outcome in `transactions`.
-    private func answerDryRun(_ payload: String, job: Job, worker: WorkerContext) async {
+    private func answerDryRun(_ held: HeldJob) async {
+        let (payload, job, worker) = (held.payload, held.job, held.worker)
         var transactions = "[]"
         if let receipt = job.receipt {
             guard let preview = await worker.transition(reading: "the books for a dry run", {
@@ -126,12 +123,11 @@ public struct DedupeHandler: JobHandler {
             }) else { return }
             transactions = preview.ticketTransactions
         }
-        let result = await worker.transition(FinishTicket.self) {
+        await held.move(by: FinishTicket.self) {
             try await worker.store.finish(
                 payload, member: worker.member, ticket: job.ticket, status: .applied, reason: "", attempts: job.attempts,
                 environment: job.receipt?.environment, result: Self.dryRunResult, transactions: transactions)
         }
-        await worker.settle(result, payload: payload, job: job, by: FinishTicket.self)
     }
 
     /// The result of a sync's dry run.
@@ -168,15 +164,15 @@ public struct DedupeHandler: JobHandler {
 
     /// Queues each part on its bucket (its units claimed there), then acks the job, naming its
     /// parts on the ticket. A redelivered job queues no part twice (`claim_part` finds it).
-    private func split(_ payload: String, job: Job, into parts: [Job], worker: WorkerContext) async {
+    private func split(_ held: HeldJob, into parts: [Job]) async {
+        let (payload, job, worker) = (held.payload, held.job, held.worker)
         for part in parts {
             guard await worker.transition(ClaimPart.self, { try await worker.store.claimPart(part, ttl: ticketTTL) }) != nil
             else { return }
         }
-        let result = await worker.transition(SplitJob.self) {
+        await held.move(by: SplitJob.self) {
             try await worker.store.split(payload, member: worker.member, ticket: job.ticket, parts: parts.compactMap(\.part))
         }
-        await worker.settle(result, payload: payload, job: job, by: SplitJob.self)
     }
 
     /// A claimable purchase's fate: pre-adoption first (the old system granted it, whatever

@@ -31,29 +31,29 @@ public struct GrantHandler: JobHandler {
         try await retention?.runIfDue(worker)
     }
 
-    public func handle(_ payload: String, worker: WorkerContext) async {
-        guard let job = try? Job.decode(payload), job.stage == .grant, job.purchases != nil else {
-            await worker.deadLetter(payload, ticket: nil, reason: ReasonCode.undecodableJob, error: "not a grant job", attempts: 0)
-            return
-        }
+    public func accepts(_ job: Job) -> Bool { job.stage == .grant && job.purchases != nil }
+
+    public func handle(_ held: HeldJob) async {
+        let (payload, job, worker) = (held.payload, held.job, held.worker)
         let outcome = await worker.transition(GrantPurchases.self) {
             try await worker.store.grantOutcome(payload, member: worker.member, job: job, tokenTickets: tokenTickets, finishTickets: finishTickets)
         }
         guard let (result, granted) = outcome else { return }
         guard result == .moved, let granted else {
-            await worker.settle(result, payload: payload, job: job, by: GrantPurchases.self)
+            await held.settle(result, by: GrantPurchases.self)
             return
         }
         guard let part = job.part else {
             worker.logger.info("ticket finished", metadata: ["ticket": "\(job.ticket)", "status": "\(granted.status.rawValue)"])
-            await worker.settle(result, payload: payload, job: job, by: GrantPurchases.self)
+            await held.settle(result, by: GrantPurchases.self)
             return
         }
-        await report(part, granted, payload: payload, job: job, worker: worker)
+        await report(part, granted, held: held)
     }
 
     /// A part's outcome onto its client's ticket, then the part's job acked.
-    private func report(_ part: String, _ granted: GrantOutcome, payload: String, job: Job, worker: WorkerContext) async {
+    private func report(_ part: String, _ granted: GrantOutcome, held: HeldJob) async {
+        let (payload, job, worker) = (held.payload, held.job, held.worker)
         let outcome = PartOutcome(
             status: granted.status, transactions: granted.transactions, reason: granted.reason, environment: job.receipt?.environment)
         guard let recorded = await worker.transition(FinishPart.self, {
@@ -69,9 +69,8 @@ public struct GrantHandler: JobHandler {
                 "ticket": "\(job.ticket)", "part": "\(part)",
             ])
         }
-        let acked = await worker.transition(AcknowledgeJob.self) {
+        await held.move(by: AcknowledgeJob.self) {
             try await worker.store.acknowledge(payload, member: worker.member, ownTicket: part)
         }
-        await worker.settle(acked, payload: payload, job: job, by: AcknowledgeJob.self)
     }
 }

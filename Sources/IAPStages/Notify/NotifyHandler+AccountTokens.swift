@@ -8,12 +8,12 @@ extension NotifyHandler {
     /// `applied` with its result: `app_account_token_set`, `transaction_not_found`,
     /// `family_shared` (Apple sets none on a family member's), `apple_api_error_<code>`, or
     /// `app_account_token_not_sent` on a notifier without Server API keys.
-    func setAccountToken(_ request: AppAccountTokenRequest, payload: String, job: Job, worker: WorkerContext) async {
+    func setAccountToken(_ request: AppAccountTokenRequest, held: HeldJob) async {
+        let (payload, job, worker) = (held.payload, held.job, held.worker)
         func finish(_ result: String) async {
-            let moved = await worker.transition(RecordNotification.self) {
+            await held.move(by: RecordNotification.self) {
                 try await worker.store.recordNotification(payload, member: worker.member, job: job, result: result, entry: "", in: .nothing)
             }
-            await worker.settle(moved, payload: payload, job: job, by: RecordNotification.self)
         }
         guard let accountTokens else {
             worker.logger.warning("an app account token to set at Apple, but this notifier has no Server API keys", metadata: [
@@ -41,7 +41,7 @@ extension NotifyHandler {
             worker.logger.warning("Apple refused the app account token", metadata: ["error_code": "\(errorCode)", "detail": "\(detail)"])
             await finish(ReasonCode.appleAPIError(errorCode))
         case .unauthorized, .misconfigured, .transient:
-            await deadLetterOrRetry(answer, payload: payload, job: job, attempt: attempt, policy: accountTokens.retryPolicy, worker: worker)
+            await deadLetterOrRetry(answer, held: held, attempt: attempt, policy: accountTokens.retryPolicy)
         }
     }
 
@@ -49,12 +49,12 @@ extension NotifyHandler {
     /// `applied` with its result: `transaction_finished`, `transaction_not_found` (an answer, not
     /// an error), `apple_api_error_<code>`, or `finish_transaction_not_sent` on a notifier without
     /// Server API keys.
-    func finishTransaction(_ request: FinishTransactionRequest, payload: String, job: Job, worker: WorkerContext) async {
+    func finishTransaction(_ request: FinishTransactionRequest, held: HeldJob) async {
+        let (payload, job, worker) = (held.payload, held.job, held.worker)
         func finish(_ result: String) async {
-            let moved = await worker.transition(RecordNotification.self) {
+            await held.move(by: RecordNotification.self) {
                 try await worker.store.recordNotification(payload, member: worker.member, job: job, result: result, entry: "", in: .nothing)
             }
-            await worker.settle(moved, payload: payload, job: job, by: RecordNotification.self)
         }
         guard let accountTokens, let finisher = accountTokens.finisher else {
             worker.logger.warning("a transaction to finish at Apple, but this notifier has no Server API keys", metadata: [
@@ -75,15 +75,16 @@ extension NotifyHandler {
             await finish(ReasonCode.appleAPIError(errorCode))
         case .unauthorized, .misconfigured, .transient:
             await deadLetterOrRetry(
-                answer, payload: payload, job: job, attempt: job.attempts + 1, policy: accountTokens.retryPolicy, worker: worker)
+                answer, held: held, attempt: job.attempts + 1, policy: accountTokens.retryPolicy)
         }
     }
 
     /// An Apple call that did not answer: our key refused or our setup wrong is a dead letter
     /// (replay once fixed), Apple's 5xx, 429 or the fleet's spent budget a retry.
     func deadLetterOrRetry(
-        _ answer: ServerAPIAnswer, payload: String, job: Job, attempt: Int, policy: RetryPolicy, worker: WorkerContext
+        _ answer: ServerAPIAnswer, held: HeldJob, attempt: Int, policy: RetryPolicy
     ) async {
+        let (payload, job, worker) = (held.payload, held.job, held.worker)
         switch answer {
         case .unauthorized(let status, let detail):
             await worker.deadLetter(
@@ -93,8 +94,8 @@ extension NotifyHandler {
         case .misconfigured(let detail):
             await worker.deadLetter(payload, ticket: job.ticket, reason: ReasonCode.appleAPIMisconfigured, error: detail, attempts: attempt)
         case .transient(let reason, let detail, let retryAfterMs):
-            await worker.retry(
-                payload, job: job, attempt: attempt, reason: reason, detail: detail, retryAfterMs: retryAfterMs, policy: policy)
+            await held.retry(
+                attempt: attempt, reason: reason, detail: detail, retryAfterMs: retryAfterMs, policy: policy)
         case .ok, .notFound, .refused:
             preconditionFailure("deadLetterOrRetry is for calls that did not answer")
         }

@@ -56,17 +56,14 @@ public struct NotifyHandler: JobHandler {
         self.accountTokens = accountTokens
     }
 
-    public func handle(_ payload: String, worker: WorkerContext) async {
-        guard let job = try? Job.decode(payload), job.stage == .notify else {
-            await worker.deadLetter(payload, ticket: nil, reason: ReasonCode.undecodableJob, error: "not a notify job", attempts: 0)
-            return
-        }
+    public func handle(_ held: HeldJob) async {
+        let (payload, job, worker) = (held.payload, held.job, held.worker)
         if let request = job.appAccountTokenRequest {
-            await setAccountToken(request, payload: payload, job: job, worker: worker)
+            await setAccountToken(request, held: held)
             return
         }
         if let request = job.finishTransactionRequest {
-            await finishTransaction(request, payload: payload, job: job, worker: worker)
+            await finishTransaction(request, held: held)
             return
         }
         guard let notification = job.notification else {
@@ -75,28 +72,29 @@ public struct NotifyHandler: JobHandler {
         }
         switch (Self.route(notification.notificationType), notification.transaction) {
         case (.revokeOrReinstate, let transaction?):
-            await revokeOrReinstate(transaction, notification: notification, payload: payload, job: job, worker: worker)
+            await revokeOrReinstate(transaction, notification: notification, held: held)
         case (.grant, let transaction?):
-            await grantToAccount(transaction, notification: notification, payload: payload, job: job, worker: worker)
+            await grantToAccount(transaction, notification: notification, held: held)
         case (.subscriptionChange, let transaction?):
             guard let change = subscriptionChange(transaction, notification: notification, status: Self.status(after: notification)) else {
-                await record(notification, payload: payload, job: job, worker: worker)
+                await record(notification, held: held)
                 return
             }
-            await applySubscriptionChange(change, notification: notification, payload: payload, job: job, worker: worker)
+            await applySubscriptionChange(change, notification: notification, held: held)
         case (.consumptionRequest, let transaction?):
             guard let consumption else {
-                await record(notification, payload: payload, job: job, worker: worker)
+                await record(notification, held: held)
                 return
             }
             await answerConsumptionRequest(
-                transaction, answering: consumption, notification: notification, payload: payload, job: job, worker: worker)
+                transaction, answering: consumption, notification: notification, held: held)
         case (.revokeOrReinstate, nil), (.grant, nil), (.subscriptionChange, nil), (.consumptionRequest, nil), (.record, _):
-            await record(notification, payload: payload, job: job, worker: worker)
+            await record(notification, held: held)
         }
     }
 
-    private func unit(of transaction: JWSTransaction, payload: String, job: Job, worker: WorkerContext) async -> String? {
+    private func unit(of transaction: JWSTransaction, held: HeldJob) async -> String? {
+        let (payload, job, worker) = (held.payload, held.job, held.worker)
         if let unit = catalog.grantUnit(for: InAppTransaction(signed: transaction)) { return unit }
         // As in dedupe: a product our catalog does not know waits for the catalog fix and a replay.
         await worker.deadLetter(
@@ -106,9 +104,10 @@ public struct NotifyHandler: JobHandler {
     }
 
     private func revokeOrReinstate(
-        _ transaction: JWSTransaction, notification: VerifiedNotification, payload: String, job: Job, worker: WorkerContext
+        _ transaction: JWSTransaction, notification: VerifiedNotification, held: HeldJob
     ) async {
-        guard let unit = await unit(of: transaction, payload: payload, job: job, worker: worker) else { return }
+        let (payload, job, worker) = (held.payload, held.job, held.worker)
+        guard let unit = await unit(of: transaction, held: held) else { return }
         let reversal = notification.notificationType == .refundReversed
         let step: any PipelineScript.Type = reversal ? ReinstateGrant.self : RevokeGrant.self
         // A subscription's period: its record follows (only when it is the latest period).
@@ -134,12 +133,13 @@ public struct NotifyHandler: JobHandler {
                 "type": "\(notification.type)", "unit": "\(unit)", "result": "\(applied ?? "?")",
             ])
         }
-        await worker.settle(result, payload: payload, job: job, by: step)
+        await held.settle(result, by: step)
     }
 
     private func grantToAccount(
-        _ transaction: JWSTransaction, notification: VerifiedNotification, payload: String, job: Job, worker: WorkerContext
+        _ transaction: JWSTransaction, notification: VerifiedNotification, held: HeldJob
     ) async {
+        let (payload, job, worker) = (held.payload, held.job, held.worker)
         let found = await worker.transition(reading: "find_account") {
             try await worker.store.account(
                 appAccountToken: transaction.appAccountToken, originalTransactionID: transaction.originalTransactionID,
@@ -149,13 +149,12 @@ public struct NotifyHandler: JobHandler {
         guard let user else {
             // Nobody we know bought it: it waits until a user proves it (any evidence), then is granted once.
             let entry = String(decoding: canonicalJSON(transaction), as: UTF8.self)
-            let result = await worker.transition(RecordNotification.self) {
+            await held.move(by: RecordNotification.self) {
                 try await worker.store.recordNotification(
                     payload, member: worker.member, job: job, result: "unclaimed", entry: entry,
                     in: .unclaimed(
                         transactionID: transaction.transactionID, originalTransactionID: transaction.originalTransactionID))
             }
-            await worker.settle(result, payload: payload, job: job, by: RecordNotification.self)
             return
         }
         var next = job
@@ -164,12 +163,11 @@ public struct NotifyHandler: JobHandler {
         next.source = "notification"
         next.receipt = VerifiedReceipt(signed: transaction)
         next.notification = nil
-        let result = await worker.transition(ForwardJob.self) {
+        await held.move(by: ForwardJob.self) {
             try await worker.forward(
                 payload, to: next,
                 ticketFields: [("user_id", user), ("environment", next.receipt?.environment ?? ""), ("attempts", "1")])
         }
-        await worker.settle(result, payload: payload, job: job, by: ForwardJob.self)
     }
 
     /// Tells Apple what it asks before deciding a refund: whether the purchase was delivered and
@@ -178,17 +176,17 @@ public struct NotifyHandler: JobHandler {
     /// without consent nothing is sent (Apple would refuse it anyway) and the notification is
     /// recorded as not answered.
     private func answerConsumptionRequest(
-        _ transaction: JWSTransaction, answering: ConsumptionAnswering, notification: VerifiedNotification, payload: String,
-        job: Job, worker: WorkerContext
+        _ transaction: JWSTransaction, answering: ConsumptionAnswering, notification: VerifiedNotification, held: HeldJob
     ) async {
-        guard let unit = await unit(of: transaction, payload: payload, job: job, worker: worker) else { return }
+        let (job, worker) = (held.job, held.worker)
+        guard let unit = await unit(of: transaction, held: held) else { return }
         let read = await worker.transition(reading: "read_consumption_facts") {
             try await worker.store.consumptionFacts(
                 unit: unit, originalTransactionID: transaction.originalTransactionID, transactionID: transaction.transactionID)
         }
         guard let facts = read else { return }
         guard facts.consented else {
-            await record(notification, result: "consumption_not_consented", payload: payload, job: job, worker: worker)
+            await record(notification, result: "consumption_not_consented", held: held)
             return
         }
         let information = Self.consumptionInformation(
@@ -206,14 +204,14 @@ public struct NotifyHandler: JobHandler {
                 "refund_preference": "\(information.refundPreference?.rawValue ?? "-")",
                 "reason": "\(notification.consumptionRequestReason ?? "-")",
             ])
-            await record(notification, result: "consumption_sent", payload: payload, job: job, worker: worker)
+            await record(notification, result: "consumption_sent", held: held)
         case .notFound:
-            await record(notification, result: "consumption_transaction_not_found", payload: payload, job: job, worker: worker)
+            await record(notification, result: "consumption_transaction_not_found", held: held)
         case .refused(let errorCode, let detail):
             worker.logger.warning("Apple refused the consumption information", metadata: ["error_code": "\(errorCode)", "detail": "\(detail)"])
-            await record(notification, result: ReasonCode.appleAPIError(errorCode), payload: payload, job: job, worker: worker)
+            await record(notification, result: ReasonCode.appleAPIError(errorCode), held: held)
         case .unauthorized, .misconfigured, .transient:
-            await deadLetterOrRetry(answer, payload: payload, job: job, attempt: attempt, policy: answering.retryPolicy, worker: worker)
+            await deadLetterOrRetry(answer, held: held, attempt: attempt, policy: answering.retryPolicy)
         }
     }
 
@@ -266,8 +264,9 @@ public struct NotifyHandler: JobHandler {
     }
 
     private func applySubscriptionChange(
-        _ change: SubscriptionChange, notification: VerifiedNotification, payload: String, job: Job, worker: WorkerContext
+        _ change: SubscriptionChange, notification: VerifiedNotification, held: HeldJob
     ) async {
+        let (payload, job, worker) = (held.payload, held.job, held.worker)
         let entry = String(decoding: canonicalJSON(NotificationEntry(notification)), as: UTF8.self)
         let event = NotificationEvent.fields(of: notification, now: currentTimeMs())
         let outcome = await worker.transition(ApplySubscriptionNotification.self) {
@@ -280,14 +279,15 @@ public struct NotifyHandler: JobHandler {
                 "type": "\(notification.type)", "original_transaction_id": "\(change.originalTransactionID)", "result": "\(applied ?? "?")",
             ])
         }
-        await worker.settle(result, payload: payload, job: job, by: ApplySubscriptionNotification.self)
+        await held.settle(result, by: ApplySubscriptionNotification.self)
     }
 
     /// Keeps the notification on its original transaction's history (or nowhere when it has none)
     /// and finishes its ticket with `result` (by default `recorded`, or `ignored` without a transaction).
     private func record(
-        _ notification: VerifiedNotification, result: String? = nil, payload: String, job: Job, worker: WorkerContext
+        _ notification: VerifiedNotification, result: String? = nil, held: HeldJob
     ) async {
+        let (payload, job, worker) = (held.payload, held.job, held.worker)
         let entry = String(decoding: canonicalJSON(NotificationEntry(notification)), as: UTF8.self)
         let original = notification.originalTransactionID
         let event = NotificationEvent.fields(of: notification, now: currentTimeMs())
@@ -299,12 +299,11 @@ public struct NotifyHandler: JobHandler {
             }) else { return }
             users = read
         }
-        let moved = await worker.transition(RecordNotification.self) { [users] in
+        await held.move(by: RecordNotification.self) { [users] in
             try await worker.store.recordNotification(
                 payload, member: worker.member, job: job, result: result ?? (original == nil ? "ignored" : "recorded"), entry: entry,
                 in: original.map { .history(originalTransactionID: $0) } ?? .nothing, event: event, users: users)
         }
-        await worker.settle(moved, payload: payload, job: job, by: RecordNotification.self)
     }
 
     /// What is kept of a notification that changes no grant.

@@ -69,23 +69,26 @@ public struct VerifyHandler: JobHandler {
         PipelineMetrics.rechecksQueued(queued)
     }
 
-    public func handle(_ payload: String, worker: WorkerContext) async {
-        guard let job = try? Job.decode(payload), job.stage == .verify, let evidence = job.evidence else {
-            await worker.deadLetter(payload, ticket: nil, reason: ReasonCode.undecodableJob, error: "not a verify job", attempts: 0)
+    public func accepts(_ job: Job) -> Bool { job.stage == .verify && job.evidence != nil }
+
+    public func handle(_ held: HeldJob) async {
+        let (payload, job, worker) = (held.payload, held.job, held.worker)
+        guard let evidence = job.evidence else {  // `accepts` refused such a job already
+            await held.deadLetter(reason: ReasonCode.undecodableJob, error: "a verify job without evidence", attempts: 0)
             return
         }
         guard let exists = await worker.transition(MarkVerifying.self, { try await verifyingMarks.submit(job.ticket, by: worker) }) else {
             return
         }
         if !exists {
-            await worker.settle(.ticketMissing, payload: payload, job: job, by: MarkVerifying.self)
+            await held.settle(.ticketMissing, by: MarkVerifying.self)
             return
         }
         let attempt = job.attempts + 1
         if let service = service(of: job), let breaker, case .wait(let wait) = await breaker.turn(service) {
             // The service fails for everyone: this job does not ask; it waits for a later turn, spending nothing.
-            await worker.retry(
-                payload, job: job, attempt: attempt, reason: ReasonCode.appleBreakerOpen,
+            await held.retry(
+                attempt: attempt, reason: ReasonCode.appleBreakerOpen,
                 detail: "\(service.rawValue) fails for everyone: waiting while one probe an interval asks", retryAfterMs: nil,
                 policy: retryPolicy, spends: false, after: breaker.spread(wait))
             return
@@ -101,7 +104,7 @@ public struct VerifyHandler: JobHandler {
         case .signedTransaction(let jws):
             outcome = await signedData.outcome(of: jws)
         case .appTransaction(let jws):
-            await acceptAppTransaction(jws, payload: payload, job: job, attempt: attempt, worker: worker)
+            await acceptAppTransaction(jws, held: held, attempt: attempt)
             return
         case .accountSync(let account):
             // An operator named the account: nothing signed to verify, Apple's history is the evidence.
@@ -109,9 +112,9 @@ public struct VerifyHandler: JobHandler {
             next.stage = .dedupe
             next.attempts = attempt
             let environment = job.syncEnvironment ?? "Production"
-            guard await sync(account, environment: environment, bundleID: job.bundleID, payload: payload, job: next, attempt: attempt, worker: worker)
+            guard await sync(account, environment: environment, bundleID: job.bundleID, held: held.amended(next), attempt: attempt)
             else { return }
-            await forwardBinding(next, environment: environment, payload: payload, job: job, attempt: attempt, worker: worker)
+            await forwardBinding(next, environment: environment, held: held, attempt: attempt)
             return
         case .transactionLookup(let transactionID):
             guard let lookup else {
@@ -129,25 +132,26 @@ public struct VerifyHandler: JobHandler {
                     knownLatest: request.latestTransactionID, knownExpiresAt: request.expiresAt, knownRevision: request.historyRevision,
                     attempt: attempt)
             } else {
-                guard let recheck = await recheckByReceipt(request, payload: payload, job: job, attempt: attempt, worker: worker) else { return }
+                guard let recheck = await recheckByReceipt(request, held: held, attempt: attempt) else { return }
                 outcome = recheck
             }
         }
         if Task.isCancelled { return }
-        await conclude(outcome, payload: payload, job: job, attempt: attempt, worker: worker)
+        await conclude(outcome, held: held, attempt: attempt)
     }
 
     /// Ends the job as Apple's (or the offline check's) outcome says; Apple's answers and
     /// failures are told to the breaker (signed transactions are checked without Apple).
     /// `true` when the job went on to dedupe.
     @discardableResult
-    private func conclude(_ outcome: VerificationOutcome, payload: String, job: Job, attempt: Int, worker: WorkerContext) async -> Bool {
+    private func conclude(_ outcome: VerificationOutcome, held: HeldJob, attempt: Int) async -> Bool {
+        let (payload, job, worker) = (held.payload, held.job, held.worker)
         if let asked = service(of: job), let breaker {
             if case .transient(let reason, _, _) = outcome {
                 if let failing = AppleService(failure: reason),
                     let verdict = await breaker.failed(failing, reason: reason, failedBefore: job.appleFailedAt)
                 {
-                    await retry(outcome, payload: payload, job: job, attempt: attempt, worker: worker, apple: verdict)
+                    await retry(outcome, held: held, attempt: attempt, apple: verdict)
                     return false
                 }
             } else {
@@ -156,19 +160,19 @@ public struct VerifyHandler: JobHandler {
         }
         switch outcome {
         case .valid(let receipt):
-            return await accept(receipt, payload: payload, job: job, attempt: attempt, worker: worker)
+            return await accept(receipt, held: held, attempt: attempt)
         case .rejected(let reason, let detail):
             if let detail {
                 worker.logger.warning("evidence refused", metadata: ["ticket": "\(job.ticket)", "reason": "\(reason)", "cause": "\(detail)"])
             }
-            await reject(payload, job: job, reason: reason, attempt: attempt, environment: nil, lastError: detail, worker: worker)
+            await reject(held, reason: reason, attempt: attempt, environment: nil, lastError: detail)
         case .misconfigured(let reason, let detail):
             worker.logger.critical("Apple says our configuration is wrong; the job goes to the dead letters", metadata: [
                 "reason": "\(reason)", "detail": "\(detail)",
             ])
             await worker.deadLetter(payload, ticket: job.ticket, reason: reason, error: detail, attempts: attempt)
         case .transient:
-            await retry(outcome, payload: payload, job: job, attempt: attempt, worker: worker, apple: nil)
+            await retry(outcome, held: held, attempt: attempt, apple: nil)
         }
         return false
     }
@@ -177,12 +181,12 @@ public struct VerifyHandler: JobHandler {
     /// Apple answered others since this job last failed, and while the breaker is open the job
     /// comes back after a probe interval or so.
     private func retry(
-        _ outcome: VerificationOutcome, payload: String, job: Job, attempt: Int, worker: WorkerContext, apple: AppleFailureVerdict?
+        _ outcome: VerificationOutcome, held: HeldJob, attempt: Int, apple: AppleFailureVerdict?
     ) async {
         guard case .transient(let reason, let detail, let retryAfterMs) = outcome else { return }
         let open = apple.map { $0.state != .closed } ?? false
-        await worker.retry(
-            payload, job: job, attempt: attempt, reason: reason, detail: detail, retryAfterMs: retryAfterMs, policy: retryPolicy,
+        await held.retry(
+            attempt: attempt, reason: reason, detail: detail, retryAfterMs: retryAfterMs, policy: retryPolicy,
             spends: apple?.spends ?? true, after: open ? breaker?.spread(breaker?.settings.probe ?? .zero) : nil,
             appleFailedAt: apple?.at)
     }
@@ -200,8 +204,9 @@ public struct VerifyHandler: JobHandler {
     /// Without Server API keys: verifyReceipt with the subscription's stored receipt (the latest a
     /// client sent), read as a re-check; `nil` when the job already ended (nothing to ask with).
     private func recheckByReceipt(
-        _ request: RecheckRequest, payload: String, job: Job, attempt: Int, worker: WorkerContext
+        _ request: RecheckRequest, held: HeldJob, attempt: Int
     ) async -> VerificationOutcome? {
+        let worker = held.worker
         let stored: String?
         do {
             stored = try await worker.store.subscriptionReceipt(originalTransactionID: request.originalTransactionID)
@@ -211,8 +216,8 @@ public struct VerifyHandler: JobHandler {
         guard let stored else {
             // Nobody to ask with: the schedule tries again later and gives up.
             await reject(
-                payload, job: job, reason: ReasonCode.recheckUnavailable, attempt: attempt, environment: request.environment,
-                lastError: "no App Store Server API key (IAP_APPLE_API_*) and no receipt of this subscription stored", worker: worker)
+                held, reason: ReasonCode.recheckUnavailable, attempt: attempt, environment: request.environment,
+                lastError: "no App Store Server API key (IAP_APPLE_API_*) and no receipt of this subscription stored")
             return nil
         }
         let outcome = await verifier.verify(receiptData: stored, attempt: attempt)
@@ -225,23 +230,23 @@ public struct VerifyHandler: JobHandler {
         return .valid(answer)
     }
 
-    private func accept(_ receipt: VerifiedReceipt, payload: String, job: Job, attempt: Int, worker: WorkerContext) async -> Bool {
+    private func accept(_ receipt: VerifiedReceipt, held: HeldJob, attempt: Int) async -> Bool {
+        let (payload, job, worker) = (held.payload, held.job, held.worker)
         guard bundleIDs.contains(receipt.bundleID) else {
             await reject(
-                payload, job: job, reason: ReasonCode.bundleMismatch, attempt: attempt, environment: receipt.environment,
-                lastError: "bundle id \(receipt.bundleID.prefix(128)) is not in IAP_BUNDLE_IDS", worker: worker)
+                held, reason: ReasonCode.bundleMismatch, attempt: attempt, environment: receipt.environment,
+                lastError: "bundle id \(receipt.bundleID.prefix(128)) is not in IAP_BUNDLE_IDS")
             return false
         }
         if let named = job.bundleID, named != receipt.bundleID {
             await reject(
-                payload, job: job, reason: ReasonCode.bundleMismatch, attempt: attempt, environment: receipt.environment,
-                lastError: "the client named \(named.prefix(128)), the evidence is of \(receipt.bundleID.prefix(128))", worker: worker)
+                held, reason: ReasonCode.bundleMismatch, attempt: attempt, environment: receipt.environment,
+                lastError: "the client named \(named.prefix(128)), the evidence is of \(receipt.bundleID.prefix(128))")
             return false
         }
         guard !receipt.transactions.isEmpty else {
             await reject(
-                payload, job: job, reason: ReasonCode.noPurchases, attempt: attempt, environment: receipt.environment, lastError: nil,
-                worker: worker)
+                held, reason: ReasonCode.noPurchases, attempt: attempt, environment: receipt.environment, lastError: nil)
             return false
         }
         var receipt = receipt
@@ -258,8 +263,8 @@ public struct VerifyHandler: JobHandler {
                     "ticket": "\(job.ticket)", "detail": "\(detail)",
                 ])
             case .transient(let reason, let detail, let retryAfterMs):
-                await worker.retry(
-                    payload, job: job, attempt: attempt, reason: reason, detail: detail, retryAfterMs: retryAfterMs, policy: retryPolicy)
+                await held.retry(
+                    attempt: attempt, reason: reason, detail: detail, retryAfterMs: retryAfterMs, policy: retryPolicy)
                 return false
             }
         }
@@ -274,39 +279,38 @@ public struct VerifyHandler: JobHandler {
             ? job.receiptData : nil
         next.receiptData = nil
         next.signedTransaction = nil
-        let result = await worker.transition(ForwardJob.self) {
+        let result = await held.move(by: ForwardJob.self) {
             try await worker.forward(
                 payload, to: next,
                 ticketFields: [("environment", receipt.environment), ("attempts", String(attempt))])
         }
-        await worker.settle(result, payload: payload, job: job, by: ForwardJob.self)
         return result == .moved
     }
 
     /// A signed app transaction: verified offline like any signed data (its signing time is its
     /// `receiptCreationDate`), of our app, naming its Apple Account; dedupe then binds that account
     /// to the user. Nothing is granted.
-    private func acceptAppTransaction(_ jws: String, payload: String, job: Job, attempt: Int, worker: WorkerContext) async {
+    private func acceptAppTransaction(_ jws: String, held: HeldJob, attempt: Int) async {
+        let job = held.job
         let app: JWSAppTransaction
         do {
             app = try await signedData.verify(jws, as: JWSAppTransaction.self)
         } catch {
             await reject(
-                payload, job: job, reason: ReasonCode.invalidSignature, attempt: attempt, environment: nil, lastError: "\(error)",
-                worker: worker)
+                held, reason: ReasonCode.invalidSignature, attempt: attempt, environment: nil, lastError: "\(error)")
             return
         }
         let environment = app.receiptType ?? "Production"
         guard bundleIDs.contains(app.bundleID) else {
             await reject(
-                payload, job: job, reason: ReasonCode.bundleMismatch, attempt: attempt, environment: environment,
-                lastError: "bundle id \(app.bundleID.prefix(128)) is not in IAP_BUNDLE_IDS", worker: worker)
+                held, reason: ReasonCode.bundleMismatch, attempt: attempt, environment: environment,
+                lastError: "bundle id \(app.bundleID.prefix(128)) is not in IAP_BUNDLE_IDS")
             return
         }
         guard let account = app.appTransactionID, (1...128).contains(account.utf8.count) else {
             await reject(
-                payload, job: job, reason: ReasonCode.noAppTransactionID, attempt: attempt, environment: environment,
-                lastError: "the app transaction names no appTransactionId (Apple sends it from iOS 18.4 on)", worker: worker)
+                held, reason: ReasonCode.noAppTransactionID, attempt: attempt, environment: environment,
+                lastError: "the app transaction names no appTransactionId (Apple sends it from iOS 18.4 on)")
             return
         }
         var next = job
@@ -315,30 +319,29 @@ public struct VerifyHandler: JobHandler {
         next.signedAppTransaction = nil
         next.appleAccount = account
         if job.source == Job.syncSource {
-            guard await sync(account, environment: environment, bundleID: app.bundleID, payload: payload, job: next, attempt: attempt, worker: worker)
+            guard await sync(account, environment: environment, bundleID: app.bundleID, held: held.amended(next), attempt: attempt)
             else { return }
         }
-        await forwardBinding(next, environment: environment, payload: payload, job: job, attempt: attempt, worker: worker)
+        await forwardBinding(next, environment: environment, held: held, attempt: attempt)
     }
 
     /// The job on to dedupe to seat its Apple Account on the user, nothing to grant.
-    private func forwardBinding(_ next: Job, environment: String, payload: String, job: Job, attempt: Int, worker: WorkerContext) async {
-        let result = await worker.transition(ForwardJob.self) {
+    private func forwardBinding(_ next: Job, environment: String, held: HeldJob, attempt: Int) async {
+        let (payload, worker) = (held.payload, held.worker)
+        await held.move(by: ForwardJob.self) {
             try await worker.forward(payload, to: next, ticketFields: [("environment", environment), ("attempts", String(attempt))])
         }
-        await worker.settle(result, payload: payload, job: job, by: ForwardJob.self)
     }
 
     private func reject(
-        _ payload: String, job: Job, reason: String, attempt: Int, environment: String?, lastError: String?,
-        worker: WorkerContext
+        _ held: HeldJob, reason: String, attempt: Int, environment: String?, lastError: String?
     ) async {
-        let result = await worker.transition(FinishTicket.self) {
+        let (payload, job, worker) = (held.payload, held.job, held.worker)
+        await held.move(by: FinishTicket.self) {
             try await worker.store.finish(
                 payload, member: worker.member, ticket: job.ticket, status: .rejected, reason: reason, attempts: attempt,
                 environment: environment, lastError: lastError)
         }
-        await worker.settle(result, payload: payload, job: job, by: FinishTicket.self)
     }
 }
 
@@ -349,8 +352,9 @@ extension VerifyHandler {
     /// retry, a rejection, a dead letter, or it went on with what Apple found); `true`: Apple
     /// has nothing of the account, and the job goes on as a plain binding of it.
     func sync(
-        _ account: String, environment: String, bundleID: String?, payload: String, job: Job, attempt: Int, worker: WorkerContext
+        _ account: String, environment: String, bundleID: String?, held: HeldJob, attempt: Int
     ) async -> Bool {
+        let (payload, job, worker) = (held.payload, held.job, held.worker)
         guard let history else {
             // The intake took it because its settings allow a sync and ours do not: our gap, replayable.
             await worker.deadLetter(
@@ -362,7 +366,7 @@ extension VerifyHandler {
             // A dry run reads everything Apple has and keeps no revision: the next sync reads as if it had not run.
             let outcome = await history.readAll(account, environment: environment, bundleID: bundleID)
             if case .rejected(let reason, _) = outcome, reason == ReasonCode.transactionNotFound { return true }
-            await conclude(outcome, payload: payload, job: job, attempt: attempt, worker: worker)
+            await conclude(outcome, held: held, attempt: attempt)
             return false
         }
         // Only what changed since the account's last sync (Apple's revision, kept after it).
@@ -376,7 +380,7 @@ extension VerifyHandler {
                 "ticket": "\(job.ticket)", "transactions": "\(receipt.transactions.count)",
             ])
             // Kept once the job is stored on: a crash before re-reads, and grants nothing twice.
-            if await conclude(.valid(receipt), payload: payload, job: job, attempt: attempt, worker: worker), let revision = read.revision {
+            if await conclude(.valid(receipt), held: held, attempt: attempt), let revision = read.revision {
                 await keep(revision, of: account, environment: environment, worker: worker)
             }
             return false
@@ -384,7 +388,7 @@ extension VerifyHandler {
             if let revision = read.revision, revision != kept { await keep(revision, of: account, environment: environment, worker: worker) }
             return true
         default:
-            await conclude(read.outcome, payload: payload, job: job, attempt: attempt, worker: worker)
+            await conclude(read.outcome, held: held, attempt: attempt)
             return false
         }
     }

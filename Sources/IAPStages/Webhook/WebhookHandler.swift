@@ -36,11 +36,8 @@ public struct WebhookHandler: JobHandler {
 
     static let routeBatch = 500
 
-    public func handle(_ payload: String, worker: WorkerContext) async {
-        guard let job = try? Job.decode(payload), job.stage == .webhook else {
-            await worker.deadLetter(payload, ticket: nil, reason: ReasonCode.undecodableJob, error: "not a webhook job", attempts: 0)
-            return
-        }
+    public func handle(_ held: HeldJob) async {
+        let (payload, job, worker) = (held.payload, held.job, held.worker)
         let text: String?
         if let replay = job.webhookEvent {
             text = replay
@@ -51,7 +48,7 @@ public struct WebhookHandler: JobHandler {
         }
         guard let text else {
             // Nothing left (an earlier run delivered it): the user's job ends.
-            await finish(payload, job: job, eventID: "", worker: worker)
+            await finish(held, eventID: "")
             return
         }
         guard let event = WebhookEvent(listEntry: text) else {
@@ -70,7 +67,7 @@ public struct WebhookHandler: JobHandler {
             let dead = DeadLetter(
                 job: replay.encoded(), stage: Stage.webhook.rawValue, reason: Self.expiredReason,
                 error: "undelivered for \(maxAge) after \(job.attempts) attempts", attempts: job.attempts, at: now, ticket: replay.ticket)
-            await finish(payload, job: job, eventID: event.id, deadEntry: dead.encoded(), worker: worker)
+            await finish(held, eventID: event.id, deadEntry: dead.encoded())
             return
         }
         let body = event.body
@@ -81,7 +78,7 @@ public struct WebhookHandler: JobHandler {
         switch result {
         case .delivered:
             PipelineMetrics.webhookDelivery("delivered", took: ContinuousClock.now - started)
-            await finish(payload, job: job, eventID: event.id, worker: worker)
+            await finish(held, eventID: event.id)
         case .failed(let detail):
             PipelineMetrics.webhookDelivery("failed", took: ContinuousClock.now - started)
             worker.logger.warning("webhook delivery failed, retrying", metadata: [
@@ -89,15 +86,15 @@ public struct WebhookHandler: JobHandler {
             ])
             var policy = retryPolicy
             if job.webhookEvent == nil { policy.maxAttempts = .max }
-            await worker.retry(
-                payload, job: job, attempt: job.attempts + 1, reason: Self.failedReason, detail: detail, retryAfterMs: nil, policy: policy)
+            await held.retry(
+                attempt: job.attempts + 1, reason: Self.failedReason, detail: detail, retryAfterMs: nil, policy: policy)
         }
     }
 
-    private func finish(_ payload: String, job: Job, eventID: String, deadEntry: String? = nil, worker: WorkerContext) async {
-        let result = await worker.transition(FinishWebhookEvent.self) {
+    private func finish(_ held: HeldJob, eventID: String, deadEntry: String? = nil) async {
+        let (payload, job, worker) = (held.payload, held.job, held.worker)
+        await held.move(by: FinishWebhookEvent.self) {
             try await worker.store.finishWebhookEvent(payload, member: worker.member, job: job, eventID: eventID, deadEntry: deadEntry)
         }
-        await worker.settle(result, payload: payload, job: job, by: FinishWebhookEvent.self)
     }
 }

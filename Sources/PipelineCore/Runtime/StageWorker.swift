@@ -185,13 +185,7 @@ public final class StageWorker: Service, Sendable {
         handling.withLockedValue { $0[payload, default: 0] += 1 }
         group.addTask {
             let started = ContinuousClock.now
-            if self.isForeign(payload) {
-                await self.context.deadLetter(
-                    payload, ticket: nil, reason: ReasonCode.foreignTicket,
-                    error: "the job's ticket lies in another bucket: none of this pipeline's", attempts: 0)
-            } else {
-                await self.handler.handle(payload, worker: self.context)
-            }
+            await self.decodeAndHandle(payload)
             PipelineMetrics.jobHandled(stage: self.handler.stage, took: ContinuousClock.now - started)
             self.handling.withLockedValue { held in
                 held[payload, default: 1] -= 1
@@ -202,13 +196,29 @@ public final class StageWorker: Service, Sendable {
         }
     }
 
+    /// Decodes a job once and gives it to the handler; one it cannot decode, of another stage, or
+    /// foreign goes to the dead letters untouched.
+    private func decodeAndHandle(_ payload: String) async {
+        guard let job = try? Job.decode(payload), handler.accepts(job) else {
+            await context.deadLetter(
+                payload, ticket: nil, reason: ReasonCode.undecodableJob, error: "not a \(handler.stage.rawValue) job", attempts: 0)
+            return
+        }
+        if isForeign(job) {
+            await context.deadLetter(
+                payload, ticket: nil, reason: ReasonCode.foreignTicket,
+                error: "the job's ticket lies in another bucket: none of this pipeline's", attempts: 0)
+            return
+        }
+        await handler.handle(HeldJob(payload: payload, job: job, worker: context))
+    }
+
     /// With buckets, a job whose ticket lies in another bucket than this worker's is none of this
     /// pipeline's (every job it queues lies with its ticket): its steps would reach into another
-    /// slot. It goes to the dead letters untouched, before any handler sees it.
-    private func isForeign(_ payload: String) -> Bool {
+    /// slot.
+    private func isForeign(_ job: Job) -> Bool {
         let keys = context.store.keys
-        guard keys.layout.count > 1, let job = try? Job.decode(payload) else { return false }
-        return keys.ticketInThisBucket(job.ownTicket) == nil
+        return keys.layout.count > 1 && keys.ticketInThisBucket(job.ownTicket) == nil
     }
 
     /// Jobs in this worker's in-flight list that no handler has: a BLMOVE whose reply was lost,

@@ -1,0 +1,105 @@
+import AppleJWS
+import AppleReceipt
+import AppStoreServerAPI
+import IAPSettings
+import Logging
+import PipelineCore
+
+/// The one place the stages' handlers are built from the configuration. The stage executables
+/// and the test harness both call it, so a test runs the handler production runs; what differs
+/// is only what the caller hands in: Apple's clients (production's point at Apple, the harness's
+/// at apple-sim), the catalog, the apps and the webhook's client.
+public struct StageAssembly: Sendable {
+    public let configuration: PipelineConfiguration
+    public let store: PipelineStore
+    public let logger: Logger
+    /// verifyReceipt's client (the verify stage's).
+    public var apple: AppleVerifier?
+    /// One App Store Server API client per app (its token's bid); none without keys.
+    public var clients: [(bundleID: String, client: ServerAPIClient)]
+    public var catalog: ProductCatalog?
+    public var bundleIDs: Set<String>?
+    /// The webhook stage's client.
+    public var webhook: (any WebhookPosting)?
+
+    public init(
+        configuration: PipelineConfiguration, store: PipelineStore, logger: Logger, apple: AppleVerifier? = nil,
+        clients: [(bundleID: String, client: ServerAPIClient)] = [], catalog: ProductCatalog? = nil, bundleIDs: Set<String>? = nil,
+        webhook: (any WebhookPosting)? = nil
+    ) {
+        self.configuration = configuration
+        self.store = store
+        self.logger = logger
+        self.apple = apple
+        self.clients = clients
+        self.catalog = catalog
+        self.bundleIDs = bundleIDs
+        self.webhook = webhook
+    }
+
+    /// `stage`'s handler; a setting it needs and lacks is a `ConfigurationError` naming it.
+    public func handler(for stage: Stage) throws(ConfigurationError) -> any JobHandler {
+        switch stage {
+        case .verify: try verify()
+        case .dedupe: try dedupe()
+        case .grant: grant()
+        case .notify: try notify()
+        case .webhook: try webhookDelivery()
+        }
+    }
+
+    private func requiredCatalog() throws(ConfigurationError) -> ProductCatalog {
+        if let catalog { return catalog }
+        return try configuration.requireCatalog()
+    }
+
+    private func verify() throws(ConfigurationError) -> VerifyHandler {
+        let apple = self.apple ?? AppleVerifier(configuration: configuration.apple)
+        let signedData = SignedDataVerifier(rootCertificates: try configuration.rootCertificates())
+        let seams = configuration.appleSeams(apple: apple, clients: clients, signedData: signedData)
+        let bundleIDs: Set<String>
+        if let named = self.bundleIDs { bundleIDs = named } else { bundleIDs = try configuration.requireBundleIDs() }
+        return VerifyHandler(
+            verifier: seams.verifier, signedData: signedData, lookup: seams.lookup, subscriptions: seams.subscriptions,
+            bundleIDs: bundleIDs, retryPolicy: configuration.retryPolicy,
+            rechecks: RecheckPromotion(schedule: configuration.recheck, ticketTTL: configuration.ticketTTL),
+            appleAccounts: seams.appleAccounts, history: seams.history,
+            receiptsByServerAPI: try configuration.receiptsByServerAPI() ? seams.history.map(ReceiptByServerAPI.init) : nil,
+            breaker: configuration.appleBreaker.map { AppleBreaker(store: store, settings: $0, logger: logger) })
+    }
+
+    private func dedupe() throws(ConfigurationError) -> DedupeHandler {
+        DedupeHandler(
+            catalog: try requiredCatalog(), policy: try configuration.purchasePolicy(), adoption: configuration.adoption,
+            ticketTTL: configuration.ticketTTL)
+    }
+
+    private func grant() -> GrantHandler {
+        GrantHandler(
+            tokenTickets: configuration.appAccountTokenTickets, finishTickets: configuration.finishTransactionTickets,
+            retention: RetentionSweep(settings: configuration.retention))
+    }
+
+    /// Consumption requests are answered when a refund preference is set, and app account tokens
+    /// set and consumables finished at Apple, with the Server API keys.
+    private func notify() throws(ConfigurationError) -> NotifyHandler {
+        if configuration.errands.refundPreference != nil, clients.isEmpty {
+            throw ConfigurationError(
+                "IAP_REFUND_PREFERENCE", "answering consumption requests needs the App Store Server API key (IAP_APPLE_API_*)")
+        }
+        let apps = clients.isEmpty ? nil : AppByAppServerAPI(clients: clients)
+        let answering = configuration.errands.refundPreference.flatMap { preference in
+            apps.map { ConsumptionAnswering(reporter: $0, preferences: preference, retryPolicy: configuration.retryPolicy) }
+        }
+        return NotifyHandler(
+            catalog: try requiredCatalog(), consumption: answering,
+            accountTokens: apps.map { AccountTokenErrands(setter: $0, finisher: $0, retryPolicy: configuration.retryPolicy) })
+    }
+
+    private func webhookDelivery() throws(ConfigurationError) -> WebhookHandler {
+        guard let webhook else { throw ConfigurationError("IAP_WEBHOOK_URL", "the webhook stage needs the backend's URL") }
+        return WebhookHandler(
+            poster: webhook, signer: try configuration.webhook.signer(), maxAge: configuration.webhook.maxAge,
+            retryPolicy: configuration.retryPolicy)
+    }
+}
