@@ -13,8 +13,10 @@ extension Drill {
 
     /// The old system's export imported (run again until it finishes: a fault may stop it, and
     /// the next run goes on where it got to), then once more (every row seen), then a sync of
-    /// every player. Returns the syncs' tickets and what went wrong.
-    func runAdoption(_ adoption: PlannedAdoption, on cluster: LocalCluster) async throws -> (tickets: [String], findings: [String]) {
+    /// every player. Returns each player's sync ticket (by user) and what went wrong.
+    func runAdoption(
+        _ adoption: PlannedAdoption, on cluster: LocalCluster
+    ) async throws -> (tickets: [String: String], findings: [String]) {
         let file = cluster.directory.appendingPathComponent("adoption.ndjson")
         try Data(adoption.exportFile.utf8).write(to: file)
         let rows = adoption.exportFile.split(separator: "\n").count
@@ -30,10 +32,10 @@ extension Drill {
                 findings.append("wrong: adoption import pass \(pass) of \(rows) rows: \(report)")
             }
         }
-        var tickets: [String] = []
+        var tickets: [String: String] = [:]
         for (player, user) in zip(adoption.players, adoption.users) {
             let sync = { try await Self.syncTicket(cluster.iapctl(["user", "sync", user, "--app-transaction-id", player.appTransactionID, "--json"])) }
-            if let ticket = try await untilDone(sync) { tickets.append(ticket) } else { findings.append("wrong: \(user)'s sync was never accepted") }
+            if let ticket = try await untilDone(sync) { tickets[user] = ticket } else { findings.append("wrong: \(user)'s sync was never accepted") }
         }
         progress("adoption: \(rows) rows imported twice, \(tickets.count) players synced")
         return (tickets, findings)
@@ -68,7 +70,7 @@ extension Drill {
     /// `renewed` or `released`), each either imported or adopted once; each bought after it
     /// granted once; all to their player.
     func auditAdoption(
-        _ adoption: PlannedAdoption, syncs: [String], store: PipelineStore
+        _ adoption: PlannedAdoption, syncs: [String: String], store: PipelineStore
     ) async throws -> (lost: Int, double: Int, grantedBeforeCutover: Int, notes: [String]) {
         var events: [String: [(event: String, user: String)]] = [:]
         for entry in try await store.fulfilmentEntries() {
@@ -79,8 +81,11 @@ extension Drill {
         var lost = 0, double = 0, early = 0
         var notes: [String] = []
         // How each sync ended: what to start from when a player's purchases are found missing.
-        for ticket in syncs {
-            guard let read = try await store.ticket(ticket), ![.granted, .duplicate, .applied].contains(read.status) else { continue }
+        var ended: [String: String] = [:]
+        for (user, ticket) in syncs {
+            let read = try await store.ticket(ticket)
+            ended[user] = "sync \(ticket) ended \(read?.status.rawValue ?? "gone")/\(read?.reason ?? "-")/\(read?.result ?? "-")"
+            guard let read, ![.granted, .duplicate, .applied].contains(read.status) else { continue }
             notes.append("a sync ended \(read.status.rawValue)/\(read.reason ?? "-"): ticket \(ticket), \(read.lastError ?? "")")
         }
         for purchase in adoption.purchases {
@@ -91,7 +96,10 @@ extension Drill {
                 notes.append("double: \(purchase.unit) went to another user than \(purchase.user): \(seen)")
             }
             guard purchase.before else {
-                if granted.count == 0 { lost += 1; notes.append("lost: \(purchase.unit) bought after the cutover, never granted") }
+                if granted.count == 0 {
+                    lost += 1
+                    notes.append("lost: \(purchase.unit) bought after the cutover, never granted (\(ended[purchase.user] ?? "no sync"))")
+                }
                 if granted.count > 1 || !adopted.isEmpty { double += 1; notes.append("double: \(purchase.unit): \(seen.map(\.event))") }
                 continue
             }
@@ -103,7 +111,7 @@ extension Drill {
                 notes.append("double: \(purchase.unit) imported \(imported), adopted \(adopted.count) times")
             } else if !imported && adopted.isEmpty {
                 lost += 1
-                notes.append("lost: \(purchase.unit) of \(purchase.user) neither imported nor adopted")
+                notes.append("lost: \(purchase.unit) of \(purchase.user) neither imported nor adopted (\(ended[purchase.user] ?? "no sync"))")
             }
         }
         return (lost, double, early, notes)

@@ -53,8 +53,8 @@ extension Drill {
         let adopting = Task { try await runAdoption(adoption, on: cluster) }
         let subscribed = await client.submitAll(subscriptions, perSecond: nil, concurrency: 4)
         let submissions = await client.submitAll(plan, perSecond: settings.submitRate, concurrency: settings.clientConcurrency)
-        let adopted: (tickets: [String], findings: [String])
-        do { adopted = try await adopting.value } catch { adopted = ([], ["wrong: the adoption trial failed: \(error)"]) }
+        let adopted: (tickets: [String: String], findings: [String])
+        do { adopted = try await adopting.value } catch { adopted = ([:], ["wrong: the adoption trial failed: \(error)"]) }
         // The long outage runs its whole length before the faults end (healing ends any outage).
         var outageError: (any Error)?
         if let longOutage {
@@ -92,7 +92,7 @@ extension Drill {
         var faults: FaultInjector
         var adoption: PlannedAdoption
         /// The adoption's sync tickets, and what its import found wrong.
-        var adopted: (tickets: [String], findings: [String])
+        var adopted: (tickets: [String: String], findings: [String])
     }
 
     /// A fresh pipeline (with the webhook sink's address, when there is one), and apple-sim
@@ -161,7 +161,7 @@ extension Drill {
         let audit = TrialAudit(store: PipelineStore(redis: redis, keys: cluster.keys), lease: settings.lease)
         let tickets = load.submissions.map(\.ticket)
         var (terminal, seconds) = await audit.drain(
-            Set((tickets + load.subscribed.map(\.ticket) + load.adopted.tickets.map(Optional.some)).compactMap { $0 }),
+            Set((tickets + load.subscribed.map(\.ticket) + load.adopted.tickets.values.map(Optional.some)).compactMap { $0 }),
             timeout: .seconds(settings.drainTimeoutSeconds))
         var read: TrialBooks
         do {

@@ -4,6 +4,7 @@ import Foundation
 import IAPOperations
 import PipelineCore
 import PipelineTestSupport
+import TestSupport
 import Testing
 
 /// Sync at login (`POST /v1/users/{id}/sync`): the user's Apple Account is seated on them and
@@ -118,6 +119,36 @@ import Testing
         try await withPipeline { pipeline in
             let refused = try await sync(pipeline, user: "dave")
             #expect(refused.status == 400 && (refused.json["error"] as? [String: Any])?["code"] as? String == "server_api_not_configured")
+        }
+    }
+
+    /// The account's history revision moves on only once what was read is claimed: a sync job lost
+    /// between verify and dedupe (a failover that loses its forward, a crash) leaves it where it
+    /// was, and the next sync reads those purchases again and grants them. (Kept by verify right
+    /// after its forward, the revision once outlived the job in a Sentinel drill, and the next sync
+    /// read nothing: 39 purchases of an adopted player never reached the books.)
+    @Test func aSyncLostBeforeItsClaimsLeavesTheRevisionAndTheNextSyncGrantsItsPurchases() async throws {
+        try await withPipeline(startWorkers: false, serverAPI: true) { pipeline in
+            let api = pipeline.simulator.serverAPI
+            _ = try api.register(Self.unsent("2000000000000071"))
+            _ = try api.register(Self.unsent("2000000000000072", product: "level.pack"))
+            pipeline.start(.verify)
+            let first = try #require(try await sync(pipeline, user: "erin").json["ticket"] as? String)
+            let dedupeQueue = pipeline.store.keys.queue(.dedupe)
+            try await until("verify read Apple's history and forwarded the job") { try await pipeline.length(dedupeQueue) == 1 }
+            #expect(try await pipeline.store.historyRevision(ofAppleAccount: Self.account, environment: "Production") == nil)
+            // The job is lost on its way to dedupe.
+            _ = try await pipeline.redis.send("DEL", dedupeQueue)
+            #expect(try await pipeline.readTicket(first)?.status.isTerminal == false)
+
+            for stage in [Stage.dedupe, .grant] { pipeline.start(stage) }
+            let again = try await pipeline.terminal(try #require(try await sync(pipeline, user: "erin").json["ticket"] as? String))
+            #expect(again.status == .granted && again.transactions.map(\.transactionID).sorted() == ["2000000000000071", "2000000000000072"],
+                "\(again)")
+            // Now kept: a third sync reads only what is newer, and grants nothing.
+            #expect(try await pipeline.store.historyRevision(ofAppleAccount: Self.account, environment: "Production") != nil)
+            let third = try await pipeline.terminal(try #require(try await sync(pipeline, user: "erin").json["ticket"] as? String))
+            #expect(third.status == .applied && third.transactions.isEmpty, "\(third)")
         }
     }
 }

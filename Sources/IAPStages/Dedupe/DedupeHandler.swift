@@ -85,12 +85,31 @@ public struct DedupeHandler: JobHandler {
                 attempts: job.attempts)
             return
         }
+        let moved: TransitionResult?
         if let parts = Self.parts(of: next, layout: worker.store.keys.layout) {
-            await split(held, into: parts)
+            moved = await split(held, into: parts)
+        } else {
+            moved = await held.move(by: ClaimPurchases.self) {
+                try await claims.submit(ClaimItem(payload: payload, next: next), by: worker)
+            }
+        }
+        if moved == .moved { await keepHistoryRevision(of: job, worker: worker) }
+    }
+
+    /// A sync's purchases are claimed (or split into parts that claim them): the Apple Account's
+    /// history revision the verify stage read up to is kept now, so the next sync reads only what
+    /// is newer. Kept only after the claims: a sync lost or ended before them leaves it, and the
+    /// next reads its purchases again. A failure costs the next sync a longer read, nothing more.
+    private func keepHistoryRevision(of job: Job, worker: WorkerContext) async {
+        guard let revision = job.historyRevision, let account = job.appleAccount, let environment = job.receipt?.environment else {
             return
         }
-        await held.move(by: ClaimPurchases.self) {
-            try await claims.submit(ClaimItem(payload: payload, next: next), by: worker)
+        do {
+            try await worker.store.keepHistoryRevision(revision, ofAppleAccount: account, environment: environment)
+        } catch {
+            worker.logger.warning("the history revision was not kept: the next sync reads from the last one kept", metadata: [
+                "error": "\(error)",
+            ])
         }
     }
 
@@ -164,13 +183,13 @@ public struct DedupeHandler: JobHandler {
 
     /// Queues each part on its bucket (its units claimed there), then acks the job, naming its
     /// parts on the ticket. A redelivered job queues no part twice (`claim_part` finds it).
-    private func split(_ held: HeldJob, into parts: [Job]) async {
+    private func split(_ held: HeldJob, into parts: [Job]) async -> TransitionResult? {
         let (payload, job, worker) = (held.payload, held.job, held.worker)
         for part in parts {
             guard await worker.transition(ClaimPart.self, { try await worker.store.claimPart(part, ttl: ticketTTL) }) != nil
-            else { return }
+            else { return nil }
         }
-        await held.move(by: SplitJob.self) {
+        return await held.move(by: SplitJob.self) {
             try await worker.store.split(payload, member: worker.member, ticket: job.ticket, parts: parts.compactMap(\.part))
         }
     }

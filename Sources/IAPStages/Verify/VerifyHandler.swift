@@ -379,10 +379,11 @@ extension VerifyHandler {
             worker.logger.info("sync: Apple's history read", metadata: [
                 "ticket": "\(job.ticket)", "transactions": "\(receipt.transactions.count)",
             ])
-            // Kept once the job is stored on: a crash before re-reads, and grants nothing twice.
-            if await conclude(.valid(receipt), held: held, attempt: attempt), let revision = read.revision {
-                await keep(revision, of: account, environment: environment, worker: worker)
-            }
+            // Kept by dedupe once the purchases read are claimed: a job lost or ended before that
+            // leaves the revision where it was, and the next sync reads them again.
+            var reading = held.job
+            reading.historyRevision = read.revision
+            await conclude(.valid(receipt), held: held.amended(reading), attempt: attempt)
             return false
         case .rejected(let reason, _) where reason == ReasonCode.transactionNotFound:
             if let revision = read.revision, revision != kept { await keep(revision, of: account, environment: environment, worker: worker) }

@@ -30,6 +30,7 @@ extension Job {
         subscriptionReceipt = try json.stringIfPresent("subscription_receipt")
         webhookEvent = try json.stringIfPresent("webhook_event")
         syncEnvironment = try json.stringIfPresent("sync_environment")
+        historyRevision = try json.stringIfPresent("history_revision")
         dryRun = try json.boolIfPresent("dry_run")
         part = try json.stringIfPresent("part")
         recheck = try json.objectIfPresent("recheck").map { value throws(JSONShapeError) in try RecheckRequest(json: value) }
@@ -86,6 +87,7 @@ extension Job {
             "subscription_receipt": subscriptionReceipt.json,
             "webhook_event": webhookEvent.json,
             "sync_environment": syncEnvironment.json,
+            "history_revision": historyRevision.json,
             "dry_run": dryRun == true ? .bool(true) : nil,
             "part": part.json,
             "notification": notification.map(Self.json(of:)),

@@ -44,6 +44,9 @@ public struct Job: Codable, Sendable, Equatable {
     /// do with each purchase is put on the ticket (result `dry_run`); nothing is claimed, seated
     /// or granted, and the account's history revision is not kept.
     public var dryRun: Bool?
+    /// A sync's read of Apple's history reached this revision: dedupe keeps it on the Apple
+    /// Account once the purchases read are claimed (never before: a next sync reads from it).
+    public var historyRevision: String?
     /// For a re-check job (`source` `recheck`): the subscription to ask Apple about; the evidence.
     public var recheck: RecheckRequest?
     /// For the notify stage: the notification, verified at the door.
@@ -117,6 +120,7 @@ public struct Job: Codable, Sendable, Equatable {
         case bundleID = "bundle_id"
         case syncEnvironment = "sync_environment"
         case dryRun = "dry_run"
+        case historyRevision = "history_revision"
     }
 
     /// What the verify stage checks: the first of receipt, signed transaction, transaction id,
