@@ -86,18 +86,9 @@ public final class TicketWaiters: Service, Sendable {
     /// Waits for the next change of the registered ticket; `false` when `deadline` came first or
     /// the intake is stopping.
     public static func next(_ registration: Registration, until deadline: ContinuousClock.Instant) async -> Bool {
-        await withTaskGroup(of: Bool.self) { group in
-            group.addTask {
-                for await _ in registration.changes { return true }
-                return false
-            }
-            group.addTask {
-                try? await Task.sleep(until: deadline)
-                return false
-            }
-            let first = await group.next() ?? false
-            group.cancelAll()
-            return first
+        await before(deadline) {
+            for await _ in registration.changes { return true }
+            return false
         }
     }
 

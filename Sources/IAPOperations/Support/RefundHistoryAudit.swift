@@ -209,10 +209,8 @@ extension RefundHistoryAudit {
     public static func make(
         _ configuration: PipelineConfiguration, store: PipelineStore, logger: Logger
     ) throws(ConfigurationError) -> RefundHistoryAudit? {
-        let clients = try configuration.serverAPIClients(store: store, logger: logger).map(\.client)
-        guard !clients.isEmpty else { return nil }
+        guard let tools = try ServerAPITools(configuration, store: store, logger: logger) else { return nil }
         return RefundHistoryAudit(
-            store: store, catalog: configuration.hasCatalog ? try configuration.requireCatalog() : nil, clients: clients,
-            signedData: SignedDataVerifier(rootCertificates: try configuration.rootCertificates()), ticketTTL: configuration.ticketTTL)
+            store: store, catalog: tools.catalog, clients: tools.clients, signedData: tools.signedData, ticketTTL: configuration.ticketTTL)
     }
 }

@@ -204,10 +204,7 @@ public struct RenewalExtensions: Sendable {
 extension RenewalExtensions {
     /// From the pipeline's settings (every app's key); `nil` without Server API keys. Shut its clients down after use.
     public static func make(_ configuration: PipelineConfiguration, store: PipelineStore, logger: Logger) throws(ConfigurationError) -> RenewalExtensions? {
-        let clients = try configuration.serverAPIClients(store: store, logger: logger).map(\.client)
-        guard !clients.isEmpty else { return nil }
-        return RenewalExtensions(
-            store: store, clients: clients, signedData: SignedDataVerifier(rootCertificates: try configuration.rootCertificates()),
-            ticketTTL: configuration.ticketTTL)
+        guard let tools = try ServerAPITools(configuration, store: store, logger: logger) else { return nil }
+        return RenewalExtensions(store: store, clients: tools.clients, signedData: tools.signedData, ticketTTL: configuration.ticketTTL)
     }
 }

@@ -150,10 +150,7 @@ extension SupportLookup {
     public static func make(
         _ configuration: PipelineConfiguration, store: PipelineStore, logger: Logger
     ) throws(ConfigurationError) -> SupportLookup? {
-        let clients = try configuration.serverAPIClients(store: store, logger: logger).map(\.client)
-        guard !clients.isEmpty else { return nil }
-        return SupportLookup(
-            store: store, catalog: configuration.hasCatalog ? try configuration.requireCatalog() : nil, clients: clients,
-            signedData: SignedDataVerifier(rootCertificates: try configuration.rootCertificates()))
+        guard let tools = try ServerAPITools(configuration, store: store, logger: logger) else { return nil }
+        return SupportLookup(store: store, catalog: tools.catalog, clients: tools.clients, signedData: tools.signedData)
     }
 }

@@ -19,11 +19,12 @@ public struct NotificationSweeper: Service {
     /// One walk per app, each with the prefix of its cursors' names (`""` for one app).
     public let walks: [(cursor: String, walk: NotificationHistoryWalk)]
     public let store: PipelineStore
-    public let period: Duration
+    public let schedule: LeasedSweep
+    public var period: Duration { schedule.period }
     public let environments: [ServerAPIEnvironment]
     public let logger: Logger
-    /// This process, as the sweep's lease names it.
-    let owner = "\(ProcessInfo.processInfo.hostName):\(ProcessInfo.processInfo.processIdentifier):\(UUID().uuidString.prefix(8))"
+    var owner: String { schedule.owner }
+    var lease: Duration { schedule.lease }
 
     public init(
         walk: NotificationHistoryWalk, store: PipelineStore, period: Duration,
@@ -38,7 +39,7 @@ public struct NotificationSweeper: Service {
     ) {
         self.walks = walks
         self.store = store
-        self.period = period
+        self.schedule = LeasedSweep(period: period)
         self.environments = environments
         self.logger = logger
     }
@@ -47,18 +48,8 @@ public struct NotificationSweeper: Service {
     /// which Apple retries, so whatever Apple may have given up on is in it.
     public static let firstLookBack: Duration = .seconds(7 * 86400)
 
-    /// How long a sweep holds the fleet's lease between two pages: a holder that dies frees it then.
-    var lease: Duration { min(max(period, .seconds(10)), .seconds(120)) }
-    /// A sweep that did not finish is tried again this soon (at most a period).
-    var retryAfterFailure: Duration { min(period, .seconds(60)) }
-
     public func run() async throws {
-        await cancelWhenGracefulShutdown {
-            while !Task.isCancelled {
-                let wait = await sweepOnce()
-                try? await Task.sleep(for: wait)
-            }
-        }
+        await schedule.run { await look(turn()) }
     }
 
     /// What one look did.
@@ -74,16 +65,16 @@ public struct NotificationSweeper: Service {
     /// Sweeps when it is this process's turn; returns how long to wait before looking again.
     @discardableResult
     public func sweepOnce() async -> Duration {
-        switch await turn() {
-        case .swept(let reports): reports.allSatisfy(\.complete) ? period : retryAfterFailure
-        case .waited: nextLook
-        case .failed: min(period, .seconds(5))
-        }
+        schedule.wait(after: look(await turn()))
     }
 
-    /// When not this process's turn: every half lease (at most every half period, at least every
-    /// 100 ms), soon enough to take over from a holder that died; one small script each.
-    var nextLook: Duration { max(min(period, lease) / 2, .milliseconds(100)) }
+    private func look(_ turn: Turn) -> LeasedSweep.Look {
+        switch turn {
+        case .swept(let reports): .swept(complete: reports.allSatisfy(\.complete))
+        case .waited: .waited
+        case .failed: .failed
+        }
+    }
 
     /// One look: claims the sweep when due and free, walks each environment, finishes.
     public func turn() async -> Turn {
@@ -125,7 +116,7 @@ public struct NotificationSweeper: Service {
         let complete = reports.allSatisfy(\.complete)
         do {
             try await store.finishNotificationSweep(
-                owner: owner, nextIn: complete ? period : retryAfterFailure, cursors: reached,
+                owner: owner, nextIn: schedule.wait(after: .swept(complete: complete)), cursors: reached,
                 seen: reports.reduce(0) { $0 + $1.seen }, new: reports.reduce(0) { $0 + $1.new },
                 invalid: reports.reduce(0) { $0 + $1.invalid }, error: reports.compactMap(\.error).first)
         } catch {

@@ -20,11 +20,13 @@ import ServiceLifecycle
 public struct RefundSweeper: Service {
     public let audit: RefundHistoryAudit
     public let store: PipelineStore
-    public let period: Duration
+    public let schedule: LeasedSweep
+    public var period: Duration { schedule.period }
     /// Customers asked a second at most.
     public let asksPerSecond: Int
     public let logger: Logger
-    let owner = "\(ProcessInfo.processInfo.hostName):\(ProcessInfo.processInfo.processIdentifier):\(UUID().uuidString.prefix(8))"
+    var owner: String { schedule.owner }
+    var lease: Duration { schedule.lease }
 
     /// Entries this recent are left for the next sweep: an entry's id is its step's Redis time, so
     /// everything older is settled.
@@ -37,26 +39,20 @@ public struct RefundSweeper: Service {
         self.audit = audit
         self.settle = settle
         self.store = store
-        self.period = period
+        self.schedule = LeasedSweep(period: period)
         self.asksPerSecond = max(asksPerSecond, 1)
         self.logger = logger
     }
 
     /// How long after their latest purchase a customer is still asked (Apple refunds within 90 days).
     public static let window: Duration = .seconds(90 * 86400)
-    var lease: Duration { min(max(period, .seconds(10)), .seconds(120)) }
-    var retryAfterFailure: Duration { min(period, .seconds(60)) }
-    var nextLook: Duration { max(min(period, lease) / 2, .milliseconds(100)) }
 
     public func run() async throws {
-        await cancelWhenGracefulShutdown {
-            while !Task.isCancelled {
-                let wait: Duration = switch await turn() {
-                case .swept(let report): report.complete ? period : retryAfterFailure
-                case .waited: nextLook
-                case .failed: min(period, .seconds(5))
-                }
-                try? await Task.sleep(for: wait)
+        await schedule.run {
+            switch await turn() {
+            case .swept(let report): .swept(complete: report.complete)
+            case .waited: .waited
+            case .failed: .failed
             }
         }
     }
@@ -105,7 +101,7 @@ public struct RefundSweeper: Service {
         }
         do {
             try await store.finishRefundSweep(
-                owner: owner, nextIn: report.complete ? period : retryAfterFailure, cursors: report.complete ? reached : [:],
+                owner: owner, nextIn: schedule.wait(after: .swept(complete: report.complete)), cursors: report.complete ? reached : [:],
                 asked: report.asked, revoked: report.revoked, error: report.error)
         } catch {
             logger.warning("cannot finish the refund sweep", metadata: ["error": "\(error)"])

@@ -21,6 +21,7 @@
   Output:
     {1, ticket} queued; {0, existing ticket} a notification seen before
 ]]
+--- @include "new_ticket"
 --- @include "add_event"
 
 local notification, ticket, notifyQueue, stream, events, owner = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
@@ -28,9 +29,7 @@ local a = cjson.decode(ARGV[2])
 local existing = redis.call('GET', notification)
 if existing then return {0, existing} end
 redis.call('SET', notification, a.ticket, 'EX', a.retention)
-redis.call('HSET', ticket, 'status', 'queued', 'attempts', '0', 'user_id', '', 'kind', 'notification',
-  'notification_type', a.type, 'environment', a.entry.environment or '', 'created_at', a.now, 'updated_at', a.now)
-redis.call('EXPIRE', ticket, a.ttl)
+newTicket(ticket, '', a.now, a.ttl, {'kind', 'notification', 'notification_type', a.type, 'environment', a.entry.environment or ''})
 redis.call('LPUSH', notifyQueue, ARGV[1])
 local entry = a.entry
 entry.event, entry.source, entry.ticket = 'notification', a.source or 'notification', a.ticket

@@ -83,6 +83,7 @@
     {-1} its ticket is gone; {-2, users (JSON array)} declare these users' keys in `others`
     and call again (nothing was written)
 ]]
+--- @include "new_ticket"
 --- @include "ticket_status"
 --- @include "grant_effects"
 --- @include "share_purchase"
@@ -207,9 +208,7 @@ end
 -- that finishes a granted consumable (one per transaction).
 local function queueErrand(ticketKey, job, source, idName, id)
   if redis.call('EXISTS', ticketKey) == 1 then return end
-  redis.call('HSET', ticketKey, 'status', 'queued', 'attempts', '0', 'user_id', user, 'source', source,
-    idName, id, 'environment', environment, 'created_at', now, 'updated_at', now)
-  redis.call('EXPIRE', ticketKey, tonumber(a.ticket_ttl))
+  newTicket(ticketKey, user, now, tonumber(a.ticket_ttl), {'source', source, idName, id, 'environment', environment})
   redis.call('LPUSH', KEYS[a.notify_queue], job)
 end
 

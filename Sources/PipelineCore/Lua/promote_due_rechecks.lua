@@ -26,6 +26,7 @@
     how many jobs were queued; {-2, needed (JSON: records (originals), tickets ([{original, try}]))}
     declare these keys and call again
 ]]
+--- @include "new_ticket"
 local rechecks, verifyQueue = KEYS[1], KEYS[2]
 local a = cjson.decode(ARGV[1])
 local now, policy = a.now, a.recheck
@@ -57,9 +58,7 @@ for _, otx in ipairs(due) do
   else
     redis.call('HSET', record, 'recheck_tries', tries, 'rechecked_at', now)
     local ticket = a.ticket_prefix .. 'recheck-' .. otx .. '-' .. now .. '-' .. tries
-    redis.call('HSET', ticketKey, 'status', 'queued', 'attempts', '0', 'user_id', s[1], 'source', 'recheck',
-      'original_transaction_id', otx, 'created_at', now, 'updated_at', now)
-    redis.call('EXPIRE', ticketKey, tonumber(a.ttl))
+    newTicket(ticketKey, s[1], now, tonumber(a.ttl), {'source', 'recheck', 'original_transaction_id', otx})
     local environment = s[3]
     if not environment or environment == '' then environment = 'Production' end
     redis.call('LPUSH', verifyQueue, cjson.encode({ticket = ticket, stage = 'verify', user_id = s[1], source = 'recheck',

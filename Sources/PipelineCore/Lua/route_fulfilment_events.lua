@@ -26,6 +26,7 @@
   Output:
     how many entries were routed; {-2, users (JSON array)} declare these users' keys and call again
 ]]
+--- @include "new_ticket"
 local stream, webhookQueue, busy = KEYS[1], KEYS[2], KEYS[3]
 local a = cjson.decode(ARGV[1])
 local users = a.users or {}
@@ -74,9 +75,7 @@ for _, entry in ipairs(read[1][2]) do
   local events, ticket = KEYS[users[user].events], KEYS[users[user].ticket]
   redis.call('RPUSH', events, cjson.encode({id = a.id_prefix .. id, fields = fields}))
   if redis.call('SADD', busy, user) == 1 then
-    redis.call('HSET', ticket, 'status', 'queued', 'attempts', '0', 'user_id', user, 'source', 'webhook',
-      'created_at', a.now, 'updated_at', a.now)
-    redis.call('EXPIRE', ticket, tonumber(a.ttl))
+    newTicket(ticket, user, a.now, tonumber(a.ttl), {'source', 'webhook'})
     redis.call('LPUSH', webhookQueue, cjson.encode({ticket = a.ticket_prefix .. user, stage = 'webhook', user_id = user,
       attempts = 0, enqueued_at = tonumber(a.now)}))
   end

@@ -32,6 +32,7 @@
     {1, ticket} queued; {0, existing ticket} a resubmission; {-2, ticket} declare that ticket's
     hash as KEYS[5] and call again; {-3, depth} refused: the queue is full
 ]]
+--- @include "new_ticket"
 local receipt, ticket, verifyQueue, retry, existingTicket = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local a = cjson.decode(ARGV[2])
 local existing = redis.call('GET', receipt)
@@ -49,11 +50,11 @@ if maxDepth > 0 then
 end
 
 redis.call('SET', receipt, a.ticket, 'EX', a.ttl)
-redis.call('HSET', ticket, 'status', 'queued', 'attempts', '0', 'user_id', a.user_id, 'created_at', a.now, 'updated_at', a.now)
-if a.product_id ~= '' then redis.call('HSET', ticket, 'product_id', a.product_id) end
-if a.transaction_id ~= '' then redis.call('HSET', ticket, 'transaction_id', a.transaction_id) end
-if a.client_key ~= '' then redis.call('HSET', ticket, 'client_key', a.client_key) end
-redis.call('EXPIRE', ticket, a.ttl)
+local fields = {}
+for _, name in ipairs({'product_id', 'transaction_id', 'client_key'}) do
+  if a[name] ~= '' then fields[#fields + 1] = name; fields[#fields + 1] = a[name] end
+end
+newTicket(ticket, a.user_id, a.now, a.ttl, fields)
 redis.call('LPUSH', verifyQueue, ARGV[1])
 redis.call('SPUBLISH', a.channel, a.ticket)
 return {1, a.ticket}

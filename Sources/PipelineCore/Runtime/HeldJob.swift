@@ -7,12 +7,6 @@ public struct HeldJob: Sendable {
     public let job: Job
     public let worker: WorkerContext
 
-    public init(payload: String, job: Job, worker: WorkerContext) {
-        self.payload = payload
-        self.job = job
-        self.worker = worker
-    }
-
     /// The same job in the same place, its content amended on the way (what it moves on as).
     public func amended(_ job: Job) -> HeldJob { HeldJob(payload: payload, job: job, worker: worker) }
 

@@ -160,19 +160,10 @@ public final class StageWorker: Service, Sendable {
     private func drain(_ group: inout DiscardingTaskGroup) async {
         let grace = settings.shutdownGrace
         let finished = self.finished.stream
-        let drained = await withTaskGroup(of: Bool.self) { timer in
-            timer.addTask {
-                if self.running == 0 { return true }
-                for await _ in finished where self.running == 0 { return true }
-                return false
-            }
-            timer.addTask {
-                try? await Task.sleep(for: grace)
-                return false
-            }
-            let first = await timer.next() ?? false
-            timer.cancelAll()
-            return first
+        let drained = await before(.now + grace) {
+            if self.running == 0 { return true }
+            for await _ in finished where self.running == 0 { return true }
+            return false
         }
         if !drained {
             context.logger.warning(

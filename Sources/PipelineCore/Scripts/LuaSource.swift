@@ -75,6 +75,7 @@ package enum LuaSource {
         "grant_entry": PackageResources.grant_entry_lua,
         "hold_entry": PackageResources.hold_entry_lua,
         "index_purchase": PackageResources.index_purchase_lua,
+        "new_ticket": PackageResources.new_ticket_lua,
         "read_hold": PackageResources.read_hold_lua,
         "redis_now": PackageResources.redis_now_lua,
         "schedule_recheck": PackageResources.schedule_recheck_lua,
