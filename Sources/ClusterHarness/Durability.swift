@@ -1,5 +1,5 @@
 /// How a local cluster's redis-server persists its data: what a crash of Redis may lose.
-public enum Durability: String, CaseIterable, Sendable, Codable {
+package enum Durability: String, CaseIterable, Sendable, Codable {
     /// AOF, fsync before every reply: an acknowledged write survives a crash of Redis or the host.
     case always
     /// AOF, fsync once a second: a Redis crash loses nothing the kernel got; a host crash up to ~1 s.

@@ -5,30 +5,30 @@ import NIOCore
 
 /// What the load client sends: one user's evidence, a receipt unless `evidenceField` says
 /// `signed_transaction` or `transaction_id`.
-public protocol SubmittableReceipt: Sendable {
+package protocol SubmittableReceipt: Sendable {
     var userID: String { get }
     var receiptData: String { get }
     var evidenceField: String { get }
 }
 
 extension SubmittableReceipt {
-    public var evidenceField: String { "receipt_data" }
+    package var evidenceField: String { "receipt_data" }
 }
 
 /// Submits receipts to the intake over HTTP, as a well-behaved client does: a 503 or a broken
 /// connection means "send the same receipt again later".
-public struct LoadClient: Sendable {
-    public struct Submission: Sendable {
+package struct LoadClient: Sendable {
+    package struct Submission: Sendable {
         /// The ticket the intake answered with; `nil` when it never accepted the receipt.
-        public var ticket: String?
+        package var ticket: String?
         /// 503s and connection failures before it was accepted.
-        public var refusals = 0
+        package var refusals = 0
         /// An answer no retry can fix (a 4xx).
-        public var error: String?
+        package var error: String?
         /// Wall-clock milliseconds when it was first sent, the start of its latency.
-        public var sentAtMs: Double = 0
+        package var sentAtMs: Double = 0
 
-        public init() {}
+        package init() {}
     }
 
     let http: HTTPClient
@@ -39,9 +39,9 @@ public struct LoadClient: Sendable {
     let signer: RequestSigner?
     private let timestamps = SigningTimestamps()
     /// How long one receipt is retried before the client gives up on it.
-    public var giveUpAfter: Duration = .seconds(120)
+    package var giveUpAfter: Duration = .seconds(120)
 
-    public init(http: HTTPClient, intakeURL: String, signer: RequestSigner? = nil) {
+    package init(http: HTTPClient, intakeURL: String, signer: RequestSigner? = nil) {
         self.http = http
         self.intakeURL = intakeURL
         self.signer = signer
@@ -49,7 +49,7 @@ public struct LoadClient: Sendable {
 
     /// Sends every receipt, at most `concurrency` at a time; receipt i leaves no earlier than
     /// i / `rate` seconds after the start (`nil`: as fast as the concurrency allows).
-    public func submitAll(_ receipts: [some SubmittableReceipt], perSecond rate: Int?, concurrency: Int) async -> [Submission] {
+    package func submitAll(_ receipts: [some SubmittableReceipt], perSecond rate: Int?, concurrency: Int) async -> [Submission] {
         var results = [Submission](repeating: Submission(), count: receipts.count)
         let start = ContinuousClock.now
         await withTaskGroup(of: (Int, Submission).self) { group in
@@ -70,7 +70,7 @@ public struct LoadClient: Sendable {
         return results
     }
 
-    public func submit(_ receipt: some SubmittableReceipt) async -> Submission {
+    package func submit(_ receipt: some SubmittableReceipt) async -> Submission {
         var submission = Submission()
         submission.sentAtMs = Date().timeIntervalSince1970 * 1000
         let body = try! JSONSerialization.data(withJSONObject: ["user_id": receipt.userID, receipt.evidenceField: receipt.receiptData])

@@ -10,14 +10,14 @@ import NIOFoundationCompat
 /// and the calls its Server API received.
 extension LocalCluster {
     /// Registers a transaction with apple-sim's Server API; returns it signed.
-    public func registerTransaction(_ transaction: JWSTransaction) async throws -> String {
+    package func registerTransaction(_ transaction: JWSTransaction) async throws -> String {
         let reply = try await control("/control/transactions", body: try JSONEncoder().encode(transaction))
         guard let signed = reply["signedTransaction"] as? String else { throw ClusterError("apple-sim did not sign: \(reply)") }
         return signed
     }
 
     /// Has apple-sim play a player with two years of history (`SimulatedPlayer`); returns its transaction ids.
-    public func registerPlayer(_ player: SimulatedPlayer) async throws -> [String] {
+    package func registerPlayer(_ player: SimulatedPlayer) async throws -> [String] {
         let reply = try await control("/control/players", body: try JSONEncoder().encode(player))
         guard let ids = reply["transaction_ids"] as? [String] else { throw ClusterError("apple-sim did not play the player: \(reply)") }
         return ids
@@ -25,7 +25,7 @@ extension LocalCluster {
 
     /// Has apple-sim play a subscription (renewals without the client, notifications as planned);
     /// returns its first period signed, as the app gets it.
-    public func startSubscription(_ plan: SimulatedSubscription) async throws -> String {
+    package func startSubscription(_ plan: SimulatedSubscription) async throws -> String {
         let reply = try await control("/control/subscriptions", body: try JSONEncoder().encode(plan))
         guard let signed = reply["signedTransaction"] as? String else { throw ClusterError("apple-sim did not start it: \(reply)") }
         return signed
@@ -33,7 +33,7 @@ extension LocalCluster {
 
     /// Has apple-sim sign a notification about a registered transaction and deliver it to the
     /// intake `times` times (the same UUID); returns the intake's HTTP statuses.
-    public func deliverNotification(type: String, transactionID: String, times: Int = 1) async throws -> [Int] {
+    package func deliverNotification(type: String, transactionID: String, times: Int = 1) async throws -> [Int] {
         let order: [String: Any] = [
             "url": intakeURL + "/v1/notifications/apple", "type": type, "transaction_id": transactionID, "repeat": times,
         ]
@@ -46,7 +46,7 @@ extension LocalCluster {
     /// does: to the notification URL (`setNotificationDelivery`), retried on its schedule until
     /// delivered; `times` sends at once (Apple's duplicates, one UUID). Returns its UUID at once.
     @discardableResult
-    public func sendNotification(type: String, transactionID: String, times: Int = 1) async throws -> String {
+    package func sendNotification(type: String, transactionID: String, times: Int = 1) async throws -> String {
         let order: [String: Any] = ["type": type, "transaction_id": transactionID, "repeat": times]
         let reply = try await control("/control/notifications", body: try JSONSerialization.data(withJSONObject: order))
         guard let uuid = reply["uuid"] as? String else { throw ClusterError("apple-sim did not send: \(reply)") }
@@ -55,13 +55,13 @@ extension LocalCluster {
 
     /// Apple refunds a purchase and never tells (no notification, nothing in its notification
     /// history): only Get Refund History, asked by the notifiers' refund sweep, can find it.
-    public func refundSilently(transactionID: String) async throws {
+    package func refundSilently(transactionID: String) async throws {
         try await controlNoContent("/control/refunds", body: try JSONSerialization.data(withJSONObject: ["transaction_id": transactionID]))
     }
 
     /// Every notification apple-sim signed, oldest first: its UUID, type, purchase and whether any
     /// attempt delivered it.
-    public func sentNotifications() async throws -> [(uuid: String, type: String, originalTransactionID: String?, delivered: Bool)] {
+    package func sentNotifications() async throws -> [(uuid: String, type: String, originalTransactionID: String?, delivered: Bool)] {
         let reply = try await control("/control/sent-notifications", body: nil)
         return (reply["notifications"] as? [[String: Any]] ?? []).compactMap { item in
             guard let uuid = item["uuid"] as? String else { return nil }
@@ -72,7 +72,7 @@ extension LocalCluster {
 
     /// Where apple-sim sends notifications as Apple does (both environments; `nil`: nowhere), its
     /// waits before each retry and each attempt's deadline.
-    public func setNotificationDelivery(url: String?, retryDelaysMs: [Int64]? = nil, timeoutMs: Int64 = 2000) async throws {
+    package func setNotificationDelivery(url: String?, retryDelaysMs: [Int64]? = nil, timeoutMs: Int64 = 2000) async throws {
         var order: [String: Any] = [:]
         if let url { order["url"] = url }
         try await controlNoContent("/control/notification-url", body: try JSONSerialization.data(withJSONObject: order))
@@ -85,13 +85,13 @@ extension LocalCluster {
 
     /// Starts an outage of Apple's deliveries: apple-sim sends to a route the intake refuses (404,
     /// as after a deploy that broke the route) until every outage begun has ended.
-    public func beginNotificationOutage() async throws {
+    package func beginNotificationOutage() async throws {
         notificationOutages += 1
         if notificationOutages == 1 { try await setNotificationDelivery(url: intakeURL + "/v1/notifications/apple-outage") }
     }
 
     /// Ends one outage; the last one gives apple-sim the intake's notification URL back.
-    public func endNotificationOutage() async throws {
+    package func endNotificationOutage() async throws {
         notificationOutages = max(notificationOutages - 1, 0)
         if notificationOutages == 0 { try await setNotificationDelivery(url: intakeURL + "/v1/notifications/apple") }
     }
@@ -109,7 +109,7 @@ extension LocalCluster {
     }
 
     /// The most Server API calls apple-sim received in any one second, per "environment endpoint".
-    public func busiestAPISecond() async throws -> [String: Int] {
+    package func busiestAPISecond() async throws -> [String: Int] {
         let reply = try await control("/control/api-calls", body: nil)
         return reply["busiest_second"] as? [String: Int] ?? [:]
     }

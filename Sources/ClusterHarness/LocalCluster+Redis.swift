@@ -10,18 +10,18 @@ import Glibc
 /// the failover the drill forces on them.
 extension LocalCluster {
     /// The port of the node that is the primary now.
-    public var primaryPort: Int { redisPorts[primary] }
+    package var primaryPort: Int { redisPorts[primary] }
 
     /// What one forced failover took.
-    public struct Failover: Sendable, Codable {
+    package struct Failover: Sendable, Codable {
         /// When the killed primary had exited (Unix time, ms: the clock of the stream ids Redis
         /// writes, so an entry with a later id was written by the new primary).
-        public var killedAtMs: Int64
+        package var killedAtMs: Int64
         /// From the kill until every sentinel (on a cluster, every running node) named a new
         /// primary that says it is one.
-        public var promotedSeconds: Double
+        package var promotedSeconds: Double
         /// From the kill until the killed node was back as a replica and every replica was in sync.
-        public var wholeSeconds: Double
+        package var wholeSeconds: Double
     }
 
     /// Starts the primary, then the replicas and the sentinels, and waits until the sentinels
@@ -64,7 +64,7 @@ extension LocalCluster {
     /// failover has a replica to promote. (The sentinels may fail over more than once meanwhile:
     /// the primary is whichever they name last.) With a `replicationGap`, the primary's links to
     /// its replicas are cut that long before the kill.
-    public func failover() async throws -> Failover {
+    package func failover() async throws -> Failover {
         guard settings.topology != .single else { throw ClusterError("a failover needs the sentinel or the cluster topology") }
         let old = primary
         if settings.replicationGap > .zero {
@@ -182,13 +182,13 @@ extension LocalCluster {
 
 extension LocalCluster {
     /// A running redis-server of the cluster: its port and process id (the bench reads its CPU).
-    public struct RedisNode: Sendable {
-        public var port: Int
-        public var pid: Int32
+    package struct RedisNode: Sendable {
+        package var port: Int
+        package var pid: Int32
     }
 
     /// The redis-servers running now, in the order of `redisPorts`.
-    public func runningRedisNodes() -> [RedisNode] {
+    package func runningRedisNodes() -> [RedisNode] {
         zip(redisPorts, redisNodes).compactMap { port, process in
             guard let process, process.isRunning else { return nil }
             return RedisNode(port: port, pid: process.pid)

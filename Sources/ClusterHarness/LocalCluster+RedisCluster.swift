@@ -12,18 +12,18 @@ import Glibc
 /// with the sentinel topology; it sees the promotion through `agreedSlotOwner`.
 extension LocalCluster {
     /// The slot every pipeline key is in (its prefix is one hash tag).
-    public nonisolated var pipelineSlot: Int { RedisClusterSlot.of(keys.workers) }
+    package nonisolated var pipelineSlot: Int { RedisClusterSlot.of(keys.workers) }
 
     /// What one move of the pipeline's slot took.
-    public struct Reshard: Sendable, Codable {
+    package struct Reshard: Sendable, Codable {
         /// `redis-cli` (`redis-cli --cluster reshard` of the source's slots up to the pipeline's)
         /// or `half-moved` (by hand, the slot held half-moved `heldMs` so `ASK` and `TRYAGAIN` are met).
-        public var by: String
+        package var by: String
         /// The pipeline's keys the move carried.
-        public var keys: Int
-        public var heldMs: Int
+        package var keys: Int
+        package var heldMs: Int
         /// From the start of the move until the slot's new owner had every key and its replica was in sync.
-        public var seconds: Double
+        package var seconds: Double
     }
 
     func startRedisCluster() async throws {
@@ -46,7 +46,7 @@ extension LocalCluster {
     /// pipeline runs. With `holdHalfMoved`, by hand as `redis-cli` does it (importing, migrating,
     /// keys in batches, then the new owner named everywhere), with half the keys moved and the
     /// slot held so that long; without, by `redis-cli --cluster reshard`.
-    public func reshard(holdHalfMoved hold: Duration?, pick: Int) async throws -> Reshard {
+    package func reshard(holdHalfMoved hold: Duration?, pick: Int) async throws -> Reshard {
         let start = ContinuousClock.now
         let checked = primaryPort
         try await waitUntil("redis-cli --cluster check passes", while: nil) {

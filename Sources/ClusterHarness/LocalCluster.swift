@@ -16,31 +16,31 @@ import Glibc
 /// apple-sim, the intake and N processes per stage, all real processes, with their data and logs
 /// in one folder. The drill breaks it through these methods (`heal` puts every part back); the
 /// bench measures it.
-public actor LocalCluster {
-    public static let bundleID = "com.example.drill"
+package actor LocalCluster {
+    package static let bundleID = "com.example.drill"
     /// `drill.gem` is capped at `gemDailyLimit` a day per user: the purchase policy holds the rest.
     /// `drill.vip` is a subscription apple-sim renews by itself.
-    public static let products = #"""
+    package static let products = #"""
         {"products": {"drill.gold": {"type": "consumable"}, "drill.pack": {"type": "non_consumable"},
                       "drill.gem": {"type": "consumable", "daily_limit_per_user": 2},
                       "drill.vip": {"type": "auto_renewable", "entitlements": ["vip"], "subscription_group": "vip"}}}
         """#
-    public static let gemDailyLimit = 2
+    package static let gemDailyLimit = 2
 
     /// The receipt data of one new `drill.gold` purchase, transaction `tx-<id>`, for this cluster's app.
-    public static func consumableReceipt(id: String) -> String {
+    package static func consumableReceipt(id: String) -> String {
         let gold = SimulatedReceipt.Transaction(transactionID: "tx-\(id)", productID: "drill.gold")
         return SimulatedReceipt(bundleID: bundleID, transactions: [gold], nonce: id).receiptData()
     }
 
-    public nonisolated let settings: ClusterSettings
-    public nonisolated let directory: URL
+    package nonisolated let settings: ClusterSettings
+    package nonisolated let directory: URL
     /// The Redis nodes' ports: the first starts as the primary (a failover moves the primary).
-    public nonisolated let redisPorts: [Int]
-    public nonisolated let sentinelPorts: [Int]
-    public nonisolated let simulatorPort: Int
-    public nonisolated let intakePort: Int
-    public nonisolated let keys: RedisKeys
+    package nonisolated let redisPorts: [Int]
+    package nonisolated let sentinelPorts: [Int]
+    package nonisolated let simulatorPort: Int
+    package nonisolated let intakePort: Int
+    package nonisolated let keys: RedisKeys
     private let http: HTTPClient
     nonisolated var controlClient: HTTPClient { http }
     var redisNodes: [ManagedProcess?]
@@ -57,7 +57,7 @@ public actor LocalCluster {
     private var everyProcess: [ManagedProcess] = []
     private var launches = 0
 
-    public init(settings: ClusterSettings, directory: URL, http: HTTPClient) throws {
+    package init(settings: ClusterSettings, directory: URL, http: HTTPClient) throws {
         self.settings = settings
         self.directory = directory
         self.http = http
@@ -76,10 +76,10 @@ public actor LocalCluster {
     }
 
     /// The first Redis node: the only one in the `single` topology.
-    public nonisolated var redisPort: Int { redisPorts[0] }
+    package nonisolated var redisPort: Int { redisPorts[0] }
 
     /// What every process dials: the node, the sentinels that name the primary, or the cluster's nodes.
-    public nonisolated var redisURL: String {
+    package nonisolated var redisURL: String {
         switch settings.topology {
         case .single: "redis://127.0.0.1:\(redisPort)"
         case .sentinel:
@@ -87,26 +87,26 @@ public actor LocalCluster {
         case .cluster: "redis-cluster://" + redisPorts.map { "127.0.0.1:\($0)" }.joined(separator: ",")
         }
     }
-    public nonisolated var intakeURL: String { "http://127.0.0.1:\(intakePort)" }
+    package nonisolated var intakeURL: String { "http://127.0.0.1:\(intakePort)" }
     private nonisolated var simulatorURL: String { "http://127.0.0.1:\(simulatorPort)" }
     var dataDirectory: URL { directory.appendingPathComponent("data") }
     /// Written by apple-sim at start: the root of its signing authority, and its Server API key.
     private nonisolated var rootCertificateFile: URL { directory.appendingPathComponent("apple-sim-root.pem") }
     private nonisolated var apiKeyFile: URL { directory.appendingPathComponent("apple-api-key.p8") }
     /// apple-sim's base URL, for its control endpoints (`/control/transactions`, `/control/api-calls`, …).
-    public nonisolated var appleURL: String { simulatorURL }
+    package nonisolated var appleURL: String { simulatorURL }
     var logDirectory: URL { directory.appendingPathComponent("logs") }
     /// The intake's `IAP_CLIENT_KEYS_FILE` when `settings.clientSigner` is set.
-    public nonisolated var clientKeysFile: URL { directory.appendingPathComponent("client-keys.json") }
+    package nonisolated var clientKeysFile: URL { directory.appendingPathComponent("client-keys.json") }
 
     /// A client of this cluster's intake (signing its requests when the intake checks them).
-    public nonisolated func loadClient(_ http: HTTPClient) -> LoadClient {
+    package nonisolated func loadClient(_ http: HTTPClient) -> LoadClient {
         LoadClient(http: http, intakeURL: intakeURL, signer: settings.clientSigner)
     }
 
     /// Starts every part; with `workers: false` only Redis, apple-sim and the intake (jobs queue
     /// up until `addWorker`).
-    public func start(workers startWorkers: Bool = true) async throws {
+    package func start(workers startWorkers: Bool = true) async throws {
         for folder in [dataDirectory, logDirectory] {
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         }
@@ -123,7 +123,7 @@ public actor LocalCluster {
     }
 
     /// The running processes by kind (`redis-server`, `apple-sim`, `iap-intake`, `iap-verifier`, …).
-    public func processesByKind() -> [String: [ManagedProcess]] {
+    package func processesByKind() -> [String: [ManagedProcess]] {
         var kinds: [String: [ManagedProcess]] = [:]
         let parts = redisNodes + sentinels + [simulator, intake]
         for process in parts.compactMap({ $0 }) + workers.values.flatMap({ $0 }) where process.isRunning {
@@ -134,19 +134,19 @@ public actor LocalCluster {
 
     // MARK: faults
 
-    public func workerCount(_ stage: Stage) -> Int { workers[stage]?.count ?? 0 }
+    package func workerCount(_ stage: Stage) -> Int { workers[stage]?.count ?? 0 }
 
-    public func worker(_ stage: Stage, at index: Int) -> ManagedProcess? { workers[stage]?[index] }
+    package func worker(_ stage: Stage, at index: Int) -> ManagedProcess? { workers[stage]?[index] }
 
     /// Starts one more process for `stage`; returns its index once it is registered (or at once,
     /// for a caller that times the process from its start).
-    public func addWorker(_ stage: Stage, waitUntilRegistered wait: Bool = true) async throws -> Int {
+    package func addWorker(_ stage: Stage, waitUntilRegistered wait: Bool = true) async throws -> Int {
         workers[stage, default: []].append(wait ? try await startWorker(stage) : try launchWorker(stage))
         return workers[stage]!.count - 1
     }
 
     /// Ends a stage process with `signal` and starts its replacement after `pauseMs`.
-    public func replaceWorker(_ stage: Stage, at index: Int, signal: Int32, pauseMs: Int) async throws -> (String, ManagedProcess.Exit) {
+    package func replaceWorker(_ stage: Stage, at index: Int, signal: Int32, pauseMs: Int) async throws -> (String, ManagedProcess.Exit) {
         guard let process = workers[stage]?[index] else { throw ClusterError("no \(stage) process \(index)") }
         let exit = await process.stop(with: signal)
         if pauseMs > 0 { try await Task.sleep(for: .milliseconds(pauseMs)) }
@@ -155,7 +155,7 @@ public actor LocalCluster {
     }
 
     /// The jobs each running stage process holds now (the length of its in-flight list).
-    public func jobsHeld() async throws -> [(stage: Stage, index: Int, jobs: Int)] {
+    package func jobsHeld() async throws -> [(stage: Stage, index: Int, jobs: Int)] {
         // Reads only (no script builds keys): every worker id, then its list's length.
         let port = String(primaryPort)
         let members = try await runTool("redis-cli", ["-p", port, "ZRANGE", keys.workers, "0", "-1"])
@@ -178,7 +178,7 @@ public actor LocalCluster {
     }
 
     /// SIGSTOP, wait, SIGCONT: the process misses its heartbeats while its jobs are reaped.
-    public func stallWorker(_ stage: Stage, at index: Int, forMs: Int) async throws {
+    package func stallWorker(_ stage: Stage, at index: Int, forMs: Int) async throws {
         guard let process = workers[stage]?[index] else { throw ClusterError("no \(stage) process \(index)") }
         process.signal(SIGSTOP)
         try await Task.sleep(for: .milliseconds(forMs))
@@ -188,7 +188,7 @@ public actor LocalCluster {
     /// `kill -9` redis-server, then start it again on the same folder after `pauseMs`. With
     /// `RedisCrash.powerCut` the kill also loses every AOF write that was not yet fsynced. (With
     /// sentinels, a primary that comes back may meet a failover half done: use `failover`.)
-    public func crashRedis(pauseMs: Int) async throws {
+    package func crashRedis(pauseMs: Int) async throws {
         guard settings.topology == .single else { throw ClusterError("a Redis crash and restart needs the single topology") }
         await killRedis()
         if pauseMs > 0 { try await Task.sleep(for: .milliseconds(pauseMs)) }
@@ -196,18 +196,18 @@ public actor LocalCluster {
     }
 
     /// `kill -9` the intake, then start it again on its port after `pauseMs`.
-    public func crashIntake(pauseMs: Int) async throws {
+    package func crashIntake(pauseMs: Int) async throws {
         if let intake { await intake.stop(with: SIGKILL) }
         if pauseMs > 0 { try await Task.sleep(for: .milliseconds(pauseMs)) }
         try await startIntake()
     }
 
     /// `kill -9` every redis-server and leave them down until `heal`.
-    public func killRedis() async {
+    package func killRedis() async {
         for node in redisNodes { await node?.stop(with: SIGKILL) }
     }
 
-    public func appleOutage(_ outage: SimulatedOutage) async throws {
+    package func appleOutage(_ outage: SimulatedOutage) async throws {
         var request = HTTPClientRequest(url: simulatorURL + "/control/outage")
         request.method = .POST
         request.headers.add(name: "content-type", value: "application/json")
@@ -219,7 +219,7 @@ public actor LocalCluster {
     /// Pushes poison on every stage queue of the primary: bytes that are not a job, and a
     /// well-formed job whose ticket never existed (as replicated as the pipeline's own writes, so
     /// a failover does not take it back). Returns how many entries it pushed.
-    public func poison(nonce: UInt64) async throws -> Int {
+    package func poison(nonce: UInt64) async throws -> Int {
         // Only the queues some process takes from.
         let stages = Stage.allCases.filter { settings.processesPerStage[$0, default: 0] > 0 }
         var commands = stages.map { stage in
@@ -238,7 +238,7 @@ public actor LocalCluster {
     }
 
     /// Every part running again: Redis up, Apple back, a live process in every slot.
-    public func heal() async throws {
+    package func heal() async throws {
         try await healRedis()
         try await appleOutage(SimulatedOutage(mode: .off, durationMs: 0))
         for stage in Stage.allCases {
@@ -250,13 +250,13 @@ public actor LocalCluster {
     }
 
     /// Processes that exited without being asked to.
-    public func crashes() -> [String] {
+    package func crashes() -> [String] {
         everyProcess.filter(\.crashed).map { "\($0.name) exited on its own (\($0.exitStatus.map { "\($0)" } ?? "?"))" }
     }
 
     /// SIGTERM to the intake and every worker (each must exit 0), then Redis and apple-sim go.
     /// Returns the processes that did not stop cleanly.
-    public func stop() async -> [String] {
+    package func stop() async -> [String] {
         var unclean: [String] = []
         let graceful = (workers.values.flatMap { $0 } + [intake].compactMap { $0 }).filter(\.isRunning)
         await withTaskGroup(of: (String, ManagedProcess.Exit).self) { group in
@@ -340,7 +340,7 @@ public actor LocalCluster {
 
     /// Runs `iapctl` to its end with what every pipeline process gets (and `extra`): its exit
     /// status and what it printed.
-    public func iapctl(_ arguments: [String], environment extra: [String: String] = [:]) async throws -> (status: Int32, output: String) {
+    package func iapctl(_ arguments: [String], environment extra: [String: String] = [:]) async throws -> (status: Int32, output: String) {
         try await Executable.run(
             at: settings.binDirectory.appendingPathComponent("iapctl"), arguments, environment: environment.merging(extra) { $1 })
     }
@@ -411,7 +411,7 @@ public actor LocalCluster {
         }
     }
 
-    public func runTool(_ name: String, _ arguments: [String]) async throws -> String {
+    package func runTool(_ name: String, _ arguments: [String]) async throws -> String {
         try await Executable.run(name, arguments).output
     }
 }

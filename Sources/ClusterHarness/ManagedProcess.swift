@@ -7,13 +7,13 @@ import Glibc
 
 /// One child process of the drill: started with its output in a log file, signalled, awaited.
 /// Remembers whether the drill meant it to exit, so an exit nobody asked for counts as a crash.
-public final class ManagedProcess: @unchecked Sendable {
-    public struct Exit: Sendable, Equatable {
-        public var signalled: Bool
+package final class ManagedProcess: @unchecked Sendable {
+    package struct Exit: Sendable, Equatable {
+        package var signalled: Bool
         /// The exit code, or the signal number when `signalled`.
-        public var code: Int32
+        package var code: Int32
 
-        public var isClean: Bool { !signalled && code == 0 }
+        package var isClean: Bool { !signalled && code == 0 }
     }
 
     private struct State {
@@ -25,12 +25,12 @@ public final class ManagedProcess: @unchecked Sendable {
     /// Every child still running, so an interrupted drill can take them down with it.
     private static let live = NIOLockedValueBox<Set<Int32>>([])
 
-    public let name: String
-    public let pid: Int32
+    package let name: String
+    package let pid: Int32
     /// What it is, without the launch number: `iap-verifier` for `iap-verifier#7`.
-    public var kind: String { String(name.split(separator: "#").first ?? Substring(name)) }
+    package var kind: String { String(name.split(separator: "#").first ?? Substring(name)) }
     /// Its stdout and stderr.
-    public let log: URL
+    package let log: URL
     private let process: Process
     private let state = NIOLockedValueBox(State())
 
@@ -74,7 +74,7 @@ public final class ManagedProcess: @unchecked Sendable {
     }
 
     /// SIGKILLs every child still running (the drill was interrupted).
-    public static func killAll() {
+    package static func killAll() {
         for pid in live.withLockedValue({ $0 }) {
             Glibc.kill(pid, SIGCONT)
             Glibc.kill(pid, SIGKILL)
@@ -92,31 +92,31 @@ public final class ManagedProcess: @unchecked Sendable {
         for waiter in waiters { waiter.resume(returning: exit) }
     }
 
-    public var exitStatus: Exit? { state.withLockedValue { $0.exit } }
-    public var isRunning: Bool { exitStatus == nil }
+    package var exitStatus: Exit? { state.withLockedValue { $0.exit } }
+    package var isRunning: Bool { exitStatus == nil }
     /// It exited without the drill asking it to.
-    public var crashed: Bool { state.withLockedValue { $0.exit != nil && !$0.expected } }
+    package var crashed: Bool { state.withLockedValue { $0.exit != nil && !$0.expected } }
 
     /// The last lines it wrote, for error messages.
-    public func logTail(lines: Int = 20) -> String {
+    package func logTail(lines: Int = 20) -> String {
         let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
         return text.split(separator: "\n", omittingEmptySubsequences: false).suffix(lines).joined(separator: "\n")
     }
 
-    public func signal(_ number: Int32) {
+    package func signal(_ number: Int32) {
         guard isRunning else { return }
         Glibc.kill(pid, number)
     }
 
     /// Sends a signal that ends the process and waits for the exit.
     @discardableResult
-    public func stop(with number: Int32) async -> Exit {
+    package func stop(with number: Int32) async -> Exit {
         state.withLockedValue { $0.expected = true }
         signal(number)
         return await waitForExit()
     }
 
-    public func waitForExit() async -> Exit {
+    package func waitForExit() async -> Exit {
         await withCheckedContinuation { continuation in
             let done = state.withLockedValue { state -> Exit? in
                 if let exit = state.exit { return exit }

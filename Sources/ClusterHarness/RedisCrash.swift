@@ -1,5 +1,5 @@
 /// What a crash of the local cluster's Redis takes with it.
-public enum RedisCrash: String, CaseIterable, Sendable, Codable {
+package enum RedisCrash: String, CaseIterable, Sendable, Codable {
     /// `kill -9` of redis-server: the kernel keeps every write Redis made, fsynced or not.
     case process
     /// `kill -9` of a redis-server running on `libPowerCut.so`: AOF writes not yet fsynced are gone
@@ -7,5 +7,5 @@ public enum RedisCrash: String, CaseIterable, Sendable, Codable {
     case powerCut = "power-cut"
 
     /// The preload library that makes a process crash a power cut; built with the executables.
-    public static let library = "libPowerCut.so"
+    package static let library = "libPowerCut.so"
 }

@@ -1,5 +1,5 @@
 /// How a local cluster runs Redis.
-public enum RedisTopology: String, CaseIterable, Sendable, Codable {
+package enum RedisTopology: String, CaseIterable, Sendable, Codable {
     /// One redis-server; the pipeline dials it with a `redis://` URL.
     case single
     /// One primary, two replicas and three sentinels (quorum 2); the pipeline dials the sentinels
@@ -10,7 +10,7 @@ public enum RedisTopology: String, CaseIterable, Sendable, Codable {
     case cluster
 
     /// The name the sentinels monitor the primary under.
-    public static let master = "drill"
+    package static let master = "drill"
     /// Replicas of the primary in the `sentinel` topology.
     static let replicas = 2
     static let sentinels = 3
@@ -38,5 +38,5 @@ public enum RedisTopology: String, CaseIterable, Sendable, Codable {
     var sentinelCount: Int { self == .sentinel ? Self.sentinels : 0 }
 
     /// The pipeline's `IAP_PREFIX`: on a cluster, one hash tag, so every key is in one slot.
-    public var prefix: String { self == .cluster ? "{iap}" : "iap" }
+    package var prefix: String { self == .cluster ? "{iap}" : "iap" }
 }

@@ -1,7 +1,7 @@
 /// Right-aligned columns for the drill's and the bench's printed results.
-public enum TextTable {
+package enum TextTable {
     /// `header`, then `rows`; a rule goes before the row at each index in `rulesBefore`.
-    public static func render(header: [String], rows: [[String]], rulesBefore: Set<Int> = []) -> String {
+    package static func render(header: [String], rows: [[String]], rulesBefore: Set<Int> = []) -> String {
         let widths = header.indices.map { column in ([header] + rows).map { $0.indices.contains(column) ? $0[column].count : 0 }.max() ?? 0 }
         func line(_ cells: [String]) -> String {
             zip(cells, widths).map { String(repeating: " ", count: max(0, $1 - $0.count)) + $0 }.joined(separator: "  ")

@@ -6,17 +6,17 @@ import LocalServers
 
 /// The benchmark: per scenario, a fresh pipeline of real processes on loopback is measured stage
 /// by stage, end to end, at half of its peak, idle, and against redis-benchmark's ceiling.
-public struct Bench: Sendable {
-    public let settings: BenchSettings
+package struct Bench: Sendable {
+    package let settings: BenchSettings
     /// Where progress lines go (the tables are the caller's to print).
-    public let progress: @Sendable (String) -> Void
+    package let progress: @Sendable (String) -> Void
 
-    public init(settings: BenchSettings, progress: @escaping @Sendable (String) -> Void = { _ in }) {
+    package init(settings: BenchSettings, progress: @escaping @Sendable (String) -> Void = { _ in }) {
         self.settings = settings
         self.progress = progress
     }
 
-    public func run() async throws -> [ScenarioResult] {
+    package func run() async throws -> [ScenarioResult] {
         try ClusterSettings(binDirectory: settings.binDirectory).checkExecutables()
         _ = try Executable.find("redis-benchmark")
         var configuration = HTTPClient.Configuration(timeout: .init(connect: .seconds(2)))

@@ -1,8 +1,8 @@
 /// Why the bench could not measure (not a figure about the pipeline).
-public struct BenchError: Error, CustomStringConvertible, Sendable {
-    public let description: String
+package struct BenchError: Error, CustomStringConvertible, Sendable {
+    package let description: String
 
-    public init(_ description: String) {
+    package init(_ description: String) {
         self.description = description
     }
 }

@@ -2,11 +2,11 @@ import ClusterHarness
 import Foundation
 
 /// The bench's printed result: throughput and latency, Redis, then CPU and memory per process kind.
-public enum BenchTable {
+package enum BenchTable {
     static let kinds = ["iap-intake", "iap-verifier", "iap-deduper", "iap-granter", "redis-server", "apple-sim", "load-client"]
     static let workerKinds = ["iap-intake", "iap-verifier", "iap-deduper", "iap-granter"]
 
-    public static func render(_ report: BenchReport) -> String {
+    package static func render(_ report: BenchReport) -> String {
         var parts: [String] = []
         if let jws = report.jws { parts.append(render(jws)) }
         let clients = [report.redisClient, report.redisClientCluster].compactMap { $0 }
@@ -20,7 +20,7 @@ public enum BenchTable {
         return parts.joined(separator: "\n\n")
     }
 
-    public static func render(_ jws: JWSBenchResult) -> String {
+    package static func render(_ jws: JWSBenchResult) -> String {
         func f(_ value: Double, _ digits: Int = 0) -> String { String(format: "%.\(digits)f", value) }
         return TextTable.render(
             header: ["scenario", "tokens x runs", "jws/s per core", "min", "max", "us/jws", "bare ES256/s", "cold first ms", "API token us"],
@@ -29,7 +29,7 @@ public enum BenchTable {
                     f(jws.serverAPITokenMicroseconds, 1)]])
     }
 
-    public static func render(_ runs: [RedisClientBenchResult]) -> String {
+    package static func render(_ runs: [RedisClientBenchResult]) -> String {
         func f(_ value: Double, _ digits: Int = 0) -> String { String(format: "%.\(digits)f", value) }
         return TextTable.render(
             header: ["scenario", "on", "callers", "commands/s", "client CPU us/cmd", "rtt p50 us", "rtt p99 us",
@@ -41,7 +41,7 @@ public enum BenchTable {
             })
     }
 
-    public static func render(_ rechecks: RecheckBenchResult) -> String {
+    package static func render(_ rechecks: RecheckBenchResult) -> String {
         func f(_ value: Double, _ digits: Int = 0) -> String { String(format: "%.\(digits)f", value) }
         return TextTable.render(
             header: ["scenario", "scheduled", "schedule B/sub", "record B/sub", "total MB", "due", "batch", "drained/s",
@@ -51,7 +51,7 @@ public enum BenchTable {
                     f(rechecks.drainPerSecond), f(rechecks.microsecondsPerBatch), f(rechecks.idleCallMicroseconds, 1)]])
     }
 
-    public static func render(_ shards: [ShardBenchResult]) -> String {
+    package static func render(_ shards: [ShardBenchResult]) -> String {
         func f(_ value: Double, _ digits: Int = 0) -> String { String(format: "%.\(digits)f", value) }
         let overall = TextTable.render(
             header: ["scenario", "layout", "buckets", "receipts", "receipts/s", "round trips/receipt", "commands/receipt",
@@ -71,7 +71,7 @@ public enum BenchTable {
         return overall + "\n\n" + nodes
     }
 
-    public static func render(_ wait: WaitBenchResult) -> String {
+    package static func render(_ wait: WaitBenchResult) -> String {
         func f(_ value: Double, _ digits: Int = 0) -> String { String(format: "%.\(digits)f", value) }
         return TextTable.render(
             header: ["scenario", "waiting clients", "granted", "intake RSS MB before", "with them", "bytes/client",
@@ -81,7 +81,7 @@ public enum BenchTable {
                     f(wait.answeredSeconds, 2), f(wait.intakeCPUMsWhileAnswering)]])
     }
 
-    public static func render(_ results: [ScenarioResult]) -> String {
+    package static func render(_ results: [ScenarioResult]) -> String {
         func f(_ value: Double, _ digits: Int = 0) -> String { String(format: "%.\(digits)f", value) }
         let speed = TextTable.render(
             header: ["scenario", "e2e r/s", "intake r/s", "verify r/s", "of C/lat", "dedupe r/s", "grant r/s",

@@ -12,16 +12,16 @@ import PipelineCore
 /// 20 a page, every transaction's ES256 signature and chain verified), then read again from the
 /// revision it ended at (a later login with nothing new). Reports Apple calls per sync and the
 /// read's time per sync (median, p99).
-public struct HistoryBench: Sendable {
-    public var customers: Int
-    public var purchaseCounts: [Int]
+package struct HistoryBench: Sendable {
+    package var customers: Int
+    package var purchaseCounts: [Int]
 
-    public init(customers: Int = 200, purchaseCounts: [Int] = [1, 20, 100]) {
+    package init(customers: Int = 200, purchaseCounts: [Int] = [1, 20, 100]) {
         self.customers = customers
         self.purchaseCounts = purchaseCounts
     }
 
-    public func run(workDirectory: URL, progress: @Sendable (String) -> Void) async throws -> HistoryBenchResult {
+    package func run(workDirectory: URL, progress: @Sendable (String) -> Void) async throws -> HistoryBenchResult {
         let apple = try await InProcessApple.start(in: workDirectory, name: "history")
         defer { Task { await apple.stop() } }
         let store = PipelineStore(redis: apple.scratch.client, keys: apple.configuration.keys)
@@ -77,17 +77,17 @@ public struct HistoryBench: Sendable {
     }
 }
 
-public struct HistoryBenchResult: Codable, Sendable {
-    public var customers: Int
-    public var rows: [Row]
+package struct HistoryBenchResult: Codable, Sendable {
+    package var customers: Int
+    package var rows: [Row]
 
-    public struct Row: Codable, Sendable {
-        public var purchases: Int
+    package struct Row: Codable, Sendable {
+        package var purchases: Int
         /// Get Transaction History calls of the first read of one account (the read again costs one more).
-        public var callsPerSync: Double
-        public var firstRead: LatencySummary
+        package var callsPerSync: Double
+        package var firstRead: LatencySummary
         /// The same account again from the revision kept: nothing new.
-        public var rereadFromRevision: LatencySummary
+        package var rereadFromRevision: LatencySummary
 
         var summary: String {
             String(

@@ -7,16 +7,16 @@ import Foundation
 /// The `jws` scenario: how many Apple-shaped signed transactions one verifier thread verifies
 /// per second of CPU, with the chain cache warm, beside a bare ES256 verify (the limit) and the
 /// cost of the first, cold verification (chain building). No processes, no Redis.
-public struct JWSBench: Sendable {
-    public var tokens: Int
-    public var runs: Int
+package struct JWSBench: Sendable {
+    package var tokens: Int
+    package var runs: Int
 
-    public init(tokens: Int = 2000, runs: Int = 3) {
+    package init(tokens: Int = 2000, runs: Int = 3) {
         self.tokens = tokens
         self.runs = runs
     }
 
-    public func run() async throws -> JWSBenchResult {
+    package func run() async throws -> JWSBenchResult {
         let authority = try SigningAuthority()
         let signer = authority.signer
         let signed = try (0..<tokens).map { try signer.sign(payload: Self.payload($0)) }
@@ -95,20 +95,20 @@ public struct JWSBench: Sendable {
 }
 
 /// What the `jws` scenario measured (`--json` gives every field).
-public struct JWSBenchResult: Sendable, Codable {
-    public var tokens: Int
-    public var runs: Int
+package struct JWSBenchResult: Sendable, Codable {
+    package var tokens: Int
+    package var runs: Int
     /// Median over the runs: verified JWS per CPU second of one thread, chain cache warm.
-    public var jwsPerSecondPerCore: Double
-    public var minPerSecond: Double
-    public var maxPerSecond: Double
-    public var microsecondsPerJWS: Double
+    package var jwsPerSecondPerCore: Double
+    package var minPerSecond: Double
+    package var maxPerSecond: Double
+    package var microsecondsPerJWS: Double
     /// A bare ES256 signature check per CPU second: the limit.
-    public var bareES256PerSecond: Double
+    package var bareES256PerSecond: Double
     /// The first verification, which builds and checks the chain (cache cold).
-    public var coldFirstVerificationMs: Double
+    package var coldFirstVerificationMs: Double
     /// Signing one App Store Server API token (a new one per request), CPU µs.
-    public var serverAPITokenMicroseconds: Double
+    package var serverAPITokenMicroseconds: Double
 
     enum CodingKeys: String, CodingKey {
         case tokens, runs

@@ -1,12 +1,12 @@
 /// Percentiles of a set of latencies, in milliseconds.
-public struct LatencySummary: Sendable, Codable, Equatable {
-    public var count: Int
-    public var p50: Double
-    public var p95: Double
-    public var p99: Double
-    public var max: Double
+package struct LatencySummary: Sendable, Codable, Equatable {
+    package var count: Int
+    package var p50: Double
+    package var p95: Double
+    package var p99: Double
+    package var max: Double
 
-    public init(_ samples: [Double]) {
+    package init(_ samples: [Double]) {
         let sorted = samples.sorted()
         func percentile(_ p: Double) -> Double {
             guard !sorted.isEmpty else { return 0 }
@@ -22,7 +22,7 @@ public struct LatencySummary: Sendable, Codable, Equatable {
     }
 
     /// The same percentiles with `offset` taken off each (never below zero).
-    public func minus(_ offset: Double) -> LatencySummary {
+    package func minus(_ offset: Double) -> LatencySummary {
         var copy = self
         copy.p50 = Swift.max(0, p50 - offset)
         copy.p95 = Swift.max(0, p95 - offset)

@@ -18,16 +18,16 @@ import ServiceLifecycle
 /// backfill of the `count` notifications takes through the real client, the intake's checks (each
 /// notification's and its transaction's ES256 signatures and chains) and `accept_notification`,
 /// and a rerun that finds them all stored.
-public struct NotificationHistoryBench: Sendable {
-    public var count: Int
-    public var idleSweeps: Int
+package struct NotificationHistoryBench: Sendable {
+    package var count: Int
+    package var idleSweeps: Int
 
-    public init(count: Int = 10_000, idleSweeps: Int = 200) {
+    package init(count: Int = 10_000, idleSweeps: Int = 200) {
         self.count = count
         self.idleSweeps = idleSweeps
     }
 
-    public func run(workDirectory: URL, progress: @Sendable (String) -> Void) async throws -> NotificationHistoryBenchResult {
+    package func run(workDirectory: URL, progress: @Sendable (String) -> Void) async throws -> NotificationHistoryBenchResult {
         let apple = try await InProcessApple.start(in: workDirectory, name: "notifications")
         defer { Task { await apple.stop() } }
         let (simulator, configuration, scratch, logger) = (apple.simulator, apple.configuration, apple.scratch, apple.logger)
@@ -94,17 +94,17 @@ public struct NotificationHistoryBench: Sendable {
     static let bundleID = InProcessApple.bundleID
 }
 
-public struct NotificationHistoryBenchResult: Codable, Sendable {
-    public var notifications: Int
+package struct NotificationHistoryBenchResult: Codable, Sendable {
+    package var notifications: Int
     /// One sweep turn with nothing to do: claim, one empty history page per environment, finish.
-    public var idleSweepMs: Double
-    public var idleSweepAppleCalls: Int
-    public var backfillSeconds: Double
-    public var backfillPages: Int
+    package var idleSweepMs: Double
+    package var idleSweepAppleCalls: Int
+    package var backfillSeconds: Double
+    package var backfillPages: Int
     /// The same window again: every notification `seen_before`.
-    public var rerunSeconds: Double
+    package var rerunSeconds: Double
 
-    public var summary: String {
+    package var summary: String {
         String(
             format: "an idle sweep %.2f ms and %d Apple calls; backfill of %d notifications in %.1f s (%.0f/s, %d pages), rerun %.1f s",
             idleSweepMs, idleSweepAppleCalls, notifications, backfillSeconds, Double(notifications) / max(backfillSeconds, 0.001),

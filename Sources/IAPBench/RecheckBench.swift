@@ -10,18 +10,18 @@ import RedisClient
 /// due now. Reports what the schedule and the records cost in Redis memory, and how fast
 /// `promote_due_rechecks` drains the due ones in batches — and what a call costs when nothing
 /// is due, which stays flat however many are scheduled (it reads the zset's low end only).
-public struct RecheckBench: Sendable {
-    public var subscriptions: Int
-    public var due: Int
-    public var batch: Int
+package struct RecheckBench: Sendable {
+    package var subscriptions: Int
+    package var due: Int
+    package var batch: Int
 
-    public init(subscriptions: Int = 1_000_000, due: Int = 10_000, batch: Int = 500) {
+    package init(subscriptions: Int = 1_000_000, due: Int = 10_000, batch: Int = 500) {
         self.subscriptions = subscriptions
         self.due = due
         self.batch = batch
     }
 
-    public func run(workDirectory: URL, progress: @Sendable (String) -> Void) async throws -> RecheckBenchResult {
+    package func run(workDirectory: URL, progress: @Sendable (String) -> Void) async throws -> RecheckBenchResult {
         let scratch = try await ScratchRedis(folder: workDirectory.appendingPathComponent("rechecks"))
         defer { scratch.stop() }
         let redis = scratch.client
@@ -96,18 +96,18 @@ public struct RecheckBench: Sendable {
     static func id(_ index: Int) -> String { String(2_000_000_000_000_000 + index) }
 }
 
-public struct RecheckBenchResult: Sendable, Codable {
-    public var subscriptions: Int
+package struct RecheckBenchResult: Sendable, Codable {
+    package var subscriptions: Int
     /// The `rechecks` zset's cost, per scheduled subscription.
-    public var scheduleBytesPerSubscription: Double
+    package var scheduleBytesPerSubscription: Double
     /// The subscription record's (`subscription:<id>`), per subscription.
-    public var recordBytesPerSubscription: Double
-    public var totalMB: Double
-    public var due: Int
-    public var batch: Int
+    package var recordBytesPerSubscription: Double
+    package var totalMB: Double
+    package var due: Int
+    package var batch: Int
     /// Due re-checks turned into jobs (with their tickets) per second.
-    public var drainPerSecond: Double
-    public var microsecondsPerBatch: Double
+    package var drainPerSecond: Double
+    package var microsecondsPerBatch: Double
     /// One `promote_due_rechecks` call, client round trip included, when nothing is due.
-    public var idleCallMicroseconds: Double
+    package var idleCallMicroseconds: Double
 }

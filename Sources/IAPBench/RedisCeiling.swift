@@ -2,11 +2,11 @@ import Foundation
 
 /// What redis-server does at most on this machine, measured by `redis-benchmark` against the
 /// scenario's own server (same persistence): plain LPUSH and RPOP, 50 clients, no pipelining.
-public struct RedisCeiling: Sendable, Codable {
-    public var lpushPerSecond: Double
-    public var rpopPerSecond: Double
+package struct RedisCeiling: Sendable, Codable {
+    package var lpushPerSecond: Double
+    package var rpopPerSecond: Double
 
-    public var opsPerSecond: Double { (lpushPerSecond + rpopPerSecond) / 2 }
+    package var opsPerSecond: Double { (lpushPerSecond + rpopPerSecond) / 2 }
 
     /// Parses `redis-benchmark --csv` output: a header, then `"LPUSH","81234.56",…`.
     init(csv: String) throws {

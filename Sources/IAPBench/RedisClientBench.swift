@@ -7,18 +7,18 @@ import RedisClient
 /// The `redis-client` scenario: our Redis client alone against a fresh redis-server (no
 /// persistence), beside redis-benchmark on the same server: commands per second with 64
 /// callers sharing one client, the client's CPU per command, and one caller's round-trip time.
-public struct RedisClientBench: Sendable {
-    public var callers: Int
-    public var seconds: Double
-    public var benchmarkRequests: Int
+package struct RedisClientBench: Sendable {
+    package var callers: Int
+    package var seconds: Double
+    package var benchmarkRequests: Int
 
-    public init(callers: Int = 64, seconds: Double = 3, benchmarkRequests: Int = 200_000) {
+    package init(callers: Int = 64, seconds: Double = 3, benchmarkRequests: Int = 200_000) {
         self.callers = callers
         self.seconds = seconds
         self.benchmarkRequests = benchmarkRequests
     }
 
-    public func run(workDirectory: URL) async throws -> RedisClientBenchResult {
+    package func run(workDirectory: URL) async throws -> RedisClientBenchResult {
         let redis = try await ScratchRedis(folder: workDirectory.appendingPathComponent("redis-client"))
         defer { redis.stop() }
         return try await measure(redis.client, target: "one server", benchmark: ["-h", "127.0.0.1", "-p", String(redis.port)])
@@ -28,7 +28,7 @@ public struct RedisClientBench: Sendable {
     /// callers' keys spread over the shards, redis-benchmark in `--cluster` mode beside it. On 2
     /// cores the shards share the CPU the one server had: this shows the client's routing cost,
     /// not a cluster's room.
-    public func runOnCluster(workDirectory: URL, primaries: Int = 3) async throws -> RedisClientBenchResult {
+    package func runOnCluster(workDirectory: URL, primaries: Int = 3) async throws -> RedisClientBenchResult {
         let ports = try (0..<primaries).map { _ in try LoopbackPort.freeWithCompanion() }
         var processes: [Process] = []
         defer {
@@ -98,21 +98,21 @@ public struct RedisClientBench: Sendable {
     }
 }
 
-public struct RedisClientBenchResult: Sendable, Codable {
+package struct RedisClientBenchResult: Sendable, Codable {
     /// "one server", or "cluster, N primaries".
-    public var target: String
-    public var callers: Int
-    public var commandsPerSecond: Double
-    public var clientCPUMicrosecondsPerCommand: Double
-    public var roundTripP50Microseconds: Double
-    public var roundTripP99Microseconds: Double
-    public var redisBenchmarkPerSecond: Double
-    public var redisBenchmarkCPUMicrosecondsPerCommand: Double
+    package var target: String
+    package var callers: Int
+    package var commandsPerSecond: Double
+    package var clientCPUMicrosecondsPerCommand: Double
+    package var roundTripP50Microseconds: Double
+    package var roundTripP99Microseconds: Double
+    package var redisBenchmarkPerSecond: Double
+    package var redisBenchmarkCPUMicrosecondsPerCommand: Double
 }
 
 extension RedisClientBenchResult {
     /// One line for the bench's log.
-    public var summary: String {
+    package var summary: String {
         String(format: "%.0f commands/s", commandsPerSecond) + " on \(target), "
             + String(
                 format: "%.1f µs CPU each (redis-benchmark %.0f/s, %.1f µs)", clientCPUMicrosecondsPerCommand, redisBenchmarkPerSecond,

@@ -10,16 +10,16 @@ import RedisClient
 /// every key on one slot) and once over `buckets` buckets on all three; end to end at full speed.
 /// Per node: its role, Redis CPU and commands per receipt, memory and keys afterwards; overall:
 /// receipts/s and round trips per receipt (parts included).
-public struct ShardBench: Sendable {
-    public var receipts: Int
-    public var buckets: Int
+package struct ShardBench: Sendable {
+    package var receipts: Int
+    package var buckets: Int
 
-    public init(receipts: Int = 6000, buckets: Int = RedisSettings.clusterBuckets) {
+    package init(receipts: Int = 6000, buckets: Int = RedisSettings.clusterBuckets) {
         self.receipts = receipts
         self.buckets = buckets
     }
 
-    public func run(settings: BenchSettings, http: HTTPClient, progress: @Sendable (String) -> Void) async throws -> [ShardBenchResult] {
+    package func run(settings: BenchSettings, http: HTTPClient, progress: @Sendable (String) -> Void) async throws -> [ShardBenchResult] {
         var results: [ShardBenchResult] = []
         for buckets in [1, buckets] {
             let result = try await measure(buckets: buckets, settings: settings, http: http)
@@ -134,28 +134,28 @@ public struct ShardBench: Sendable {
 }
 
 /// What the `shards` scenario measured on one layout.
-public struct ShardBenchResult: Sendable, Codable {
-    public struct Node: Sendable, Codable {
-        public var port: Int
+package struct ShardBenchResult: Sendable, Codable {
+    package struct Node: Sendable, Codable {
+        package var port: Int
         /// `master` or `slave`, as the node says.
-        public var role: String
-        public var cpuMsPerReceipt: Double
-        public var commandsPerReceipt: Double
-        public var roundTripsPerReceipt: Double
-        public var usedMemoryMB: Double
-        public var keys: Int
+        package var role: String
+        package var cpuMsPerReceipt: Double
+        package var commandsPerReceipt: Double
+        package var roundTripsPerReceipt: Double
+        package var usedMemoryMB: Double
+        package var keys: Int
     }
 
-    public var name: String
-    public var buckets: Int
-    public var receipts: Int
-    public var receiptsPerSecond: Double
+    package var name: String
+    package var buckets: Int
+    package var receipts: Int
+    package var receiptsPerSecond: Double
     /// Over the primaries (replicas run what replication sends them, not clients' requests).
-    public var roundTripsPerReceipt: Double
-    public var commandsPerReceipt: Double
+    package var roundTripsPerReceipt: Double
+    package var commandsPerReceipt: Double
     /// Every node's, replicas included.
-    public var redisCPUMsPerReceipt: Double
-    public var nodes: [Node]
+    package var redisCPUMsPerReceipt: Double
+    package var nodes: [Node]
 }
 
 private extension Array where Element: Sendable {

@@ -10,17 +10,17 @@ import NIOFoundationCompat
 /// waiting on `GET /v1/receipts/{ticket}?wait=30`, then the workers start. Reports what the waiting
 /// costs the intake (memory, CPU while they wait, Redis connections) and how soon every client has
 /// its result.
-public struct WaitBench: Sendable {
-    public var clients: Int
+package struct WaitBench: Sendable {
+    package var clients: Int
     /// How long the intake is watched while every client waits.
-    public var idleSeconds: Double
+    package var idleSeconds: Double
 
-    public init(clients: Int = 5000, idleSeconds: Double = 5) {
+    package init(clients: Int = 5000, idleSeconds: Double = 5) {
         self.clients = clients
         self.idleSeconds = idleSeconds
     }
 
-    public func run(binDirectory: URL, workDirectory: URL, progress: @Sendable (String) -> Void) async throws -> WaitBenchResult {
+    package func run(binDirectory: URL, workDirectory: URL, progress: @Sendable (String) -> Void) async throws -> WaitBenchResult {
         var settings = ClusterSettings(binDirectory: binDirectory)
         settings.processesPerStage = [.verify: 1, .dedupe: 1, .grant: 1]
         settings.workerConcurrency = 64
@@ -117,18 +117,18 @@ public struct WaitBench: Sendable {
 }
 
 /// What `clients` waiting clients cost one intake.
-public struct WaitBenchResult: Sendable, Codable {
-    public var clients: Int
+package struct WaitBenchResult: Sendable, Codable {
+    package var clients: Int
     /// Clients answered `granted` (all of them, or the run failed its promise).
-    public var granted: Int
-    public var intakeRSSBeforeMB: Double
-    public var intakeRSSWaitingMB: Double
-    public var bytesPerWaitingClient: Double
+    package var granted: Int
+    package var intakeRSSBeforeMB: Double
+    package var intakeRSSWaitingMB: Double
+    package var bytesPerWaitingClient: Double
     /// The intake's CPU while every client waits and nothing changes.
-    public var idleCPUPercent: Double
+    package var idleCPUPercent: Double
     /// Redis connections meanwhile: the intake's pool, its one subscription, the bench's own.
-    public var redisConnectedClients: Int
+    package var redisConnectedClients: Int
     /// From starting the workers to the last client's answer.
-    public var answeredSeconds: Double
-    public var intakeCPUMsWhileAnswering: Double
+    package var answeredSeconds: Double
+    package var intakeCPUMsWhileAnswering: Double
 }

@@ -6,16 +6,16 @@ import NIOConcurrencyHelpers
 /// How every process logs, from the environment only (it is read before anything else):
 /// `IAP_LOG_LEVEL` (`trace` … `critical`, default `info`; `LOG_LEVEL` is read when it is unset) and
 /// `IAP_LOG_FORMAT` (`text`, the default, or `json`: one object a line). Logs go to stderr.
-public struct LogSettings: Sendable, Equatable {
-    public var level: Logger.Level
-    public var json: Bool
+package struct LogSettings: Sendable, Equatable {
+    package var level: Logger.Level
+    package var json: Bool
 
-    public init(level: Logger.Level, json: Bool) {
+    package init(level: Logger.Level, json: Bool) {
         self.level = level
         self.json = json
     }
 
-    public init(environment: [String: String]) throws(ConfigurationError) {
+    package init(environment: [String: String]) throws(ConfigurationError) {
         var environment = environment
         if environment[Settings.logLevel.variable, default: ""].isEmpty, let fallback = environment["LOG_LEVEL"] {
             environment[Settings.logLevel.variable] = fallback
@@ -28,7 +28,7 @@ public struct LogSettings: Sendable, Equatable {
 
 /// The process's logger; the logging system is set up once per process. A bad setting stops the
 /// process with exit code 2 and one line naming it.
-public func bootstrapLogging(label: String) -> Logger {
+package func bootstrapLogging(label: String) -> Logger {
     let settings: LogSettings
     do {
         settings = try LogSettings(environment: ProcessInfo.processInfo.environment)

@@ -8,8 +8,8 @@ import RedisClient
 /// (`CONFIG` refused) is a warning. A Redis that does not answer yet is asked again in the
 /// background until it does, and an evicting policy found then stops the process the same way
 /// (its jobs in flight go back to the queues through the reaper, as after any crash).
-public enum EvictionPolicyCheck {
-    public static func run(_ redis: RedisClient, logger: Logger, retryEvery: Duration = .seconds(1)) async {
+package enum EvictionPolicyCheck {
+    package static func run(_ redis: RedisClient, logger: Logger, retryEvery: Duration = .seconds(1)) async {
         if await checked(redis, logger: logger) { return }
         logger.warning("Redis does not answer yet: its maxmemory-policy is checked once it does")
         Task.detached {

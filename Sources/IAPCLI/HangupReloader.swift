@@ -4,7 +4,7 @@ import UnixSignals
 
 /// Rereads a file on SIGHUP (the intake's client keys, the console's users): `reload` returns a
 /// line for the log, or throws, and then what was read before stays in force.
-public struct HangupReloader: Service {
+package struct HangupReloader: Service {
     let what: String
     let reload: @Sendable () throws -> String
     let logger: Logger
@@ -12,14 +12,14 @@ public struct HangupReloader: Service {
 
     /// Traps SIGHUP at once (before the server listens: a SIGHUP that came before the trap would
     /// end the process).
-    public init(_ what: String, logger: Logger, reload: @escaping @Sendable () throws -> String) async {
+    package init(_ what: String, logger: Logger, reload: @escaping @Sendable () throws -> String) async {
         self.what = what
         self.reload = reload
         self.logger = logger
         hangups = await UnixSignalsSequence(trapping: .sighup)
     }
 
-    public func run() async throws {
+    package func run() async throws {
         for await _ in hangups.cancelOnGracefulShutdown() {
             do {
                 let done = try reload()

@@ -6,29 +6,29 @@ import PlainJSON
 /// 8601, UTC, milliseconds), `level`, `label`, `message`, `source`, and each metadata value as a
 /// member (nested values as text). Written by hand: swift-log has no JSON handler, and none of the
 /// packages this project uses offers one.
-public struct JSONLogHandler: LogHandler {
-    public var logLevel: Logger.Level = .info
-    public var metadata: Logger.Metadata = [:]
-    public var metadataProvider: Logger.MetadataProvider?
+package struct JSONLogHandler: LogHandler {
+    package var logLevel: Logger.Level = .info
+    package var metadata: Logger.Metadata = [:]
+    package var metadataProvider: Logger.MetadataProvider?
     let label: String
 
-    public init(label: String, metadataProvider: Logger.MetadataProvider? = nil) {
+    package init(label: String, metadataProvider: Logger.MetadataProvider? = nil) {
         self.label = label
         self.metadataProvider = metadataProvider
     }
 
-    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+    package subscript(metadataKey key: String) -> Logger.Metadata.Value? {
         get { metadata[key] }
         set { metadata[key] = newValue }
     }
 
-    public func log(event: LogEvent) {
+    package func log(event: LogEvent) {
         log(
             level: event.level, message: event.message, metadata: event.metadata, source: event.source, file: event.file,
             function: event.function, line: event.line)
     }
 
-    public func log(
+    package func log(
         level: Logger.Level, message: Logger.Message, metadata explicit: Logger.Metadata?, source: String, file: String,
         function: String, line: UInt
     ) {

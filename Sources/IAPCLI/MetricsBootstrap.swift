@@ -4,7 +4,7 @@ import Prometheus
 
 /// The process's Prometheus registry: swift-metrics is bootstrapped with it once per process, so
 /// every counter, gauge and timer the pipeline records lands in it.
-public func bootstrapMetrics() -> PrometheusCollectorRegistry {
+package func bootstrapMetrics() -> PrometheusCollectorRegistry {
     metricsRegistry.withLockedValue { registry in
         if let registry { return registry }
         let created = PrometheusCollectorRegistry()
@@ -17,6 +17,6 @@ public func bootstrapMetrics() -> PrometheusCollectorRegistry {
 private let metricsRegistry = NIOLockedValueBox<PrometheusCollectorRegistry?>(nil)
 
 /// The process's metrics in the Prometheus text format.
-@Sendable public func metricsText() -> [UInt8] {
+@Sendable package func metricsText() -> [UInt8] {
     bootstrapMetrics().emitToBuffer()
 }

@@ -6,20 +6,20 @@ import ServiceLifecycle
 
 /// A stage worker's `/metrics` (`IAP_METRICS_PORT`): the Prometheus text format of its registry,
 /// on its own port (the intake serves `/metrics` on its HTTP port).
-public struct MetricsServer: Service {
+package struct MetricsServer: Service {
     let registry: PrometheusCollectorRegistry
     let host: String
     let port: Int
     let logger: Logger
 
-    public init(registry: PrometheusCollectorRegistry, host: String, port: Int, logger: Logger) {
+    package init(registry: PrometheusCollectorRegistry, host: String, port: Int, logger: Logger) {
         self.registry = registry
         self.host = host
         self.port = port
         self.logger = logger
     }
 
-    public func run() async throws {
+    package func run() async throws {
         let router = Router()
         let registry = self.registry
         router.get("/metrics") { _, _ in

@@ -11,7 +11,7 @@ import PlainJSON
 /// pages (`SameOriginMiddleware`); every answer carries a strict CSP (`ConsoleHeadersMiddleware`).
 /// Pages read windows of Redis (the stats, one ticket, one page of a user's index), never a
 /// whole list.
-public struct ConsoleApplication: Sendable {
+package struct ConsoleApplication: Sendable {
     let pages: ConsolePages
     let sessions: ConsoleSessions
     let users: ConsoleUsers
@@ -27,7 +27,7 @@ public struct ConsoleApplication: Sendable {
     /// Support's look-up at Apple; `nil` without a Server API key (`IAP_APPLE_API_*`).
     let support: SupportLookup?
 
-    public init(
+    package init(
         store: PipelineStore, sessions: ConsoleSessions, users: ConsoleUsers, lease: Duration, ticketTTL: Duration, origins: Set<String>,
         secureCookie: Bool = false, support: SupportLookup? = nil, apps: [String?] = [nil], dailyLimits: [String: Int] = [:]
     ) throws {
@@ -45,7 +45,7 @@ public struct ConsoleApplication: Sendable {
         self.library = library
     }
 
-    public func router() -> Router<ConsoleRequestContext> {
+    package func router() -> Router<ConsoleRequestContext> {
         let router = Router(context: ConsoleRequestContext.self)
         router.add(middleware: ConsoleHeadersMiddleware())
         router.add(middleware: SameOriginMiddleware(origins: origins))

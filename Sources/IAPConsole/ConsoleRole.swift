@@ -1,23 +1,23 @@
 /// What a console user may do; each role may do all that the ones below it may.
 /// `viewer` reads; `support` also looks orders up at Apple and grants through the pipeline;
 /// `operator` also releases and rejects holds and replays dead letters; `admin` also purges.
-public enum ConsoleRole: String, Sendable, CaseIterable, Comparable {
+package enum ConsoleRole: String, Sendable, CaseIterable, Comparable {
     case viewer
     case support
     case `operator`
     case admin
 
-    public static func < (lhs: Self, rhs: Self) -> Bool {
+    package static func < (lhs: Self, rhs: Self) -> Bool {
         allCases.firstIndex(of: lhs)! < allCases.firstIndex(of: rhs)!
     }
 }
 
 /// Who is signed in: the name every action is recorded under (from the session, never a form).
-public struct ConsoleUser: Sendable, Equatable {
-    public let name: String
-    public let role: ConsoleRole
+package struct ConsoleUser: Sendable, Equatable {
+    package let name: String
+    package let role: ConsoleRole
 
-    public init(name: String, role: ConsoleRole) {
+    package init(name: String, role: ConsoleRole) {
         self.name = name
         self.role = role
     }

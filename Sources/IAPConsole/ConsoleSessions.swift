@@ -9,19 +9,19 @@ import RedisClient
 /// everywhere. Redis holds only the hash of each cookie: reading Redis does not give a session.
 /// By hand rather than hummingbird-auth's `SessionMiddleware`, which treats a store that fails as
 /// "signed out": here Redis unavailable is a 503, never a silent sign-out.
-public struct ConsoleSessions: Sendable {
-    public let redis: RedisClient
-    public let keys: RedisKeys
-    public let lifetime: Duration
+package struct ConsoleSessions: Sendable {
+    package let redis: RedisClient
+    package let keys: RedisKeys
+    package let lifetime: Duration
 
-    public init(redis: RedisClient, keys: RedisKeys, lifetime: Duration) {
+    package init(redis: RedisClient, keys: RedisKeys, lifetime: Duration) {
         self.redis = redis
         self.keys = keys
         self.lifetime = lifetime
     }
 
     /// A new session for `user`; returns the cookie's value (32 random bytes, base64url).
-    public func open(for user: ConsoleUser) async throws -> String {
+    package func open(for user: ConsoleUser) async throws -> String {
         let id = TicketID.random(bytes: 32)
         let record = JSONValue.object(["user": .string(user.name), "role": .string(user.role.rawValue)]).canonicalText
         try await redis.send("SET", key(id), record, "EX", String(lifetime.components.seconds)).checked()
@@ -29,7 +29,7 @@ public struct ConsoleSessions: Sendable {
     }
 
     /// The session's user, or `nil` for an unknown, expired or malformed cookie.
-    public func user(for id: String) async throws -> ConsoleUser? {
+    package func user(for id: String) async throws -> ConsoleUser? {
         guard Self.isWellFormed(id) else { return nil }
         let reply = try await redis.send("GET", key(id)).checked()
         guard let text = reply.string, let json = try? JSONValue(parsing: text),
@@ -38,7 +38,7 @@ public struct ConsoleSessions: Sendable {
         return ConsoleUser(name: name, role: role)
     }
 
-    public func close(_ id: String) async throws {
+    package func close(_ id: String) async throws {
         guard Self.isWellFormed(id) else { return }
         _ = try await redis.send("DEL", key(id))
     }

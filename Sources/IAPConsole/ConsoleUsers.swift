@@ -8,35 +8,35 @@ import PlainJSON
 /// "viewer"|"support"|"operator"|"admin"}}`), reread on SIGHUP. Without a file, one user `local`
 /// (admin) whose password is a random token made at start and shown once to whoever started the
 /// console (as Jupyter does): the console then listens on loopback only.
-public final class ConsoleUsers: Sendable {
+package final class ConsoleUsers: Sendable {
     struct Entry: Sendable {
         var passwordHash: String
         var role: ConsoleRole
     }
 
-    public let file: String?
+    package let file: String?
     private let entries: NIOLockedValueBox<[String: Entry]>
 
     /// Reads `file`; every fault is a `ConsoleUsersError` naming the user and the field.
-    public init(file: String) throws(ConsoleUsersError) {
+    package init(file: String) throws(ConsoleUsersError) {
         self.file = file
         entries = NIOLockedValueBox(try Self.read(file))
     }
 
     /// The one local user, `local`, with `token` as its password.
-    public init(localToken token: String) {
+    package init(localToken token: String) {
         file = nil
         entries = NIOLockedValueBox(["local": Entry(passwordHash: Bcrypt.hash(token, cost: 10), role: .admin)])
     }
 
     /// A new random token for `init(localToken:)`: 24 bytes, base64url.
-    public static func makeToken() -> String { TicketID.random(bytes: 24) }
+    package static func makeToken() -> String { TicketID.random(bytes: 24) }
 
-    public var names: [String] { entries.withLockedValue { $0.keys.sorted() } }
+    package var names: [String] { entries.withLockedValue { $0.keys.sorted() } }
 
     /// The user, when the password is theirs (bcrypt, whatever the name: an unknown name costs the
     /// same time as a wrong password).
-    public func authenticate(name: String, password: String) -> ConsoleUser? {
+    package func authenticate(name: String, password: String) -> ConsoleUser? {
         let entry = entries.withLockedValue { $0[name] }
         let matches = Bcrypt.verify(password, hash: entry?.passwordHash ?? Self.decoy)
         guard let entry, matches else { return nil }
@@ -44,10 +44,10 @@ public final class ConsoleUsers: Sendable {
     }
 
     /// The user's role now (a role changed or a user removed by a reload takes effect at once).
-    public func role(of name: String) -> ConsoleRole? { entries.withLockedValue { $0[name]?.role } }
+    package func role(of name: String) -> ConsoleRole? { entries.withLockedValue { $0[name]?.role } }
 
     /// Rereads the file; on a fault the users stay as they were and the fault is thrown.
-    public func reload() throws(ConsoleUsersError) {
+    package func reload() throws(ConsoleUsersError) {
         guard let file else { return }
         let fresh = try Self.read(file)
         entries.withLockedValue { $0 = fresh }
@@ -81,7 +81,7 @@ public final class ConsoleUsers: Sendable {
     }
 }
 
-public struct ConsoleUsersError: Error, Sendable, CustomStringConvertible {
-    public let description: String
+package struct ConsoleUsersError: Error, Sendable, CustomStringConvertible {
+    package let description: String
     init(_ description: String) { self.description = "IAP_CONSOLE_USERS_FILE: " + description }
 }

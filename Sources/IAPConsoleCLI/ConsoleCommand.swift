@@ -12,14 +12,14 @@ import RedisClient
 import ServiceLifecycle
 
 /// `iap-console`: the console's pages on `IAP_CONSOLE_HOST:IAP_CONSOLE_PORT` over the pipeline's Redis.
-public struct ConsoleCommand: AsyncParsableCommand {
-    public static let configuration = CommandConfiguration(
+package struct ConsoleCommand: AsyncParsableCommand {
+    package static let configuration = CommandConfiguration(
         commandName: "iap-console", abstract: "The console: a purchase's whole story in a browser, for support and on-call.")
     @OptionGroup var server: ConsoleServerOptions
     @OptionGroup var console: ConsoleOptions
-    public init() {}
+    package init() {}
 
-    public func run() async throws {
+    package func run() async throws {
         let configuration = loadConfiguration(of: self)
         do {
             try configuration.console.checkExposure()
@@ -32,14 +32,14 @@ public struct ConsoleCommand: AsyncParsableCommand {
 
 /// `iapctl console`: the console for one operator, on loopback only, whatever `IAP_CONSOLE_HOST`
 /// and `IAP_CONSOLE_USERS_FILE` say: a user `local` (admin) whose password is printed at start.
-public struct LocalConsoleCommand: AsyncParsableCommand {
-    public static let configuration = CommandConfiguration(
+package struct LocalConsoleCommand: AsyncParsableCommand {
+    package static let configuration = CommandConfiguration(
         commandName: "console", abstract: "The console in a browser, for you alone: on 127.0.0.1, with a password printed now.")
     @OptionGroup var server: ConsoleServerOptions
     @OptionGroup var console: LocalConsoleOptions
-    public init() {}
+    package init() {}
 
-    public func run() async throws {
+    package func run() async throws {
         var configuration = loadConfiguration(of: self)
         configuration.console.host = "127.0.0.1"
         configuration.console.usersFile = nil
@@ -51,7 +51,7 @@ public struct LocalConsoleCommand: AsyncParsableCommand {
 /// What both console commands read besides where they listen: Redis, the lease (live workers),
 /// re-checks and tickets (the actions), and for support's look-up at Apple the apps, their Server
 /// API key and clients, and the catalog.
-public struct ConsoleServerOptions: ParsableArguments {
+package struct ConsoleServerOptions: ParsableArguments {
     @OptionGroup var redis: RedisOptions
     @OptionGroup var lease: LeaseOptions
     @OptionGroup var recheck: RecheckOptions
@@ -61,7 +61,7 @@ public struct ConsoleServerOptions: ParsableArguments {
     @OptionGroup var key: ServerAPIKeyOptions
     @OptionGroup var client: ServerAPIClientOptions
     @OptionGroup var catalog: CatalogOptions
-    public init() {}
+    package init() {}
 }
 
 /// The console's server, as `iap-console` and `iapctl console` run it.
@@ -132,6 +132,6 @@ enum ConsoleServer {
 }
 
 /// `iap-console`'s main.
-public enum ConsoleEntry {
-    public static func main() async { await ProcessEntry.serve(ConsoleCommand.self) }
+package enum ConsoleEntry {
+    package static func main() async { await ProcessEntry.serve(ConsoleCommand.self) }
 }

@@ -9,13 +9,13 @@ import IAPOperations
 import RedisClient
 
 /// `iapctl`: look at the pipeline and handle dead letters.
-public struct ControlCommand: AsyncParsableCommand {
-    public static let configuration = CommandConfiguration(
+package struct ControlCommand: AsyncParsableCommand {
+    package static let configuration = CommandConfiguration(
         commandName: "iapctl", abstract: "Inspect the IAP pipeline and manage its dead letters.",
         subcommands: [Stats.self, ShowTicket.self, Dead.self, HeldCommand.self, LocalConsoleCommand.self, GrantCommand.self, RevokeCommand.self, UserCommand.self,
             RecheckCommand.self, SettingsCommand.self, MigrateCommand.self, AppleCommand.self, LookupCommand.self, AdoptCommand.self,
         ])
-    public init() {}
+    package init() {}
 
     struct Stats: AsyncParsableCommand {
         static let configuration = CommandConfiguration(

@@ -10,17 +10,17 @@ import RedisClient
 
 /// The fault drill: per trial, a fresh pipeline of real processes takes a stream of receipts while
 /// faults are injected; then it drains and its books are checked.
-public struct Drill: Sendable {
-    public let settings: DrillSettings
+package struct Drill: Sendable {
+    package let settings: DrillSettings
     /// Where progress lines go (the table is the caller's to print).
-    public let progress: @Sendable (String) -> Void
+    package let progress: @Sendable (String) -> Void
 
-    public init(settings: DrillSettings, progress: @escaping @Sendable (String) -> Void = { _ in }) {
+    package init(settings: DrillSettings, progress: @escaping @Sendable (String) -> Void = { _ in }) {
         self.settings = settings
         self.progress = progress
     }
 
-    public func run() async throws -> [TrialReport] {
+    package func run() async throws -> [TrialReport] {
         try settings.cluster.checkExecutables()
         let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(timeout: .init(connect: .seconds(2))))
         var reports: [TrialReport] = []

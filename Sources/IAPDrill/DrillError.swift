@@ -1,8 +1,8 @@
 /// Why the drill itself could not go on (not a finding about the pipeline).
-public struct DrillError: Error, CustomStringConvertible, Sendable {
-    public let description: String
+package struct DrillError: Error, CustomStringConvertible, Sendable {
+    package let description: String
 
-    public init(_ description: String) {
+    package init(_ description: String) {
         self.description = description
     }
 }

@@ -4,67 +4,67 @@ import IAPClient
 import PipelineCore
 
 /// Everything one drill run needs; `workers/drill --help` documents each.
-public struct DrillSettings: Sendable {
-    public var trials = 10
-    public var receiptsPerTrial = 2000
+package struct DrillSettings: Sendable {
+    package var trials = 10
+    package var receiptsPerTrial = 2000
     /// Subscriptions apple-sim renews by itself during each trial (2-second periods).
-    public var subscriptionsPerTrial = 12
+    package var subscriptionsPerTrial = 12
     /// Players with two years of history at Apple from before the cutover (`IAP_ADOPTED_AT`),
     /// half of them imported, all synced under the faults (issue 54); 0: no cutover.
-    public var adoptionPlayers = 4
+    package var adoptionPlayers = 4
     /// `iap-webhook` processes (as many as of every stage) deliver every event to a receiver in
     /// the drill, which refuses `webhookFailureRate` of the deliveries; 0 processes: no webhook.
-    public var webhooks = true
-    public var webhookFailureRate = 0.1
+    package var webhooks = true
+    package var webhookFailureRate = 0.1
     /// Faults per second, on average, while receipts are being submitted.
-    public var faultRate = 1.0
-    public var seed: UInt64 = 1
-    public var faults: [FaultKind] = FaultKind.all(for: .single)
+    package var faultRate = 1.0
+    package var seed: UInt64 = 1
+    package var faults: [FaultKind] = FaultKind.all(for: .single)
     /// Each chosen fault is injected at least this often per trial (the trial goes on faulting
     /// after its receipts are in until it has been).
-    public var faultsPerKind = 1
-    public var topology = RedisTopology.single
+    package var faultsPerKind = 1
+    package var topology = RedisTopology.single
     /// `IAP_BUCKETS` of the pipeline.
-    public var buckets = 1
+    package var buckets = 1
     /// `IAP_REDIS_MIN_REPLICAS` of the pipeline; by default 1 with replicas (sentinel, cluster:
     /// what a failover needs to lose nothing acknowledged), 0 without.
-    public var minReplicas: Int?
+    package var minReplicas: Int?
     /// How long before each failover's kill the primary's replication links are cut.
-    public var replicationGap: Duration = .zero
+    package var replicationGap: Duration = .zero
     /// The intake checks signatures (`IAP_CLIENT_KEYS_FILE`) and the client signs, as in production.
-    public var signRequests = true
+    package var signRequests = true
     /// The drill's game backend key (a new secret per run).
     let signer = RequestSigner(keyID: "drill", secret: (0..<4).map { _ in String(UInt64.random(in: 0...UInt64.max), radix: 16) }.joined())
-    public var durability = Durability.always
+    package var durability = Durability.always
     /// Whether a Redis kill is a process crash or a power cut (unsynced AOF writes lost too).
-    public var redisCrash = RedisCrash.process
-    public var appleLatencyMs = 20
+    package var redisCrash = RedisCrash.process
+    package var appleLatencyMs = 20
     /// Receipts submitted per second (spread out, so faults meet traffic).
-    public var submitRate = 150
-    public var clientConcurrency = 16
-    public var processesPerStage = 2
-    public var lease: Duration = .seconds(2)
+    package var submitRate = 150
+    package var clientConcurrency = 16
+    package var processesPerStage = 2
+    package var lease: Duration = .seconds(2)
     /// `IAP_APPLE_API_MAX_RPS` of the cluster: the fleet's App Store Server API budget.
-    public var appleAPIMaxRPS = 200
+    package var appleAPIMaxRPS = 200
     /// How long to wait, after the faults stop, for every ticket to be terminal.
-    public var drainTimeoutSeconds = 120
+    package var drainTimeoutSeconds = 120
     /// One long Apple outage per trial (verifyReceipt answers 503 throughout), a third into the
     /// submission; `.zero`: none. With `maxAttempts` low it outlasts every job's attempts many
     /// times over: the fleet's Apple breaker must keep all of them alive (0 dead letters).
-    public var appleOutage: Duration = .zero
+    package var appleOutage: Duration = .zero
     /// `IAP_MAX_ATTEMPTS` of the workers.
-    public var maxAttempts = 100
+    package var maxAttempts = 100
     /// Where the built executables are (`iap-intake`, `iap-verifier`, …, `apple-sim`).
-    public var binDirectory: URL
+    package var binDirectory: URL
     /// Data folders and logs, one per trial.
-    public var workDirectory: URL
+    package var workDirectory: URL
 
     /// apple-sim's retries of a notification it could not deliver: Apple's 1, 12, 24, 48 and 72
     /// hours at 25 ms an hour (each attempt's deadline is 2 s).
-    public static let notificationRetryDelaysMs: [Int64] = [1, 12, 24, 48, 72].map { $0 * 25 }
+    package static let notificationRetryDelaysMs: [Int64] = [1, 12, 24, 48, 72].map { $0 * 25 }
 
     /// The cluster each trial starts: `processesPerStage` of every stage, short leases and retries.
-    public var cluster: ClusterSettings {
+    package var cluster: ClusterSettings {
         var cluster = ClusterSettings(binDirectory: binDirectory)
         cluster.durability = durability
         cluster.redisCrash = redisCrash
@@ -91,7 +91,7 @@ public struct DrillSettings: Sendable {
         return cluster
     }
 
-    public init(binDirectory: URL, workDirectory: URL) {
+    package init(binDirectory: URL, workDirectory: URL) {
         self.binDirectory = binDirectory
         self.workDirectory = workDirectory
     }

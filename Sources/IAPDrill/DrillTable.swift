@@ -2,8 +2,8 @@ import ClusterHarness
 import Foundation
 
 /// The drill's printed result: one row per trial and a total.
-public enum DrillTable {
-    public static func render(_ reports: [TrialReport], faults: [FaultKind]) -> String {
+package enum DrillTable {
+    package static func render(_ reports: [TrialReport], faults: [FaultKind]) -> String {
         // Next to the SIGTERM count: the jobs those processes held when signalled.
         let termHeld = faults.contains(.sigterm)
         let faultColumns = faults.map(\.column) + (termHeld ? ["term jobs"] : [])

@@ -1,9 +1,9 @@
 /// How long one forced failover kept the pipeline from granting.
-public struct FailoverTiming: Codable, Sendable {
+package struct FailoverTiming: Codable, Sendable {
     /// From the kill until every sentinel named a new primary that says it is one.
-    public var promotedSeconds: Double
+    package var promotedSeconds: Double
     /// From the kill until the first grant after it (nil: no purchase was granted after the kill).
-    public var firstGrantSeconds: Double?
+    package var firstGrantSeconds: Double?
     /// From the kill until the killed node was back as a replica and every replica in sync.
-    public var wholeSeconds: Double
+    package var wholeSeconds: Double
 }

@@ -1,7 +1,7 @@
 import ClusterHarness
 
 /// The faults the drill injects into a running pipeline.
-public enum FaultKind: String, CaseIterable, Sendable, Codable {
+package enum FaultKind: String, CaseIterable, Sendable, Codable {
     /// `kill -9` a random stage process, then start a new one.
     case killStage = "kill-stage"
     /// `kill -9` redis-server, then restart it on the same data folder (single topology).
@@ -52,7 +52,7 @@ public enum FaultKind: String, CaseIterable, Sendable, Codable {
 
     /// The faults a topology can take: a Redis restart in place (`kill-redis`) with one node, a
     /// failover with sentinels, a failover and a reshard on a cluster.
-    public static func all(for topology: RedisTopology) -> [FaultKind] {
+    package static func all(for topology: RedisTopology) -> [FaultKind] {
         allCases.filter { kind in
             switch kind {
             case .killRedis: topology == .single

@@ -1,5 +1,5 @@
 /// What kind of submission a drill receipt is; it dictates the ticket's terminal state.
-public enum ReceiptScenario: String, CaseIterable, Sendable {
+package enum ReceiptScenario: String, CaseIterable, Sendable {
     /// A new consumable purchase: granted.
     case valid
     /// A new purchase only the sandbox knows (production answers 21007): granted.

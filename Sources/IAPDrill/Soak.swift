@@ -10,13 +10,13 @@ import RedisClient
 /// memory must grow only by what the ledger keeps for ever per purchase (claim, grant record,
 /// owner, the user's indexes), measured on sampled purchases: what every bounded family holds is
 /// flat. It prints the samples, the ledger's bytes per purchase and the growth per purchase.
-public struct Soak: Sendable {
-    public let settings: DrillSettings
-    public let minutes: Int
-    public let rate: Int
-    public let progress: @Sendable (String) -> Void
+package struct Soak: Sendable {
+    package let settings: DrillSettings
+    package let minutes: Int
+    package let rate: Int
+    package let progress: @Sendable (String) -> Void
 
-    public init(settings: DrillSettings, minutes: Int, rate: Int, progress: @escaping @Sendable (String) -> Void) {
+    package init(settings: DrillSettings, minutes: Int, rate: Int, progress: @escaping @Sendable (String) -> Void) {
         self.settings = settings
         self.minutes = minutes
         self.rate = rate
@@ -24,24 +24,24 @@ public struct Soak: Sendable {
     }
 
     /// One sample: when (s from the start), purchases submitted, Redis's used memory.
-    public struct Sample: Sendable {
-        public var second: Double
-        public var submitted: Int
-        public var usedMemory: Int
+    package struct Sample: Sendable {
+        package var second: Double
+        package var submitted: Int
+        package var usedMemory: Int
     }
 
-    public struct Report: Sendable {
-        public var samples: [Sample]
+    package struct Report: Sendable {
+        package var samples: [Sample]
         /// What the ledger keeps for ever per purchase (bytes, `MEMORY USAGE`).
-        public var ledgerBytesPerPurchase: Double
+        package var ledgerBytesPerPurchase: Double
         /// How much memory grew per purchase after the retention window (least squares).
-        public var growthPerPurchase: Double
-        public var purchases: Int
+        package var growthPerPurchase: Double
+        package var purchases: Int
         /// Passed: the growth is the ledger's, within a quarter and 64 bytes.
-        public var passed: Bool { growthPerPurchase <= ledgerBytesPerPurchase * 1.25 + 64 }
+        package var passed: Bool { growthPerPurchase <= ledgerBytesPerPurchase * 1.25 + 64 }
     }
 
-    public func run() async throws -> Report {
+    package func run() async throws -> Report {
         var cluster = settings.cluster
         cluster.processesPerStage = [.verify: 1, .dedupe: 1, .grant: 1, .notify: 1]
         cluster.clientSigner = nil

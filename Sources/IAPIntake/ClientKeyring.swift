@@ -2,20 +2,20 @@ import IAPSettings
 import Synchronization
 
 /// The client keys in force, read from their file at start and again on `reload()` (SIGHUP).
-public final class ClientKeyring: Sendable {
-    public let file: String
+package final class ClientKeyring: Sendable {
+    package let file: String
     private let keys: Mutex<ClientKeys>
 
-    public init(file: String) throws(ConfigurationError) {
+    package init(file: String) throws(ConfigurationError) {
         self.file = file
         keys = Mutex(try ClientKeys.load(file: file))
     }
 
-    public var current: ClientKeys { keys.withLock { $0 } }
+    package var current: ClientKeys { keys.withLock { $0 } }
 
     /// Reads the file again. A file that does not load leaves the keys in force as they were.
     @discardableResult
-    public func reload() throws(ConfigurationError) -> ClientKeys {
+    package func reload() throws(ConfigurationError) -> ClientKeys {
         let loaded = try ClientKeys.load(file: file)
         keys.withLock { $0 = loaded }
         return loaded

@@ -6,27 +6,27 @@ import PlainJSON
 /// The game backends allowed to call the intake, from `IAP_CLIENT_KEYS_FILE`: key id → HMAC
 /// secret and the routes it may call. An entry is the secret alone (`"backend-1": "secret…"`:
 /// scopes `receipts`, `users` and `offers`) or `{"secret": "…", "scopes": ["receipts", "users", "support"]}`.
-public struct ClientKeys: Sendable {
+package struct ClientKeys: Sendable {
     /// Secrets shorter than this are refused: a guessable key signs anything.
-    public static let minimumSecretBytes = 16
+    package static let minimumSecretBytes = 16
 
     /// What a key may call: `receipts` (`/v1/receipts…`), `users` (`/v1/users/…`), `offers`
     /// (`/v1/offers/…`: offer signatures), `support` (`/v1/support/…`: purchases looked up at Apple
     /// and in the books).
-    public enum Scope: String, Sendable, CaseIterable, Comparable {
+    package enum Scope: String, Sendable, CaseIterable, Comparable {
         case receipts, users, offers, support
 
         /// The scope of a key given as its secret alone: a game backend's.
-        public static let standard: Set<Scope> = [.receipts, .users, .offers]
+        package static let standard: Set<Scope> = [.receipts, .users, .offers]
 
-        public static func < (lhs: Scope, rhs: Scope) -> Bool { lhs.rawValue < rhs.rawValue }
+        package static func < (lhs: Scope, rhs: Scope) -> Bool { lhs.rawValue < rhs.rawValue }
     }
 
-    public struct Key: Sendable {
-        public var secret: [UInt8]
-        public var scopes: Set<Scope>
+    package struct Key: Sendable {
+        package var secret: [UInt8]
+        package var scopes: Set<Scope>
 
-        public init(secret: String, scopes: Set<Scope> = Scope.standard) {
+        package init(secret: String, scopes: Set<Scope> = Scope.standard) {
             self.secret = Array(secret.utf8)
             self.scopes = scopes
         }
@@ -34,13 +34,13 @@ public struct ClientKeys: Sendable {
 
     private let keys: [String: Key]
 
-    public var ids: [String] { keys.keys.sorted() }
+    package var ids: [String] { keys.keys.sorted() }
 
-    public init(_ secrets: [String: String]) throws(ConfigurationError) {
+    package init(_ secrets: [String: String]) throws(ConfigurationError) {
         try self.init(keys: secrets.mapValues { Key(secret: $0) })
     }
 
-    public init(keys: [String: Key]) throws(ConfigurationError) {
+    package init(keys: [String: Key]) throws(ConfigurationError) {
         guard !keys.isEmpty else { throw ConfigurationError("IAP_CLIENT_KEYS_FILE", "names no key") }
         for (id, key) in keys {
             guard !id.isEmpty, id.utf8.count <= 128, id.allSatisfy({ !$0.isWhitespace && !$0.isNewline }) else {
@@ -58,7 +58,7 @@ public struct ClientKeys: Sendable {
     }
 
     /// Reads the file: a JSON object of key id → secret (a string), or → `{"secret", "scopes"}`.
-    public static func load(file: String) throws(ConfigurationError) -> ClientKeys {
+    package static func load(file: String) throws(ConfigurationError) -> ClientKeys {
         guard let data = FileManager.default.contents(atPath: file) else {
             throw ConfigurationError("IAP_CLIENT_KEYS_FILE", "cannot read \(file)")
         }

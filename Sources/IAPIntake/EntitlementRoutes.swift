@@ -5,11 +5,11 @@ import IAPStages
 /// `GET /v1/users/{user_id}/entitlements`: what a user is entitled to now, read from the records
 /// the grant and notify stages keep. Needs the product catalog (`IAP_PRODUCTS_FILE`), which names
 /// each product's entitlements; without it the answer is `503 entitlements_not_configured`.
-public struct EntitlementRoutes: Sendable {
-    public let store: PipelineStore
-    public let catalog: ProductCatalog?
+package struct EntitlementRoutes: Sendable {
+    package let store: PipelineStore
+    package let catalog: ProductCatalog?
 
-    public func register(on router: Router<some RequestContext>) {
+    package func register(on router: Router<some RequestContext>) {
         router.get("/v1/users/{user_id}/entitlements") { request, context in try await entitlements(request, context: context) }
     }
 

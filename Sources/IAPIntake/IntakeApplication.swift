@@ -10,12 +10,12 @@ import IAPOperations
 import Logging
 
 /// Builds the intake's Hummingbird application.
-public enum IntakeApplication {
+package enum IntakeApplication {
     /// `notifications`: how Apple's notifications are verified and stored (`NotificationAdmission.make`);
     /// `clientKeys`: the game backends that may call it (`nil`: anyone); `tls`: its own
     /// certificate (`nil`: plain HTTP, behind a proxy that terminates TLS); `support`: the support
     /// desk's look-ups at Apple (`nil`: those routes answer 503).
-    public static func make(
+    package static func make(
         store: PipelineStore, configuration: PipelineConfiguration, notifications: NotificationAdmission?,
         clientKeys: ClientKeyring? = nil, tls: TLSConfiguration? = nil, waiters: TicketWaiters? = nil,
         metrics: Metrics? = nil, support: SupportLookup? = nil, timeouts: Timeouts = .standard, logger: Logger,
@@ -44,7 +44,7 @@ public enum IntakeApplication {
     /// queues are sampled for it.
     /// Every route of the intake on one router: what `make` serves, and what the OpenAPI test
     /// compares the document with.
-    public static func routes(
+    package static func routes(
         store: PipelineStore, configuration: PipelineConfiguration, notifications: NotificationAdmission?,
         clientKeys: ClientKeyring?, waiters: TicketWaiters, metrics: Metrics?, support: SupportLookup? = nil
     ) throws -> Router<IntakeRequestContext> {
@@ -85,26 +85,26 @@ public enum IntakeApplication {
     }
 
     /// How long a connection may idle between requests, and how long a request may take to arrive whole.
-    public struct Timeouts: Sendable {
-        public var idle: Duration
-        public var read: Duration
+    package struct Timeouts: Sendable {
+        package var idle: Duration
+        package var read: Duration
 
         /// 75 s idle (longer than the longest `?wait=` and a proxy's keep-alive), 30 s to read a request.
-        public static let standard = Timeouts(idle: .seconds(75), read: .seconds(30))
+        package static let standard = Timeouts(idle: .seconds(75), read: .seconds(30))
     }
 
-    public struct Metrics: Sendable {
-        public var text: @Sendable () -> [UInt8]
-        public var sampleEvery: Duration
+    package struct Metrics: Sendable {
+        package var text: @Sendable () -> [UInt8]
+        package var sampleEvery: Duration
 
-        public init(sampleEvery: Duration = .seconds(5), text: @escaping @Sendable () -> [UInt8]) {
+        package init(sampleEvery: Duration = .seconds(5), text: @escaping @Sendable () -> [UInt8]) {
             self.text = text
             self.sampleEvery = sampleEvery
         }
     }
 
     /// The intake's own TLS from `IAP_TLS_CERT_FILE` and `IAP_TLS_KEY_FILE`; `nil` when unset.
-    public static func tlsConfiguration(_ configuration: PipelineConfiguration) throws(ConfigurationError) -> TLSConfiguration? {
+    package static func tlsConfiguration(_ configuration: PipelineConfiguration) throws(ConfigurationError) -> TLSConfiguration? {
         guard let certFile = configuration.intake.tlsCertFile, let keyFile = configuration.intake.tlsKeyFile else { return nil }
         let chain: [NIOSSLCertificate]
         do {

@@ -5,8 +5,8 @@ import IAPStages
 /// any user and write users' consent and consumption facts, so such an intake listens on loopback
 /// only (behind a proxy on the same host, or for a local run) unless `IAP_ALLOW_OPEN_INTAKE=on`
 /// says the operator means it: Redis's protected mode, for the same reason.
-public enum IntakeExposure {
-    public static func check(_ configuration: PipelineConfiguration) throws(ConfigurationError) {
+package enum IntakeExposure {
+    package static func check(_ configuration: PipelineConfiguration) throws(ConfigurationError) {
         guard configuration.intake.clientKeysFile == nil, !configuration.intake.allowOpenIntake, !LoopbackHost.contains(configuration.httpHost) else {
             return
         }

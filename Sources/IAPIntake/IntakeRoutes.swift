@@ -10,24 +10,24 @@ import RedisClient
 
 /// The intake's HTTP API: accept a receipt and answer at once with a ticket; read a ticket.
 /// It never calls Apple: the job goes to Redis and the workers do the rest.
-public struct IntakeRoutes: Sendable {
-    public let store: PipelineStore
-    public let maxBodyBytes: Int
-    public let ticketTTL: Duration
+package struct IntakeRoutes: Sendable {
+    package let store: PipelineStore
+    package let maxBodyBytes: Int
+    package let ticketTTL: Duration
     /// Whether `transaction_id`-only submissions can be looked up (App Store Server API keys are set).
-    public let serverAPIConfigured: Bool
+    package let serverAPIConfigured: Bool
     /// The apps accepted (`IAP_BUNDLE_IDS` or `IAP_APPS_FILE`): what a `bundle_id` may name.
-    public let bundleIDs: Set<String>
+    package let bundleIDs: Set<String>
     /// The rate limits; the per-key one applies when requests are signed (`IAP_CLIENT_KEYS_FILE`).
-    public let limits: SubmissionLimits
+    package let limits: SubmissionLimits
     /// Serves `?wait=`; `nil`: a GET answers at once.
-    public let waiters: TicketWaiters?
+    package let waiters: TicketWaiters?
     /// Requests one client key may have waiting (`?wait=`) on this intake (`IAP_MAX_WAITING_PER_KEY`).
-    public let maxWaitingPerKey: Int
+    package let maxWaitingPerKey: Int
     /// The longest `?wait=`, in seconds.
-    public static let longestWait = 30
+    package static let longestWait = 30
 
-    public init(
+    package init(
         store: PipelineStore, maxBodyBytes: Int, ticketTTL: Duration, serverAPIConfigured: Bool = false, bundleIDs: Set<String> = [],
         limits: SubmissionLimits = .none, waiters: TicketWaiters? = nil, maxWaitingPerKey: Int = .max
     ) {
@@ -41,7 +41,7 @@ public struct IntakeRoutes: Sendable {
         self.limits = limits
     }
 
-    public func register(on router: Router<IntakeRequestContext>) {
+    package func register(on router: Router<IntakeRequestContext>) {
         router.post("/v1/receipts") { request, context in try await submit(request, context: context) }
         router.get("/v1/receipts/{ticket}") { request, context in try await ticket(request, context: context) }
         router.post("/v1/users/{user_id}/sync") { request, context in try await sync(request, context: context) }

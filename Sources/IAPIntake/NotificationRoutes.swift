@@ -10,13 +10,13 @@ import NIOCore
 /// The URL given to Apple for App Store Server Notifications V2, and the endpoint that tells us
 /// which user an `appAccountToken` belongs to. A notification is verified here, at the door (its
 /// own signature, its transaction's and its renewal info's), so a forged one never reaches a queue.
-public struct NotificationRoutes: Sendable {
-    public let store: PipelineStore
+package struct NotificationRoutes: Sendable {
+    package let store: PipelineStore
     /// `nil` while the intake has no bundle ids: notifications are then refused with 503 (Apple retries).
-    public let admission: NotificationAdmission?
-    public let maxBodyBytes: Int
+    package let admission: NotificationAdmission?
+    package let maxBodyBytes: Int
 
-    public func register(on router: Router<some RequestContext>) {
+    package func register(on router: Router<some RequestContext>) {
         router.post("/v1/notifications/apple") { request, context in try await notification(request, context: context) }
         router.put("/v1/users/{user_id}/app-account-token") { request, context in try await bindToken(request, context: context) }
         router.put("/v1/users/{user_id}/consent") { request, context in try await setConsent(request, context: context) }

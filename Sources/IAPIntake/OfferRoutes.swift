@@ -6,12 +6,12 @@ import PlainJSON
 /// app_transaction_id?}`: the signature StoreKit needs to apply a promotional offer
 /// (`promotional`, `promotional_v2`) or to set a product's introductory offer eligibility
 /// (`introductory_eligibility`), made only for a user the catalog's rule allows (`OfferSignatures`).
-public struct OfferRoutes: Sendable {
+package struct OfferRoutes: Sendable {
     /// `nil`: no catalog here (every request answers 503 offers_not_configured).
-    public let signatures: OfferSignatures?
-    public let maxBodyBytes: Int
+    package let signatures: OfferSignatures?
+    package let maxBodyBytes: Int
 
-    public func register(on router: Router<some RequestContext>) {
+    package func register(on router: Router<some RequestContext>) {
         router.post("/v1/offers/signatures") { request, _ in try await sign(request) }
     }
 

@@ -4,19 +4,19 @@ import Foundation
 import PlainJSON
 
 /// A validated `POST /v1/receipts` body: exactly one piece of evidence, and who sent it.
-public struct ReceiptSubmission: Sendable, Equatable {
-    public var evidence: Evidence
-    public var userID: String
-    public var productID: String?
-    public var transactionID: String?
+package struct ReceiptSubmission: Sendable, Equatable {
+    package var evidence: Evidence
+    package var userID: String
+    package var productID: String?
+    package var transactionID: String?
     /// The currency the client says a legacy receipt was paid in (ISO 4217), for `IAP_CURRENCIES`;
     /// ignored for signed evidence, which carries Apple's.
-    public var currency: String?
+    package var currency: String?
     /// The app the client says it is (`bundle_id`): Apple is asked with that app's secret or key
     /// alone, and what it answers must be of that app.
-    public var bundleID: String?
+    package var bundleID: String?
 
-    public enum Evidence: Sendable, Equatable {
+    package enum Evidence: Sendable, Equatable {
         /// A legacy app receipt: the base64 text and its bytes.
         case receipt(base64: String, bytes: [UInt8])
         /// A StoreKit 2 signed transaction, shaped like a compact JWS (verified by the verify stage).
@@ -30,7 +30,7 @@ public struct ReceiptSubmission: Sendable, Equatable {
     /// Parses and validates the body; every refusal says which field and why.
     /// `serverAPIConfigured`: whether a `transaction_id`-only submission can be looked up;
     /// `bundleIDs`: the apps a `bundle_id` may name (empty: any, the verifier checks).
-    public static func parse(
+    package static func parse(
         _ body: [UInt8], serverAPIConfigured: Bool = false, bundleIDs: Set<String> = []
     ) throws(IntakeError) -> ReceiptSubmission {
         let fields = try IntakeRoutes.jsonFields(body)

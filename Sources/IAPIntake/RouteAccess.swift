@@ -3,7 +3,7 @@
 /// only when it is on `openRoutes`, guarded when its template falls in one of `scopes`' rooms, and refused
 /// otherwise (a route added without a line here answers `403 route_not_classified` until it has one;
 /// `RouteAccessTests` walks the router and fails first).
-public enum RouteAccess: Equatable, Sendable {
+package enum RouteAccess: Equatable, Sendable {
     /// Anyone may call it: health, the API document, and Apple's notifications (Apple's signature
     /// is their credential, checked by the route).
     case open
@@ -12,7 +12,7 @@ public enum RouteAccess: Equatable, Sendable {
 
     /// The routes anyone may call, by template (`/metrics` is on the intake's port only while it
     /// has no client keys).
-    public static let openRoutes: Set<String> = ["/healthz", "/readyz", "/openapi.json", "/metrics", "/v1/notifications/apple"]
+    package static let openRoutes: Set<String> = ["/healthz", "/readyz", "/openapi.json", "/metrics", "/v1/notifications/apple"]
 
     /// The guarded rooms: every route under `/v1/<room>/` needs the room's scope.
     static let scopes: [String: ClientKeys.Scope] = [
@@ -20,7 +20,7 @@ public enum RouteAccess: Equatable, Sendable {
     ]
 
     /// The access of the route registered as `template`; `nil` for a route on neither list.
-    public static func of(route template: String) -> RouteAccess? {
+    package static func of(route template: String) -> RouteAccess? {
         if openRoutes.contains(template) { return .open }
         let segments = template.split(separator: "/", omittingEmptySubsequences: false)
         guard segments.count >= 3, segments[0].isEmpty, segments[1] == "v1", let scope = scopes[String(segments[2])] else {

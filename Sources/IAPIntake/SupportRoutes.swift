@@ -7,13 +7,13 @@ import PlainJSON
 /// the books (`SupportLookup`). The one place the intake calls Apple, within the fleet's Server
 /// API budget. Only a client key scoped `support` may call them; an intake without client keys
 /// refuses them.
-public struct SupportRoutes: Sendable {
-    public let lookup: SupportLookup?
+package struct SupportRoutes: Sendable {
+    package let lookup: SupportLookup?
     /// Whether requests are signed (`IAP_CLIENT_KEYS_FILE`): the signature middleware checks the
     /// key's `support` scope; without keys nobody may call these routes.
-    public let signed: Bool
+    package let signed: Bool
 
-    public func register(on router: Router<some RequestContext>) {
+    package func register(on router: Router<some RequestContext>) {
         router.get("/v1/support/orders/{order_id}") { _, context in
             let lookup = try ready()
             return try Self.answer(await lookup.order(context.parameters.get("order_id") ?? ""))

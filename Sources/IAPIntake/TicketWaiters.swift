@@ -13,7 +13,7 @@ import Synchronization
 /// A service of the intake's application: it subscribes when the intake starts, re-subscribes
 /// (waking every waiter, which re-reads its ticket: messages may have been missed meanwhile) after a
 /// Redis failure or a quiet minute, and ends every wait when the intake shuts down.
-public final class TicketWaiters: Service, Sendable {
+package final class TicketWaiters: Service, Sendable {
     let redis: RedisConfiguration
     let keys: RedisKeys
     let logger: Logger
@@ -28,15 +28,15 @@ public final class TicketWaiters: Service, Sendable {
     }
 
     /// `keys`: whose buckets' results channels to listen to.
-    public init(redis: RedisConfiguration, keys: RedisKeys, logger: Logger) {
+    package init(redis: RedisConfiguration, keys: RedisKeys, logger: Logger) {
         self.redis = redis
         self.keys = keys
         self.logger = logger
     }
 
     /// A registration: `changes` yields whenever the ticket may have changed; `cancel` ends it.
-    public struct Registration: Sendable {
-        public let changes: AsyncStream<Void>
+    package struct Registration: Sendable {
+        package let changes: AsyncStream<Void>
         let ticket: String
         let id: UUID
         let caller: String?
@@ -45,7 +45,7 @@ public final class TicketWaiters: Service, Sendable {
     /// Starts listening for `ticket`'s changes. Register before reading the ticket, so a change
     /// between the read and the wait is not missed. `nil` when `caller` has `limit` requests
     /// waiting already (each intake counts its own).
-    public func register(_ ticket: String, caller: String? = nil, limit: Int = .max) -> Registration? {
+    package func register(_ ticket: String, caller: String? = nil, limit: Int = .max) -> Registration? {
         let id = UUID()
         let (stream, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         let outcome: Bool? = state.withLock { state in
@@ -64,9 +64,9 @@ public final class TicketWaiters: Service, Sendable {
     }
 
     /// How many requests of `caller` wait now.
-    public func waiting(caller: String) -> Int { state.withLock { $0.byCaller[caller, default: 0] } }
+    package func waiting(caller: String) -> Int { state.withLock { $0.byCaller[caller, default: 0] } }
 
-    public func cancel(_ registration: Registration) {
+    package func cancel(_ registration: Registration) {
         let continuation = state.withLock { state -> AsyncStream<Void>.Continuation? in
             if let caller = registration.caller {
                 state.byCaller[caller, default: 1] -= 1
@@ -81,18 +81,18 @@ public final class TicketWaiters: Service, Sendable {
     }
 
     /// How many requests wait now.
-    public var waiting: Int { state.withLock { $0.count } }
+    package var waiting: Int { state.withLock { $0.count } }
 
     /// Waits for the next change of the registered ticket; `false` when `deadline` came first or
     /// the intake is stopping.
-    public static func next(_ registration: Registration, until deadline: ContinuousClock.Instant) async -> Bool {
+    package static func next(_ registration: Registration, until deadline: ContinuousClock.Instant) async -> Bool {
         await before(deadline) {
             for await _ in registration.changes { return true }
             return false
         }
     }
 
-    public func run() async throws {
+    package func run() async throws {
         await cancelWhenGracefulShutdown {
             await withDiscardingTaskGroup { group in
                 for bucket in self.keys.everyBucket {

@@ -7,10 +7,10 @@ import PipelineCore
 /// newest first), subscriptions, refunds, Apple Accounts, consent; and
 /// `GET /v1/users/{user_id}/spend?since=<ISO 8601>`, what the user spent per currency since then
 /// (refunds deducted), for a game that caps spending before it sells.
-public struct UserRoutes: Sendable {
-    public let store: PipelineStore
+package struct UserRoutes: Sendable {
+    package let store: PipelineStore
 
-    public func register(on router: Router<some RequestContext>) {
+    package func register(on router: Router<some RequestContext>) {
         router.get("/v1/users/{user_id}") { request, context in try await record(request, context: context) }
         router.delete("/v1/users/{user_id}") { request, context in try await erase(request, context: context) }
         router.get("/v1/users/{user_id}/spend") { request, context in try await spend(request, context: context) }

@@ -9,8 +9,8 @@ import IAPOperations
 import RedisClient
 import ServiceLifecycle
 
-public struct IntakeCommand: AsyncParsableCommand {
-    public static let configuration = CommandConfiguration(
+package struct IntakeCommand: AsyncParsableCommand {
+    package static let configuration = CommandConfiguration(
         commandName: "iap-intake", abstract: "HTTP intake: accepts receipts, answers with tickets.")
     @OptionGroup var redis: RedisOptions
     @OptionGroup var appsFile: AppsFileOptions
@@ -22,9 +22,9 @@ public struct IntakeCommand: AsyncParsableCommand {
     @OptionGroup var serverAPIKey: ServerAPIKeyOptions
     @OptionGroup var catalog: CatalogOptions
     @OptionGroup var offerKey: OfferKeyOptions
-    public init() {}
+    package init() {}
 
-    public func run() async throws {
+    package func run() async throws {
         let configuration = loadConfiguration(of: self)
         do {
             try IntakeExposure.check(configuration)

@@ -1,6 +1,6 @@
 import IAPCLI
 
 /// `iap-intake`'s main.
-public enum IntakeEntry {
-    public static func main() async { await ProcessEntry.serve(IntakeCommand.self) }
+package enum IntakeEntry {
+    package static func main() async { await ProcessEntry.serve(IntakeCommand.self) }
 }

@@ -4,8 +4,8 @@ import PipelineCore
 /// Every script of the pipeline, one `.lua` file each under `Lua/` (a test loads each into a
 /// real Redis, checks it with luac, and runs it on a cluster node that refuses undeclared keys).
 /// `PipelineStore` is the only caller.
-public enum PipelineScripts {
-    public static let all: [any PipelineScript.Type] = [
+package enum PipelineScripts {
+    package static let all: [any PipelineScript.Type] = [
         AcceptNotification.self, AcknowledgeJob.self, ApplySubscriptionNotification.self, ClaimNotificationSweep.self, ClaimPart.self,
         ClaimPurchases.self, DeadLetterJob.self, EraseUserInBucket.self, FinishNotificationSweep.self, FinishPart.self,
         FinishTicket.self, FinishWebhookEvent.self, ForceRecheck.self, ForwardJob.self, GrantByOperator.self,

@@ -11,7 +11,7 @@ extension HeldJob {
     /// `spends: false` (the fleet's Apple breaker says Apple fails for everyone) keeps the job's
     /// attempts and never dead-letters it; `after` sets the wait (the breaker's next probe);
     /// `appleFailedAt` (Redis's ms) is carried on the job to its next Apple-side failure.
-    public func retry(
+    package func retry(
         attempt: Int, reason: String, detail: String, retryAfterMs: Int?, policy: RetryPolicy,
         spends: Bool = true, after: Duration? = nil, appleFailedAt: Int64? = nil
     ) async {

@@ -8,12 +8,12 @@ import Hummingbird
 import NIOCore
 import NIOFoundationCompat
 
-public struct AppleSimCommand: AsyncParsableCommand {
-    public static let configuration = CommandConfiguration(
+package struct AppleSimCommand: AsyncParsableCommand {
+    package static let configuration = CommandConfiguration(
         commandName: "apple-sim",
         abstract: "Plays Apple: verifyReceipt, the App Store Server API and Server Notifications, for local runs and tests.",
         subcommands: [AppleSimServeCommand.self, AppleSimNotifyCommand.self], defaultSubcommand: AppleSimServeCommand.self)
-    public init() {}
+    package init() {}
 }
 
 /// `apple-sim [serve]`: the simulator itself.

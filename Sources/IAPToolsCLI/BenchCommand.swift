@@ -7,8 +7,8 @@ import ClusterHarness
 import Foundation
 import IAPBench
 
-public struct BenchCommand: AsyncParsableCommand {
-    public static let configuration = CommandConfiguration(
+package struct BenchCommand: AsyncParsableCommand {
+    package static let configuration = CommandConfiguration(
         commandName: "iap-bench",
         abstract: "The benchmark: real processes on loopback, figures per scenario.",
         discussion: """
@@ -46,7 +46,7 @@ public struct BenchCommand: AsyncParsableCommand {
     @Flag(help: "The intake checks signatures (IAP_CLIENT_KEYS_FILE) and the client signs every request.") var signed = false
     @Flag(help: "Print the results as JSON instead of tables.") var json = false
 
-    public init() {}
+    package init() {}
 
     private static let all = BenchScenario.matrix + BenchScenario.scaling
     private static let jwsName = "jws"
@@ -58,7 +58,7 @@ public struct BenchCommand: AsyncParsableCommand {
     private static let notificationsName = "notifications"
     private static let historyName = "history"
 
-    public func validate() throws {
+    package func validate() throws {
         guard jwsTokens >= 1 else { throw ValidationError("--jws-tokens: at least 1") }
         guard shardReceipts >= 300 else { throw ValidationError("--shard-receipts: at least 300") }
         guard (20...1_000_000).contains(notificationCount) else { throw ValidationError("--notification-count: 20 to 1000000") }
@@ -114,7 +114,7 @@ public struct BenchCommand: AsyncParsableCommand {
         return (clusters, jws, redisClient, redisClientCluster, wait, rechecks, shards, notifications, history)
     }
 
-    public func run() async throws {
+    package func run() async throws {
         if list {
             printScenarios()
             return

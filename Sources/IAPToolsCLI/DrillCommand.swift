@@ -6,8 +6,8 @@ import IAPDrill
 import PipelineCore
 import IAPStages
 
-public struct DrillCommand: AsyncParsableCommand {
-    public static let configuration = CommandConfiguration(
+package struct DrillCommand: AsyncParsableCommand {
+    package static let configuration = CommandConfiguration(
         commandName: "iap-drill",
         abstract: "The fault drill: real processes, real faults, then the books: 0 lost, 0 granted twice.",
         discussion: """
@@ -72,9 +72,9 @@ public struct DrillCommand: AsyncParsableCommand {
     @Flag(help: "Leave the intake open (no IAP_CLIENT_KEYS_FILE) and send unsigned requests.") var unsigned = false
     @Flag(help: "Print the reports as JSON instead of a table.") var json = false
 
-    public init() {}
+    package init() {}
 
-    public func validate() throws {
+    package func validate() throws {
         guard trials >= 1, receipts >= 1 else { throw ValidationError("--trials and --receipts must be at least 1") }
         guard (0...1000).contains(subscriptions) else { throw ValidationError("--subscriptions: 0 to 1000") }
         guard (0...1000).contains(adoptionPlayers) else { throw ValidationError("--adoption-players: 0 to 1000") }
@@ -118,7 +118,7 @@ public struct DrillCommand: AsyncParsableCommand {
         }
     }
 
-    public func run() async throws {
+    package func run() async throws {
         var settings = DrillSettings(binDirectory: HarnessCommand.binDirectory(binDir), workDirectory: URL(fileURLWithPath: workDir))
         settings.trials = trials
         settings.receiptsPerTrial = receipts

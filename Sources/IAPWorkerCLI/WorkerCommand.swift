@@ -55,8 +55,8 @@ func closing(_ clients: [ServerAPIClient]) -> ClosingService {
     ClosingService { for client in clients { await client.shutdown() } }
 }
 
-public struct VerifierCommand: AsyncParsableCommand {
-    public static let configuration = CommandConfiguration(
+package struct VerifierCommand: AsyncParsableCommand {
+    package static let configuration = CommandConfiguration(
         commandName: "iap-verifier", abstract: "Verify stage: asks Apple about each receipt, in parallel.")
     @OptionGroup var redis: RedisOptions
     @OptionGroup var appsFile: AppsFileOptions
@@ -71,9 +71,9 @@ public struct VerifierCommand: AsyncParsableCommand {
     @OptionGroup var recheck: RecheckOptions
     @OptionGroup var tickets: TicketOptions
     @OptionGroup var appleAccounts: AppleAccountOptions
-    public init() {}
+    package init() {}
 
-    public func run() async throws {
+    package func run() async throws {
         let configuration = loadConfiguration(of: self)
         let logger = bootstrapLogging(label: "iap-verifier")
         try await runWorker(configuration: configuration, logger: logger) { (store) throws(ConfigurationError) -> StageParts in
@@ -88,8 +88,8 @@ public struct VerifierCommand: AsyncParsableCommand {
     }
 }
 
-public struct DeduperCommand: AsyncParsableCommand {
-    public static let configuration = CommandConfiguration(
+package struct DeduperCommand: AsyncParsableCommand {
+    package static let configuration = CommandConfiguration(
         commandName: "iap-deduper", abstract: "Dedupe stage: claims each purchase once, ever.")
     @OptionGroup var redis: RedisOptions
     @OptionGroup var appsFile: AppsFileOptions
@@ -100,9 +100,9 @@ public struct DeduperCommand: AsyncParsableCommand {
     @OptionGroup var policy: PolicyOptions
     @OptionGroup var adoption: AdoptionOptions
     @OptionGroup var appleAccounts: AppleAccountOptions
-    public init() {}
+    package init() {}
 
-    public func run() async throws {
+    package func run() async throws {
         let configuration = loadConfiguration(of: self)
         let logger = bootstrapLogging(label: "iap-deduper")
         try await runWorker(configuration: configuration, logger: logger) { (store) throws(ConfigurationError) -> StageParts in
@@ -111,8 +111,8 @@ public struct DeduperCommand: AsyncParsableCommand {
     }
 }
 
-public struct GranterCommand: AsyncParsableCommand {
-    public static let configuration = CommandConfiguration(
+package struct GranterCommand: AsyncParsableCommand {
+    package static let configuration = CommandConfiguration(
         commandName: "iap-granter", abstract: "Grant stage: records fulfilments and finishes tickets.")
     @OptionGroup var redis: RedisOptions
     @OptionGroup var appsFile: AppsFileOptions
@@ -124,9 +124,9 @@ public struct GranterCommand: AsyncParsableCommand {
     @OptionGroup var serverAPIKey: ServerAPIKeyOptions
     @OptionGroup var tickets: TicketOptions
     @OptionGroup var retention: RetentionOptions
-    public init() {}
+    package init() {}
 
-    public func run() async throws {
+    package func run() async throws {
         let configuration = loadConfiguration(of: self)
         let logger = bootstrapLogging(label: "iap-granter")
         try await runWorker(configuration: configuration, logger: logger) { (store) throws(ConfigurationError) -> StageParts in
@@ -135,8 +135,8 @@ public struct GranterCommand: AsyncParsableCommand {
     }
 }
 
-public struct NotifierCommand: AsyncParsableCommand {
-    public static let configuration = CommandConfiguration(
+package struct NotifierCommand: AsyncParsableCommand {
+    package static let configuration = CommandConfiguration(
         commandName: "iap-notifier", abstract: "Notify stage: applies App Store Server Notifications (refunds, purchases Apple reports).")
     @OptionGroup var redis: RedisOptions
     @OptionGroup var appsFile: AppsFileOptions
@@ -151,9 +151,9 @@ public struct NotifierCommand: AsyncParsableCommand {
     @OptionGroup var sweep: NotificationSweepOptions
     @OptionGroup var appAppleID: AppAppleIDOptions
     @OptionGroup var tickets: TicketOptions
-    public init() {}
+    package init() {}
 
-    public func run() async throws {
+    package func run() async throws {
         let configuration = loadConfiguration(of: self)
         let logger = bootstrapLogging(label: "iap-notifier")
         try await runWorker(configuration: configuration, logger: logger) { (store) throws(ConfigurationError) -> StageParts in
@@ -184,8 +184,8 @@ public struct NotifierCommand: AsyncParsableCommand {
     }
 }
 
-public struct WebhookCommand: AsyncParsableCommand {
-    public static let configuration = CommandConfiguration(
+package struct WebhookCommand: AsyncParsableCommand {
+    package static let configuration = CommandConfiguration(
         commandName: "iap-webhook",
         abstract: "Webhook stage: delivers every fulfilment event to the game backend, signed, in order per user.")
     @OptionGroup var redis: RedisOptions
@@ -193,9 +193,9 @@ public struct WebhookCommand: AsyncParsableCommand {
     @OptionGroup var lease: LeaseOptions
     @OptionGroup var retry: RetryOptions
     @OptionGroup var webhook: WebhookOptions
-    public init() {}
+    package init() {}
 
-    public func run() async throws {
+    package func run() async throws {
         let configuration = loadConfiguration(of: self)
         let logger = bootstrapLogging(label: "iap-webhook")
         let target: (url: String, secret: String)

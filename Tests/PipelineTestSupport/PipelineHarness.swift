@@ -22,32 +22,32 @@ import Testing
 
 /// The whole pipeline in one process over real HTTP and a real Redis: apple-sim, the intake and
 /// one worker per stage, each stage startable and stoppable on its own.
-public final class PipelineHarness: Sendable {
-    public let redisServer: RedisServer
-    public let redis: RedisClient
-    public let store: PipelineStore
-    public let simulator: AppleSimulator
-    public let simulatorServer: RunningServer
-    public let intake: RunningServer
+package final class PipelineHarness: Sendable {
+    package let redisServer: RedisServer
+    package let redis: RedisClient
+    package let store: PipelineStore
+    package let simulator: AppleSimulator
+    package let simulatorServer: RunningServer
+    package let intake: RunningServer
     /// The client keys the intake checks (`IAP_CLIENT_KEYS_FILE` in the environment), if any.
-    public let clientKeys: ClientKeyring?
+    package let clientKeys: ClientKeyring?
     /// The intake's waiting clients (`?wait=`).
-    public let waiters: TicketWaiters
-    public let configuration: PipelineConfiguration
-    public let apple: AppleVerifier
-    public let http: HTTPClient
+    package let waiters: TicketWaiters
+    package let configuration: PipelineConfiguration
+    package let apple: AppleVerifier
+    package let http: HTTPClient
     /// apple-sim's signing authority: the verifier trusts its root (as `IAP_APPLE_ROOT_CERTS` would).
-    public var authority: SigningAuthority { simulator.authority }
-    public let lookupClient: ServerAPIClient?
+    package var authority: SigningAuthority { simulator.authority }
+    package let lookupClient: ServerAPIClient?
     /// With `IAP_APPS_FILE`: each app's client, as iap-verifier makes them.
-    public let appClients: [(bundleID: String, client: ServerAPIClient)]
+    package let appClients: [(bundleID: String, client: ServerAPIClient)]
     /// With `IAP_WEBHOOK_URL` in the environment: the webhook stage's client.
-    public let webhookClient: WebhookClient?
+    package let webhookClient: WebhookClient?
     private let directory: URL
     private let workers = NIOLockedValueBox<[Stage: (StageWorkers, Task<Void, any Error>)]>([:])
 
-    public static let bundleID = "com.example.game"
-    public static let catalog = ProductCatalog(
+    package static let bundleID = "com.example.game"
+    package static let catalog = ProductCatalog(
         products: [
             "gold.100": .consumable, "level.pack": .nonConsumable, "vip.monthly": .autoRenewable, "gems.small": .consumable,
             "vip.yearly": .autoRenewable,
@@ -58,7 +58,7 @@ public final class PipelineHarness: Sendable {
         offers: ["vip.monthly": ["winback": .lapsed, "welcome": .new, "anyone": .any]])
 
     /// The same catalog as the JSON of `IAP_PRODUCTS_FILE`, for a test that gives it to the intake.
-    public static let catalogJSON = #"""
+    package static let catalogJSON = #"""
         {"products": {"gold.100": {"type": "consumable"}, "gems.small": {"type": "consumable", "daily_limit_per_user": 3},
                       "level.pack": {"type": "non_consumable", "entitlements": ["level_pack"]},
                       "vip.monthly": {"type": "auto_renewable", "entitlements": ["premium", "no_ads"], "subscription_group": "vip",
@@ -70,7 +70,7 @@ public final class PipelineHarness: Sendable {
     /// `serverAPI`: configure App Store Server API keys; `simulatorKnowsOurKey`: false makes
     /// apple-sim check tokens against another key (our configuration is then wrong).
     /// `environment`: more settings (they win over the harness's own).
-    public init(
+    package init(
         maxAttempts: Int = 4, startWorkers: Bool = true, serverAPI: Bool = false, simulatorKnowsOurKey: Bool = true,
         environment extra: [String: String] = [:]
     ) async throws {
@@ -150,7 +150,7 @@ public final class PipelineHarness: Sendable {
 
     /// `stage`'s handler, built where the stage executables build theirs (`StageAssembly`), with
     /// the harness's clients (apple-sim's), catalog and webhook client.
-    public func handler(for stage: Stage) -> any JobHandler {
+    package func handler(for stage: Stage) -> any JobHandler {
         let catalog = configuration.hasCatalog ? nil : Self.catalog
         let assembly = StageAssembly(
             configuration: configuration, store: store, logger: testLogger, apple: apple, clients: appClients, catalog: catalog,
@@ -159,7 +159,7 @@ public final class PipelineHarness: Sendable {
     }
 
     /// Starts a worker of `stage` (the webhook's only when `IAP_WEBHOOK_URL` is set).
-    public func start(_ stage: Stage) {
+    package func start(_ stage: Stage) {
         if stage == .webhook && webhookClient == nil { return }
         let worker = StageWorkers(
             handler: handler(for: stage), store: store,
@@ -169,13 +169,13 @@ public final class PipelineHarness: Sendable {
         workers.withLockedValue { $0[stage] = (worker, running) }
     }
 
-    public func stop(_ stage: Stage) async {
+    package func stop(_ stage: Stage) async {
         guard let (worker, task) = workers.withLockedValue({ $0.removeValue(forKey: stage) }) else { return }
         worker.stop()
         _ = try? await task.value
     }
 
-    public func shutdown() async {
+    package func shutdown() async {
         for stage in Stage.allCases { await stop(stage) }
         await intake.stop()
         await simulatorServer.stop()
@@ -189,17 +189,17 @@ public final class PipelineHarness: Sendable {
         redisServer.stop()
     }
 
-    public struct Reply {
-        public var status: Int
-        public var headers: [String: String]
-        public var json: [String: Any]
+    package struct Reply {
+        package var status: Int
+        package var headers: [String: String]
+        package var json: [String: Any]
     }
 
-    public func post(_ body: [String: Any], contentType: String = "application/json") async throws -> Reply {
+    package func post(_ body: [String: Any], contentType: String = "application/json") async throws -> Reply {
         try await post(raw: try JSONSerialization.data(withJSONObject: body), contentType: contentType)
     }
 
-    public func post(
+    package func post(
         raw body: Data, contentType: String? = "application/json", path: String = "/v1/receipts", method: NIOHTTP1.HTTPMethod = .POST,
         headers: [(String, String)] = []
     ) async throws -> Reply {
@@ -211,7 +211,7 @@ public final class PipelineHarness: Sendable {
         return try await send(request)
     }
 
-    public func get(_ path: String, headers: [(String, String)] = []) async throws -> Reply {
+    package func get(_ path: String, headers: [(String, String)] = []) async throws -> Reply {
         var request = HTTPClientRequest(url: intake.baseURL + path)
         request.headers.add(contentsOf: headers)
         return try await send(request)
@@ -227,7 +227,7 @@ public final class PipelineHarness: Sendable {
     }
 
     /// Submits a receipt and returns its ticket id (asserting it was accepted).
-    public func submit(_ receipt: SimulatedReceipt, user: String = "player-1", productID: String? = nil, transactionID: String? = nil) async throws -> String {
+    package func submit(_ receipt: SimulatedReceipt, user: String = "player-1", productID: String? = nil, transactionID: String? = nil) async throws -> String {
         var body: [String: Any] = ["receipt_data": receipt.receiptData(), "user_id": user]
         if let productID { body["product_id"] = productID }
         if let transactionID { body["transaction_id"] = transactionID }
@@ -237,26 +237,26 @@ public final class PipelineHarness: Sendable {
     }
 
     /// Delivers a Server Notification as Apple does.
-    public func notify(_ signedPayload: String) async throws -> Reply {
+    package func notify(_ signedPayload: String) async throws -> Reply {
         try await post(raw: try JSONSerialization.data(withJSONObject: ["signedPayload": signedPayload]), path: "/v1/notifications/apple")
     }
 
     /// Tells the intake which user an app account token belongs to.
-    public func bind(token: String, to user: String) async throws -> Reply {
+    package func bind(token: String, to user: String) async throws -> Reply {
         try await post(
             raw: try JSONSerialization.data(withJSONObject: ["app_account_token": token]), path: "/v1/users/\(user)/app-account-token",
             method: .PUT)
     }
 
     /// Submits a StoreKit 2 signed transaction and returns its ticket id (asserting it was accepted).
-    public func submit(signed jws: String, user: String = "player-1") async throws -> String {
+    package func submit(signed jws: String, user: String = "player-1") async throws -> String {
         let reply = try await post(["signed_transaction": jws, "user_id": user])
         #expect(reply.status == 202)
         return try #require(reply.json["ticket"] as? String)
     }
 
     /// Waits for the ticket to be terminal (or, with `orHeld`, held), woken by `iap:results` (no polling).
-    public func terminal(_ ticket: String, orHeld: Bool = false, timeout: Duration = .seconds(20)) async throws -> Ticket {
+    package func terminal(_ ticket: String, orHeld: Bool = false, timeout: Duration = .seconds(20)) async throws -> Ticket {
         let subscription = try await RedisSubscription(
             configuration: configuration.redis.connection, channels: [configuration.keys.results(ofTicket: ticket)], sharded: true)
         defer { Task { await subscription.close() } }
@@ -271,7 +271,7 @@ public final class PipelineHarness: Sendable {
     /// Posts `body` as a client does while Redis is away: again after the client's own pause
     /// (100 ms) while the intake answers 503 or the connection fails, for at most `within`; the
     /// last reply otherwise.
-    public func postUntilAccepted(_ body: [String: Any], within: Duration = .seconds(60)) async throws -> Reply {
+    package func postUntilAccepted(_ body: [String: Any], within: Duration = .seconds(60)) async throws -> Reply {
         let deadline = ContinuousClock.now + within
         while ContinuousClock.now < deadline {
             if let reply = try? await post(body), reply.status != 503 { return reply }
@@ -281,7 +281,7 @@ public final class PipelineHarness: Sendable {
     }
 
     /// Reads a ticket, riding out a pool connection that is still re-dialling after a Redis restart.
-    public func readTicket(_ ticket: String) async throws -> Ticket? {
+    package func readTicket(_ ticket: String) async throws -> Ticket? {
         for _ in 0..<50 {
             do {
                 return try await store.ticket(ticket)
@@ -295,13 +295,13 @@ public final class PipelineHarness: Sendable {
     /// Every bucket's fulfilment entries, merged by id.
     /// The ledger's entries on the fulfilment stream: every `event` but `notification` (each
     /// stored Apple notification's own entry, which `notifications: true` includes).
-    public func fulfilments(notifications: Bool = false) async throws -> [[String: String]] {
+    package func fulfilments(notifications: Bool = false) async throws -> [[String: String]] {
         try await store.fulfilmentEntries().map(\.fields).filter { notifications || $0["event"] != "notification" }
     }
 
     /// Waits until the fulfilment stream's entries so far satisfy `done`, woken by the stream itself
     /// (XREAD BLOCK), and returns them.
-    public func fulfilments(
+    package func fulfilments(
         until done: @escaping ([[String: String]]) -> Bool, notifications: Bool = false, timeout: Duration = .seconds(30)
     ) async throws -> [[String: String]] {
         var seen: [[String: String]] = []
@@ -329,17 +329,17 @@ public final class PipelineHarness: Sendable {
     }
 
     /// Every key in Redis but the intake's own announcement (`intakes`): what requests stored.
-    public func storedKeys() async throws -> [String] {
+    package func storedKeys() async throws -> [String] {
         (try await redis.send("KEYS", "*").array ?? []).compactMap(\.string).filter { $0 != configuration.keys.intakes }.sorted()
     }
 
-    public func length(_ key: String) async throws -> Int {
+    package func length(_ key: String) async throws -> Int {
         Int(try await redis.send("LLEN", key).int ?? -1)
     }
 }
 
 /// Runs `body` with a fresh pipeline and always tears it down.
-public func withPipeline(
+package func withPipeline(
     maxAttempts: Int = 4, startWorkers: Bool = true, serverAPI: Bool = false, simulatorKnowsOurKey: Bool = true,
     environment: [String: String] = [:], _ body: (PipelineHarness) async throws -> Void
 ) async throws {
@@ -355,13 +355,13 @@ public func withPipeline(
     await harness.shutdown()
 }
 
-public func receipt(
+package func receipt(
     _ transactions: [SimulatedReceipt.Transaction], environment: String = "Production", bundleID: String = PipelineHarness.bundleID,
     status: Int? = nil, failures: Int? = nil
 ) -> SimulatedReceipt {
     SimulatedReceipt(bundleID: bundleID, environment: environment, transactions: transactions, status: status, transientFailures: failures)
 }
 
-public func gold(_ id: String) -> SimulatedReceipt.Transaction {
+package func gold(_ id: String) -> SimulatedReceipt.Transaction {
     .init(transactionID: id, productID: "gold.100")
 }

@@ -4,14 +4,14 @@ import TestSupport
 
 /// One HTTP/1.1 request written byte for byte as given (no client between the test and the
 /// server to normalise `//`, `.` or percent-escapes), answered on a connection of its own.
-public enum RawHTTP {
-    public struct Answer: Sendable {
-        public var status: Int
-        public var text: String
+package enum RawHTTP {
+    package struct Answer: Sendable {
+        package var status: Int
+        package var text: String
     }
 
     /// Writes `bytes` as they are and returns everything the server sent until it closed.
-    public static func exchange(port: Int, bytes: [UInt8]) async throws -> String {
+    package static func exchange(port: Int, bytes: [UInt8]) async throws -> String {
         let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .connect(host: "127.0.0.1", port: port) { channel in
                 channel.eventLoop.makeCompletedFuture {
@@ -26,7 +26,7 @@ public enum RawHTTP {
         }
     }
 
-    public static func send(
+    package static func send(
         port: Int, method: String, target: String, headers: [(String, String)] = [], body: [UInt8] = []
     ) async throws -> Answer {
         let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)

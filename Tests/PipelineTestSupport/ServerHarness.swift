@@ -5,8 +5,8 @@ import Logging
 import ServiceLifecycle
 
 /// A Hummingbird application running on a free loopback port for one test.
-public final class RunningServer: Sendable {
-    public let port: Int
+package final class RunningServer: Sendable {
+    package let port: Int
     private let group: ServiceGroup
     private let task: Task<Void, any Error>
 
@@ -17,7 +17,7 @@ public final class RunningServer: Sendable {
     }
 
     /// `make` receives the callback the application calls with its bound port.
-    public static func start(
+    package static func start(
         _ make: (@escaping @Sendable (Int) async -> Void) throws -> some ApplicationProtocol
     ) async throws -> RunningServer {
         let (ports, continuation) = AsyncStream<Int>.makeStream()
@@ -36,9 +36,9 @@ public final class RunningServer: Sendable {
         return RunningServer(port: port, group: group, task: task)
     }
 
-    public var baseURL: String { "http://127.0.0.1:\(port)" }
+    package var baseURL: String { "http://127.0.0.1:\(port)" }
 
-    public func stop() async {
+    package func stop() async {
         await group.triggerGracefulShutdown()
         _ = try? await task.value
     }

@@ -3,17 +3,17 @@ import Foundation
 
 /// What Apple signs, as the suites build it: an Apple Account's app transaction and StoreKit 2
 /// transactions of the harness's app (sign them with `pipeline.authority.signer`).
-public enum SignedFixture {
+package enum SignedFixture {
     /// The Apple Account (`appTransactionId`) the suites bind.
-    public static let appleAccount = "704289572311234567"
+    package static let appleAccount = "704289572311234567"
 
-    public static func appTransaction(_ id: String? = appleAccount, bundleID: String = PipelineHarness.bundleID) -> JWSAppTransaction {
+    package static func appTransaction(_ id: String? = appleAccount, bundleID: String = PipelineHarness.bundleID) -> JWSAppTransaction {
         JWSAppTransaction(
             appTransactionID: id, bundleID: bundleID, receiptType: "Production",
             receiptCreationDate: Int64(Date().timeIntervalSince1970 * 1000))
     }
 
-    public static func transaction(
+    package static func transaction(
         _ id: String, product: String = "gold.100", bundleID: String = PipelineHarness.bundleID, environment: String = "Production",
         revoked: Bool = false
     ) -> JWSTransaction {
@@ -25,7 +25,7 @@ public enum SignedFixture {
     }
 
     /// A consumable bought now, in the sandbox, as a notification carries it.
-    public static func consumable(_ id: String, product: String = "gold.100", token: String? = nil) -> JWSTransaction {
+    package static func consumable(_ id: String, product: String = "gold.100", token: String? = nil) -> JWSTransaction {
         JWSTransaction(
             transactionID: id, bundleID: PipelineHarness.bundleID, productID: product,
             purchaseDate: Int64(Date().timeIntervalSince1970 * 1000), type: "Consumable", appAccountToken: token,
@@ -33,7 +33,7 @@ public enum SignedFixture {
     }
 
     /// A gold pack sold at 4.99 in `currency` with an offer: what reaches the `granted` event.
-    public static func sold(_ id: String, currency: String) -> JWSTransaction {
+    package static func sold(_ id: String, currency: String) -> JWSTransaction {
         var transaction = JWSTransaction(
             transactionID: id, bundleID: PipelineHarness.bundleID, productID: "gold.100", purchaseDate: 1_700_000_000_000)
         transaction.price = 4_990

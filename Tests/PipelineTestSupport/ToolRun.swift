@@ -2,7 +2,7 @@ import Foundation
 
 /// Runs a tool to its end (python3, schemathesis) with its output in a file, its exit awaited off
 /// the cooperative pool: its status and what it printed (stdout and stderr together).
-public func runTool(
+package func runTool(
     _ executable: String, _ arguments: [String], environment extra: [String: String] = [:], directory: URL? = nil
 ) async throws -> (status: Int32, output: String) {
     let output = FileManager.default.temporaryDirectory.appendingPathComponent("tool-\(UUID().uuidString).txt")
@@ -28,10 +28,10 @@ public func runTool(
 }
 
 /// The first `name` on `PATH` (the Python that `workers/test` installs packages into), else in /usr/bin.
-public func executableOnPath(_ name: String) -> String? {
+package func executableOnPath(_ name: String) -> String? {
     let folders = (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":").map(String.init) + ["/usr/bin"]
     return folders.map { "\($0)/\(name)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
 }
 
 /// The repository's root, from this file's place in it.
-public let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+package let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()

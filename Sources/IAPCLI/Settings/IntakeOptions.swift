@@ -2,7 +2,7 @@ import ArgumentParser
 import IAPSettings
 
 /// The intake's HTTP server.
-public struct IntakeOptions: SettingsGroup {
+package struct IntakeOptions: SettingsGroup {
     @Option(setting: Settings.httpHost) var httpHost: String?
     @Option(setting: Settings.httpPort) var httpPort: String?
     @Option(setting: Settings.maxBodyBytes) var maxBodyBytes: String?
@@ -17,5 +17,5 @@ public struct IntakeOptions: SettingsGroup {
     @Option(setting: Settings.ratePerKey) var ratePerKey: String?
     @Option(setting: Settings.ratePerUser) var ratePerUser: String?
 
-    public init() {}
+    package init() {}
 }

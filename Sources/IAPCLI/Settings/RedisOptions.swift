@@ -2,7 +2,7 @@ import ArgumentParser
 import IAPSettings
 
 /// Where Redis is and how a process talks to it: every command.
-public struct RedisOptions: SettingsGroup {
+package struct RedisOptions: SettingsGroup {
     @Option(setting: Settings.redisURL) var redisUrl: String?
     @Option(setting: Settings.prefix) var prefix: String?
     @Option(setting: Settings.buckets) var buckets: String?
@@ -12,27 +12,27 @@ public struct RedisOptions: SettingsGroup {
     @Option(setting: Settings.redisTLSKeyFile) var redisTlsKeyFile: String?
     @Option(setting: Settings.redisSentinelPassword) var redisSentinelPassword: String?
 
-    public init() {}
+    package init() {}
 }
 
 /// How many replicas must have a write before it is acknowledged: the intake, the deduper and the granter.
-public struct ReplicationOptions: SettingsGroup {
+package struct ReplicationOptions: SettingsGroup {
     @Option(setting: Settings.redisMinReplicas) var redisMinReplicas: String?
     @Option(setting: Settings.redisReplicaTimeout) var redisReplicaTimeoutMs: String?
 
-    public init() {}
+    package init() {}
 }
 
 /// How long tickets live: the intake, the verifier (re-checks' tickets) and iapctl's replay.
-public struct TicketOptions: SettingsGroup {
+package struct TicketOptions: SettingsGroup {
     @Option(setting: Settings.ticketTTL) var ticketTtlS: String?
 
-    public init() {}
+    package init() {}
 }
 
 /// How long a silent worker keeps its jobs: the stages, and iapctl's view of live workers.
-public struct LeaseOptions: SettingsGroup {
+package struct LeaseOptions: SettingsGroup {
     @Option(setting: Settings.lease) var leaseMs: String?
 
-    public init() {}
+    package init() {}
 }

@@ -9,13 +9,13 @@ import Logging
 /// wins over the variable of the same name. A flag is one line, `@Option(setting: Settings.x)
 /// var <flag in camel case>: String?`: its name and help come from the `Setting`, and the
 /// property's name says which setting its value is (`flags`).
-public protocol SettingsGroup: ParsableArguments {}
+package protocol SettingsGroup: ParsableArguments {}
 
 extension SettingsGroup {
     /// Each setting of the group and the flag's value, if given: read off the group's options,
     /// each named after its flag (`--redis-url`: `redisUrl`; `SettingsGroupTests` holds every
     /// group to it).
-    public var flags: [Setting: String?] {
+    package var flags: [Setting: String?] {
         var flags: [Setting: String?] = [:]
         for child in Mirror(reflecting: self).children {
             guard let option = child.value as? Option<String?>, let label = child.label,
@@ -27,12 +27,12 @@ extension SettingsGroup {
     }
 
     /// How many options the group has (what `flags` must account for).
-    public var optionCount: Int { Mirror(reflecting: self).children.filter { $0.value is Option<String?> }.count }
+    package var optionCount: Int { Mirror(reflecting: self).children.filter { $0.value is Option<String?> }.count }
 }
 
 extension Option where Value == String? {
     /// The flag of `setting`: its name and help come from the setting.
-    public init(setting: Setting) {
+    package init(setting: Setting) {
         self.init(name: setting.name, help: setting.argumentHelp)
     }
 }
@@ -50,10 +50,10 @@ extension Setting {
     }
 
     /// The flag: `--redis-url` for `IAP_REDIS_URL`.
-    public var name: NameSpecification { .customLong(flag) }
+    package var name: NameSpecification { .customLong(flag) }
 
     /// What `--help` says: the variable, what it does, its default and its range.
-    public var argumentHelp: ArgumentHelp {
+    package var argumentHelp: ArgumentHelp {
         var facts: [String] = []
         if let defaultValue { facts.append("default \(defaultValue)") } else if let unset { facts.append("unset: \(unset)") }
         if let range = kind.rangeText { facts.append(range) }
@@ -83,13 +83,13 @@ extension Setting.Kind {
 /// declares (`settingsGroups(of:)`), or the process stops with one line naming the bad variable.
 /// The groups are found, not listed again, so a group's flags cannot be shown by `--help` and
 /// then not read.
-public func loadConfiguration(of command: some ParsableArguments) -> PipelineConfiguration {
+package func loadConfiguration(of command: some ParsableArguments) -> PipelineConfiguration {
     loadConfiguration(settingsGroups(of: command))
 }
 
 /// Every settings group `arguments` declares with `@OptionGroup`, and those of the option groups
 /// it declares that hold settings groups in turn (`ConsoleServerOptions`), in declaration order.
-public func settingsGroups(of arguments: any ParsableArguments) -> [any SettingsGroup] {
+package func settingsGroups(of arguments: any ParsableArguments) -> [any SettingsGroup] {
     Mirror(reflecting: arguments).children.flatMap { child -> [any SettingsGroup] in
         guard let declared = (child.value as? any DeclaredOptionGroup)?.declared else { return [] }
         if let group = declared as? any SettingsGroup { return [group] }
@@ -108,7 +108,7 @@ extension OptionGroup: DeclaredOptionGroup {
 
 /// The configuration from the environment and the flags of `groups`, or the process stops with one
 /// line naming the bad variable.
-public func loadConfiguration(_ groups: [any SettingsGroup]) -> PipelineConfiguration {
+package func loadConfiguration(_ groups: [any SettingsGroup]) -> PipelineConfiguration {
     do {
         return try PipelineConfiguration(settingSource(groups))
     } catch {
@@ -117,7 +117,7 @@ public func loadConfiguration(_ groups: [any SettingsGroup]) -> PipelineConfigur
 }
 
 /// The environment with the flags of `groups` over it: what a component reads its own settings from.
-public func settingSource(_ groups: [any SettingsGroup]) -> SettingSource {
+package func settingSource(_ groups: [any SettingsGroup]) -> SettingSource {
     var flags: [String: String] = [:]
     for group in groups {
         for case let (setting, value?) in group.flags { flags[setting.variable] = value }
@@ -125,14 +125,14 @@ public func settingSource(_ groups: [any SettingsGroup]) -> SettingSource {
     return SettingSource(environment: ProcessInfo.processInfo.environment, flags: flags)
 }
 
-public func failConfiguration(_ error: ConfigurationError) -> Never {
+package func failConfiguration(_ error: ConfigurationError) -> Never {
     FileHandle.standardError.write(Data("configuration error: \(error)\n".utf8))
     Foundation.exit(2)
 }
 
 /// One warning line for each file of secrets (`Settings.secretFiles`) that group or others may
 /// read: the path and the variable, never the content.
-public func warnOfExposedSecretFiles(_ configuration: PipelineConfiguration, logger: Logger) {
+package func warnOfExposedSecretFiles(_ configuration: PipelineConfiguration, logger: Logger) {
     for exposed in configuration.exposedSecretFiles() {
         logger.warning(
             "a file of secrets may be read by group or others: chmod 600 it", metadata: ["setting": "\(exposed.variable)", "path": "\(exposed.path)"])

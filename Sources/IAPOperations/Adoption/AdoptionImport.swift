@@ -12,28 +12,28 @@ import RedisClient
 /// after each batch and read at the next run of the same file, and forgotten when it finishes
 /// (a run after that reads every row again, each `seen`). A bad line is counted and named,
 /// never fatal.
-public struct AdoptionImport: Sendable {
-    public let store: PipelineStore
-    public let catalog: ProductCatalog
+package struct AdoptionImport: Sendable {
+    package let store: PipelineStore
+    package let catalog: ProductCatalog
     /// Rows a second, at most.
-    public var rate = 2_000
+    package var rate = 2_000
     /// Rows in flight at once (and between two saves of the place).
-    public var batch = 200
-    public var dryRun = false
+    package var batch = 200
+    package var dryRun = false
 
-    public init(store: PipelineStore, catalog: ProductCatalog) {
+    package init(store: PipelineStore, catalog: ProductCatalog) {
         self.store = store
         self.catalog = catalog
     }
 
     /// What an import did (a dry run: would do).
-    public struct Report: Sendable, Equatable, Encodable {
-        public var read = 0, imported = 0, seen = 0, conflicts = 0, invalid = 0
+    package struct Report: Sendable, Equatable, Encodable {
+        package var read = 0, imported = 0, seen = 0, conflicts = 0, invalid = 0
         /// Lines resumed past (done by an earlier run that was stopped).
-        public var resumedAfter = 0
-        public var dryRun = false
+        package var resumedAfter = 0
+        package var dryRun = false
         /// Each conflict and invalid line: `line N: …`.
-        public var problems: [String] = []
+        package var problems: [String] = []
 
         enum CodingKeys: String, CodingKey {
             case read, imported, seen, conflicts, invalid, problems
@@ -43,7 +43,7 @@ public struct AdoptionImport: Sendable {
     }
 
     /// Imports the file's lines (`text`: its whole content); `problem`: told each conflict and invalid line as found.
-    public func run(_ data: Data, problem: @Sendable (String) -> Void = { _ in }) async throws -> Report {
+    package func run(_ data: Data, problem: @Sendable (String) -> Void = { _ in }) async throws -> Report {
         let digest = Self.digest(of: data)
         let place = store.keys.adoptionImport(digest)
         var report = Report(dryRun: dryRun)
@@ -173,12 +173,12 @@ public struct AdoptionImport: Sendable {
 
 extension PipelineStore {
     /// `import_purchase`: one row into the books.
-    public func importPurchase(_ row: ImportRow, importID: String, now: Int64 = currentTimeMs()) async throws -> ImportOutcome {
+    package func importPurchase(_ row: ImportRow, importID: String, now: Int64 = currentTimeMs()) async throws -> ImportOutcome {
         try await run(ImportPurchase(keys, row: row, importID: importID, now: now))
     }
 
     /// What `import_purchase` would do with the row, read and not written.
-    public func wouldImport(_ row: ImportRow) async throws -> ImportOutcome {
+    package func wouldImport(_ row: ImportRow) async throws -> ImportOutcome {
         let original = row.originalTransactionID
         let replies = try await redis.pipeline([
             RedisCommand("GET", keys.claim(unit: row.unit, originalTransactionID: original)),
@@ -198,7 +198,7 @@ extension PipelineStore {
 
 extension SupportLookup {
     /// Get Transaction History of a whole customer, with each app's own key.
-    public var customerHistory: AppByAppCustomerHistory {
+    package var customerHistory: AppByAppCustomerHistory {
         AppByAppCustomerHistory(apps: clients.map { ($0.configuration.bundleID, ServerAPICustomerHistory(client: $0, signedData: signedData)) })
     }
 }

@@ -38,7 +38,7 @@ package struct ImportPurchase: PipelineScript {
 }
 
 /// What became of one row of an import.
-public enum ImportOutcome: Sendable, Equatable {
+package enum ImportOutcome: Sendable, Equatable {
     case imported
     /// The books had it for this user already (an earlier run, or the pipeline granted it).
     case seen

@@ -6,19 +6,19 @@ import PlainJSON
 /// NDJSON (`{"user_id": …}`) or CSV under a header naming the columns: `user_id`,
 /// `original_transaction_id`, `transaction_id` (optional: the original's), `product_id`,
 /// `purchase_date` (ISO 8601), `quantity` (optional: 1), `environment` (optional: Production).
-public struct ImportRow: Sendable, Equatable {
-    public var userID: String
-    public var originalTransactionID: String
-    public var transactionID: String
-    public var productID: String
+package struct ImportRow: Sendable, Equatable {
+    package var userID: String
+    package var originalTransactionID: String
+    package var transactionID: String
+    package var productID: String
     /// ms since 1970.
-    public var purchaseDate: Int64
-    public var quantity: Int
-    public var environment: String
-    public var kind: ProductCatalog.ProductType
+    package var purchaseDate: Int64
+    package var quantity: Int
+    package var environment: String
+    package var kind: ProductCatalog.ProductType
     /// Its grant unit, as the catalog makes it: a consumable's transaction, a non-consumable's
     /// original transaction; a subscription's original transaction (its owner; its periods' units are Apple's).
-    public var unit: String
+    package var unit: String
 
     static let columns = ["user_id", "original_transaction_id", "transaction_id", "product_id", "purchase_date", "quantity", "environment"]
 
@@ -104,7 +104,7 @@ public struct ImportRow: Sendable, Equatable {
 }
 
 /// Why a line was not imported.
-public struct ImportRowError: Error, Equatable, CustomStringConvertible {
-    public var description: String
+package struct ImportRowError: Error, Equatable, CustomStringConvertible {
+    package var description: String
     init(_ description: String) { self.description = description }
 }

@@ -4,18 +4,18 @@ import PipelineCore
 import RedisClient
 
 /// What an erasure did (`DELETE /v1/users/{id}`, `iapctl user erase`).
-public struct UserErasure: Codable, Sendable, Equatable {
-    public var userID: String
+package struct UserErasure: Codable, Sendable, Equatable {
+    package var userID: String
     /// What the user's purchases are kept under now (`erased:<hex>`): not the person.
-    public var pseudonym: String
+    package var pseudonym: String
     /// Grant records, holds, owners, subscription records and tickets that named the user and
     /// now name the pseudonym.
-    public var renamed: Int
+    package var renamed: Int
     /// Fulfilment entries naming the user, deleted.
-    public var entriesDeleted: Int
+    package var entriesDeleted: Int
     /// The user's own keys deleted: consent, consumption facts, app account tokens, Apple Account
     /// seats, offer signatures, daily windows (those that existed).
-    public var keysDeleted: Int
+    package var keysDeleted: Int
 
     enum CodingKeys: String, CodingKey {
         case userID = "user_id"
@@ -36,7 +36,7 @@ extension PipelineStore {
     /// 3. The user's own keys (not in a bucket): consent, consumption facts, app account tokens,
     ///    Apple Account seats, offer signatures, daily windows.
     /// 4. The tombstone under the pseudonym: the record answers `410` while nothing new is granted.
-    public func erase(user: String, now: Int64 = currentTimeMs()) async throws -> UserErasure {
+    package func erase(user: String, now: Int64 = currentTimeMs()) async throws -> UserErasure {
         let pseudonym = try await pseudonym(of: user)
         var erasure = UserErasure(userID: user, pseudonym: pseudonym, renamed: 0, entriesDeleted: 0, keysDeleted: 0)
         let found = try await erasureReads(of: user)
@@ -60,7 +60,7 @@ extension PipelineStore {
     }
 
     /// Whether the user was erased and nothing was granted or held to them since.
-    public func isErased(user: String) async throws -> Bool {
+    package func isErased(user: String) async throws -> Bool {
         guard let salt = try await redis.send("GET", keys.erasureSalt).string else { return false }
         let tombstone = try await redis.send("EXISTS", keys.erased(pseudonym: Self.pseudonym(of: user, salt: salt)))
         guard tombstone.int == 1 else { return false }

@@ -5,49 +5,49 @@ import RedisClient
 /// the purchase before deciding: the user's 24-hour window of the product (`daily_limit_exceeded`),
 /// the user's refunds (`refund_limit_exceeded`), the Apple Account's users in the order they
 /// joined (`apple_account_shared`), what the purchase was paid in (`currency_*`).
-public struct HoldEvidence: Sendable, Equatable {
-    public struct Grant: Sendable, Equatable {
-        public var unit: String
-        public var at: Int64
+package struct HoldEvidence: Sendable, Equatable {
+    package struct Grant: Sendable, Equatable {
+        package var unit: String
+        package var at: Int64
     }
 
-    public struct Seat: Sendable, Equatable {
-        public var user: String
-        public var place: Int
+    package struct Seat: Sendable, Equatable {
+        package var user: String
+        package var place: Int
     }
 
     /// The units of the product granted to the user in the last 24 hours, oldest first (at most 50).
-    public var dailyWindow: [Grant]?
+    package var dailyWindow: [Grant]?
     /// The user's refunds, every bucket's.
-    public var refunds: Refunds?
+    package var refunds: Refunds?
     /// The Apple Account that bought it and the user's place on it.
-    public var appleAccount: AppleAccount?
+    package var appleAccount: AppleAccount?
     /// What the purchase was paid in (absent: Apple did not say, a legacy receipt).
-    public var currency: String?
+    package var currency: String?
 
-    public struct Refunds: Sendable, Equatable {
+    package struct Refunds: Sendable, Equatable {
         /// In whole, less reversals.
-        public var whole: Int
+        package var whole: Int
         /// In part, in milliunits (100000 is one).
-        public var prorated: Int
+        package var prorated: Int
     }
 
-    public struct AppleAccount: Sendable, Equatable {
+    package struct AppleAccount: Sendable, Equatable {
         /// Apple's `appTransactionId`.
-        public var id: String
+        package var id: String
         /// The user's place in the order the account's users joined.
-        public var place: Int?
+        package var place: Int?
         /// How many joined.
-        public var joined: Int
+        package var joined: Int
         /// The seats in order, when 50 or fewer joined.
-        public var seats: [Seat]?
+        package var seats: [Seat]?
     }
 }
 
 extension PipelineStore {
     /// Each hold's evidence, for its own rule only: one round trip for all, and one more for the
     /// seats of the Apple Accounts that have 50 users or fewer.
-    public func evidence(for holds: [HeldPurchase]) async throws -> [HoldEvidence] {
+    package func evidence(for holds: [HeldPurchase]) async throws -> [HoldEvidence] {
         var commands: [RedisCommand] = []
         var ranges: [Range<Int>] = []
         for hold in holds {

@@ -7,7 +7,7 @@ extension PipelineStore {
     /// with `after` (the last one a page showed: when it was held and its unit), those after it.
     /// A page reads `limit` (and, past the first, 50 more for ties at the same millisecond) of each
     /// bucket's index, never the whole index.
-    public func heldPurchases(limit: Int, after: (at: Int64, unit: String)? = nil) async throws -> [HeldPurchase] {
+    package func heldPurchases(limit: Int, after: (at: Int64, unit: String)? = nil) async throws -> [HeldPurchase] {
         let count = max(limit, 1) + (after == nil ? 0 : 50)
         let replies = try await redis.pipeline(keys.everyBucket.map { bucket in
             after.map { RedisCommand("ZRANGE", bucket.holds, String($0.at), "+inf", "BYSCORE", "LIMIT", "0", String(count), "WITHSCORES") }
@@ -25,7 +25,7 @@ extension PipelineStore {
     }
 
     /// The hold of `unit`, held or decided; `nil` when it was never held.
-    public func hold(unit: String) async throws -> HeldPurchase? {
+    package func hold(unit: String) async throws -> HeldPurchase? {
         try await holds(of: [unit])[0]
     }
 
@@ -44,7 +44,7 @@ extension PipelineStore {
     /// The original transaction of a purchase known by its unit alone (an operator names a unit):
     /// its hold's or its grant record's, whichever bucket holds it; `nil` when neither exists.
     /// One round trip (every bucket's two keys asked at once).
-    public func originalTransactionID(ofUnit unit: String) async throws -> String? {
+    package func originalTransactionID(ofUnit unit: String) async throws -> String? {
         let replies = try await redis.pipeline(keys.everyBucket.flatMap { bucket in
             [
                 RedisCommand("HGET", bucket.holdInThisBucket(unit: unit), "original_transaction_id"),
@@ -57,13 +57,13 @@ extension PipelineStore {
     /// What an operator means by `id` (`iapctl held release|reject`): the unit itself when it was
     /// ever held (decided or not), else the units of every purchase the ticket `id` holds now (an
     /// operator has the ticket from the player's complaint). Empty when `id` is neither.
-    public func heldUnits(matching id: String) async throws -> [String] {
+    package func heldUnits(matching id: String) async throws -> [String] {
         if try await hold(unit: id) != nil { return [id] }
         return try await heldPurchases(limit: Int(Int32.max)).filter { $0.ticket == id }.map(\.unit)
     }
 
     /// Grants a held purchase once (or rejects it when Apple refunded it meanwhile).
-    public func releaseHeld(
+    package func releaseHeld(
         unit: String, by operatorName: String, note: String = "", now: Int64 = currentTimeMs()
     ) async throws -> HeldPurchaseResult {
         guard let original = try await originalTransactionID(ofUnit: unit) else { return .notFound }
@@ -84,7 +84,7 @@ extension PipelineStore {
     }
 
     /// Rejects a held purchase: it is never granted.
-    public func rejectHeld(
+    package func rejectHeld(
         unit: String, by operatorName: String, note: String = "", now: Int64 = currentTimeMs()
     ) async throws -> HeldPurchaseResult {
         guard let original = try await originalTransactionID(ofUnit: unit) else { return .notFound }

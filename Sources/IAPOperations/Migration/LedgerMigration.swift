@@ -27,18 +27,18 @@ import RedisClient
 ///
 /// Rerunning it rewrites the same keys with the same values (lists and sets are rebuilt, stream
 /// entries already there are kept): harmless until the fleet has started on the destination.
-public struct LedgerMigration: Sendable {
-    public let source: any RedisCommandSending
+package struct LedgerMigration: Sendable {
+    package let source: any RedisCommandSending
     /// What the source's keys start with (one bucket: `iap`, or `{iap}`).
-    public let sourcePrefix: String
-    public let destination: any RedisCommandSending
-    public let keys: RedisKeys
+    package let sourcePrefix: String
+    package let destination: any RedisCommandSending
+    package let keys: RedisKeys
     /// A worker whose heartbeat is this recent (or an intake's, `intakeLiveness`) is running.
-    public let lease: Duration
+    package let lease: Duration
     /// Keys read or written per round trip.
-    public var batch = 1000
+    package var batch = 1000
 
-    public init(
+    package init(
         source: any RedisCommandSending, sourcePrefix: String, destination: any RedisCommandSending, keys: RedisKeys, lease: Duration
     ) {
         self.source = source
@@ -48,13 +48,13 @@ public struct LedgerMigration: Sendable {
         self.lease = lease
     }
 
-    public enum Failure: Error, Equatable, CustomStringConvertible {
+    package enum Failure: Error, Equatable, CustomStringConvertible {
         /// Pipeline processes are registered (live) on the source or the destination.
         case processesRunning([String])
         /// The source does not hold one bucket's names (its prefix is a bucket layout's).
         case sourceHasBuckets(String)
 
-        public var description: String {
+        package var description: String {
             switch self {
             case .processesRunning(let names):
                 "pipeline processes are running (stop them first): \(names.prefix(10).joined(separator: ", "))"
@@ -66,7 +66,7 @@ public struct LedgerMigration: Sendable {
 
     /// Copies, then verifies. Throws `Failure.processesRunning` before changing anything when a
     /// process is registered on either side.
-    public func run(now: Int64 = currentTimeMs()) async throws -> MigrationReport {
+    package func run(now: Int64 = currentTimeMs()) async throws -> MigrationReport {
         try await refuseWhileRunning(now: now)
         var plan = try await scan()
         var report = MigrationReport(buckets: keys.layout.count)

@@ -1,36 +1,36 @@
 import PipelineCore
 
 /// What `iapctl migrate` copied and found, per key family.
-public struct MigrationReport: Encodable, Sendable, Equatable {
-    public struct Family: Encodable, Sendable, Equatable {
-        public var name: String
+package struct MigrationReport: Encodable, Sendable, Equatable {
+    package struct Family: Encodable, Sendable, Equatable {
+        package var name: String
         /// Keys (or members, entries, jobs) in the source.
-        public var source: Int
+        package var source: Int
         /// Written to the destination.
-        public var moved: Int
+        package var moved: Int
         /// Found on the destination afterwards, as written.
-        public var found: Int
+        package var found: Int
         /// Values compared and found different (claims, grant records).
-        public var different: Int
-        public var note: String?
+        package var different: Int
+        package var note: String?
 
-        public var verified: Bool { different == 0 && found == moved }
+        package var verified: Bool { different == 0 && found == moved }
     }
 
-    public var buckets: Int
-    public var families: [Family] = []
+    package var buckets: Int
+    package var families: [Family] = []
     /// Notification tickets renamed to name their purchase's bucket.
-    public var renamedTickets = 0
+    package var renamedTickets = 0
     /// Keys of families the migration does not know (left in the source, named in the output).
-    public var unknownKeys = 0
+    package var unknownKeys = 0
     /// The first 20 of them.
-    public var unknownNames: [String] = []
+    package var unknownNames: [String] = []
     /// Transient keys left (rate windows, the reaper lock, workers, API permits).
-    public var skippedKeys = 0
+    package var skippedKeys = 0
 
-    public init(buckets: Int) { self.buckets = buckets }
+    package init(buckets: Int) { self.buckets = buckets }
 
-    public var verified: Bool { families.allSatisfy(\.verified) && unknownKeys == 0 }
+    package var verified: Bool { families.allSatisfy(\.verified) && unknownKeys == 0 }
 
     mutating func add(_ name: String, source: Int, moved: Int, found: Int? = nil, note: String? = nil) {
         families.append(Family(name: name, source: source, moved: moved, found: found ?? moved, different: 0, note: note))
@@ -48,7 +48,7 @@ public struct MigrationReport: Encodable, Sendable, Equatable {
         case skippedKeys = "skipped_keys"
     }
 
-    public func encode(to encoder: any Encoder) throws {
+    package func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(buckets, forKey: .buckets)
         try container.encode(families, forKey: .families)

@@ -9,22 +9,22 @@ import PlainJSON
 /// product's introductory offer (allowed to a user who never had the product's subscription
 /// group). What a user had is read from the books: their subscription records and, with an
 /// `appTransactionId`, those of every user seated on that Apple Account.
-public struct OfferSignatures: Sendable {
-    public let store: PipelineStore
-    public let catalog: ProductCatalog
+package struct OfferSignatures: Sendable {
+    package let store: PipelineStore
+    package let catalog: ProductCatalog
     /// By bundle id (`PipelineConfiguration.offerSigners()`); empty: nothing is signed.
-    public let signers: [String: OfferSigner]
+    package let signers: [String: OfferSigner]
     /// The apps this deployment serves: what `bundle_id` may name.
-    public let bundleIDs: Set<String>
+    package let bundleIDs: Set<String>
 
-    public init(store: PipelineStore, catalog: ProductCatalog, signers: [String: OfferSigner], bundleIDs: Set<String>) {
+    package init(store: PipelineStore, catalog: ProductCatalog, signers: [String: OfferSigner], bundleIDs: Set<String>) {
         self.store = store
         self.catalog = catalog
         self.signers = signers
         self.bundleIDs = bundleIDs
     }
 
-    public enum Kind: String, Sendable, CaseIterable {
+    package enum Kind: String, Sendable, CaseIterable {
         /// Apple's v1 promotional offer signature (`{key_id, nonce, timestamp, signature}`).
         case promotional
         /// A promotional offer's V2 compact JWS.
@@ -33,22 +33,22 @@ public struct OfferSignatures: Sendable {
         case introductoryEligibility = "introductory_eligibility"
     }
 
-    public struct Request: Sendable, Equatable {
-        public var userID: String
-        public var productID: String
-        public var kind: Kind
+    package struct Request: Sendable, Equatable {
+        package var userID: String
+        package var productID: String
+        package var kind: Kind
         /// Required for the promotional kinds.
-        public var offerID: String?
+        package var offerID: String?
         /// Required when several apps are signed for.
-        public var bundleID: String?
+        package var bundleID: String?
         /// Any transaction of the customer: the V2 signature's optional `transactionId`, and the
         /// eligibility's (else `appTransactionID`).
-        public var transactionID: String?
+        package var transactionID: String?
         /// The customer's Apple Account (`AppTransaction.appTransactionID`): `new` and the
         /// introductory offer then also look at every user seated on it.
-        public var appTransactionID: String?
+        package var appTransactionID: String?
 
-        public init(
+        package init(
             userID: String, productID: String, kind: Kind, offerID: String? = nil, bundleID: String? = nil, transactionID: String? = nil,
             appTransactionID: String? = nil
         ) {
@@ -63,8 +63,8 @@ public struct OfferSignatures: Sendable {
     }
 
     /// Why nothing was signed: a machine-readable code, the HTTP status it means, and a message.
-    public struct Refusal: Error, Sendable, Equatable, CustomStringConvertible {
-        public enum Kind: Sendable, Equatable {
+    package struct Refusal: Error, Sendable, Equatable, CustomStringConvertible {
+        package enum Kind: Sendable, Equatable {
             /// The request names what cannot be signed (400).
             case badRequest
             /// The user may not have the offer (403).
@@ -73,10 +73,10 @@ public struct OfferSignatures: Sendable {
             case unavailable
         }
 
-        public var kind: Kind
-        public var code: String
-        public var message: String
-        public var description: String { "\(code): \(message)" }
+        package var kind: Kind
+        package var code: String
+        package var message: String
+        package var description: String { "\(code): \(message)" }
 
         init(_ kind: Kind, _ code: String, _ message: String) {
             self.kind = kind
@@ -86,11 +86,11 @@ public struct OfferSignatures: Sendable {
     }
 
     /// What was signed, as the intake answers it.
-    public struct Answer: Sendable {
-        public var json: JSONValue
+    package struct Answer: Sendable {
+        package var json: JSONValue
     }
 
-    public func sign(_ request: Request, now: Date = Date()) async -> Result<Answer, Refusal> {
+    package func sign(_ request: Request, now: Date = Date()) async -> Result<Answer, Refusal> {
         do {
             return .success(try await answer(request, now: now))
         } catch let refusal as Refusal {

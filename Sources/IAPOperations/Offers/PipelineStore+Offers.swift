@@ -5,14 +5,14 @@ import RedisClient
 extension PipelineStore {
     /// Where some users stand in a subscription group: none of them ever had one of its products,
     /// one had it and none is in it now, or one is in it now (active, or in its grace period).
-    public enum GroupHistory: String, Sendable, Equatable {
+    package enum GroupHistory: String, Sendable, Equatable {
         case never, lapsed, active
     }
 
     /// `users`' history in the subscription group made of `products`, from their subscription
     /// records (a refunded or revoked one counts as had): one round trip per user for their
     /// indexes, one for the records.
-    public func groupHistory(users: [String], products: Set<String>, now: Int64 = currentTimeMs()) async throws -> GroupHistory {
+    package func groupHistory(users: [String], products: Set<String>, now: Int64 = currentTimeMs()) async throws -> GroupHistory {
         var originals: [String] = []
         for user in Set(users).sorted() {
             originals += try await purchaseIndexes(of: user).subscriptions
@@ -34,13 +34,13 @@ extension PipelineStore {
     }
 
     /// An offer signature issued for `user`, kept in their log (the newest 1,000) and counted.
-    public func recordOfferSignature(user: String, fields: [(String, String)], now: Int64 = currentTimeMs()) async throws {
+    package func recordOfferSignature(user: String, fields: [(String, String)], now: Int64 = currentTimeMs()) async throws {
         try await redis.send(RedisCommand(
             ["XADD", keys.offerSignatures(user: user), "MAXLEN", "~", "1000", "*", "at", String(now)] + fields.flatMap { [$0.0, $0.1] }))
     }
 
     /// How many offer signatures were ever issued for `user`, and the newest `last` of them (newest first).
-    public func offerSignatures(of user: String, last: Int = 10) async throws -> (count: Int, recent: [[String: String]]) {
+    package func offerSignatures(of user: String, last: Int = 10) async throws -> (count: Int, recent: [[String: String]]) {
         let key = keys.offerSignatures(user: user)
         guard try await redis.send("EXISTS", key).int == 1 else { return (0, []) }
         let info = (try await redis.send("XINFO", "STREAM", key).array ?? []).map { $0.string ?? ($0.int.map(String.init) ?? "") }

@@ -5,18 +5,18 @@ import RedisClient
 /// The fleet's App Store Server API budget as it stands: per environment and endpoint (per app
 /// with `IAP_APPS_FILE`), the calls of the last second and any hold Apple's 429 set. What an
 /// on-call engineer asks when verify jobs wait for Apple.
-public struct AppleBudgetUse: Sendable, Equatable {
-    public var environment: String
+package struct AppleBudgetUse: Sendable, Equatable {
+    package var environment: String
     /// The endpoint as the budget names it: `transaction_info`, or `transaction_info:<bundle id>`.
-    public var endpoint: String
-    public var callsLastSecond: Int
+    package var endpoint: String
+    package var callsLastSecond: Int
     /// No process calls it before this (UNIX ms); `nil`: no hold.
-    public var heldUntil: Int64?
+    package var heldUntil: Int64?
 }
 
 extension PipelineStore {
     /// The endpoints in use or held, in one round trip (two keys per environment, endpoint and app).
-    public func appleBudget(apps: [String?] = [nil], now: Int64 = currentTimeMs()) async throws -> [AppleBudgetUse] {
+    package func appleBudget(apps: [String?] = [nil], now: Int64 = currentTimeMs()) async throws -> [AppleBudgetUse] {
         let names = ServerAPIEndpoint.allCases.flatMap { endpoint in apps.map { app in app.map { "\(endpoint.rawValue):\($0)" } ?? endpoint.rawValue } }
         let pairs = ["production", "sandbox"].flatMap { environment in names.map { (environment, $0) } }
         let replies = try await redis.pipeline(pairs.flatMap { environment, endpoint in

@@ -9,7 +9,7 @@ extension PipelineStore {
     /// the account's history in `environment` and every purchase the books do not know is granted
     /// to the user (source `sync`). The same user and account within a minute get the same
     /// ticket. Returns the ticket id and whether it is new.
-    public func submitSync(
+    package func submitSync(
         user: String, appleAccount: String, environment: String, bundleID: String? = nil, ttl: Duration, now: Int64 = currentTimeMs()
     ) async throws -> (ticket: String, created: Bool) {
         var job = Job(ticket: TicketID.make(), userID: user, receiptData: nil, productID: nil, transactionID: nil, enqueuedAt: now)

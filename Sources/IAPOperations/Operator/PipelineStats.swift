@@ -3,25 +3,25 @@ import PipelineCore
 import RedisClient
 
 /// What an operator looks at first: every queue, in-flight, retry, dead and held count, live workers.
-public struct PipelineStats: Codable, Sendable, Equatable {
-    public var queues: [String: Int]
-    public var inflight: [String: Int]
-    public var retry: Int
-    public var dead: Int
+package struct PipelineStats: Codable, Sendable, Equatable {
+    package var queues: [String: Int]
+    package var inflight: [String: Int]
+    package var retry: Int
+    package var dead: Int
     /// Purchases the purchase policy holds for an operator (`iapctl held list`).
-    public var held: Int
-    public var liveWorkers: [String: Int]
-    public var fulfilment: Int
+    package var held: Int
+    package var liveWorkers: [String: Int]
+    package var fulfilment: Int
     /// Per queue, how long its oldest job has waited (ms since it was submitted); absent when empty.
-    public var oldestAgeMs: [String: Int64] = [:]
+    package var oldestAgeMs: [String: Int64] = [:]
     /// Retries whose time has come (the housekeeping moves them back to their queue).
-    public var retryDue: Int = 0
+    package var retryDue: Int = 0
     /// Subscription re-checks scheduled, and those due within the next hour (overdue included).
-    public var rechecks: Int = 0
-    public var rechecksDueNextHour: Int = 0
+    package var rechecks: Int = 0
+    package var rechecksDueNextHour: Int = 0
     /// The fleet's Apple breakers, by service (`verify-receipt`, `server-api`): open since (ms,
     /// Redis's clock; absent while closed), failures since the service last answered, the last reason.
-    public var appleBreakers: [String: AppleBreakerStats] = [:]
+    package var appleBreakers: [String: AppleBreakerStats] = [:]
 
     enum CodingKeys: String, CodingKey {
         case queues, inflight, retry, dead, held, fulfilment, rechecks
@@ -39,7 +39,7 @@ extension PipelineStore {
     /// lists by `SCAN` (`iapctl stats`: also a list no worker entry names any more); without it,
     /// only those of the workers `workers` lists (live, or silent and not yet reaped): no walk of
     /// the keyspace, for a page polled every few seconds.
-    public func stats(lease: Duration, now: Int64 = currentTimeMs(), scanInflight: Bool = true) async throws -> PipelineStats {
+    package func stats(lease: Duration, now: Int64 = currentTimeMs(), scanInflight: Bool = true) async throws -> PipelineStats {
         var total = PipelineStats(
             queues: Dictionary(uniqueKeysWithValues: Stage.allCases.map { ($0.rawValue, 0) }),
             inflight: Dictionary(uniqueKeysWithValues: Stage.allCases.map { ($0.rawValue, 0) }), retry: 0, dead: 0,
@@ -124,14 +124,14 @@ extension PipelineStore {
 }
 
 /// One Apple breaker as `iapctl stats` shows it.
-public struct AppleBreakerStats: Codable, Sendable, Equatable {
+package struct AppleBreakerStats: Codable, Sendable, Equatable {
     /// Open since (ms, Redis's clock); `nil` while closed.
-    public var openSinceMs: Int64?
+    package var openSinceMs: Int64?
     /// Failures since the service last answered a verify job, and the last one's reason.
-    public var failures: Int
-    public var lastFailure: String?
+    package var failures: Int
+    package var lastFailure: String?
 
-    public init(openSinceMs: Int64?, failures: Int, lastFailure: String?) {
+    package init(openSinceMs: Int64?, failures: Int, lastFailure: String?) {
         self.openSinceMs = openSinceMs
         self.failures = failures
         self.lastFailure = lastFailure

@@ -10,20 +10,20 @@ import PipelineCore
 /// Notification), then reads its status (Get Test Notification Status) until Apple reports an
 /// attempt, verifies the `TEST` notification it names, and looks for it where the intake stores
 /// notifications. It arrived when Apple's attempt succeeded and the intake stored it.
-public struct TestNotificationProbe: Sendable {
-    public let client: ServerAPIClient
-    public let signedData: SignedDataVerifier
-    public let store: PipelineStore
+package struct TestNotificationProbe: Sendable {
+    package let client: ServerAPIClient
+    package let signedData: SignedDataVerifier
+    package let store: PipelineStore
 
-    public init(client: ServerAPIClient, signedData: SignedDataVerifier, store: PipelineStore) {
+    package init(client: ServerAPIClient, signedData: SignedDataVerifier, store: PipelineStore) {
         self.client = client
         self.signedData = signedData
         self.store = store
     }
 
-    public struct Attempt: Encodable, Sendable, Equatable {
-        public var attemptDate: Int64?
-        public var sendAttemptResult: String?
+    package struct Attempt: Encodable, Sendable, Equatable {
+        package var attemptDate: Int64?
+        package var sendAttemptResult: String?
 
         enum CodingKeys: String, CodingKey {
             case attemptDate = "attempt_date"
@@ -31,19 +31,19 @@ public struct TestNotificationProbe: Sendable {
         }
     }
 
-    public struct Outcome: Encodable, Sendable, Equatable {
+    package struct Outcome: Encodable, Sendable, Equatable {
         /// `stored` (arrived and stored: the only success), `not_stored` (Apple says it was sent,
         /// the intake has no trace), `failed` (Apple's attempt failed: `attempts` says why),
         /// `no_attempt` (Apple reported none within the wait).
-        public var result: String
-        public var environment: String
-        public var token: String
-        public var notificationUUID: String?
-        public var attempts: [Attempt]
-        public var ticket: String?
-        public var ticketStatus: String?
+        package var result: String
+        package var environment: String
+        package var token: String
+        package var notificationUUID: String?
+        package var attempts: [Attempt]
+        package var ticket: String?
+        package var ticketStatus: String?
 
-        public var arrived: Bool { result == "stored" }
+        package var arrived: Bool { result == "stored" }
 
         enum CodingKeys: String, CodingKey {
             case result, environment, token, attempts, ticket
@@ -53,11 +53,11 @@ public struct TestNotificationProbe: Sendable {
     }
 
     /// Why the probe could not even ask (Apple refused the request, or answered what it cannot read).
-    public struct Failure: Error, CustomStringConvertible {
-        public let description: String
+    package struct Failure: Error, CustomStringConvertible {
+        package let description: String
     }
 
-    public func run(
+    package func run(
         environment: ServerAPIEnvironment, wait: Duration, poll: Duration = .seconds(1)
     ) async throws -> Outcome {
         let token = try Self.field("testNotificationToken", of: try Self.body(await client.requestTestNotification(environment: environment)))
@@ -115,13 +115,13 @@ public struct TestNotificationProbe: Sendable {
 extension TestNotificationProbe {
     /// From the pipeline's settings, its Server API calls counted in the fleet's budget; `nil`
     /// without Server API keys. Shut its client down after use.
-    public static func make(_ configuration: PipelineConfiguration, store: PipelineStore) throws(ConfigurationError) -> TestNotificationProbe? {
+    package static func make(_ configuration: PipelineConfiguration, store: PipelineStore) throws(ConfigurationError) -> TestNotificationProbe? {
         guard let client = try configuration.serverAPIClient(store: store, logger: Logger(label: "iapctl")) else { return nil }
         return TestNotificationProbe(client: client, signedData: SignedDataVerifier(rootCertificates: try configuration.rootCertificates()), store: store)
     }
 
     /// Runs in `environment` (`production` or `sandbox`), then shuts the client down.
-    public func runOnce(environment: String, wait: Duration) async throws -> Outcome {
+    package func runOnce(environment: String, wait: Duration) async throws -> Outcome {
         do {
             let outcome = try await run(environment: environment == "sandbox" ? .sandbox : .production, wait: wait)
             await client.shutdown()

@@ -7,7 +7,7 @@ extension PipelineStore {
     /// and not revoked, and of their subscriptions that are active (until `expires_at`) or in a
     /// grace period (until `grace_expires_at`). `catalog` names each product's entitlements.
     /// Three round trips whatever the user owns; an unknown user has none.
-    public func entitlements(user: String, catalog: ProductCatalog, now: Int64 = currentTimeMs()) async throws -> UserEntitlements {
+    package func entitlements(user: String, catalog: ProductCatalog, now: Int64 = currentTimeMs()) async throws -> UserEntitlements {
         let indexes = try await purchaseIndexes(of: user)
         let units = indexes.lifetime
         let subscriptions = indexes.subscriptions

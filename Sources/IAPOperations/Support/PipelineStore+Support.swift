@@ -8,7 +8,7 @@ extension PipelineStore {
     /// What the books say about a purchase Apple signed (`unit`: its grant unit, from the
     /// catalog; without one only what is kept by transaction is read): one round trip to the
     /// purchase's bucket, one more for the claiming ticket's status.
-    public func books(of transaction: InAppTransaction, environment: String, unit: String?) async throws -> PurchaseBooks {
+    package func books(of transaction: InAppTransaction, environment: String, unit: String?) async throws -> PurchaseBooks {
         let original = transaction.originalTransactionID
         let bucket = keys.ofPurchase(originalTransactionID: original)
         var commands = [
@@ -48,13 +48,13 @@ extension PipelineStore {
 
 extension PipelineStore {
     /// The revision Get Refund History last answered for the customer of `asked` (`nil`: none yet).
-    public func refundRevision(asked: String, environment: ServerAPIEnvironment) async throws -> String? {
+    package func refundRevision(asked: String, environment: ServerAPIEnvironment) async throws -> String? {
         let reply = try await redis.send("GET", keys.refundRevision(transactionID: asked, environment: environment.rawValue))
         if case .error(let message) = reply { throw RedisError.server(message) }
         return reply.string
     }
 
-    public func setRefundRevision(_ revision: String, asked: String, environment: ServerAPIEnvironment) async throws {
+    package func setRefundRevision(_ revision: String, asked: String, environment: ServerAPIEnvironment) async throws {
         let reply = try await redis.send("SET", keys.refundRevision(transactionID: asked, environment: environment.rawValue), revision)
         if case .error(let message) = reply { throw RedisError.server(message) }
     }

@@ -3,24 +3,24 @@ import PipelineCore
 import RedisClient
 
 /// Everything the pipeline knows about one user, for an operator (`iapctl user`).
-public struct UserReport: Codable, Sendable {
-    public var userID: String
+package struct UserReport: Codable, Sendable {
+    package var userID: String
     /// Refunds and revocations counted for `IAP_MAX_REFUNDS_PER_USER`.
-    public var refunds: Int
+    package var refunds: Int
     /// Prorated refunds (a consumable refunded in part) counted for it, in milliunits: 100000 is one refund.
-    public var refundsProrated: Int
+    package var refundsProrated: Int
     /// The units of the non-consumables granted to the user.
-    public var lifetime: [String]
+    package var lifetime: [String]
     /// The user's subscription records, by original transaction id.
-    public var subscriptions: [String: [String: String]]
+    package var subscriptions: [String: [String: String]]
     /// The user's purchases held now.
-    public var held: [HeldPurchase]
+    package var held: [HeldPurchase]
     /// The user's entries of the fulfilment stream, oldest first, each with its stream `id`.
-    public var timeline: [[String: String]]
+    package var timeline: [[String: String]]
     /// With a catalog: what the user is entitled to now.
-    public var entitlements: UserEntitlements?
+    package var entitlements: UserEntitlements?
     /// What `GET /v1/users/{id}` answers: the newest 200 purchases, Apple Accounts, consent.
-    public var record: UserRecord?
+    package var record: UserRecord?
 
     enum CodingKeys: String, CodingKey {
         case refunds, lifetime, subscriptions, held, timeline, entitlements, record
@@ -65,7 +65,7 @@ extension PipelineStore {
 
     /// The user's grants, revocations, holds, subscriptions and entitlements. The timeline reads the
     /// whole fulfilment stream (in pages): for an investigation, not for a dashboard.
-    public func userReport(user: String, catalog: ProductCatalog?, now: Int64 = currentTimeMs()) async throws -> UserReport {
+    package func userReport(user: String, catalog: ProductCatalog?, now: Int64 = currentTimeMs()) async throws -> UserReport {
         let indexes = try await purchaseIndexes(of: user)
         let originals = indexes.subscriptions
         var subscriptions: [String: [String: String]] = [:]
@@ -90,13 +90,13 @@ extension PipelineStore {
 }
 
 /// One entry of a fulfilment stream.
-public struct FulfilmentEntry: Sendable, Equatable {
+package struct FulfilmentEntry: Sendable, Equatable {
     /// The entry's id in its bucket's stream.
-    public var id: String
-    public var fields: [String: String]
-    public var bucket: Int
+    package var id: String
+    package var fields: [String: String]
+    package var bucket: Int
     /// The id the webhook delivers it under (`WebhookEvent.id`).
-    public var eventID: String
+    package var eventID: String
 
     /// The id's parts (`<ms>-<seq>`), for ordering entries of different buckets' streams.
     var order: (Int64, Int64) { Self.order(of: id) }
@@ -112,7 +112,7 @@ extension PipelineStore {
     /// Every bucket's fulfilment stream, entries after `after` (an id, exclusive; `nil`: all),
     /// merged by id: the writing primaries' clocks order entries of different buckets, so across
     /// buckets the order is only as good as those clocks; within a bucket it is the stream's.
-    public func fulfilmentEntries(after: String? = nil) async throws -> [FulfilmentEntry] {
+    package func fulfilmentEntries(after: String? = nil) async throws -> [FulfilmentEntry] {
         var entries: [FulfilmentEntry] = []
         for (index, bucket) in keys.everyBucket.enumerated() {
             var start = after.map { "(" + $0 } ?? "-"

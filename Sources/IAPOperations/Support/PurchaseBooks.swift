@@ -6,25 +6,25 @@ import PlainJSON
 /// (the ticket that claimed its grant unit, and that ticket's status), its grant record, the owner
 /// of its original transaction, a hold, a refund Apple reported before any grant, an unclaimed
 /// entry (Apple told us of it, no user sent it), and its subscription record.
-public struct PurchaseBooks: Sendable, Equatable {
+package struct PurchaseBooks: Sendable, Equatable {
     /// The purchase as Apple signed it.
-    public var transaction: InAppTransaction
-    public var environment: String
+    package var transaction: InAppTransaction
+    package var environment: String
     /// Its grant unit (`nil` when the catalog does not know the product: nothing can be granted).
-    public var unit: String?
-    public var claimTicket: String?
-    public var claimStatus: String?
+    package var unit: String?
+    package var claimTicket: String?
+    package var claimStatus: String?
     /// The grant record's fields (`user_id`, `granted_at`, `source`, `revoked_at`, …).
-    public var grant: [String: String] = [:]
-    public var owner: String?
+    package var grant: [String: String] = [:]
+    package var owner: String?
     /// The hold's fields (`status` `held`/`released`/`rejected`, `reason`, …).
-    public var hold: [String: String] = [:]
-    public var refundedAt: String?
-    public var unclaimed = false
+    package var hold: [String: String] = [:]
+    package var refundedAt: String?
+    package var unclaimed = false
     /// The subscription record's fields, without the receipt it keeps (a secret).
-    public var subscription: [String: String] = [:]
+    package var subscription: [String: String] = [:]
 
-    public init(transaction: InAppTransaction, environment: String, unit: String?) {
+    package init(transaction: InAppTransaction, environment: String, unit: String?) {
         self.transaction = transaction
         self.environment = environment
         self.unit = unit
@@ -34,7 +34,7 @@ public struct PurchaseBooks: Sendable, Equatable {
     /// decided hold), `refunded` (Apple refunded it before any grant), `claimed` (a ticket has it
     /// and is not through), `unclaimed` (Apple told us of it; no user sent it), `unknown` (not in
     /// the books: nobody sent it, or the catalog does not know its product).
-    public var state: String {
+    package var state: String {
         if !grant.isEmpty { return (grant["revoked_at"] ?? "").isEmpty ? "granted" : "revoked" }
         if hold["status"] == "held" { return "held" }
         if hold["status"] == "rejected" { return "rejected" }
@@ -46,11 +46,11 @@ public struct PurchaseBooks: Sendable, Equatable {
 
     /// Nobody was granted it and Apple did not refund it: support may grant it (through the
     /// pipeline's own steps, which still claim it once).
-    public var isGrantable: Bool {
+    package var isGrantable: Bool {
         ["unknown", "unclaimed"].contains(state) && !transaction.isRefunded && unit != nil
     }
 
-    public var json: JSONValue {
+    package var json: JSONValue {
         .members([
             "transaction_id": .string(transaction.transactionID),
             "original_transaction_id": .string(transaction.originalTransactionID),

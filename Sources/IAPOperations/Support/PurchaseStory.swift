@@ -5,42 +5,42 @@ import RedisClient
 /// consumable's transaction id, a non-consumable's original transaction id, a subscription
 /// period's `wol:…`), or the original transaction id of a subscription. The console's purchase
 /// timeline; read from the purchase's own keys, never a scan.
-public struct PurchaseStory: Sendable, Equatable {
+package struct PurchaseStory: Sendable, Equatable {
     /// The grant unit; `nil` when only the subscription is known (by its original transaction id).
-    public var unit: String?
-    public var originalTransactionID: String
+    package var unit: String?
+    package var originalTransactionID: String
     /// The grant record (`grant:<unit>`), empty when never granted.
-    public var grant: [String: String] = [:]
+    package var grant: [String: String] = [:]
     /// The hold (`held:<unit>`), empty when never held.
-    public var hold: [String: String] = [:]
+    package var hold: [String: String] = [:]
     /// The ticket that claimed the unit (`txn:<unit>`).
-    public var claimTicket: String?
+    package var claimTicket: String?
     /// That ticket as it stands; `nil` when it expired.
-    public var ticket: Ticket?
+    package var ticket: Ticket?
     /// When Apple refunded or revoked the unit before it was granted (`refunded:<unit>`, ms).
-    public var refundedBeforeGrant: String?
+    package var refundedBeforeGrant: String?
     /// The user first granted the original transaction (`owner:`).
-    public var owner: String?
+    package var owner: String?
     /// The subscription (`subscription:<original>`), empty for other products.
-    public var subscription: [String: String] = [:]
+    package var subscription: [String: String] = [:]
     /// When the subscription is next re-checked with Apple (ms), if scheduled.
-    public var nextRecheck: Int64?
+    package var nextRecheck: Int64?
     /// What the game said of this transaction when Apple asked before a refund (`consumption:`).
-    public var consumption: String?
+    package var consumption: String?
     /// Whether the user consented to Apple being told (`consent:`); `nil`: never said.
-    public var consent: Bool?
+    package var consent: Bool?
     /// Apple's newest notifications about the original transaction that changed no grant
     /// (`notifications:<original>`, JSON, newest first, at most 10).
-    public var notifications: [String] = []
+    package var notifications: [String] = []
     /// The grant's user's fulfilment events of this bucket still waiting for the webhook.
-    public var webhookWaiting: Int?
+    package var webhookWaiting: Int?
 }
 
 extension PipelineStore {
     /// The story of `id`, a grant unit or an original transaction id; `nil` when the books know
     /// neither. Three round trips at most: the unit in every bucket, the purchase's keys in its
     /// bucket, then the claiming ticket and the user's consumption facts.
-    public func purchaseStory(of id: String) async throws -> PurchaseStory? {
+    package func purchaseStory(of id: String) async throws -> PurchaseStory? {
         let asUnit = try await originalTransactionID(ofUnit: id)
         let original = asUnit ?? id
         let unit = asUnit == nil ? nil : id
@@ -89,7 +89,7 @@ extension PipelineStore {
 
     /// The ticket a notification's UUID was stored under (`notification:<uuid>`, in whichever
     /// bucket holds it), while it is kept.
-    public func notificationTicket(uuid: String) async throws -> String? {
+    package func notificationTicket(uuid: String) async throws -> String? {
         let replies = try await redis.pipeline(keys.everyBucket.map { RedisCommand("GET", $0.notification(uuid: uuid)) })
         for reply in replies { try reply.checked() }
         return replies.lazy.compactMap(\.string).first

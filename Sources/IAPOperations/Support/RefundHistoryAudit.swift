@@ -16,16 +16,16 @@ import PlainJSON
 /// transaction (its UUID `refund-history:<transaction id>`), applied by the notify stage's
 /// `revoke_grant`, once, with `source` `refund_history`. The last revision read is kept per
 /// asked transaction (`refund-revision:`), so `fromLastRevision` reads only what is new since.
-public struct RefundHistoryAudit: Sendable {
-    public let store: PipelineStore
+package struct RefundHistoryAudit: Sendable {
+    package let store: PipelineStore
     /// Gives each purchase its grant unit; without it only what is kept by transaction is read.
-    public let catalog: ProductCatalog?
+    package let catalog: ProductCatalog?
     /// One client per app, asked in turn: the first that knows the transaction answers.
-    public let clients: [ServerAPIClient]
-    public let signedData: SignedDataVerifier
-    public let ticketTTL: Duration
+    package let clients: [ServerAPIClient]
+    package let signedData: SignedDataVerifier
+    package let ticketTTL: Duration
 
-    public init(store: PipelineStore, catalog: ProductCatalog?, clients: [ServerAPIClient], signedData: SignedDataVerifier, ticketTTL: Duration) {
+    package init(store: PipelineStore, catalog: ProductCatalog?, clients: [ServerAPIClient], signedData: SignedDataVerifier, ticketTTL: Duration) {
         self.store = store
         self.catalog = catalog
         self.clients = clients
@@ -34,21 +34,21 @@ public struct RefundHistoryAudit: Sendable {
     }
 
     /// The `source` of a revocation found in the refund history (on its fulfilment entry).
-    public static let source = "refund_history"
+    package static let source = "refund_history"
 
     /// The UUID a refund found in the history is stored under: one per transaction, whoever finds it.
-    public static func notificationUUID(transactionID: String) -> String { "refund-history:\(transactionID)" }
+    package static func notificationUUID(transactionID: String) -> String { "refund-history:\(transactionID)" }
 
     /// One refunded purchase: what Apple signed, where it stands in the books, and what `apply` did.
-    public struct Refund: Sendable {
-        public var transaction: JWSTransaction
-        public var books: PurchaseBooks
+    package struct Refund: Sendable {
+        package var transaction: JWSTransaction
+        package var books: PurchaseBooks
         /// `revoking` (queued for the notify stage, `ticket`), `seen_before` (queued by an earlier
         /// run), `nothing_to_do` (revoked or refunded here already); `nil` without `apply`.
-        public var action: String?
-        public var ticket: String?
+        package var action: String?
+        package var ticket: String?
 
-        public var json: JSONValue {
+        package var json: JSONValue {
             var members = books.json.object ?? [:]
             members["revocation_date"] = transaction.revocationDate.map { .int($0) } ?? .null
             members["revocation_reason"] = transaction.revocationReason.map { .int($0) } ?? .null
@@ -58,16 +58,16 @@ public struct RefundHistoryAudit: Sendable {
         }
     }
 
-    public struct Report: Sendable {
-        public var asked: [String] = []
+    package struct Report: Sendable {
+        package var asked: [String] = []
         /// Asked ids Apple knows for no app and environment (nothing to read for them).
-        public var unknown: [String] = []
-        public var refunds: [Refund] = []
+        package var unknown: [String] = []
+        package var refunds: [Refund] = []
         /// Every page of every asked customer was read.
-        public var complete = true
-        public var error: String?
+        package var complete = true
+        package var error: String?
 
-        public var json: JSONValue {
+        package var json: JSONValue {
             .members([
                 "asked": .array(asked.map(JSONValue.string)), "unknown": .array(unknown.map(JSONValue.string)),
                 "complete": .bool(complete), "error": error.map(JSONValue.string),
@@ -78,7 +78,7 @@ public struct RefundHistoryAudit: Sendable {
 
     /// Reads the refund history of the customer of each of `transactionIDs` (the same refund found
     /// twice is listed once) and, with `apply`, revokes what is still granted.
-    public func audit(transactionIDs: [String], apply: Bool, fromLastRevision: Bool = false, logger: Logger) async -> Report {
+    package func audit(transactionIDs: [String], apply: Bool, fromLastRevision: Bool = false, logger: Logger) async -> Report {
         var report = Report()
         var seen: Set<String> = []
         for asked in transactionIDs {
@@ -190,12 +190,12 @@ public struct RefundHistoryAudit: Sendable {
 
 extension RefundHistoryAudit {
     /// The most customers asked for one user (`--user`): each costs at least one call to Apple.
-    public static let maxAskedPerUser = 50
+    package static let maxAskedPerUser = 50
 
     /// A transaction id of each purchase the books hold for `user` (the original transaction ids of
     /// their grants, non-consumables and subscriptions), to ask Refund History with: a user may
     /// have bought on several Apple Accounts. At most `maxAskedPerUser`, newest grants first.
-    public func transactionIDs(ofUser user: String) async throws -> [String] {
+    package func transactionIDs(ofUser user: String) async throws -> [String] {
         let report = try await store.userReport(user: user, catalog: nil)
         var ids: [String] = []
         for entry in report.timeline.reversed() where ["granted", "renewed", "released", "adopted"].contains(entry["event"] ?? "") {
@@ -206,7 +206,7 @@ extension RefundHistoryAudit {
     }
 
     /// From the pipeline's settings (every app's key); `nil` without Server API keys. Shut its clients down after use.
-    public static func make(
+    package static func make(
         _ configuration: PipelineConfiguration, store: PipelineStore, logger: Logger
     ) throws(ConfigurationError) -> RefundHistoryAudit? {
         guard let tools = try ServerAPITools(configuration, store: store, logger: logger) else { return nil }

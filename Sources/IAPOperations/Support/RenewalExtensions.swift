@@ -15,14 +15,14 @@ import PlainJSON
 /// subscription's latest transaction is read again (Get Transaction Info, verified) and stored as
 /// that `RENEWAL_EXTENDED` (UUID `renewal-extension:<original>:<request identifier>`, once), so the
 /// notify stage moves the record's `expires_at` and writes the `renewal_extended` event now.
-public struct RenewalExtensions: Sendable {
-    public let store: PipelineStore
+package struct RenewalExtensions: Sendable {
+    package let store: PipelineStore
     /// One client per app, asked in turn while Apple does not know the subscription.
-    public let clients: [ServerAPIClient]
-    public let signedData: SignedDataVerifier
-    public let ticketTTL: Duration
+    package let clients: [ServerAPIClient]
+    package let signedData: SignedDataVerifier
+    package let ticketTTL: Duration
 
-    public init(store: PipelineStore, clients: [ServerAPIClient], signedData: SignedDataVerifier, ticketTTL: Duration) {
+    package init(store: PipelineStore, clients: [ServerAPIClient], signedData: SignedDataVerifier, ticketTTL: Duration) {
         self.store = store
         self.clients = clients
         self.signedData = signedData
@@ -30,26 +30,26 @@ public struct RenewalExtensions: Sendable {
     }
 
     /// The `source` of what an extension stores (on its `notification` entry).
-    public static let source = "renewal_extension"
+    package static let source = "renewal_extension"
 
     /// Why Apple did not extend: its error code (`apple_api_error_4030005`, …) and message, or why it
     /// could not be asked (`transient`: try again).
-    public struct Failure: Error, Sendable, Equatable, CustomStringConvertible {
-        public var code: String
-        public var message: String
-        public var transient: Bool
-        public var description: String { "\(code): \(message)" }
+    package struct Failure: Error, Sendable, Equatable, CustomStringConvertible {
+        package var code: String
+        package var message: String
+        package var transient: Bool
+        package var description: String { "\(code): \(message)" }
     }
 
     /// One subscriber extended: Apple's new renewal date, and the ticket that applies it here (`nil`
     /// when the books hold no such subscription: Apple's RENEWAL_EXTENDED will find none either).
-    public struct Extended: Sendable {
-        public var originalTransactionID: String
-        public var environment: String
-        public var effectiveDate: Int64?
-        public var ticket: String?
+    package struct Extended: Sendable {
+        package var originalTransactionID: String
+        package var environment: String
+        package var effectiveDate: Int64?
+        package var ticket: String?
 
-        public var json: JSONValue {
+        package var json: JSONValue {
             .members([
                 "original_transaction_id": .string(originalTransactionID), "environment": .string(environment),
                 "effective_date": effectiveDate.map { .int($0) }, "ticket": ticket.map(JSONValue.string),
@@ -57,7 +57,7 @@ public struct RenewalExtensions: Sendable {
         }
     }
 
-    public func extend(
+    package func extend(
         originalTransactionID original: String, days: Int, reason: Int, requestIdentifier: String, logger: Logger
     ) async -> Result<Extended, Failure> {
         let record: [String: String]
@@ -131,7 +131,7 @@ public struct RenewalExtensions: Sendable {
 
     /// Every active subscriber of `productID` (in `storefronts`, ISO 3166-1 alpha-3; `nil`: all):
     /// Apple's `requestIdentifier` once it took the request. The first app's key, unless `bundleID` names one.
-    public func extendAll(
+    package func extendAll(
         productID: String, storefronts: [String]?, days: Int, reason: Int, requestIdentifier: String, environment: ServerAPIEnvironment,
         bundleID: String? = nil
     ) async -> Result<String, Failure> {
@@ -147,14 +147,14 @@ public struct RenewalExtensions: Sendable {
     }
 
     /// How far Apple got with an extension of every active subscriber.
-    public struct MassStatus: Sendable, Equatable {
-        public var requestIdentifier: String
-        public var complete: Bool
-        public var completeDate: Int64?
-        public var succeededCount: Int64?
-        public var failedCount: Int64?
+    package struct MassStatus: Sendable, Equatable {
+        package var requestIdentifier: String
+        package var complete: Bool
+        package var completeDate: Int64?
+        package var succeededCount: Int64?
+        package var failedCount: Int64?
 
-        public init(requestIdentifier: String, complete: Bool, completeDate: Int64? = nil, succeededCount: Int64? = nil, failedCount: Int64? = nil) {
+        package init(requestIdentifier: String, complete: Bool, completeDate: Int64? = nil, succeededCount: Int64? = nil, failedCount: Int64? = nil) {
             self.requestIdentifier = requestIdentifier
             self.complete = complete
             self.completeDate = completeDate
@@ -162,7 +162,7 @@ public struct RenewalExtensions: Sendable {
             self.failedCount = failedCount
         }
 
-        public var json: JSONValue {
+        package var json: JSONValue {
             .members([
                 "request_identifier": .string(requestIdentifier), "complete": .bool(complete), "complete_date": completeDate.map { .int($0) },
                 "succeeded_count": succeededCount.map { .int($0) }, "failed_count": failedCount.map { .int($0) },
@@ -170,7 +170,7 @@ public struct RenewalExtensions: Sendable {
         }
     }
 
-    public func status(
+    package func status(
         productID: String, requestIdentifier: String, environment: ServerAPIEnvironment, bundleID: String? = nil
     ) async -> Result<MassStatus, Failure> {
         guard let client = client(bundleID) else {
@@ -203,7 +203,7 @@ public struct RenewalExtensions: Sendable {
 
 extension RenewalExtensions {
     /// From the pipeline's settings (every app's key); `nil` without Server API keys. Shut its clients down after use.
-    public static func make(_ configuration: PipelineConfiguration, store: PipelineStore, logger: Logger) throws(ConfigurationError) -> RenewalExtensions? {
+    package static func make(_ configuration: PipelineConfiguration, store: PipelineStore, logger: Logger) throws(ConfigurationError) -> RenewalExtensions? {
         guard let tools = try ServerAPITools(configuration, store: store, logger: logger) else { return nil }
         return RenewalExtensions(store: store, clients: tools.clients, signedData: tools.signedData, ticketTTL: configuration.ticketTTL)
     }

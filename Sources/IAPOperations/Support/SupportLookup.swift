@@ -12,16 +12,16 @@ import PlainJSON
 /// or a transaction id (Get Transaction Info, production then sandbox), each purchase Apple signs
 /// verified like any signed data, then read in the books (`PurchaseBooks`). Apple is asked within
 /// the fleet's Server API budget. `iapctl lookup` and the intake's `/v1/support/…` routes use it.
-public struct SupportLookup: Sendable {
-    public let store: PipelineStore
+package struct SupportLookup: Sendable {
+    package let store: PipelineStore
     /// Gives each purchase its grant unit; without it only what is kept by transaction is read.
-    public let catalog: ProductCatalog?
+    package let catalog: ProductCatalog?
     /// One client per app (`IAP_APPS_FILE`), in the order apps are asked: an id Apple does not
     /// know with one app's key is asked with the next's.
-    public let clients: [ServerAPIClient]
-    public let signedData: SignedDataVerifier
+    package let clients: [ServerAPIClient]
+    package let signedData: SignedDataVerifier
 
-    public init(store: PipelineStore, catalog: ProductCatalog?, clients: [ServerAPIClient], signedData: SignedDataVerifier) {
+    package init(store: PipelineStore, catalog: ProductCatalog?, clients: [ServerAPIClient], signedData: SignedDataVerifier) {
         precondition(!clients.isEmpty, "at least one app's client")
         self.store = store
         self.catalog = catalog
@@ -29,28 +29,28 @@ public struct SupportLookup: Sendable {
         self.signedData = signedData
     }
 
-    public init(store: PipelineStore, catalog: ProductCatalog?, client: ServerAPIClient, signedData: SignedDataVerifier) {
+    package init(store: PipelineStore, catalog: ProductCatalog?, client: ServerAPIClient, signedData: SignedDataVerifier) {
         self.init(store: store, catalog: catalog, clients: [client], signedData: signedData)
     }
 
     /// Shuts every app's client down.
-    public func shutdown() async {
+    package func shutdown() async {
         for client in clients { await client.shutdown() }
     }
 
     /// What a look-up found: the order's (or the one transaction's) purchases and their books.
-    public struct Answer: Sendable {
-        public var orderID: String?
-        public var purchases: [PurchaseBooks]
+    package struct Answer: Sendable {
+        package var orderID: String?
+        package var purchases: [PurchaseBooks]
 
-        public var json: JSONValue {
+        package var json: JSONValue {
             .members(["order_id": orderID.map(JSONValue.string), "purchases": .array(purchases.map(\.json))])
         }
     }
 
     /// Why a look-up found nothing: a machine-readable code and what to tell the person asking.
-    public struct Failure: Error, Sendable, Equatable, CustomStringConvertible {
-        public enum Kind: Sendable, Equatable {
+    package struct Failure: Error, Sendable, Equatable, CustomStringConvertible {
+        package enum Kind: Sendable, Equatable {
             /// The id is not one Apple gives (400).
             case invalidID
             /// Apple knows no such order or transaction (404).
@@ -61,13 +61,13 @@ public struct SupportLookup: Sendable {
             case redis
         }
 
-        public var kind: Kind
-        public var code: String
-        public var message: String
-        public var description: String { "\(code): \(message)" }
+        package var kind: Kind
+        package var code: String
+        package var message: String
+        package var description: String { "\(code): \(message)" }
     }
 
-    public func order(_ orderID: String) async -> Result<Answer, Failure> {
+    package func order(_ orderID: String) async -> Result<Answer, Failure> {
         guard ServerAPIOrderLookup.isWellFormed(orderID) else {
             return .failure(Failure(kind: .invalidID, code: "invalid_order_id", message: "an order id is 1 to 64 letters and digits"))
         }
@@ -84,7 +84,7 @@ public struct SupportLookup: Sendable {
         return .failure(Failure(kind: .notFound, code: "order_not_found", message: "Apple knows no order \(orderID)"))
     }
 
-    public func transaction(_ transactionID: String) async -> Result<Answer, Failure> {
+    package func transaction(_ transactionID: String) async -> Result<Answer, Failure> {
         guard (1...128).contains(transactionID.utf8.count), transactionID.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else {
             return .failure(Failure(kind: .invalidID, code: "invalid_transaction_id", message: "a transaction id is 1 to 128 digits"))
         }
@@ -109,7 +109,7 @@ public struct SupportLookup: Sendable {
     /// evidence is the transaction id (looked up at Apple again by the verify stage, its unit
     /// claimed once by dedupe, granted with `source` `support`). The same user and transaction
     /// always give the same ticket; a unit claimed before ends `duplicate`, never granted twice.
-    public func grant(transactionID: String, to user: String, ticketTTL: Duration) async throws -> (ticket: String, created: Bool) {
+    package func grant(transactionID: String, to user: String, ticketTTL: Duration) async throws -> (ticket: String, created: Bool) {
         var job = Job(
             ticket: TicketID.make(), userID: user, receiptData: nil, productID: nil, transactionID: transactionID,
             enqueuedAt: currentTimeMs())
@@ -120,7 +120,7 @@ public struct SupportLookup: Sendable {
     }
 
     /// The `source` of a grant the support desk made (on its grant record and fulfilment entry).
-    public static let grantSource = "support"
+    package static let grantSource = "support"
 
     private func books(of receipts: [VerifiedReceipt], orderID: String?) async -> Result<Answer, Failure> {
         var purchases: [PurchaseBooks] = []
@@ -147,7 +147,7 @@ public struct SupportLookup: Sendable {
 
 extension SupportLookup {
     /// From the pipeline's settings (every app's key); `nil` without Server API keys. Shut it down after use.
-    public static func make(
+    package static func make(
         _ configuration: PipelineConfiguration, store: PipelineStore, logger: Logger
     ) throws(ConfigurationError) -> SupportLookup? {
         guard let tools = try ServerAPITools(configuration, store: store, logger: logger) else { return nil }

@@ -7,16 +7,16 @@ import RedisClient
 /// One of a user's fulfilment events as the bucket's `user-events` index keeps it (written with the
 /// entry, `Lua/includes/append_event.lua`): what happened to which purchase, and whether the
 /// backend's webhook has it. The index outlives the stream's trimming; the entry may be gone.
-public struct UserEvent: Sendable, Equatable, Codable {
+package struct UserEvent: Sendable, Equatable, Codable {
     /// The entry's id in its bucket's fulfilment stream (`<ms>-<seq>`).
-    public var entryID: String
-    public var bucket: Int
-    public var event: String
-    public var originalTransactionID: String
-    public var unit: String
-    public var productID: String
+    package var entryID: String
+    package var bucket: Int
+    package var event: String
+    package var originalTransactionID: String
+    package var unit: String
+    package var productID: String
     /// `delivered`, `waiting` (not yet delivered to the webhook), or absent: no webhook reads the stream.
-    public var delivery: String?
+    package var delivery: String?
 
     enum CodingKeys: String, CodingKey {
         case entryID = "entry_id"
@@ -28,7 +28,7 @@ public struct UserEvent: Sendable, Equatable, Codable {
     }
 
     /// When the entry was written (ms, the id's first part: the writing primary's clock).
-    public var at: Int64 { order.0 }
+    package var at: Int64 { order.0 }
 
     /// The id's parts, for ordering entries of different buckets.
     var order: (Int64, Int64) { FulfilmentEntry.order(of: entryID) }
@@ -74,7 +74,7 @@ extension PipelineStore {
     /// `nil`: the newest), newest first, from every bucket's `user-events` (a page takes in every
     /// event of its last id read), each with its delivery to the webhook. Two round trips; the
     /// streams are not read.
-    public func userEvents(of user: String, limit: Int = 50, before: String? = nil) async throws -> (events: [UserEvent], nextBefore: String?) {
+    package func userEvents(of user: String, limit: Int = 50, before: String? = nil) async throws -> (events: [UserEvent], nextBefore: String?) {
         let prefix = UserEvent.prefix(of: user)
         let newest = before.flatMap(UserEvent.padded).map { "(" + prefix + $0 } ?? "(" + prefix.dropLast() + "\u{1}"
         let buckets = keys.everyBucket
@@ -150,7 +150,7 @@ extension PipelineStore {
     /// (`iapctl user index-events`: entries written before the index existed). Harmless to repeat
     /// and to run beside the pipeline. Returns how many entries were read; `progress` hears each
     /// bucket's count as it finishes.
-    public func indexUserEvents(page: Int = 500, progress: (Int, Int) -> Void = { _, _ in }) async throws -> Int {
+    package func indexUserEvents(page: Int = 500, progress: (Int, Int) -> Void = { _, _ in }) async throws -> Int {
         var total = 0
         for (index, bucket) in keys.everyBucket.enumerated() {
             var after: String?

@@ -5,27 +5,27 @@ import RedisClient
 /// newest first and paged, each as its grant record (or hold) says; their subscriptions; their
 /// refunds counted; the Apple Accounts their purchases name; their consent and app account token.
 /// Read from the user's indexes and the records they name: never a scan of the ledger or stream.
-public struct UserRecord: Codable, Sendable, Equatable {
-    public var userID: String
+package struct UserRecord: Codable, Sendable, Equatable {
+    package var userID: String
     /// Newest first: `state` (`granted`, `partially_refunded`, `revoked`, `transferred` (another
     /// user holds it now), `held`, `rejected`) and the record's fields, as strings.
-    public var purchases: [[String: String]]
+    package var purchases: [[String: String]]
     /// The `before` of the next page (ms, exclusive); absent on the last page.
-    public var nextBefore: String?
+    package var nextBefore: String?
     /// By original transaction id: status, product, expiry, auto-renew, grace, latest transaction.
-    public var subscriptions: [String: [String: String]]
-    public var refunds: Refunds
+    package var subscriptions: [String: [String: String]]
+    package var refunds: Refunds
     /// The Apple Accounts (`appTransactionId`) the listed purchases and the subscriptions name.
-    public var appleAccounts: [String]
+    package var appleAccounts: [String]
     /// Whether the user consented to our telling Apple about their purchases; absent: never said.
-    public var consent: Bool?
-    public var appAccountToken: String?
+    package var consent: Bool?
+    package var appAccountToken: String?
 
-    public struct Refunds: Codable, Sendable, Equatable {
+    package struct Refunds: Codable, Sendable, Equatable {
         /// Refunds and revocations in whole, less reversals.
-        public var whole: Int
+        package var whole: Int
         /// Refunds in part, in milliunits (100000 is one refund).
-        public var prorated: Int
+        package var prorated: Int
     }
 
     enum CodingKeys: String, CodingKey {
@@ -67,7 +67,7 @@ extension PipelineStore {
     /// The user's record: a page of `limit` purchases bought before `before` (ms, exclusive;
     /// `nil`: the newest), newest first (a page takes in every purchase of its last ms that was
     /// read), with what the user's indexes, consent and token say. Three round trips.
-    public func userRecord(of user: String, limit: Int = 50, before: Int64? = nil) async throws -> UserRecord {
+    package func userRecord(of user: String, limit: Int = 50, before: Int64? = nil) async throws -> UserRecord {
         let buckets = keys.everyBucket
         let newest = before.map { "(\($0)" } ?? "+inf"
         var commands = buckets.map {

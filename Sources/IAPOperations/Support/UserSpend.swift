@@ -6,20 +6,20 @@ import RedisClient
 /// transaction's `price`; a legacy receipt says none, so it counts nothing) that the user holds:
 /// what a game reads before it sells, to hold a monthly cap. Amounts are Apple's milliunits
 /// (`4990` is 4.99).
-public struct UserSpend: Codable, Sendable, Equatable {
-    public var userID: String
+package struct UserSpend: Codable, Sendable, Equatable {
+    package var userID: String
     /// ISO 8601, UTC.
-    public var since: String
-    public var currencies: [String: Amounts]
+    package var since: String
+    package var currencies: [String: Amounts]
 
-    public struct Amounts: Codable, Sendable, Equatable {
+    package struct Amounts: Codable, Sendable, Equatable {
         /// What the purchases made since then cost (`price` x `quantity`).
-        public var spent: Int64 = 0
+        package var spent: Int64 = 0
         /// What Apple refunded of them (in whole, or the items a refund in part took back).
-        public var refunded: Int64 = 0
+        package var refunded: Int64 = 0
         /// `spent` less `refunded`.
-        public var net: Int64 = 0
-        public var purchases: Int = 0
+        package var net: Int64 = 0
+        package var purchases: Int = 0
     }
 
     enum CodingKeys: String, CodingKey {
@@ -31,7 +31,7 @@ public struct UserSpend: Codable, Sendable, Equatable {
 extension PipelineStore {
     /// The user's spend since `since` (ms): every bucket's index of the user's purchases in one
     /// round trip, then the grant records of those bought since, 500 a round trip.
-    public func spend(of user: String, since: Int64) async throws -> UserSpend {
+    package func spend(of user: String, since: Int64) async throws -> UserSpend {
         let buckets = keys.everyBucket
         let indexes = try await redis.pipeline(buckets.map { RedisCommand("ZRANGEBYSCORE", $0.purchases(user: user), String(since), "+inf") })
         var records: [String] = []

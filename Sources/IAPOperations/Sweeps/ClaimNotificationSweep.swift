@@ -37,7 +37,7 @@ package struct ClaimNotificationSweep: PipelineScript {
 }
 
 /// What `claim_notification_sweep` answered.
-public enum NotificationSweepClaim: Sendable, Equatable {
+package enum NotificationSweepClaim: Sendable, Equatable {
     /// The caller sweeps: Redis's time now (ms) and where each cursor's last window ended (by
     /// name: `Production`, `Sandbox`, or with several apps `<bundle id>:Production`, …).
     case claimed(now: Int64, cursors: [String: Int64])

@@ -3,9 +3,9 @@ import Foundation
 /// A point in time as `iapctl apple notifications backfill` takes it: an ISO-8601 date-time
 /// (`2026-11-01T00:00:00Z`, fractions and offsets allowed), a date (`2026-11-01`, midnight UTC), or
 /// a duration back from now (`90s`, `45m`, `72h`, `7d`).
-public enum HistoryTime {
+package enum HistoryTime {
     /// UNIX ms, or `nil` when `text` is none of the three.
-    public static func parse(_ text: String, now: Int64) -> Int64? {
+    package static func parse(_ text: String, now: Int64) -> Int64? {
         let text = text.trimmingCharacters(in: .whitespaces)
         if let unit = text.last, let amount = Int64(text.dropLast()), amount >= 0 {
             let seconds: Int64? = switch unit {

@@ -4,18 +4,18 @@ import ServiceLifecycle
 /// The timing of a sweep that one process of the fleet runs at a time, under a lease in Redis
 /// (the notification sweep's and the refund sweep's): who this process is, how long it holds the
 /// lease, and how long it waits after each look.
-public struct LeasedSweep: Sendable {
+package struct LeasedSweep: Sendable {
     /// How often a complete sweep runs.
-    public let period: Duration
+    package let period: Duration
     /// This process, as the sweep's lease names it.
     let owner = "\(ProcessInfo.processInfo.hostName):\(ProcessInfo.processInfo.processIdentifier):\(UUID().uuidString.prefix(8))"
 
-    public init(period: Duration) {
+    package init(period: Duration) {
         self.period = period
     }
 
     /// What one look did.
-    public enum Look: Sendable, Equatable {
+    package enum Look: Sendable, Equatable {
         /// This process swept, completely or not.
         case swept(complete: Bool)
         /// Not this process's turn (not due, or another process sweeps).

@@ -9,36 +9,36 @@ import PipelineCore
 /// intake's own admission (`NotificationAdmission`): what is stored already is `seen_before`, so a
 /// walk can be repeated at no cost but Apple's calls. `iapctl apple notifications backfill` and
 /// the standing sweep both walk with it.
-public struct NotificationHistoryWalk: Sendable {
-    public let client: ServerAPIClient
-    public let admission: NotificationAdmission
-    public let logger: Logger
+package struct NotificationHistoryWalk: Sendable {
+    package let client: ServerAPIClient
+    package let admission: NotificationAdmission
+    package let logger: Logger
 
     /// One notification the admission refused.
-    public struct Invalid: Encodable, Sendable, Equatable {
-        public var code: String
-        public var message: String
+    package struct Invalid: Encodable, Sendable, Equatable {
+        package var code: String
+        package var message: String
     }
 
     /// What a walk did. It is `complete` when it read the last page; otherwise `error` says why it
     /// stopped and the counts say how far it got.
-    public struct Report: Encodable, Sendable, Equatable {
-        public var environment: String
-        public var startDate: Int64
-        public var endDate: Int64
-        public var pages = 0
+    package struct Report: Encodable, Sendable, Equatable {
+        package var environment: String
+        package var startDate: Int64
+        package var endDate: Int64
+        package var pages = 0
         /// Notifications Apple listed.
-        public var seen = 0
+        package var seen = 0
         /// Stored by this walk: lost until now.
-        public var new = 0
+        package var new = 0
         /// Stored before (`seen_before`).
-        public var seenBefore = 0
+        package var seenBefore = 0
         /// Refused by the admission (never stored): a signature, a bundle id, an environment.
-        public var invalid = 0
+        package var invalid = 0
         /// The first 20 refusals.
-        public var refusals: [Invalid] = []
-        public var complete = false
-        public var error: String?
+        package var refusals: [Invalid] = []
+        package var complete = false
+        package var error: String?
 
         enum CodingKeys: String, CodingKey {
             case environment, pages, seen, new, invalid, refusals, complete, error
@@ -50,7 +50,7 @@ public struct NotificationHistoryWalk: Sendable {
 
     /// Walks every page of `query` in `environment`. `onPage` runs after each page (the sweep
     /// renews its lease there; throwing stops the walk with that error).
-    public func run(
+    package func run(
         _ query: NotificationHistoryQuery, environment: ServerAPIEnvironment,
         onPage: @Sendable (Report) async throws -> Void = { _ in }
     ) async -> Report {
@@ -153,7 +153,7 @@ public struct NotificationHistoryWalk: Sendable {
 extension NotificationHistoryWalk {
     /// From the pipeline's settings, its Server API calls counted in the fleet's budget; `nil`
     /// without Server API keys or bundle ids. Shut its client down after use.
-    public static func make(
+    package static func make(
         _ configuration: PipelineConfiguration, store: PipelineStore, logger: Logger
     ) throws(ConfigurationError) -> NotificationHistoryWalk? {
         guard let admission = try NotificationAdmission.make(configuration, store: store),
@@ -164,7 +164,7 @@ extension NotificationHistoryWalk {
 
     /// One walk per app with a Server API key (`IAP_APPS_FILE`; one app: the one walk), each with
     /// its app's key: Apple's history is per app. Shut each one's client down after use.
-    public static func makeEach(
+    package static func makeEach(
         _ configuration: PipelineConfiguration, store: PipelineStore, logger: Logger
     ) throws(ConfigurationError) -> [(bundleID: String, walk: NotificationHistoryWalk)] {
         guard let admission = try NotificationAdmission.make(configuration, store: store) else { return [] }

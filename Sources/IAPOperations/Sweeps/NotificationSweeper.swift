@@ -15,25 +15,25 @@ import ServiceLifecycle
 ///
 /// With several apps (`IAP_APPS_FILE`) each app's history is read with its own key, under its own
 /// cursors (`<bundle id>:Production`, …).
-public struct NotificationSweeper: Service {
+package struct NotificationSweeper: Service {
     /// One walk per app, each with the prefix of its cursors' names (`""` for one app).
-    public let walks: [(cursor: String, walk: NotificationHistoryWalk)]
-    public let store: PipelineStore
-    public let schedule: LeasedSweep
-    public var period: Duration { schedule.period }
-    public let environments: [ServerAPIEnvironment]
-    public let logger: Logger
+    package let walks: [(cursor: String, walk: NotificationHistoryWalk)]
+    package let store: PipelineStore
+    package let schedule: LeasedSweep
+    package var period: Duration { schedule.period }
+    package let environments: [ServerAPIEnvironment]
+    package let logger: Logger
     var owner: String { schedule.owner }
     var lease: Duration { schedule.lease }
 
-    public init(
+    package init(
         walk: NotificationHistoryWalk, store: PipelineStore, period: Duration,
         environments: [ServerAPIEnvironment] = [.production, .sandbox], logger: Logger
     ) {
         self.init(walks: [("", walk)], store: store, period: period, environments: environments, logger: logger)
     }
 
-    public init(
+    package init(
         walks: [(cursor: String, walk: NotificationHistoryWalk)], store: PipelineStore, period: Duration,
         environments: [ServerAPIEnvironment] = [.production, .sandbox], logger: Logger
     ) {
@@ -46,14 +46,14 @@ public struct NotificationSweeper: Service {
 
     /// How far back a first sweep (no cursor yet) reads: seven days, past the six and a half over
     /// which Apple retries, so whatever Apple may have given up on is in it.
-    public static let firstLookBack: Duration = .seconds(7 * 86400)
+    package static let firstLookBack: Duration = .seconds(7 * 86400)
 
-    public func run() async throws {
+    package func run() async throws {
         await schedule.run { await look(turn()) }
     }
 
     /// What one look did.
-    public enum Turn: Sendable, Equatable {
+    package enum Turn: Sendable, Equatable {
         /// This process swept: what each environment's walk found.
         case swept([NotificationHistoryWalk.Report])
         /// Not this process's turn (not due, or another process sweeps).
@@ -64,7 +64,7 @@ public struct NotificationSweeper: Service {
 
     /// Sweeps when it is this process's turn; returns how long to wait before looking again.
     @discardableResult
-    public func sweepOnce() async -> Duration {
+    package func sweepOnce() async -> Duration {
         schedule.wait(after: look(await turn()))
     }
 
@@ -77,7 +77,7 @@ public struct NotificationSweeper: Service {
     }
 
     /// One look: claims the sweep when due and free, walks each environment, finishes.
-    public func turn() async -> Turn {
+    package func turn() async -> Turn {
         let claim: NotificationSweepClaim
         do {
             claim = try await store.claimNotificationSweep(owner: owner, lease: lease)
@@ -135,7 +135,7 @@ extension NotificationSweeper {
     /// The sweep a notifier runs with these settings: `nil` when `IAP_NOTIFICATION_SWEEP_S` is 0,
     /// or without the Server API key or bundle ids (said in the log). With `IAP_APPS_FILE`, one walk
     /// per app with a key. Its clients are shut down by the caller (`walks`' `client`).
-    public static func make(_ configuration: PipelineConfiguration, store: PipelineStore, logger: Logger) throws(ConfigurationError) -> NotificationSweeper? {
+    package static func make(_ configuration: PipelineConfiguration, store: PipelineStore, logger: Logger) throws(ConfigurationError) -> NotificationSweeper? {
         guard configuration.sweeps.notifications > .zero else { return nil }
         let walks = try NotificationHistoryWalk.makeEach(configuration, store: store, logger: logger)
         guard !walks.isEmpty else {

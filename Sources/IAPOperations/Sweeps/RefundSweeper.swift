@@ -17,22 +17,22 @@ import ServiceLifecycle
 /// Refund History is its own endpoint in Apple's limits and in the fleet's budget, so the sweep
 /// never takes a permit verification needs; it also paces itself to a tenth of
 /// `IAP_APPLE_API_MAX_RPS` (at least one a second), so it leaves room for the support desk too.
-public struct RefundSweeper: Service {
-    public let audit: RefundHistoryAudit
-    public let store: PipelineStore
-    public let schedule: LeasedSweep
-    public var period: Duration { schedule.period }
+package struct RefundSweeper: Service {
+    package let audit: RefundHistoryAudit
+    package let store: PipelineStore
+    package let schedule: LeasedSweep
+    package var period: Duration { schedule.period }
     /// Customers asked a second at most.
-    public let asksPerSecond: Int
-    public let logger: Logger
+    package let asksPerSecond: Int
+    package let logger: Logger
     var owner: String { schedule.owner }
     var lease: Duration { schedule.lease }
 
     /// Entries this recent are left for the next sweep: an entry's id is its step's Redis time, so
     /// everything older is settled.
-    public let settle: Duration
+    package let settle: Duration
 
-    public init(
+    package init(
         audit: RefundHistoryAudit, store: PipelineStore, period: Duration, asksPerSecond: Int, settle: Duration = .seconds(5),
         logger: Logger
     ) {
@@ -45,9 +45,9 @@ public struct RefundSweeper: Service {
     }
 
     /// How long after their latest purchase a customer is still asked (Apple refunds within 90 days).
-    public static let window: Duration = .seconds(90 * 86400)
+    package static let window: Duration = .seconds(90 * 86400)
 
-    public func run() async throws {
+    package func run() async throws {
         await schedule.run {
             switch await turn() {
             case .swept(let report): .swept(complete: report.complete)
@@ -58,24 +58,24 @@ public struct RefundSweeper: Service {
     }
 
     /// What one sweep did.
-    public struct Report: Sendable, Equatable {
-        public var customers = 0
-        public var dropped = 0
-        public var asked = 0
+    package struct Report: Sendable, Equatable {
+        package var customers = 0
+        package var dropped = 0
+        package var asked = 0
         /// Refunds queued to be taken back.
-        public var revoked = 0
-        public var complete = true
-        public var error: String?
+        package var revoked = 0
+        package var complete = true
+        package var error: String?
     }
 
-    public enum Turn: Sendable, Equatable {
+    package enum Turn: Sendable, Equatable {
         case swept(Report)
         case waited
         case failed(String)
     }
 
     /// One look: claims the sweep when due and free, updates the customers, asks Apple, finishes.
-    public func turn() async -> Turn {
+    package func turn() async -> Turn {
         let claim: NotificationSweepClaim
         do {
             claim = try await store.claimRefundSweep(owner: owner, lease: lease)
@@ -197,7 +197,7 @@ public struct RefundSweeper: Service {
 extension RefundSweeper {
     /// The sweep a notifier runs with these settings: `nil` when `IAP_REFUND_SWEEP_S` is 0 or
     /// without the Server API key (said in the log). Its clients are shut down by the caller (`audit.clients`).
-    public static func make(_ configuration: PipelineConfiguration, store: PipelineStore, logger: Logger) throws(ConfigurationError) -> RefundSweeper? {
+    package static func make(_ configuration: PipelineConfiguration, store: PipelineStore, logger: Logger) throws(ConfigurationError) -> RefundSweeper? {
         guard configuration.sweeps.refunds > .zero else { return nil }
         guard let audit = try RefundHistoryAudit.make(configuration, store: store, logger: logger) else {
             logger.warning("the refund sweep is off: it needs the App Store Server API key (IAP_APPLE_API_*)")

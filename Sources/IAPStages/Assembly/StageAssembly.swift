@@ -9,20 +9,20 @@ import PipelineCore
 /// and the test harness both call it, so a test runs the handler production runs; what differs
 /// is only what the caller hands in: Apple's clients (production's point at Apple, the harness's
 /// at apple-sim), the catalog, the apps and the webhook's client.
-public struct StageAssembly: Sendable {
-    public let configuration: PipelineConfiguration
-    public let store: PipelineStore
-    public let logger: Logger
+package struct StageAssembly: Sendable {
+    package let configuration: PipelineConfiguration
+    package let store: PipelineStore
+    package let logger: Logger
     /// verifyReceipt's client (the verify stage's).
-    public var apple: AppleVerifier?
+    package var apple: AppleVerifier?
     /// One App Store Server API client per app (its token's bid); none without keys.
-    public var clients: [(bundleID: String, client: ServerAPIClient)]
-    public var catalog: ProductCatalog?
-    public var bundleIDs: Set<String>?
+    package var clients: [(bundleID: String, client: ServerAPIClient)]
+    package var catalog: ProductCatalog?
+    package var bundleIDs: Set<String>?
     /// The webhook stage's client.
-    public var webhook: (any WebhookPosting)?
+    package var webhook: (any WebhookPosting)?
 
-    public init(
+    package init(
         configuration: PipelineConfiguration, store: PipelineStore, logger: Logger, apple: AppleVerifier? = nil,
         clients: [(bundleID: String, client: ServerAPIClient)] = [], catalog: ProductCatalog? = nil, bundleIDs: Set<String>? = nil,
         webhook: (any WebhookPosting)? = nil
@@ -38,7 +38,7 @@ public struct StageAssembly: Sendable {
     }
 
     /// `stage`'s handler; a setting it needs and lacks is a `ConfigurationError` naming it.
-    public func handler(for stage: Stage) throws(ConfigurationError) -> any JobHandler {
+    package func handler(for stage: Stage) throws(ConfigurationError) -> any JobHandler {
         switch stage {
         case .verify: try verify()
         case .dedupe: try dedupe()

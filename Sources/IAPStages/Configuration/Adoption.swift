@@ -12,9 +12,9 @@ import PipelineCore
 /// makes a new transaction of an old purchase). The dedupe stage marks it so; the grant stage
 /// still grants nothing the books know (a claim taken is `duplicate` as ever). A subscription
 /// period bought after the cutover is an ordinary one, whenever the subscription began.
-public struct Adoption: Sendable, Equatable {
+package struct Adoption: Sendable, Equatable {
     /// What a pre-adoption purchase the books do not know gets.
-    public enum Treatment: String, Sendable, CaseIterable {
+    package enum Treatment: String, Sendable, CaseIterable {
         /// Claimed and owned as a grant would, entitlements and all, but its event is `adopted`, not `granted`.
         case record
         /// Held for an operator, reason `pre_adoption`.
@@ -24,25 +24,25 @@ public struct Adoption: Sendable, Equatable {
     }
 
     /// `IAP_ADOPTED_AT` (ms): the cutover of the single app, and of every app of `IAP_APPS_FILE` without its own.
-    public var cutover: Int64?
+    package var cutover: Int64?
     /// `adopted_at` of each app of `IAP_APPS_FILE` that has one (ms), by bundle id.
-    public var cutovers: [String: Int64]
+    package var cutovers: [String: Int64]
     /// `IAP_PRE_ADOPTION`.
-    public var treatment: Treatment
+    package var treatment: Treatment
 
-    public init(cutover: Int64? = nil, cutovers: [String: Int64] = [:], treatment: Treatment = .record) {
+    package init(cutover: Int64? = nil, cutovers: [String: Int64] = [:], treatment: Treatment = .record) {
         self.cutover = cutover
         self.cutovers = cutovers
         self.treatment = treatment
     }
 
     /// No cutover: every purchase is granted as it always was.
-    public static let none = Adoption()
+    package static let none = Adoption()
 
     /// Reads `IAP_ADOPTED_AT` and `IAP_PRE_ADOPTION` beside the apps' own `adopted_at` (checked when
     /// the apps file was read). A cutover in the future is refused: every purchase made until then
     /// would be taken for one the old system granted.
-    public init(reading source: SettingSource, apps: AppsFile?, now: Date = Date()) throws(ConfigurationError) {
+    package init(reading source: SettingSource, apps: AppsFile?, now: Date = Date()) throws(ConfigurationError) {
         let variable = Settings.adoptedAt.variable
         var cutover: Int64?
         if let text = source.given(Settings.adoptedAt) {
@@ -59,11 +59,11 @@ public struct Adoption: Sendable, Equatable {
     }
 
     /// The cutover of the app `bundleID` (its own, else the single app's); `nil`: none.
-    public func cutover(ofApp bundleID: String?) -> Int64? { bundleID.flatMap { cutovers[$0] } ?? cutover }
+    package func cutover(ofApp bundleID: String?) -> Int64? { bundleID.flatMap { cutovers[$0] } ?? cutover }
 
     /// What `transaction` of a product of `type`, bought in app `bundleID`, gets for being made
     /// before the cutover; `nil` when it was not (or no cutover is set, or Apple gave no date).
-    public func preAdoption(_ transaction: InAppTransaction, type: ProductCatalog.ProductType, app bundleID: String?) -> Treatment? {
+    package func preAdoption(_ transaction: InAppTransaction, type: ProductCatalog.ProductType, app bundleID: String?) -> Treatment? {
         guard let cutover = cutover(ofApp: bundleID) else { return nil }
         let date = type == .nonConsumable ? transaction.originalPurchaseDateMs ?? transaction.purchaseDateMs : transaction.purchaseDateMs
         guard let ms = date.flatMap({ Int64($0) }), ms < cutover else { return nil }
@@ -72,7 +72,7 @@ public struct Adoption: Sendable, Equatable {
 
     /// An ISO 8601 time with its zone (`2026-11-01T00:00:00Z`, `…T08:00:00+08:00`, fractions of a
     /// second allowed), in ms since 1970; `nil`: not one.
-    public static func parse(_ text: String) -> Int64? {
+    package static func parse(_ text: String) -> Int64? {
         let plain = Date.ISO8601FormatStyle()
         let fractional = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
         guard let date = (try? plain.parse(text)) ?? (try? fractional.parse(text)) else { return nil }

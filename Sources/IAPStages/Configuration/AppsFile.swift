@@ -13,24 +13,24 @@ import PlainJSON
 ///                    "offer_key": {"key_id": "…", "private_key_file": "…"},
 ///                    "products_file": "…", "adopted_at": "2026-11-01T00:00:00Z"}}
 /// ```
-public struct AppsFile: Sendable, Equatable {
+package struct AppsFile: Sendable, Equatable {
     /// One app's own settings.
-    public struct App: Sendable, Equatable {
-        public var bundleID: String
+    package struct App: Sendable, Equatable {
+        package var bundleID: String
         /// verifyReceipt's `password` for this app's receipts (never logged).
-        public var sharedSecret: String?
+        package var sharedSecret: String?
         /// The app's Apple ID: its notifications must name it.
-        public var appAppleID: Int64?
+        package var appAppleID: Int64?
         /// Its App Store Server API key: every token for this app carries its `bid`.
-        public var serverAPI: ServerAPIKey?
+        package var serverAPI: ServerAPIKey?
         /// Its In-App Purchase key for offer signatures (`offer_key`).
-        public var offerKey: OfferKey?
-        public var productsFile: String?
+        package var offerKey: OfferKey?
+        package var productsFile: String?
         /// When the app moved onto the pipeline (ms; `adopted_at`, ISO 8601): purchases made before
         /// it are pre-adoption (`Adoption`); `nil`: `IAP_ADOPTED_AT`, or none.
-        public var adoptedAt: Int64?
+        package var adoptedAt: Int64?
 
-        public init(
+        package init(
             bundleID: String, sharedSecret: String? = nil, appAppleID: Int64? = nil, serverAPI: ServerAPIKey? = nil,
             productsFile: String? = nil
         ) {
@@ -43,19 +43,19 @@ public struct AppsFile: Sendable, Equatable {
     }
 
     /// An App Store Server API key: its id, its issuer and the `.p8` file.
-    public struct ServerAPIKey: Sendable, Equatable {
-        public var keyID: String
-        public var issuerID: String
-        public var privateKeyFile: String
+    package struct ServerAPIKey: Sendable, Equatable {
+        package var keyID: String
+        package var issuerID: String
+        package var privateKeyFile: String
     }
 
     /// An In-App Purchase key that signs offers: its id and the `.p8` file.
-    public struct OfferKey: Sendable, Equatable {
-        public var keyID: String
-        public var privateKeyFile: String
+    package struct OfferKey: Sendable, Equatable {
+        package var keyID: String
+        package var privateKeyFile: String
 
         /// The single key (`IAP_OFFER_KEY_ID`, `IAP_OFFER_PRIVATE_KEY_FILE`: both or neither); `nil`: none set.
-        public static func reading(_ source: SettingSource) throws(ConfigurationError) -> OfferKey? {
+        package static func reading(_ source: SettingSource) throws(ConfigurationError) -> OfferKey? {
             let given = try source.together(
                 [Settings.offerKeyID, Settings.offerPrivateKeyFile], "the other (the In-App Purchase key's id and its .p8 file)")
             guard let id = given[0], let file = given[1] else { return nil }
@@ -64,15 +64,15 @@ public struct AppsFile: Sendable, Equatable {
     }
 
     /// In bundle-id order: the order apps are tried in when a request names none.
-    public var apps: [App]
+    package var apps: [App]
 
-    public init(apps: [App]) {
+    package init(apps: [App]) {
         self.apps = apps.sorted { $0.bundleID < $1.bundleID }
     }
 
-    public var bundleIDs: [String] { apps.map(\.bundleID) }
+    package var bundleIDs: [String] { apps.map(\.bundleID) }
 
-    public func app(_ bundleID: String) -> App? { apps.first { $0.bundleID == bundleID } }
+    package func app(_ bundleID: String) -> App? { apps.first { $0.bundleID == bundleID } }
 
     static let variable = "IAP_APPS_FILE"
     static let appMembers: Set<String> = ["shared_secret", "app_apple_id", "server_api", "offer_key", "products_file", "adopted_at"]
@@ -80,7 +80,7 @@ public struct AppsFile: Sendable, Equatable {
     static let keyMembers: Set<String> = ["key_id", "issuer_id", "private_key_file"]
 
     /// Reads and checks the file; every problem is one `ConfigurationError` naming the app and member.
-    public init(file path: String, now: Date = Date()) throws(ConfigurationError) {
+    package init(file path: String, now: Date = Date()) throws(ConfigurationError) {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw ConfigurationError(Self.variable, "cannot read \(path)")
         }
@@ -88,7 +88,7 @@ public struct AppsFile: Sendable, Equatable {
     }
 
     /// `now`: a cutover (`adopted_at`) after it is refused.
-    public init(text: String, now: Date = Date()) throws(ConfigurationError) {
+    package init(text: String, now: Date = Date()) throws(ConfigurationError) {
         func fail(_ problem: String) -> ConfigurationError { ConfigurationError(Self.variable, problem) }
         let json: JSONValue
         do {

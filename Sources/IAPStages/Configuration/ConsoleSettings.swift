@@ -2,15 +2,15 @@ import IAPSettings
 
 /// `IAP_CONSOLE_*`: where `iap-console` listens, who may sign in and for how long. Read by the
 /// component itself (and, like every setting, checked by every process at start).
-public struct ConsoleSettings: Sendable {
-    public var host: String
-    public var port: Int
-    public var usersFile: String?
-    public var sessionLifetime: Duration
+package struct ConsoleSettings: Sendable {
+    package var host: String
+    package var port: Int
+    package var usersFile: String?
+    package var sessionLifetime: Duration
     /// `scheme://host[:port]` as browsers reach the console, lowercased; `nil`: its own address.
-    public var origin: String?
+    package var origin: String?
 
-    public init(reading source: SettingSource) throws(ConfigurationError) {
+    package init(reading source: SettingSource) throws(ConfigurationError) {
         host = source.text(Settings.consoleHost)!
         port = try source.count(Settings.consolePort)
         usersFile = source.given(Settings.consoleUsersFile)
@@ -19,14 +19,14 @@ public struct ConsoleSettings: Sendable {
     }
 
     /// The origins a browser may send (`Origin`) for the console's own pages.
-    public var origins: Set<String> {
+    package var origins: Set<String> {
         if let origin { return [origin] }
         let local = Self.isLoopback(host) ? ["http://localhost:\(port)", "http://127.0.0.1:\(port)"] : []
         return Set(["http://\(host):\(port)"] + local)
     }
 
     /// Whether the session cookie is `Secure`: browsers reach the console over https.
-    public var secureCookie: Bool { origin?.hasPrefix("https://") == true }
+    package var secureCookie: Bool { origin?.hasPrefix("https://") == true }
 
     /// An origin as a browser writes it: `http` or `https`, a host, a port perhaps, and no path,
     /// query or user.
@@ -44,13 +44,13 @@ public struct ConsoleSettings: Sendable {
     }
 
     /// What `iap-console` checks before it listens: without users, loopback only.
-    public func checkExposure() throws(ConfigurationError) {
+    package func checkExposure() throws(ConfigurationError) {
         guard usersFile == nil, !Self.isLoopback(host) else { return }
         throw ConfigurationError(
             Settings.consoleHost.variable, "\(host) is not loopback: set IAP_CONSOLE_USERS_FILE first (without it the console serves loopback only)")
     }
 
-    public static func isLoopback(_ host: String) -> Bool {
+    package static func isLoopback(_ host: String) -> Bool {
         host == "localhost" || host == "::1" || host.hasPrefix("127.")
     }
 }

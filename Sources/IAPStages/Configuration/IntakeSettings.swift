@@ -3,26 +3,26 @@ import IAPSettings
 /// The intake's own settings: its port, what a request may be, who may call it and how often,
 /// how full the queue may get, its TLS. Read by the component itself (`init(reading:)`); every
 /// process reads them at start with the rest, so a bad one stops any of them, as it always has.
-public struct IntakeSettings: Sendable {
-    public var httpPort: Int
-    public var maxBodyBytes: Int
+package struct IntakeSettings: Sendable {
+    package var httpPort: Int
+    package var maxBodyBytes: Int
     /// JSON file of the game backends' keys (key id → secret); set: every request to a guarded
     /// route (`/v1/receipts*`, `/v1/users/*`, `/v1/offers/*`, `/v1/support/*`) must be signed with one.
-    public var clientKeysFile: String?
+    package var clientKeysFile: String?
     /// `IAP_ALLOW_OPEN_INTAKE`: an intake without client keys may listen beyond loopback.
-    public var allowOpenIntake: Bool
+    package var allowOpenIntake: Bool
     /// `IAP_MAX_WAITING_PER_KEY`: long-polls one client key may have waiting on one intake.
-    public var maxWaitingPerKey: Int
+    package var maxWaitingPerKey: Int
     /// `IAP_MAX_QUEUE_DEPTH`: jobs waiting to be verified past which a new submission is refused; 0: no limit.
-    public var maxQueueDepth: Int
+    package var maxQueueDepth: Int
     /// New submissions a second, fleet-wide, per client key and per user; 0: no limit.
-    public var ratePerKey: Int
-    public var ratePerUser: Int
+    package var ratePerKey: Int
+    package var ratePerUser: Int
     /// PEM files of the intake's own TLS certificate chain and private key (both or neither).
-    public var tlsCertFile: String?
-    public var tlsKeyFile: String?
+    package var tlsCertFile: String?
+    package var tlsKeyFile: String?
 
-    public init(reading source: SettingSource) throws(ConfigurationError) {
+    package init(reading source: SettingSource) throws(ConfigurationError) {
         httpPort = try source.count(Settings.httpPort)
         maxBodyBytes = try source.count(Settings.maxBodyBytes)
         clientKeysFile = source.given(Settings.clientKeysFile)

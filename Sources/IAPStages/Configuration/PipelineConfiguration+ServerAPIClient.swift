@@ -7,7 +7,7 @@ extension PipelineConfiguration {
     /// A Server API client whose calls count in the fleet's budget (`IAP_APPLE_API_MAX_RPS`, held
     /// on Apple's 429 for every process); `nil` without Server API keys. Shut it down after use.
     /// With `IAP_APPS_FILE`, the first app's.
-    public func serverAPIClient(store: PipelineStore, maxConnections: Int = 1, logger: Logger) throws(ConfigurationError) -> ServerAPIClient? {
+    package func serverAPIClient(store: PipelineStore, maxConnections: Int = 1, logger: Logger) throws(ConfigurationError) -> ServerAPIClient? {
         guard let (bundleID, api) = try serverAPIs().first else { return nil }
         return client(api, bundleID: bundleID, store: store, maxConnections: maxConnections, logger: logger)
     }
@@ -25,7 +25,7 @@ extension PipelineConfiguration {
 extension PipelineConfiguration {
     /// One client per app with a Server API key (`serverAPIs()`), each token carrying its app's
     /// `bid`, in the order apps are tried. Shut each down after use.
-    public func serverAPIClients(
+    package func serverAPIClients(
         store: PipelineStore, maxConnections: Int = 1, logger: Logger
     ) throws(ConfigurationError) -> [(bundleID: String, client: ServerAPIClient)] {
         try serverAPIs().map { bundleID, api in

@@ -10,68 +10,68 @@ import X509
 /// Every setting, read through `SettingSource` (flags over `IAP_*` environment variables) as
 /// `Settings` describes them: defaults, units and ranges are written there, once. A malformed
 /// value is an error naming its variable.
-public struct PipelineConfiguration: Sendable {
+package struct PipelineConfiguration: Sendable {
     /// Where the state lives and how its keys are laid out (`IAP_REDIS_*`, `IAP_PREFIX`, `IAP_BUCKETS`).
-    public var redis: RedisSettings
-    public var httpHost: String
+    package var redis: RedisSettings
+    package var httpHost: String
     /// verifyReceipt's URLs and secret, and every call to Apple's timeout.
-    public var verifyReceipt: VerifyReceiptSettings
+    package var verifyReceipt: VerifyReceiptSettings
     /// The App Store Server API's URLs, the single app's key, the fleet's budget and `IAP_RECEIPT_MODE`.
-    public var serverAPI: ServerAPISettings
+    package var serverAPI: ServerAPISettings
     /// `IAP_OFFER_KEY_ID` and `IAP_OFFER_PRIVATE_KEY_FILE`: the In-App Purchase key that signs offers.
-    public var offerKey: AppsFile.OfferKey?
+    package var offerKey: AppsFile.OfferKey?
     /// Files of the roots signed data must chain to; empty: Apple Root CA - G3, built in.
-    public var appleRootCertFiles: [String]
-    public var bundleIDs: Set<String>
+    package var appleRootCertFiles: [String]
+    package var bundleIDs: Set<String>
     /// `IAP_BUNDLE_IDS` in the order given: the first is the App Store Server API token's `bid`.
-    public var bundleIDList: [String]
+    package var bundleIDList: [String]
     /// `IAP_APPS_FILE`: several apps, each with its own secrets and keys; `nil`: one app's settings.
-    public var appsFile: AppsFile?
+    package var appsFile: AppsFile?
     /// The given path of each of `Settings.secretFiles`, by variable.
-    public var secretFilePaths: [String: String]
+    package var secretFilePaths: [String: String]
     /// The app's Apple id: production notifications for another `appAppleId` are refused. Unset: not checked.
-    public var appleAppID: Int64?
-    public var productsFile: String?
+    package var appleAppID: Int64?
+    package var productsFile: String?
     /// The fleet's Apple breaker (`IAP_APPLE_BREAKER_*`); `nil`: none (every failure spends an attempt).
-    public var appleBreaker: AppleBreakerSettings?
+    package var appleBreaker: AppleBreakerSettings?
     /// `IAP_FULFILMENT_RETENTION_S`, `IAP_DEAD_MAX`, `IAP_DEAD_MAX_AGE_S`: the grant stage trims by them.
-    public var retention: RetentionSettings
+    package var retention: RetentionSettings
     /// How a stage worker runs (`IAP_CONCURRENCY`, `IAP_LEASE_MS`, `IAP_MAX_REDELIVERIES`,
     /// `IAP_SHUTDOWN_GRACE_MS`); `concurrency` is also each process's connections to Apple.
-    public var worker: WorkerSettings
+    package var worker: WorkerSettings
     /// Retries of Apple's and the webhook's transient failures (`IAP_RETRY_*`, `IAP_MAX_ATTEMPTS`).
-    public var retryPolicy: RetryPolicy
-    public var ticketTTL: Duration
+    package var retryPolicy: RetryPolicy
+    package var ticketTTL: Duration
     /// `IAP_APPLE_ONLINE_CHECKS`: notifications' chains checked at the current time, with OCSP.
-    public var appleOnlineChecks: Bool
+    package var appleOnlineChecks: Bool
     /// The intake's own settings (its port, requests, callers, queue bound, TLS).
-    public var intake: IntakeSettings
+    package var intake: IntakeSettings
     /// `iap-console`'s listener and sign-ins.
-    public var console: ConsoleSettings
+    package var console: ConsoleSettings
     /// The purchase policy's settings (`purchasePolicy()` makes the policy of them).
-    public var policy: PurchasePolicySettings
+    package var policy: PurchasePolicySettings
     /// Each app's cutover and what a purchase made before it gets (`IAP_ADOPTED_AT`, `IAP_PRE_ADOPTION`, `adopted_at`).
-    public var adoption: Adoption
+    package var adoption: Adoption
     /// Set App Account Token, Finish Transaction and the answers to consumption requests.
-    public var errands: AppleErrandSettings
+    package var errands: AppleErrandSettings
     /// How often the fleet's notification and refund sweeps run.
-    public var sweeps: SweepSettings
+    package var sweeps: SweepSettings
     /// When subscriptions are re-checked with Apple (`IAP_RECHECK_BEFORE_S`, `IAP_RECHECK_AFTER_S`, `IAP_RECHECK_MAX`).
-    public var recheck: RecheckSchedule
+    package var recheck: RecheckSchedule
     /// `iap-webhook`'s settings (`IAP_WEBHOOK_*`).
-    public var webhook: WebhookSettings
+    package var webhook: WebhookSettings
     /// A stage worker's `/metrics` port; `nil`: none (the intake serves `/metrics` on its own port).
-    public var metricsPort: Int?
+    package var metricsPort: Int?
 
     /// The settings in `environment` (`IAP_*`; others are ignored) and `flags` (variable → value), flags first.
-    public init(
+    package init(
         environment: [String: String] = ProcessInfo.processInfo.environment, flags: [String: String] = [:]
     ) throws(ConfigurationError) {
         try self.init(SettingSource(environment: environment, flags: flags))
     }
 
     /// Each component reads its own settings; what is read here is shared by several.
-    public init(_ source: SettingSource) throws(ConfigurationError) {
+    package init(_ source: SettingSource) throws(ConfigurationError) {
         redis = try RedisSettings(reading: source)
         httpHost = source.text(Settings.httpHost)!
         verifyReceipt = try VerifyReceiptSettings(reading: source)
@@ -114,16 +114,16 @@ public struct PipelineConfiguration: Sendable {
         return (apps.bundleIDs, apps)
     }
 
-    public var keys: RedisKeys { redis.keys }
+    package var keys: RedisKeys { redis.keys }
 
-    public var apple: AppleVerifierConfiguration {
+    package var apple: AppleVerifierConfiguration {
         AppleVerifierConfiguration(
             productionURL: verifyReceipt.productionURL, sandboxURL: verifyReceipt.sandboxURL, sharedSecret: verifyReceipt.sharedSecret,
             timeout: verifyReceipt.timeout, maxConnections: worker.concurrency)
     }
 
     /// The verifier refuses to start without the app's bundle ids: it would accept any app's receipts.
-    public func requireBundleIDs() throws(ConfigurationError) -> Set<String> {
+    package func requireBundleIDs() throws(ConfigurationError) -> Set<String> {
         guard !bundleIDs.isEmpty else {
             throw ConfigurationError("IAP_BUNDLE_IDS", "required: the comma-separated bundle ids of your apps")
         }
@@ -132,14 +132,14 @@ public struct PipelineConfiguration: Sendable {
 
     /// Whether App Store Server API keys are set (a `transaction_id` alone can then be looked up):
     /// the single-app key, or any app's in `IAP_APPS_FILE`.
-    public var isServerAPIConfigured: Bool {
+    package var isServerAPIConfigured: Bool {
         serverAPI.key != nil || appsFile?.apps.contains { $0.serverAPI != nil } == true
     }
 
     /// Each app's Server API settings, in the order apps are tried: its own key from
     /// `IAP_APPS_FILE`, else the single-app key (`IAP_APPLE_API_*`) with the app's `bid`; apps
     /// with neither are left out. Without an apps file: the single key with the first bundle id.
-    public func serverAPIs() throws(ConfigurationError) -> [(bundleID: String, configuration: ServerAPIConfiguration)] {
+    package func serverAPIs() throws(ConfigurationError) -> [(bundleID: String, configuration: ServerAPIConfiguration)] {
         let single = serverAPI.key
         guard let appsFile else {
             guard let single else { return [] }
@@ -170,7 +170,7 @@ public struct PipelineConfiguration: Sendable {
     /// single key (`IAP_OFFER_KEY_ID`, `IAP_OFFER_PRIVATE_KEY_FILE`) with the app's bundle id;
     /// without an apps file, the single key for each of `IAP_BUNDLE_IDS`. The JWS kinds' issuer:
     /// the app's Server API `issuer_id`, else `IAP_APPLE_API_ISSUER_ID`. Empty: no offers signed.
-    public func offerSigners() throws(ConfigurationError) -> [String: OfferSigner] {
+    package func offerSigners() throws(ConfigurationError) -> [String: OfferSigner] {
         let single = offerKey
         let apps: [(bundleID: String, key: AppsFile.OfferKey?, issuer: String?)] = appsFile.map { file in
             file.apps.map { ($0.bundleID, $0.offerKey ?? single, $0.serverAPI?.issuerID ?? serverAPI.key?.issuerID) }
@@ -205,25 +205,25 @@ public struct PipelineConfiguration: Sendable {
     }
 
     /// With `IAP_APPS_FILE`: the App Apple ID of each app that names its own (`app_apple_id`).
-    public var appAppleIDs: [String: Int64] {
+    package var appAppleIDs: [String: Int64] {
         Dictionary(uniqueKeysWithValues: (appsFile?.apps ?? []).compactMap { app in app.appAppleID.map { (app.bundleID, $0) } })
     }
 
     /// With `IAP_APPS_FILE`: each app's verifyReceipt secret (its own, else `IAP_APPLE_SHARED_SECRET`),
     /// in the order apps are tried; `nil` for one app.
-    public var appSecrets: [(bundleID: String, sharedSecret: String?)]? {
+    package var appSecrets: [(bundleID: String, sharedSecret: String?)]? {
         appsFile.map { file in file.apps.map { ($0.bundleID, $0.sharedSecret ?? verifyReceipt.sharedSecret) } }
     }
 
     /// The grant stage's Set App Account Token: its errands' ticket lifetime when it is on and the
     /// Server API key is configured (the notifier makes the calls), else `nil`.
-    public var appAccountTokenTickets: Duration? {
+    package var appAccountTokenTickets: Duration? {
         errands.setAppAccountTokens && isServerAPIConfigured ? ticketTTL : nil
     }
 
     /// Whether legacy receipts go to the Server API rather than verifyReceipt (`IAP_RECEIPT_MODE`):
     /// `server_api` without the key is a configuration error.
-    public func receiptsByServerAPI() throws(ConfigurationError) -> Bool {
+    package func receiptsByServerAPI() throws(ConfigurationError) -> Bool {
         switch serverAPI.receiptMode {
         case "server_api":
             guard isServerAPIConfigured else {
@@ -239,12 +239,12 @@ public struct PipelineConfiguration: Sendable {
 
     /// The grant stage's Finish Transaction: its errands' ticket lifetime when it is on and the
     /// Server API key is configured (the notifier makes the calls), else `nil`.
-    public var finishTransactionTickets: Duration? {
+    package var finishTransactionTickets: Duration? {
         errands.finishTransactions && isServerAPIConfigured ? ticketTTL : nil
     }
 
     /// The roots that signed data must chain to: the configured files, else Apple Root CA - G3.
-    public func rootCertificates() throws(ConfigurationError) -> [Certificate] {
+    package func rootCertificates() throws(ConfigurationError) -> [Certificate] {
         guard !appleRootCertFiles.isEmpty else { return [AppleRootCertificates.appleRootCAG3] }
         do {
             return try AppleRootCertificates.load(paths: appleRootCertFiles)
@@ -255,7 +255,7 @@ public struct PipelineConfiguration: Sendable {
 
     /// The deduper refuses to start without a catalog: the product type decides what is granted once.
     /// With `IAP_APPS_FILE`, every app's catalog (its `products_file`, else `IAP_PRODUCTS_FILE`) as one.
-    public func requireCatalog() throws(ConfigurationError) -> ProductCatalog {
+    package func requireCatalog() throws(ConfigurationError) -> ProductCatalog {
         guard let appsFile, appsFile.apps.contains(where: { $0.productsFile != nil }) else {
             guard let path = productsFile else {
                 throw ConfigurationError("IAP_PRODUCTS_FILE", "required: path of the products JSON file")
@@ -280,7 +280,7 @@ public struct PipelineConfiguration: Sendable {
     }
 
     /// Whether a catalog is configured (`IAP_PRODUCTS_FILE`, or an app's `products_file`).
-    public var hasCatalog: Bool {
+    package var hasCatalog: Bool {
         productsFile != nil || appsFile?.apps.contains { $0.productsFile != nil } == true
     }
 
@@ -297,7 +297,7 @@ public struct PipelineConfiguration: Sendable {
 
     /// The secret files (`Settings.secretFiles`) that group or others may read: each to be warned
     /// about at start (as ssh refuses such keys; here a warning, so a deployment keeps running).
-    public func exposedSecretFiles() -> [(variable: String, path: String)] {
+    package func exposedSecretFiles() -> [(variable: String, path: String)] {
         Settings.secretFiles.compactMap { setting in
             guard let path = secretFilePaths[setting.variable], let mode = FilePermissions.mode(of: path), mode & 0o077 != 0 else {
                 return nil
@@ -307,5 +307,5 @@ public struct PipelineConfiguration: Sendable {
     }
 
     /// The purchase policy, with `IAP_SANDBOX`'s file of users read (one id a line; `#` starts a comment).
-    public func purchasePolicy() throws(ConfigurationError) -> PurchasePolicy { try policy.policy() }
+    package func purchasePolicy() throws(ConfigurationError) -> PurchasePolicy { try policy.policy() }
 }

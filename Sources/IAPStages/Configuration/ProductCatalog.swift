@@ -4,34 +4,34 @@ import PipelineCore
 
 /// The products an app sells: each one's type (which decides what a purchase's grant unit is),
 /// the entitlements it gives, its subscription group, and the purchase policy's daily cap.
-public struct ProductCatalog: Sendable, Equatable {
-    public enum ProductType: String, Codable, Sendable {
+package struct ProductCatalog: Sendable, Equatable {
+    package enum ProductType: String, Codable, Sendable {
         case consumable
         case nonConsumable = "non_consumable"
         case autoRenewable = "auto_renewable"
         case nonRenewing = "non_renewing"
     }
 
-    public var products: [String: ProductType]
+    package var products: [String: ProductType]
     /// `daily_limit_per_user`: how many of a product one user is granted in a rolling 24 hours
     /// before the next is held for review; absent: no cap.
-    public var dailyLimits: [String: Int]
+    package var dailyLimits: [String: Int]
     /// `entitlements`: what owning the product gives (`premium`, `no_ads`…). Non-consumables give
     /// them for life (until revoked), subscriptions while active; consumables give none.
-    public var entitlements: [String: [String]]
+    package var entitlements: [String: [String]]
     /// `subscription_group` of an auto-renewable product.
-    public var subscriptionGroups: [String: String]
+    package var subscriptionGroups: [String: String]
     /// `offers` of an auto-renewable product: each promotional offer id the server may
     /// sign (`POST /v1/offers/signatures`) and who may get it.
-    public var offers: [String: [String: OfferEligibility]]
+    package var offers: [String: [String: OfferEligibility]]
 
     /// Who may get an offer: anyone, a lapsed subscriber of the product's group (had it, not active
     /// now), or someone who never had the group.
-    public enum OfferEligibility: String, Codable, Sendable, CaseIterable {
+    package enum OfferEligibility: String, Codable, Sendable, CaseIterable {
         case any, lapsed, new
     }
 
-    public init(
+    package init(
         products: [String: ProductType], dailyLimits: [String: Int] = [:], entitlements: [String: [String]] = [:],
         subscriptionGroups: [String: String] = [:], offers: [String: [String: OfferEligibility]] = [:]
     ) {
@@ -44,7 +44,7 @@ public struct ProductCatalog: Sendable, Equatable {
 
     /// The products of `product`'s subscription group (its `subscription_group`; without one, the
     /// product alone), sorted.
-    public func groupProducts(of product: String) -> [String] {
+    package func groupProducts(of product: String) -> [String] {
         guard let group = subscriptionGroups[product] else { return [product] }
         return subscriptionGroups.filter { $0.value == group }.map(\.key).sorted()
     }
@@ -52,7 +52,7 @@ public struct ProductCatalog: Sendable, Equatable {
     /// Reads `{"products": {"<product_id>": {"type": "consumable" | …, "daily_limit_per_user": N?,
     /// "entitlements": ["premium", …]?, "subscription_group": "…"?,
     /// "offers": {"<offer id>": {"eligibility": "any" | "lapsed" | "new"}}?}}}`.
-    public init(json: Data) throws {
+    package init(json: Data) throws {
         struct File: Decodable {
             struct Entry: Decodable {
                 var type: ProductType
@@ -107,7 +107,7 @@ public struct ProductCatalog: Sendable, Equatable {
 
     /// Several apps' catalogs as one (`IAP_APPS_FILE`): a product id two apps both define must be
     /// defined the same (type, cap, entitlements, group, offers), since a purchase is granted by product id.
-    public static func merged(_ catalogs: [(name: String, catalog: ProductCatalog)]) throws -> ProductCatalog {
+    package static func merged(_ catalogs: [(name: String, catalog: ProductCatalog)]) throws -> ProductCatalog {
         var merged = ProductCatalog(products: [:])
         var definedBy: [String: String] = [:]
         for (name, catalog) in catalogs {
@@ -139,9 +139,9 @@ public struct ProductCatalog: Sendable, Equatable {
     }
 
     /// A products file that parses but says something impossible.
-    public struct CatalogError: Error, CustomStringConvertible {
-        public var reason: String
-        public var description: String { reason }
+    package struct CatalogError: Error, CustomStringConvertible {
+        package var reason: String
+        package var description: String { reason }
     }
 
     /// What one purchase may be granted as, once ever: `nil` for a product not in the catalog.
@@ -149,7 +149,7 @@ public struct ProductCatalog: Sendable, Equatable {
     /// A consumable is granted per transaction; a non-consumable per original transaction (a
     /// restore or another device gets a new transaction id for the same purchase); a subscription
     /// per period (`web_order_line_item_id`, prefixed so it can never meet a transaction id).
-    public func grantUnit(for transaction: InAppTransaction) -> String? {
+    package func grantUnit(for transaction: InAppTransaction) -> String? {
         switch products[transaction.productID] {
         case nil: return nil
         case .consumable: return transaction.transactionID

@@ -7,9 +7,9 @@ import PipelineCore
 /// rules). The dedupe stage applies those it can decide alone (sandbox, currency) and hands the
 /// counted ones to the grant script with the purchase (daily caps, refund limit), which counts
 /// them in the step that would grant it, so no race lets one more through.
-public struct PurchasePolicy: Sendable, Equatable {
+package struct PurchasePolicy: Sendable, Equatable {
     /// Sandbox purchases in this deployment (`IAP_SANDBOX`).
-    public enum Sandbox: Sendable, Equatable {
+    package enum Sandbox: Sendable, Equatable {
         case allow
         case deny
         /// Only these users' (App Review, TestFlight testers): others are rejected.
@@ -17,16 +17,16 @@ public struct PurchasePolicy: Sendable, Equatable {
     }
 
     /// ISO 4217 codes a purchase may be paid in (`IAP_CURRENCIES`); `nil`: any.
-    public var currencies: Set<String>?
-    public var sandbox: Sandbox
+    package var currencies: Set<String>?
+    package var sandbox: Sandbox
     /// Refunds and revocations after which a user's new purchases are held (`IAP_MAX_REFUNDS_PER_USER`); `nil`: never.
-    public var maxRefundsPerUser: Int?
+    package var maxRefundsPerUser: Int?
     /// Users who may buy on one Apple Account (`IAP_MAX_ACCOUNTS_PER_APPLE_ACCOUNT`); `nil`: any number.
-    public var maxAccountsPerAppleAccount: Int?
+    package var maxAccountsPerAppleAccount: Int?
     /// `IAP_SHARING_POLICY`.
-    public var sharing: SharingPolicy
+    package var sharing: SharingPolicy
 
-    public init(
+    package init(
         currencies: Set<String>? = nil, sandbox: Sandbox = .allow, maxRefundsPerUser: Int? = nil,
         maxAccountsPerAppleAccount: Int? = nil, sharing: SharingPolicy = .bind
     ) {
@@ -38,10 +38,10 @@ public struct PurchasePolicy: Sendable, Equatable {
     }
 
     /// Grants whatever Apple verified.
-    public static let open = PurchasePolicy()
+    package static let open = PurchasePolicy()
 
     /// Whether `user` may be granted a purchase from Apple's `environment` (`Sandbox`, `Production`…).
-    public func allows(environment: String, user: String) -> Bool {
+    package func allows(environment: String, user: String) -> Bool {
         guard environment.caseInsensitiveCompare("Sandbox") == .orderedSame else { return true }
         switch sandbox {
         case .allow: return true
@@ -51,14 +51,14 @@ public struct PurchasePolicy: Sendable, Equatable {
     }
 
     /// Why a purchase paid in `currency` (nil: unknown) must be held, or `nil` when it may be granted.
-    public func holdReason(currency: String?) -> String? {
+    package func holdReason(currency: String?) -> String? {
         guard let currencies else { return nil }
         guard let currency else { return ReasonCode.currencyUnknown }
         return currencies.contains(currency.uppercased()) ? nil : ReasonCode.currencyNotAllowed
     }
 
     /// Whether `text` is shaped like an ISO 4217 code: three ASCII letters, upper case.
-    public static func isCurrencyCode(_ text: String) -> Bool {
+    package static func isCurrencyCode(_ text: String) -> Bool {
         let bytes = Array(text.utf8)
         return bytes.count == 3 && bytes.allSatisfy { (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) }
     }
@@ -66,19 +66,19 @@ public struct PurchasePolicy: Sendable, Equatable {
 
 /// The purchase policy's settings as given, each checked when read (every process reads them at
 /// start); the sandbox's file of users is read when the policy is made (`policy()`: the deduper).
-public struct PurchasePolicySettings: Sendable, Equatable {
+package struct PurchasePolicySettings: Sendable, Equatable {
     /// `IAP_CURRENCIES`: ISO 4217 codes, upper-cased; empty: any.
-    public var currencies: [String]
+    package var currencies: [String]
     /// `IAP_SANDBOX`: `allow`, `deny`, or the path of a file of user ids allowed to use the sandbox.
-    public var sandbox: String
+    package var sandbox: String
     /// `IAP_MAX_REFUNDS_PER_USER`; 0: no limit.
-    public var maxRefundsPerUser: Int
+    package var maxRefundsPerUser: Int
     /// `IAP_MAX_ACCOUNTS_PER_APPLE_ACCOUNT`; 0: no limit.
-    public var maxAccountsPerAppleAccount: Int
+    package var maxAccountsPerAppleAccount: Int
     /// `IAP_SHARING_POLICY`.
-    public var sharing: SharingPolicy
+    package var sharing: SharingPolicy
 
-    public init(reading source: SettingSource) throws(ConfigurationError) {
+    package init(reading source: SettingSource) throws(ConfigurationError) {
         currencies = source.list(Settings.currencies).map { $0.uppercased() }
         if let bad = currencies.first(where: { !PurchasePolicy.isCurrencyCode($0) }) {
             throw ConfigurationError(Settings.currencies.variable, "'\(bad)' is not an ISO 4217 currency code (three letters, like USD)")
@@ -90,7 +90,7 @@ public struct PurchasePolicySettings: Sendable, Equatable {
     }
 
     /// The policy: a limit of 0 is none, no currencies any; `IAP_SANDBOX`'s file read now.
-    public func policy() throws(ConfigurationError) -> PurchasePolicy {
+    package func policy() throws(ConfigurationError) -> PurchasePolicy {
         PurchasePolicy(
             currencies: currencies.isEmpty ? nil : Set(currencies), sandbox: try sandboxPolicy(),
             maxRefundsPerUser: maxRefundsPerUser == 0 ? nil : maxRefundsPerUser,

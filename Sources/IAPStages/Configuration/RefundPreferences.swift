@@ -8,36 +8,36 @@ import Foundation
 /// a reason the map does not name takes `default`. `none` as the single value: consumption
 /// requests are not answered; `none` in a map (or a reason without `default`): answered with the
 /// facts and no preference.
-public struct RefundPreferences: Sendable, Equatable {
+package struct RefundPreferences: Sendable, Equatable {
     /// The reasons Apple gives (`consumptionRequestReason`).
-    public static let reasons = ["UNINTENDED_PURCHASE", "FULFILLMENT_ISSUE", "UNSATISFIED_WITH_PURCHASE", "LEGAL", "OTHER"]
+    package static let reasons = ["UNINTENDED_PURCHASE", "FULFILLMENT_ISSUE", "UNSATISFIED_WITH_PURCHASE", "LEGAL", "OTHER"]
     /// The words a preference is written with.
-    public static let choices = ["none", "decline", "grant_full", "grant_prorated"]
+    package static let choices = ["none", "decline", "grant_full", "grant_prorated"]
 
     /// By reason; a reason not here takes `fallback`.
-    public var byReason: [String: ConsumptionInformation.RefundPreference?]
-    public var fallback: ConsumptionInformation.RefundPreference?
+    package var byReason: [String: ConsumptionInformation.RefundPreference?]
+    package var fallback: ConsumptionInformation.RefundPreference?
 
-    public init(byReason: [String: ConsumptionInformation.RefundPreference?] = [:], fallback: ConsumptionInformation.RefundPreference?) {
+    package init(byReason: [String: ConsumptionInformation.RefundPreference?] = [:], fallback: ConsumptionInformation.RefundPreference?) {
         self.byReason = byReason
         self.fallback = fallback
     }
 
     /// The preference to send for a request of `reason` (Apple's word; absent on older requests).
-    public func preference(for reason: String?) -> ConsumptionInformation.RefundPreference? {
+    package func preference(for reason: String?) -> ConsumptionInformation.RefundPreference? {
         reason.flatMap { byReason[$0] } ?? fallback
     }
 
     /// Reads the setting's text: `nil` when consumption requests are not answered (`none`).
     /// Its setting (`IAP_REFUND_PREFERENCE`); `nil` for `none`.
-    public static func reading(_ source: SettingSource) throws(ConfigurationError) -> RefundPreferences? {
+    package static func reading(_ source: SettingSource) throws(ConfigurationError) -> RefundPreferences? {
         switch parse(source.text(Settings.refundPreference) ?? "none") {
         case .success(let preferences): return preferences
         case .failure(let error): throw ConfigurationError(Settings.refundPreference.variable, error.description)
         }
     }
 
-    public static func parse(_ text: String) -> Result<RefundPreferences?, ParseError> {
+    package static func parse(_ text: String) -> Result<RefundPreferences?, ParseError> {
         func choice(_ word: String) -> ConsumptionInformation.RefundPreference?? {
             let lowered = word.lowercased()
             guard choices.contains(lowered) else { return nil }
@@ -68,8 +68,8 @@ public struct RefundPreferences: Sendable, Equatable {
         return .success(preferences)
     }
 
-    public struct ParseError: Error, Equatable, CustomStringConvertible {
-        public var description: String
+    package struct ParseError: Error, Equatable, CustomStringConvertible {
+        package var description: String
         init(_ description: String) { self.description = description }
     }
 }

@@ -5,17 +5,17 @@ import IAPSettings
 /// (`IAP_APPLE_API_KEY_ID`, `IAP_APPLE_API_ISSUER_ID`, `IAP_APPLE_API_PRIVATE_KEY_FILE`: all three
 /// or none), the fleet's budget (`IAP_APPLE_API_MAX_RPS`) and whether legacy receipts go to it
 /// (`IAP_RECEIPT_MODE`). An app of `IAP_APPS_FILE` may bring its own key (`PipelineConfiguration.serverAPIs()`).
-public struct ServerAPISettings: Sendable, Equatable {
-    public var productionURL: String
-    public var sandboxURL: String
+package struct ServerAPISettings: Sendable, Equatable {
+    package var productionURL: String
+    package var sandboxURL: String
     /// The single app's key (its `.p8` is read when a client is made); `nil`: none set.
-    public var key: AppsFile.ServerAPIKey?
+    package var key: AppsFile.ServerAPIKey?
     /// Calls per second to each Server API endpoint, fleet-wide, in production (sandbox: a tenth).
-    public var maxRPS: Int
+    package var maxRPS: Int
     /// `verify_receipt`, `server_api` or `auto`.
-    public var receiptMode: String
+    package var receiptMode: String
 
-    public init(reading source: SettingSource) throws(ConfigurationError) {
+    package init(reading source: SettingSource) throws(ConfigurationError) {
         productionURL = try source.url(Settings.appleAPIProductionURL)!
         sandboxURL = try source.url(Settings.appleAPISandboxURL)!
         let given = try source.together(

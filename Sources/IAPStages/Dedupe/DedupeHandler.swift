@@ -4,17 +4,17 @@ import PipelineCore
 /// Dedupe stage: decides which purchases this job may grant, what each one's grant unit is and
 /// what the purchase policy says of it, then claims the units (`SET … NX`, held ones too, so
 /// nobody else is granted them meanwhile) and forwards the job to grant, in one script.
-public struct DedupeHandler: JobHandler {
-    public let stage = Stage.dedupe
-    public let transitions: [any PipelineScript.Type] = [
+package struct DedupeHandler: JobHandler {
+    package let stage = Stage.dedupe
+    package let transitions: [any PipelineScript.Type] = [
         ClaimPurchases.self, ClaimPart.self, SplitJob.self, SeatAppleAccount.self, FinishTicket.self,
     ]
-    public let catalog: ProductCatalog
-    public let policy: PurchasePolicy
+    package let catalog: ProductCatalog
+    package let policy: PurchasePolicy
     /// Each app's cutover and what a purchase made before it gets.
-    public let adoption: Adoption
+    package let adoption: Adoption
     /// How long a part's own ticket lives (`IAP_TICKET_TTL_S`, as its client's).
-    public let ticketTTL: Duration
+    package let ticketTTL: Duration
     /// `claim_purchases` for a worker's jobs finishing at about the same time, in one call.
     private let claims = WorkerBatchers<ClaimItem, TransitionResult> { worker in
         GroupCommit(maxBatch: 64) { jobs in
@@ -27,7 +27,7 @@ public struct DedupeHandler: JobHandler {
         var next: Job
     }
 
-    public init(
+    package init(
         catalog: ProductCatalog, policy: PurchasePolicy = .open, adoption: Adoption = .none, ticketTTL: Duration = .seconds(86400)
     ) {
         self.catalog = catalog
@@ -36,7 +36,7 @@ public struct DedupeHandler: JobHandler {
         self.ticketTTL = ticketTTL
     }
 
-    public func handle(_ held: HeldJob) async {
+    package func handle(_ held: HeldJob) async {
         let (payload, job, worker) = (held.payload, held.job, held.worker)
         if job.dryRun == true {
             await answerDryRun(held)
@@ -150,16 +150,16 @@ public struct DedupeHandler: JobHandler {
     }
 
     /// The result of a sync's dry run.
-    public static let dryRunResult = "dry_run"
+    package static let dryRunResult = "dry_run"
 
     /// The result of a ticket that bound an Apple Account to its user within the limit.
-    public static let boundResult = "apple_account_bound"
+    package static let boundResult = "apple_account_bound"
     /// A grant job whose claimed purchases lie in buckets besides its ticket's, as one job per
     /// bucket (`nil` when they all lie in the ticket's: one bucket is one atomic step, as before
     /// buckets). Each part carries its bucket's purchases, in the receipt's order, and its own id
     /// (`<bucket>.<ticket>`); lines that claim nothing (rejections) go with the first part; a
     /// re-check's answer goes with the part of its subscription.
-    public static func parts(of job: Job, layout: BucketLayout) -> [Job]? {
+    package static func parts(of job: Job, layout: BucketLayout) -> [Job]? {
         guard layout.count > 1, let purchases = job.purchases else { return nil }
         let home = layout.bucket(ofTicket: job.ticket)
         func bucket(_ purchase: Purchase) -> Int? {
@@ -229,7 +229,7 @@ public struct DedupeHandler: JobHandler {
     /// decides alone (with its unit, to be claimed), or rejected with a reason. `tokenOwners`:
     /// the user each bound app account token belongs to; a purchase whose token is another
     /// user's is rejected `app_account_token_mismatch` (unclaimed: its owner can still have it).
-    public func purchases(for job: Job, in receipt: VerifiedReceipt, tokenOwners: [String: String] = [:]) -> [Purchase] {
+    package func purchases(for job: Job, in receipt: VerifiedReceipt, tokenOwners: [String: String] = [:]) -> [Purchase] {
         var chosen = receipt.transactions
         var missing: String?
         if let wanted = job.transactionID {

@@ -10,26 +10,26 @@ import RedisClient
 /// `purchases(for:in:)`), then the books are read for each claim. The counted rules that only the
 /// grant step can tell (the daily cap, the refund limit, an Apple Account with too many users)
 /// are not applied: a purchase they would hold shows as `grant`.
-public struct SyncPreview: Sendable, Equatable {
-    public enum Fate: String, Sendable, Encodable {
+package struct SyncPreview: Sendable, Equatable {
+    package enum Fate: String, Sendable, Encodable {
         case grant, adopt, hold
         /// The books have it already (this user's, or another's: `holder`).
         case known
         case reject
     }
 
-    public struct Line: Sendable, Equatable, Encodable {
-        public var transactionID: String
-        public var originalTransactionID: String
-        public var productID: String
-        public var quantity: Int
-        public var purchaseDate: String?
-        public var unit: String?
-        public var fate: Fate
+    package struct Line: Sendable, Equatable, Encodable {
+        package var transactionID: String
+        package var originalTransactionID: String
+        package var productID: String
+        package var quantity: Int
+        package var purchaseDate: String?
+        package var unit: String?
+        package var fate: Fate
         /// Why held or rejected.
-        public var reason: String?
+        package var reason: String?
         /// For `known`: the user the books give it to ('' for a claim no grant followed yet).
-        public var holder: String?
+        package var holder: String?
 
         enum CodingKeys: String, CodingKey {
             case transactionID = "transaction_id"
@@ -40,7 +40,7 @@ public struct SyncPreview: Sendable, Equatable {
         }
 
         /// The outcome a sync would give it: `granted`, `adopted`, `held`, `duplicate`, `rejected`.
-        public var outcome: PurchaseOutcome {
+        package var outcome: PurchaseOutcome {
             switch fate {
             case .grant: .granted
             case .adopt: .adopted
@@ -52,7 +52,7 @@ public struct SyncPreview: Sendable, Equatable {
     }
 
     /// The lines as a ticket's `transactions` (JSON), each with the outcome a sync would give it.
-    public var ticketTransactions: String {
+    package var ticketTransactions: String {
         JSONValue.array(lines.map { line in
             .members([
                 "transaction_id": .string(line.transactionID), "original_transaction_id": .string(line.originalTransactionID),
@@ -62,14 +62,14 @@ public struct SyncPreview: Sendable, Equatable {
         }).canonicalText
     }
 
-    public var user: String
-    public var lines: [Line]
+    package var user: String
+    package var lines: [Line]
 
     /// How many of each fate.
-    public var counts: [Fate: Int] { lines.reduce(into: [:]) { $0[$1.fate, default: 0] += 1 } }
+    package var counts: [Fate: Int] { lines.reduce(into: [:]) { $0[$1.fate, default: 0] += 1 } }
 
     /// What a sync of `receipt` (Apple's history of the customer) for `user` would do.
-    public static func of(_ receipt: VerifiedReceipt, user: String, dedupe: DedupeHandler, store: PipelineStore) async throws -> SyncPreview {
+    package static func of(_ receipt: VerifiedReceipt, user: String, dedupe: DedupeHandler, store: PipelineStore) async throws -> SyncPreview {
         var job = Job(ticket: "preview", userID: user, receiptData: nil, productID: nil, transactionID: nil, enqueuedAt: currentTimeMs())
         job.source = Job.syncSource
         let purchases = dedupe.purchases(for: job, in: receipt)
@@ -110,7 +110,7 @@ extension CustomerHistoryReading {
     /// Every transaction Apple has of the customer, read page after page from the start (at most
     /// `maxReads` reads), as one valid receipt; else the read's failing outcome (Apple having none:
     /// `rejected`, `transaction_not_found`).
-    public func readAll(_ id: String, environment: String, bundleID: String?, maxReads: Int = 100) async -> VerificationOutcome {
+    package func readAll(_ id: String, environment: String, bundleID: String?, maxReads: Int = 100) async -> VerificationOutcome {
         var whole: VerifiedReceipt?
         var revision: String?
         for _ in 0..<maxReads {

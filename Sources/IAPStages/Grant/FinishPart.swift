@@ -29,13 +29,13 @@ package struct FinishPart: PipelineScript {
 
 /// What one part of a ticket came to: its status (as `grant_purchases` set it on the part), its
 /// purchases' lines (JSON array text) and, when rejected, why.
-public struct PartOutcome: Sendable, Equatable {
-    public var status: TicketStatus
-    public var transactions: String
-    public var reason: String?
-    public var environment: String?
+package struct PartOutcome: Sendable, Equatable {
+    package var status: TicketStatus
+    package var transactions: String
+    package var reason: String?
+    package var environment: String?
 
-    public init(status: TicketStatus, transactions: String, reason: String?, environment: String?) {
+    package init(status: TicketStatus, transactions: String, reason: String?, environment: String?) {
         self.status = status
         self.transactions = transactions
         self.reason = reason

@@ -6,34 +6,34 @@ import PipelineCore
 /// several buckets is granted on its bucket, then reports to its client's ticket (`finish_part`),
 /// then is acked (`acknowledge_job`): a crash between them redoes the grant, which grants nothing
 /// twice, and reports the same outcome again.
-public struct GrantHandler: JobHandler {
-    public let stage = Stage.grant
-    public let transitions: [any PipelineScript.Type] = [GrantPurchases.self, FinishPart.self, AcknowledgeJob.self]
+package struct GrantHandler: JobHandler {
+    package let stage = Stage.grant
+    package let transitions: [any PipelineScript.Type] = [GrantPurchases.self, FinishPart.self, AcknowledgeJob.self]
     /// Set App Account Token (`IAP_SET_APP_ACCOUNT_TOKENS` with Server API keys): a purchase
     /// granted without an app account token to a user who has one bound queues the errand that
     /// sets it at Apple (the notify stage makes the call), its ticket living this long; `nil`: off.
-    public let tokenTickets: Duration?
+    package let tokenTickets: Duration?
     /// Finish Transaction (`IAP_FINISH_TRANSACTIONS` with Server API keys): a consumable granted
     /// queues the errand that finishes it at Apple (the notify stage makes the call), its ticket
     /// living this long; `nil`: off.
-    public let finishTickets: Duration?
+    package let finishTickets: Duration?
     /// Trims each bucket's fulfilment stream and dead letters to their bounds; `nil`: kept as they are.
-    public let retention: RetentionSweep?
+    package let retention: RetentionSweep?
 
-    public init(tokenTickets: Duration? = nil, finishTickets: Duration? = nil, retention: RetentionSweep? = nil) {
+    package init(tokenTickets: Duration? = nil, finishTickets: Duration? = nil, retention: RetentionSweep? = nil) {
         self.tokenTickets = tokenTickets
         self.finishTickets = finishTickets
         self.retention = retention
     }
 
     /// Every grant process keeps the buckets bounded (once a minute each).
-    public func housekeeping(_ worker: WorkerContext) async throws {
+    package func housekeeping(_ worker: WorkerContext) async throws {
         try await retention?.runIfDue(worker)
     }
 
-    public func accepts(_ job: Job) -> Bool { job.stage == .grant && job.purchases != nil }
+    package func accepts(_ job: Job) -> Bool { job.stage == .grant && job.purchases != nil }
 
-    public func handle(_ held: HeldJob) async {
+    package func handle(_ held: HeldJob) async {
         let (payload, job, worker) = (held.payload, held.job, held.worker)
         let outcome = await worker.transition(GrantPurchases.self) {
             try await worker.store.grantOutcome(payload, member: worker.member, job: job, tokenTickets: tokenTickets, finishTickets: finishTickets)

@@ -177,13 +177,13 @@ package struct GrantPurchases: DeclaringScript {
 
 /// What `grant_purchases` set on the job's ticket: its status, its purchases' lines (JSON array
 /// text) and, when rejected, why.
-public struct GrantOutcome: Sendable, Equatable {
-    public var status: TicketStatus
-    public var transactions: String
-    public var reason: String?
+package struct GrantOutcome: Sendable, Equatable {
+    package var status: TicketStatus
+    package var transactions: String
+    package var reason: String?
     /// The units with a place in the user's daily window that stand granted to the user: they
     /// keep it; the other reserved units give theirs back.
-    public var keptPlaces: Set<String> = []
+    package var keptPlaces: Set<String> = []
 
     /// The transaction ids of the lines granted (or adopted: owned the same) to the job's user.
     var grantedTransactions: Set<String> {

@@ -4,7 +4,7 @@ import RedisClient
 /// The grant step (`grant_purchases`) and what it reads first: the user's refunds, daily places,
 /// the Apple Accounts a purchase shares, the bound token.
 extension PipelineStore {
-    public func grant(
+    package func grant(
         _ payload: String, member: String, job: Job, now: Int64 = currentTimeMs()
     ) async throws -> (TransitionResult, TicketStatus?) {
         let (result, outcome) = try await grantOutcome(payload, member: member, job: job, now: now)
@@ -21,7 +21,7 @@ extension PipelineStore {
     /// `tokenTickets`: Set App Account Token is on, its errands' tickets living this long; the
     /// user's bound token is read first (its own slot) for a job with a purchase that has none.
     /// `finishTickets`: Finish Transaction is on, each granted consumable's errand ticket living this long.
-    public func grantOutcome(
+    package func grantOutcome(
         _ payload: String, member: String, job: Job, tokenTickets: Duration? = nil, finishTickets: Duration? = nil,
         now: Int64 = currentTimeMs()
     ) async throws -> (TransitionResult, GrantOutcome?) {
@@ -105,7 +105,7 @@ extension PipelineStore {
     /// different slots, so no one script can hold them). In the rare case a token turns out to be
     /// another user's while this call gave the user their reverse key, that key is taken back.
     @discardableResult
-    public func bindAccountTokens(_ tokens: [String], to user: String) async throws -> [String: String] {
+    package func bindAccountTokens(_ tokens: [String], to user: String) async throws -> [String: String] {
         guard !tokens.isEmpty else { return [:] }
         let sorted = Set(tokens).sorted()
         let replies = try await redis.pipeline(sorted.flatMap { token in
@@ -133,7 +133,7 @@ extension PipelineStore {
     }
 
     /// The app account token bound to a user first (`user-token:<user>`), if any.
-    public func accountToken(ofUser user: String) async throws -> String? {
+    package func accountToken(ofUser user: String) async throws -> String? {
         let reply = try await redis.send("GET", keys.userAccountToken(user: user))
         if case .error(let message) = reply { throw RedisError.server(message) }
         return reply.string
@@ -142,7 +142,7 @@ extension PipelineStore {
     /// How many of a user's grants Apple refunded or revoked (less those reversed), every bucket's
     /// count added up, a prorated refund counting as its share (1 of 3 units: 0.33333): one round
     /// trip.
-    public func refundCount(of user: String) async throws -> Double {
+    package func refundCount(of user: String) async throws -> Double {
         let replies = try await redis.pipeline(keys.everyBucket.flatMap {
             [RedisCommand("GET", $0.refunds(user: user)), RedisCommand("GET", $0.refundsProrated(user: user))]
         })
@@ -156,7 +156,7 @@ extension PipelineStore {
     }
 
     /// Records a part's outcome on its client's ticket (`finish_part`): `false` when the ticket is gone.
-    public func finishPart(
+    package func finishPart(
         ticket: String, part: String, outcome: PartOutcome, now: Int64 = currentTimeMs()
     ) async throws -> Bool {
         try await run(FinishPart(keys, ticket: ticket, part: part, outcome: outcome, now: now), replicated: true)

@@ -2,7 +2,7 @@ import AppStoreServerAPI
 import PipelineCore
 
 /// The seam to Set App Account Token: the App Store Server API client, or a test's stand-in.
-public protocol AppAccountTokenSetting: Sendable {
+package protocol AppAccountTokenSetting: Sendable {
     /// With the key of the purchase's app (`IAP_APPS_FILE`); one app's client ignores `bundleID`.
     func setAppAccountToken(
         _ token: String, originalTransactionID: String, environment: ServerAPIEnvironment, bundleID: String?
@@ -10,7 +10,7 @@ public protocol AppAccountTokenSetting: Sendable {
 }
 
 extension ServerAPIClient: AppAccountTokenSetting {
-    public func setAppAccountToken(
+    package func setAppAccountToken(
         _ token: String, originalTransactionID: String, environment: ServerAPIEnvironment, bundleID: String?
     ) async -> ServerAPIAnswer {
         await setAppAccountToken(token, originalTransactionID: originalTransactionID, environment: environment)
@@ -18,26 +18,26 @@ extension ServerAPIClient: AppAccountTokenSetting {
 }
 
 /// The seam to Finish Transaction: the App Store Server API client, or a test's stand-in.
-public protocol TransactionFinishing: Sendable {
+package protocol TransactionFinishing: Sendable {
     /// With the key of the purchase's app (`IAP_APPS_FILE`); one app's client ignores `bundleID`.
     func finishTransaction(_ transactionID: String, environment: ServerAPIEnvironment, bundleID: String?) async -> ServerAPIAnswer
 }
 
 extension ServerAPIClient: TransactionFinishing {
-    public func finishTransaction(_ transactionID: String, environment: ServerAPIEnvironment, bundleID: String?) async -> ServerAPIAnswer {
+    package func finishTransaction(_ transactionID: String, environment: ServerAPIEnvironment, bundleID: String?) async -> ServerAPIAnswer {
         await finishTransaction(transactionID, environment: environment)
     }
 }
 
 /// How the notify stage runs the errands `grant_purchases` queues: who sets the token at Apple,
 /// who finishes a granted consumable there, and how often each retries when Apple cannot take the call.
-public struct AccountTokenErrands: Sendable {
-    public var setter: any AppAccountTokenSetting
+package struct AccountTokenErrands: Sendable {
+    package var setter: any AppAccountTokenSetting
     /// `nil`: a Finish Transaction errand is recorded as not sent.
-    public var finisher: (any TransactionFinishing)?
-    public var retryPolicy: RetryPolicy
+    package var finisher: (any TransactionFinishing)?
+    package var retryPolicy: RetryPolicy
 
-    public init(setter: any AppAccountTokenSetting, finisher: (any TransactionFinishing)? = nil, retryPolicy: RetryPolicy) {
+    package init(setter: any AppAccountTokenSetting, finisher: (any TransactionFinishing)? = nil, retryPolicy: RetryPolicy) {
         self.setter = setter
         self.finisher = finisher
         self.retryPolicy = retryPolicy

@@ -40,38 +40,38 @@ package struct ApplySubscriptionNotification: PipelineScript {
 
 /// A subscription's new state, as `applySubscription` reads it (numbers as strings: cjson reads
 /// numbers as doubles).
-public struct SubscriptionChange: Sendable, Equatable {
-    public var originalTransactionID: String
+package struct SubscriptionChange: Sendable, Equatable {
+    package var originalTransactionID: String
     /// The user, when known (a grant record's); `nil`: the record's owner, or nothing when there is no record.
-    public var userID: String?
-    public var productID: String?
+    package var userID: String?
+    package var productID: String?
     /// `nil`: unchanged (a change of the auto-renew setting only).
-    public var status: String?
-    public var expiresAt: Int64?
-    public var graceExpiresAt: Int64?
+    package var status: String?
+    package var expiresAt: Int64?
+    package var graceExpiresAt: Int64?
     /// When Apple said it (the notification's `signedDate`).
-    public var signedAt: Int64
+    package var signedAt: Int64
     /// What caused it: `notification:<TYPE>`.
-    public var cause: String
-    public var transactionID: String?
-    public var entitlements: [String]
-    public var environment: String?
+    package var cause: String
+    package var transactionID: String?
+    package var entitlements: [String]
+    package var environment: String?
     /// `1`/`0` when the notification says whether the subscription renews automatically.
-    public var autoRenew: Int?
+    package var autoRenew: Int?
     /// The Apple Account it is bought on (`appTransactionId` of its transaction or renewal info).
-    public var appTransactionID: String?
+    package var appTransactionID: String?
     /// Only when `transactionID` is the record's latest (a refund of an old period changes nothing now).
-    public var requireLatest = false
+    package var requireLatest = false
     /// Where the news came from, on the fulfilment stream's entries: `notification` or `recheck`.
-    public var source = "notification"
+    package var source = "notification"
     /// Why it expired, when Apple said (`ExpirationReason`): on the `expired` entry.
-    public var expirationReason: String?
+    package var expirationReason: String?
     /// Apple's win-back offers the subscriber may have now, when the renewal info says (empty: none).
-    public var eligibleWinBackOfferIDs: [String]?
+    package var eligibleWinBackOfferIDs: [String]?
     /// A re-check's: where it read the customer's history to (kept on the record).
-    public var historyRevision: String?
+    package var historyRevision: String?
 
-    public init(
+    package init(
         originalTransactionID: String, userID: String? = nil, productID: String?, status: String?, expiresAt: Int64?,
         graceExpiresAt: Int64? = nil, signedAt: Int64, cause: String, transactionID: String?, entitlements: [String],
         environment: String?, autoRenew: Int? = nil, requireLatest: Bool = false, source: String = "notification"

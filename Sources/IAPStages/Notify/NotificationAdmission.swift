@@ -8,17 +8,17 @@ import PipelineCore
 /// Every signature is checked (the notification's, its transaction's, its renewal info's, its app
 /// transaction's) and every member must be about this app; then `accept_notification` stores it
 /// once by its `notificationUUID` (a second time is `seen_before`).
-public struct NotificationAdmission: Sendable {
-    public let verifier: SignedDataVerifier
-    public let bundleIDs: Set<String>
+package struct NotificationAdmission: Sendable {
+    package let verifier: SignedDataVerifier
+    package let bundleIDs: Set<String>
     /// `IAP_APPLE_APP_ID`: checked on production members when set.
-    public let appAppleID: Int64?
+    package let appAppleID: Int64?
     /// Per app (`app_apple_id` in `IAP_APPS_FILE`): checked instead of `appAppleID` on that app's members.
-    public let appAppleIDs: [String: Int64]
-    public let store: PipelineStore
-    public let ticketTTL: Duration
+    package let appAppleIDs: [String: Int64]
+    package let store: PipelineStore
+    package let ticketTTL: Duration
 
-    public init(
+    package init(
         verifier: SignedDataVerifier, bundleIDs: Set<String>, appAppleID: Int64?, appAppleIDs: [String: Int64] = [:],
         store: PipelineStore, ticketTTL: Duration
     ) {
@@ -32,7 +32,7 @@ public struct NotificationAdmission: Sendable {
 
     /// From the pipeline's settings (roots, `IAP_BUNDLE_IDS`, `IAP_APPLE_APP_ID`); `nil` without
     /// bundle ids: nothing can be checked, so nothing is admitted.
-    public static func make(_ configuration: PipelineConfiguration, store: PipelineStore) throws(ConfigurationError) -> NotificationAdmission? {
+    package static func make(_ configuration: PipelineConfiguration, store: PipelineStore) throws(ConfigurationError) -> NotificationAdmission? {
         guard !configuration.bundleIDs.isEmpty else { return nil }
         let online = configuration.appleOnlineChecks ? SignedDataVerifier.OnlineChecks(requester: OCSPHTTPRequester.make()) : nil
         return NotificationAdmission(
@@ -43,15 +43,15 @@ public struct NotificationAdmission: Sendable {
     }
 
     /// A stored notification: its ticket, and whether this call stored it (`false`: `seen_before`).
-    public struct Admitted: Sendable, Equatable {
-        public var ticket: String
-        public var created: Bool
-        public var notification: VerifiedNotification
+    package struct Admitted: Sendable, Equatable {
+        package var ticket: String
+        package var created: Bool
+        package var notification: VerifiedNotification
     }
 
     /// Verifies `signedPayload` and stores it. Throws `NotificationRefusal` for what must never be
     /// stored, and the store's error (`RedisError`) when Redis cannot take it now.
-    public func admit(_ signedPayload: String, logger: Logger) async throws -> Admitted {
+    package func admit(_ signedPayload: String, logger: Logger) async throws -> Admitted {
         let verified = try await verify(signedPayload, logger: logger)
         var job = Job(ticket: TicketID.make(), userID: "", receiptData: nil, productID: nil, transactionID: nil, enqueuedAt: currentTimeMs())
         job.stage = .notify
@@ -62,7 +62,7 @@ public struct NotificationAdmission: Sendable {
     }
 
     /// The notification and what it carries, every signature checked; a precise refusal otherwise.
-    public func verify(_ signedPayload: String, logger: Logger) async throws(NotificationRefusal) -> VerifiedNotification {
+    package func verify(_ signedPayload: String, logger: Logger) async throws(NotificationRefusal) -> VerifiedNotification {
         func refuse(_ what: String, _ error: SignedDataError) -> NotificationRefusal {
             logger.warning("notification refused: \(what) does not verify", metadata: ["cause": "\(error)"])
             return NotificationRefusal(.invalidSignature, "\(what) does not verify: \(error)")

@@ -5,10 +5,10 @@ import PipelineCore
 /// entry, when it changes what a player has or may soon have: written on the fulfilment stream
 /// in the notify stage's step that applies the notification (`record_notification`,
 /// `apply_subscription_notification`), for the purchase's owner.
-public enum NotificationEvent {
+package enum NotificationEvent {
     /// The stream entry's fields (`user_id` is the script's to add), or `nil` for a notification
     /// that means no such event.
-    public static func fields(of notification: VerifiedNotification, now: Int64) -> [String: String]? {
+    package static func fields(of notification: VerifiedNotification, now: Int64) -> [String: String]? {
         let transaction = notification.transaction
         let renewal = notification.renewal
         var fields: [String: String]

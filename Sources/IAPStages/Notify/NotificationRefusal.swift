@@ -1,7 +1,7 @@
 /// Why a notification is not admitted: it must never be stored, whoever hands it in. The intake
 /// answers Apple with `status` and `code`; a backfill counts it as invalid.
-public struct NotificationRefusal: Error, Sendable, Equatable, CustomStringConvertible {
-    public enum Code: String, Sendable {
+package struct NotificationRefusal: Error, Sendable, Equatable, CustomStringConvertible {
+    package enum Code: String, Sendable {
         /// A signature (the notification's or one inside it) does not verify to a configured root.
         case invalidSignature = "invalid_signature"
         /// A member, or what is signed inside it, names a bundle id not in `IAP_BUNDLE_IDS`, or none.
@@ -14,16 +14,16 @@ public struct NotificationRefusal: Error, Sendable, Equatable, CustomStringConve
         case noAppMember = "no_app_member"
     }
 
-    public let code: Code
-    public let message: String
+    package let code: Code
+    package let message: String
 
-    public init(_ code: Code, _ message: String) {
+    package init(_ code: Code, _ message: String) {
         self.code = code
         self.message = message
     }
 
     /// 401 for a signature, 400 for the rest.
-    public var httpStatus: Int { code == .invalidSignature ? 401 : 400 }
+    package var httpStatus: Int { code == .invalidSignature ? 401 : 400 }
 
-    public var description: String { "\(code.rawValue): \(message)" }
+    package var description: String { "\(code.rawValue): \(message)" }
 }

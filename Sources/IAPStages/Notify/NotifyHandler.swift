@@ -10,15 +10,15 @@ import PipelineCore
 /// the dedupe → grant path for its account or waits unclaimed, CONSUMPTION_REQUEST is answered
 /// when the settings say so and the user consented, and everything else is kept per original
 /// transaction. Unknown types never fail.
-public struct NotifyHandler: JobHandler {
-    public let stage = Stage.notify
-    public let transitions: [any PipelineScript.Type] = [
+package struct NotifyHandler: JobHandler {
+    package let stage = Stage.notify
+    package let transitions: [any PipelineScript.Type] = [
         RevokeGrant.self, ReinstateGrant.self, ApplySubscriptionNotification.self, RecordNotification.self, ForwardJob.self,
         ScheduleRetry.self,
     ]
-    public let catalog: ProductCatalog
+    package let catalog: ProductCatalog
     /// `nil`: consumption requests are only recorded (no Server API keys, or `IAP_REFUND_PREFERENCE=none`).
-    public let consumption: ConsumptionAnswering?
+    package let consumption: ConsumptionAnswering?
 
     /// What the stage does with a notification of each of Apple's types. The switch has no
     /// default: a type added to `NotificationType` does not build until it is decided here (and in
@@ -48,15 +48,15 @@ public struct NotifyHandler: JobHandler {
     }
 
     /// `nil`: an app account token errand is recorded as not sent (no Server API keys here).
-    public let accountTokens: AccountTokenErrands?
+    package let accountTokens: AccountTokenErrands?
 
-    public init(catalog: ProductCatalog, consumption: ConsumptionAnswering? = nil, accountTokens: AccountTokenErrands? = nil) {
+    package init(catalog: ProductCatalog, consumption: ConsumptionAnswering? = nil, accountTokens: AccountTokenErrands? = nil) {
         self.catalog = catalog
         self.consumption = consumption
         self.accountTokens = accountTokens
     }
 
-    public func handle(_ held: HeldJob) async {
+    package func handle(_ held: HeldJob) async {
         let (payload, job, worker) = (held.payload, held.job, held.worker)
         if let request = job.appAccountTokenRequest {
             await setAccountToken(request, held: held)
@@ -219,7 +219,7 @@ public struct NotifyHandler: JobHandler {
     /// back: `DELIVERED`); its consumption percentage, never for an auto-renewable subscription and
     /// 0 unless delivered, as Apple requires; the preference, but `GRANT_PRORATED` of a product
     /// with no consumption above 0 is left out (Apple would refuse the whole answer for it).
-    public static func consumptionInformation(
+    package static func consumptionInformation(
         _ facts: PipelineStore.ConsumptionFacts, autoRenewable: Bool, preference: ConsumptionInformation.RefundPreference?
     ) -> ConsumptionInformation {
         let status = facts.recorded?.deliveryStatus ?? (facts.delivered ? .delivered : .undeliveredOther)

@@ -7,8 +7,8 @@ import X509
 /// `IAP_APPLE_ONLINE_CHECKS` uses. OCSP answers are signed by the issuer, so plain HTTP (Apple's
 /// responders' own scheme) is enough. A responder that cannot be reached, or answers other than
 /// 200, is not a refusal (`nonTerminalError`): only a signed "revoked" is.
-public enum OCSPHTTPRequester {
-    public static func make(timeout: Duration = .seconds(5), client: HTTPClient = .shared) -> AnyOCSPRequester {
+package enum OCSPHTTPRequester {
+    package static func make(timeout: Duration = .seconds(5), client: HTTPClient = .shared) -> AnyOCSPRequester {
         AnyOCSPRequester { request, uri in
             switch await fetch(request, from: uri, timeout: timeout, client: client) {
             case .success(let answer): .response(answer)
@@ -18,7 +18,7 @@ public enum OCSPHTTPRequester {
     }
 
     /// One POST of `request` to `uri`: the responder's DER answer, or why there is none.
-    public static func fetch(
+    package static func fetch(
         _ request: [UInt8], from uri: String, timeout: Duration = .seconds(5), client: HTTPClient = .shared
     ) async -> Result<[UInt8], any Error> {
         var post = HTTPClientRequest(url: uri)

@@ -5,31 +5,31 @@ import RedisClient
 
 extension PipelineStore {
     /// Records whether `user` consented to consumption information being sent to Apple.
-    public func setConsent(user: String, consented: Bool) async throws {
+    package func setConsent(user: String, consented: Bool) async throws {
         let reply = try await redis.send("SET", keys.consent(user: user), consented ? "1" : "0")
         if case .error(let message) = reply { throw RedisError.server(message) }
     }
 
     /// What the game says of one purchase (`PUT /v1/users/{id}/purchases/{transaction_id}/consumption`).
-    public struct RecordedConsumption: Sendable, Equatable {
-        public var deliveryStatus: ConsumptionInformation.DeliveryStatus
+    package struct RecordedConsumption: Sendable, Equatable {
+        package var deliveryStatus: ConsumptionInformation.DeliveryStatus
         /// Milliunits, 0–100,000.
-        public var percentage: Int?
+        package var percentage: Int?
 
-        public init(deliveryStatus: ConsumptionInformation.DeliveryStatus, percentage: Int?) {
+        package init(deliveryStatus: ConsumptionInformation.DeliveryStatus, percentage: Int?) {
             self.deliveryStatus = deliveryStatus
             self.percentage = percentage
         }
     }
 
     /// Facts a user keeps (`consumption:<user>`): past it, the one recorded longest ago makes room.
-    public static let maxConsumptionFacts = 1000
+    package static let maxConsumptionFacts = 1000
 
     /// Records what the game says of `user`'s purchase `transactionID`, replacing what it said
     /// before; returns the purchase whose fact was dropped to keep the user within
     /// `maxConsumptionFacts`, if one was.
     @discardableResult
-    public func recordConsumption(
+    package func recordConsumption(
         _ consumption: RecordedConsumption, user: String, transactionID: String, now: Int64 = currentTimeMs(),
         max: Int = PipelineStore.maxConsumptionFacts
     ) async throws -> String? {
@@ -43,13 +43,13 @@ extension PipelineStore {
     /// What the pipeline knows about a purchase Apple asks consumption information for: whose it
     /// is (the grant's user, else the owner of its original transaction), whether it was granted
     /// and not taken back, whether that user consented, and what the game recorded of it.
-    public struct ConsumptionFacts: Sendable, Equatable {
-        public var user: String?
-        public var delivered: Bool
-        public var consented: Bool
-        public var recorded: RecordedConsumption?
+    package struct ConsumptionFacts: Sendable, Equatable {
+        package var user: String?
+        package var delivered: Bool
+        package var consented: Bool
+        package var recorded: RecordedConsumption?
 
-        public init(user: String?, delivered: Bool, consented: Bool, recorded: RecordedConsumption? = nil) {
+        package init(user: String?, delivered: Bool, consented: Bool, recorded: RecordedConsumption? = nil) {
             self.user = user
             self.delivered = delivered
             self.consented = consented
@@ -57,7 +57,7 @@ extension PipelineStore {
         }
     }
 
-    public func consumptionFacts(unit: String, originalTransactionID: String, transactionID: String) async throws -> ConsumptionFacts {
+    package func consumptionFacts(unit: String, originalTransactionID: String, transactionID: String) async throws -> ConsumptionFacts {
         let replies = try await redis.pipeline([
             RedisCommand("HMGET", keys.grant(unit: unit, originalTransactionID: originalTransactionID), "user_id", "revoked_at"),
             RedisCommand("GET", keys.owner(originalTransactionID: originalTransactionID)),

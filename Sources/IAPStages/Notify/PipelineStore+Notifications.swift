@@ -8,7 +8,7 @@ extension PipelineStore {
     /// Stores a verified notification and queues it, or returns the ticket its UUID already has.
     /// It goes to the bucket of the purchase it is about (so its steps find the purchase's keys
     /// beside its own), or for one about no transaction, the bucket its UUID's hash picks.
-    public func acceptNotification(_ job: Job, uuid: String, ttl: Duration) async throws -> (ticket: String, created: Bool) {
+    package func acceptNotification(_ job: Job, uuid: String, ttl: Duration) async throws -> (ticket: String, created: Bool) {
         let bucket = keys.layout.bucket(ofNotification: uuid, originalTransactionID: job.notification?.originalTransactionID)
         var job = job
         job.ticket = keys.layout.ticketID(job.ticket, inBucket: bucket)
@@ -24,7 +24,7 @@ extension PipelineStore {
     /// of `type` Apple would send about it (a refund found in the refund history, an extension Apple
     /// confirmed) through `accept_notification`: once per `uuid`, applied by the notify stage like
     /// Apple's own, its entries carrying `source`.
-    public func acceptFound(
+    package func acceptFound(
         _ transaction: JWSTransaction, as type: NotificationType, uuid: String, signedDate: Int64?, source: String, ttl: Duration
     ) async throws -> (ticket: String, created: Bool) {
         let payload = NotificationPayload(
@@ -39,7 +39,7 @@ extension PipelineStore {
 
     /// The ticket a stored notification got (`notification:<uuid>`), looked for where the intake
     /// puts one about no purchase (a test notification) or, with `originalTransactionID`, about it.
-    public func notificationTicket(uuid: String, originalTransactionID: String? = nil) async throws -> String? {
+    package func notificationTicket(uuid: String, originalTransactionID: String? = nil) async throws -> String? {
         let bucket = keys.layout.bucket(ofNotification: uuid, originalTransactionID: originalTransactionID)
         return try await redis.send("GET", keys.inBucket(bucket).notification(uuid: uuid)).string
     }
@@ -47,7 +47,7 @@ extension PipelineStore {
     /// REFUND / REVOKE of `unit`, in whole or (a consumable's prorated refund) in part; returns the
     /// result (`revoked`, `partially_revoked`, `already_revoked`, `refund_remembered`) when it
     /// moved. `subscription`: the period's subscription becomes `revoked` with it.
-    public func revoke(
+    package func revoke(
         _ payload: String, member: String, job: Job, unit: String, originalTransactionID: String, revocation: Revocation,
         subscription: SubscriptionChange? = nil, now: Int64 = currentTimeMs()
     ) async throws -> (TransitionResult, String?) {
@@ -58,7 +58,7 @@ extension PipelineStore {
 
     /// REFUND_REVERSED of `unit`; returns the result (`reinstated`, `refund_forgotten`, `not_revoked`)
     /// when it moved. `subscription`: the period's subscription's status as the transaction now says.
-    public func reinstate(
+    package func reinstate(
         _ payload: String, member: String, job: Job, unit: String, originalTransactionID: String,
         subscription: SubscriptionChange? = nil, now: Int64 = currentTimeMs()
     ) async throws -> (TransitionResult, String?) {
@@ -70,7 +70,7 @@ extension PipelineStore {
     /// A notification that moves a subscription without a grant: applied to its record in
     /// signed-time order, kept on its history; returns what applying it did (`applied`, `stale`,
     /// `unknown_subscription`) when it moved.
-    public func applySubscriptionNotification(
+    package func applySubscriptionNotification(
         _ payload: String, member: String, job: Job, change: SubscriptionChange, entry: String, event: [String: String]? = nil,
         now: Int64 = currentTimeMs()
     ) async throws -> (TransitionResult, String?) {
@@ -79,7 +79,7 @@ extension PipelineStore {
     }
 
     /// Where `record_notification` keeps an entry.
-    public enum NotificationRecord: Sendable {
+    package enum NotificationRecord: Sendable {
         /// On the original transaction's list (newest first).
         case history(originalTransactionID: String)
         /// In its bucket's `unclaimed`, under the transaction id, until a user submits it.
@@ -88,7 +88,7 @@ extension PipelineStore {
         case nothing
     }
 
-    public func recordNotification(
+    package func recordNotification(
         _ payload: String, member: String, job: Job, result: String, entry: String, in record: NotificationRecord,
         event: [String: String]? = nil, users: [String]? = nil, now: Int64 = currentTimeMs()
     ) async throws -> TransitionResult {
@@ -98,7 +98,7 @@ extension PipelineStore {
     }
 
     /// The user an app account token or an original transaction belongs to, token first.
-    public func account(appAccountToken: String?, originalTransactionID: String, appTransactionID: String? = nil) async throws -> String? {
+    package func account(appAccountToken: String?, originalTransactionID: String, appTransactionID: String? = nil) async throws -> String? {
         if let token = appAccountToken?.lowercased(), let user = try await redis.send("GET", keys.accountToken(token)).string {
             return user
         }
@@ -109,7 +109,7 @@ extension PipelineStore {
     }
 
     /// The user seated on an Apple Account when exactly one is (`apple-account:<id>`'s `u:<user>`).
-    public func onlyUserSeated(onAppleAccount appTransactionID: String) async throws -> String? {
+    package func onlyUserSeated(onAppleAccount appTransactionID: String) async throws -> String? {
         let seats = try await redis.send("HGETALL", keys.appleAccount(appTransactionID))
         if case .error(let message) = seats { throw RedisError.server(message) }
         let users = seats.stringDictionary.keys.filter { $0.hasPrefix("u:") }
@@ -118,7 +118,7 @@ extension PipelineStore {
 
     /// The users the app account tokens are bound to (lowercase tokens; an unbound one is absent):
     /// one GET each, since on a cluster each token's key lies in a slot of its own.
-    public func owners(ofAccountTokens tokens: Set<String>) async throws -> [String: String] {
+    package func owners(ofAccountTokens tokens: Set<String>) async throws -> [String: String] {
         var owners: [String: String] = [:]
         for token in tokens {
             if let user = try await redis.send("GET", keys.accountToken(token.lowercased())).string { owners[token.lowercased()] = user }
@@ -127,7 +127,7 @@ extension PipelineStore {
     }
 
     /// Binds an app account token to a user unless it is bound already; returns the user it is bound to.
-    public func bindAccountToken(_ token: String, to user: String) async throws -> String {
+    package func bindAccountToken(_ token: String, to user: String) async throws -> String {
         let token = token.lowercased()
         return try await bindAccountTokens([token], to: user)[token] ?? user
     }

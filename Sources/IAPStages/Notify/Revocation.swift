@@ -6,13 +6,13 @@ import PlainJSON
 /// all of it; for a quantity above 1 it applies to the whole quantity: 1 of 3 is about 33333).
 /// Only a consumable can be owned in part (`prorate`): a non-consumable or a subscription's period
 /// refunded in part ends as on a refund in whole.
-public struct Revocation: Sendable, Equatable {
-    public var reason: String
-    public var type: String
-    public var percentage: Int?
-    public var prorate: Bool
+package struct Revocation: Sendable, Equatable {
+    package var reason: String
+    package var type: String
+    package var percentage: Int?
+    package var prorate: Bool
 
-    public init(reason: String, type: String, percentage: Int? = nil, prorate: Bool = false) {
+    package init(reason: String, type: String, percentage: Int? = nil, prorate: Bool = false) {
         self.reason = reason
         self.type = type
         self.percentage = percentage
@@ -21,7 +21,7 @@ public struct Revocation: Sendable, Equatable {
 
     /// Apple's transaction as a notification (or the refund history) carries it; `consumable`:
     /// the catalog's type of its product.
-    public init(_ transaction: JWSTransaction, notificationType: String, consumable: Bool) {
+    package init(_ transaction: JWSTransaction, notificationType: String, consumable: Bool) {
         let type = transaction.revocationType ?? notificationType
         let percentage = transaction.revocationPercentage.map { min(max($0, 0), 100_000) }
         self.init(

@@ -8,23 +8,23 @@ import PipelineCore
 /// comes first, at most one per distinct secret otherwise. An answer naming another app than the
 /// one whose secret asked is asked again with that app's secret, so what Apple answers always
 /// matches the secret that asked.
-public struct AppByAppReceiptVerifier: ReceiptVerifying {
-    public let verifier: AppleVerifier
+package struct AppByAppReceiptVerifier: ReceiptVerifying {
+    package let verifier: AppleVerifier
     /// Each app's secret, in the order apps are tried.
-    public let apps: [(bundleID: String, sharedSecret: String?)]
+    package let apps: [(bundleID: String, sharedSecret: String?)]
 
-    public init(verifier: AppleVerifier, apps: [(bundleID: String, sharedSecret: String?)]) {
+    package init(verifier: AppleVerifier, apps: [(bundleID: String, sharedSecret: String?)]) {
         self.verifier = verifier
         self.apps = apps
     }
 
     static let secretRefused = AppleStatus.reason(21004)
 
-    public func verify(receiptData: String, attempt: Int) async -> VerificationOutcome {
+    package func verify(receiptData: String, attempt: Int) async -> VerificationOutcome {
         await verify(receiptData: receiptData, attempt: attempt, bundleID: nil)
     }
 
-    public func verify(receiptData: String, attempt: Int, bundleID: String?) async -> VerificationOutcome {
+    package func verify(receiptData: String, attempt: Int, bundleID: String?) async -> VerificationOutcome {
         let candidates = bundleID.map { named in apps.filter { $0.bundleID == named } } ?? apps
         // A job queued for an app the apps file no longer lists: not ours to ask for.
         if candidates.isEmpty, let bundleID {

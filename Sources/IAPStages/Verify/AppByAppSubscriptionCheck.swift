@@ -3,10 +3,10 @@ import PipelineCore
 
 /// A re-check (Get All Subscription Statuses) for several apps: the subscription's app is not
 /// recorded, so each app's key is tried in turn while Apple does not know it.
-public struct AppByAppSubscriptionCheck: SubscriptionChecking {
-    public let apps: [(bundleID: String, check: any SubscriptionChecking)]
+package struct AppByAppSubscriptionCheck: SubscriptionChecking {
+    package let apps: [(bundleID: String, check: any SubscriptionChecking)]
 
-    public func check(
+    package func check(
         originalTransactionID: String, environment: String, knownLatest: String?, knownExpiresAt: Int64?, knownRevision: String?,
         attempt: Int
     ) async -> VerificationOutcome {

@@ -6,18 +6,18 @@ import PipelineCore
 /// transaction id whose client named its app is looked up with that app's key alone; a bare one
 /// with each app's in turn (bundle-id order) while Apple knows it in neither environment: up to
 /// two calls per app tried. What Apple answers must be of the app whose key asked.
-public struct AppByAppTransactionLookup: TransactionLookup {
-    public let apps: [(bundleID: String, lookup: any TransactionLookup)]
+package struct AppByAppTransactionLookup: TransactionLookup {
+    package let apps: [(bundleID: String, lookup: any TransactionLookup)]
 
-    public init(apps: [(bundleID: String, lookup: any TransactionLookup)]) {
+    package init(apps: [(bundleID: String, lookup: any TransactionLookup)]) {
         self.apps = apps
     }
 
-    public func lookUp(transactionID: String, attempt: Int) async -> VerificationOutcome {
+    package func lookUp(transactionID: String, attempt: Int) async -> VerificationOutcome {
         await lookUp(transactionID: transactionID, attempt: attempt, bundleID: nil)
     }
 
-    public func lookUp(transactionID: String, attempt: Int, bundleID: String?) async -> VerificationOutcome {
+    package func lookUp(transactionID: String, attempt: Int, bundleID: String?) async -> VerificationOutcome {
         let candidates = bundleID.map { named in apps.filter { $0.bundleID == named } } ?? apps
         if candidates.isEmpty, let bundleID, !apps.isEmpty {
             // Our gap, not the player's: dead-lettered, replayable once the app has its key.

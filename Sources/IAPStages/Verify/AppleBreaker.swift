@@ -11,8 +11,8 @@ import RedisClient
 /// (`tellAnswers`), or at once while the breaker is open (a probe's answer closes it). While a
 /// breaker is open a job for its service asks Apple only when it is the fleet's probe (`turn`);
 /// the others wait in the retry set for a later turn, spending nothing.
-public final class AppleBreaker: Sendable {
-    public let settings: AppleBreakerSettings
+package final class AppleBreaker: Sendable {
+    package let settings: AppleBreakerSettings
     private let store: PipelineStore
     private let logger: Logger
     private let state = NIOLockedValueBox([AppleService: ServiceState]())
@@ -27,7 +27,7 @@ public final class AppleBreaker: Sendable {
         var lastTold: ContinuousClock.Instant?
     }
 
-    public init(store: PipelineStore, settings: AppleBreakerSettings, logger: Logger) {
+    package init(store: PipelineStore, settings: AppleBreakerSettings, logger: Logger) {
         self.store = store
         self.settings = settings
         self.logger = logger
@@ -40,11 +40,11 @@ public final class AppleBreaker: Sendable {
     }
 
     /// Whether this process last saw `service`'s breaker open.
-    public func isOpen(_ service: AppleService) -> Bool { state.withLockedValue { $0[service]?.open ?? false } }
+    package func isOpen(_ service: AppleService) -> Bool { state.withLockedValue { $0[service]?.open ?? false } }
 
     /// A job's turn to ask `service`: `.closed` unless this process saw its breaker open; then the
     /// fleet's probe (one an interval) or a wait. Redis unreachable: a wait of one interval.
-    public func turn(_ service: AppleService) async -> ProbeTurn {
+    package func turn(_ service: AppleService) async -> ProbeTurn {
         guard isOpen(service) else { return .closed }
         guard let turn = try? await store.takeAppleProbe(service, probe: settings.probe) else { return .wait(settings.probe) }
         if turn == .closed { see(service, open: false) }
@@ -52,7 +52,7 @@ public final class AppleBreaker: Sendable {
     }
 
     /// `service` answered a verify job (valid or not). While open the answer is told at once: it closes the breaker.
-    public func answered(_ service: AppleService) async {
+    package func answered(_ service: AppleService) async {
         let open = state.withLockedValue { state -> Bool in
             state[service, default: ServiceState()].answers += 1
             state[service]!.latestAnswer = .now
@@ -63,7 +63,7 @@ public final class AppleBreaker: Sendable {
 
     /// Every service's answers counted since the last round (once a second per process), and
     /// whether another process opened a breaker meanwhile.
-    public func tellAnswers() async {
+    package func tellAnswers() async {
         for service in AppleService.allCases { await tellAnswers(service, force: false) }
     }
 
@@ -96,7 +96,7 @@ public final class AppleBreaker: Sendable {
     /// `service` failed a verify job: whether the job spends an attempt, and when it failed
     /// (Redis's ms, which the job carries to its next failure). `nil` when Redis could not be
     /// asked: the failure then spends, as without a breaker.
-    public func failed(_ service: AppleService, reason: String, failedBefore: Int64?) async -> AppleFailureVerdict? {
+    package func failed(_ service: AppleService, reason: String, failedBefore: Int64?) async -> AppleFailureVerdict? {
         guard let verdict = try? await store.recordAppleFailure(
             service, reason: reason, failedBefore: failedBefore, settings: settings)
         else { return nil }
@@ -113,7 +113,7 @@ public final class AppleBreaker: Sendable {
 
     /// A wait for the next probe, spread over up to three more intervals, so that the jobs a
     /// breaker holds do not all come back at the same moment.
-    public func spread(_ wait: Duration) -> Duration {
+    package func spread(_ wait: Duration) -> Duration {
         wait + .milliseconds(Int64.random(in: 0...max(settings.probe.milliseconds * 3, 0)))
     }
 
@@ -125,7 +125,7 @@ public final class AppleBreaker: Sendable {
 
 extension PipelineStore {
     /// `record_apple_failure`: see `AppleBreaker.failed` (`now`: a test's pinned time).
-    public func recordAppleFailure(
+    package func recordAppleFailure(
         _ service: AppleService, reason: String, failedBefore: Int64?, settings: AppleBreakerSettings, now: Int64? = nil
     ) async throws -> AppleFailureVerdict {
         try await run(RecordAppleFailure(keys, service: service, reason: reason, failedBefore: failedBefore, settings: settings, now: now))
@@ -133,19 +133,19 @@ extension PipelineStore {
 
     /// `record_apple_answers`: `count` answers, the latest `age` ago (0: only read whether the breaker is open).
     @discardableResult
-    public func recordAppleAnswers(
+    package func recordAppleAnswers(
         _ service: AppleService, count: Int, age: Duration = .zero, now: Int64? = nil
     ) async throws -> AppleAnswersRecorded {
         try await run(RecordAppleAnswers(keys, service: service, count: count, age: age, now: now))
     }
 
     /// `take_apple_probe`: `.closed`, `.probe` (this job asks), or `.wait` until the next probe.
-    public func takeAppleProbe(_ service: AppleService, probe: Duration, now: Int64? = nil) async throws -> ProbeTurn {
+    package func takeAppleProbe(_ service: AppleService, probe: Duration, now: Int64? = nil) async throws -> ProbeTurn {
         try await run(TakeAppleProbe(keys, service: service, probe: probe, now: now))
     }
 
     /// A breaker's hash as stored (empty: never told anything).
-    public func appleBreakerState(_ service: AppleService) async throws -> [String: String] {
+    package func appleBreakerState(_ service: AppleService) async throws -> [String: String] {
         try await redis.send("HGETALL", keys.appleBreaker(service)).stringDictionary
     }
 }

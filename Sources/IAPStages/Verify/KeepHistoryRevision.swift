@@ -18,14 +18,14 @@ package struct KeepHistoryRevision: PipelineScript {
 
 extension PipelineStore {
     /// Where the last sync read the Apple Account's history to, in this environment (`nil`: from the start).
-    public func historyRevision(ofAppleAccount appTransactionID: String, environment: String) async throws -> String? {
+    package func historyRevision(ofAppleAccount appTransactionID: String, environment: String) async throws -> String? {
         let reply = try await redis.send("HGET", keys.appleAccount(appTransactionID), "revision:\(environment)")
         if case .error(let message) = reply { throw RedisError.server(message) }
         return reply.string
     }
 
     /// Keeps where a sync read the Apple Account's history to (`keep_history_revision`).
-    public func keepHistoryRevision(_ revision: String, ofAppleAccount appTransactionID: String, environment: String) async throws {
+    package func keepHistoryRevision(_ revision: String, ofAppleAccount appTransactionID: String, environment: String) async throws {
         _ = try await run(KeepHistoryRevision(keys, appTransactionID: appTransactionID, environment: environment, revision: revision))
     }
 }

@@ -4,21 +4,21 @@ import AppStoreServerAPI
 import PipelineCore
 
 /// The verify stage's seams to Apple for the configured apps.
-public struct AppleSeams: Sendable {
-    public var verifier: any ReceiptVerifying
+package struct AppleSeams: Sendable {
+    package var verifier: any ReceiptVerifying
     /// `nil` without a Server API key.
-    public var lookup: (any TransactionLookup)?
-    public var subscriptions: (any SubscriptionChecking)?
+    package var lookup: (any TransactionLookup)?
+    package var subscriptions: (any SubscriptionChecking)?
     /// Get App Transaction Info, when `IAP_MAX_ACCOUNTS_PER_APPLE_ACCOUNT` counts Apple Accounts.
-    public var appleAccounts: (any AppleAccountLookup)?
+    package var appleAccounts: (any AppleAccountLookup)?
     /// Get Transaction History of a whole customer (a sync); `nil` without a Server API key.
-    public var history: (any CustomerHistoryReading)?
+    package var history: (any CustomerHistoryReading)?
 }
 
 extension PipelineConfiguration {
     /// One app: verifyReceipt with `IAP_APPLE_SHARED_SECRET` and the one client. Several apps
     /// (`IAP_APPS_FILE`): each app's secret and client, tried app by app unless the client names one.
-    public func appleSeams(
+    package func appleSeams(
         apple: AppleVerifier, clients: [(bundleID: String, client: ServerAPIClient)], signedData: SignedDataVerifier
     ) -> AppleSeams {
         let lookups = clients.map { ($0.bundleID, ServerAPITransactionLookup(client: $0.client, signedData: signedData)) }

@@ -4,7 +4,7 @@ import PipelineCore
 /// The verify stage's steps: `mark_verifying`, and a re-check's answer as a subscription change.
 extension PipelineStore {
     /// Shows `verifying` on the tickets; returns those whose hash is gone.
-    public func markVerifying(tickets: [String], now: Int64 = currentTimeMs()) async throws -> Set<String> {
+    package func markVerifying(tickets: [String], now: Int64 = currentTimeMs()) async throws -> Set<String> {
         if tickets.isEmpty { return [] }
         let found = try await run(MarkVerifying(keys, tickets: tickets, now: now))
             .onePerItem(of: tickets.count, script: MarkVerifying.name)
@@ -12,7 +12,7 @@ extension PipelineStore {
     }
 
     /// Returns `false` when the ticket hash is gone.
-    public func markVerifying(ticket: String, now: Int64 = currentTimeMs()) async throws -> Bool {
+    package func markVerifying(ticket: String, now: Int64 = currentTimeMs()) async throws -> Bool {
         try await markVerifying(tickets: [ticket], now: now).isEmpty
     }
 

@@ -9,14 +9,14 @@ import PipelineCore
 /// first, sandbox when production has none) and verified like any signed data. The answer is
 /// what Apple signed of the receipt's purchases (their original transactions: a subscription's
 /// later periods too), with prices, offers and `appTransactionId`; no shared secret is needed.
-public struct ReceiptByServerAPI: Sendable {
-    public let history: any CustomerHistoryReading
+package struct ReceiptByServerAPI: Sendable {
+    package let history: any CustomerHistoryReading
 
-    public init(history: any CustomerHistoryReading) {
+    package init(history: any CustomerHistoryReading) {
         self.history = history
     }
 
-    public func verify(receiptData: String, bundleID: String?) async -> VerificationOutcome {
+    package func verify(receiptData: String, bundleID: String?) async -> VerificationOutcome {
         guard let bytes = Data(base64Encoded: receiptData, options: .ignoreUnknownCharacters), !bytes.isEmpty else {
             return .rejected(reason: AppleReason.invalidReceipt, detail: "receipt_data is not base64")
         }

@@ -1,7 +1,7 @@
 import AppleReceipt
 
 /// The seam to Apple: the real client, or anything that answers the same way.
-public protocol ReceiptVerifying: Sendable {
+package protocol ReceiptVerifying: Sendable {
     func verify(receiptData: String, attempt: Int) async -> VerificationOutcome
     /// The same, for the app the client named (`bundle_id`), or with `nil` for whichever app the
     /// receipt is; a verifier of one app ignores it.
@@ -9,7 +9,7 @@ public protocol ReceiptVerifying: Sendable {
 }
 
 extension ReceiptVerifying {
-    public func verify(receiptData: String, attempt: Int, bundleID: String?) async -> VerificationOutcome {
+    package func verify(receiptData: String, attempt: Int, bundleID: String?) async -> VerificationOutcome {
         await verify(receiptData: receiptData, attempt: attempt)
     }
 }

@@ -24,11 +24,11 @@ package struct RecordAppleAnswers: PipelineScript {
 }
 
 /// The breaker after answers were told: open or not, and how long it had been open when these closed it.
-public struct AppleAnswersRecorded: Sendable, Equatable {
-    public var open: Bool
-    public var closedAfter: Duration?
+package struct AppleAnswersRecorded: Sendable, Equatable {
+    package var open: Bool
+    package var closedAfter: Duration?
 
-    public init(open: Bool, closedAfter: Duration?) {
+    package init(open: Bool, closedAfter: Duration?) {
         self.open = open
         self.closedAfter = closedAfter
     }

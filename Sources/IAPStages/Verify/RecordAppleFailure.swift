@@ -27,15 +27,15 @@ package struct RecordAppleFailure: PipelineScript {
 }
 
 /// What the breaker made of one Apple-side failure.
-public struct AppleFailureVerdict: Sendable, Equatable {
-    public enum State: Int, Sendable { case closed = 0, opened = 1, open = 2 }
+package struct AppleFailureVerdict: Sendable, Equatable {
+    package enum State: Int, Sendable { case closed = 0, opened = 1, open = 2 }
     /// Whether the job spends an attempt (Apple answered others since it last failed).
-    public var spends: Bool
-    public var state: State
+    package var spends: Bool
+    package var state: State
     /// When it failed, Redis's ms: the job carries it to its next failure.
-    public var at: Int64
+    package var at: Int64
 
-    public init(spends: Bool, state: State, at: Int64) {
+    package init(spends: Bool, state: State, at: Int64) {
         self.spends = spends
         self.state = state
         self.at = at

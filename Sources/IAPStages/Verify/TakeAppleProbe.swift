@@ -27,7 +27,7 @@ package struct TakeAppleProbe: PipelineScript {
 
 /// A verify job's turn while a breaker may be open: the breaker is closed (ask as usual), this job
 /// is the probe (ask), or the next probe is due in a while (do not ask).
-public enum ProbeTurn: Sendable, Equatable {
+package enum ProbeTurn: Sendable, Equatable {
     case closed
     case probe
     case wait(Duration)

@@ -1,7 +1,7 @@
 import AppleReceipt
 
 /// The seam to the App Store Server API: looks a transaction id up and verifies what Apple signs.
-public protocol TransactionLookup: Sendable {
+package protocol TransactionLookup: Sendable {
     func lookUp(transactionID: String, attempt: Int) async -> VerificationOutcome
     /// The same, with the key of the app the client named (`bundle_id`), or with `nil` of
     /// whichever app knows it; a lookup of one app ignores it.
@@ -9,14 +9,14 @@ public protocol TransactionLookup: Sendable {
 }
 
 extension TransactionLookup {
-    public func lookUp(transactionID: String, attempt: Int, bundleID: String?) async -> VerificationOutcome {
+    package func lookUp(transactionID: String, attempt: Int, bundleID: String?) async -> VerificationOutcome {
         await lookUp(transactionID: transactionID, attempt: attempt)
     }
 }
 
 /// The seam to Apple for re-checks: what Apple says of a subscription now (its latest
 /// transaction, verified, with the subscription's state in `VerifiedReceipt.renewal`).
-public protocol SubscriptionChecking: Sendable {
+package protocol SubscriptionChecking: Sendable {
     /// `knownLatest`, `knownExpiresAt`: the latest period the pipeline knows; every period Apple
     /// began since is in the answer, oldest first, so none is skipped. `knownRevision`: where the
     /// last re-check read the customer's history to (only what changed since is read).

@@ -7,31 +7,31 @@ import PipelineCore
 /// Verify stage: checks the evidence (asks Apple about a receipt, verifies a signed transaction
 /// offline, or looks a transaction id up), checks it belongs to our app, and moves the job on to
 /// dedupe, a rejection, a retry, or the dead letters.
-public struct VerifyHandler: JobHandler {
-    public let stage = Stage.verify
-    public let verifier: any ReceiptVerifying
-    public let signedData: SignedDataVerifier
+package struct VerifyHandler: JobHandler {
+    package let stage = Stage.verify
+    package let verifier: any ReceiptVerifying
+    package let signedData: SignedDataVerifier
     /// `nil` when no App Store Server API keys are configured.
-    public let lookup: (any TransactionLookup)?
+    package let lookup: (any TransactionLookup)?
     /// `nil` when no App Store Server API keys are configured: re-checks then end `recheck_unavailable`.
-    public let subscriptions: (any SubscriptionChecking)?
-    public let bundleIDs: Set<String>
-    public let retryPolicy: RetryPolicy
+    package let subscriptions: (any SubscriptionChecking)?
+    package let bundleIDs: Set<String>
+    package let retryPolicy: RetryPolicy
     /// What the housekeeping needs to queue due re-checks; `nil`: this worker queues none.
-    public let rechecks: RecheckPromotion?
+    package let rechecks: RecheckPromotion?
     /// Get App Transaction Info, for evidence that does not name its Apple Account while
     /// `IAP_MAX_ACCOUNTS_PER_APPLE_ACCOUNT` counts them; `nil`: not asked.
-    public let appleAccounts: (any AppleAccountLookup)?
+    package let appleAccounts: (any AppleAccountLookup)?
     /// Get Transaction History of a whole customer, for a sync (`POST /v1/users/{id}/sync`);
     /// `nil` when no App Store Server API keys are configured.
-    public let history: (any CustomerHistoryReading)?
+    package let history: (any CustomerHistoryReading)?
     /// `IAP_RECEIPT_MODE` resolved: legacy receipts read here and verified by the Server API
     /// (`nil`: sent to verifyReceipt).
-    public let receiptsByServerAPI: ReceiptByServerAPI?
+    package let receiptsByServerAPI: ReceiptByServerAPI?
     /// The fleet's Apple breaker (`IAP_APPLE_BREAKER_FAILURES`); `nil`: every failure spends an attempt.
-    public let breaker: AppleBreaker?
+    package let breaker: AppleBreaker?
 
-    public let transitions: [any PipelineScript.Type] = [ForwardJob.self, FinishTicket.self, ScheduleRetry.self, KeepHistoryRevision.self]
+    package let transitions: [any PipelineScript.Type] = [ForwardJob.self, FinishTicket.self, ScheduleRetry.self, KeepHistoryRevision.self]
     /// `mark_verifying` for the tickets of a worker's jobs taken at about the same time, in one call.
     private let verifyingMarks = WorkerBatchers<String, Bool> { worker in
         GroupCommit(maxBatch: 64) { tickets in
@@ -40,7 +40,7 @@ public struct VerifyHandler: JobHandler {
         }
     }
 
-    public init(
+    package init(
         verifier: any ReceiptVerifying, signedData: SignedDataVerifier, lookup: (any TransactionLookup)? = nil,
         subscriptions: (any SubscriptionChecking)? = nil, bundleIDs: Set<String>, retryPolicy: RetryPolicy,
         rechecks: RecheckPromotion? = nil, appleAccounts: (any AppleAccountLookup)? = nil,
@@ -61,7 +61,7 @@ public struct VerifyHandler: JobHandler {
 
     /// Re-checks go to the verify stage: its workers queue those due (`promote_due_rechecks`).
     /// The answers Apple gave are told to the breaker (once a second per process).
-    public func housekeeping(_ worker: WorkerContext) async throws {
+    package func housekeeping(_ worker: WorkerContext) async throws {
         await breaker?.tellAnswers()
         guard let rechecks else { return }
         let queued = try await worker.store.promoteDueRechecks(
@@ -69,9 +69,9 @@ public struct VerifyHandler: JobHandler {
         PipelineMetrics.rechecksQueued(queued)
     }
 
-    public func accepts(_ job: Job) -> Bool { job.stage == .verify && job.evidence != nil }
+    package func accepts(_ job: Job) -> Bool { job.stage == .verify && job.evidence != nil }
 
-    public func handle(_ held: HeldJob) async {
+    package func handle(_ held: HeldJob) async {
         let (payload, job, worker) = (held.payload, held.job, held.worker)
         guard let evidence = job.evidence else {  // `accepts` refused such a job already
             await held.deadLetter(reason: ReasonCode.undecodableJob, error: "a verify job without evidence", attempts: 0)

@@ -4,20 +4,20 @@ import RedisClient
 extension PipelineStore {
     /// Moves the next fulfilment entries (at most `count`) to their users' delivery lists and
     /// queues a delivery job for each user without one; returns how many were routed.
-    public func routeFulfilmentEvents(
+    package func routeFulfilmentEvents(
         consumer: String, count: Int = 500, now: Int64 = currentTimeMs()
     ) async throws -> Int {
         try await run(RouteFulfilmentEvents(keys, consumer: consumer, count: count, now: now))
     }
 
     /// The oldest event waiting for delivery to `user` (JSON: `id`, `fields`), if any.
-    public func nextWebhookEvent(user: String) async throws -> String? {
+    package func nextWebhookEvent(user: String) async throws -> String? {
         try await redis.send("LINDEX", keys.webhookEvents(user: user), "0").string
     }
 
     /// A delivery ended (see `finish_webhook_event`): the event leaves the user's list (into the
     /// dead letters with `deadEntry`), and the user's job goes on to their next event or ends.
-    public func finishWebhookEvent(
+    package func finishWebhookEvent(
         _ payload: String, member: String, job: Job, eventID: String, deadEntry: String? = nil, now: Int64 = currentTimeMs()
     ) async throws -> TransitionResult {
         try await run(FinishWebhookEvent(keys, member: member, taken: payload, job: job, eventID: eventID, deadEntry: deadEntry, now: now))

@@ -4,14 +4,14 @@ import NIOCore
 import NIOHTTP1
 
 /// How one POST to the webhook ended.
-public enum WebhookPostResult: Sendable, Equatable {
+package enum WebhookPostResult: Sendable, Equatable {
     case delivered
     /// Anything but a 2xx, or no answer: retried. `detail` never holds the body.
     case failed(String)
 }
 
 /// The seam to the game backend's webhook.
-public protocol WebhookPosting: Sendable {
+package protocol WebhookPosting: Sendable {
     func post(_ body: [UInt8], headers: [(String, String)]) async -> WebhookPostResult
 }
 
@@ -23,12 +23,12 @@ public protocol WebhookPosting: Sendable {
 /// keeps the post waiting while its pool retries the connection with a backoff of its own,
 /// 100 ms x 1.25^n up to 60 s, that only a successful connection resets: after a long outage of
 /// the receiver, the first post after it came back waited for that timer (21 s seen once).
-public final class WebhookClient: WebhookPosting {
-    public let url: String
+package final class WebhookClient: WebhookPosting {
+    package let url: String
     private let timeout: Duration
     private let http: HTTPClient
 
-    public init(url: String, timeout: Duration, maxConnections: Int) {
+    package init(url: String, timeout: Duration, maxConnections: Int) {
         self.url = url
         self.timeout = timeout
         var configuration = HTTPClient.Configuration()
@@ -39,11 +39,11 @@ public final class WebhookClient: WebhookPosting {
         http = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
     }
 
-    public func shutdown() async {
+    package func shutdown() async {
         try? await http.shutdown()
     }
 
-    public func post(_ body: [UInt8], headers: [(String, String)]) async -> WebhookPostResult {
+    package func post(_ body: [UInt8], headers: [(String, String)]) async -> WebhookPostResult {
         var request = HTTPClientRequest(url: url)
         request.method = .POST
         request.headers.add(name: "Content-Type", value: "application/json")

@@ -7,17 +7,17 @@ import PlainJSON
 /// id, `3.1795507119056-0`, since two buckets' streams may give one id), `type` (the entry's
 /// `event`), `created_at` (when it was added, from its id) and the entry's other fields, as one
 /// JSON object.
-public struct WebhookEvent: Sendable, Equatable {
-    public var id: String
-    public var fields: [String: String]
+package struct WebhookEvent: Sendable, Equatable {
+    package var id: String
+    package var fields: [String: String]
 
-    public init(id: String, fields: [String: String]) {
+    package init(id: String, fields: [String: String]) {
         self.id = id
         self.fields = fields
     }
 
     /// Reads an entry of a user's delivery list (`{"id", "fields"}`, as `route_fulfilment_events` writes it).
-    public init?(listEntry text: String) {
+    package init?(listEntry text: String) {
         guard let json = try? JSONValue(parsing: text), let id = json["id"]?.string, !id.isEmpty,
               let members = json["fields"]?.object
         else { return nil }
@@ -26,24 +26,24 @@ public struct WebhookEvent: Sendable, Equatable {
     }
 
     /// The list entry again (for a dead letter's replay).
-    public var listEntry: String {
+    package var listEntry: String {
         JSONValue.object(["id": .string(id), "fields": .object(fields.mapValues(JSONValue.string))]).canonicalText
     }
 
     /// When the stream took it (ms), from its id (`[<bucket>.]<ms>-<seq>`).
-    public var createdAtMs: Int64 {
+    package var createdAtMs: Int64 {
         let entry = id.split(separator: ".").last ?? ""
         return Int64(entry.split(separator: "-").first ?? "") ?? 0
     }
 
     /// The event id of a bucket's stream entry: the entry id with one bucket, else the bucket, a dot and the entry id.
-    public static func id(entry: String, bucket: Int, of layout: BucketLayout) -> String {
+    package static func id(entry: String, bucket: Int, of layout: BucketLayout) -> String {
         layout.ticketID(entry, inBucket: bucket)
     }
 
     /// The body the webhook receives: canonical JSON (sorted members), so its bytes and thus its
     /// signature are the same on every retry.
-    public var body: [UInt8] {
+    package var body: [UInt8] {
         var members = fields.mapValues(JSONValue.string)
         // A notification's decoded members are JSON: the body carries them as an object.
         if let payload = fields["payload"], let parsed = try? JSONValue(parsing: payload) { members["payload"] = parsed }

@@ -8,20 +8,20 @@ import PipelineCore
 /// failure parks the job in the retry set with backoff and jitter, so one slow user holds up
 /// nobody else; an event still undelivered `maxAge` after it was added goes to the dead letters
 /// (replayable with `iapctl dead replay`), and the user's next event follows.
-public struct WebhookHandler: JobHandler {
-    public let stage = Stage.webhook
-    public let poster: any WebhookPosting
-    public let signer: WebhookSigner
-    public let maxAge: Duration
+package struct WebhookHandler: JobHandler {
+    package let stage = Stage.webhook
+    package let poster: any WebhookPosting
+    package let signer: WebhookSigner
+    package let maxAge: Duration
     /// Backoff between attempts (its `maxAttempts` bounds only replays: the age bounds the rest).
-    public let retryPolicy: RetryPolicy
+    package let retryPolicy: RetryPolicy
 
-    public static let expiredReason = "webhook_expired"
-    public static let failedReason = "webhook_failed"
+    package static let expiredReason = "webhook_expired"
+    package static let failedReason = "webhook_failed"
 
-    public let transitions: [any PipelineScript.Type] = [FinishWebhookEvent.self, ScheduleRetry.self]
+    package let transitions: [any PipelineScript.Type] = [FinishWebhookEvent.self, ScheduleRetry.self]
 
-    public init(poster: any WebhookPosting, signer: WebhookSigner, maxAge: Duration, retryPolicy: RetryPolicy) {
+    package init(poster: any WebhookPosting, signer: WebhookSigner, maxAge: Duration, retryPolicy: RetryPolicy) {
         self.poster = poster
         self.signer = signer
         self.maxAge = maxAge
@@ -30,13 +30,13 @@ public struct WebhookHandler: JobHandler {
 
     /// New fulfilment entries go to their users' delivery lists (`route_fulfilment_events`), 500
     /// at a time until none is left.
-    public func housekeeping(_ worker: WorkerContext) async throws {
+    package func housekeeping(_ worker: WorkerContext) async throws {
         while try await worker.store.routeFulfilmentEvents(consumer: worker.member, count: Self.routeBatch) == Self.routeBatch {}
     }
 
     static let routeBatch = 500
 
-    public func handle(_ held: HeldJob) async {
+    package func handle(_ held: HeldJob) async {
         let (payload, job, worker) = (held.payload, held.job, held.worker)
         let text: String?
         if let replay = job.webhookEvent {

@@ -3,15 +3,15 @@ import IAPSettings
 /// Where `iap-webhook` delivers the fulfilment events and how (`IAP_WEBHOOK_*`): the URL, the
 /// shared signing secret and the one being retired, how long an event is retried, each POST's
 /// timeout. Read by the component itself (`init(reading:)`).
-public struct WebhookSettings: Sendable {
-    public var url: String?
-    public var secret: String?
+package struct WebhookSettings: Sendable {
+    package var url: String?
+    package var secret: String?
     /// `IAP_WEBHOOK_PREVIOUS_SECRET`: the secret being retired, which signs a second `v1=`.
-    public var previousSecret: String?
-    public var maxAge: Duration
-    public var timeout: Duration
+    package var previousSecret: String?
+    package var maxAge: Duration
+    package var timeout: Duration
 
-    public init(reading source: SettingSource) throws(ConfigurationError) {
+    package init(reading source: SettingSource) throws(ConfigurationError) {
         url = try source.url(Settings.webhookURL)
         secret = try source.secret(Settings.webhookSecret, minBytes: 16)
         previousSecret = try source.secret(Settings.webhookPreviousSecret, minBytes: 16)
@@ -20,7 +20,7 @@ public struct WebhookSettings: Sendable {
     }
 
     /// The URL and the secret, which `iap-webhook` cannot run without.
-    public func required() throws(ConfigurationError) -> (url: String, secret: String) {
+    package func required() throws(ConfigurationError) -> (url: String, secret: String) {
         guard let url else { throw ConfigurationError(Settings.webhookURL.variable, "required: where iap-webhook delivers the events") }
         guard let secret else {
             throw ConfigurationError(
@@ -30,7 +30,7 @@ public struct WebhookSettings: Sendable {
     }
 
     /// The deliveries' signer: the secret, and the previous one during a rotation.
-    public func signer() throws(ConfigurationError) -> WebhookSigner {
+    package func signer() throws(ConfigurationError) -> WebhookSigner {
         WebhookSigner(secret: try required().secret, previousSecret: previousSecret)
     }
 }

@@ -5,14 +5,14 @@ import IAPClient
 /// secret is being rotated (`IAP_WEBHOOK_PREVIOUS_SECRET`) a second `v1=` signed with the old one
 /// follows, so receivers on either secret accept. The layout is `IAPClient.WebhookVerifier`'s,
 /// which is also what a receiver checks with.
-public struct WebhookSigner: Sendable {
+package struct WebhookSigner: Sendable {
     private let secrets: [String]
 
-    public init(secret: String, previousSecret: String? = nil) {
+    package init(secret: String, previousSecret: String? = nil) {
         secrets = [secret] + (previousSecret.map { [$0] } ?? [])
     }
 
-    public func signature(body: [UInt8], timestamp: Int64) -> String {
+    package func signature(body: [UInt8], timestamp: Int64) -> String {
         WebhookVerifier.header(body: body, timestamp: timestamp, secrets: secrets)
     }
 }

@@ -15,48 +15,48 @@ import RedisClient
 /// never heard of buckets (`iap:fulfilment`, `iap:queue:verify`, …). The number cannot change
 /// once data exists, short of a migration: every hash below is fixed for ever (`BucketLayoutTests`
 /// pins them).
-public struct BucketLayout: Sendable, Equatable {
+package struct BucketLayout: Sendable, Equatable {
     /// The most buckets a layout may have: each then still has 16 slots to find a tag in.
-    public static let maxCount = Settings.maxBuckets
+    package static let maxCount = Settings.maxBuckets
 
-    public let count: Int
+    package let count: Int
     /// Each bucket's hash tag, without braces (empty with one bucket).
-    public let tags: [String]
+    package let tags: [String]
 
-    public init(count: Int) {
+    package init(count: Int) {
         precondition((1...Self.maxCount).contains(count), "a layout has 1 to \(Self.maxCount) buckets")
         self.count = count
         tags = count == 1 ? [""] : (0..<count).map { Self.tag(ofBucket: $0, of: count) }
     }
 
     /// The bucket of a purchase, by its grant unit's original transaction id.
-    public func bucket(ofOriginalTransactionID id: String) -> Int { bucket(hashing: "otid:" + id) }
+    package func bucket(ofOriginalTransactionID id: String) -> Int { bucket(hashing: "otid:" + id) }
 
     /// The bucket a new submission's ticket (and its resubmission key) lives in, by the
     /// submission's digest: a resubmission lands where the first one did.
-    public func bucket(ofDigest digest: String) -> Int { bucket(hashing: "digest:" + digest) }
+    package func bucket(ofDigest digest: String) -> Int { bucket(hashing: "digest:" + digest) }
 
     /// The bucket of a notification: its purchase's, by the original transaction id it is about;
     /// one about no transaction (a test notification, a summary) by its UUID.
-    public func bucket(ofNotification uuid: String, originalTransactionID: String? = nil) -> Int {
+    package func bucket(ofNotification uuid: String, originalTransactionID: String? = nil) -> Int {
         originalTransactionID.map(bucket(ofOriginalTransactionID:)) ?? bucket(hashing: "notification:" + uuid)
     }
 
     /// The bucket a ticket lives in: the one its id names (`<bucket>.<id>`), or for an id without
     /// one (issued before buckets, or with one bucket) the one its hash picks, which is where a
     /// migration puts it.
-    public func bucket(ofTicket ticket: String) -> Int {
+    package func bucket(ofTicket ticket: String) -> Int {
         if let dot = ticket.firstIndex(of: "."), let named = Int(ticket[..<dot]), (0..<count).contains(named) { return named }
         return bucket(hashing: "ticket:" + ticket)
     }
 
     /// A ticket id that names `bucket`: the id alone with one bucket (unchanged from before buckets).
-    public func ticketID(_ id: String, inBucket bucket: Int) -> String {
+    package func ticketID(_ id: String, inBucket bucket: Int) -> String {
         count == 1 ? id : "\(bucket).\(id)"
     }
 
     /// The slot of a bucket's keys on Redis Cluster.
-    public func slot(ofBucket bucket: Int) -> Int { RedisClusterSlot.of("{\(tags[bucket])}") }
+    package func slot(ofBucket bucket: Int) -> Int { RedisClusterSlot.of("{\(tags[bucket])}") }
 
     private func bucket(hashing text: String) -> Int {
         count == 1 ? 0 : Int(Self.fnv1a(text) % UInt64(count))

@@ -5,7 +5,7 @@ import RedisClient
 /// be evicted and a purchase granted twice; under `volatile-*` the replay memory (`signature:`),
 /// notifications' and receipts' keys can. Only `noeviction` is safe (BullMQ refuses any other;
 /// Sidekiq warns).
-public enum EvictionPolicy: Sendable, Equatable {
+package enum EvictionPolicy: Sendable, Equatable {
     /// `noeviction`: writes fail when memory is full, nothing is dropped.
     case keepsEveryKey
     /// Any other policy, by name.
@@ -14,7 +14,7 @@ public enum EvictionPolicy: Sendable, Equatable {
     case hidden(String)
 
     /// Reads `maxmemory-policy` (`CONFIG GET`). Throws when Redis does not answer.
-    public static func read(from redis: some RedisCommandSending) async throws -> EvictionPolicy {
+    package static func read(from redis: some RedisCommandSending) async throws -> EvictionPolicy {
         let reply = try await redis.execute(RedisCommand("CONFIG", "GET", "maxmemory-policy"))
         if case .error(let message) = reply { return .hidden(message) }
         let items = (reply.array ?? []).compactMap(\.string)
@@ -23,7 +23,7 @@ public enum EvictionPolicy: Sendable, Equatable {
     }
 
     /// What the process says of a policy that evicts: one line naming the setting and the fix.
-    public static func refusal(_ policy: String) -> ConfigurationError {
+    package static func refusal(_ policy: String) -> ConfigurationError {
         ConfigurationError(
             "maxmemory-policy",
             "Redis runs with maxmemory-policy \(policy), which evicts keys: a purchase's claim could vanish and the purchase be "

@@ -10,7 +10,7 @@
 /// `rawValue` is the family's name in the migration's report; `description` its segment in key
 /// names. The two differ for `holds`, the index of holds, whose name is the segment `held` alone
 /// (a hold itself is `held:<unit>`).
-public enum KeyFamily: String, CaseIterable, Sendable, CustomStringConvertible {
+package enum KeyFamily: String, CaseIterable, Sendable, CustomStringConvertible {
     // A bucket's machinery.
     case queue, inflight, workers, retry, dead, fulfilment
     case userEvents = "user-events"
@@ -52,11 +52,11 @@ public enum KeyFamily: String, CaseIterable, Sendable, CustomStringConvertible {
     case migrationGuard = "migration-guard"
 
     /// The segment of a key name that says its family.
-    public var description: String { self == .holds ? "held" : rawValue }
+    package var description: String { self == .holds ? "held" : rawValue }
 
     /// The family of a key name given without its prefix (`txn:<unit>`, `held`), as a ledger with
     /// one bucket names it; `nil` for a name of no family.
-    public init?(keyName rest: Substring) {
+    package init?(keyName rest: Substring) {
         let segment = rest.prefix { $0 != ":" }
         if segment == "held" {
             self = segment.count == rest.count ? .holds : .hold

@@ -15,13 +15,13 @@ import RedisClient
 /// hold, refund marker, owner, subscription, notifications) from its original transaction id. The
 /// keys of a bucket's machinery (queues, in-flight lists, workers, retry and dead sets, fulfilment
 /// stream, results channel, re-checks, reaper lock, notification UUIDs) are those of `bucket`.
-public struct RedisKeys: Sendable, Equatable {
-    public let prefix: String
-    public let layout: BucketLayout
+package struct RedisKeys: Sendable, Equatable {
+    package let prefix: String
+    package let layout: BucketLayout
     /// The bucket these keys are of (always 0 with one bucket).
-    public let bucket: Int
+    package let bucket: Int
 
-    public init(prefix: String = Settings.prefix.defaultValue!, layout: BucketLayout = BucketLayout(count: 1)) {
+    package init(prefix: String = Settings.prefix.defaultValue!, layout: BucketLayout = BucketLayout(count: 1)) {
         self.init(prefix: prefix, layout: layout, bucket: 0)
     }
 
@@ -32,24 +32,24 @@ public struct RedisKeys: Sendable, Equatable {
     }
 
     /// The keys of one bucket.
-    public func inBucket(_ bucket: Int) -> RedisKeys {
+    package func inBucket(_ bucket: Int) -> RedisKeys {
         precondition((0..<layout.count).contains(bucket), "bucket \(bucket) of \(layout.count)")
         return RedisKeys(prefix: prefix, layout: layout, bucket: bucket)
     }
 
     /// The keys of the bucket a purchase lives in, by its grant unit's original transaction id.
-    public func ofPurchase(originalTransactionID: String) -> RedisKeys {
+    package func ofPurchase(originalTransactionID: String) -> RedisKeys {
         layout.count == 1 ? self : inBucket(layout.bucket(ofOriginalTransactionID: originalTransactionID))
     }
 
     /// The keys of the bucket a ticket lives in (the one its id names).
-    public func ofTicket(_ id: String) -> RedisKeys { layout.count == 1 ? self : inBucket(layout.bucket(ofTicket: id)) }
+    package func ofTicket(_ id: String) -> RedisKeys { layout.count == 1 ? self : inBucket(layout.bucket(ofTicket: id)) }
 
     /// The keys of every bucket, in order.
-    public var everyBucket: [RedisKeys] { (0..<layout.count).map(inBucket) }
+    package var everyBucket: [RedisKeys] { (0..<layout.count).map(inBucket) }
 
     /// What this bucket's keys start with.
-    public var bucketPrefix: String { Self.bucketPrefix(prefix, layout, bucket) }
+    package var bucketPrefix: String { Self.bucketPrefix(prefix, layout, bucket) }
 
     private static func bucketPrefix(_ prefix: String, _ layout: BucketLayout, _ bucket: Int) -> String {
         layout.count == 1 ? prefix : "\(prefix):{\(layout.tags[bucket])}"
@@ -62,7 +62,7 @@ public struct RedisKeys: Sendable, Equatable {
     /// What one user's keys start with: the prefix with one bucket (today's names), else the
     /// prefix and the user's own hash tag (`iap:{u:alice}`), so that one step may change all of a
     /// user's keys together.
-    public func userPrefix(_ user: String) -> String { layout.count == 1 ? prefix : "\(prefix):{u:\(user)}" }
+    package func userPrefix(_ user: String) -> String { layout.count == 1 ? prefix : "\(prefix):{u:\(user)}" }
 
     /// string, never written: the key of `key`'s cluster slot that never exists,
     /// `<prefix>:{<tag>}:migration-guard` with a short tag of that slot (`RedisClusterSlot.tag`;
@@ -73,137 +73,137 @@ public struct RedisKeys: Sendable, Equatable {
     /// script that did run there would be refused, half-way through, at its first command on a key
     /// it had emptied itself, with the commands before it done: a step cut in two. Outside a
     /// cluster it is one more name in the call.
-    public func migrationGuard(forKey key: String) -> String {
+    package func migrationGuard(forKey key: String) -> String {
         "\(prefix):{\(RedisClusterSlot.tag(ofSlot: RedisClusterSlot.of(key)))}:\(KeyFamily.migrationGuard)"
     }
 
     /// list: a stage's queue; producers LPUSH, workers BLMOVE from the right (FIFO).
-    public func queue(_ stage: Stage) -> String { "\(bucketPrefix):\(KeyFamily.queue):\(stage.rawValue)" }
+    package func queue(_ stage: Stage) -> String { "\(bucketPrefix):\(KeyFamily.queue):\(stage.rawValue)" }
     /// list: the jobs one worker holds. `member` is the worker's entry in `workers`.
-    public func inflight(member: String) -> String { "\(bucketPrefix):\(KeyFamily.inflight):\(member)" }
+    package func inflight(member: String) -> String { "\(bucketPrefix):\(KeyFamily.inflight):\(member)" }
     /// zset: `<stage>:<worker-id>` → last heartbeat (ms).
-    public var workers: String { "\(bucketPrefix):\(KeyFamily.workers)" }
+    package var workers: String { "\(bucketPrefix):\(KeyFamily.workers)" }
     /// zset: jobs waiting for their next attempt, score = due time (ms).
-    public var retry: String { "\(bucketPrefix):\(KeyFamily.retry)" }
+    package var retry: String { "\(bucketPrefix):\(KeyFamily.retry)" }
     /// list: dead letters (JSON: the job plus reason, attempts, last error, time).
-    public var dead: String { "\(bucketPrefix):\(KeyFamily.dead)" }
+    package var dead: String { "\(bucketPrefix):\(KeyFamily.dead)" }
     /// string: the dedupe claim on a grant unit; value = the ticket that claimed it. Never expires.
-    public func claim(unit: String, originalTransactionID: String) -> String { "\(purchasePrefix(originalTransactionID)):\(KeyFamily.claim):\(unit)" }
+    package func claim(unit: String, originalTransactionID: String) -> String { "\(purchasePrefix(originalTransactionID)):\(KeyFamily.claim):\(unit)" }
     /// hash: the grant record of a grant unit. Never expires.
-    public func grant(unit: String, originalTransactionID: String) -> String { "\(purchasePrefix(originalTransactionID)):\(KeyFamily.grant):\(unit)" }
+    package func grant(unit: String, originalTransactionID: String) -> String { "\(purchasePrefix(originalTransactionID)):\(KeyFamily.grant):\(unit)" }
     /// The grant record of a unit known to live in this bucket (one an index of this bucket names).
-    public func grant(unitInThisBucket unit: String) -> String { "\(bucketPrefix):\(KeyFamily.grant):\(unit)" }
+    package func grant(unitInThisBucket unit: String) -> String { "\(bucketPrefix):\(KeyFamily.grant):\(unit)" }
     /// The hold of a unit known to live in this bucket.
-    public func hold(unitInThisBucket unit: String) -> String { "\(bucketPrefix):\(KeyFamily.hold):\(unit)" }
+    package func hold(unitInThisBucket unit: String) -> String { "\(bucketPrefix):\(KeyFamily.hold):\(unit)" }
     /// stream: one entry per new grant, for the app backend (XREADGROUP/XACK).
-    public var fulfilment: String { "\(bucketPrefix):\(KeyFamily.fulfilment)" }
+    package var fulfilment: String { "\(bucketPrefix):\(KeyFamily.fulfilment)" }
     /// zset (score 0, read by lex range): each user's newest fulfilment events in this bucket,
     /// written in the same step as the entry (`includes/append_event.lua`); a member is
     /// `<user's length, 3 digits><user>NUL<entry id, padded>NUL<event>NUL<original>NUL<unit>NUL<product>`.
     /// At most `userEventsCap` members per user; erasure removes a user's. What the console's user
     /// page reads instead of the stream.
-    public var userEvents: String { "\(bucketPrefix):\(KeyFamily.userEvents)" }
+    package var userEvents: String { "\(bucketPrefix):\(KeyFamily.userEvents)" }
     /// How many of a user's events `userEvents` keeps in each bucket (`append_event.lua`'s cap).
-    public static let userEventsCap = 100
+    package static let userEventsCap = 100
     /// hash: a ticket's status and result; expires after `IAP_TICKET_TTL_S`.
-    public func ticket(_ id: String) -> String { "\(ofTicket(id).bucketPrefix):\(KeyFamily.ticket):\(id)" }
+    package func ticket(_ id: String) -> String { "\(ofTicket(id).bucketPrefix):\(KeyFamily.ticket):\(id)" }
     /// string: sha256(user, receipt) → the ticket it produced, so resubmissions are idempotent.
-    public func receipt(digest: String) -> String {
+    package func receipt(digest: String) -> String {
         "\(layout.count == 1 ? prefix : inBucket(layout.bucket(ofDigest: digest)).bucketPrefix):\(KeyFamily.receipt):\(digest)"
     }
     /// A ticket's hash when the ticket lies in this bucket (always with one bucket), else `nil`: a
     /// job in this bucket's lists whose ticket lies elsewhere is none of ours (a poison job, a
     /// hand-made one), and a step of this bucket must not reach for its hash in another slot.
-    public func ticketInThisBucket(_ id: String) -> String? {
+    package func ticketInThisBucket(_ id: String) -> String? {
         layout.count == 1 || layout.bucket(ofTicket: id) == bucket ? ticket(id) : nil
     }
     /// sharded pub/sub channel (`SPUBLISH`/`SSUBSCRIBE`): a ticket id of this bucket whenever its status changes.
-    public var results: String { "\(bucketPrefix):\(KeyFamily.results)" }
+    package var results: String { "\(bucketPrefix):\(KeyFamily.results)" }
     /// The results channel a ticket's changes are published on: its own bucket's.
-    public func results(ofTicket id: String) -> String { ofTicket(id).results }
+    package func results(ofTicket id: String) -> String { ofTicket(id).results }
     /// string: a Server Notification's `notificationUUID` → the ticket that applies it; kept
     /// `notificationRetention` (Apple retries a delivery for days), so a redelivery is answered 200 and applied once.
-    public func notification(uuid: String) -> String { "\(bucketPrefix):\(KeyFamily.notification):\(uuid)" }
+    package func notification(uuid: String) -> String { "\(bucketPrefix):\(KeyFamily.notification):\(uuid)" }
     /// string: a grant unit Apple refunded or revoked before it was granted (value: when, ms); the
     /// grant stage grants nothing for it; `REFUND_REVERSED` removes it. Never expires.
-    public func refunded(unit: String, originalTransactionID: String) -> String {
+    package func refunded(unit: String, originalTransactionID: String) -> String {
         "\(purchasePrefix(originalTransactionID)):\(KeyFamily.refunded):\(unit)"
     }
     /// string: the `revision` Get Refund History last answered for the customer of this transaction
     /// id in one environment (`iapctl apple refunds`), where the next read may start. Never expires.
-    public func refundRevision(transactionID: String, environment: String) -> String {
+    package func refundRevision(transactionID: String, environment: String) -> String {
         "\(purchasePrefix(transactionID)):\(KeyFamily.refundRevision):\(environment):\(transactionID)"
     }
     /// string: `original_transaction_id` → the user first granted it (its owner). Never expires.
-    public func owner(originalTransactionID: String) -> String { "\(purchasePrefix(originalTransactionID)):\(KeyFamily.owner):\(originalTransactionID)" }
+    package func owner(originalTransactionID: String) -> String { "\(purchasePrefix(originalTransactionID)):\(KeyFamily.owner):\(originalTransactionID)" }
     /// hash: the users who bought on one Apple Account (Apple's `appTransactionId`), each with their
     /// place in the order they first did (`u:<user>` → 1, 2, …; `joined` → how many), for
     /// `IAP_MAX_ACCOUNTS_PER_APPLE_ACCOUNT`. Its own hash tag with buckets. Never expires.
-    public func appleAccount(_ appTransactionID: String) -> String {
+    package func appleAccount(_ appTransactionID: String) -> String {
         layout.count == 1 ? "\(prefix):\(KeyFamily.appleAccount):\(appTransactionID)" : "\(prefix):{a:\(appTransactionID)}:\(KeyFamily.appleAccount)"
     }
     /// string: an `appAccountToken` (lowercase UUID) → its user. Never expires.
-    public func accountToken(_ token: String) -> String { "\(prefix):\(KeyFamily.accountToken):\(token)" }
+    package func accountToken(_ token: String) -> String { "\(prefix):\(KeyFamily.accountToken):\(token)" }
     /// string: the random salt of erasure's pseudonyms (`erased:<hex>` = SHA-256 of salt and user
     /// id), made by the first erasure. Never expires; deleting it unlinks every pseudonym for good.
-    public var erasureSalt: String { "\(prefix):\(KeyFamily.erasureSalt)" }
+    package var erasureSalt: String { "\(prefix):\(KeyFamily.erasureSalt)" }
     /// string: an erased user's tombstone, under their pseudonym (never their id): when erased (ms).
     /// Never expires; one per erased user.
-    public func erased(pseudonym: String) -> String { "\(prefix):\(pseudonym)" }
+    package func erased(pseudonym: String) -> String { "\(prefix):\(pseudonym)" }
     /// string: a user → the first `appAccountToken` bound to them (the reverse of `account-token`),
     /// which the pipeline sets at Apple on their purchases that carry none. Never expires.
-    public func userAccountToken(user: String) -> String { "\(prefix):\(KeyFamily.userToken):\(user)" }
+    package func userAccountToken(user: String) -> String { "\(prefix):\(KeyFamily.userToken):\(user)" }
     /// set: the Apple Accounts (`appTransactionId`) a user was seated on (`seat_apple_account`),
     /// written just before the seat: what offer eligibility reads for the user. Never expires;
     /// as many members as Apple Accounts the user bought or signed in with (a handful).
-    public func userAppleAccounts(user: String) -> String { "\(prefix):\(KeyFamily.userAppleAccounts):\(user)" }
+    package func userAppleAccounts(user: String) -> String { "\(prefix):\(KeyFamily.userAppleAccounts):\(user)" }
     /// stream: the offer signatures issued for a user (`kind`, `product_id`, `offer_id`, `nonce`,
     /// `key_id`), the newest 1,000 kept (`MAXLEN ~`); XINFO's `entries-added` counts them all.
-    public func offerSignatures(user: String) -> String { "\(prefix):\(KeyFamily.offerSignatures):\(user)" }
+    package func offerSignatures(user: String) -> String { "\(prefix):\(KeyFamily.offerSignatures):\(user)" }
     /// hash: `transaction_id` → a purchase Apple notified us of whose account is unknown (JSON:
     /// the verified transaction); removed when any user is granted it. One per bucket, of the
     /// purchases in it (`ofPurchase(originalTransactionID:).unclaimed`).
-    public var unclaimed: String { "\(bucketPrefix):\(KeyFamily.unclaimed)" }
+    package var unclaimed: String { "\(bucketPrefix):\(KeyFamily.unclaimed)" }
     /// A grant record and a hold of this bucket, for a purchase known by its unit alone (an
     /// operator's command): `PipelineStore.originalTransactionID(ofUnit:)` looks in every bucket.
-    public func grantInThisBucket(unit: String) -> String { "\(bucketPrefix):\(KeyFamily.grant):\(unit)" }
-    public func holdInThisBucket(unit: String) -> String { "\(bucketPrefix):\(KeyFamily.hold):\(unit)" }
+    package func grantInThisBucket(unit: String) -> String { "\(bucketPrefix):\(KeyFamily.grant):\(unit)" }
+    package func holdInThisBucket(unit: String) -> String { "\(bucketPrefix):\(KeyFamily.hold):\(unit)" }
     /// list: the newest notifications about one original transaction (JSON, newest first, at most
     /// 100), for the subscription logic.
-    public func notifications(originalTransactionID: String) -> String {
+    package func notifications(originalTransactionID: String) -> String {
         "\(purchasePrefix(originalTransactionID)):\(KeyFamily.notifications):\(originalTransactionID)"
     }
     /// zset: the App Store Server API calls of the last window, fleet-wide, per environment and
     /// endpoint (`production`/`sandbox`, `transaction_info`…); member = a call id, score = when (ms).
     /// With buckets, the permits and the hold of one endpoint share a hash tag (one step reads both).
-    public func apiPermits(environment: String, endpoint: String) -> String {
+    package func apiPermits(environment: String, endpoint: String) -> String {
         layout.count == 1 ? "\(prefix):\(KeyFamily.apple):permits:\(environment):\(endpoint)" : "\(prefix):{\(KeyFamily.apple):\(environment):\(endpoint)}:permits"
     }
     /// string: set after Apple's 429: no process calls that endpoint before this UNIX time (ms); expires then.
-    public func apiHold(environment: String, endpoint: String) -> String {
+    package func apiHold(environment: String, endpoint: String) -> String {
         layout.count == 1 ? "\(prefix):\(KeyFamily.apple):hold:\(environment):\(endpoint)" : "\(prefix):{\(KeyFamily.apple):\(environment):\(endpoint)}:hold"
     }
     /// string: a signature a game backend's request carried (`IAP_CLIENT_KEYS_FILE`), kept for
     /// twice the allowed clock skew so a replay within it is refused.
-    public func clientSignature(_ hex: String) -> String { "\(prefix):\(KeyFamily.signature):\(hex)" }
+    package func clientSignature(_ hex: String) -> String { "\(prefix):\(KeyFamily.signature):\(hex)" }
     /// A console sign-in (`iap-console`): the user and role, expiring after `IAP_CONSOLE_SESSION_S`.
-    public func consoleSession(_ id: String) -> String { "\(prefix):\(KeyFamily.console):session:\(id)" }
+    package func consoleSession(_ id: String) -> String { "\(prefix):\(KeyFamily.console):session:\(id)" }
     /// string: failed console sign-ins of one name (by the SHA-256 of the name) in a window of
     /// `SignInThrottle.window`; expires with the window.
-    public func consoleSignInFailures(_ nameHash: String) -> String { "\(prefix):\(KeyFamily.console):signin:\(nameHash)" }
+    package func consoleSignInFailures(_ nameHash: String) -> String { "\(prefix):\(KeyFamily.console):signin:\(nameHash)" }
     /// stream: every console action (who, what, on what, how it ended), capped near 10,000 entries.
-    public var consoleAudit: String { "\(prefix):\(KeyFamily.console):audit" }
+    package var consoleAudit: String { "\(prefix):\(KeyFamily.console):audit" }
     /// string: the new submissions of one client key in one Unix second (`IAP_RATE_PER_KEY`); expires after 10 s.
-    public func rateWindow(clientKey: String, second: Int64) -> String { "\(prefix):\(KeyFamily.rate):key:\(clientKey):\(second)" }
+    package func rateWindow(clientKey: String, second: Int64) -> String { "\(prefix):\(KeyFamily.rate):key:\(clientKey):\(second)" }
     /// string: the new submissions for one user in one Unix second (`IAP_RATE_PER_USER`); expires after 10 s.
-    public func rateWindow(user: String, second: Int64) -> String { "\(userPrefix(user)):\(KeyFamily.rate):user:\(user):\(second)" }
+    package func rateWindow(user: String, second: Int64) -> String { "\(userPrefix(user)):\(KeyFamily.rate):user:\(user):\(second)" }
     /// hash: a purchase the purchase policy holds from its grant (its grant fields, `status`
     /// `held`/`released`/`rejected`, `reason`, `held_at`, and the operator's `decided_at`,
     /// `decided_by`, `note`). Never expires: it is the audit of the decision.
-    public func hold(unit: String, originalTransactionID: String) -> String { "\(purchasePrefix(originalTransactionID)):\(KeyFamily.hold):\(unit)" }
+    package func hold(unit: String, originalTransactionID: String) -> String { "\(purchasePrefix(originalTransactionID)):\(KeyFamily.hold):\(unit)" }
     /// zset: the units held now, score = when held (ms); `iapctl held list` reads it. One per
     /// bucket, of the purchases in it (`ofPurchase(originalTransactionID:).holds`).
-    public var holds: String { "\(bucketPrefix):\(KeyFamily.holds)" }
+    package var holds: String { "\(bucketPrefix):\(KeyFamily.holds)" }
     /// string: how many of a user's grants in this bucket Apple refunded or revoked (less those it
     /// reversed); `IAP_MAX_REFUNDS_PER_USER` holds the user's new purchases from that many on, every
     /// bucket's added up. Never expires.
@@ -212,94 +212,94 @@ public struct RedisKeys: Sendable, Equatable {
     /// kept per bucket, beside the purchases they index, so that a grant, a refund or a transfer
     /// changes purchase and index in one atomic step on any topology; a reader adds up every
     /// bucket's (one round trip).
-    public func refunds(user: String) -> String { "\(bucketPrefix):\(KeyFamily.refunds):\(user)" }
+    package func refunds(user: String) -> String { "\(bucketPrefix):\(KeyFamily.refunds):\(user)" }
     /// string: the prorated refunds (`REFUND_PRORATED` of a consumable, taking back part of it) of
     /// a user's grants in this bucket, in Apple's milliunits (100000 is one refund), less those
     /// reversed and those a later refund in whole made one of `refunds:`. Added to `refunds:` for
     /// `IAP_MAX_REFUNDS_PER_USER`. Never expires.
-    public func refundsProrated(user: String) -> String { "\(bucketPrefix):\(KeyFamily.refundsProrated):\(user)" }
+    package func refundsProrated(user: String) -> String { "\(bucketPrefix):\(KeyFamily.refundsProrated):\(user)" }
     /// zset: the units granted to a user in this bucket (by a grant, a release, an operator, a
     /// transfer), unit → when it was bought (ms; Apple's purchase date, else when granted): the
     /// index `GET /v1/users/{id}` and `/spend` read (with the grant records it names). The
     /// ledger's: never expires, erasure takes it.
-    public func purchases(user: String) -> String { "\(bucketPrefix):\(KeyFamily.purchases):\(user)" }
+    package func purchases(user: String) -> String { "\(bucketPrefix):\(KeyFamily.purchases):\(user)" }
     /// zset: the units of one product granted to one user in the last 24 hours (score: ms), for
     /// the catalog's `daily_limit_per_user`; expires 24 hours after the last grant.
-    public func dailyWindow(user: String, product: String) -> String { "\(userPrefix(user)):\(KeyFamily.daily):\(user):\(product)" }
+    package func dailyWindow(user: String, product: String) -> String { "\(userPrefix(user)):\(KeyFamily.daily):\(user):\(product)" }
     /// string: whether a user consented to our telling Apple about their purchases when they ask
     /// for a refund (`1`/`0`), set by the game backend (`PUT /v1/users/{id}/consent`). Never expires.
-    public func consent(user: String) -> String { "\(userPrefix(user)):\(KeyFamily.consent):\(user)" }
+    package func consent(user: String) -> String { "\(userPrefix(user)):\(KeyFamily.consent):\(user)" }
     /// hash: what the game says of a user's purchases when Apple asks before a refund, by
     /// transaction id: `{"delivery_status", "consumption_percentage"?, "recorded_at"}` (JSON), set by
     /// the game backend (`PUT /v1/users/{id}/purchases/{transaction_id}/consumption`). Never expires.
-    public func consumption(user: String) -> String { "\(userPrefix(user)):\(KeyFamily.consumption):\(user)" }
+    package func consumption(user: String) -> String { "\(userPrefix(user)):\(KeyFamily.consumption):\(user)" }
     /// set: the grant units of the non-consumables in this bucket granted to a user (their
     /// entitlements last until revoked). Never expires.
-    public func lifetime(user: String) -> String { "\(bucketPrefix):\(KeyFamily.lifetime):\(user)" }
+    package func lifetime(user: String) -> String { "\(bucketPrefix):\(KeyFamily.lifetime):\(user)" }
     /// hash: one auto-renewable subscription, by its `original_transaction_id`: `user_id` (its
     /// owner), `product_id`, `status` (`active`, `grace_period`, `billing_retry`, `expired`,
     /// `revoked`), `expires_at`, `auto_renew`, `latest_transaction_id`, `event_at` (when Apple said
     /// what made this state: older news is ignored), `cause`, `entitlements`, `updated_at`,
     /// `grace_expires_at`, `environment`, `recheck_tries` (re-checks of this period so far),
     /// `rechecked_at`. Never expires.
-    public func subscription(originalTransactionID: String) -> String {
+    package func subscription(originalTransactionID: String) -> String {
         "\(purchasePrefix(originalTransactionID)):\(KeyFamily.subscription):\(originalTransactionID)"
     }
     /// set: the original transaction ids of a user's subscriptions in this bucket. Never expires.
-    public func subscriptions(user: String) -> String { "\(bucketPrefix):\(KeyFamily.userSubscriptions):\(user)" }
+    package func subscriptions(user: String) -> String { "\(bucketPrefix):\(KeyFamily.userSubscriptions):\(user)" }
     /// zset: the subscriptions to re-check with Apple, member = `original_transaction_id`, score =
     /// when (ms): before and after each period's end (`IAP_RECHECK_*`); removed when it expires or is
     /// revoked. Due ones become re-check jobs on the verify queue (`promote_due_rechecks`).
-    public var rechecks: String { "\(bucketPrefix):\(KeyFamily.rechecks)" }
+    package var rechecks: String { "\(bucketPrefix):\(KeyFamily.rechecks)" }
     /// The consumer group of `iap-webhook` on the fulfilment stream (created at the stream's start
     /// unless it exists: create it at `$` first to deliver only new events).
-    public static let webhookGroup = "webhook"
+    package static let webhookGroup = "webhook"
     /// list: one user's fulfilment events waiting for delivery to the webhook, oldest first (JSON:
     /// the entry's `id` and `fields`), filled from the stream by `route_fulfilment_events`.
     /// One per bucket, of the events of its stream: a user's events keep their order per bucket,
     /// so per purchase (docs/webhooks.md).
-    public func webhookEvents(user: String) -> String { "\(bucketPrefix):\(KeyFamily.webhook):events:\(user)" }
+    package func webhookEvents(user: String) -> String { "\(bucketPrefix):\(KeyFamily.webhook):events:\(user)" }
     /// set: the users whose events of this bucket a webhook job is delivering (at most one job per
     /// user and bucket, so a user's events of one bucket arrive in order).
-    public var webhookBusy: String { "\(bucketPrefix):\(KeyFamily.webhook):busy" }
+    package var webhookBusy: String { "\(bucketPrefix):\(KeyFamily.webhook):busy" }
     /// The ticket of the job delivering one user's events of this bucket (`iapctl ticket
     /// webhook:<user>` shows its retries): `webhook:<user>`, `<bucket>.webhook:<user>` with several buckets.
-    public func webhookTicket(user: String) -> String { layout.ticketID("webhook:\(user)", inBucket: bucket) }
+    package func webhookTicket(user: String) -> String { layout.ticketID("webhook:\(user)", inBucket: bucket) }
     /// A replayed dead event's ticket: `webhook-event:<event id>` (its bucket's number first with several).
-    public func webhookEventTicket(eventID: String) -> String { layout.ticketID("webhook-event:\(eventID)", inBucket: bucket) }
+    package func webhookEventTicket(eventID: String) -> String { layout.ticketID("webhook-event:\(eventID)", inBucket: bucket) }
     /// How long a delivery ticket lives unless its job ends first (then it is deleted): past the
     /// longest `IAP_WEBHOOK_MAX_AGE_S`, so a user's retrying job always has its ticket.
-    public static let webhookTicketTTL: Duration = .seconds(31 * 86400)
+    package static let webhookTicketTTL: Duration = .seconds(31 * 86400)
     /// zset: the intakes running, `<host>:<pid>` → when each last said so (ms, every
     /// `QueueSampler` round); an intake removes itself when it stops. `iapctl migrate` refuses
     /// while one is live (seen within `intakeLiveness`). No bucket: the prefix alone.
-    public var intakes: String { "\(prefix):\(KeyFamily.intakes)" }
+    package var intakes: String { "\(prefix):\(KeyFamily.intakes)" }
     /// hash: the fleet's one notification sweep (`IAP_NOTIFICATION_SWEEP_S`): `owner` and
     /// `lease_until` (ms) while a process sweeps, `next_at` (ms), `cursor:Production` and
     /// `cursor:Sandbox` (the end, ms, of the last window read to its end), and the last sweep's
     /// `last_started_at`, `last_finished_at`, `last_seen`, `last_new`, `last_invalid`, `last_error`.
     /// No bucket: the prefix alone; one slot of its own on a cluster.
-    public var notificationSweep: String { "\(prefix):\(KeyFamily.notificationSweep)" }
+    package var notificationSweep: String { "\(prefix):\(KeyFamily.notificationSweep)" }
     /// hash: the fleet's Apple breaker of one of Apple's services (`verify-receipt`, `server-api`;
     /// `record_apple_failure`, `record_apple_answers`, `take_apple_probe`): `last_answer` (ms
     /// Apple last answered a verify job), `failures` since, `last_failure`, `last_reason`, while
     /// open `opened_at` and `probe_at` (ms), `closed_at`, `openings`. Eight fields for ever. No
     /// bucket: the prefix alone.
-    public func appleBreaker(_ service: AppleService) -> String { "\(prefix):\(KeyFamily.appleBreaker):\(service.rawValue)" }
+    package func appleBreaker(_ service: AppleService) -> String { "\(prefix):\(KeyFamily.appleBreaker):\(service.rawValue)" }
     /// hash: the fleet's one refund sweep (`IAP_REFUND_SWEEP_S`), as `notification-sweep` (lease,
     /// `next_at`, `last_*` figures: `last_seen` customers asked, `last_new` refunds taken back),
     /// with a cursor per bucket's fulfilment stream (`cursor:b<bucket>`, ms read up to).
-    public var refundSweep: String { "\(prefix):\(KeyFamily.refundSweep)" }
+    package var refundSweep: String { "\(prefix):\(KeyFamily.refundSweep)" }
     /// hash: the customers the refund sweep asks Apple about: user → `<ms>:<original transaction
     /// id>` of their latest grant, renewal or release; dropped 90 days after it.
-    public var refundCustomers: String { "\(prefix):\(KeyFamily.refundCustomers)" }
+    package var refundCustomers: String { "\(prefix):\(KeyFamily.refundCustomers)" }
     /// hash: where a stopped `iapctl adopt import` of one file (by the first 12 bytes of its
     /// SHA-256, hex) got to: `line` and the counts so far; deleted when the import finishes.
-    public func adoptionImport(_ digest: String) -> String { "\(prefix):\(KeyFamily.adoptionImport):\(digest)" }
+    package func adoptionImport(_ digest: String) -> String { "\(prefix):\(KeyFamily.adoptionImport):\(digest)" }
     /// How recently an intake must have said it runs to count as running.
-    public static let intakeLiveness: Duration = .seconds(15)
+    package static let intakeLiveness: Duration = .seconds(15)
     /// The prefix as a `SCAN MATCH` pattern that matches it literally (`*`, `?`, `[`, `]`, `\` escaped).
-    public static func globEscaped(_ text: String) -> String {
+    package static func globEscaped(_ text: String) -> String {
         var escaped = ""
         for character in text {
             if "*?[]\\".contains(character) { escaped.append("\\") }
@@ -308,8 +308,8 @@ public struct RedisKeys: Sendable, Equatable {
         return escaped
     }
     /// string: held briefly by the one worker that runs the reaper.
-    public var reaperLock: String { "\(bucketPrefix):\(KeyFamily.lock):reaper" }
+    package var reaperLock: String { "\(bucketPrefix):\(KeyFamily.lock):reaper" }
 
     /// How long a notification's UUID is remembered: 35 days (Apple retries for up to 3).
-    public static let notificationRetention: Duration = .seconds(35 * 86400)
+    package static let notificationRetention: Duration = .seconds(35 * 86400)
 }

@@ -3,16 +3,16 @@ import PlainJSON
 /// A notify job's errand to Apple: set the user's app account token on a purchase that carries
 /// none (Set App Account Token, on the original transaction). `grant_purchases` queues it in the
 /// step that grants the purchase, so no crash loses it; the notify stage makes the call.
-public struct AppAccountTokenRequest: AppleErrand, Codable, Equatable {
-    public var originalTransactionID: String
+package struct AppAccountTokenRequest: AppleErrand, Codable, Equatable {
+    package var originalTransactionID: String
     /// The user's token (lowercase UUID), as bound to them (`user-token:<user>`).
-    public var appAccountToken: String
+    package var appAccountToken: String
     /// `Production` or `Sandbox`: where the purchase was made.
-    public var environment: String
+    package var environment: String
     /// The purchase's app: the call goes out with its key (`IAP_APPS_FILE`).
-    public var bundleID: String?
+    package var bundleID: String?
 
-    public init(originalTransactionID: String, appAccountToken: String, environment: String, bundleID: String? = nil) {
+    package init(originalTransactionID: String, appAccountToken: String, environment: String, bundleID: String? = nil) {
         self.originalTransactionID = originalTransactionID
         self.appAccountToken = appAccountToken
         self.environment = environment
@@ -41,21 +41,21 @@ public struct AppAccountTokenRequest: AppleErrand, Codable, Equatable {
     }
 
     /// Its ticket: `token-<original transaction id>`.
-    public static let ticketPrefix = "token"
-    public static let source = "app_account_token"
+    package static let ticketPrefix = "token"
+    package static let source = "app_account_token"
 
-    public func carried(by job: inout Job) {
+    package func carried(by job: inout Job) {
         job.appAccountTokenRequest = self
     }
 }
 
 /// The grant stage's part in Set App Account Token: the user's bound token, and how long the
 /// errand's ticket lives.
-public struct AccountTokenSetting: Sendable, Equatable {
-    public var token: String
-    public var ticketTTL: Duration
+package struct AccountTokenSetting: Sendable, Equatable {
+    package var token: String
+    package var ticketTTL: Duration
 
-    public init(token: String, ticketTTL: Duration) {
+    package init(token: String, ticketTTL: Duration) {
         self.token = token
         self.ticketTTL = ticketTTL
     }

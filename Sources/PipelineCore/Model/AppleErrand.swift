@@ -1,7 +1,7 @@
 /// A notify job's errand to Apple that `grant_purchases` queues in the step that grants the
 /// purchase (so no crash loses it) and the notify stage runs: Set App Account Token, Finish
 /// Transaction. Each has its own ticket (`<prefix>-<id>` in the purchase's bucket) and `source`.
-public protocol AppleErrand: Sendable {
+package protocol AppleErrand: Sendable {
     /// The `source` of its job and ticket.
     static var source: String { get }
     /// The ticket id's prefix: `token`, `finish`.

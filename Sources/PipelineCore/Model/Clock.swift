@@ -1,6 +1,6 @@
 import Foundation
 
 /// Wall-clock milliseconds, the unit of every timestamp and score in Redis.
-public func currentTimeMs() -> Int64 {
+package func currentTimeMs() -> Int64 {
     Int64(Date().timeIntervalSince1970 * 1000)
 }

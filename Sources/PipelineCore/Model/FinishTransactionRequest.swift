@@ -4,14 +4,14 @@ import PlainJSON
 /// consumable (Finish Transaction), so that a client that crashed before it finished the
 /// transaction is not handed it again. `grant_purchases` queues it in the step that grants the
 /// purchase, so no crash loses it; the notify stage makes the call.
-public struct FinishTransactionRequest: AppleErrand, Codable, Equatable {
-    public var transactionID: String
+package struct FinishTransactionRequest: AppleErrand, Codable, Equatable {
+    package var transactionID: String
     /// `Production` or `Sandbox`: where the purchase was made.
-    public var environment: String
+    package var environment: String
     /// The purchase's app: the call goes out with its key (`IAP_APPS_FILE`).
-    public var bundleID: String?
+    package var bundleID: String?
 
-    public init(transactionID: String, environment: String, bundleID: String? = nil) {
+    package init(transactionID: String, environment: String, bundleID: String? = nil) {
         self.transactionID = transactionID
         self.environment = environment
         self.bundleID = bundleID
@@ -34,10 +34,10 @@ public struct FinishTransactionRequest: AppleErrand, Codable, Equatable {
     }
 
     /// Its ticket: `finish-<transaction id>`.
-    public static let ticketPrefix = "finish"
-    public static let source = "finish_transaction"
+    package static let ticketPrefix = "finish"
+    package static let source = "finish_transaction"
 
-    public func carried(by job: inout Job) {
+    package func carried(by job: inout Job) {
         job.finishTransactionRequest = self
     }
 }

@@ -1,25 +1,25 @@
 /// A purchase the purchase policy held from its grant, as its `iap:held:<unit>` hash records it.
-public struct HeldPurchase: Codable, Sendable, Equatable {
-    public var unit: String
+package struct HeldPurchase: Codable, Sendable, Equatable {
+    package var unit: String
     /// `held`, then `released` or `rejected`.
-    public var status: String
+    package var status: String
     /// The rule that held it (`currency_not_allowed`, `daily_limit_exceeded`, …).
-    public var reason: String
-    public var ticket: String
-    public var userID: String
-    public var productID: String
-    public var quantity: Int
-    public var transactionID: String
-    public var originalTransactionID: String
-    public var environment: String
-    public var currency: String?
-    public var source: String
-    public var heldAt: Int64
-    public var decidedAt: Int64?
-    public var decidedBy: String?
-    public var note: String?
+    package var reason: String
+    package var ticket: String
+    package var userID: String
+    package var productID: String
+    package var quantity: Int
+    package var transactionID: String
+    package var originalTransactionID: String
+    package var environment: String
+    package var currency: String?
+    package var source: String
+    package var heldAt: Int64
+    package var decidedAt: Int64?
+    package var decidedBy: String?
+    package var note: String?
     /// The Apple Account that bought it (`appTransactionId`), when Apple said.
-    public var appTransactionID: String?
+    package var appTransactionID: String?
 
     enum CodingKeys: String, CodingKey {
         case unit, status, reason, ticket, quantity, environment, currency, source, note
@@ -34,7 +34,7 @@ public struct HeldPurchase: Codable, Sendable, Equatable {
     }
 
     /// Reads the hash; `nil` when it is empty.
-    public init?(hash: [String: String]) {
+    package init?(hash: [String: String]) {
         guard let unit = hash["unit"], let status = hash["status"] else { return nil }
         func text(_ key: String) -> String? { hash[key].flatMap { $0.isEmpty ? nil : $0 } }
         self.unit = unit
@@ -58,7 +58,7 @@ public struct HeldPurchase: Codable, Sendable, Equatable {
 }
 
 /// What an operator's release or rejection of a held purchase did.
-public enum HeldPurchaseResult: Sendable, Equatable {
+package enum HeldPurchaseResult: Sendable, Equatable {
     /// Granted once (`released`), or rejected: by the operator, or because Apple refunded it meanwhile.
     case decided(String)
     /// An operator decided it before (`released` or `rejected`): nothing changed.

@@ -6,7 +6,7 @@ import PlainJSON
 /// and Foundation's coders were a third of a stage's CPU. Members are those of `Job.CodingKeys`;
 /// the text is canonical (sorted members), so the same job always has the same bytes.
 extension Job {
-    public init(json: JSONValue) throws(JSONShapeError) {
+    package init(json: JSONValue) throws(JSONShapeError) {
         ticket = try json.string("ticket")
         let stage = try json.string("stage")
         guard let known = Stage(rawValue: stage) else { throw JSONShapeError(member: "stage", reason: "unknown stage \(stage)") }
@@ -64,7 +64,7 @@ extension Job {
         }
     }
 
-    public var json: JSONValue {
+    package var json: JSONValue {
         .members([
             "ticket": .string(ticket),
             "stage": .string(stage.rawValue),
@@ -107,9 +107,9 @@ extension Job {
         }
     }
 
-    public func encoded() -> String { json.canonicalText }
+    package func encoded() -> String { json.canonicalText }
 
-    public static func decode(_ payload: String) throws -> Job {
+    package static func decode(_ payload: String) throws -> Job {
         try Job(json: JSONValue(parsing: payload))
     }
 }

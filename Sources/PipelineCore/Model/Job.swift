@@ -3,86 +3,86 @@ import Foundation
 
 /// A job as it sits in a queue: JSON, one per ticket. Its exact bytes identify it in in-flight
 /// lists, so a job is re-encoded only when it moves on.
-public struct Job: Codable, Sendable, Equatable {
-    public var ticket: String
-    public var stage: Stage
-    public var userID: String
+package struct Job: Codable, Sendable, Equatable {
+    package var ticket: String
+    package var stage: Stage
+    package var userID: String
     /// The evidence, one of three (see `evidence`); dropped once verified, later stages do not need it.
     /// The base64 app receipt.
-    public var receiptData: String?
+    package var receiptData: String?
     /// A StoreKit 2 signed transaction (compact JWS).
-    public var signedTransaction: String?
+    package var signedTransaction: String?
     /// What the client says it bought, if it said. With neither receipt nor signed transaction,
     /// `transactionID` is the evidence: the verifier looks it up with the App Store Server API.
-    public var productID: String?
-    public var transactionID: String?
+    package var productID: String?
+    package var transactionID: String?
     /// A StoreKit `AppTransaction` (compact JWS): the evidence of who the Apple Account is, with
     /// nothing bought; the verify stage reads its `appTransactionId` into `appleAccount`.
-    public var signedAppTransaction: String?
+    package var signedAppTransaction: String?
     /// The verified `appTransactionId` of a signed app transaction, which dedupe binds to the user.
-    public var appleAccount: String?
+    package var appleAccount: String?
     /// The currency the client says a legacy receipt's purchases were paid in (ISO 4217); the
     /// verify stage drops it for signed evidence, whose own `currency` Apple signed.
-    public var currency: String?
+    package var currency: String?
     /// The app the client named (`bundle_id`): Apple is asked with its secret or key alone, and
     /// the evidence must be of it; `nil`: whichever accepted app it is.
-    public var bundleID: String?
+    package var bundleID: String?
     /// Where the evidence came from: `client` (absent) or `notification` (Apple told us).
-    public var source: String?
+    package var source: String?
     /// A legacy receipt that proves a subscription, carried from verify to grant, which stores it
     /// on the subscription's record for re-checks by `verifyReceipt`.
-    public var subscriptionReceipt: String?
+    package var subscriptionReceipt: String?
     /// For a replayed webhook delivery: the one event to deliver (JSON: `id`, `fields`); a user's
     /// delivery job has none and delivers the head of the user's list.
-    public var webhookEvent: String?
+    package var webhookEvent: String?
     /// The `source` of a sync's job (`POST /v1/users/{id}/sync`): its grants carry it too.
-    public static let syncSource = "sync"
+    package static let syncSource = "sync"
     /// An operator's sync (`iapctl user sync`), which names the Apple Account (`appleAccount`)
     /// without its signed app transaction: the environment whose history is read.
-    public var syncEnvironment: String?
+    package var syncEnvironment: String?
     /// A sync's dry run (`"dry_run": true`): Apple's whole history is read and what a sync would
     /// do with each purchase is put on the ticket (result `dry_run`); nothing is claimed, seated
     /// or granted, and the account's history revision is not kept.
-    public var dryRun: Bool?
+    package var dryRun: Bool?
     /// A sync's read of Apple's history reached this revision: dedupe keeps it on the Apple
     /// Account once the purchases read are claimed (never before: a next sync reads from it).
-    public var historyRevision: String?
+    package var historyRevision: String?
     /// For a re-check job (`source` `recheck`): the subscription to ask Apple about; the evidence.
-    public var recheck: RecheckRequest?
+    package var recheck: RecheckRequest?
     /// For the notify stage: the notification, verified at the door.
-    public var notification: VerifiedNotification?
+    package var notification: VerifiedNotification?
     /// For the notify stage, instead of a notification: an app account token to set at Apple.
-    public var appAccountTokenRequest: AppAccountTokenRequest?
+    package var appAccountTokenRequest: AppAccountTokenRequest?
     /// For the notify stage, instead of a notification: a granted consumable to finish at Apple.
-    public var finishTransactionRequest: FinishTransactionRequest?
+    package var finishTransactionRequest: FinishTransactionRequest?
     /// Verification attempts made so far.
-    public var attempts: Int
-    public var enqueuedAt: Int64
+    package var attempts: Int
+    package var enqueuedAt: Int64
     /// Set by the verify stage.
-    public var receipt: VerifiedReceipt?
+    package var receipt: VerifiedReceipt?
     /// Set by the dedupe stage.
-    public var purchases: [Purchase]?
+    package var purchases: [Purchase]?
     /// Set by the dedupe stage from `IAP_MAX_REFUNDS_PER_USER`: the grant stage holds new
     /// purchases of a user with this many refunds and revocations.
-    public var refundLimit: Int?
+    package var refundLimit: Int?
     /// The purchase policy's `IAP_MAX_ACCOUNTS_PER_APPLE_ACCOUNT`, for the grant stage.
-    public var appleAccountLimit: Int?
+    package var appleAccountLimit: Int?
     /// Set by the dedupe stage from `IAP_SHARING_POLICY`: what the grant stage does when another
     /// user holds the grant of a non-consumable or subscription this job proves.
-    public var sharing: SharingPolicy?
+    package var sharing: SharingPolicy?
     /// Set by the dedupe stage on one part of a receipt whose purchases lie in several buckets
     /// (`IAP_BUCKETS`): the part's own id, `<bucket>.<ticket>`, whose hash stands for the ticket
     /// in the part's steps (the client's ticket lives in another bucket); `ticket` stays the
     /// client's, on claims, grant records and fulfilment events.
-    public var part: String?
+    package var part: String?
     /// When Apple last failed this job (Redis's ms, `record_apple_failure`): its next Apple-side
     /// failure spends an attempt only if Apple answered someone since.
-    public var appleFailedAt: Int64?
+    package var appleFailedAt: Int64?
 
     /// The ticket whose hash this job's steps check and update: its part's, else its own.
-    public var ownTicket: String { part ?? ticket }
+    package var ownTicket: String { part ?? ticket }
 
-    public init(
+    package init(
         ticket: String, userID: String, receiptData: String?, signedTransaction: String? = nil, productID: String?,
         transactionID: String?, enqueuedAt: Int64
     ) {
@@ -125,7 +125,7 @@ public struct Job: Codable, Sendable, Equatable {
 
     /// What the verify stage checks: the first of receipt, signed transaction, transaction id,
     /// subscription to re-check.
-    public var evidence: Evidence? {
+    package var evidence: Evidence? {
         if let receiptData { return .receipt(receiptData) }
         if let signedTransaction { return .signedTransaction(signedTransaction) }
         if let signedAppTransaction { return .appTransaction(signedAppTransaction) }
@@ -135,7 +135,7 @@ public struct Job: Codable, Sendable, Equatable {
         return nil
     }
 
-    public enum Evidence: Sendable, Equatable {
+    package enum Evidence: Sendable, Equatable {
         case receipt(String)
         case signedTransaction(String)
         case appTransaction(String)

@@ -1,7 +1,7 @@
 import PlainJSON
 
 extension Purchase {
-    public init(json: JSONValue) throws(JSONShapeError) {
+    package init(json: JSONValue) throws(JSONShapeError) {
         transactionID = try json.string("transaction_id")
         originalTransactionID = try json.string("original_transaction_id")
         productID = try json.string("product_id")
@@ -23,7 +23,7 @@ extension Purchase {
         adopt = try json.boolIfPresent("adopt")
     }
 
-    public var json: JSONValue {
+    package var json: JSONValue {
         .members([
             "transaction_id": .string(transactionID),
             "original_transaction_id": .string(originalTransactionID),

@@ -1,35 +1,35 @@
 /// One purchase a job may grant, as it travels from dedupe to grant and ends up on the ticket.
-public struct Purchase: Codable, Sendable, Equatable {
-    public var transactionID: String
-    public var originalTransactionID: String
-    public var productID: String
-    public var quantity: Int
+package struct Purchase: Codable, Sendable, Equatable {
+    package var transactionID: String
+    package var originalTransactionID: String
+    package var productID: String
+    package var quantity: Int
     /// The grant unit (`iap:txn:<unit>`); absent when the purchase is rejected before claiming.
-    public var unit: String?
-    public var outcome: PurchaseOutcome
-    public var reason: String?
+    package var unit: String?
+    package var outcome: PurchaseOutcome
+    package var reason: String?
     /// The currency it was paid in (ISO 4217), when known: the signed transaction's, or for a
     /// legacy receipt the client's word.
-    public var currency: String?
+    package var currency: String?
     /// The catalog's `daily_limit_per_user` for its product, set by the dedupe stage: the grant
     /// stage holds it when the user was granted this many of the product in the last 24 hours.
-    public var dailyLimit: Int?
+    package var dailyLimit: Int?
     /// For what the grant gives beyond itself: `non_consumable` (entitlements for life) or
     /// `auto_renewable` (the subscription's record); absent for the rest.
-    public var kind: String?
+    package var kind: String?
     /// `true` for a consumable (the catalog's type, set by the dedupe stage): the grant finishes it
     /// at Apple when `IAP_FINISH_TRANSACTIONS` is on.
-    public var consumable: Bool?
+    package var consumable: Bool?
     /// The catalog's entitlements of the product (for the fulfilment stream's entitlement events).
-    public var entitlements: [String]?
+    package var entitlements: [String]?
     /// A subscription period's end, and when Apple said so (ms); see `InAppTransaction`.
-    public var expiresAt: Int64?
-    public var signedAt: Int64?
+    package var expiresAt: Int64?
+    package var signedAt: Int64?
     /// `true` for a pre-adoption purchase under `IAP_PRE_ADOPTION=record` (set by the dedupe
     /// stage): the grant stage records and owns it as a grant, its event `adopted`, its outcome `adopted`.
-    public var adopt: Bool?
+    package var adopt: Bool?
 
-    public init(
+    package init(
         transactionID: String, originalTransactionID: String, productID: String, quantity: Int,
         unit: String?, outcome: PurchaseOutcome, reason: String? = nil
     ) {
@@ -44,7 +44,7 @@ public struct Purchase: Codable, Sendable, Equatable {
 
     /// Whether the dedupe stage claims its unit: pending ones, and held ones (nobody else may be
     /// granted a purchase while it waits for an operator).
-    public var isClaimed: Bool { outcome == .pending || outcome == .held }
+    package var isClaimed: Bool { outcome == .pending || outcome == .held }
 
     enum CodingKeys: String, CodingKey {
         case transactionID = "transaction_id"

@@ -2,18 +2,18 @@ import PlainJSON
 
 /// A re-check job's evidence: the subscription to ask Apple about, and the environment its
 /// record says it lives in. `promote_due_rechecks` writes it (with `cjson`); the verify stage reads it.
-public struct RecheckRequest: Codable, Sendable, Equatable {
-    public var originalTransactionID: String
+package struct RecheckRequest: Codable, Sendable, Equatable {
+    package var originalTransactionID: String
     /// `Production` or `Sandbox`.
-    public var environment: String
+    package var environment: String
     /// The latest period the record knows, and its end: periods Apple has since begun are all
     /// fetched (a re-check late by more than a period must not skip one).
-    public var latestTransactionID: String?
-    public var expiresAt: Int64?
+    package var latestTransactionID: String?
+    package var expiresAt: Int64?
     /// Where the last re-check read the customer's history to (the record's `history_revision`).
-    public var historyRevision: String?
+    package var historyRevision: String?
 
-    public init(
+    package init(
         originalTransactionID: String, environment: String, latestTransactionID: String? = nil, expiresAt: Int64? = nil,
         historyRevision: String? = nil
     ) {

@@ -6,26 +6,26 @@ import RedisClient
 /// engine): `before` its period ends, again `after` it ended if no renewal came, then at most
 /// `maxTries` more times with doubling waits (from `after`, at most a day) while Apple has not
 /// settled it (billing retry, grace period). Each due re-check sits in `rechecks` (a zset).
-public struct RecheckSchedule: Sendable, Equatable {
-    public var before: Duration
-    public var after: Duration
-    public var maxTries: Int
+package struct RecheckSchedule: Sendable, Equatable {
+    package var before: Duration
+    package var after: Duration
+    package var maxTries: Int
 
     /// The settings' defaults (`IAP_RECHECK_BEFORE_S`, `IAP_RECHECK_AFTER_S`, `IAP_RECHECK_MAX`).
-    public static let standard = RecheckSchedule(
+    package static let standard = RecheckSchedule(
         before: Settings.recheckBefore.defaultDuration, after: Settings.recheckAfter.defaultDuration,
         maxTries: Settings.recheckMax.defaultCount)
     /// The longest wait between two re-checks of one subscription.
-    public static let longestWait: Duration = .seconds(86400)
+    package static let longestWait: Duration = .seconds(86400)
 
-    public init(before: Duration, after: Duration, maxTries: Int) {
+    package init(before: Duration, after: Duration, maxTries: Int) {
         self.before = before
         self.after = after
         self.maxTries = maxTries
     }
 
     /// Its own settings: `IAP_RECHECK_BEFORE_S`, `IAP_RECHECK_AFTER_S`, `IAP_RECHECK_MAX`.
-    public init(reading source: SettingSource) throws(ConfigurationError) {
+    package init(reading source: SettingSource) throws(ConfigurationError) {
         self.init(
             before: try source.duration(Settings.recheckBefore), after: try source.duration(Settings.recheckAfter),
             maxTries: try source.count(Settings.recheckMax))

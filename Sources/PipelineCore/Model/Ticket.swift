@@ -1,30 +1,30 @@
 import Foundation
 
 /// A ticket as the intake's GET returns it, read from its `iap:ticket:<id>` hash.
-public struct Ticket: Codable, Sendable, Equatable {
-    public var ticket: String
-    public var status: TicketStatus
-    public var reason: String?
+package struct Ticket: Codable, Sendable, Equatable {
+    package var ticket: String
+    package var status: TicketStatus
+    package var reason: String?
     /// What applying a Server Notification did (`revoked`, `refund_remembered`, `unclaimed`, …).
-    public var result: String?
+    package var result: String?
     /// The precise cause behind `reason` or the last retry (never a secret or a whole token).
-    public var lastError: String?
-    public var environment: String?
-    public var attempts: Int
-    public var transactions: [TicketTransaction]
-    public var createdAt: String
-    public var updatedAt: String
+    package var lastError: String?
+    package var environment: String?
+    package var attempts: Int
+    package var transactions: [TicketTransaction]
+    package var createdAt: String
+    package var updatedAt: String
     /// The client key that submitted it (`IAP_CLIENT_KEYS_FILE`): only that key (or one scoped
     /// `support`) reads it. Never part of the answer.
-    public var clientKey: String? = nil
+    package var clientKey: String? = nil
 
-    public struct TicketTransaction: Codable, Sendable, Equatable {
-        public var transactionID: String
-        public var originalTransactionID: String
-        public var productID: String
-        public var quantity: Int
-        public var outcome: PurchaseOutcome
-        public var reason: String?
+    package struct TicketTransaction: Codable, Sendable, Equatable {
+        package var transactionID: String
+        package var originalTransactionID: String
+        package var productID: String
+        package var quantity: Int
+        package var outcome: PurchaseOutcome
+        package var reason: String?
 
         enum CodingKeys: String, CodingKey {
             case transactionID = "transaction_id"
@@ -43,7 +43,7 @@ public struct Ticket: Codable, Sendable, Equatable {
     }
 
     /// Builds the view from a hash; `nil` when the hash is empty or has no valid status.
-    public init?(id: String, hash: [String: String]) {
+    package init?(id: String, hash: [String: String]) {
         guard let status = hash["status"].flatMap(TicketStatus.init(rawValue:)) else { return nil }
         ticket = id
         self.status = status
@@ -60,7 +60,7 @@ public struct Ticket: Codable, Sendable, Equatable {
         clientKey = hash["client_key"].flatMap { $0.isEmpty ? nil : $0 }
     }
 
-    public func encoded() -> Data {
+    package func encoded() -> Data {
         canonicalJSON(self)
     }
 

@@ -1,17 +1,17 @@
 /// Ticket ids: 128 random bits from the system's CSPRNG, base64url without padding (22 characters).
-public enum TicketID {
-    public static func make() -> String { random(bytes: 16) }
+package enum TicketID {
+    package static func make() -> String { random(bytes: 16) }
 
     /// `count` random bytes from the system's CSPRNG, base64url without padding: a ticket id, a
     /// console session's cookie, a one-time password.
-    public static func random(bytes count: Int) -> String {
+    package static func random(bytes count: Int) -> String {
         var generator = SystemRandomNumberGenerator()
         return base64URL((0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) })
     }
 
     /// 22 characters of base64url, or with buckets (`IAP_BUCKETS` above 1) the bucket's number,
     /// a dot and the 22 (`17.AbC…`); the store names the bucket (`BucketLayout.ticketID`).
-    public static func isWellFormed(_ text: String) -> Bool {
+    package static func isWellFormed(_ text: String) -> Bool {
         var id = Substring(text)
         if let dot = text.firstIndex(of: ".") {
             let bucket = text[..<dot]

@@ -1,5 +1,5 @@
 /// A ticket's status as clients see it.
-public enum TicketStatus: String, Codable, Sendable, CaseIterable {
+package enum TicketStatus: String, Codable, Sendable, CaseIterable {
     case queued, verifying, retrying, granted, duplicate, rejected, dead
     /// A purchase of the ticket waits for an operator (the dedupe stage's policy held it); it
     /// becomes `granted` or `rejected` when the last held purchase is released or rejected.
@@ -8,7 +8,7 @@ public enum TicketStatus: String, Codable, Sendable, CaseIterable {
     case applied
 
     /// A terminal ticket never changes again (unless an operator replays a dead one).
-    public var isTerminal: Bool {
+    package var isTerminal: Bool {
         switch self {
         case .granted, .duplicate, .rejected, .dead, .applied: return true
         case .queued, .verifying, .retrying, .held: return false
@@ -17,7 +17,7 @@ public enum TicketStatus: String, Codable, Sendable, CaseIterable {
 }
 
 /// What happened to one purchase of a ticket.
-public enum PurchaseOutcome: String, Codable, Sendable {
+package enum PurchaseOutcome: String, Codable, Sendable {
     case granted, duplicate, rejected
     /// Made before its app's cutover (`IAP_ADOPTED_AT`) and unknown to the books: recorded and
     /// owned as granted, but granted before, by the studio's old system (event `adopted`).

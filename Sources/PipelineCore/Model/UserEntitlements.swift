@@ -1,11 +1,11 @@
 import Foundation
 
 /// What a user is entitled to now: `GET /v1/users/{user_id}/entitlements`.
-public struct UserEntitlements: Codable, Sendable, Equatable {
-    public var userID: String
-    public var entitlements: [Entitlement]
+package struct UserEntitlements: Codable, Sendable, Equatable {
+    package var userID: String
+    package var entitlements: [Entitlement]
     /// When it was read (ISO 8601): the answer is true as of then.
-    public var asOf: String
+    package var asOf: String
 
     package init(userID: String, entitlements: [Entitlement], asOf: String) {
         self.userID = userID
@@ -13,16 +13,16 @@ public struct UserEntitlements: Codable, Sendable, Equatable {
         self.asOf = asOf
     }
 
-    public struct Entitlement: Codable, Sendable, Equatable {
-        public var entitlement: String
-        public var productID: String
+    package struct Entitlement: Codable, Sendable, Equatable {
+        package var entitlement: String
+        package var productID: String
         /// `active`, or `grace_period` (Apple is retrying the payment and the user keeps access).
-        public var status: String
+        package var status: String
         /// A subscription's end (ISO 8601); a non-consumable's entitlements have none.
-        public var expiresAt: String?
-        public var originalTransactionID: String
+        package var expiresAt: String?
+        package var originalTransactionID: String
 
-        public init(entitlement: String, productID: String, status: String, expiresAt: String?, originalTransactionID: String) {
+        package init(entitlement: String, productID: String, status: String, expiresAt: String?, originalTransactionID: String) {
             self.entitlement = entitlement
             self.productID = productID
             self.status = status
@@ -44,7 +44,7 @@ public struct UserEntitlements: Codable, Sendable, Equatable {
         case asOf = "as_of"
     }
 
-    public func encoded() -> Data {
+    package func encoded() -> Data {
         canonicalJSON(self)
     }
 }

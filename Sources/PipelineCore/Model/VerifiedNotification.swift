@@ -2,35 +2,35 @@ import AppleJWS
 
 /// An App Store Server Notification V2 whose signature (and its transaction's and renewal info's)
 /// the intake verified at the door: what the notify stage applies.
-public struct VerifiedNotification: Codable, Sendable, Equatable {
-    public var type: String
-    public var subtype: String?
-    public var uuid: String
-    public var signedDate: Int64?
-    public var environment: String?
-    public var bundleID: String?
-    public var transaction: JWSTransaction?
-    public var renewal: JWSRenewalInfo?
+package struct VerifiedNotification: Codable, Sendable, Equatable {
+    package var type: String
+    package var subtype: String?
+    package var uuid: String
+    package var signedDate: Int64?
+    package var environment: String?
+    package var bundleID: String?
+    package var transaction: JWSTransaction?
+    package var renewal: JWSRenewalInfo?
     /// `appData`'s signed app transaction (`RESCIND_CONSENT`), verified.
-    public var appTransaction: JWSAppTransaction?
+    package var appTransaction: JWSAppTransaction?
     /// `summary` (`RENEWAL_EXTENSION` / `SUMMARY`): a mass renewal-date extension's outcome.
-    public var summary: NotificationPayload.Summary?
+    package var summary: NotificationPayload.Summary?
     /// `externalPurchaseToken` (`EXTERNAL_PURCHASE_TOKEN`).
-    public var externalPurchaseToken: NotificationPayload.ExternalPurchaseToken?
+    package var externalPurchaseToken: NotificationPayload.ExternalPurchaseToken?
     /// `CONSUMPTION_REQUEST`: why the customer asks for a refund (`data.consumptionRequestReason`).
-    public var consumptionRequestReason: String?
+    package var consumptionRequestReason: String?
     /// The `payload` of its `notification` entry built from what Apple signed, every member (see
     /// `SignedPayloads`), canonical JSON; `nil` for one the pipeline made itself (a refund found in
     /// the history): the entry then carries the decoded members re-encoded.
-    public var whole: String?
+    package var whole: String?
 
     /// `type` as one of Apple's documented types; `nil`: one this build does not know yet (it is
     /// kept and recorded all the same, never refused).
-    public var notificationType: NotificationType? { NotificationType(rawValue: type) }
+    package var notificationType: NotificationType? { NotificationType(rawValue: type) }
     /// `subtype` likewise; `nil` also when there is none.
-    public var notificationSubtype: NotificationSubtype? { subtype.flatMap(NotificationSubtype.init(rawValue:)) }
+    package var notificationSubtype: NotificationSubtype? { subtype.flatMap(NotificationSubtype.init(rawValue:)) }
 
-    public init(
+    package init(
         _ payload: NotificationPayload, transaction: JWSTransaction?, renewal: JWSRenewalInfo?, appTransaction: JWSAppTransaction? = nil
     ) {
         type = payload.notificationType
@@ -63,19 +63,19 @@ public struct VerifiedNotification: Codable, Sendable, Equatable {
     }
 
     /// The original transaction this notification is about, for the per-subscription record.
-    public var originalTransactionID: String? {
+    package var originalTransactionID: String? {
         transaction?.originalTransactionID ?? renewal?.originalTransactionID
     }
 
     /// The app account token of the purchase it is about, when the transaction carries one.
-    public var appAccountToken: String? { transaction?.appAccountToken }
+    package var appAccountToken: String? { transaction?.appAccountToken }
 
     /// What its `notification` entry on the fulfilment stream says besides `user_id`: the type,
     /// subtype, UUID, when Apple signed it, the environment, the purchase, and `payload`: what
     /// Apple signed, whole (`whole`: transaction, renewal info, app transaction, summary, external
     /// purchase token, the notification itself; no signatures) as canonical JSON, which the
     /// webhook body embeds as an object.
-    public var streamFields: [String: String] {
+    package var streamFields: [String: String] {
         var fields = [
             "notification_type": type, "subtype": subtype ?? "", "notification_uuid": uuid,
             "signed_date": signedDate.map(String.init) ?? "", "environment": environment ?? "",

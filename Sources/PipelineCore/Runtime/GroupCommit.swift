@@ -6,10 +6,10 @@ import NIOConcurrencyHelpers
 /// light load each item goes alone, without waiting for a batch to fill; under load, items that
 /// arrive while a write is on the wire ride together in the next one. No task of its own: the
 /// writing is done by the callers.
-public final class GroupCommit<Item: Sendable, Output: Sendable>: Sendable {
+package final class GroupCommit<Item: Sendable, Output: Sendable>: Sendable {
     /// Writes the items in one go and returns one output per item, in order. A throw fails
     /// every item of that batch (each caller decides whether to submit again).
-    public typealias Flush = @Sendable ([Item]) async throws -> [Output]
+    package typealias Flush = @Sendable ([Item]) async throws -> [Output]
 
     private let maxBatch: Int
     private let flush: Flush
@@ -35,18 +35,18 @@ public final class GroupCommit<Item: Sendable, Output: Sendable>: Sendable {
         var early: [Int: Wake] = [:]
     }
 
-    public init(maxBatch: Int, flush: @escaping Flush) {
+    package init(maxBatch: Int, flush: @escaping Flush) {
         precondition(maxBatch > 0, "maxBatch must be positive")
         self.maxBatch = maxBatch
         self.flush = flush
     }
 
     /// Items queued behind the write on the wire.
-    public var waiting: Int {
+    package var waiting: Int {
         state.withLockedValue { $0.queue.count }
     }
 
-    public func submit(_ item: Item) async throws -> Output {
+    package func submit(_ item: Item) async throws -> Output {
         let queued: Int? = state.withLockedValue { state in
             if !state.writing {
                 state.writing = true
@@ -129,7 +129,7 @@ public final class GroupCommit<Item: Sendable, Output: Sendable>: Sendable {
 }
 
 /// A broken promise of a flush, or of the turn-taking (neither should ever happen).
-public enum GroupCommitError: Error, Equatable {
+package enum GroupCommitError: Error, Equatable {
     case outputsDoNotMatch(Int, Int)
     case ownItemMissing
 }

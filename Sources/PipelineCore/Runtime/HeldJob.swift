@@ -1,37 +1,37 @@
 /// A job a worker holds in its in-flight list: the bytes that name it there, decoded once by the
 /// runtime, and the moves a handler ends it with (each one call: the script and what its result
 /// means for the job).
-public struct HeldJob: Sendable {
+package struct HeldJob: Sendable {
     /// The job's exact bytes in the in-flight list: every move names the job by them.
-    public let payload: String
-    public let job: Job
-    public let worker: WorkerContext
+    package let payload: String
+    package let job: Job
+    package let worker: WorkerContext
 
     /// The same job in the same place, its content amended on the way (what it moves on as).
-    public func amended(_ job: Job) -> HeldJob { HeldJob(payload: payload, job: job, worker: worker) }
+    package func amended(_ job: Job) -> HeldJob { HeldJob(payload: payload, job: job, worker: worker) }
 
     /// This handling's attempt: one more than the attempts the job has spent.
-    public var attempt: Int { job.attempts + 1 }
+    package var attempt: Int { job.attempts + 1 }
 
     /// Forwards the job to `next`'s stage (batched with others finishing now): `forward_job`.
-    public func forward(to next: Job, ticketFields: [(String, String)] = []) async throws -> TransitionResult {
+    package func forward(to next: Job, ticketFields: [(String, String)] = []) async throws -> TransitionResult {
         try await worker.forward(payload, to: next, ticketFields: ticketFields)
     }
 
     /// Dead-letters the job under its own ticket (its part's, on a part).
-    public func deadLetter(reason: String, error: String, attempts: Int? = nil) async {
+    package func deadLetter(reason: String, error: String, attempts: Int? = nil) async {
         await worker.deadLetter(payload, ticket: job.ownTicket, reason: reason, error: error, attempts: attempts ?? job.attempts)
     }
 
     /// What a move's result means beyond success: a lost lease logged, a missing ticket dead-lettered.
-    public func settle(_ result: TransitionResult?, by script: any PipelineScript.Type) async {
+    package func settle(_ result: TransitionResult?, by script: any PipelineScript.Type) async {
         await worker.settle(result, payload: payload, job: job, by: script)
     }
 
     /// One move: `body` (one call of `script`) retried while Redis is away, then settled; its
     /// result (`nil`: it never ran, and the job stays in flight for the stop or the reaper).
     @discardableResult
-    public func move(by script: any PipelineScript.Type, _ body: () async throws -> TransitionResult) async -> TransitionResult? {
+    package func move(by script: any PipelineScript.Type, _ body: () async throws -> TransitionResult) async -> TransitionResult? {
         let result = await worker.transition(script, body)
         await settle(result, by: script)
         return result

@@ -1,5 +1,5 @@
 /// A stage's logic: given a job the worker holds, end it with one transition.
-public protocol JobHandler: Sendable {
+package protocol JobHandler: Sendable {
     var stage: Stage { get }
     /// The scripts that move this stage's jobs on (its `iap_jobs_total{outcome}`): reported at
     /// 0 from the worker's start, so `rate()` and alerts work on a quiet stage.
@@ -17,7 +17,7 @@ public protocol JobHandler: Sendable {
 }
 
 extension JobHandler {
-    public func accepts(_ job: Job) -> Bool { job.stage == stage }
-    public var transitions: [any PipelineScript.Type] { [] }
-    public func housekeeping(_ worker: WorkerContext) async throws {}
+    package func accepts(_ job: Job) -> Bool { job.stage == stage }
+    package var transitions: [any PipelineScript.Type] { [] }
+    package func housekeeping(_ worker: WorkerContext) async throws {}
 }

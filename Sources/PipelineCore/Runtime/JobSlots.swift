@@ -5,8 +5,8 @@ import Synchronization
 /// served, so a busy bucket cannot starve a quiet one. A job that a blocking wait returns is taken
 /// with `force()` even when none is free (the wait held no slot, so idle buckets cost none): the
 /// process then holds at most `count` plus one per bucket. Every slot goes back with `release`.
-public final class JobSlots: Sendable {
-    public let count: Int
+package final class JobSlots: Sendable {
+    package let count: Int
     private let state: Mutex<State>
 
     private struct Waiter {
@@ -24,7 +24,7 @@ public final class JobSlots: Sendable {
         var stopped = false
     }
 
-    public init(count: Int) {
+    package init(count: Int) {
         precondition(count > 0, "a budget of jobs needs at least one slot")
         self.count = count
         state = Mutex(State(free: count))
@@ -32,7 +32,7 @@ public final class JobSlots: Sendable {
 
     /// Waits until at least `atLeast` slots are free (and every earlier waiter served), then takes
     /// up to `upTo` of them. Answers 0 once the budget is stopped or the task is cancelled.
-    public func acquire(atLeast: Int = 1, upTo: Int) async -> Int {
+    package func acquire(atLeast: Int = 1, upTo: Int) async -> Int {
         let atLeast = max(1, min(atLeast, upTo, count))
         let id = state.withLock { state -> UInt64 in
             state.nextID += 1
@@ -62,12 +62,12 @@ public final class JobSlots: Sendable {
     }
 
     /// Takes one slot whether or not one is free: for a job a blocking wait brought.
-    public func force() {
+    package func force() {
         state.withLock { $0.free -= 1 }
     }
 
     /// Gives `slots` back and serves the waiters they now satisfy, in order.
-    public func release(_ slots: Int = 1) {
+    package func release(_ slots: Int = 1) {
         guard slots > 0 else { return }
         let served = state.withLock { state -> [(CheckedContinuation<Int, Never>, Int)] in
             state.free += slots
@@ -84,7 +84,7 @@ public final class JobSlots: Sendable {
     }
 
     /// Ends every wait (answering 0) and every later one: the process is stopping.
-    public func stop() {
+    package func stop() {
         let waiters = state.withLock { state -> [Waiter] in
             state.stopped = true
             defer { state.waiters = [] }
@@ -94,8 +94,8 @@ public final class JobSlots: Sendable {
     }
 
     /// Slots free now (negative while forced jobs run beyond the budget).
-    public var free: Int { state.withLock { $0.free } }
+    package var free: Int { state.withLock { $0.free } }
 
     /// Workers waiting for slots now.
-    public var waiting: Int { state.withLock { $0.waiters.count } }
+    package var waiting: Int { state.withLock { $0.waiters.count } }
 }

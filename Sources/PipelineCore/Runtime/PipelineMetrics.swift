@@ -4,11 +4,11 @@ import Metrics
 /// Every metric the stages record, named in one place (swift-metrics; the executables export
 /// them as Prometheus). Labels are bounded: stages, script names, reason codes, never a ticket or
 /// a user.
-public enum PipelineMetrics {
+package enum PipelineMetrics {
     /// Every series a worker of `stage` reports, at 0 from its start (Prometheus: avoid missing
     /// metrics, so `rate()` and alerts work on a quiet stage): its jobs by the scripts that move
     /// them (`transitions`), their duration, Redis errors, the common dead-letter reasons, the reaper.
-    public static func prepare(stage: Stage, transitions: [any PipelineScript.Type]) {
+    package static func prepare(stage: Stage, transitions: [any PipelineScript.Type]) {
         let label = ("stage", stage.rawValue)
         for script in transitions { _ = Counter(label: "iap_jobs_total", dimensions: [label, ("outcome", script.name)]) }
         _ = Timer(label: "iap_job_duration_seconds", dimensions: [label])
@@ -21,32 +21,32 @@ public enum PipelineMetrics {
 
     /// `iap_jobs_total{stage, outcome}`: jobs a stage moved on, by the script that moved them
     /// (`forward_job`, `claim_purchases`, `grant_purchases`, `finish_ticket`, `schedule_retry`, …).
-    public static func moved(stage: Stage, by script: String) {
+    package static func moved(stage: Stage, by script: String) {
         Counter(label: "iap_jobs_total", dimensions: [("stage", stage.rawValue), ("outcome", script)]).increment()
     }
 
     /// `iap_job_duration_seconds{stage}`: from a job's taking to its handler's end.
-    public static func jobHandled(stage: Stage, took: Duration) {
+    package static func jobHandled(stage: Stage, took: Duration) {
         Timer(label: "iap_job_duration_seconds", dimensions: [("stage", stage.rawValue)]).record(duration: took)
     }
 
     /// `iap_dead_letters_total{stage, reason}`.
-    public static func deadLettered(stage: Stage, reason: String) {
+    package static func deadLettered(stage: Stage, reason: String) {
         Counter(label: "iap_dead_letters_total", dimensions: [("stage", stage.rawValue), ("reason", reason)]).increment()
     }
 
     /// `iap_retries_total{stage, reason}`: a job parked for its next attempt (Apple's transient failures, rate limits).
-    public static func retried(stage: Stage, reason: String) {
+    package static func retried(stage: Stage, reason: String) {
         Counter(label: "iap_retries_total", dimensions: [("stage", stage.rawValue), ("reason", reason)]).increment()
     }
 
     /// `iap_redis_errors_total{stage}`: a transition Redis could not take (it is retried).
-    public static func redisError(stage: Stage) {
+    package static func redisError(stage: Stage) {
         Counter(label: "iap_redis_errors_total", dimensions: [("stage", stage.rawValue)]).increment()
     }
 
     /// `iap_reaped_total{what}`: `workers` reaped, jobs `returned` to their queue, `dead_lettered` poison.
-    public static func reaped(workers: Int, returned: Int, deadLettered: Int) {
+    package static func reaped(workers: Int, returned: Int, deadLettered: Int) {
         if workers > 0 { Counter(label: "iap_reaped_total", dimensions: [("what", "workers")]).increment(by: workers) }
         if returned > 0 { Counter(label: "iap_reaped_total", dimensions: [("what", "returned")]).increment(by: returned) }
         if deadLettered > 0 { Counter(label: "iap_reaped_total", dimensions: [("what", "dead_lettered")]).increment(by: deadLettered) }
@@ -55,14 +55,14 @@ public enum PipelineMetrics {
     /// `iap_notification_sweeps_total{result}` (`complete`, `incomplete`: Apple or Redis stopped it)
     /// and `iap_notifications_recovered_total`: notifications the sweep found in Apple's history
     /// that had never arrived, now stored.
-    public static func notificationSweep(complete: Bool, recovered: Int) {
+    package static func notificationSweep(complete: Bool, recovered: Int) {
         Counter(label: "iap_notification_sweeps_total", dimensions: [("result", complete ? "complete" : "incomplete")]).increment()
         Counter(label: "iap_notifications_recovered_total").increment(by: recovered)
     }
 
     /// `iap_webhook_deliveries_total{result}` (`delivered`, `failed`, `expired`) and
     /// `iap_webhook_delivery_seconds{result}`: each POST to the game backend's webhook.
-    public static func webhookDelivery(_ result: String, took: Duration) {
+    package static func webhookDelivery(_ result: String, took: Duration) {
         Counter(label: "iap_webhook_deliveries_total", dimensions: [("result", result)]).increment()
         if result != "expired" {
             Timer(label: "iap_webhook_delivery_seconds", dimensions: [("result", result)]).record(duration: took)
@@ -70,13 +70,13 @@ public enum PipelineMetrics {
     }
 
     /// `iap_rechecks_queued_total`: subscriptions whose re-check came due and went to the verify queue.
-    public static func rechecksQueued(_ count: Int) {
+    package static func rechecksQueued(_ count: Int) {
         if count > 0 { Counter(label: "iap_rechecks_queued_total").increment(by: count) }
     }
 
     /// The queues as the intake samples them: `iap_queue_depth{queue}`, `iap_queue_oldest_age_seconds{queue}`
     /// (0 when empty), `iap_retry_scheduled`, `iap_dead_letters`, `iap_held_purchases`.
-    public static func sampled(_ sample: QueueSample) {
+    package static func sampled(_ sample: QueueSample) {
         for (queue, depth) in sample.depths {
             Gauge(label: "iap_queue_depth", dimensions: [("queue", queue)]).record(depth)
             Gauge(label: "iap_queue_oldest_age_seconds", dimensions: [("queue", queue)])

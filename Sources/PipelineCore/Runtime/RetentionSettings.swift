@@ -2,26 +2,26 @@ import IAPSettings
 
 /// How long what nobody needs any more is kept (`IAP_FULFILMENT_RETENTION_S`, `IAP_DEAD_MAX`,
 /// `IAP_DEAD_MAX_AGE_S`): the grant stage's workers trim each bucket once a minute.
-public struct RetentionSettings: Sendable, Equatable {
+package struct RetentionSettings: Sendable, Equatable {
     /// Fulfilment entries older than this go, unless a consumer group or the refund sweep has not had them.
-    public var fulfilment: Duration
+    package var fulfilment: Duration
     /// The newest this many dead letters stay, none older than `deadMaxAge`.
-    public var deadMax: Int
-    public var deadMaxAge: Duration
+    package var deadMax: Int
+    package var deadMaxAge: Duration
     /// How often each bucket is trimmed (once a minute; a quarter of a retention compressed
     /// below four minutes, as the soak does), and how much a call may trim at most.
-    public var every: Duration { min(.seconds(60), fulfilment / 4) }
-    public var streamBatch = 10_000
-    public var deadBatch = 500
+    package var every: Duration { min(.seconds(60), fulfilment / 4) }
+    package var streamBatch = 10_000
+    package var deadBatch = 500
 
-    public init(fulfilment: Duration, deadMax: Int, deadMaxAge: Duration) {
+    package init(fulfilment: Duration, deadMax: Int, deadMaxAge: Duration) {
         self.fulfilment = fulfilment
         self.deadMax = deadMax
         self.deadMaxAge = deadMaxAge
     }
 
     /// Its own settings: `IAP_FULFILMENT_RETENTION_S`, `IAP_DEAD_MAX`, `IAP_DEAD_MAX_AGE_S`.
-    public init(reading source: SettingSource) throws(ConfigurationError) {
+    package init(reading source: SettingSource) throws(ConfigurationError) {
         self.init(
             fulfilment: try source.duration(Settings.fulfilmentRetention), deadMax: try source.count(Settings.deadMax),
             deadMaxAge: try source.duration(Settings.deadMaxAge))

@@ -7,17 +7,17 @@ import RedisClient
 /// grant stage's housekeeping: each bucket at most once per `every` per process. A dropped dead
 /// letter is counted (`iap_dead_letters_dropped_total{reason}`) and logged with its ticket and
 /// reason; trimmed stream entries are counted (`iap_fulfilment_trimmed_total`).
-public final class RetentionSweep: Sendable {
-    public let settings: RetentionSettings
+package final class RetentionSweep: Sendable {
+    package let settings: RetentionSettings
     private let lastRun = NIOLockedValueBox([Int: ContinuousClock.Instant]())
 
-    public init(settings: RetentionSettings) {
+    package init(settings: RetentionSettings) {
         self.settings = settings
         _ = Counter(label: "iap_fulfilment_trimmed_total")
     }
 
     /// Trims the worker's bucket when its turn has come.
-    public func runIfDue(_ worker: WorkerContext) async throws {
+    package func runIfDue(_ worker: WorkerContext) async throws {
         let bucket = worker.store.keys.bucket
         let due = lastRun.withLockedValue { runs -> Bool in
             if let last = runs[bucket], ContinuousClock.now - last < settings.every { return false }
@@ -29,7 +29,7 @@ public final class RetentionSweep: Sendable {
     }
 
     /// One round on `store`'s bucket: the stream, then the dead letters.
-    public func trim(_ store: PipelineStore, logger: Logger) async throws {
+    package func trim(_ store: PipelineStore, logger: Logger) async throws {
         let floor = try await store.redis.send("HGET", store.keys.refundSweep, "cursor:b\(store.keys.bucket)").string.flatMap { Int64($0) }
         let stream = try await store.trimFulfilmentStream(retention: settings.fulfilment, floorMs: floor, limit: settings.streamBatch)
         if stream.trimmed > 0 { Counter(label: "iap_fulfilment_trimmed_total").increment(by: stream.trimmed) }
@@ -48,14 +48,14 @@ public final class RetentionSweep: Sendable {
 
 extension PipelineStore {
     /// `trim_fulfilment_stream` on this store's bucket (`now`: a test's pinned time).
-    public func trimFulfilmentStream(
+    package func trimFulfilmentStream(
         retention: Duration, floorMs: Int64?, limit: Int = 10_000, now: Int64? = nil
     ) async throws -> (trimmed: Int, below: String) {
         try await run(TrimFulfilmentStream(keys, retention: retention, floorMs: floorMs, limit: limit, now: now))
     }
 
     /// `trim_dead_letters` on this store's bucket: the entries dropped, oldest first.
-    public func trimDeadLetters(max: Int, maxAge: Duration, limit: Int = 500, now: Int64? = nil) async throws -> [String] {
+    package func trimDeadLetters(max: Int, maxAge: Duration, limit: Int = 500, now: Int64? = nil) async throws -> [String] {
         try await run(TrimDeadLetters(keys, max: max, maxAge: maxAge, limit: limit, now: now))
     }
 }

@@ -11,12 +11,12 @@ import ServiceLifecycle
 /// and does the bucket's housekeeping (due retries, reaping) and the handler's own. It names no
 /// stage. On graceful shutdown it stops taking jobs, lets those in flight finish within the grace
 /// period, hands back any left and leaves the worker set. `StageWorkers` runs one per bucket.
-public final class StageWorker: Service, Sendable {
-    public let handler: any JobHandler
-    public let settings: WorkerSettings
-    public let context: WorkerContext
+package final class StageWorker: Service, Sendable {
+    package let handler: any JobHandler
+    package let settings: WorkerSettings
+    package let context: WorkerContext
     /// The process's budget of jobs in hand: this worker's own unless it is given one to share.
-    public let slots: JobSlots
+    package let slots: JobSlots
     /// When a heartbeat last reached Redis.
     private let lastHeartbeat = NIOLockedValueBox<ContinuousClock.Instant?>(nil)
     /// Jobs being handled now, by payload: what the in-flight list holds beyond these is an orphan.
@@ -26,7 +26,7 @@ public final class StageWorker: Service, Sendable {
     /// Each job's end, for the drain.
     private let finished = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
 
-    public init(
+    package init(
         handler: any JobHandler, store: PipelineStore, settings: WorkerSettings, workerID: String? = nil, slots: JobSlots? = nil,
         logger: Logger
     ) {
@@ -41,9 +41,9 @@ public final class StageWorker: Service, Sendable {
         self.context = WorkerContext(store: store, member: member, stage: handler.stage, logger: logger)
     }
 
-    public var member: String { context.member }
+    package var member: String { context.member }
 
-    public func run() async throws {
+    package func run() async throws {
         PipelineMetrics.prepare(stage: handler.stage, transitions: handler.transitions)
         await withGracefulShutdownHandler {
             await withTaskGroup(of: Void.self) { group in
@@ -60,7 +60,7 @@ public final class StageWorker: Service, Sendable {
 
     /// Stops taking jobs; those in flight finish (within the grace period). A shared budget stops
     /// with it: the workers sharing it are one process's, which stops as a whole.
-    public func stop() {
+    package func stop() {
         context.stopping.withLockedValue { $0 = true }
         slots.stop()
     }

@@ -9,11 +9,11 @@ import ServiceLifecycle
 /// Every process serves every bucket: a process given only some buckets would leave the others
 /// to processes that may not exist, and a bucket no process serves is a lost order in waiting. The
 /// cost is one blocking connection per bucket per process (an idle bucket's wait holds no slot).
-public final class StageWorkers: Service, Sendable {
-    public let workers: [StageWorker]
-    public let slots: JobSlots
+package final class StageWorkers: Service, Sendable {
+    package let workers: [StageWorker]
+    package let slots: JobSlots
 
-    public init(handler: any JobHandler, store: PipelineStore, settings: WorkerSettings, workerID: String? = nil, logger: Logger) {
+    package init(handler: any JobHandler, store: PipelineStore, settings: WorkerSettings, workerID: String? = nil, logger: Logger) {
         let id = workerID ?? StageWorker.makeWorkerID()
         let slots = JobSlots(count: settings.concurrency)
         self.slots = slots
@@ -24,9 +24,9 @@ public final class StageWorkers: Service, Sendable {
     }
 
     /// `<stage>:<worker-id>`: the same in every bucket.
-    public var member: String { workers[0].member }
+    package var member: String { workers[0].member }
 
-    public func run() async throws {
+    package func run() async throws {
         try await withThrowingDiscardingTaskGroup { group in
             for worker in workers {
                 group.addTask { try await worker.run() }
@@ -35,7 +35,7 @@ public final class StageWorkers: Service, Sendable {
     }
 
     /// Stops every bucket's worker (see `StageWorker.stop`).
-    public func stop() {
+    package func stop() {
         for worker in workers { worker.stop() }
     }
 }

@@ -4,19 +4,19 @@ import NIOConcurrencyHelpers
 import RedisClient
 
 /// What a handler needs from the worker running it.
-public struct WorkerContext: Sendable {
-    public let store: PipelineStore
+package struct WorkerContext: Sendable {
+    package let store: PipelineStore
     /// `<stage>:<worker-id>`: this worker's entry in `iap:workers` and the name of its in-flight list.
-    public let member: String
-    public let stage: Stage
-    public let logger: Logger
+    package let member: String
+    package let stage: Stage
+    package let logger: Logger
     let stopping: NIOLockedValueBox<Bool>
     /// `forward_job` for the jobs this worker finishes at about the same time, in one call.
     let forwards: GroupCommit<PipelineStore.Forward, TransitionResult>
     /// The handler's batchers for this worker (`WorkerBatchers`), by the batchers that made them.
     let batchers = NIOLockedValueBox<[ObjectIdentifier: any Sendable]>([:])
 
-    public init(store: PipelineStore, member: String, stage: Stage, logger: Logger) {
+    package init(store: PipelineStore, member: String, stage: Stage, logger: Logger) {
         self.store = store
         self.member = member
         self.stage = stage
@@ -28,11 +28,11 @@ public struct WorkerContext: Sendable {
     }
 
     /// Forwards a job this worker holds (batched with others finishing now): `forward_job`.
-    public func forward(_ payload: String, to next: Job, ticketFields: [(String, String)] = []) async throws -> TransitionResult {
+    package func forward(_ payload: String, to next: Job, ticketFields: [(String, String)] = []) async throws -> TransitionResult {
         try await forwards.submit(PipelineStore.Forward(payload: payload, next: next, ticketFields: ticketFields))
     }
 
-    public var isStopping: Bool { stopping.withLockedValue { $0 } }
+    package var isStopping: Bool { stopping.withLockedValue { $0 } }
 
     /// Runs a step (`body`: one call of `script`), retrying with backoff while Redis is unreachable
     /// or not ready (the scripts are safe to repeat: one that ran already finds the job gone and
@@ -40,14 +40,14 @@ public struct WorkerContext: Sendable {
     /// stop or the reaper to return. `giveUpAfter` bounds the retrying (a stopping worker must not
     /// wait for Redis forever). An error that is not Redis's (a reply the script's header does not
     /// list) is logged and gives `nil`: the job stays in flight, and the reaper returns it.
-    public func transition<T: Sendable>(
+    package func transition<T: Sendable>(
         _ script: any PipelineScript.Type, giveUpAfter: Duration? = nil, _ body: () async throws -> T
     ) async -> T? {
         await retrying(script.name, giveUpAfter: giveUpAfter, body)
     }
 
     /// The same for reads a step needs before its script (`find_account`, …).
-    public func transition<T: Sendable>(reading what: String, _ body: () async throws -> T) async -> T? {
+    package func transition<T: Sendable>(reading what: String, _ body: () async throws -> T) async -> T? {
         await retrying(what, giveUpAfter: nil, body)
     }
 
@@ -70,7 +70,7 @@ public struct WorkerContext: Sendable {
     }
 
     /// Dead-letters a job this worker holds.
-    public func deadLetter(
+    package func deadLetter(
         _ payload: String, ticket: String?, reason: String, error: String, attempts: Int
     ) async {
         logger.error("dead-lettering job", metadata: ["ticket": "\(ticket ?? "-")", "reason": "\(reason)", "error": "\(error)"])
@@ -82,7 +82,7 @@ public struct WorkerContext: Sendable {
     }
 
     /// Handles what every transition can report besides success.
-    public func settle(_ result: TransitionResult?, payload: String, job: Job, by script: any PipelineScript.Type) async {
+    package func settle(_ result: TransitionResult?, payload: String, job: Job, by script: any PipelineScript.Type) async {
         let what = script.name
         switch result {
         case .moved:

@@ -5,7 +5,7 @@ import RedisClient
 /// the type is one call: the keys it touches, built from `RedisKeys` in the order the file's
 /// header lists them, and its named arguments. The type decodes the reply into Swift; a reply
 /// code the header does not list throws `ScriptReplyError`, never passes for another outcome.
-public protocol PipelineScript: Sendable {
+package protocol PipelineScript: Sendable {
     associatedtype Reply: Sendable
     /// The script: its name (the file's) and its source with its includes.
     static var script: RedisScript { get }
@@ -18,7 +18,7 @@ public protocol PipelineScript: Sendable {
 
 extension PipelineScript {
     /// The script's name: what logs, metrics and the key map call this step.
-    public static var name: String { script.name }
+    package static var name: String { script.name }
 }
 
 /// A script that touches keys it learns only by reading (a hold's ticket, the jobs in a dead
@@ -30,21 +30,21 @@ package protocol DeclaringScript: PipelineScript {
 }
 
 /// A script's reply that its header does not list.
-public struct ScriptReplyError: Error, Sendable, Equatable, CustomStringConvertible {
-    public let script: String
-    public let reply: String
+package struct ScriptReplyError: Error, Sendable, Equatable, CustomStringConvertible {
+    package let script: String
+    package let reply: String
 
-    public init(script: String, reply: RedisReply) {
+    package init(script: String, reply: RedisReply) {
         self.script = script
         self.reply = "\(reply)"
     }
 
-    public init(script: String, _ why: String) {
+    package init(script: String, _ why: String) {
         self.script = script
         self.reply = why
     }
 
-    public var description: String { "\(script) answered what it never should: \(reply)" }
+    package var description: String { "\(script) answered what it never should: \(reply)" }
 }
 
 extension PipelineStore {

@@ -1,19 +1,19 @@
 import RedisClient
 
 /// The queues at a glance, cheap enough to read every few seconds (no SCAN, unlike `stats`).
-public struct QueueSample: Sendable, Equatable {
-    public var depths: [String: Int]
+package struct QueueSample: Sendable, Equatable {
+    package var depths: [String: Int]
     /// How long each non-empty queue's oldest job has waited (ms since it was submitted).
-    public var oldestAgeMs: [String: Int64]
-    public var retry: Int
-    public var dead: Int
-    public var held: Int
+    package var oldestAgeMs: [String: Int64]
+    package var retry: Int
+    package var dead: Int
+    package var held: Int
 }
 
 extension PipelineStore {
     /// One pipeline of `LLEN`, `LINDEX -1` per queue and the sizes of the retry set and dead
     /// letters and the holds per bucket: every bucket added up.
-    public func queueSample(now: Int64 = currentTimeMs()) async throws -> QueueSample {
+    package func queueSample(now: Int64 = currentTimeMs()) async throws -> QueueSample {
         let buckets = keys.everyBucket
         let perBucket = 2 * Stage.allCases.count + 3
         let commands = buckets.flatMap { keys in

@@ -3,16 +3,16 @@ import Foundation
 import RedisClient
 
 /// The pipeline's state in Redis: every transition of a job, each one atomic script.
-public struct PipelineStore: Sendable {
-    public let redis: RedisClient
-    public let keys: RedisKeys
+package struct PipelineStore: Sendable {
+    package let redis: RedisClient
+    package let keys: RedisKeys
     /// What the transitions that create something a client or Apple is told about (a ticket, an
     /// accepted notification, a claim, a grant) wait for before they return; `nil`: nothing.
-    public let replication: RedisReplication?
+    package let replication: RedisReplication?
     /// When the steps that move a subscription schedule its next re-check; `nil`: never.
-    public let recheck: RecheckSchedule?
+    package let recheck: RecheckSchedule?
 
-    public init(
+    package init(
         redis: RedisClient, keys: RedisKeys, replication: RedisReplication? = nil, recheck: RecheckSchedule? = .standard
     ) {
         self.redis = redis
@@ -22,12 +22,12 @@ public struct PipelineStore: Sendable {
     }
 
     /// The same store on other keys (another bucket's).
-    public func with(keys: RedisKeys) -> PipelineStore {
+    package func with(keys: RedisKeys) -> PipelineStore {
         PipelineStore(redis: redis, keys: keys, replication: replication, recheck: recheck)
     }
 
     /// The store on the keys of every bucket, in order.
-    public var everyBucket: [PipelineStore] { keys.everyBucket.map(with(keys:)) }
+    package var everyBucket: [PipelineStore] { keys.everyBucket.map(with(keys:)) }
 
     // MARK: intake
 
@@ -36,7 +36,7 @@ public struct PipelineStore: Sendable {
     /// of `limits` spent in the second of `job.enqueuedAt`. The job goes to the bucket of the
     /// digest (a resubmission finds the first one there), its ticket id naming that bucket
     /// (`<bucket>.<id>`; the id alone with one bucket).
-    public func submit(
+    package func submit(
         _ job: Job, receiptDigest: String, ttl: Duration, limits: SubmissionLimits = .none
     ) async throws -> (ticket: String, created: Bool) {
         let bucket = keys.layout.bucket(ofDigest: receiptDigest)
@@ -55,7 +55,7 @@ public struct PipelineStore: Sendable {
 
     /// One bucket's even share of a fleet-wide limit (rounded up; 0 stays no limit): submissions
     /// spread evenly over buckets by their digest, and each bucket checks its own in one script.
-    public static func bucketShare(of limit: Int, buckets: Int) -> Int {
+    package static func bucketShare(of limit: Int, buckets: Int) -> Int {
         limit <= 0 ? 0 : (limit + buckets - 1) / max(buckets, 1)
     }
 
@@ -80,7 +80,7 @@ public struct PipelineStore: Sendable {
         }
     }
 
-    public func ticket(_ id: String) async throws -> Ticket? {
+    package func ticket(_ id: String) async throws -> Ticket? {
         let hash = try await redis.send("HGETALL", keys.ticket(id)).stringDictionary
         return Ticket(id: id, hash: hash)
     }
@@ -88,7 +88,7 @@ public struct PipelineStore: Sendable {
     // MARK: workers
 
     /// Blocks (at most `block`) until a job is in `stage`'s queue and moves it into the worker's in-flight list.
-    public func take(from stage: Stage, member: String, on connection: RedisConnection, block: Duration) async throws -> String? {
+    package func take(from stage: Stage, member: String, on connection: RedisConnection, block: Duration) async throws -> String? {
         let ms = Int(block.milliseconds)
         let fraction = String(ms % 1000)
         let seconds = "\(ms / 1000)." + String(repeating: "0", count: 3 - fraction.count) + fraction
@@ -101,39 +101,39 @@ public struct PipelineStore: Sendable {
 
     /// Records that the worker lives, at Redis's time (`now`: a test's pinned time); returns that time.
     @discardableResult
-    public func heartbeat(member: String, now: Int64? = nil) async throws -> Int64 {
+    package func heartbeat(member: String, now: Int64? = nil) async throws -> Int64 {
         try await run(RecordHeartbeat(keys, member: member, now: now))
     }
 
     /// An intake says it runs (`intakes`), so that `iapctl migrate` does not move the ledger under it.
-    public func announceIntake(_ id: String, now: Int64 = currentTimeMs()) async throws {
+    package func announceIntake(_ id: String, now: Int64 = currentTimeMs()) async throws {
         try await redis.send("ZADD", keys.intakes, String(now), id)
     }
 
     /// An intake that stops says so.
-    public func withdrawIntake(_ id: String) async throws {
+    package func withdrawIntake(_ id: String) async throws {
         try await redis.send("ZREM", keys.intakes, id)
     }
 
     /// Moves up to `max` jobs from `stage`'s queue into the worker's in-flight list without
     /// blocking; none when the queue is empty.
-    public func takeJobs(from stage: Stage, member: String, max: Int) async throws -> [String] {
+    package func takeJobs(from stage: Stage, member: String, max: Int) async throws -> [String] {
         try await run(TakeJobs(keys, stage: stage, member: member, max: max))
     }
 
-    public func forward(
+    package func forward(
         _ payload: String, member: String, to next: Job, ticketFields: [(String, String)] = []
     ) async throws -> TransitionResult {
         try await forward([Forward(payload: payload, next: next, ticketFields: ticketFields)], member: member)[0]
     }
 
     /// One job to forward: as taken, its next form, fields to set on its ticket.
-    public struct Forward: Sendable {
-        public var payload: String
-        public var next: Job
-        public var ticketFields: [(String, String)]
+    package struct Forward: Sendable {
+        package var payload: String
+        package var next: Job
+        package var ticketFields: [(String, String)]
 
-        public init(payload: String, next: Job, ticketFields: [(String, String)] = []) {
+        package init(payload: String, next: Job, ticketFields: [(String, String)] = []) {
             self.payload = payload
             self.next = next
             self.ticketFields = ticketFields
@@ -141,19 +141,19 @@ public struct PipelineStore: Sendable {
     }
 
     /// Forwards several of a worker's jobs in one script call; one result per job, in order.
-    public func forward(_ jobs: [Forward], member: String) async throws -> [TransitionResult] {
+    package func forward(_ jobs: [Forward], member: String) async throws -> [TransitionResult] {
         try await run(ForwardJob(keys, member: member, jobs: jobs)).onePerItem(of: jobs.count, script: ForwardJob.name)
     }
 
     /// Parks the job until `delay` past Redis's now (`now`: a test's pinned time).
-    public func scheduleRetry(
+    package func scheduleRetry(
         _ payload: String, member: String, next: Job, delay: Duration, lastError: String, now: Int64? = nil
     ) async throws -> TransitionResult {
         try await run(ScheduleRetry(keys, member: member, taken: payload, next: next, delay: delay, lastError: lastError, now: now))
     }
 
     /// `ticket` is `nil` for a job that could not be decoded.
-    public func deadLetter(
+    package func deadLetter(
         _ payload: String, member: String, stage: Stage, ticket: String?, reason: String, error: String,
         attempts: Int, now: Int64 = currentTimeMs()
     ) async throws -> TransitionResult {
@@ -163,7 +163,7 @@ public struct PipelineStore: Sendable {
     }
 
     /// `lastError` is the precise cause behind `reason` (kept on the ticket, never a secret).
-    public func finish(
+    package func finish(
         _ payload: String, member: String, ticket: String, status: TicketStatus, reason: String, attempts: Int,
         environment: String?, lastError: String? = nil, result: String? = nil, transactions: String? = nil, now: Int64 = currentTimeMs()
     ) async throws -> TransitionResult {
@@ -173,7 +173,7 @@ public struct PipelineStore: Sendable {
     }
 
     /// Acks a job whose outcome is recorded elsewhere (`acknowledge_job`).
-    public func acknowledge(_ payload: String, member: String, ownTicket: String) async throws -> TransitionResult {
+    package func acknowledge(_ payload: String, member: String, ownTicket: String) async throws -> TransitionResult {
         try await run(AcknowledgeJob(keys, member: member, taken: payload, ownTicket: ownTicket))
     }
 
@@ -181,18 +181,18 @@ public struct PipelineStore: Sendable {
 
     /// Moves the retries due by Redis's clock (`now`: a test's pinned time) back onto their queues.
     @discardableResult
-    public func promoteDueRetries(now: Int64? = nil, limit: Int = 500) async throws -> Int {
+    package func promoteDueRetries(now: Int64? = nil, limit: Int = 500) async throws -> Int {
         try await run(PromoteDueRetries(keys, now: now, limit: limit))
     }
 
-    public struct ReapResult: Sendable, Equatable {
+    package struct ReapResult: Sendable, Equatable {
         /// `false` when another worker held the reaper lock.
-        public var ran: Bool
-        public var workers: Int
-        public var returned: Int
-        public var deadLettered: Int
+        package var ran: Bool
+        package var workers: Int
+        package var returned: Int
+        package var deadLettered: Int
 
-        public init(ran: Bool, workers: Int, returned: Int, deadLettered: Int) {
+        package init(ran: Bool, workers: Int, returned: Int, deadLettered: Int) {
             self.ran = ran
             self.workers = workers
             self.returned = returned
@@ -203,7 +203,7 @@ public struct PipelineStore: Sendable {
     /// `forgetAfter`: how long a silent worker stays in `iap:workers` (reaped every round) so that
     /// a job its last BLMOVE delivers late is still returned; by default twice the lease. Leases
     /// are read against Redis's clock, as heartbeats are written (`now`: a test's pinned time).
-    public func reapExpiredWorkers(
+    package func reapExpiredWorkers(
         reaper: String, lease: Duration, maxRedeliveries: Int, lock: Duration = .seconds(1), forgetAfter: Duration? = nil,
         now: Int64? = nil
     ) async throws -> ReapResult {
@@ -213,19 +213,19 @@ public struct PipelineStore: Sendable {
     }
 
     /// The jobs a worker's in-flight list holds, oldest first.
-    public func inflightJobs(member: String) async throws -> [String] {
+    package func inflightJobs(member: String) async throws -> [String] {
         (try await redis.send("LRANGE", keys.inflight(member: member), "0", "-1").array ?? []).compactMap(\.string).reversed()
     }
 
     @discardableResult
-    public func requeueInflight(member: String, stage: Stage) async throws -> Int {
+    package func requeueInflight(member: String, stage: Stage) async throws -> Int {
         try await run(RequeueInflight(keys, member: member, stage: stage))
     }
 
     // MARK: operators
 
     /// The dead letters of every bucket (each bucket's newest first), at most `limit`.
-    public func deadLetters(limit: Int) async throws -> [String] {
+    package func deadLetters(limit: Int) async throws -> [String] {
         var letters: [String] = []
         for bucket in keys.everyBucket where letters.count < limit {
             let reply = try await redis.send("LRANGE", bucket.dead, "0", String(max(limit - letters.count, 1) - 1))
@@ -237,7 +237,7 @@ public struct PipelineStore: Sendable {
     /// Queues a dead letter's job again, attempts reset, on the queue of the bucket whose dead
     /// letters hold it. Returns `false` when the entry is gone (someone else replayed or purged
     /// it); throws when the entry holds no job to replay.
-    public func replay(entry: String, ttl: Duration, now: Int64 = currentTimeMs()) async throws -> Bool {
+    package func replay(entry: String, ttl: Duration, now: Int64 = currentTimeMs()) async throws -> Bool {
         let job = try Self.replayable(entry)
         for bucket in keys.everyBucket {
             if try await run(ReplayDeadLetter(bucket, entry: entry, job: job, ttl: ttl, now: now)) { return true }
@@ -247,7 +247,7 @@ public struct PipelineStore: Sendable {
 
     /// The same for an entry read from bucket `bucket`'s dead letters (the console's windows):
     /// one script call, not one per bucket.
-    public func replay(entry: String, inBucket bucket: Int, ttl: Duration, now: Int64 = currentTimeMs()) async throws -> Bool {
+    package func replay(entry: String, inBucket bucket: Int, ttl: Duration, now: Int64 = currentTimeMs()) async throws -> Bool {
         try await run(ReplayDeadLetter(keys.everyBucket[bucket], entry: entry, job: try Self.replayable(entry), ttl: ttl, now: now))
     }
 
@@ -259,7 +259,7 @@ public struct PipelineStore: Sendable {
     }
 
     /// Deletes every bucket's dead letters; returns how many there were.
-    public func purgeDeadLetters() async throws -> Int {
+    package func purgeDeadLetters() async throws -> Int {
         var purged = 0
         for bucket in keys.everyBucket {
             let replies = try await redis.pipeline([RedisCommand("LLEN", bucket.dead), RedisCommand("DEL", bucket.dead)])

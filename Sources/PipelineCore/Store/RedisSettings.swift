@@ -5,27 +5,27 @@ import RedisClient
 /// `IAP_REDIS_URL` with its TLS files and the sentinels' password, `IAP_PREFIX` and `IAP_BUCKETS`,
 /// the pool (`IAP_REDIS_POOL_SIZE`) and the replicas an acknowledged write waits for
 /// (`IAP_REDIS_MIN_REPLICAS`, `IAP_REDIS_REPLICA_TIMEOUT_MS`).
-public struct RedisSettings: Sendable {
+package struct RedisSettings: Sendable {
     /// `IAP_BUCKETS` on `redis-cluster://` with a plain prefix when it is not given: 64 buckets
     /// spread evenly over up to 32 primaries (two or more buckets each); a fleet planned past
     /// that sets more before its first purchase (the number is fixed once data exists). Each
     /// bucket costs every stage process one blocking connection.
-    public static let clusterBuckets = 64
+    package static let clusterBuckets = 64
 
     /// `IAP_REDIS_URL` as given (its password is masked wherever settings are shown).
-    public var url: String
+    package var url: String
     /// The URL parsed, with TLS and the sentinels' password.
-    public var connection: RedisConfiguration
-    public var prefix: String
+    package var connection: RedisConfiguration
+    package var prefix: String
     /// The layout of the keyspace, built once (finding a tag per bucket takes a while).
-    public let layout: BucketLayout
+    package let layout: BucketLayout
     /// Connections each process shares (`IAP_REDIS_POOL_SIZE`).
-    public var poolSize: Int
+    package var poolSize: Int
     /// Replicas that must confirm an acknowledged write (`WAIT`); 0: none.
-    public var minReplicas: Int
-    public var replicaTimeout: Duration
+    package var minReplicas: Int
+    package var replicaTimeout: Duration
 
-    public init(reading source: SettingSource) throws(ConfigurationError) {
+    package init(reading source: SettingSource) throws(ConfigurationError) {
         url = source.text(Settings.redisURL)!
         do {
             connection = try RedisConfiguration(url: url)
@@ -41,15 +41,15 @@ public struct RedisSettings: Sendable {
     }
 
     /// The key map of this prefix and layout.
-    public var keys: RedisKeys { RedisKeys(prefix: prefix, layout: layout) }
+    package var keys: RedisKeys { RedisKeys(prefix: prefix, layout: layout) }
 
     /// What acknowledged writes wait for; `nil` when `IAP_REDIS_MIN_REPLICAS` is 0.
-    public var replication: RedisReplication? {
+    package var replication: RedisReplication? {
         minReplicas > 0 ? RedisReplication(replicas: minReplicas, timeout: replicaTimeout) : nil
     }
 
     /// A client of `poolSize` connections, or of `connections` where a tool needs fewer.
-    public func client(connections: Int? = nil) -> RedisClient {
+    package func client(connections: Int? = nil) -> RedisClient {
         RedisClient(configuration: connection, poolSize: connections ?? poolSize)
     }
 

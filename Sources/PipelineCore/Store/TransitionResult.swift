@@ -1,7 +1,7 @@
 import RedisClient
 
 /// How a step that ends a job the worker holds came out.
-public enum TransitionResult: Sendable, Equatable {
+package enum TransitionResult: Sendable, Equatable {
     /// The job moved.
     case moved
     /// The worker no longer holds the job (the reaper took it back): nothing moved.
