@@ -10,14 +10,6 @@ package struct HeldJob: Sendable {
     /// The same job in the same place, its content amended on the way (what it moves on as).
     package func amended(_ job: Job) -> HeldJob { HeldJob(payload: payload, job: job, worker: worker) }
 
-    /// This handling's attempt: one more than the attempts the job has spent.
-    package var attempt: Int { job.attempts + 1 }
-
-    /// Forwards the job to `next`'s stage (batched with others finishing now): `forward_job`.
-    package func forward(to next: Job, ticketFields: [(String, String)] = []) async throws -> TransitionResult {
-        try await worker.forward(payload, to: next, ticketFields: ticketFields)
-    }
-
     /// Dead-letters the job under its own ticket (its part's, on a part).
     package func deadLetter(reason: String, error: String, attempts: Int? = nil) async {
         await worker.deadLetter(payload, ticket: job.ownTicket, reason: reason, error: error, attempts: attempts ?? job.attempts)
