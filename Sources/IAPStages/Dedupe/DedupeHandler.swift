@@ -69,6 +69,7 @@ package struct DedupeHandler: JobHandler {
             tokenOwners = owners
         }
         var next = job
+        next.historyRevision = nil  // kept here once claimed; grant never needs it
         next.stage = .grant
         next.purchases = purchases(for: job, in: receipt, tokenOwners: tokenOwners)
         next.refundLimit = policy.maxRefundsPerUser
@@ -104,13 +105,7 @@ package struct DedupeHandler: JobHandler {
         guard let revision = job.historyRevision, let account = job.appleAccount, let environment = job.receipt?.environment else {
             return
         }
-        do {
-            try await worker.store.keepHistoryRevision(revision, ofAppleAccount: account, environment: environment)
-        } catch {
-            worker.logger.warning("the history revision was not kept: the next sync reads from the last one kept", metadata: [
-                "error": "\(error)",
-            ])
-        }
+        await worker.keepHistoryRevision(revision, of: account, environment: environment)
     }
 
 

@@ -29,3 +29,17 @@ extension PipelineStore {
         _ = try await run(KeepHistoryRevision(keys, appTransactionID: appTransactionID, environment: environment, revision: revision))
     }
 }
+
+extension WorkerContext {
+    /// Keeps where a sync read the Apple Account's history to; a failure only costs the next sync
+    /// a longer read (logged, never the job's end).
+    func keepHistoryRevision(_ revision: String, of account: String, environment: String) async {
+        do {
+            try await store.keepHistoryRevision(revision, ofAppleAccount: account, environment: environment)
+        } catch {
+            logger.warning("the history revision was not kept: the next sync reads from the last one kept", metadata: [
+                "error": "\(error)",
+            ])
+        }
+    }
+}

@@ -386,7 +386,7 @@ extension VerifyHandler {
             await conclude(.valid(receipt), held: held.amended(reading), attempt: attempt)
             return false
         case .rejected(let reason, _) where reason == ReasonCode.transactionNotFound:
-            if let revision = read.revision, revision != kept { await keep(revision, of: account, environment: environment, worker: worker) }
+            if let revision = read.revision, revision != kept { await worker.keepHistoryRevision(revision, of: account, environment: environment) }
             return true
         default:
             await conclude(read.outcome, held: held, attempt: attempt)
@@ -395,15 +395,3 @@ extension VerifyHandler {
     }
 }
 
-extension VerifyHandler {
-    /// Keeps where a sync read the Apple Account's history to; a failure only costs the next sync a longer read.
-    func keep(_ revision: String, of account: String, environment: String, worker: WorkerContext) async {
-        do {
-            try await worker.store.keepHistoryRevision(revision, ofAppleAccount: account, environment: environment)
-        } catch {
-            worker.logger.warning("the history revision was not kept: the next sync reads from the last one kept", metadata: [
-                "error": "\(error)",
-            ])
-        }
-    }
-}
