@@ -68,7 +68,13 @@ import Testing
             try await until("the reconnects are counted") {
                 (Self.value(try await Self.scrape(pipeline), "iap_redis_reconnects_total", [:]) ?? 0) > before
             }
-            // Lookups at 1 call a second for the fleet: the second waits for its permit.
+            // The fleet holds the lookup endpoint for a while (as after Apple's 429): a lookup
+            // asked meanwhile waits for its permit, or is deferred to the hold's end. (Two lookups
+            // in a row at 1 call a second were once too far apart on a loaded machine to wait.)
+            let holdEnds = currentTimeMs() + 5000
+            for environment in ["production", "sandbox"] {
+                try await pipeline.store.holdAPIEndpoint(environment: environment, endpoint: "transaction_info", untilMs: holdEnds)
+            }
             for id in ["rl-1", "rl-2"] {
                 _ = try pipeline.simulator.serverAPI.register(JWSTransaction(
                     transactionID: id, bundleID: PipelineHarness.bundleID, productID: "gold.100", type: "Consumable", environment: "Sandbox"))

@@ -151,4 +151,33 @@ import Testing
             #expect(third.status == .applied && third.transactions.isEmpty, "\(third)")
         }
     }
+
+    /// A sync whose read of Apple's history fails (a 500, a failover under the rate limiter) is
+    /// retried as it was taken, a verify job, and the retry grants the purchases. (The retry once
+    /// parked the job as it would have moved on, a dedupe job without a receipt: it came back as a
+    /// plain binding, `apple_account_bound`, and every purchase the read would have found was
+    /// lost: 39 of an adopted player in a loaded Sentinel drill.) Both ways in: the app's signed
+    /// app transaction and the operator's named account.
+    @Test func aSyncWhoseHistoryReadFailsIsRetriedAsTakenAndGrantsItsPurchases() async throws {
+        try await withPipeline(serverAPI: true) { pipeline in
+            let api = pipeline.simulator.serverAPI
+            _ = try api.register(Self.unsent("2000000000000081"))
+            api.setFaults(SimulatedAPIFaults(serverErrors: 1))
+            let signed = try await pipeline.terminal(try #require(try await sync(pipeline, user: "frank").json["ticket"] as? String))
+            #expect(signed.status == .granted && signed.transactions.map(\.transactionID) == ["2000000000000081"], "\(signed)")
+            #expect(api.callCounts()["Production transaction_history"] == 2)
+            // The consumable's Finish Transaction errand asks Apple too: done before the next fault.
+            #expect(try await pipeline.terminal("finish-2000000000000081").status == .applied)
+
+            _ = try api.register(Self.unsent("2000000000000082", product: "level.pack"))
+            api.setFaults(SimulatedAPIFaults(serverErrors: 1))
+            let (ticket, _) = try await pipeline.store.submitSync(
+                user: "frank", appleAccount: Self.account, environment: "Production", ttl: .seconds(600))
+            let named = try await pipeline.terminal(ticket)
+            #expect(named.status == .granted && named.transactions.map(\.transactionID) == ["2000000000000082"], "\(named)")
+            #expect(api.callCounts()["Production transaction_history"] == 4)
+            let granted = try await pipeline.fulfilments().filter { $0["event"] == "granted" }.compactMap { $0["transaction_id"] }
+            #expect(granted.sorted() == ["2000000000000081", "2000000000000082"])
+        }
+    }
 }
