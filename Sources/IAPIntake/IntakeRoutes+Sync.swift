@@ -25,16 +25,16 @@ extension IntakeRoutes {
         guard Base64URL.isCompactJWS(jws) else {
             throw IntakeError(.badRequest, "invalid_jws", "signed_app_transaction must be a compact JWS: three base64url segments")
         }
-        var job = Job(ticket: TicketID.make(), userID: user, receiptData: nil, productID: nil, transactionID: nil, enqueuedAt: currentTimeMs())
-        job.signedAppTransaction = jws
-        job.source = Job.syncSource
+        var work = Job.ToVerify(evidence: .appTransaction(jws))
         switch fields["dry_run"] {
         case nil, .bool(false)?, .null?: break
-        case .bool(true)?: job.dryRun = true
+        case .bool(true)?: work.dryRun = true
         default: throw IntakeError(.badRequest, "invalid_dry_run", "dry_run must be true or false")
         }
+        let job = Job(
+            ticket: TicketID.make(), stage: .verify, userID: user, work: .verify(work), source: Job.syncSource, enqueuedAt: currentTimeMs())
         return try await store(
-            job, digest: Self.syncDigest(user: user, jws: jws, at: job.enqueuedAt, dryRun: job.dryRun == true), context: context)
+            job, digest: Self.syncDigest(user: user, jws: jws, at: job.enqueuedAt, dryRun: work.dryRun), context: context)
     }
 
     /// How long a sync's ticket answers a resend of the same app transaction; a sync sent after

@@ -65,21 +65,19 @@ package struct IntakeRoutes: Sendable {
         let buffer = try await Self.body(request, maxBodyBytes: maxBodyBytes)
         let submission = try ReceiptSubmission.parse(
             Array(buffer.readableBytesView), serverAPIConfigured: serverAPIConfigured, bundleIDs: bundleIDs)
-        var receiptData: String?
-        var signedTransaction: String?
-        var signedAppTransaction: String?
+        let evidence: Job.Evidence
+        var transactionID = submission.transactionID
         switch submission.evidence {
-        case .receipt(let base64, _): receiptData = base64
-        case .signedTransaction(let jws): signedTransaction = jws
-        case .appTransaction(let jws): signedAppTransaction = jws
-        case .transactionLookup: break
+        case .receipt(let base64, _): evidence = .receipt(base64)
+        case .signedTransaction(let jws): evidence = .signedTransaction(jws)
+        case .appTransaction(let jws):
+            evidence = .appTransaction(jws)
+            transactionID = nil
+        case .transactionLookup: evidence = .transactionLookup(submission.transactionID ?? "")
         }
-        var job = Job(
-            ticket: TicketID.make(), userID: submission.userID, receiptData: receiptData, signedTransaction: signedTransaction,
-            productID: submission.productID, transactionID: signedAppTransaction == nil ? submission.transactionID : nil,
-            enqueuedAt: currentTimeMs())
-        job.signedAppTransaction = signedAppTransaction
-        job.currency = submission.currency
+        let work = Job.ToVerify(
+            evidence: evidence, productID: submission.productID, transactionID: transactionID, currency: submission.currency)
+        var job = Job(ticket: TicketID.make(), stage: .verify, userID: submission.userID, work: .verify(work), enqueuedAt: currentTimeMs())
         job.bundleID = submission.bundleID
         return try await store(job, digest: Self.digest(submission), context: context)
     }

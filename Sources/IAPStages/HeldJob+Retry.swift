@@ -22,9 +22,8 @@ extension HeldJob {
             return
         }
         PipelineMetrics.retried(stage: worker.stage, reason: reason)
-        // As taken: an amended job (a sync's, on its way to dedupe) would come back in the wrong stage.
-        var next = taken
-        next.attempts = spends ? attempt : taken.attempts
+        var next = job
+        next.attempts = spends ? attempt : job.attempts
         if let appleFailedAt { next.appleFailedAt = appleFailedAt }
         let retryAfter = retryAfterMs.map { Duration.milliseconds($0) }
         let delay = rateLimited ? retryAfter! : after ?? policy.delay(afterAttempt: attempt, retryAfter: retryAfter)

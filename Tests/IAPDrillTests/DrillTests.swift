@@ -363,7 +363,9 @@ struct DrillTests {
                 #expect(finished?.status == .granted, "\(String(describing: finished))")
             }
             let busiest = try await cluster.busiestAPISecond()
-            #expect(busiest["Production transaction_info"].map { (1...10).contains($0) } == true, "\(busiest)")
+            // 10 a second by Redis's clock for the two of them (unshared, 20): a call permitted at a
+            // second's end may reach apple-sim in the next one on a loaded machine (once 11 were seen).
+            #expect(busiest["Production transaction_info"].map { (1...15).contains($0) } == true, "\(busiest)")
             // A refund delivered three times (the same UUID): one revoked event.
             #expect(try await cluster.deliverNotification(type: "REFUND", transactionID: "sk2-signed", times: 3) == [200, 200, 200])
             let unit = cluster.keys.grant(unit: "sk2-signed", originalTransactionID: "sk2-signed")

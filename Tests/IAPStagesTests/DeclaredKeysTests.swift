@@ -104,7 +104,11 @@ import Testing
             #expect(try await store.ticket(ticket)?.status == .queued)
             // The job carries where the last re-check read Apple's history to.
             let queued = try #require(try await redis.send("LINDEX", Self.keys.queue(.verify), "0").string)
-            #expect(try Job.decode(queued).recheck?.historyRevision == "hr:7")
+            guard case .recheck(let request)? = try Job.decode(queued).toVerify?.evidence else {
+                Issue.record("not a re-check: \(queued)")
+                return
+            }
+            #expect(request.historyRevision == "hr:7")
             #expect(try await store.forceRecheck(originalTransactionID: "s1", now: now))
             #expect(try await store.forceRecheck(originalTransactionID: "nobody", now: now) == false)
 

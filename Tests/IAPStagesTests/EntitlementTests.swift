@@ -30,12 +30,9 @@ import Testing
             webOrderLineItemID: catalog.products[product] == .autoRenewable ? "w-\(transaction)" : nil)
         transaction.expiresDateMs = expiresAt.map(String.init)
         transaction.signedDateMs = signedAt.map(String.init)
-        job.stage = .dedupe
-        job.receipt = VerifiedReceipt(environment: "Production", bundleID: "b", transactions: [transaction])
-        job.purchases = DedupeHandler(catalog: catalog).purchases(for: job, in: job.receipt!)
-        job.sharing = sharing
-        job.stage = .grant
-        job.receiptData = nil
+        let receipt = VerifiedReceipt(environment: "Production", bundleID: "b", transactions: [transaction])
+        job = job.movedToDedupe(with: receipt)
+        job = job.movedToGrant(DedupeHandler(catalog: catalog).purchases(for: job, in: receipt), in: receipt, sharing: sharing)
         let payload = job.encoded()
         try await store.redis.send("LPUSH", keys.inflight(member: member), payload)
         let (result, status) = try await store.grant(payload, member: member, job: job, now: now)
@@ -150,14 +147,11 @@ import Testing
             let store = PipelineStore(redis: redis, keys: Self.keys)
             var job = Job(ticket: "T", userID: "u1", receiptData: "cmVjZWlwdA==", productID: nil, transactionID: nil, enqueuedAt: 1)
             _ = try await store.submit(job, receiptDigest: "d-T", ttl: .seconds(3600))
-            job.stage = .grant
-            job.receiptData = nil
-            job.receipt = VerifiedReceipt(environment: "Production", bundleID: "b", transactions: [])
             var purchase = Purchase(
                 transactionID: "p1", originalTransactionID: "p1", productID: "level.pack", quantity: 1, unit: "p1", outcome: .held,
                 reason: "currency_unknown")
             purchase.kind = "non_consumable"
-            job.purchases = [purchase]
+            job = job.movedToGrant([purchase], in: VerifiedReceipt(environment: "Production", bundleID: "b", transactions: []))
             try await redis.send("LPUSH", Self.keys.inflight(member: Self.member), job.encoded())
             #expect(try await store.grant(job.encoded(), member: Self.member, job: job, now: 5).1 == .held)
             #expect(try await store.entitlements(user: "u1", catalog: Self.catalog, now: 6).entitlements.isEmpty)

@@ -16,13 +16,11 @@ import Testing
     static let member = "notify:w1"
 
     static func notificationJob(_ ticket: String, type: String = "REFUND", uuid: String = "U-1") -> Job {
-        var job = Job(ticket: ticket, userID: "", receiptData: nil, productID: nil, transactionID: nil, enqueuedAt: 1000)
-        job.stage = .notify
         let transaction = JWSTransaction(transactionID: "7", bundleID: "b", productID: "gold", revocationReason: 1)
-        job.notification = VerifiedNotification(
+        let notification = VerifiedNotification(
             NotificationPayload(notificationType: type, notificationUUID: uuid, signedDate: 5, data: nil),
             transaction: transaction, renewal: nil)
-        return job
+        return Job(ticket: ticket, stage: .notify, userID: "", work: .notification(notification), enqueuedAt: 1000)
     }
 
     /// Accepts a notification and moves its job into the notifier's in-flight list.
@@ -249,11 +247,11 @@ import Testing
             var job = Job(ticket: "T1", userID: "u1", receiptData: "eA==", productID: nil, transactionID: nil, enqueuedAt: 1)
             var first = InAppTransaction(transactionID: "1", productID: "gold")
             first.appAccountToken = "AAAAAAAA-1111-2222-3333-444444444444"
-            job.receipt = VerifiedReceipt(environment: "Sandbox", bundleID: "b", transactions: [first, InAppTransaction(transactionID: "2", productID: "gold")])
-            job.purchases = ["1", "2"].map {
+            let receipt = VerifiedReceipt(
+                environment: "Sandbox", bundleID: "b", transactions: [first, InAppTransaction(transactionID: "2", productID: "gold")])
+            job = job.movedToGrant(["1", "2"].map {
                 Purchase(transactionID: $0, originalTransactionID: $0, productID: "gold", quantity: 1, unit: $0, outcome: .pending)
-            }
-            job.stage = .grant
+            }, in: receipt)
             job.source = "notification"
             _ = try await store.submit(job, receiptDigest: "d", ttl: .seconds(3600))
             _ = try await redis.send("RPOP", Self.keys.queue(.verify))

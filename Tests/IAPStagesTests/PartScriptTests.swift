@@ -26,11 +26,9 @@ import Testing
     }
 
     static func grantJob(ticket: String, _ purchases: [Purchase]) -> Job {
-        var job = Job(ticket: ticket, userID: "u1", receiptData: nil, productID: nil, transactionID: nil, enqueuedAt: 1)
-        job.stage = .grant
-        job.receipt = VerifiedReceipt(environment: "Production", bundleID: "b", transactions: [])
-        job.purchases = purchases
-        return job
+        Job(ticket: ticket, stage: .grant, userID: "u1",
+            work: .grant(Job.Claimed(purchases: purchases, receipt: VerifiedReceipt(environment: "Production", bundleID: "b", transactions: []))),
+            enqueuedAt: 1)
     }
 
     @Test func aJobWhosePurchasesLieInItsTicketsBucketIsNotSplit() {
@@ -52,8 +50,8 @@ import Testing
         let parts = try #require(DedupeHandler.parts(of: job, layout: Self.layout))
         #expect(parts.map(\.part) == ["3.\(ticket)", "0.\(ticket)"])
         #expect(parts.allSatisfy { $0.ticket == ticket && $0.stage == .grant })
-        #expect(parts[0].purchases?.map(\.transactionID) == [a, "9", c])
-        #expect(parts[1].purchases?.map(\.transactionID) == [b])
+        #expect(parts[0].claimed?.purchases.map(\.transactionID) == [a, "9", c])
+        #expect(parts[1].claimed?.purchases.map(\.transactionID) == [b])
         // Each part's own ticket lives in its bucket.
         #expect(parts.map { Self.layout.bucket(ofTicket: $0.ownTicket) } == [3, 0])
     }

@@ -23,19 +23,15 @@ import Testing
     ) async throws -> (payload: String, job: Job) {
         var job = Job(ticket: ticket, userID: user, receiptData: "cmVjZWlwdA==", productID: nil, transactionID: nil, enqueuedAt: 1)
         _ = try await store.submit(job, receiptDigest: "d-\(ticket)", ttl: .seconds(3600))
-        job.stage = .grant
-        job.receiptData = nil
         var bought = InAppTransaction(transactionID: transaction, productID: product)
         bought.appTransactionID = appleAccount
-        job.receipt = VerifiedReceipt(environment: "Production", bundleID: "b", transactions: [bought])
-        job.appleAccountLimit = appleAccountLimit
+        let receipt = VerifiedReceipt(environment: "Production", bundleID: "b", transactions: [bought])
         var purchase = Purchase(
             transactionID: transaction, originalTransactionID: transaction, productID: product, quantity: 1, unit: transaction,
             outcome: outcome, reason: reason)
         purchase.dailyLimit = dailyLimit
         purchase.currency = currency
-        job.purchases = [purchase]
-        job.refundLimit = refundLimit
+        job = job.movedToGrant([purchase], in: receipt, refundLimit: refundLimit, appleAccountLimit: appleAccountLimit)
         let payload = job.encoded()
         try await store.redis.send("LPUSH", keys.inflight(member: member), payload)
         return (payload, job)
@@ -283,7 +279,9 @@ import Testing
                 transactionID: "b", originalTransactionID: "b", productID: "gems", quantity: 1, unit: "b", outcome: .held,
                 reason: "currency_not_allowed")
             held.currency = "RUB"
-            job.job.purchases?.append(held)
+            let claimed = try #require(job.job.claimed)
+            job.job = job.job.movedToGrant(
+                claimed.purchases + [held], in: claimed.receipt, refundLimit: claimed.refundLimit, appleAccountLimit: claimed.appleAccountLimit)
             job.payload = job.job.encoded()
             try await redis.send("LPUSH", Self.keys.inflight(member: Self.member), job.payload)
             #expect(try await Self.grant(store, job) == .held)
@@ -297,10 +295,10 @@ import Testing
     // MARK: the dedupe stage's own rules
 
     static func job(user: String = "u1", currency: String? = nil, environment: String = "Production", _ transactions: [InAppTransaction]) -> (Job, VerifiedReceipt) {
-        var job = Job(ticket: "T", userID: user, receiptData: nil, productID: nil, transactionID: nil, enqueuedAt: 1)
-        job.stage = .dedupe
-        job.currency = currency
-        return (job, VerifiedReceipt(environment: environment, bundleID: "b", transactions: transactions))
+        let receipt = VerifiedReceipt(environment: environment, bundleID: "b", transactions: transactions)
+        let job = Job(
+            ticket: "T", stage: .dedupe, userID: user, work: .dedupe(Job.Verified(receipt: receipt, currency: currency)), enqueuedAt: 1)
+        return (job, receipt)
     }
 
     static func signed(_ id: String, currency: String?) -> InAppTransaction {

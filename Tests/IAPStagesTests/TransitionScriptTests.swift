@@ -13,9 +13,18 @@ import Testing
     static let member = "verify:w1"
 
     static func job(_ ticket: String = "T1", stage: Stage = .verify) -> Job {
-        var job = Job(ticket: ticket, userID: "u1", receiptData: "cmVjZWlwdA==", productID: nil, transactionID: nil, enqueuedAt: 1)
-        job.stage = stage
-        return job
+        let job = Job(ticket: ticket, userID: "u1", receiptData: "cmVjZWlwdA==", productID: nil, transactionID: nil, enqueuedAt: 1)
+        return moved(job, to: stage)
+    }
+
+    /// The job as the stage before `stage` forwards it (an empty receipt, nothing claimed).
+    static func moved(_ job: Job, to stage: Stage) -> Job {
+        let receipt = VerifiedReceipt(environment: "Production", bundleID: "b", transactions: [])
+        switch stage {
+        case .dedupe: return job.movedToDedupe(with: receipt)
+        case .grant: return job.movedToDedupe(with: receipt).movedToGrant([], in: receipt)
+        default: return job
+        }
     }
 
     /// Submits a job and moves it into `member`'s in-flight list as a worker would.
@@ -24,8 +33,7 @@ import Testing
         let payload = try await store.redis.send("RPOP", keys.queue(.verify)).string!
         var moved = try Job.decode(payload)
         moved.stage = job.stage
-        moved.receipt = job.receipt
-        moved.purchases = job.purchases
+        moved.work = job.work
         let exact = moved.encoded()
         try await store.redis.send("LPUSH", keys.inflight(member: member), exact)
         return exact
@@ -178,9 +186,7 @@ import Testing
             try await redis.send("LREM", Self.keys.inflight(member: Self.member), "1", stolen)
             try await redis.send("DEL", Self.keys.ticket("T3"))
             func next(_ payload: String, _ stage: Stage) throws -> Job {
-                var job = try Job.decode(payload)
-                job.stage = stage
-                return job
+                Self.moved(try Job.decode(payload), to: stage)
             }
             let results = try await store.forward([
                 .init(payload: held, next: try next(held, .dedupe), ticketFields: [("environment", "Sandbox")]),
@@ -193,14 +199,13 @@ import Testing
             #expect(try await Self.list(redis, Self.keys.inflight(member: Self.member)) == [orphan])
 
             // Claims: two jobs with their own units, one of them redelivered after its claim.
-            var first = try next(held, .grant)
-            first.purchases = [Purchase(transactionID: "t1", originalTransactionID: "t1", productID: "p", quantity: 1, unit: "u1", outcome: .pending, reason: nil)]
-            var second = try Job.decode(try await Self.held(store, Self.job("T4"), member: "dedupe:w1"))
-            second.stage = .grant
-            second.purchases = [
+            var first = try next(held, .dedupe).movedToGrant(
+                [Purchase(transactionID: "t1", originalTransactionID: "t1", productID: "p", quantity: 1, unit: "u1", outcome: .pending, reason: nil)],
+                in: nil)
+            let second = try Job.decode(try await Self.held(store, Self.job("T4"), member: "dedupe:w1")).movedToDedupe(with: nil).movedToGrant([
                 Purchase(transactionID: "t2", originalTransactionID: "t2", productID: "p", quantity: 1, unit: "u2", outcome: .pending, reason: nil),
                 Purchase(transactionID: "t3", originalTransactionID: "t3", productID: "p", quantity: 1, unit: "u3", outcome: .pending, reason: nil),
-            ]
+            ], in: nil)
             let firstTaken = try await Self.held(store, Self.job("T5"), member: "dedupe:w1")
             first.ticket = "T5"
             let secondTaken = try await Self.list(redis, Self.keys.inflight(member: "dedupe:w1")).last!
@@ -306,10 +311,7 @@ import Testing
     }
 
     static func grantJob(_ ticket: String, _ purchases: [Purchase]) -> Job {
-        var job = job(ticket, stage: .grant)
-        job.receipt = VerifiedReceipt(environment: "Production", bundleID: "b", transactions: [])
-        job.purchases = purchases
-        return job
+        job(ticket, stage: .dedupe).movedToGrant(purchases, in: VerifiedReceipt(environment: "Production", bundleID: "b", transactions: []))
     }
 
     static func pending(_ tx: String, unit: String? = nil) -> Purchase {
@@ -320,8 +322,7 @@ import Testing
         try await withClusterNode { redis, _ in
             let store = PipelineStore(redis: redis, keys: Self.keys)
             try await redis.send("SET", Self.keys.claim(unit: "2"), "OTHER")
-            var job = Self.job("T1", stage: .dedupe)
-            job.receipt = VerifiedReceipt(environment: "Production", bundleID: "b", transactions: [])
+            let job = Self.job("T1", stage: .dedupe)
             let payload = try await Self.held(store, job, member: "dedupe:w1")
             let next = Self.grantJob("T1", [Self.pending("1"), Self.pending("2")])
             #expect(try await store.claimAndForward(payload, member: "dedupe:w1", to: next) == .moved)
@@ -380,8 +381,8 @@ import Testing
             own.appAccountToken = "5d0c1e2f-0000-4000-8000-000000000002"
             var family = InAppTransaction(transactionID: "3", productID: "gold")
             family.inAppOwnershipType = "FAMILY_SHARED"
-            job.receipt = VerifiedReceipt(
-                environment: "Sandbox", bundleID: "b", transactions: [InAppTransaction(transactionID: "1", productID: "gold"), own, family])
+            job = job.movedToGrant(job.grantPurchases, in: VerifiedReceipt(
+                environment: "Sandbox", bundleID: "b", transactions: [InAppTransaction(transactionID: "1", productID: "gold"), own, family]))
             let payload = try await Self.held(store, job, member: "grant:w1")
             let (result, outcome) = try await store.grantOutcome(payload, member: "grant:w1", job: job, tokenTickets: .seconds(3600))
             #expect(result == .moved && outcome?.status == .granted)
@@ -389,8 +390,8 @@ import Testing
             #expect(queued.count == 1)
             let errand = try Job.decode(try #require(queued.first))
             #expect(errand.stage == .notify && errand.userID == "u1" && errand.source == "app_account_token" && errand.ticket == "token-1")
-            #expect(errand.appAccountTokenRequest == AppAccountTokenRequest(
-                originalTransactionID: "1", appAccountToken: token, environment: "Sandbox", bundleID: "b"))
+            #expect(errand.work == .setAppAccountToken(AppAccountTokenRequest(
+                originalTransactionID: "1", appAccountToken: token, environment: "Sandbox", bundleID: "b")))
             let ticket = try await Self.hash(redis, Self.keys.ticket("token-1"))
             #expect(ticket["status"] == "queued" && ticket["source"] == "app_account_token" && ticket["original_transaction_id"] == "1")
             #expect(try await redis.send("TTL", Self.keys.ticket("token-1")).int.map { $0 > 0 && $0 <= 3600 } == true)
@@ -402,7 +403,9 @@ import Testing
             try await redis.send("SET", Self.keys.claim(unit: "4"), "T2")
             let other = Self.grantJob("T2", [Self.pending("4")])
             var otherJob = other
-            otherJob.receipt = VerifiedReceipt(environment: "Production", bundleID: "b", transactions: [InAppTransaction(transactionID: "4", productID: "gold")])
+            otherJob = otherJob.movedToGrant(
+                otherJob.grantPurchases,
+                in: VerifiedReceipt(environment: "Production", bundleID: "b", transactions: [InAppTransaction(transactionID: "4", productID: "gold")]))
             let payload2 = try await Self.held(store, otherJob, member: "grant:w1")
             #expect(try await store.grantOutcome(payload2, member: "grant:w1", job: otherJob).1?.status == .granted)
             #expect(try await Self.list(redis, Self.keys.queue(.notify)).count == 1)

@@ -1,3 +1,4 @@
+import AppleReceipt
 import Foundation
 import IAPStages
 import PipelineCore
@@ -19,14 +20,14 @@ extension LedgerMigration {
     /// stage routes its events again). An entry that is no job stays in bucket 0, as it was.
     func place(_ payload: String, stage: String, _ plan: inout Plan) -> Placement? {
         guard var job = try? Job.decode(payload) else { return Placement(bucket: 0, stage: stage, payload: payload) }
-        for purchase in job.purchases ?? [] where purchase.isClaimed {
+        for purchase in job.claimed?.purchases ?? [] where purchase.isClaimed {
             if let unit = purchase.unit, plan.originals[unit] == nil { plan.originals[unit] = purchase.originalTransactionID }
         }
         let layout = keys.layout
         var changed = false
         var renamedFrom: String?
         switch job.stage {
-        case .webhook where job.webhookEvent == nil:
+        case .webhook where job.replayedWebhookEvent == nil:
             return nil
         case .notify where layout.count > 1 && job.part == nil:
             guard let notification = job.notification else { break }
@@ -39,11 +40,10 @@ extension LedgerMigration {
                 job.ticket = renamed
                 changed = true
             }
-        case .grant where job.part == nil && DedupeHandler.parts(of: job, layout: layout) != nil && job.receipt != nil:
+        case .grant where job.part == nil && DedupeHandler.parts(of: job, layout: layout) != nil:
+            guard let claimed = job.claimed, let receipt = claimed.receipt else { break }
             job.stage = .dedupe
-            job.purchases = nil
-            job.refundLimit = nil
-            job.sharing = nil
+            job.work = .dedupe(Self.reverified(claimed, receipt: receipt))
             changed = true
         default:
             break
@@ -51,6 +51,17 @@ extension LedgerMigration {
         return Placement(
             bucket: layout.bucket(ofTicket: job.ownTicket), stage: job.stage.rawValue, payload: changed ? job.encoded() : payload,
             renamedFrom: renamedFrom)
+    }
+
+    /// A grant job's work back as dedupe's: the receipt narrowed to the purchases dedupe chose
+    /// (the client's word on what it bought already applied), with the currency a legacy
+    /// receipt's client gave, so dedupe decides the same purchases again.
+    static func reverified(_ claimed: Job.Claimed, receipt: VerifiedReceipt) -> Job.Verified {
+        let chosen = Set(claimed.purchases.map(\.transactionID))
+        var narrowed = receipt
+        narrowed.transactions = receipt.transactions.filter { chosen.contains($0.transactionID) }
+        return Job.Verified(
+            receipt: narrowed, subscriptionReceipt: claimed.subscriptionReceipt, currency: claimed.purchases.lazy.compactMap(\.currency).first)
     }
 
     /// Queues (with the in-flight lists of stopped workers at their front), the retry set and the

@@ -12,10 +12,10 @@ extension PipelineStore {
     package func submitSync(
         user: String, appleAccount: String, environment: String, bundleID: String? = nil, ttl: Duration, now: Int64 = currentTimeMs()
     ) async throws -> (ticket: String, created: Bool) {
-        var job = Job(ticket: TicketID.make(), userID: user, receiptData: nil, productID: nil, transactionID: nil, enqueuedAt: now)
-        job.source = Job.syncSource
-        job.appleAccount = appleAccount
-        job.syncEnvironment = environment
+        var job = Job(
+            ticket: TicketID.make(), stage: .verify, userID: user,
+            work: .verify(Job.ToVerify(evidence: .accountSync(appleAccount, environment: environment))), source: Job.syncSource,
+            enqueuedAt: now)
         job.bundleID = bundleID
         var hasher = SHA256()
         for part in [user, "operator-sync", String(now / 60_000), environment, appleAccount] {

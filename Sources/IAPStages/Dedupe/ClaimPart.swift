@@ -12,7 +12,7 @@ package struct ClaimPart: PipelineScript {
     /// `keys`: the part's bucket's; `part`: the part's grant job (`part` set).
     package init(_ keys: RedisKeys, part: Job, ttl: Duration, now: Int64) {
         precondition(part.part != nil, "a part's job names its part")
-        let claims = (part.purchases ?? []).filter(\.isClaimed).compactMap { purchase in
+        let claims = part.grantWork.purchases.filter(\.isClaimed).compactMap { purchase in
             purchase.unit.map { keys.claim(unit: $0, originalTransactionID: purchase.originalTransactionID) }
         }
         self.keys = [keys.ticket(part.ownTicket), keys.queue(.grant)] + claims

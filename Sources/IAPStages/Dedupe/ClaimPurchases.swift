@@ -12,7 +12,7 @@ package struct ClaimPurchases: PipelineScript {
         var list = [keys.inflight(member: member), keys.queue(.grant)]
         var entries: [JSONValue] = []
         for job in jobs {
-            let claims = (job.next.purchases ?? []).filter(\.isClaimed).compactMap { purchase in
+            let claims = job.next.grantWork.purchases.filter(\.isClaimed).compactMap { purchase in
                 purchase.unit.map { keys.claim(unit: $0, originalTransactionID: purchase.originalTransactionID) }
             }
             list += [keys.ticket(job.next.ticket)] + claims

@@ -36,49 +36,38 @@ package struct DedupeHandler: JobHandler {
         self.ticketTTL = ticketTTL
     }
 
+    package func accepts(_ job: Job) -> Bool { job.stage == .dedupe && job.verified != nil }
+
     package func handle(_ held: HeldJob) async {
         let (payload, job, worker) = (held.payload, held.job, held.worker)
-        if job.dryRun == true {
-            await answerDryRun(held)
+        guard let verified = job.verified else {  // `accepts` took only dedupe jobs
+            await held.deadLetter(reason: ReasonCode.undecodableJob, error: "not a dedupe job", attempts: 0)
             return
         }
-        if let account = job.appleAccount, job.receipt == nil {
+        if verified.dryRun {
+            await answerDryRun(verified, held: held)
+            return
+        }
+        if let account = verified.appleAccount, verified.receipt == nil {
             await bind(account, held: held)
             return
         }
-        guard let receipt = job.receipt else {
+        guard let receipt = verified.receipt else {
             await worker.deadLetter(
                 payload, ticket: job.ticket, reason: ReasonCode.missingVerifiedReceipt, error: "a dedupe job without its receipt",
                 attempts: job.attempts)
             return
         }
-        if let account = job.appleAccount {
+        if let account = verified.appleAccount {
             // A sync: the user takes their seat on the Apple Account whatever its purchases' fates.
             guard await worker.transition(SeatAppleAccount.self, {
                 try await worker.store.seatAppleAccount(account, user: job.userID, limit: policy.maxAccountsPerAppleAccount)
             }) != nil else { return }
         }
-        // Whose each purchase's Apple-signed token says it is: read before the claim, which a
-        // purchase of another user's token never makes.
-        let tokens = Set(receipt.transactions.compactMap { $0.appAccountToken?.lowercased() })
-        var tokenOwners: [String: String] = [:]
-        if !tokens.isEmpty {
-            guard let owners = await worker.transition(reading: "account-token owners", {
-                try await worker.store.owners(ofAccountTokens: tokens)
-            }) else { return }
-            tokenOwners = owners
-        }
-        var next = job
-        next.historyRevision = nil  // kept here once claimed; grant never needs it
-        next.stage = .grant
-        next.purchases = purchases(for: job, in: receipt, tokenOwners: tokenOwners)
-        next.refundLimit = policy.maxRefundsPerUser
-        next.appleAccountLimit = policy.maxAccountsPerAppleAccount
-        // A sync leaves every purchase the books know where it is: no transfer, no share.
-        next.sharing = job.source == Job.syncSource ? nil : policy.sharing
+        guard let next = await claimed(held, receipt: receipt, subscriptionReceipt: verified.subscriptionReceipt) else { return }
         // A paid product our catalog does not know is our configuration's fault, not the user's:
         // rejecting it would lose the order, so it waits as a dead letter for the catalog fix and a replay.
-        let unknown = Set(next.purchases?.filter { $0.reason == ReasonCode.unknownProduct }.map(\.productID) ?? [])
+        let unknown = Set(next.grantWork.purchases.filter { $0.reason == ReasonCode.unknownProduct }.map(\.productID))
         if !unknown.isEmpty {
             await worker.deadLetter(
                 payload, ticket: job.ticket, reason: ReasonCode.unknownProduct,
@@ -94,15 +83,40 @@ package struct DedupeHandler: JobHandler {
                 try await claims.submit(ClaimItem(payload: payload, next: next), by: worker)
             }
         }
-        if moved == .moved { await keepHistoryRevision(of: job, worker: worker) }
+        if moved == .moved { await keepHistoryRevision(of: verified, worker: worker) }
+    }
+
+    /// The grant job: each purchase's fate decided, with the policy's limits grant applies
+    /// (`nil`: the job ended, reading whose the purchases' tokens are).
+    private func claimed(_ held: HeldJob, receipt: VerifiedReceipt, subscriptionReceipt: String?) async -> Job? {
+        let (job, worker) = (held.job, held.worker)
+        // Whose each purchase's Apple-signed token says it is: read before the claim, which a
+        // purchase of another user's token never makes.
+        let tokens = Set(receipt.transactions.compactMap { $0.appAccountToken?.lowercased() })
+        var tokenOwners: [String: String] = [:]
+        if !tokens.isEmpty {
+            guard let owners = await worker.transition(reading: "account-token owners", {
+                try await worker.store.owners(ofAccountTokens: tokens)
+            }) else { return nil }
+            tokenOwners = owners
+        }
+        var next = job
+        next.stage = .grant
+        // A sync leaves every purchase the books know where it is: no transfer, no share.
+        next.work = .grant(Job.Claimed(
+            purchases: purchases(for: job, in: receipt, tokenOwners: tokenOwners), receipt: receipt,
+            refundLimit: policy.maxRefundsPerUser, appleAccountLimit: policy.maxAccountsPerAppleAccount,
+            sharing: job.source == Job.syncSource ? nil : policy.sharing, subscriptionReceipt: subscriptionReceipt))
+        return next
     }
 
     /// A sync's purchases are claimed (or split into parts that claim them): the Apple Account's
     /// history revision the verify stage read up to is kept now, so the next sync reads only what
     /// is newer. Kept only after the claims: a sync lost or ended before them leaves it, and the
     /// next reads its purchases again. A failure costs the next sync a longer read, nothing more.
-    private func keepHistoryRevision(of job: Job, worker: WorkerContext) async {
-        guard let revision = job.historyRevision, let account = job.appleAccount, let environment = job.receipt?.environment else {
+    private func keepHistoryRevision(of verified: Job.Verified, worker: WorkerContext) async {
+        guard let revision = verified.historyRevision, let account = verified.appleAccount, let environment = verified.receipt?.environment
+        else {
             return
         }
         await worker.keepHistoryRevision(revision, of: account, environment: environment)
@@ -128,10 +142,10 @@ package struct DedupeHandler: JobHandler {
     /// A sync's dry run: what a sync would do with each purchase Apple has of the account, read
     /// and never written (nothing claimed, no seat taken), on the ticket: `applied`, result
     /// `dry_run`, each purchase's would-be outcome in `transactions`.
-    private func answerDryRun(_ held: HeldJob) async {
+    private func answerDryRun(_ verified: Job.Verified, held: HeldJob) async {
         let (payload, job, worker) = (held.payload, held.job, held.worker)
         var transactions = "[]"
-        if let receipt = job.receipt {
+        if let receipt = verified.receipt {
             guard let preview = await worker.transition(reading: "the books for a dry run", {
                 try await SyncPreview.of(receipt, user: job.userID, dedupe: self, store: worker.store)
             }) else { return }
@@ -140,7 +154,7 @@ package struct DedupeHandler: JobHandler {
         await held.move(by: FinishTicket.self) {
             try await worker.store.finish(
                 payload, member: worker.member, ticket: job.ticket, status: .applied, reason: "", attempts: job.attempts,
-                environment: job.receipt?.environment, result: Self.dryRunResult, transactions: transactions)
+                environment: verified.receipt?.environment, result: Self.dryRunResult, transactions: transactions)
         }
     }
 
@@ -155,7 +169,8 @@ package struct DedupeHandler: JobHandler {
     /// (`<bucket>.<ticket>`); lines that claim nothing (rejections) go with the first part; a
     /// re-check's answer goes with the part of its subscription.
     package static func parts(of job: Job, layout: BucketLayout) -> [Job]? {
-        guard layout.count > 1, let purchases = job.purchases else { return nil }
+        guard layout.count > 1, let claimed = job.claimed else { return nil }
+        let purchases = claimed.purchases
         let home = layout.bucket(ofTicket: job.ticket)
         func bucket(_ purchase: Purchase) -> Int? {
             guard purchase.isClaimed, purchase.unit != nil else { return nil }
@@ -168,10 +183,12 @@ package struct DedupeHandler: JobHandler {
         return order.enumerated().map { index, b in
             var part = job
             part.part = layout.ticketID(job.ticket, inBucket: b)
-            part.purchases = purchases.filter { bucket($0) == b || (index == 0 && bucket($0) == nil) }
-            if let renewal = job.receipt?.renewal, layout.bucket(ofOriginalTransactionID: renewal.originalTransactionID) != b {
-                part.receipt?.renewal = nil
+            var work = claimed
+            work.purchases = purchases.filter { bucket($0) == b || (index == 0 && bucket($0) == nil) }
+            if let renewal = claimed.receipt?.renewal, layout.bucket(ofOriginalTransactionID: renewal.originalTransactionID) != b {
+                work.receipt?.renewal = nil
             }
+            part.work = .grant(work)
             return part
         }
     }
@@ -225,20 +242,21 @@ package struct DedupeHandler: JobHandler {
     /// the user each bound app account token belongs to; a purchase whose token is another
     /// user's is rejected `app_account_token_mismatch` (unclaimed: its owner can still have it).
     package func purchases(for job: Job, in receipt: VerifiedReceipt, tokenOwners: [String: String] = [:]) -> [Purchase] {
+        let asked = job.verified  // what the client said it bought
         var chosen = receipt.transactions
         var missing: String?
-        if let wanted = job.transactionID {
+        if let wanted = asked?.transactionID {
             chosen = chosen.filter { $0.transactionID == wanted }
             if chosen.isEmpty { missing = ReasonCode.transactionNotInReceipt }
         }
-        if missing == nil, let product = job.productID {
+        if missing == nil, let product = asked?.productID {
             chosen = chosen.filter { $0.productID == product }
             if chosen.isEmpty { missing = ReasonCode.productMismatch }
         }
         if let missing {
             // Nothing to grant: one rejected line says what the client asked for.
             return [Purchase(
-                transactionID: job.transactionID ?? "", originalTransactionID: "", productID: job.productID ?? "",
+                transactionID: asked?.transactionID ?? "", originalTransactionID: "", productID: asked?.productID ?? "",
                 quantity: 0, unit: nil, outcome: .rejected, reason: missing)]
         }
         return chosen.map { transaction in
@@ -255,7 +273,7 @@ package struct DedupeHandler: JobHandler {
                 purchase.reason = ReasonCode.sandboxNotAllowed
             } else if let unit = catalog.grantUnit(for: transaction) {
                 purchase.unit = unit
-                purchase.currency = transaction.currency ?? job.currency
+                purchase.currency = transaction.currency ?? asked?.currency
                 purchase.dailyLimit = catalog.dailyLimits[transaction.productID]
                 if let type = catalog.products[transaction.productID], type == .nonConsumable || type == .autoRenewable {
                     purchase.kind = type.rawValue

@@ -70,8 +70,9 @@ package struct SyncPreview: Sendable, Equatable {
 
     /// What a sync of `receipt` (Apple's history of the customer) for `user` would do.
     package static func of(_ receipt: VerifiedReceipt, user: String, dedupe: DedupeHandler, store: PipelineStore) async throws -> SyncPreview {
-        var job = Job(ticket: "preview", userID: user, receiptData: nil, productID: nil, transactionID: nil, enqueuedAt: currentTimeMs())
-        job.source = Job.syncSource
+        let job = Job(
+            ticket: "preview", stage: .dedupe, userID: user, work: .dedupe(Job.Verified(receipt: receipt)), source: Job.syncSource,
+            enqueuedAt: currentTimeMs())
         let purchases = dedupe.purchases(for: job, in: receipt)
         let claimed = purchases.filter { $0.isClaimed && $0.unit != nil }
         let replies = try await store.redis.pipeline(claimed.flatMap { purchase -> [RedisCommand] in

@@ -31,7 +31,7 @@ package struct GrantHandler: JobHandler {
         try await retention?.runIfDue(worker)
     }
 
-    package func accepts(_ job: Job) -> Bool { job.stage == .grant && job.purchases != nil }
+    package func accepts(_ job: Job) -> Bool { job.stage == .grant && job.claimed != nil }
 
     package func handle(_ held: HeldJob) async {
         let (payload, job, worker) = (held.payload, held.job, held.worker)
@@ -55,7 +55,7 @@ package struct GrantHandler: JobHandler {
     private func report(_ part: String, _ granted: GrantOutcome, held: HeldJob) async {
         let (payload, job, worker) = (held.payload, held.job, held.worker)
         let outcome = PartOutcome(
-            status: granted.status, transactions: granted.transactions, reason: granted.reason, environment: job.receipt?.environment)
+            status: granted.status, transactions: granted.transactions, reason: granted.reason, environment: job.grantWork.receipt?.environment)
         guard let recorded = await worker.transition(FinishPart.self, {
             try await worker.store.finishPart(ticket: job.ticket, part: part, outcome: outcome)
         }) else { return }

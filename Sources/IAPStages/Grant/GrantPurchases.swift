@@ -26,8 +26,9 @@ package struct GrantPurchases: DeclaringScript {
             keys.lifetime(user: user), keys.subscriptions(user: user), keys.purchases(user: user), keys.refundsProrated(user: user),
             keys.userEvents,
         ])
-        let purchases = job.purchases ?? []
-        let evidence = Evidence(job.receipt)
+        let work = job.grantWork
+        let purchases = work.purchases
+        let evidence = Evidence(work.receipt)
         var notifyQueue: Int?
         var lines: [GrantPurchasesArguments.Line] = []
         // An errand the script queues if it grants the purchase: its ticket declared (KEYS index
@@ -47,19 +48,19 @@ package struct GrantPurchases: DeclaringScript {
                 // A purchase without a token, granted to a user who has one: Apple is asked to set it.
                 let request = AppAccountTokenRequest(
                     originalTransactionID: purchase.originalTransactionID, appAccountToken: setting.token,
-                    environment: evidence.environment, bundleID: job.receipt?.bundleID)
+                    environment: evidence.environment, bundleID: work.receipt?.bundleID)
                 line.tokenJob = errand(request, about: purchase.originalTransactionID, ticketKey: "token_ticket", on: &line)
             }
             if finishTickets != nil, purchase.isClaimed, purchase.unit != nil, purchase.consumable == true, !evidence.environment.isEmpty {
                 // A consumable granted here is finished at Apple, so no crashed client is handed it again.
                 let request = FinishTransactionRequest(
-                    transactionID: purchase.transactionID, environment: evidence.environment, bundleID: job.receipt?.bundleID)
+                    transactionID: purchase.transactionID, environment: evidence.environment, bundleID: work.receipt?.bundleID)
                 line.finishJob = errand(request, about: purchase.transactionID, ticketKey: "finish_ticket", on: &line)
             }
             line.keys.merge(Self.subscriptionKeys(purchase, keys: keys, declared: &declared)) { $1 }
             lines.append(line)
         }
-        let subscription = job.receipt.flatMap { receipt in
+        let subscription = work.receipt.flatMap { receipt in
             receipt.renewal.map { PipelineStore.recheckChange($0, receipt: receipt, purchases: purchases) }
         }
         let subscriptionKey = subscription.map {
@@ -71,9 +72,10 @@ package struct GrantPurchases: DeclaringScript {
         members = GrantPurchasesArguments(
             ticket: job.ticket, part: job.part, keep: keep || job.part != nil, now: String(now), channel: keys.results, userID: user,
             environment: evidence.environment, source: job.source ?? "client",
-            refundLimit: job.refundLimit.map(String.init), refunds: refunds.map { String($0) }, sharing: job.sharing?.rawValue, purchases: lines,
+            refundLimit: work.refundLimit.map(String.init), refunds: refunds.map { String($0) }, sharing: work.sharing?.rawValue,
+            purchases: lines,
             recheck: recheck, subscription: subscription, subscriptionKey: subscriptionKey, rechecksKey: rechecksKey,
-            receipt: job.subscriptionReceipt, notifyQueue: notifyQueue,
+            receipt: work.subscriptionReceipt, notifyQueue: notifyQueue,
             ticketTTL: notifyQueue == nil ? nil : (accountToken?.ticketTTL ?? finishTickets).map { String($0.components.seconds) })
         self.declared = declared
         arguments = [taken, members.argument]

@@ -53,10 +53,9 @@ package struct NotificationAdmission: Sendable {
     /// stored, and the store's error (`RedisError`) when Redis cannot take it now.
     package func admit(_ signedPayload: String, logger: Logger) async throws -> Admitted {
         let verified = try await verify(signedPayload, logger: logger)
-        var job = Job(ticket: TicketID.make(), userID: "", receiptData: nil, productID: nil, transactionID: nil, enqueuedAt: currentTimeMs())
-        job.stage = .notify
-        job.source = "notification"
-        job.notification = verified
+        let job = Job(
+            ticket: TicketID.make(), stage: .notify, userID: "", work: .notification(verified), source: "notification",
+            enqueuedAt: currentTimeMs())
         let stored = try await store.acceptNotification(job, uuid: verified.uuid, ttl: ticketTTL)
         return Admitted(ticket: stored.ticket, created: stored.created, notification: verified)
     }

@@ -58,16 +58,18 @@ package struct NotifyHandler: JobHandler {
 
     package func handle(_ held: HeldJob) async {
         let (payload, job, worker) = (held.payload, held.job, held.worker)
-        if let request = job.appAccountTokenRequest {
+        let notification: VerifiedNotification
+        switch job.work {
+        case .setAppAccountToken(let request):
             await setAccountToken(request, held: held)
             return
-        }
-        if let request = job.finishTransactionRequest {
+        case .finishTransaction(let request):
             await finishTransaction(request, held: held)
             return
-        }
-        guard let notification = job.notification else {
-            await worker.deadLetter(payload, ticket: job.ticket, reason: ReasonCode.undecodableJob, error: "a notify job without its notification", attempts: 0)
+        case .notification(let verified):
+            notification = verified
+        default:  // `accepts` took only notify jobs
+            await held.deadLetter(reason: ReasonCode.undecodableJob, error: "a notify job without its notification", attempts: 0)
             return
         }
         switch (Self.route(notification.notificationType), notification.transaction) {
@@ -161,12 +163,11 @@ package struct NotifyHandler: JobHandler {
         next.stage = .dedupe
         next.userID = user
         next.source = "notification"
-        next.receipt = VerifiedReceipt(signed: transaction)
-        next.notification = nil
+        let receipt = VerifiedReceipt(signed: transaction)
+        next.work = .dedupe(Job.Verified(receipt: receipt))
         await held.move(by: ForwardJob.self) {
             try await worker.forward(
-                payload, to: next,
-                ticketFields: [("user_id", user), ("environment", next.receipt?.environment ?? ""), ("attempts", "1")])
+                payload, to: next, ticketFields: [("user_id", user), ("environment", receipt.environment), ("attempts", "1")])
         }
     }
 

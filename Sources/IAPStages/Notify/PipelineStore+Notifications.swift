@@ -30,10 +30,10 @@ extension PipelineStore {
         let payload = NotificationPayload(
             notificationType: type.rawValue, notificationUUID: uuid, signedDate: signedDate,
             data: .init(bundleID: transaction.bundleID, environment: transaction.environment, signedTransactionInfo: nil))
-        var job = Job(ticket: TicketID.make(), userID: "", receiptData: nil, productID: nil, transactionID: nil, enqueuedAt: currentTimeMs())
-        job.stage = .notify
-        job.source = source
-        job.notification = VerifiedNotification(payload, transaction: transaction, renewal: nil)
+        let job = Job(
+            ticket: TicketID.make(), stage: .notify, userID: "",
+            work: .notification(VerifiedNotification(payload, transaction: transaction, renewal: nil)), source: source,
+            enqueuedAt: currentTimeMs())
         return try await acceptNotification(job, uuid: uuid, ttl: ttl)
     }
 

@@ -69,11 +69,11 @@ package struct VerifyHandler: JobHandler {
         PipelineMetrics.rechecksQueued(queued)
     }
 
-    package func accepts(_ job: Job) -> Bool { job.stage == .verify && job.evidence != nil }
+    package func accepts(_ job: Job) -> Bool { job.stage == .verify && job.toVerify != nil }
 
     package func handle(_ held: HeldJob) async {
         let (payload, job, worker) = (held.payload, held.job, held.worker)
-        guard let evidence = job.evidence else {  // `accepts` refused such a job already
+        guard let evidence = job.toVerify?.evidence else {  // `accepts` took only verify jobs
             await held.deadLetter(reason: ReasonCode.undecodableJob, error: "a verify job without evidence", attempts: 0)
             return
         }
@@ -106,15 +106,12 @@ package struct VerifyHandler: JobHandler {
         case .appTransaction(let jws):
             await acceptAppTransaction(jws, held: held, attempt: attempt)
             return
-        case .accountSync(let account):
+        case .accountSync(let account, let environment):
             // An operator named the account: nothing signed to verify, Apple's history is the evidence.
-            var next = job
-            next.stage = .dedupe
-            next.attempts = attempt
-            let environment = job.syncEnvironment ?? "Production"
-            guard await sync(account, environment: environment, bundleID: job.bundleID, held: held.amended(next), attempt: attempt)
+            let environment = environment ?? "Production"
+            guard await sync(account, environment: environment, bundleID: job.bundleID, held: held, attempt: attempt)
             else { return }
-            await forwardBinding(next, environment: environment, held: held, attempt: attempt)
+            await forwardBinding(account, environment: environment, held: held, attempt: attempt)
             return
         case .transactionLookup(let transactionID):
             guard let lookup else {
@@ -144,7 +141,7 @@ package struct VerifyHandler: JobHandler {
     /// failures are told to the breaker (signed transactions are checked without Apple).
     /// `true` when the job went on to dedupe.
     @discardableResult
-    private func conclude(_ outcome: VerificationOutcome, held: HeldJob, attempt: Int) async -> Bool {
+    private func conclude(_ outcome: VerificationOutcome, held: HeldJob, attempt: Int, read: SyncRead? = nil) async -> Bool {
         let (payload, job, worker) = (held.payload, held.job, held.worker)
         if let asked = service(of: job), let breaker {
             if case .transient(let reason, _, _) = outcome {
@@ -160,7 +157,7 @@ package struct VerifyHandler: JobHandler {
         }
         switch outcome {
         case .valid(let receipt):
-            return await accept(receipt, held: held, attempt: attempt)
+            return await accept(receipt, held: held, attempt: attempt, read: read)
         case .rejected(let reason, let detail):
             if let detail {
                 worker.logger.warning("evidence refused", metadata: ["ticket": "\(job.ticket)", "reason": "\(reason)", "cause": "\(detail)"])
@@ -193,7 +190,7 @@ package struct VerifyHandler: JobHandler {
 
     /// The Apple service a job asks (`nil`: checked offline, or not Apple's to answer).
     private func service(of job: Job) -> AppleService? {
-        switch job.evidence {
+        switch job.toVerify?.evidence {
         case .receipt?: return receiptsByServerAPI == nil ? .verifyReceipt : .serverAPI
         case .transactionLookup?, .accountSync?: return .serverAPI
         case .recheck?: return subscriptions == nil ? .verifyReceipt : .serverAPI
@@ -230,7 +227,13 @@ package struct VerifyHandler: JobHandler {
         return .valid(answer)
     }
 
-    private func accept(_ receipt: VerifiedReceipt, held: HeldJob, attempt: Int) async -> Bool {
+    /// What a sync read goes on to dedupe with: the Apple Account, and where its history was read to.
+    struct SyncRead {
+        var account: String
+        var revision: String?
+    }
+
+    private func accept(_ receipt: VerifiedReceipt, held: HeldJob, attempt: Int, read: SyncRead? = nil) async -> Bool {
         let (payload, job, worker) = (held.payload, held.job, held.worker)
         guard bundleIDs.contains(receipt.bundleID) else {
             await reject(
@@ -250,7 +253,7 @@ package struct VerifyHandler: JobHandler {
             return false
         }
         var receipt = receipt
-        if job.recheck == nil, let appleAccounts, let unnamed = receipt.transactions.first(where: { $0.appTransactionID == nil }) {
+        if !job.isRecheck, let appleAccounts, let unnamed = receipt.transactions.first(where: { $0.appTransactionID == nil }) {
             switch await appleAccounts.appTransactionID(
                 for: unnamed.transactionID, environment: receipt.environment, bundleID: receipt.bundleID)
             {
@@ -268,23 +271,32 @@ package struct VerifyHandler: JobHandler {
                 return false
             }
         }
-        var next = job
-        next.stage = .dedupe
-        next.attempts = attempt
-        next.receipt = receipt
-        // The client's word on the currency counts only for a legacy receipt: Apple signs the rest.
-        if job.receiptData == nil { next.currency = nil }
-        // A legacy receipt of a subscription is kept (on its record, by the grant) for re-checks by receipt.
-        next.subscriptionReceipt = job.receiptData != nil && receipt.transactions.contains { $0.expiresDateMs != nil }
-            ? job.receiptData : nil
-        next.receiptData = nil
-        next.signedTransaction = nil
+        let next = Self.verified(job, receipt: receipt, attempt: attempt, read: read)
         let result = await held.move(by: ForwardJob.self) {
             try await worker.forward(
                 payload, to: next,
                 ticketFields: [("environment", receipt.environment), ("attempts", String(attempt))])
         }
         return result == .moved
+    }
+
+    /// The job on to dedupe with Apple's answer and what the client said.
+    static func verified(_ job: Job, receipt: VerifiedReceipt, attempt: Int, read: SyncRead?) -> Job {
+        let asked = job.toVerify
+        var legacyReceipt: String?
+        if case .receipt(let data)? = asked?.evidence { legacyReceipt = data }
+        var verified = Job.Verified(
+            receipt: receipt, appleAccount: read?.account, historyRevision: read?.revision,
+            productID: asked?.productID, transactionID: asked?.transactionID, dryRun: asked?.dryRun ?? false)
+        // The client's word on the currency counts only for a legacy receipt: Apple signs the rest.
+        verified.currency = legacyReceipt == nil ? nil : asked?.currency
+        // A legacy receipt of a subscription is kept (on its record, by the grant) for re-checks by receipt.
+        if receipt.transactions.contains(where: { $0.expiresDateMs != nil }) { verified.subscriptionReceipt = legacyReceipt }
+        var next = job
+        next.stage = .dedupe
+        next.attempts = attempt
+        next.work = .dedupe(verified)
+        return next
     }
 
     /// A signed app transaction: verified offline like any signed data (its signing time is its
@@ -313,21 +325,21 @@ package struct VerifyHandler: JobHandler {
                 lastError: "the app transaction names no appTransactionId (Apple sends it from iOS 18.4 on)")
             return
         }
-        var next = job
-        next.stage = .dedupe
-        next.attempts = attempt
-        next.signedAppTransaction = nil
-        next.appleAccount = account
         if job.source == Job.syncSource {
-            guard await sync(account, environment: environment, bundleID: app.bundleID, held: held.amended(next), attempt: attempt)
+            guard await sync(account, environment: environment, bundleID: app.bundleID, held: held, attempt: attempt)
             else { return }
         }
-        await forwardBinding(next, environment: environment, held: held, attempt: attempt)
+        await forwardBinding(account, environment: environment, held: held, attempt: attempt)
     }
 
-    /// The job on to dedupe to seat its Apple Account on the user, nothing to grant.
-    private func forwardBinding(_ next: Job, environment: String, held: HeldJob, attempt: Int) async {
+    /// The job on to dedupe to seat its Apple Account on the user, nothing to grant (a dry run's:
+    /// nothing seated either).
+    private func forwardBinding(_ account: String, environment: String, held: HeldJob, attempt: Int) async {
         let (payload, worker) = (held.payload, held.worker)
+        var next = held.job
+        next.stage = .dedupe
+        next.attempts = attempt
+        next.work = .dedupe(Job.Verified(receipt: nil, appleAccount: account, dryRun: held.job.toVerify?.dryRun ?? false))
         await held.move(by: ForwardJob.self) {
             try await worker.forward(payload, to: next, ticketFields: [("environment", environment), ("attempts", String(attempt))])
         }
@@ -362,7 +374,7 @@ extension VerifyHandler {
                 error: "this verifier has no App Store Server API keys; set IAP_APPLE_API_* and replay", attempts: attempt)
             return false
         }
-        if job.dryRun == true {
+        if job.toVerify?.dryRun == true {
             // A dry run reads everything Apple has and keeps no revision: the next sync reads as if it had not run.
             let outcome = await history.readAll(account, environment: environment, bundleID: bundleID)
             if case .rejected(let reason, _) = outcome, reason == ReasonCode.transactionNotFound { return true }
@@ -381,9 +393,7 @@ extension VerifyHandler {
             ])
             // Kept by dedupe once the purchases read are claimed: a job lost or ended before that
             // leaves the revision where it was, and the next sync reads them again.
-            var reading = held.job
-            reading.historyRevision = read.revision
-            await conclude(.valid(receipt), held: held.amended(reading), attempt: attempt)
+            await conclude(.valid(receipt), held: held, attempt: attempt, read: SyncRead(account: account, revision: read.revision))
             return false
         case .rejected(let reason, _) where reason == ReasonCode.transactionNotFound:
             if let revision = read.revision, revision != kept { await worker.keepHistoryRevision(revision, of: account, environment: environment) }
@@ -395,3 +405,10 @@ extension VerifyHandler {
     }
 }
 
+extension Job {
+    /// A re-check of a subscription's state at Apple.
+    fileprivate var isRecheck: Bool {
+        if case .recheck? = toVerify?.evidence { return true }
+        return false
+    }
+}

@@ -18,7 +18,7 @@ package struct FinishWebhookEvent: PipelineScript {
         ]
         arguments = [taken, JSONValue.members([
             "user": .string(job.userID), "event_id": .string(eventID), "next": .string(next.encoded()), "now": .string(String(now)),
-            "replay": job.webhookEvent != nil ? .bool(true) : nil, "dead_entry": deadEntry.json,
+            "replay": job.replayedWebhookEvent != nil ? .bool(true) : nil, "dead_entry": deadEntry.json,
             "ttl": .string(String(RedisKeys.webhookTicketTTL.components.seconds)),
         ]).canonicalText]
     }

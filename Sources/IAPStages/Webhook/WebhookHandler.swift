@@ -39,7 +39,8 @@ package struct WebhookHandler: JobHandler {
     package func handle(_ held: HeldJob) async {
         let (payload, job, worker) = (held.payload, held.job, held.worker)
         let text: String?
-        if let replay = job.webhookEvent {
+        let replayed = job.replayedWebhookEvent
+        if let replay = replayed {
             text = replay
         } else {
             guard let head = await worker.transition(reading: "next_webhook_event", { try await worker.store.nextWebhookEvent(user: job.userID) })
@@ -56,14 +57,14 @@ package struct WebhookHandler: JobHandler {
             return
         }
         let now = currentTimeMs()
-        if job.webhookEvent == nil, now - event.createdAtMs > maxAge.milliseconds {
+        if replayed == nil, now - event.createdAtMs > maxAge.milliseconds {
             PipelineMetrics.webhookDelivery("expired", took: .zero)
             worker.logger.error("a webhook event expired undelivered: dead-lettered", metadata: [
                 "event_id": "\(event.id)", "user": "\(job.userID)", "attempts": "\(job.attempts)",
             ])
-            var replay = Job(ticket: worker.store.keys.webhookEventTicket(eventID: event.id), userID: job.userID, receiptData: nil, productID: nil, transactionID: nil, enqueuedAt: now)
-            replay.stage = .webhook
-            replay.webhookEvent = event.listEntry
+            let replay = Job(
+                ticket: worker.store.keys.webhookEventTicket(eventID: event.id), stage: .webhook, userID: job.userID,
+                work: .delivery(event: event.listEntry), enqueuedAt: now)
             let dead = DeadLetter(
                 job: replay.encoded(), stage: Stage.webhook.rawValue, reason: Self.expiredReason,
                 error: "undelivered for \(maxAge) after \(job.attempts) attempts", attempts: job.attempts, at: now, ticket: replay.ticket)
@@ -85,7 +86,7 @@ package struct WebhookHandler: JobHandler {
                 "event_id": "\(event.id)", "user": "\(job.userID)", "attempt": "\(job.attempts + 1)", "cause": "\(detail)",
             ])
             var policy = retryPolicy
-            if job.webhookEvent == nil { policy.maxAttempts = .max }
+            if job.replayedWebhookEvent == nil { policy.maxAttempts = .max }
             await held.retry(
                 attempt: job.attempts + 1, reason: Self.failedReason, detail: detail, retryAfterMs: nil, policy: policy)
         }

@@ -44,9 +44,7 @@ package struct AppAccountTokenRequest: AppleErrand, Codable, Equatable {
     package static let ticketPrefix = "token"
     package static let source = "app_account_token"
 
-    package func carried(by job: inout Job) {
-        job.appAccountTokenRequest = self
-    }
+    package var work: Job.Work { .setAppAccountToken(self) }
 }
 
 /// The grant stage's part in Set App Account Token: the user's bound token, and how long the

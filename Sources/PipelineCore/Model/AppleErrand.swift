@@ -6,8 +6,8 @@ package protocol AppleErrand: Sendable {
     static var source: String { get }
     /// The ticket id's prefix: `token`, `finish`.
     static var ticketPrefix: String { get }
-    /// The job carrying this errand.
-    func carried(by job: inout Job)
+    /// The notify job's work that carries this errand.
+    var work: Job.Work { get }
 }
 
 extension AppleErrand {
@@ -19,10 +19,6 @@ extension AppleErrand {
 
     /// The notify job that carries it.
     package func job(ticket: String, user: String, now: Int64) -> Job {
-        var job = Job(ticket: ticket, userID: user, receiptData: nil, productID: nil, transactionID: nil, enqueuedAt: now)
-        job.stage = .notify
-        job.source = Self.source
-        carried(by: &job)
-        return job
+        Job(ticket: ticket, stage: .notify, userID: user, work: work, source: Self.source, enqueuedAt: now)
     }
 }

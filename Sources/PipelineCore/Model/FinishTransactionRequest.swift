@@ -37,7 +37,5 @@ package struct FinishTransactionRequest: AppleErrand, Codable, Equatable {
     package static let ticketPrefix = "finish"
     package static let source = "finish_transaction"
 
-    package func carried(by job: inout Job) {
-        job.finishTransactionRequest = self
-    }
+    package var work: Job.Work { .finishTransaction(self) }
 }

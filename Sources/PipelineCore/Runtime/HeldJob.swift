@@ -4,27 +4,11 @@
 package struct HeldJob: Sendable {
     /// The job's exact bytes in the in-flight list: every move names the job by them.
     package let payload: String
-    /// The job as taken (`payload` decoded): what a retry parks again, in its stage, whatever the
-    /// handler amended on the way.
-    package let taken: Job
-    /// The job as it moves on: `taken`, amended by the handler on the way.
+    /// The job as taken (`payload` decoded once): what a retry parks again, in its stage. What it
+    /// moves on as is built by the handler from it (a typed piece of work of the next stage's
+    /// kind), never held in its place.
     package let job: Job
     package let worker: WorkerContext
-
-    package init(payload: String, job: Job, worker: WorkerContext) {
-        self.init(payload: payload, taken: job, job: job, worker: worker)
-    }
-
-    private init(payload: String, taken: Job, job: Job, worker: WorkerContext) {
-        self.payload = payload
-        self.taken = taken
-        self.job = job
-        self.worker = worker
-    }
-
-    /// The same job in the same place, its content amended on the way (what it moves on as; a
-    /// retry still parks it as taken).
-    package func amended(_ job: Job) -> HeldJob { HeldJob(payload: payload, taken: taken, job: job, worker: worker) }
 
     /// Dead-letters the job under its own ticket (its part's, on a part).
     package func deadLetter(reason: String, error: String, attempts: Int? = nil) async {

@@ -23,8 +23,8 @@ package struct SubmitReceipt: DeclaringScript {
         self.keys = [keys.receipt(digest: receiptDigest), keys.ticket(job.ticket), keys.queue(.verify), keys.retry]
         members = [
             "ticket": .string(job.ticket), "now": .string(String(job.enqueuedAt)), "ttl": .string(String(ttl.components.seconds)),
-            "user_id": .string(job.userID), "product_id": .string(job.productID ?? ""),
-            "transaction_id": .string(job.transactionID ?? ""), "channel": .string(keys.results),
+            "user_id": .string(job.userID), "product_id": .string(job.toVerify?.productID ?? ""),
+            "transaction_id": .string(job.toVerify?.transactionID ?? ""), "channel": .string(keys.results),
             "client_key": .string(clientKey ?? ""), "max_depth": .string(String(maxDepth)),
         ]
         arguments = [job.encoded(), JSONValue.object(members).canonicalText]
