@@ -73,7 +73,7 @@ package struct IntakeRoutes: Sendable {
         case .appTransaction(let jws):
             evidence = .appTransaction(jws)
             transactionID = nil
-        case .transactionLookup: evidence = .transactionLookup(submission.transactionID ?? "")
+        case .transactionLookup(let id): evidence = .transactionLookup(id)
         }
         let work = Job.ToVerify(
             evidence: evidence, productID: submission.productID, transactionID: transactionID, currency: submission.currency)

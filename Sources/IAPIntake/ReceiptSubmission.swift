@@ -24,7 +24,7 @@ package struct ReceiptSubmission: Sendable, Equatable {
         /// A StoreKit `AppTransaction` (compact JWS): binds its Apple Account to the user, grants nothing.
         case appTransaction(String)
         /// Only `transaction_id`: the verify stage asks the App Store Server API.
-        case transactionLookup
+        case transactionLookup(String)
     }
 
     /// Parses and validates the body; every refusal says which field and why.
@@ -94,7 +94,7 @@ package struct ReceiptSubmission: Sendable, Equatable {
             }
             evidence = .signedTransaction(jws)
         case (nil, nil):
-            guard transactionID != nil else {
+            guard let transactionID else {
                 throw IntakeError(
                     .badRequest, "missing_field", "one of receipt_data, signed_transaction, signed_app_transaction or transaction_id is required")
             }
@@ -103,7 +103,7 @@ package struct ReceiptSubmission: Sendable, Equatable {
                     .badRequest, "server_api_not_configured",
                     "a transaction_id alone needs the App Store Server API, which this deployment has not configured")
             }
-            evidence = .transactionLookup
+            evidence = .transactionLookup(transactionID)
         }
         return ReceiptSubmission(
             evidence: evidence, userID: userID, productID: productID, transactionID: transactionID, currency: currency)
@@ -116,7 +116,7 @@ package struct ReceiptSubmission: Sendable, Equatable {
         case .receipt(_, let bytes): return bytes
         case .signedTransaction(let jws): return Array("signed_transaction".utf8) + [0] + Array(jws.utf8)
         case .appTransaction(let jws): return Array("signed_app_transaction".utf8) + [0] + Array(jws.utf8)
-        case .transactionLookup: return Array("transaction_id".utf8) + [0] + Array((transactionID ?? "").utf8)
+        case .transactionLookup(let id): return Array("transaction_id".utf8) + [0] + Array(id.utf8)
         }
     }
 

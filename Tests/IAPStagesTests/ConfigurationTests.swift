@@ -257,7 +257,7 @@ import Testing
             evidence: .signedTransaction("e30.e30.c2ln"), userID: "player-1", productID: nil, transactionID: nil)
         #expect(IntakeRoutes.digest(signed) == "08483b8f2194167a93dd09283a6ace3915e728fdfb343a7875d385b4737541b4")
         let lookup = ReceiptSubmission(
-            evidence: .transactionLookup, userID: "player-1", productID: nil, transactionID: "2000000000000001")
+            evidence: .transactionLookup("2000000000000001"), userID: "player-1", productID: nil, transactionID: "2000000000000001")
         #expect(IntakeRoutes.digest(lookup) == "d2136a7a44cb7a06d4786cfb452aa2f25d41c6c5defe3c3d6bef083b3fb2f6fb")
     }
 }
