@@ -2,6 +2,7 @@ import AppleJWS
 import AppleSimulator
 import Foundation
 import IAPOperations
+import IAPStages
 import PipelineCore
 import PipelineTestSupport
 import TestSupport
@@ -159,13 +160,16 @@ import Testing
     /// lost: 39 of an adopted player in a loaded Sentinel drill.) Both ways in: the app's signed
     /// app transaction and the operator's named account.
     @Test func aSyncWhoseHistoryReadFailsIsRetriedAsTakenAndGrantsItsPurchases() async throws {
-        try await withPipeline(serverAPI: true) { pipeline in
+        // The fleet's Apple breaker on (five failures open it): the failed read is told to it.
+        try await withPipeline(serverAPI: true, environment: ["IAP_APPLE_BREAKER_FAILURES": "5"]) { pipeline in
             let api = pipeline.simulator.serverAPI
             _ = try api.register(Self.unsent("2000000000000081"))
             api.setFaults(SimulatedAPIFaults(serverErrors: 1))
             let signed = try await pipeline.terminal(try #require(try await sync(pipeline, user: "frank").json["ticket"] as? String))
             #expect(signed.status == .granted && signed.transactions.map(\.transactionID) == ["2000000000000081"], "\(signed)")
             #expect(api.callCounts()["Production transaction_history"] == 2)
+            // The failed read is Apple's failure, told to the fleet's breaker like any Server API call's.
+            #expect(try await pipeline.store.appleBreakerState(.serverAPI)["last_reason"]?.hasPrefix("apple_api_") == true)
             // The consumable's Finish Transaction errand asks Apple too: done before the next fault.
             #expect(try await pipeline.terminal("finish-2000000000000081").status == .applied)
 

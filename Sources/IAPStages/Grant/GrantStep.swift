@@ -27,8 +27,9 @@ extension PipelineStore {
     ) async throws -> (TransitionResult, GrantOutcome?) {
         // The refund limit counts the user's refunds in every bucket: read first (a refund that
         // lands meanwhile is one that came just after this grant).
-        let refunds = job.grantWork.refundLimit == nil ? nil : try await refundCount(of: job.userID)
-        let capped = job.grantWork.purchases.filter { $0.dailyLimit != nil && $0.outcome == .pending && $0.unit != nil }
+        let work = job.grantWork
+        let refunds = work.refundLimit == nil ? nil : try await refundCount(of: job.userID)
+        let capped = work.purchases.filter { $0.dailyLimit != nil && $0.outcome == .pending && $0.unit != nil }
         var places: [String: Bool] = [:]
         for purchase in capped {
             guard let unit = purchase.unit, let limit = purchase.dailyLimit else { continue }
@@ -59,8 +60,9 @@ extension PipelineStore {
     /// A job with a purchase to claim whose transaction carries no app account token (and is not
     /// a family member's): only such a job reads its user's token.
     static func mayNeedAccountToken(_ job: Job) -> Bool {
-        let claimed = Set(job.grantWork.purchases.filter { $0.isClaimed && $0.unit != nil }.map(\.transactionID))
-        return (job.grantWork.receipt?.transactions ?? []).contains {
+        let work = job.grantWork
+        let claimed = Set(work.purchases.filter { $0.isClaimed && $0.unit != nil }.map(\.transactionID))
+        return (work.receipt?.transactions ?? []).contains {
             claimed.contains($0.transactionID) && $0.appAccountToken == nil && !$0.isFamilyShared
         }
     }
@@ -72,15 +74,16 @@ extension PipelineStore {
     /// the user came after the limit was full. The user's place is taken for good: a purchase held
     /// for it is still the user's buying on that account.
     func appleAccountsShared(by job: Job) async throws -> Set<String> {
-        let claimed = Set(job.grantWork.purchases.filter { $0.outcome == .pending && $0.unit != nil }.map(\.transactionID))
+        let work = job.grantWork
+        let claimed = Set(work.purchases.filter { $0.outcome == .pending && $0.unit != nil }.map(\.transactionID))
         var accounts: [String: [String]] = [:]
-        for transaction in job.grantWork.receipt?.transactions ?? [] where claimed.contains(transaction.transactionID) {
+        for transaction in work.receipt?.transactions ?? [] where claimed.contains(transaction.transactionID) {
             if let account = transaction.appTransactionID, !account.isEmpty { accounts[account, default: []].append(transaction.transactionID) }
         }
         var shared: Set<String> = []
         for (account, transactions) in accounts.sorted(by: { $0.key < $1.key }) {
-            let within = try await seatAppleAccount(account, user: job.userID, limit: job.grantWork.appleAccountLimit)
-            if job.grantWork.appleAccountLimit != nil, !within { shared.formUnion(transactions) }
+            let within = try await seatAppleAccount(account, user: job.userID, limit: work.appleAccountLimit)
+            if work.appleAccountLimit != nil, !within { shared.formUnion(transactions) }
         }
         return shared
     }

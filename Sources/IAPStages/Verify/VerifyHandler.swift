@@ -193,6 +193,8 @@ package struct VerifyHandler: JobHandler {
         switch job.toVerify?.evidence {
         case .receipt?: return receiptsByServerAPI == nil ? .verifyReceipt : .serverAPI
         case .transactionLookup?, .accountSync?: return .serverAPI
+        // A sync reads the account's history with the Server API; a plain binding asks nobody.
+        case .appTransaction? where job.source == Job.syncSource: return .serverAPI
         case .recheck?: return subscriptions == nil ? .verifyReceipt : .serverAPI
         default: return nil
         }
