@@ -279,9 +279,9 @@ import Testing
                 transactionID: "b", originalTransactionID: "b", productID: "gems", quantity: 1, unit: "b", outcome: .held,
                 reason: "currency_not_allowed")
             held.currency = "RUB"
-            let claimed = try #require(job.job.claimed)
-            job.job = job.job.movedToGrant(
-                claimed.purchases + [held], in: claimed.receipt, refundLimit: claimed.refundLimit, appleAccountLimit: claimed.appleAccountLimit)
+            var claimed = try #require(job.job.claimed)
+            claimed.purchases.append(held)
+            job.job.work = .grant(claimed)
             job.payload = job.job.encoded()
             try await redis.send("LPUSH", Self.keys.inflight(member: Self.member), job.payload)
             #expect(try await Self.grant(store, job) == .held)

@@ -10,7 +10,7 @@ import Testing
 /// One stage in one process over several buckets: a worker per bucket, one budget.
 @Suite struct StageWorkersTests {
     /// Holds each job until the test lets one go; records which bucket's ticket each job was.
-    final class OneAtATimeHandler: JobHandler, @unchecked Sendable {
+    final class OneAtATimeHandler: JobHandler, Sendable {
         let stage = Stage.verify
         let layout: BucketLayout
         let started: AsyncStream<Int>

@@ -9,7 +9,7 @@ import Testing
 /// The worker runtime: leases, graceful stop, Redis going away.
 @Suite struct StageWorkerTests {
     /// A verify-stage handler that holds each job until the test lets it go, then forwards it.
-    final class GateHandler: JobHandler, @unchecked Sendable {
+    final class GateHandler: JobHandler, Sendable {
         let stage = Stage.verify
         let taken: AsyncStream<String>
         private let takenContinuation: AsyncStream<String>.Continuation

@@ -211,14 +211,15 @@ package final class PipelineHarness: Sendable {
         return try await send(request)
     }
 
-    package func get(_ path: String, headers: [(String, String)] = []) async throws -> Reply {
+    /// `timeout`: the client's; a long-poll (`?wait=`) needs one longer than its wait.
+    package func get(_ path: String, headers: [(String, String)] = [], timeout: Duration = .seconds(10)) async throws -> Reply {
         var request = HTTPClientRequest(url: intake.baseURL + path)
         request.headers.add(contentsOf: headers)
-        return try await send(request)
+        return try await send(request, timeout: timeout)
     }
 
-    private func send(_ request: HTTPClientRequest) async throws -> Reply {
-        let response = try await http.execute(request, timeout: .seconds(10))
+    private func send(_ request: HTTPClientRequest, timeout: Duration = .seconds(10)) async throws -> Reply {
+        let response = try await http.execute(request, timeout: .init(timeout))
         let body = try await response.body.collect(upTo: 1 << 20)
         let json = (try? JSONSerialization.jsonObject(with: Data(buffer: body))) as? [String: Any] ?? [:]
         var headers: [String: String] = [:]

@@ -10,10 +10,10 @@ import Glibc
 /// A real Redis Cluster on loopback: `primaries` primaries with `replicasEach` replicas each
 /// (`redis-server --cluster-enabled yes`, joined by `redis-cli --cluster create`), started for one
 /// test and stopped after it.
-public final class RedisClusterNodes: @unchecked Sendable {
+public final class RedisClusterNodes: Sendable {
     public let ports: [Int]
     public let directory: URL
-    private var processes: [Int: Process] = [:]
+    private let children = ChildProcesses()
 
     /// `redis-cluster://` with every node as a seed.
     public var url: String { "redis-cluster://" + ports.map { "127.0.0.1:\($0)" }.joined(separator: ",") }
@@ -37,7 +37,7 @@ public final class RedisClusterNodes: @unchecked Sendable {
             let nodes = RedisClusterNodes(ports: ports, directory: directory)
             do {
                 try await RedisClusterLaunch(ports: ports, directory: directory, replicasEach: replicasEach, nodeTimeout: nodeTimeout)
-                    .start { port, process in nodes.processes[port] = process }
+                    .start { port, process in nodes.children.keep(process, as: port) }
                 return nodes
             } catch {
                 nodes.stop()
@@ -49,7 +49,8 @@ public final class RedisClusterNodes: @unchecked Sendable {
 
     /// The primary that serves `slot`, as that node's own `CLUSTER SLOTS` says.
     public func primaryPort(ofSlot slot: Int) async throws -> Int {
-        let live = ports.first { processes[$0] != nil } ?? ports[0]
+        let running = children.keys
+        let live = ports.first { running.contains($0) } ?? ports[0]
         let connection = RedisConnection(configuration: .init(endpoint: .tcp(host: "127.0.0.1", port: live)))
         defer { Task { await connection.close() } }
         let reply = try await connection.execute(RedisCommand("CLUSTER", "SLOTS"))
@@ -69,7 +70,8 @@ public final class RedisClusterNodes: @unchecked Sendable {
     /// The ports of the primaries.
     public func primaryPorts() async throws -> [Int] {
         var primaries: [Int] = []
-        for port in ports where processes[port] != nil {
+        let running = children.keys
+        for port in ports where running.contains(port) {
             if try await directReply(port: port, "ROLE").hasPrefix("master") { primaries.append(port) }
         }
         return primaries
@@ -98,18 +100,16 @@ public final class RedisClusterNodes: @unchecked Sendable {
 
     /// Stops one node with SIGKILL, as a crash would.
     public func kill(port: Int) {
-        guard let process = processes.removeValue(forKey: port) else { return }
-        ChildKill.kill(process)
+        children.kill(port)
     }
 
     public func stop() {
-        for process in processes.values { ChildKill.kill(process) }
-        processes = [:]
+        children.killAll()
         try? FileManager.default.removeItem(at: directory)
     }
 
     deinit {
-        for process in processes.values where process.isRunning { process.terminate() }
+        children.terminateRunning()
     }
 }
 

@@ -7,10 +7,10 @@ import Glibc
 #endif
 
 /// A real Redis Sentinel (`redis-server --sentinel`) on a free loopback port, watching one primary.
-public final class RedisSentinel: @unchecked Sendable {
+public final class RedisSentinel: Sendable {
     public let port: Int
     public let directory: URL
-    private var process: Process?
+    private let children = ChildProcesses()
 
     private init(port: Int, directory: URL) {
         self.port = port
@@ -58,7 +58,7 @@ public final class RedisSentinel: @unchecked Sendable {
         process.standardOutput = output
         process.standardError = output
         try process.run()
-        self.process = process
+        children.keep(process, as: port)
         // A sentinel never says it accepts connections; it says what it monitors once it listens.
         guard await RedisServerLaunch.awaitReady(output.fileHandleForReading, marker: "+monitor master") else {
             stop()
@@ -67,12 +67,11 @@ public final class RedisSentinel: @unchecked Sendable {
     }
 
     public func stop() {
-        if let process { ChildKill.kill(process) }
-        process = nil
+        children.killAll()
         try? FileManager.default.removeItem(at: directory)
     }
 
     deinit {
-        if let process, process.isRunning { process.terminate() }
+        children.terminateRunning()
     }
 }

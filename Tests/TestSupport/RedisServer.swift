@@ -8,21 +8,22 @@ import Glibc
 #endif
 
 /// A real `redis-server` on a free loopback port, started for one test and stopped after it.
-public final class RedisServer: @unchecked Sendable {
+public final class RedisServer: Sendable {
     public let port: Int
     public let directory: URL
     private let extraArguments: [String]
-    private var process: Process?
+    private let children = ChildProcesses()
 
     /// Whether it speaks TLS only (`start(tls:)`).
-    public private(set) var secure = false
+    public let secure: Bool
     public var url: String { "\(secure ? "rediss" : "redis")://127.0.0.1:\(port)" }
     public var configuration: RedisConfiguration { .init(endpoint: .tcp(host: "127.0.0.1", port: port)) }
 
-    private init(port: Int, directory: URL, extraArguments: [String]) {
+    private init(port: Int, directory: URL, extraArguments: [String], secure: Bool = false) {
         self.port = port
         self.directory = directory
         self.extraArguments = extraArguments
+        self.secure = secure
     }
 
     /// Starts a server; `arguments` are extra `redis-server` options such as `["--requirepass", "x"]`.
@@ -54,8 +55,7 @@ public final class RedisServer: @unchecked Sendable {
             let server = RedisServer(port: port, directory: directory, extraArguments: [
                 "--port", "0", "--tls-port", String(port), "--tls-cert-file", certificates.certificateFile,
                 "--tls-key-file", certificates.keyFile, "--tls-ca-cert-file", certificates.caFile, "--tls-auth-clients", "no",
-            ])
-            server.secure = true
+            ], secure: true)
             do {
                 try await server.launch()
                 return server
@@ -68,9 +68,7 @@ public final class RedisServer: @unchecked Sendable {
 
     /// Stops the server with SIGKILL, as a crash would.
     public func kill() {
-        guard let process else { return }
-        ChildKill.kill(process)
-        self.process = nil
+        children.kill(port)
     }
 
     /// Starts again on the same port and data folder.
@@ -85,12 +83,12 @@ public final class RedisServer: @unchecked Sendable {
     }
 
     deinit {
-        if let process, process.isRunning { process.terminate() }
+        children.terminateRunning()
     }
 
     private func launch() async throws {
         do {
-            process = try await RedisServerLaunch(port: port, directory: directory, options: extraArguments).start()
+            children.keep(try await RedisServerLaunch(port: port, directory: directory, options: extraArguments).start(), as: port)
         } catch {
             throw TestSupportError("\(error)")
         }

@@ -41,7 +41,7 @@ extension LedgerMigration {
                 changed = true
             }
         case .grant where job.part == nil && DedupeHandler.parts(of: job, layout: layout) != nil:
-            guard let claimed = job.claimed, let receipt = claimed.receipt else { break }
+            guard let claimed = job.claimed, let receipt = claimed.narrowedReceipt else { break }
             job.stage = .dedupe
             job.work = .dedupe(Self.reverified(claimed, receipt: receipt))
             changed = true
@@ -53,15 +53,12 @@ extension LedgerMigration {
             renamedFrom: renamedFrom)
     }
 
-    /// A grant job's work back as dedupe's: the receipt narrowed to the purchases dedupe chose
+    /// A grant job's work back as dedupe's: the answer narrowed to the purchases dedupe chose
     /// (the client's word on what it bought already applied), with the currency a legacy
     /// receipt's client gave, so dedupe decides the same purchases again.
     static func reverified(_ claimed: Job.Claimed, receipt: VerifiedReceipt) -> Job.Verified {
-        let chosen = Set(claimed.purchases.map(\.transactionID))
-        var narrowed = receipt
-        narrowed.transactions = receipt.transactions.filter { chosen.contains($0.transactionID) }
-        return Job.Verified(
-            receipt: narrowed, subscriptionReceipt: claimed.subscriptionReceipt, currency: claimed.purchases.lazy.compactMap(\.currency).first)
+        Job.Verified(
+            receipt: receipt, subscriptionReceipt: claimed.subscriptionReceipt, currency: claimed.purchases.lazy.compactMap(\.currency).first)
     }
 
     /// Queues (with the in-flight lists of stopped workers at their front), the retry set and the

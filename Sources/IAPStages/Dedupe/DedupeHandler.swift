@@ -185,8 +185,9 @@ package struct DedupeHandler: JobHandler {
             part.part = layout.ticketID(job.ticket, inBucket: b)
             var work = claimed
             work.purchases = purchases.filter { bucket($0) == b || (index == 0 && bucket($0) == nil) }
-            if let renewal = claimed.receipt?.renewal, layout.bucket(ofOriginalTransactionID: renewal.originalTransactionID) != b {
-                work.receipt?.renewal = nil
+            if let renewal = claimed.renewal, layout.bucket(ofOriginalTransactionID: renewal.originalTransactionID) != b {
+                work.renewal = nil
+                work.renewalPeriod = nil
             }
             part.work = .grant(work)
             return part

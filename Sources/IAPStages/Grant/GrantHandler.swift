@@ -55,7 +55,7 @@ package struct GrantHandler: JobHandler {
     private func report(_ part: String, _ granted: GrantOutcome, held: HeldJob) async {
         let (payload, job, worker) = (held.payload, held.job, held.worker)
         let outcome = PartOutcome(
-            status: granted.status, transactions: granted.transactions, reason: granted.reason, environment: job.grantWork.receipt?.environment)
+            status: granted.status, transactions: granted.transactions, reason: granted.reason, environment: job.grantWork.environment)
         guard let recorded = await worker.transition(FinishPart.self, {
             try await worker.store.finishPart(ticket: job.ticket, part: part, outcome: outcome)
         }) else { return }

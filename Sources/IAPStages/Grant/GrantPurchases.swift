@@ -28,7 +28,7 @@ package struct GrantPurchases: DeclaringScript {
         ])
         let work = job.grantWork
         let purchases = work.purchases
-        let evidence = Evidence(work.receipt)
+        let environment = work.environment ?? ""
         var notifyQueue: Int?
         var lines: [GrantPurchasesArguments.Line] = []
         // An errand the script queues if it grants the purchase: its ticket declared (KEYS index
@@ -40,28 +40,28 @@ package struct GrantPurchases: DeclaringScript {
             return request.job(ticket: ticket, user: user, now: now).encoded()
         }
         for purchase in purchases {
-            var line = Self.line(purchase, evidence: evidence, places: places, shared: shared)
+            var line = Self.line(purchase, places: places, shared: shared)
             line.keys = Self.claimKeys(purchase, keys: keys, declared: &declared)
             if let setting = accountToken, purchase.isClaimed, purchase.unit != nil, line.appAccountToken == nil,
-               let transaction = evidence.transactions[purchase.transactionID], !transaction.isFamilyShared, !evidence.environment.isEmpty
+               let transaction = purchase.transaction, !transaction.isFamilyShared, !environment.isEmpty
             {
                 // A purchase without a token, granted to a user who has one: Apple is asked to set it.
                 let request = AppAccountTokenRequest(
                     originalTransactionID: purchase.originalTransactionID, appAccountToken: setting.token,
-                    environment: evidence.environment, bundleID: work.receipt?.bundleID)
+                    environment: environment, bundleID: work.appBundleID)
                 line.tokenJob = errand(request, about: purchase.originalTransactionID, ticketKey: "token_ticket", on: &line)
             }
-            if finishTickets != nil, purchase.isClaimed, purchase.unit != nil, purchase.consumable == true, !evidence.environment.isEmpty {
+            if finishTickets != nil, purchase.isClaimed, purchase.unit != nil, purchase.consumable == true, !environment.isEmpty {
                 // A consumable granted here is finished at Apple, so no crashed client is handed it again.
                 let request = FinishTransactionRequest(
-                    transactionID: purchase.transactionID, environment: evidence.environment, bundleID: work.receipt?.bundleID)
+                    transactionID: purchase.transactionID, environment: environment, bundleID: work.appBundleID)
                 line.finishJob = errand(request, about: purchase.transactionID, ticketKey: "finish_ticket", on: &line)
             }
             line.keys.merge(Self.subscriptionKeys(purchase, keys: keys, declared: &declared)) { $1 }
             lines.append(line)
         }
-        let subscription = work.receipt.flatMap { receipt in
-            receipt.renewal.map { PipelineStore.recheckChange($0, receipt: receipt, purchases: purchases) }
+        let subscription = work.renewal.map {
+            PipelineStore.recheckChange($0, latest: work.renewalPeriod, environment: environment, purchases: purchases)
         }
         let subscriptionKey = subscription.map {
             declared.index(of: keys.subscription(originalTransactionID: $0.originalTransactionID))
@@ -71,7 +71,7 @@ package struct GrantPurchases: DeclaringScript {
         }
         members = GrantPurchasesArguments(
             ticket: job.ticket, part: job.part, keep: keep || job.part != nil, now: String(now), channel: keys.results, userID: user,
-            environment: evidence.environment, source: job.source ?? "client",
+            environment: environment, source: job.source ?? "client",
             refundLimit: work.refundLimit.map(String.init), refunds: refunds.map { String($0) }, sharing: work.sharing?.rawValue,
             purchases: lines,
             recheck: recheck, subscription: subscription, subscriptionKey: subscriptionKey, rechecksKey: rechecksKey,
@@ -81,28 +81,9 @@ package struct GrantPurchases: DeclaringScript {
         arguments = [taken, members.argument]
     }
 
-    /// What the job's receipt says of each of its transactions, by id.
-    private struct Evidence {
-        var tokens: [String: String] = [:]
-        var appTransactions: [String: String] = [:]
-        var transactions: [String: InAppTransaction] = [:]
-        var environment: String
-
-        init(_ receipt: VerifiedReceipt?) {
-            environment = receipt?.environment ?? ""
-            // Of a transaction id listed twice, the first that says it wins.
-            for transaction in receipt?.transactions ?? [] {
-                let id = transaction.transactionID
-                if transactions[id] == nil { transactions[id] = transaction }
-                if tokens[id] == nil, let token = transaction.appAccountToken { tokens[id] = token.lowercased() }
-                if appTransactions[id] == nil, let account = transaction.appTransactionID { appTransactions[id] = account }
-            }
-        }
-    }
-
     /// A purchase as the script reads it (its keys and token errand are added by the caller).
     private static func line(
-        _ purchase: Purchase, evidence: Evidence, places: [String: Bool], shared: Set<String>
+        _ purchase: Purchase, places: [String: Bool], shared: Set<String>
     ) -> GrantPurchasesArguments.Line {
         // A pending or held purchase without a unit cannot be claimed: it is rejected, never granted blind.
         let outcome = purchase.isClaimed && purchase.unit == nil ? PurchaseOutcome.rejected : purchase.outcome
@@ -111,7 +92,7 @@ package struct GrantPurchases: DeclaringScript {
             transactionID: purchase.transactionID, originalTransactionID: purchase.originalTransactionID,
             productID: purchase.productID, quantity: String(purchase.quantity), unit: purchase.unit,
             outcome: outcome.rawValue, reason: outcome == .rejected ? reason ?? ReasonCode.noGrantUnit : reason,
-            appAccountToken: evidence.tokens[purchase.transactionID], appTransactionID: evidence.appTransactions[purchase.transactionID],
+            appAccountToken: purchase.transaction?.appAccountToken?.lowercased(), appTransactionID: purchase.transaction?.appTransactionID,
             accountShared: shared.contains(purchase.transactionID) ? "1" : nil, currency: purchase.currency,
             dailyLimit: purchase.dailyLimit.map(String.init),
             dailyReserved: purchase.dailyLimit == nil ? nil : purchase.unit.flatMap { places[$0] }.map { $0 ? "1" : "0" },
@@ -119,7 +100,7 @@ package struct GrantPurchases: DeclaringScript {
             entitlements: purchase.entitlements.flatMap { $0.isEmpty ? nil : $0.joined(separator: ",") },
             expiresAt: purchase.expiresAt.map(String.init), signedAt: purchase.signedAt.map(String.init),
             adopt: purchase.adopt == true ? "1" : nil,
-            sale: evidence.transactions[purchase.transactionID]?.saleFields ?? [], tokenJob: nil, keys: [:])
+            sale: purchase.transaction?.saleFields ?? [], tokenJob: nil, keys: [:])
     }
 
     /// A claimed purchase's own keys, by name (`k`): its claim, grant record, hold, refund mark and owner.

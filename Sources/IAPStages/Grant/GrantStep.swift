@@ -60,10 +60,9 @@ extension PipelineStore {
     /// A job with a purchase to claim whose transaction carries no app account token (and is not
     /// a family member's): only such a job reads its user's token.
     static func mayNeedAccountToken(_ job: Job) -> Bool {
-        let work = job.grantWork
-        let claimed = Set(work.purchases.filter { $0.isClaimed && $0.unit != nil }.map(\.transactionID))
-        return (work.receipt?.transactions ?? []).contains {
-            claimed.contains($0.transactionID) && $0.appAccountToken == nil && !$0.isFamilyShared
+        job.grantWork.purchases.contains { purchase in
+            guard purchase.isClaimed, purchase.unit != nil, let transaction = purchase.transaction else { return false }
+            return transaction.appAccountToken == nil && !transaction.isFamilyShared
         }
     }
 
@@ -75,10 +74,11 @@ extension PipelineStore {
     /// for it is still the user's buying on that account.
     func appleAccountsShared(by job: Job) async throws -> Set<String> {
         let work = job.grantWork
-        let claimed = Set(work.purchases.filter { $0.outcome == .pending && $0.unit != nil }.map(\.transactionID))
         var accounts: [String: [String]] = [:]
-        for transaction in work.receipt?.transactions ?? [] where claimed.contains(transaction.transactionID) {
-            if let account = transaction.appTransactionID, !account.isEmpty { accounts[account, default: []].append(transaction.transactionID) }
+        for purchase in work.purchases where purchase.outcome == .pending && purchase.unit != nil {
+            if let account = purchase.transaction?.appTransactionID, !account.isEmpty {
+                accounts[account, default: []].append(purchase.transactionID)
+            }
         }
         var shared: Set<String> = []
         for (account, transactions) in accounts.sorted(by: { $0.key < $1.key }) {
@@ -94,8 +94,8 @@ extension PipelineStore {
     /// notification about a new purchase with that token waits as unclaimed, never granted blind.
     func bindAccountTokens(of job: Job, granted outcome: GrantOutcome) async throws {
         let granted = outcome.grantedTransactions
-        let tokens = (job.grantWork.receipt?.transactions ?? []).compactMap { tx in
-            granted.contains(tx.transactionID) ? tx.appAccountToken?.lowercased() : nil
+        let tokens = job.grantWork.purchases.compactMap { purchase in
+            granted.contains(purchase.transactionID) ? purchase.transaction?.appAccountToken?.lowercased() : nil
         }
         try await bindAccountTokens(tokens, to: job.userID)
     }

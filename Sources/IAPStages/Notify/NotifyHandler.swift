@@ -57,7 +57,7 @@ package struct NotifyHandler: JobHandler {
     }
 
     package func handle(_ held: HeldJob) async {
-        let (payload, job, worker) = (held.payload, held.job, held.worker)
+        let job = held.job
         let notification: VerifiedNotification
         switch job.work {
         case .setAppAccountToken(let request):

@@ -18,15 +18,15 @@ extension PipelineStore {
 
     /// A re-check's answer as the subscription's new state: the status Apple gives, the latest
     /// period's end and transaction, credited to the record's owner.
-    static func recheckChange(_ renewal: SubscriptionRenewal, receipt: VerifiedReceipt, purchases: [Purchase]) -> SubscriptionChange {
-        // The latest period: the answer lists the earlier ones it fetched first.
-        let latest = receipt.transactions.last { $0.originalTransactionID == renewal.originalTransactionID }
+    static func recheckChange(
+        _ renewal: SubscriptionRenewal, latest: InAppTransaction?, environment: String, purchases: [Purchase]
+    ) -> SubscriptionChange {
         let line = purchases.first { $0.transactionID == latest?.transactionID }
         var change = SubscriptionChange(
             originalTransactionID: renewal.originalTransactionID, productID: latest?.productID, status: renewal.status,
             expiresAt: latest?.expiresDateMs.flatMap { Int64($0) }, graceExpiresAt: renewal.graceExpiresAt, signedAt: renewal.signedAt,
             cause: "recheck", transactionID: latest?.transactionID, entitlements: line?.entitlements ?? [],
-            environment: receipt.environment, autoRenew: renewal.autoRenew, source: "recheck")
+            environment: environment, autoRenew: renewal.autoRenew, source: "recheck")
         change.appTransactionID = latest?.appTransactionID
         change.eligibleWinBackOfferIDs = renewal.eligibleWinBackOfferIDs
         change.historyRevision = renewal.historyRevision

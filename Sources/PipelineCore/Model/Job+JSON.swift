@@ -161,6 +161,8 @@ extension Job.Verified {
 }
 
 extension Job.Claimed {
+    /// Reads a grant job; one written before the receipt stopped at dedupe (`receipt`, read once
+    /// and taken apart as dedupe now does) too, so a job queued by the previous version is granted.
     init(json: JSONValue) throws(JSONShapeError) {
         guard let items = try json.arrayIfPresent("purchases") else {
             throw JSONShapeError(member: "purchases", reason: "a grant job without its purchases")
@@ -168,20 +170,36 @@ extension Job.Claimed {
         var purchases: [Purchase] = []
         purchases.reserveCapacity(items.count)
         for item in items { purchases.append(try Purchase(json: item)) }
-        self.purchases = purchases
-        receipt = try json.objectIfPresent("receipt").map { receipt throws(JSONShapeError) in try VerifiedReceipt(json: receipt) }
-        refundLimit = try json.intIfPresent("refund_limit")
-        appleAccountLimit = try json.intIfPresent("apple_account_limit")
-        sharing = try json.stringIfPresent("sharing").map { text throws(JSONShapeError) in
+        let refundLimit = try json.intIfPresent("refund_limit")
+        let appleAccountLimit = try json.intIfPresent("apple_account_limit")
+        let sharing = try json.stringIfPresent("sharing").map { text throws(JSONShapeError) in
             guard let policy = SharingPolicy(rawValue: text) else { throw JSONShapeError(member: "sharing", reason: "unknown policy \(text)") }
             return policy
         }
-        subscriptionReceipt = try json.stringIfPresent("subscription_receipt")
+        let subscriptionReceipt = try json.stringIfPresent("subscription_receipt")
+        if let receipt = try json.objectIfPresent("receipt") {
+            self.init(
+                purchases: purchases, receipt: try VerifiedReceipt(json: receipt), refundLimit: refundLimit,
+                appleAccountLimit: appleAccountLimit, sharing: sharing, subscriptionReceipt: subscriptionReceipt)
+            return
+        }
+        self.init(
+            purchases: purchases, receipt: nil, refundLimit: refundLimit, appleAccountLimit: appleAccountLimit, sharing: sharing,
+            subscriptionReceipt: subscriptionReceipt)
+        environment = try json.stringIfPresent("environment")
+        appBundleID = try json.stringIfPresent("app_bundle_id")
+        renewal = try json.objectIfPresent("renewal").map { value throws(JSONShapeError) in try SubscriptionRenewal(json: value) }
+        renewalPeriod = try json.objectIfPresent("renewal_period").map { value throws(JSONShapeError) in
+            try InAppTransaction(json: value)
+        }
     }
 
     func add(to members: inout [String: JSONValue]) {
         members["purchases"] = .array(purchases.map(\.json))
-        members["receipt"] = receipt?.json
+        members["environment"] = environment.json
+        members["app_bundle_id"] = appBundleID.json
+        members["renewal"] = renewal?.json
+        members["renewal_period"] = renewalPeriod?.json
         members["refund_limit"] = refundLimit.map { .int($0) }
         members["apple_account_limit"] = appleAccountLimit.map { .int($0) }
         members["sharing"] = sharing.map { .string($0.rawValue) }

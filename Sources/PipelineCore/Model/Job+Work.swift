@@ -76,11 +76,19 @@ extension Job {
         }
     }
 
-    /// A grant job's work: the purchases dedupe claimed (each with its fate), the receipt they
-    /// came from, and the purchase policy's limits as dedupe read them.
+    /// A grant job's work: the purchases dedupe claimed (each with its fate and Apple's word on
+    /// it), what the verified answer said of them all, and the purchase policy's limits as dedupe
+    /// read them. The receipt stops at dedupe.
     package struct Claimed: Sendable, Equatable {
         package var purchases: [Purchase]
-        package var receipt: VerifiedReceipt?
+        /// The verified answer's environment (`Production`, `Sandbox`); `nil`: no answer (a binding).
+        package var environment: String?
+        /// The app the verified answer is for: its Server API client sets tokens and finishes.
+        package var appBundleID: String?
+        /// A subscription's state in the answer (a re-check's), and its latest period: grant
+        /// applies it to the subscription's record.
+        package var renewal: SubscriptionRenewal?
+        package var renewalPeriod: InAppTransaction?
         /// `IAP_MAX_REFUNDS_PER_USER`: grant holds new purchases of a user with this many refunds.
         package var refundLimit: Int?
         /// `IAP_MAX_ACCOUNTS_PER_APPLE_ACCOUNT`.
@@ -90,16 +98,43 @@ extension Job {
         package var sharing: SharingPolicy?
         package var subscriptionReceipt: String?
 
+        /// `purchases` claimed from `receipt`: each given the receipt's transaction of its id
+        /// (the first listed), and the answer's environment, app and renewal taken once.
         package init(
             purchases: [Purchase], receipt: VerifiedReceipt?, refundLimit: Int? = nil, appleAccountLimit: Int? = nil,
             sharing: SharingPolicy? = nil, subscriptionReceipt: String? = nil
         ) {
-            self.purchases = purchases
-            self.receipt = receipt
+            self.purchases = receipt.map { Self.stamped(purchases, from: $0) } ?? purchases
+            environment = receipt?.environment
+            appBundleID = receipt?.bundleID
+            renewal = receipt?.renewal
+            renewalPeriod = receipt?.renewal.flatMap { renewal in
+                receipt?.transactions.last { $0.originalTransactionID == renewal.originalTransactionID }
+            }
             self.refundLimit = refundLimit
             self.appleAccountLimit = appleAccountLimit
             self.sharing = sharing
             self.subscriptionReceipt = subscriptionReceipt
+        }
+
+        private static func stamped(_ purchases: [Purchase], from receipt: VerifiedReceipt) -> [Purchase] {
+            var byID: [String: InAppTransaction] = [:]
+            for transaction in receipt.transactions where byID[transaction.transactionID] == nil {
+                byID[transaction.transactionID] = transaction
+            }
+            return purchases.map { purchase in
+                var purchase = purchase
+                purchase.transaction = purchase.transaction ?? byID[purchase.transactionID]
+                return purchase
+            }
+        }
+
+        /// The verified answer again, narrowed to the transactions of this job's purchases, for
+        /// dedupe to decide the same purchases again; `nil` for a job without an answer.
+        package var narrowedReceipt: VerifiedReceipt? {
+            guard let environment else { return nil }
+            return VerifiedReceipt(
+                environment: environment, bundleID: appBundleID ?? "", transactions: purchases.compactMap(\.transaction), renewal: renewal)
         }
     }
 }

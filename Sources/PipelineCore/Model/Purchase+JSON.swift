@@ -1,3 +1,4 @@
+import AppleReceipt
 import PlainJSON
 
 extension Purchase {
@@ -21,6 +22,7 @@ extension Purchase {
         expiresAt = try json.int64IfPresent("expires_at")
         signedAt = try json.int64IfPresent("signed_at")
         adopt = try json.boolIfPresent("adopt")
+        transaction = try json.objectIfPresent("transaction").map { item throws(JSONShapeError) in try InAppTransaction(json: item) }
     }
 
     package var json: JSONValue {
@@ -40,6 +42,7 @@ extension Purchase {
             "expires_at": expiresAt.map { .int($0) },
             "signed_at": signedAt.map { .int($0) },
             "adopt": adopt.map { .bool($0) },
+            "transaction": transaction?.json,
         ])
     }
 }

@@ -1,3 +1,5 @@
+import AppleReceipt
+
 /// One purchase a job may grant, as it travels from dedupe to grant and ends up on the ticket.
 package struct Purchase: Codable, Sendable, Equatable {
     package var transactionID: String
@@ -28,6 +30,10 @@ package struct Purchase: Codable, Sendable, Equatable {
     /// `true` for a pre-adoption purchase under `IAP_PRE_ADOPTION=record` (set by the dedupe
     /// stage): the grant stage records and owns it as a grant, its event `adopted`, its outcome `adopted`.
     package var adopt: Bool?
+    /// Apple's word on it, as dedupe read it from the verified answer: what grant writes from
+    /// it (its app account token, Apple Account, price and offer). Rides the grant job only (the
+    /// job carries no receipt); never on the ticket.
+    package var transaction: InAppTransaction? = nil
 
     package init(
         transactionID: String, originalTransactionID: String, productID: String, quantity: Int,
