@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import ServiceLifecycle
 
 /// The timing of a sweep that one process of the fleet runs at a time, under a lease in Redis
@@ -39,6 +40,28 @@ package struct LeasedSweep: Sendable {
         case .waited: nextLook
         case .failed: min(period, .seconds(5))
         }
+    }
+
+    /// The lease taken (`claim`, this process as owner): Redis's time and the sweep's cursors; or
+    /// why not, as the look's turn (`waited`, or `failed` with the error, logged as `what`'s).
+    func claim(
+        _ what: String, logger: Logger, by claim: (_ owner: String, _ lease: Duration) async throws -> NotificationSweepClaim
+    ) async -> Result<(now: Int64, cursors: [String: Int64]), ClaimRefused> {
+        let claimed: NotificationSweepClaim
+        do {
+            claimed = try await claim(owner, lease)
+        } catch {
+            logger.warning("cannot claim the \(what)", metadata: ["error": "\(error)"])
+            return .failure(.failed("\(error)"))
+        }
+        guard case .claimed(let now, let cursors) = claimed else { return .failure(.waited) }
+        return .success((now, cursors))
+    }
+
+    /// A look that did not take the lease.
+    enum ClaimRefused: Error {
+        case waited
+        case failed(String)
     }
 
     /// Looks (`look`), waits as the look says, and again, until the service group shuts down.

@@ -78,14 +78,12 @@ package struct NotificationSweeper: Service {
 
     /// One look: claims the sweep when due and free, walks each environment, finishes.
     package func turn() async -> Turn {
-        let claim: NotificationSweepClaim
-        do {
-            claim = try await store.claimNotificationSweep(owner: owner, lease: lease)
-        } catch {
-            logger.warning("cannot claim the notification sweep", metadata: ["error": "\(error)"])
-            return .failed("\(error)")
+        let (now, cursors): (Int64, [String: Int64])
+        switch await schedule.claim("notification sweep", logger: logger, by: { try await store.claimNotificationSweep(owner: $0, lease: $1) }) {
+        case .success(let claimed): (now, cursors) = claimed
+        case .failure(.waited): return .waited
+        case .failure(.failed(let error)): return .failed(error)
         }
-        guard case .claimed(let now, let cursors) = claim else { return .waited }
         let periodMs = period.milliseconds
         var reports: [NotificationHistoryWalk.Report] = []
         var reached: [String: Int64] = [:]

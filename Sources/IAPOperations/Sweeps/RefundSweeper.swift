@@ -76,14 +76,12 @@ package struct RefundSweeper: Service {
 
     /// One look: claims the sweep when due and free, updates the customers, asks Apple, finishes.
     package func turn() async -> Turn {
-        let claim: NotificationSweepClaim
-        do {
-            claim = try await store.claimRefundSweep(owner: owner, lease: lease)
-        } catch {
-            logger.warning("cannot claim the refund sweep", metadata: ["error": "\(error)"])
-            return .failed("\(error)")
+        let (now, cursors): (Int64, [String: Int64])
+        switch await schedule.claim("refund sweep", logger: logger, by: { try await store.claimRefundSweep(owner: $0, lease: $1) }) {
+        case .success(let claimed): (now, cursors) = claimed
+        case .failure(.waited): return .waited
+        case .failure(.failed(let error)): return .failed(error)
         }
-        guard case .claimed(let now, let cursors) = claim else { return .waited }
         var report = Report()
         var reached: [String: Int64] = [:]
         do {

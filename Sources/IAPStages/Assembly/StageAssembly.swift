@@ -87,13 +87,13 @@ package struct StageAssembly: Sendable {
             throw ConfigurationError(
                 "IAP_REFUND_PREFERENCE", "answering consumption requests needs the App Store Server API key (IAP_APPLE_API_*)")
         }
-        let apps = clients.isEmpty ? nil : AppByAppServerAPI(clients: clients)
+        let apps = clients.isEmpty ? nil : ServerAPIApps(clients: clients)
         let answering = configuration.errands.refundPreference.flatMap { preference in
-            apps.map { ConsumptionAnswering(reporter: $0, preferences: preference, retryPolicy: configuration.retryPolicy) }
+            apps.map { ConsumptionAnswering(apps: $0, preferences: preference, retryPolicy: configuration.retryPolicy) }
         }
         return NotifyHandler(
             catalog: try requiredCatalog(), consumption: answering,
-            accountTokens: apps.map { AccountTokenErrands(setter: $0, finisher: $0, retryPolicy: configuration.retryPolicy) })
+            accountTokens: apps.map { AccountTokenErrands(apps: $0, retryPolicy: configuration.retryPolicy) })
     }
 
     private func webhookDelivery() throws(ConfigurationError) -> WebhookHandler {

@@ -9,24 +9,15 @@ extension NotifyHandler {
     /// `family_shared` (Apple sets none on a family member's), `apple_api_error_<code>`, or
     /// `app_account_token_not_sent` on a notifier without Server API keys.
     func setAccountToken(_ request: AppAccountTokenRequest, held: HeldJob) async {
-        let (payload, job, worker) = (held.payload, held.job, held.worker)
-        func finish(_ result: String) async {
-            await held.move(by: RecordNotification.self) {
-                try await worker.store.recordNotification(payload, member: worker.member, job: job, result: result, entry: "", in: .nothing)
-            }
-        }
-        guard let accountTokens else {
-            worker.logger.warning("an app account token to set at Apple, but this notifier has no Server API keys", metadata: [
-                "original_transaction_id": "\(request.originalTransactionID)",
-            ])
-            await finish("app_account_token_not_sent")
-            return
-        }
+        let (job, worker) = (held.job, held.worker)
+        func finish(_ result: String) async { await finishErrand(result, held: held) }
+        guard let (client, policy) = await errandClient(
+            for: request.bundleID, held: held, notSent: "app_account_token_not_sent",
+            about: ("original_transaction_id", request.originalTransactionID))
+        else { return }
         let environment: ServerAPIEnvironment = request.environment == "Sandbox" ? .sandbox : .production
-        let attempt = job.attempts + 1
-        let answer = await accountTokens.setter.setAppAccountToken(
-            request.appAccountToken, originalTransactionID: request.originalTransactionID, environment: environment,
-            bundleID: request.bundleID)
+        let answer = await client.setAppAccountToken(
+            request.appAccountToken, originalTransactionID: request.originalTransactionID, environment: environment)
         switch answer {
         case .ok:
             worker.logger.info("app account token set at Apple", metadata: [
@@ -41,7 +32,7 @@ extension NotifyHandler {
             worker.logger.warning("Apple refused the app account token", metadata: ["error_code": "\(errorCode)", "detail": "\(detail)"])
             await finish(ReasonCode.appleAPIError(errorCode))
         case .unauthorized, .misconfigured, .transient:
-            await deadLetterOrRetry(answer, held: held, attempt: attempt, policy: accountTokens.retryPolicy)
+            await deadLetterOrRetry(answer, held: held, attempt: job.attempts + 1, policy: policy)
         }
     }
 
@@ -50,21 +41,13 @@ extension NotifyHandler {
     /// an error), `apple_api_error_<code>`, or `finish_transaction_not_sent` on a notifier without
     /// Server API keys.
     func finishTransaction(_ request: FinishTransactionRequest, held: HeldJob) async {
-        let (payload, job, worker) = (held.payload, held.job, held.worker)
-        func finish(_ result: String) async {
-            await held.move(by: RecordNotification.self) {
-                try await worker.store.recordNotification(payload, member: worker.member, job: job, result: result, entry: "", in: .nothing)
-            }
-        }
-        guard let accountTokens, let finisher = accountTokens.finisher else {
-            worker.logger.warning("a transaction to finish at Apple, but this notifier has no Server API keys", metadata: [
-                "transaction_id": "\(request.transactionID)",
-            ])
-            await finish("finish_transaction_not_sent")
-            return
-        }
+        let (job, worker) = (held.job, held.worker)
+        func finish(_ result: String) async { await finishErrand(result, held: held) }
+        guard let (client, policy) = await errandClient(
+            for: request.bundleID, held: held, notSent: "finish_transaction_not_sent", about: ("transaction_id", request.transactionID))
+        else { return }
         let environment: ServerAPIEnvironment = request.environment == "Sandbox" ? .sandbox : .production
-        let answer = await finisher.finishTransaction(request.transactionID, environment: environment, bundleID: request.bundleID)
+        let answer = await client.finishTransaction(request.transactionID, environment: environment)
         switch answer {
         case .ok:
             await finish("transaction_finished")
@@ -74,9 +57,31 @@ extension NotifyHandler {
             worker.logger.warning("Apple refused to finish the transaction", metadata: ["error_code": "\(errorCode)", "detail": "\(detail)"])
             await finish(ReasonCode.appleAPIError(errorCode))
         case .unauthorized, .misconfigured, .transient:
-            await deadLetterOrRetry(
-                answer, held: held, attempt: job.attempts + 1, policy: accountTokens.retryPolicy)
+            await deadLetterOrRetry(answer, held: held, attempt: job.attempts + 1, policy: policy)
         }
+    }
+
+    /// An errand's ticket ends `applied` with `result` (`record_notification`, nothing else written).
+    private func finishErrand(_ result: String, held: HeldJob) async {
+        let (payload, job, worker) = (held.payload, held.job, held.worker)
+        await held.move(by: RecordNotification.self) {
+            try await worker.store.recordNotification(payload, member: worker.member, job: job, result: result, entry: "", in: .nothing)
+        }
+    }
+
+    /// The client of the errand's app (resolved once) and the errands' retry policy; `nil` on a
+    /// notifier without Server API keys, the errand's ticket then ended with `notSent`.
+    private func errandClient(
+        for bundleID: String?, held: HeldJob, notSent: String, about id: (name: String, value: String)
+    ) async -> (ServerAPIClient, RetryPolicy)? {
+        guard let accountTokens else {
+            held.worker.logger.warning("an errand to Apple, but this notifier has no Server API keys", metadata: [
+                "errand": "\(notSent)", id.name: "\(id.value)",
+            ])
+            await finishErrand(notSent, held: held)
+            return nil
+        }
+        return (accountTokens.apps.client(for: bundleID), accountTokens.retryPolicy)
     }
 
     /// An Apple call that did not answer: our key refused or our setup wrong is a dead letter

@@ -195,8 +195,8 @@ package struct NotifyHandler: JobHandler {
             preference: answering.preferences.preference(for: notification.consumptionRequestReason))
         let environment: ServerAPIEnvironment = transaction.environment == "Sandbox" ? .sandbox : .production
         let attempt = job.attempts + 1
-        let answer = await answering.reporter.sendConsumptionInformation(
-            information, transactionID: transaction.transactionID, environment: environment, bundleID: transaction.bundleID)
+        let answer = await answering.apps.client(for: transaction.bundleID).sendConsumptionInformation(
+            information, transactionID: transaction.transactionID, environment: environment)
         switch answer {
         case .ok:
             worker.logger.info("consumption information sent", metadata: [
