@@ -30,7 +30,7 @@ import Testing
             #expect(Set(tickets.map { layout.bucket(ofTicket: $0) }).count > 1, "eight submissions in one bucket: \(tickets)")
             // A client waiting on each ticket is woken by its bucket's channel.
             for ticket in tickets {
-                let waited = try await pipeline.get("/v1/receipts/\(ticket)?wait=20", timeout: .seconds(30))
+                let waited = try await pipeline.get("/v1/receipts/\(ticket)?wait=20")
                 #expect(waited.status == 200 && waited.json["status"] as? String == "granted", "\(waited.json)")
             }
             // Each grant record lives in its purchase's bucket; nothing in the job's bucket by mistake.

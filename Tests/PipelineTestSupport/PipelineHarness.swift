@@ -211,14 +211,18 @@ package final class PipelineHarness: Sendable {
         return try await send(request)
     }
 
-    /// `timeout`: the client's; a long-poll (`?wait=`) needs one longer than its wait.
-    package func get(_ path: String, headers: [(String, String)] = [], timeout: Duration = .seconds(10)) async throws -> Reply {
+    /// `timeout`: the client's, only a guard against a hang (on a machine loaded by the drill
+    /// beside the suite, a cluster erasure took over 10 s); a long-poll (`?wait=`) needs one
+    /// longer than its wait.
+    package func get(_ path: String, headers: [(String, String)] = [], timeout: Duration = PipelineHarness.requestTimeout) async throws -> Reply {
         var request = HTTPClientRequest(url: intake.baseURL + path)
         request.headers.add(contentsOf: headers)
         return try await send(request, timeout: timeout)
     }
 
-    private func send(_ request: HTTPClientRequest, timeout: Duration = .seconds(10)) async throws -> Reply {
+    package static let requestTimeout: Duration = .seconds(60)
+
+    private func send(_ request: HTTPClientRequest, timeout: Duration = requestTimeout) async throws -> Reply {
         let response = try await http.execute(request, timeout: .init(timeout))
         let body = try await response.body.collect(upTo: 1 << 20)
         let json = (try? JSONSerialization.jsonObject(with: Data(buffer: body))) as? [String: Any] ?? [:]
