@@ -277,6 +277,7 @@ let package = Package(
             dependencies: [
                 "AppStoreServerAPI",
                 "AppleJWS",
+                "AppleReceipt",
                 .product(name: "Crypto", package: "swift-crypto"),
                 "ClusterHarness",
                 "IAPClient",

@@ -2,6 +2,7 @@
 package struct BenchReport: Sendable, Codable {
     package var scenarios: [ScenarioResult]
     package var jws: JWSBenchResult?
+    package var jobs: JobCodecBenchResult?
     package var redisClient: RedisClientBenchResult?
     /// The redis-client scenario on a cluster (`redis-client-cluster`).
     package var redisClientCluster: RedisClientBenchResult?

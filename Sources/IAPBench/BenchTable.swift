@@ -9,6 +9,7 @@ package enum BenchTable {
     package static func render(_ report: BenchReport) -> String {
         var parts: [String] = []
         if let jws = report.jws { parts.append(render(jws)) }
+        if let jobs = report.jobs { parts.append(jobs.table) }
         let clients = [report.redisClient, report.redisClientCluster].compactMap { $0 }
         if !clients.isEmpty { parts.append(render(clients)) }
         if let wait = report.wait { parts.append(render(wait)) }

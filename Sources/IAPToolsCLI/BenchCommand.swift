@@ -19,6 +19,7 @@ package struct BenchCommand: AsyncParsableCommand {
             appendfsync always, then 1, 2, 4 and 8 verifiers of concurrency 8 at 50 ms (scaling), and one verifier \
             of concurrency 256 at 50 ms (as many requests open as the Go peer). \
             Scenario jws: StoreKit 2 signed transactions verified per CPU second on one thread, chain cache warm. \
+            Scenario jobs: a job of each stage read and written (its JSON), CPU µs each, on one thread. \
             Scenario redis-client: the Redis client alone (64 callers, SET) beside redis-benchmark on the same server \
             (redis-client-cluster: on a Redis Cluster of 3 primaries, beside redis-benchmark --cluster). \
             Scenario wait: --wait-clients clients waiting on GET /v1/receipts/{ticket}?wait=30 on one intake, then the workers start.
@@ -50,6 +51,7 @@ package struct BenchCommand: AsyncParsableCommand {
 
     private static let all = BenchScenario.matrix + BenchScenario.scaling
     private static let jwsName = "jws"
+    private static let jobsName = "jobs"
     private static let redisClientName = "redis-client"
     private static let redisClientClusterName = "redis-client-cluster"
     private static let waitName = "wait"
@@ -72,46 +74,33 @@ package struct BenchCommand: AsyncParsableCommand {
         _ = try selected()
     }
 
-    /// The cluster scenarios chosen, and whether the jws, redis-client(-cluster) and wait scenarios are.
-    private func selected() throws -> (
-        clusters: [BenchScenario], jws: Bool, redisClient: Bool, redisClientCluster: Bool, wait: Bool, rechecks: Bool, shards: Bool,
-        notifications: Bool, history: Bool
-    ) {
-        guard let scenarios else { return (Self.all, true, true, true, true, true, true, true, true) }
+    /// The scenarios run without a cluster of their own, by name.
+    private static let standalone = [
+        jwsName, jobsName, redisClientName, redisClientClusterName, waitName, rechecksName, shardsName, notificationsName, historyName,
+    ]
+
+    /// The cluster scenarios chosen, and the names of the standalone ones.
+    private struct Chosen {
         var clusters: [BenchScenario] = []
-        var jws = false
-        var redisClient = false
-        var redisClientCluster = false
-        var wait = false
-        var rechecks = false
-        var shards = false
-        var notifications = false
-        var history = false
+        var names: Set<String> = []
+
+        func has(_ name: String) -> Bool { names.contains(name) }
+    }
+
+    private func selected() throws -> Chosen {
+        guard let scenarios else { return Chosen(clusters: Self.all, names: Set(Self.standalone)) }
+        var chosen = Chosen()
         for name in scenarios.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) {
-            if name == Self.jwsName {
-                jws = true
-            } else if name == Self.redisClientName {
-                redisClient = true
-            } else if name == Self.redisClientClusterName {
-                redisClientCluster = true
-            } else if name == Self.waitName {
-                wait = true
-            } else if name == Self.rechecksName {
-                rechecks = true
-            } else if name == Self.shardsName {
-                shards = true
-            } else if name == Self.notificationsName {
-                notifications = true
-            } else if name == Self.historyName {
-                history = true
+            if Self.standalone.contains(name) {
+                chosen.names.insert(name)
             } else if let scenario = Self.all.first(where: { $0.name == name }) {
-                clusters.append(scenario)
+                chosen.clusters.append(scenario)
             } else {
                 throw ValidationError(
-                    "unknown scenario '\(name)'; known: \((Self.all.map(\.name) + [Self.jwsName, Self.redisClientName, Self.redisClientClusterName, Self.waitName, Self.rechecksName, Self.shardsName, Self.notificationsName, Self.historyName]).joined(separator: ", "))")
+                    "unknown scenario '\(name)'; known: \((Self.all.map(\.name) + Self.standalone).joined(separator: ", "))")
             }
         }
-        return (clusters, jws, redisClient, redisClientCluster, wait, rechecks, shards, notifications, history)
+        return chosen
     }
 
     package func run() async throws {
@@ -137,30 +126,30 @@ package struct BenchCommand: AsyncParsableCommand {
         let started = ContinuousClock.now
         var report = BenchReport(scenarios: [], jws: nil)
         try await runClientBenches(chosen, into: &report, log: log)
-        if chosen.wait {
+        if chosen.has(Self.waitName) {
             let wait = try await WaitBench(clients: waitClients).run(
                 binDirectory: settings.binDirectory, workDirectory: settings.workDirectory, progress: log)
             log(String(format: "wait: %d clients, %.0f bytes each on the intake, %.2f %% CPU while waiting, all answered in %.2f s",
                 wait.clients, wait.bytesPerWaitingClient, wait.idleCPUPercent, wait.answeredSeconds))
             report.wait = wait
         }
-        if chosen.rechecks {
+        if chosen.has(Self.rechecksName) {
             let rechecks = try await RecheckBench(subscriptions: recheckSubscriptions, due: max(recheckSubscriptions / 100, 1))
                 .run(workDirectory: settings.workDirectory, progress: log)
             log(String(format: "rechecks: %d scheduled, %.0f + %.0f bytes each (schedule + record), %.0f due drained/s",
                 rechecks.subscriptions, rechecks.scheduleBytesPerSubscription, rechecks.recordBytesPerSubscription, rechecks.drainPerSecond))
             report.rechecks = rechecks
         }
-        if chosen.notifications {
+        if chosen.has(Self.notificationsName) {
             let notifications = try await NotificationHistoryBench(count: notificationCount)
                 .run(workDirectory: settings.workDirectory, progress: log)
             log("notifications: \(notifications.summary)")
             report.notifications = notifications
         }
-        if chosen.history {
+        if chosen.has(Self.historyName) {
             report.history = try await HistoryBench(customers: historyCustomers).run(workDirectory: settings.workDirectory, progress: log)
         }
-        if chosen.shards {
+        if chosen.has(Self.shardsName) {
             var configuration = HTTPClient.Configuration(timeout: .init(connect: .seconds(2)))
             configuration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: clientConcurrency)
             let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
@@ -175,7 +164,7 @@ package struct BenchCommand: AsyncParsableCommand {
         if !chosen.clusters.isEmpty {
             report.scenarios = try await Bench(settings: settings, progress: log).run()
         }
-        log("bench: \(report.scenarios.count + (report.jws == nil ? 0 : 1) + (report.redisClient == nil ? 0 : 1) + (report.redisClientCluster == nil ? 0 : 1) + (report.wait == nil ? 0 : 1) + (report.rechecks == nil ? 0 : 1) + (report.shards == nil ? 0 : 1) + (report.notifications == nil ? 0 : 1) + (report.history == nil ? 0 : 1)) scenarios in \(Int((ContinuousClock.now - started) / .seconds(1))) s")
+        log("bench: \(report.scenarios.count + (report.jws == nil ? 0 : 1) + (report.jobs == nil ? 0 : 1) + (report.redisClient == nil ? 0 : 1) + (report.redisClientCluster == nil ? 0 : 1) + (report.wait == nil ? 0 : 1) + (report.rechecks == nil ? 0 : 1) + (report.shards == nil ? 0 : 1) + (report.notifications == nil ? 0 : 1) + (report.history == nil ? 0 : 1)) scenarios in \(Int((ContinuousClock.now - started) / .seconds(1))) s")
         if json {
             try HarnessCommand.printJSON(report)
         } else {
@@ -189,6 +178,7 @@ package struct BenchCommand: AsyncParsableCommand {
             print("\(scenario.name): apple latency \(scenario.appleLatencyMs) ms, \(scenario.verifiers) verifier(s) × concurrency \(scenario.concurrency), redis \(scenario.durability == .none ? "no persistence" : "appendfsync \(scenario.durability.rawValue)")")
         }
         print("\(Self.jwsName): StoreKit 2 signed transactions verified on one thread, chain cache warm (no processes)")
+        print("\(Self.jobsName): a job's JSON read and written, per kind, on one thread (no processes)")
         print("\(Self.redisClientName): the Redis client alone, 64 callers sending SET, beside redis-benchmark on the same server")
         print("\(Self.redisClientClusterName): the same on a Redis Cluster of 3 primaries, beside redis-benchmark --cluster")
         print("\(Self.waitName): \(waitClients) clients waiting on ?wait=30 on one intake, then the workers start")
@@ -200,22 +190,25 @@ package struct BenchCommand: AsyncParsableCommand {
 
     /// The benches that start no pipeline: signed transactions verified, the Redis client alone.
     private func runClientBenches(
-        _ chosen: (clusters: [BenchScenario], jws: Bool, redisClient: Bool, redisClientCluster: Bool, wait: Bool, rechecks: Bool,
-            shards: Bool, notifications: Bool, history: Bool),
-        into report: inout BenchReport, log: @escaping @Sendable (String) -> Void
+        _ chosen: Chosen, into report: inout BenchReport, log: @escaping @Sendable (String) -> Void
     ) async throws {
-        if chosen.jws {
+        if chosen.has(Self.jwsName) {
             // First, while nothing else runs on the machine.
             let jws = try await JWSBench(tokens: jwsTokens).run()
             log(String(format: "jws: %.0f verified/s per core (bare ES256 %.0f/s)", jws.jwsPerSecondPerCore, jws.bareES256PerSecond))
             report.jws = jws
         }
-        if chosen.redisClient {
+        if chosen.has(Self.jobsName) {
+            let jobs = JobCodecBench().run()
+            log("jobs: \(jobs.summary)")
+            report.jobs = jobs
+        }
+        if chosen.has(Self.redisClientName) {
             let redis = try await RedisClientBench().run(workDirectory: URL(fileURLWithPath: workDir))
             log("redis-client: \(redis.summary)")
             report.redisClient = redis
         }
-        if chosen.redisClientCluster {
+        if chosen.has(Self.redisClientClusterName) {
             let redis = try await RedisClientBench().runOnCluster(workDirectory: URL(fileURLWithPath: workDir))
             log("redis-client-cluster: \(redis.summary)")
             report.redisClientCluster = redis

@@ -71,7 +71,8 @@ struct JSONReader {
     private mutating func object(depth: Int) throws(JSONParseError) -> JSONValue {
         guard depth <= JSONValue.maxDepth else { throw error("nested too deep") }
         index += 1
-        var members: [String: JSONValue] = [:]
+        // Room for a job's or a transaction's members at once: growing from empty rehashed them four times.
+        var members = [String: JSONValue](minimumCapacity: 16)
         skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
             index += 1
@@ -155,15 +156,17 @@ struct JSONReader {
     private mutating func string() throws(JSONParseError) -> String {
         index += 1
         let start = index
+        var ascii = true
         while index < bytes.count {
             let byte = bytes[index]
             if byte == UInt8(ascii: "\"") {
-                let text = try validated(start..<index)
+                let text = try validated(start..<index, ascii: ascii)
                 index += 1
                 return text
             }
             if byte == UInt8(ascii: "\\") { break }
             if byte < 0x20 { throw error("control character in a string") }
+            if byte >= 0x80 { ascii = false }
             index += 1
         }
         guard index < bytes.count else { throw error("unterminated string") }
@@ -201,7 +204,10 @@ struct JSONReader {
         throw error("unterminated string")
     }
 
-    private func validated(_ range: Range<Int>) throws(JSONParseError) -> String {
+    /// ASCII (nearly every string here) is valid as it is: only other text is validated, with the
+    /// standard library's generic validation, which costs a metadata lookup each call.
+    private func validated(_ range: Range<Int>, ascii: Bool) throws(JSONParseError) -> String {
+        if ascii { return String(decoding: UnsafeBufferPointer(rebasing: bytes[range]), as: UTF8.self) }
         guard let text = String(validating: UnsafeBufferPointer(rebasing: bytes[range]), as: UTF8.self) else {
             throw JSONParseError(offset: range.lowerBound, reason: "invalid UTF-8")
         }

@@ -35,6 +35,20 @@ import Testing
         #expect(value.canonicalText == #"{"a":"q\"\\\n\u0001é","a_b":true,"b":[1,"x/y",null]}"#)
     }
 
+    /// The writer copies runs of bytes that need no escape at once: escapes at the start, the
+    /// end, side by side and alone; names in UTF-8 byte order, a longer name after its prefix.
+    @Test func writesEscapesWhereverTheyStandAndNamesInByteOrder() {
+        #expect(JSONValue.string("\"").canonicalText == #""\"""#)
+        #expect(JSONValue.string("\nab").canonicalText == #""\nab""#)
+        #expect(JSONValue.string("ab\\").canonicalText == #""ab\\""#)
+        #expect(JSONValue.string("a\u{1F}\u{0}\"b").canonicalText == #""a\u001f\u0000\"b""#)
+        #expect(JSONValue.string("").canonicalText == #""""#)
+        let names = JSONValue.object(["é": .int(1), "z": .int(2), "a": .int(3), "ab": .int(4), "Z": .int(5)])
+        #expect(names.canonicalText == #"{"Z":5,"a":3,"ab":4,"z":2,"é":1}"#)
+        let long = String(repeating: "Ab0/+=", count: 700)
+        #expect(JSONValue.string(long + "\t" + long).canonicalText == "\"" + long + "\\t" + long + "\"")
+    }
+
     @Test func membersLeaveOutAbsentValues() {
         let none: String? = nil
         #expect(JSONValue.members(["a": .string("x"), "b": none.json]).canonicalText == #"{"a":"x"}"#)

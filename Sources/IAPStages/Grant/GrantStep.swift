@@ -93,8 +93,10 @@ extension PipelineStore {
     /// between them leaves a token unbound until the user's next grant carrying it; meanwhile a
     /// notification about a new purchase with that token waits as unclaimed, never granted blind.
     func bindAccountTokens(of job: Job, granted outcome: GrantOutcome) async throws {
+        let carrying = job.grantWork.purchases.filter { $0.transaction?.appAccountToken != nil }
+        guard !carrying.isEmpty else { return }  // the outcome's transactions are read only when a token may bind
         let granted = outcome.grantedTransactions
-        let tokens = job.grantWork.purchases.compactMap { purchase in
+        let tokens = carrying.compactMap { purchase in
             granted.contains(purchase.transactionID) ? purchase.transaction?.appAccountToken?.lowercased() : nil
         }
         try await bindAccountTokens(tokens, to: job.userID)
