@@ -238,6 +238,19 @@ import Testing
         #expect(!TicketID.isWellFormed("12345.AAAAAAAAAAAAAAAAAAAAAA") && !TicketID.isWellFormed("1.AAAAAAAAAAAAAAAAAAAAA"))
         #expect(!TicketID.isWellFormed("short"))
     }
+
+    /// Random bytes are drawn eight at a time: every length comes out whole, and every character
+    /// position varies (none left at its zero value by a short draw).
+    @Test func randomBytesOfEveryLengthVaryInEveryPosition() {
+        for count in [1, 7, 8, 9, 16, 33] {
+            let draws = (0..<200).map { _ in TicketID.random(bytes: count) }
+            #expect(draws.allSatisfy { $0.utf8.count == (count * 4 + 2) / 3 }, "\(count)")
+            for position in 0..<draws[0].utf8.count {
+                let seen = Set(draws.map { Array($0.utf8)[position] })
+                #expect(seen.count > 1, "bytes \(count), position \(position)")
+            }
+        }
+    }
 }
 
 @Suite struct ReceiptDigestTests {
