@@ -71,13 +71,13 @@ struct JSONReader {
     private mutating func object(depth: Int) throws(JSONParseError) -> JSONValue {
         guard depth <= JSONValue.maxDepth else { throw error("nested too deep") }
         index += 1
-        // Room for a job's or a transaction's members at once: growing from empty rehashed them four times.
-        var members = [String: JSONValue](minimumCapacity: 16)
         skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
             index += 1
-            return .object(members)
+            return .object([:])
         }
+        // Room for a job's or a transaction's members at once: growing from empty rehashed them four times.
+        var members = [String: JSONValue](minimumCapacity: 16)
         while true {
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw error("expected a member name") }

@@ -13,13 +13,10 @@ final class ChildProcesses: Sendable {
 
     var keys: Set<Int> { children.withLock { Set($0.keys) } }
 
-    /// Stops one with SIGKILL, as a crash would; `false` when none runs under `key`.
-    @discardableResult
-    func kill(_ key: Int) -> Bool {
+    /// Stops one with SIGKILL, as a crash would (none under `key`: nothing to do).
+    func kill(_ key: Int) {
         children.withLock { children in
-            guard let process = children.removeValue(forKey: key) else { return false }
-            ChildKill.kill(process)
-            return true
+            if let process = children.removeValue(forKey: key) { ChildKill.kill(process) }
         }
     }
 

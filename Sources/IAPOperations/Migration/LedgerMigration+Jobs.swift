@@ -41,9 +41,9 @@ extension LedgerMigration {
                 changed = true
             }
         case .grant where job.part == nil && DedupeHandler.parts(of: job, layout: layout) != nil:
-            guard let claimed = job.claimed, let receipt = claimed.narrowedReceipt else { break }
+            guard let claimed = job.claimed, let verified = Self.reverified(claimed) else { break }
             job.stage = .dedupe
-            job.work = .dedupe(Self.reverified(claimed, receipt: receipt))
+            job.work = .dedupe(verified)
             changed = true
         default:
             break
@@ -55,10 +55,13 @@ extension LedgerMigration {
 
     /// A grant job's work back as dedupe's: the answer narrowed to the purchases dedupe chose
     /// (the client's word on what it bought already applied), with the currency a legacy
-    /// receipt's client gave, so dedupe decides the same purchases again.
-    static func reverified(_ claimed: Job.Claimed, receipt: VerifiedReceipt) -> Job.Verified {
-        Job.Verified(
-            receipt: receipt, subscriptionReceipt: claimed.subscriptionReceipt, currency: claimed.purchases.lazy.compactMap(\.currency).first)
+    /// receipt's client gave, so dedupe decides the same purchases again; `nil` for a job
+    /// without an answer.
+    static func reverified(_ claimed: Job.Claimed) -> Job.Verified? {
+        claimed.narrowedReceipt.map { receipt in
+            Job.Verified(
+                receipt: receipt, subscriptionReceipt: claimed.subscriptionReceipt, currency: claimed.purchases.lazy.compactMap(\.currency).first)
+        }
     }
 
     /// Queues (with the in-flight lists of stopped workers at their front), the retry set and the
