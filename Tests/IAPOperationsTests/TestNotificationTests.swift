@@ -1,7 +1,7 @@
 import AppStoreServerAPI
 import AppleJWS
 import Foundation
-import IAPOperations
+@testable import IAPOperations
 import PipelineTestSupport
 import RedisClient
 import TestSupport

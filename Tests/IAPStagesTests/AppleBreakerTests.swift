@@ -1,7 +1,7 @@
 import AppleSimulator
 import Foundation
 import PipelineCore
-import IAPStages
+@testable import IAPStages
 import IAPOperations
 import PipelineTestSupport
 import RedisClient

@@ -1,7 +1,7 @@
 import AppleJWS
 import AppleReceipt
 import Foundation
-import PipelineCore
+@testable import PipelineCore
 import PlainJSON
 import Testing
 

@@ -15,12 +15,6 @@ package struct TestNotificationProbe: Sendable {
     package let signedData: SignedDataVerifier
     package let store: PipelineStore
 
-    package init(client: ServerAPIClient, signedData: SignedDataVerifier, store: PipelineStore) {
-        self.client = client
-        self.signedData = signedData
-        self.store = store
-    }
-
     package struct Attempt: Encodable, Sendable, Equatable {
         package var attemptDate: Int64?
         package var sendAttemptResult: String?

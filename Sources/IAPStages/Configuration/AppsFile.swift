@@ -30,16 +30,6 @@ package struct AppsFile: Sendable, Equatable {
         /// it are pre-adoption (`Adoption`); `nil`: `IAP_ADOPTED_AT`, or none.
         package var adoptedAt: Int64?
 
-        package init(
-            bundleID: String, sharedSecret: String? = nil, appAppleID: Int64? = nil, serverAPI: ServerAPIKey? = nil,
-            productsFile: String? = nil
-        ) {
-            self.bundleID = bundleID
-            self.sharedSecret = sharedSecret
-            self.appAppleID = appAppleID
-            self.serverAPI = serverAPI
-            self.productsFile = productsFile
-        }
     }
 
     /// An App Store Server API key: its id, its issuer and the `.p8` file.

@@ -10,7 +10,6 @@ extension NotifyHandler {
     /// `app_account_token_not_sent` on a notifier without Server API keys.
     func setAccountToken(_ request: AppAccountTokenRequest, held: HeldJob) async {
         let (job, worker) = (held.job, held.worker)
-        func finish(_ result: String) async { await finishErrand(result, held: held) }
         guard let (client, policy) = await errandClient(
             for: request.bundleID, held: held, notSent: "app_account_token_not_sent",
             about: ("original_transaction_id", request.originalTransactionID))
@@ -18,22 +17,14 @@ extension NotifyHandler {
         let environment: ServerAPIEnvironment = request.environment == "Sandbox" ? .sandbox : .production
         let answer = await client.setAppAccountToken(
             request.appAccountToken, originalTransactionID: request.originalTransactionID, environment: environment)
-        switch answer {
-        case .ok:
+        if case .ok = answer {
             worker.logger.info("app account token set at Apple", metadata: [
                 "original_transaction_id": "\(request.originalTransactionID)", "user_id": "\(job.userID)",
             ])
-            await finish("app_account_token_set")
-        case .notFound:
-            await finish("transaction_not_found")
-        case .refused(let errorCode, _) where errorCode == AccountTokenErrands.familyTransactionNotSupported:
-            await finish("family_shared")
-        case .refused(let errorCode, let detail):
-            worker.logger.warning("Apple refused the app account token", metadata: ["error_code": "\(errorCode)", "detail": "\(detail)"])
-            await finish(ReasonCode.appleAPIError(errorCode))
-        case .unauthorized, .misconfigured, .transient:
-            await deadLetterOrRetry(answer, held: held, attempt: job.attempts + 1, policy: policy)
         }
+        await settleErrand(
+            answer, done: "app_account_token_set", refusal: "Apple refused the app account token", held: held, policy: policy,
+            known: [AccountTokenErrands.familyTransactionNotSupported: "family_shared"])
     }
 
     /// Finishes a granted consumable at Apple (Finish Transaction). The errand's ticket ends
@@ -41,23 +32,32 @@ extension NotifyHandler {
     /// an error), `apple_api_error_<code>`, or `finish_transaction_not_sent` on a notifier without
     /// Server API keys.
     func finishTransaction(_ request: FinishTransactionRequest, held: HeldJob) async {
-        let (job, worker) = (held.job, held.worker)
-        func finish(_ result: String) async { await finishErrand(result, held: held) }
         guard let (client, policy) = await errandClient(
             for: request.bundleID, held: held, notSent: "finish_transaction_not_sent", about: ("transaction_id", request.transactionID))
         else { return }
         let environment: ServerAPIEnvironment = request.environment == "Sandbox" ? .sandbox : .production
         let answer = await client.finishTransaction(request.transactionID, environment: environment)
+        await settleErrand(answer, done: "transaction_finished", refusal: "Apple refused to finish the transaction", held: held, policy: policy)
+    }
+
+    /// How Apple's answer to an errand ends its ticket: `done`; `transaction_not_found` (an answer,
+    /// not an error); a refusal as `known` names its code, else `apple_api_error_<code>` (logged as
+    /// `refusal`); a call that did not answer is retried or dead-lettered.
+    private func settleErrand(
+        _ answer: ServerAPIAnswer, done: String, refusal: String, held: HeldJob, policy: RetryPolicy, known: [Int: String] = [:]
+    ) async {
         switch answer {
         case .ok:
-            await finish("transaction_finished")
+            await finishErrand(done, held: held)
         case .notFound:
-            await finish("transaction_not_found")
+            await finishErrand("transaction_not_found", held: held)
+        case .refused(let errorCode, _) where known[errorCode] != nil:
+            await finishErrand(known[errorCode] ?? "", held: held)
         case .refused(let errorCode, let detail):
-            worker.logger.warning("Apple refused to finish the transaction", metadata: ["error_code": "\(errorCode)", "detail": "\(detail)"])
-            await finish(ReasonCode.appleAPIError(errorCode))
+            held.worker.logger.warning("\(refusal)", metadata: ["error_code": "\(errorCode)", "detail": "\(detail)"])
+            await finishErrand(ReasonCode.appleAPIError(errorCode), held: held)
         case .unauthorized, .misconfigured, .transient:
-            await deadLetterOrRetry(answer, held: held, attempt: job.attempts + 1, policy: policy)
+            await deadLetterOrRetry(answer, held: held, attempt: held.job.attempts + 1, policy: policy)
         }
     }
 

@@ -35,9 +35,4 @@ package struct AppleFailureVerdict: Sendable, Equatable {
     /// When it failed, Redis's ms: the job carries it to its next failure.
     package var at: Int64
 
-    package init(spends: Bool, state: State, at: Int64) {
-        self.spends = spends
-        self.state = state
-        self.at = at
-    }
 }

@@ -13,17 +13,6 @@ package struct RecheckRequest: Codable, Sendable, Equatable {
     /// Where the last re-check read the customer's history to (the record's `history_revision`).
     package var historyRevision: String?
 
-    package init(
-        originalTransactionID: String, environment: String, latestTransactionID: String? = nil, expiresAt: Int64? = nil,
-        historyRevision: String? = nil
-    ) {
-        self.originalTransactionID = originalTransactionID
-        self.environment = environment
-        self.latestTransactionID = latestTransactionID
-        self.expiresAt = expiresAt
-        self.historyRevision = historyRevision
-    }
-
     enum CodingKeys: String, CodingKey {
         case originalTransactionID = "original_transaction_id"
         case environment
@@ -31,7 +20,10 @@ package struct RecheckRequest: Codable, Sendable, Equatable {
         case expiresAt = "expires_at"
         case historyRevision = "history_revision"
     }
+}
 
+/// Its JSON inside a job (an extension, so that the memberwise initialiser stays).
+extension RecheckRequest {
     init(json: JSONValue) throws(JSONShapeError) {
         originalTransactionID = try json.string("original_transaction_id")
         environment = try json.stringIfPresent("environment") ?? "Production"
