@@ -90,10 +90,10 @@ struct AdoptCommand: AsyncParsableCommand {
             let previews = try await withStore(configuration) { store in
                 let accounts = try await target.accounts(in: store)
                 guard let lookup = try SupportLookup.make(configuration, store: store, logger: Logger(label: "iapctl")) else { throw ExitCode(1) }
-                let history = lookup.customerHistory
+                let history = lookup.customerHistory.of(bundleID)
                 var previews: [(account: String, preview: SyncPreview?, failure: String?)] = []
                 for account in accounts {
-                    switch await history.readAll(account, environment: environment, bundleID: bundleID) {
+                    switch await history.readAll(account, environment: environment) {
                     case .valid(let receipt):
                         previews.append((account, try await SyncPreview.of(receipt, user: user, dedupe: dedupe, store: store), nil))
                     case .rejected(let reason, _), .misconfigured(let reason, _), .transient(let reason, _, _):

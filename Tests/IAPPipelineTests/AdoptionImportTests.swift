@@ -146,7 +146,7 @@ import Testing
             // The dry run (`iapctl adopt report`): what a sync would do, read from Apple and the books.
             let client = try #require(pipeline.lookupClient)
             let reader = ServerAPICustomerHistory(client: client, signedData: SignedDataVerifier(rootCertificates: try pipeline.configuration.rootCertificates()))
-            guard case .valid(let receipt) = await reader.readAll(AdoptionTests.account, environment: "Production", bundleID: nil) else {
+            guard case .valid(let receipt) = await reader.readAll(AdoptionTests.account, environment: "Production") else {
                 Issue.record("Apple's history was not read")
                 return
             }

@@ -200,16 +200,16 @@ import Testing
                 return .rejected(reason: ReasonCode.transactionNotFound, detail: nil)
             }
         }
-        let lookup = AppByAppTransactionLookup(apps: [(Self.game, Counting())])
-        guard case .misconfigured(let reason, _) = await lookup.lookUp(transactionID: "1", attempt: 1, bundleID: Self.other) else {
+        let lookup = AppByAppTransactionLookup(apps: [(Self.game, Counting())]).named(Self.other)
+        guard case .misconfigured(let reason, _) = await lookup.lookUp(transactionID: "1", attempt: 1) else {
             Issue.record("a named app without a key is not our configuration's gap")
             return
         }
         #expect(reason == ReasonCode.serverAPINotConfigured)
         let apple = AppleVerifier(configuration: AppleVerifierConfiguration(
             productionURL: "http://127.0.0.1:9/verifyReceipt", sandboxURL: "http://127.0.0.1:9/sandbox", timeout: .seconds(1), maxConnections: 1))
-        let verifier = AppByAppReceiptVerifier(verifier: apple, apps: [(Self.game, "secret")])
-        let outcome = await verifier.verify(receiptData: "cmVjZWlwdA==", attempt: 1, bundleID: Self.other)
+        let verifier = AppByAppReceiptVerifier(verifier: apple, apps: [(Self.game, "secret")]).named(Self.other)
+        let outcome = await verifier.verify(receiptData: "cmVjZWlwdA==", attempt: 1)
         await apple.shutdown()
         guard case .rejected(let rejected, _) = outcome else {
             Issue.record("asked Apple for an app the file does not serve: \(outcome)")

@@ -198,7 +198,7 @@ extension PipelineStore {
 
 extension SupportLookup {
     /// Get Transaction History of a whole customer, with each app's own key.
-    package var customerHistory: AppByAppCustomerHistory {
-        AppByAppCustomerHistory(apps: clients.map { ($0.configuration.bundleID, ServerAPICustomerHistory(client: $0, signedData: signedData)) })
+    package var customerHistory: EachApp<ServerAPICustomerHistory> {
+        EachApp(clients.map { ($0.configuration.bundleID, ServerAPICustomerHistory(client: $0, signedData: signedData)) })
     }
 }

@@ -91,7 +91,7 @@ package struct SupportLookup: Sendable {
         let lookup = AppByAppTransactionLookup(apps: clients.map {
             ($0.configuration.bundleID, ServerAPITransactionLookup(client: $0, signedData: signedData) as any TransactionLookup)
         })
-        switch await lookup.lookUp(transactionID: transactionID, attempt: 0, bundleID: nil) {
+        switch await lookup.lookUp(transactionID: transactionID, attempt: 0) {
         case .valid(let receipt):
             return await books(of: [receipt], orderID: nil)
         case .rejected(let reason, _) where reason == ReasonCode.transactionNotFound:

@@ -60,11 +60,9 @@ package struct StageAssembly: Sendable {
         let bundleIDs: Set<String>
         if let named = self.bundleIDs { bundleIDs = named } else { bundleIDs = try configuration.requireBundleIDs() }
         return VerifyHandler(
-            verifier: seams.verifier, signedData: signedData, lookup: seams.lookup, subscriptions: seams.subscriptions,
-            bundleIDs: bundleIDs, retryPolicy: configuration.retryPolicy,
+            apple: seams, signedData: signedData, bundleIDs: bundleIDs, retryPolicy: configuration.retryPolicy,
             rechecks: RecheckPromotion(schedule: configuration.recheck, ticketTTL: configuration.ticketTTL),
-            appleAccounts: seams.appleAccounts, history: seams.history,
-            receiptsByServerAPI: try configuration.receiptsByServerAPI() ? seams.history.map(ReceiptByServerAPI.init) : nil,
+            receiptsByServerAPI: try configuration.receiptsByServerAPI() ? seams.readers.map(ReceiptByServerAPI.init) : nil,
             breaker: configuration.appleBreaker.map { AppleBreaker(store: store, settings: $0, logger: logger) })
     }
 
@@ -87,7 +85,7 @@ package struct StageAssembly: Sendable {
             throw ConfigurationError(
                 "IAP_REFUND_PREFERENCE", "answering consumption requests needs the App Store Server API key (IAP_APPLE_API_*)")
         }
-        let apps = clients.isEmpty ? nil : ServerAPIApps(clients: clients)
+        let apps = clients.isEmpty ? nil : EachApp(clients.map { ($0.bundleID, $0.client) })
         let answering = configuration.errands.refundPreference.flatMap { preference in
             apps.map { ConsumptionAnswering(apps: $0, preferences: preference, retryPolicy: configuration.retryPolicy) }
         }

@@ -111,11 +111,11 @@ extension CustomerHistoryReading {
     /// Every transaction Apple has of the customer, read page after page from the start (at most
     /// `maxReads` reads), as one valid receipt; else the read's failing outcome (Apple having none:
     /// `rejected`, `transaction_not_found`).
-    package func readAll(_ id: String, environment: String, bundleID: String?, maxReads: Int = 100) async -> VerificationOutcome {
+    package func readAll(_ id: String, environment: String, maxReads: Int = 100) async -> VerificationOutcome {
         var whole: VerifiedReceipt?
         var revision: String?
         for _ in 0..<maxReads {
-            let read = await self.read(id, environment: environment, from: revision, bundleID: bundleID)
+            let read = await self.read(id, environment: environment, from: revision)
             switch read.outcome {
             case .valid(let receipt):
                 if whole == nil { whole = receipt } else { whole?.transactions += receipt.transactions }

@@ -5,7 +5,7 @@ import PipelineCore
 /// a granted consumable there): with which apps' clients, and how often each retries when Apple
 /// cannot take the call.
 package struct AccountTokenErrands: Sendable {
-    package var apps: ServerAPIApps
+    package var apps: EachApp<ServerAPIClient>
     package var retryPolicy: RetryPolicy
 
     /// Apple's error for a family member's transaction, on which no token can be set.

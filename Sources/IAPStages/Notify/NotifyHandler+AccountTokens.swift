@@ -81,7 +81,7 @@ extension NotifyHandler {
             await finishErrand(notSent, held: held)
             return nil
         }
-        return (accountTokens.apps.client(for: bundleID), accountTokens.retryPolicy)
+        return (accountTokens.apps.of(bundleID), accountTokens.retryPolicy)
     }
 
     /// An Apple call that did not answer: our key refused or our setup wrong is a dead letter

@@ -195,7 +195,7 @@ package struct NotifyHandler: JobHandler {
             preference: answering.preferences.preference(for: notification.consumptionRequestReason))
         let environment: ServerAPIEnvironment = transaction.environment == "Sandbox" ? .sandbox : .production
         let attempt = job.attempts + 1
-        let answer = await answering.apps.client(for: transaction.bundleID).sendConsumptionInformation(
+        let answer = await answering.apps.of(transaction.bundleID).sendConsumptionInformation(
             information, transactionID: transaction.transactionID, environment: environment)
         switch answer {
         case .ok:

@@ -12,22 +12,26 @@ package struct AppByAppReceiptVerifier: ReceiptVerifying {
     package let verifier: AppleVerifier
     /// Each app's secret, in the order apps are tried.
     package let apps: [(bundleID: String, sharedSecret: String?)]
+    /// The app the client named (`bundle_id`): only its secret asks; `nil`: each in turn.
+    package let named: String?
 
-    package init(verifier: AppleVerifier, apps: [(bundleID: String, sharedSecret: String?)]) {
+    package init(verifier: AppleVerifier, apps: [(bundleID: String, sharedSecret: String?)], named: String? = nil) {
         self.verifier = verifier
         self.apps = apps
+        self.named = named
+    }
+
+    /// The same apps, for a job whose client named `bundleID` (or none).
+    package func named(_ bundleID: String?) -> AppByAppReceiptVerifier {
+        AppByAppReceiptVerifier(verifier: verifier, apps: apps, named: bundleID)
     }
 
     static let secretRefused = AppleStatus.reason(21004)
 
     package func verify(receiptData: String, attempt: Int) async -> VerificationOutcome {
-        await verify(receiptData: receiptData, attempt: attempt, bundleID: nil)
-    }
-
-    package func verify(receiptData: String, attempt: Int, bundleID: String?) async -> VerificationOutcome {
-        let candidates = bundleID.map { named in apps.filter { $0.bundleID == named } } ?? apps
+        let candidates = named.map { named in apps.filter { $0.bundleID == named } } ?? apps
         // A job queued for an app the apps file no longer lists: not ours to ask for.
-        if candidates.isEmpty, let bundleID {
+        if candidates.isEmpty, let bundleID = named {
             return .rejected(reason: ReasonCode.bundleMismatch, detail: "\(bundleID.prefix(128)) is not an app of IAP_APPS_FILE")
         }
         var tried: [String?] = []

@@ -8,16 +8,21 @@ import PipelineCore
 /// two calls per app tried. What Apple answers must be of the app whose key asked.
 package struct AppByAppTransactionLookup: TransactionLookup {
     package let apps: [(bundleID: String, lookup: any TransactionLookup)]
+    /// The app the client named (`bundle_id`): only its key asks; `nil`: each in turn.
+    package let named: String?
 
-    package init(apps: [(bundleID: String, lookup: any TransactionLookup)]) {
+    package init(apps: [(bundleID: String, lookup: any TransactionLookup)], named: String? = nil) {
         self.apps = apps
+        self.named = named
+    }
+
+    /// The same apps, for a job whose client named `bundleID` (or none).
+    package func named(_ bundleID: String?) -> AppByAppTransactionLookup {
+        AppByAppTransactionLookup(apps: apps, named: bundleID)
     }
 
     package func lookUp(transactionID: String, attempt: Int) async -> VerificationOutcome {
-        await lookUp(transactionID: transactionID, attempt: attempt, bundleID: nil)
-    }
-
-    package func lookUp(transactionID: String, attempt: Int, bundleID: String?) async -> VerificationOutcome {
+        let bundleID = named
         let candidates = bundleID.map { named in apps.filter { $0.bundleID == named } } ?? apps
         if candidates.isEmpty, let bundleID, !apps.isEmpty {
             // Our gap, not the player's: dead-lettered, replayable once the app has its key.

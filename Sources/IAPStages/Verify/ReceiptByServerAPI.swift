@@ -10,10 +10,12 @@ import PipelineCore
 /// what Apple signed of the receipt's purchases (their original transactions: a subscription's
 /// later periods too), with prices, offers and `appTransactionId`; no shared secret is needed.
 package struct ReceiptByServerAPI: Sendable {
-    package let history: any CustomerHistoryReading
+    /// Each app's history reader: the receipt's app's reads (the one its client named, else the
+    /// one the receipt says).
+    package let readers: EachApp<ServerAPICustomerHistory>
 
-    package init(history: any CustomerHistoryReading) {
-        self.history = history
+    package init(readers: EachApp<ServerAPICustomerHistory>) {
+        self.readers = readers
     }
 
     package func verify(receiptData: String, bundleID: String?) async -> VerificationOutcome {
@@ -29,14 +31,14 @@ package struct ReceiptByServerAPI: Sendable {
         guard !contents.purchases.isEmpty else {
             return .rejected(reason: ReasonCode.noPurchases, detail: "the receipt lists no in-app purchase")
         }
-        let app = bundleID ?? contents.bundleID
+        let history = readers.of(bundleID ?? contents.bundleID)
         // One history read covers the customer; a purchase it does not list (another Apple
         // Account's, on a shared device) is read by its own id, up to `maxReads` reads in all.
         var receipt: VerifiedReceipt?
         var found: [InAppTransaction] = []
         for purchase in contents.purchases.prefix(Self.maxReads)
         where !found.contains(where: { Self.covers($0, purchase) }) {
-            let outcome = await read(purchase.transactionID, bundleID: app)
+            let outcome = await Self.read(purchase.transactionID, from: history)
             switch outcome {
             case .valid(let answer):
                 if receipt == nil { receipt = answer }
@@ -65,10 +67,10 @@ package struct ReceiptByServerAPI: Sendable {
 
     /// The customer's history by one of their transaction ids: production first, sandbox when
     /// production has none.
-    private func read(_ transactionID: String, bundleID: String?) async -> VerificationOutcome {
-        let production = await history.read(transactionID, environment: "Production", from: nil, bundleID: bundleID)
+    private static func read(_ transactionID: String, from history: some CustomerHistoryReading) async -> VerificationOutcome {
+        let production = await history.read(transactionID, environment: "Production", from: nil)
         if case .rejected(let reason, _) = production.outcome, reason == AppleReason.transactionNotFound {
-            return await history.read(transactionID, environment: "Sandbox", from: nil, bundleID: bundleID).outcome
+            return await history.read(transactionID, environment: "Sandbox", from: nil).outcome
         }
         return production.outcome
     }

@@ -1,17 +1,9 @@
 import AppleReceipt
 
 /// The seam to the App Store Server API: looks a transaction id up and verifies what Apple signs.
+/// A lookup of several apps is resolved for a job's app before it asks (`AppleSeams.of(app:)`).
 package protocol TransactionLookup: Sendable {
     func lookUp(transactionID: String, attempt: Int) async -> VerificationOutcome
-    /// The same, with the key of the app the client named (`bundle_id`), or with `nil` of
-    /// whichever app knows it; a lookup of one app ignores it.
-    func lookUp(transactionID: String, attempt: Int, bundleID: String?) async -> VerificationOutcome
-}
-
-extension TransactionLookup {
-    package func lookUp(transactionID: String, attempt: Int, bundleID: String?) async -> VerificationOutcome {
-        await lookUp(transactionID: transactionID, attempt: attempt)
-    }
 }
 
 /// The seam to Apple for re-checks: what Apple says of a subscription now (its latest

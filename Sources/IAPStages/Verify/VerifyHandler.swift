@@ -9,22 +9,14 @@ import PipelineCore
 /// dedupe, a rejection, a retry, or the dead letters.
 package struct VerifyHandler: JobHandler {
     package let stage = Stage.verify
-    package let verifier: any ReceiptVerifying
+    /// Apple's seams for every app; a job's are resolved for its app (`AppleSeams.of(app:)`).
+    /// Without App Store Server API keys: no lookup, no sync, and re-checks by the stored receipt.
+    package let apple: AppleSeams
     package let signedData: SignedDataVerifier
-    /// `nil` when no App Store Server API keys are configured.
-    package let lookup: (any TransactionLookup)?
-    /// `nil` when no App Store Server API keys are configured: re-checks then end `recheck_unavailable`.
-    package let subscriptions: (any SubscriptionChecking)?
     package let bundleIDs: Set<String>
     package let retryPolicy: RetryPolicy
     /// What the housekeeping needs to queue due re-checks; `nil`: this worker queues none.
     package let rechecks: RecheckPromotion?
-    /// Get App Transaction Info, for evidence that does not name its Apple Account while
-    /// `IAP_MAX_ACCOUNTS_PER_APPLE_ACCOUNT` counts them; `nil`: not asked.
-    package let appleAccounts: (any AppleAccountLookup)?
-    /// Get Transaction History of a whole customer, for a sync (`POST /v1/users/{id}/sync`);
-    /// `nil` when no App Store Server API keys are configured.
-    package let history: (any CustomerHistoryReading)?
     /// `IAP_RECEIPT_MODE` resolved: legacy receipts read here and verified by the Server API
     /// (`nil`: sent to verifyReceipt).
     package let receiptsByServerAPI: ReceiptByServerAPI?
@@ -41,22 +33,16 @@ package struct VerifyHandler: JobHandler {
     }
 
     package init(
-        verifier: any ReceiptVerifying, signedData: SignedDataVerifier, lookup: (any TransactionLookup)? = nil,
-        subscriptions: (any SubscriptionChecking)? = nil, bundleIDs: Set<String>, retryPolicy: RetryPolicy,
-        rechecks: RecheckPromotion? = nil, appleAccounts: (any AppleAccountLookup)? = nil,
-        history: (any CustomerHistoryReading)? = nil, receiptsByServerAPI: ReceiptByServerAPI? = nil, breaker: AppleBreaker? = nil
+        apple: AppleSeams, signedData: SignedDataVerifier, bundleIDs: Set<String>, retryPolicy: RetryPolicy,
+        rechecks: RecheckPromotion? = nil, receiptsByServerAPI: ReceiptByServerAPI? = nil, breaker: AppleBreaker? = nil
     ) {
-        self.history = history
-        self.receiptsByServerAPI = receiptsByServerAPI
-        self.breaker = breaker
-        self.rechecks = rechecks
-        self.appleAccounts = appleAccounts
-        self.verifier = verifier
+        self.apple = apple
         self.signedData = signedData
-        self.lookup = lookup
-        self.subscriptions = subscriptions
         self.bundleIDs = bundleIDs
         self.retryPolicy = retryPolicy
+        self.rechecks = rechecks
+        self.receiptsByServerAPI = receiptsByServerAPI
+        self.breaker = breaker
     }
 
     /// Re-checks go to the verify stage: its workers queue those due (`promote_due_rechecks`).
@@ -93,13 +79,14 @@ package struct VerifyHandler: JobHandler {
                 policy: retryPolicy, spends: false, after: breaker.spread(wait))
             return
         }
+        let apple = self.apple.of(app: job.bundleID)
         let outcome: VerificationOutcome
         switch evidence {
         case .receipt(let receiptData):
             if let receiptsByServerAPI {
                 outcome = await receiptsByServerAPI.verify(receiptData: receiptData, bundleID: job.bundleID)
             } else {
-                outcome = await verifier.verify(receiptData: receiptData, attempt: attempt, bundleID: job.bundleID)
+                outcome = await apple.verifier.verify(receiptData: receiptData, attempt: attempt)
             }
         case .signedTransaction(let jws):
             outcome = await signedData.outcome(of: jws)
@@ -109,21 +96,21 @@ package struct VerifyHandler: JobHandler {
         case .accountSync(let account, let environment):
             // An operator named the account: nothing signed to verify, Apple's history is the evidence.
             let environment = environment ?? "Production"
-            guard await sync(account, environment: environment, bundleID: job.bundleID, held: held, attempt: attempt)
+            guard await sync(account, environment: environment, history: apple.history, held: held, attempt: attempt)
             else { return }
             await forwardBinding(account, environment: environment, held: held, attempt: attempt)
             return
         case .transactionLookup(let transactionID):
-            guard let lookup else {
+            guard let lookup = apple.lookup else {
                 // The intake took it because its settings allow lookups and ours do not: our gap, replayable.
                 await worker.deadLetter(
                     payload, ticket: job.ticket, reason: ReasonCode.serverAPINotConfigured,
                     error: "this verifier has no App Store Server API keys; set IAP_APPLE_API_* and replay", attempts: attempt)
                 return
             }
-            outcome = await lookup.lookUp(transactionID: transactionID, attempt: attempt, bundleID: job.bundleID)
+            outcome = await lookup.lookUp(transactionID: transactionID, attempt: attempt)
         case .recheck(let request):
-            if let subscriptions {
+            if let subscriptions = apple.subscriptions {
                 outcome = await subscriptions.check(
                     originalTransactionID: request.originalTransactionID, environment: request.environment,
                     knownLatest: request.latestTransactionID, knownExpiresAt: request.expiresAt, knownRevision: request.historyRevision,
@@ -195,7 +182,7 @@ package struct VerifyHandler: JobHandler {
         case .transactionLookup?, .accountSync?: return .serverAPI
         // A sync reads the account's history with the Server API; a plain binding asks nobody.
         case .appTransaction? where job.source == Job.syncSource: return .serverAPI
-        case .recheck?: return subscriptions == nil ? .verifyReceipt : .serverAPI
+        case .recheck?: return apple.subscriptions == nil ? .verifyReceipt : .serverAPI
         default: return nil
         }
     }
@@ -219,7 +206,7 @@ package struct VerifyHandler: JobHandler {
                 lastError: "no App Store Server API key (IAP_APPLE_API_*) and no receipt of this subscription stored")
             return nil
         }
-        let outcome = await verifier.verify(receiptData: stored, attempt: attempt)
+        let outcome = await apple.verifier.verify(receiptData: stored, attempt: attempt)
         guard case .valid(let receipt) = outcome else { return outcome }
         guard let answer = receipt.recheck(
             of: request.originalTransactionID, knownExpiresAt: request.expiresAt, now: currentTimeMs())
@@ -255,10 +242,10 @@ package struct VerifyHandler: JobHandler {
             return false
         }
         var receipt = receipt
-        if !job.isRecheck, let appleAccounts, let unnamed = receipt.transactions.first(where: { $0.appTransactionID == nil }) {
-            switch await appleAccounts.appTransactionID(
-                for: unnamed.transactionID, environment: receipt.environment, bundleID: receipt.bundleID)
-            {
+        if !job.isRecheck, let appleAccounts = apple.of(app: receipt.bundleID).appleAccounts,
+           let unnamed = receipt.transactions.first(where: { $0.appTransactionID == nil })
+        {
+            switch await appleAccounts.appTransactionID(for: unnamed.transactionID, environment: receipt.environment) {
             case .found(let account):
                 for index in receipt.transactions.indices where receipt.transactions[index].appTransactionID == nil {
                     receipt.transactions[index].appTransactionID = account
@@ -328,7 +315,7 @@ package struct VerifyHandler: JobHandler {
             return
         }
         if job.source == Job.syncSource {
-            guard await sync(account, environment: environment, bundleID: app.bundleID, held: held, attempt: attempt)
+            guard await sync(account, environment: environment, history: apple.of(app: app.bundleID).history, held: held, attempt: attempt)
             else { return }
         }
         await forwardBinding(account, environment: environment, held: held, attempt: attempt)
@@ -366,7 +353,7 @@ extension VerifyHandler {
     /// retry, a rejection, a dead letter, or it went on with what Apple found); `true`: Apple
     /// has nothing of the account, and the job goes on as a plain binding of it.
     func sync(
-        _ account: String, environment: String, bundleID: String?, held: HeldJob, attempt: Int
+        _ account: String, environment: String, history: (any CustomerHistoryReading)?, held: HeldJob, attempt: Int
     ) async -> Bool {
         let (payload, job, worker) = (held.payload, held.job, held.worker)
         guard let history else {
@@ -378,7 +365,7 @@ extension VerifyHandler {
         }
         if job.toVerify?.dryRun == true {
             // A dry run reads everything Apple has and keeps no revision: the next sync reads as if it had not run.
-            let outcome = await history.readAll(account, environment: environment, bundleID: bundleID)
+            let outcome = await history.readAll(account, environment: environment)
             if case .rejected(let reason, _) = outcome, reason == ReasonCode.transactionNotFound { return true }
             await conclude(outcome, held: held, attempt: attempt)
             return false
@@ -387,7 +374,7 @@ extension VerifyHandler {
         guard let kept = await worker.transition(reading: "the history revision", {
             try await worker.store.historyRevision(ofAppleAccount: account, environment: environment)
         }) else { return false }
-        let read = await history.read(account, environment: environment, from: kept, bundleID: bundleID)
+        let read = await history.read(account, environment: environment, from: kept)
         switch read.outcome {
         case .valid(let receipt):
             worker.logger.info("sync: Apple's history read", metadata: [
