@@ -41,7 +41,7 @@ package func bootstrapLogging(label: String) -> Logger {
         if settings.json {
             LoggingSystem.bootstrap { JSONLogHandler(label: $0) }
         } else {
-            LoggingSystem.bootstrap(StreamLogHandler.standardError)
+            LoggingSystem.bootstrap { TextLogHandler(label: $0) }
         }
     }
     var logger = Logger(label: label)
