@@ -54,20 +54,8 @@ public final class SignedDataVerifier: Sendable {
     public func verifyKeepingPayload<Payload: SignedPayload>(
         _ jws: String, as type: Payload.Type
     ) async throws(SignedDataError) -> (payload: Payload, signed: [UInt8]) {
-        // Split on the UTF-8 bytes: Character-wise splitting of a 4 KB token costs more than the ES256 check.
-        let utf8 = jws.utf8
-        guard let firstDot = utf8.firstIndex(of: UInt8(ascii: ".")),
-              let secondDot = utf8[utf8.index(after: firstDot)...].firstIndex(of: UInt8(ascii: ".")),
-              !utf8[utf8.index(after: secondDot)...].contains(UInt8(ascii: "."))
-        else { throw .malformed("not three base64url segments") }
-        let header = Substring(utf8[..<firstDot])
-        let payloadSegment = Substring(utf8[utf8.index(after: firstDot)..<secondDot])
-        let signatureSegment = Substring(utf8[utf8.index(after: secondDot)...])
-        guard !header.isEmpty, !payloadSegment.isEmpty, !signatureSegment.isEmpty else {
-            throw .malformed("not three base64url segments")
-        }
-        guard let payloadBytes = Base64URL.decode(payloadSegment) else { throw .malformed("payload is not base64url") }
-        guard let signatureBytes = Base64URL.decode(signatureSegment) else { throw .malformed("signature is not base64url") }
+        let parts = try Self.parts(of: jws)
+        let (header, payloadBytes, signatureBytes) = (parts.header, parts.payload, parts.signature)
         let payload: Payload
         do {
             payload = try JSONDecoder().decode(Payload.self, from: Data(payloadBytes))
@@ -80,8 +68,39 @@ public final class SignedDataVerifier: Sendable {
             throw .badSignature
         }
         // The signing input is the ASCII of "header.payload", exactly as it arrived.
-        guard key.isValidSignature(signature, for: Data(utf8[..<secondDot])) else { throw .badSignature }
+        guard key.isValidSignature(signature, for: parts.signingInput) else { throw .badSignature }
         return (payload, payloadBytes)
+    }
+
+    /// A compact JWS taken apart: its header segment (the chain cache's key), its payload and
+    /// signature decoded, and the signing input (the ASCII of "header.payload", exactly as it
+    /// arrived). Read over the token's UTF-8 bytes in place: index by index through a string's
+    /// views cost a fifth of a verification.
+    static func parts(
+        of jws: String
+    ) throws(SignedDataError) -> (header: Substring, payload: [UInt8], signature: [UInt8], signingInput: Data) {
+        var jws = jws
+        jws.makeContiguousUTF8()
+        let split: Result<(firstDot: Int, payload: [UInt8], signature: [UInt8], signingInput: Data), SignedDataError>? =
+            jws.utf8.withContiguousStorageIfAvailable { bytes in
+                guard let firstDot = bytes.firstIndex(of: UInt8(ascii: ".")),
+                      let secondDot = bytes[(firstDot + 1)...].firstIndex(of: UInt8(ascii: ".")),
+                      !bytes[(secondDot + 1)...].contains(UInt8(ascii: ".")),
+                      firstDot > 0, secondDot > firstDot + 1, secondDot + 1 < bytes.count
+                else { return .failure(.malformed("not three base64url segments")) }
+                guard let payload = Base64URL.decode(bytes[(firstDot + 1)..<secondDot]) else {
+                    return .failure(.malformed("payload is not base64url"))
+                }
+                guard let signature = Base64URL.decode(bytes[(secondDot + 1)...]) else {
+                    return .failure(.malformed("signature is not base64url"))
+                }
+                return .success((firstDot, payload, signature, Data(UnsafeBufferPointer(rebasing: bytes[..<secondDot]))))
+            }
+        guard let split else { throw .malformed("not three base64url segments") }  // never: the bytes were made contiguous
+        let parts = try split.get()
+        let utf8 = jws.utf8
+        let header = Substring(utf8[..<utf8.index(utf8.startIndex, offsetBy: parts.firstDot)])
+        return (header, parts.payload, parts.signature, parts.signingInput)
     }
 
     /// The leaf key of a header whose chain is trusted at `time`, from the cache or a full check.

@@ -24,12 +24,13 @@ extension JSONValue {
             bytes.append(UInt8(ascii: "]"))
         case .object(let members):
             bytes.append(UInt8(ascii: "{"))
-            let names = members.keys.sorted(by: Self.utf8Precedes)
-            for (offset, name) in names.enumerated() {
+            // The pairs sorted, not the names: looking each name up again hashed it a second time.
+            let sorted = members.sorted { Self.utf8Precedes($0.key, $1.key) }
+            for (offset, member) in sorted.enumerated() {
                 if offset > 0 { bytes.append(UInt8(ascii: ",")) }
-                Self.write(name, into: &bytes)
+                Self.write(member.key, into: &bytes)
                 bytes.append(UInt8(ascii: ":"))
-                members[name].unsafelyUnwrapped.write(into: &bytes)
+                member.value.write(into: &bytes)
             }
             bytes.append(UInt8(ascii: "}"))
         }

@@ -1,4 +1,4 @@
-import AppleJWS
+@testable import AppleJWS
 import AppleSimulator
 import Crypto
 import Foundation
@@ -154,6 +154,23 @@ struct SignedDataVerifierTests {
             await expectRejected(text, by: verifier) {
                 if case .malformed = $0 { return true } else { return false }
             }
+        }
+    }
+
+    @Test("a token is taken apart byte for byte: each empty segment, a fourth one and bad base64url are named")
+    func parts() throws {
+        let parts = try SignedDataVerifier.parts(of: "eyJhIjoxfQ.e30.AAEC")
+        #expect(parts.header == "eyJhIjoxfQ")
+        #expect(parts.payload == Array("{}".utf8))
+        #expect(parts.signature == [0, 1, 2])
+        #expect(parts.signingInput == Data("eyJhIjoxfQ.e30".utf8))
+        let refusals: [(String, String)] = [
+            (".e30.AAEC", "not three base64url segments"), ("eyJ9..AAEC", "not three base64url segments"),
+            ("eyJ9.e30.", "not three base64url segments"), ("a.b.c.d", "not three base64url segments"),
+            ("eyJ9.e3=.AAEC", "payload is not base64url"), ("eyJ9.e30.AA+C", "signature is not base64url"),
+        ]
+        for (token, reason) in refusals {
+            #expect(throws: SignedDataError.malformed(reason), "\(token)") { try SignedDataVerifier.parts(of: token) }
         }
     }
 

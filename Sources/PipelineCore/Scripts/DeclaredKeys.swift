@@ -6,6 +6,7 @@ package struct DeclaredKeys: Sendable {
 
     package init(_ fixed: [String]) {
         list = fixed
+        indexes.reserveCapacity(fixed.count + 8)
         for (offset, key) in fixed.enumerated() where indexes[key] == nil { indexes[key] = offset + 1 }
     }
 
