@@ -91,6 +91,7 @@ let package = Package(
         .target(
             name: "AppleJWS",
             dependencies: [
+                "PlainJSON",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),

@@ -12,25 +12,52 @@ public enum Base64URL {
     /// The same over the segment's bytes (a token's, read in place: walking a substring's UTF-8
     /// view checks every index, a tenth of a signed transaction's verification).
     public static func decode(_ text: some Collection<UInt8>) -> [UInt8]? {
-        var output: [UInt8] = []
-        output.reserveCapacity(text.count * 3 / 4)
-        var accumulator: UInt32 = 0
-        var bits = 0
-        for byte in text {
-            let value = values[Int(byte)]
-            guard value >= 0 else { return nil }
-            accumulator = (accumulator << 6) | UInt32(value)
-            bits += 6
-            if bits >= 8 {
-                bits -= 8
-                output.append(UInt8(truncatingIfNeeded: accumulator >> UInt32(bits)))
+        if let decoded = text.withContiguousStorageIfAvailable({ decode(bytes: $0) }) { return decoded }
+        return Array(text).withUnsafeBufferPointer { decode(bytes: $0) }
+    }
+
+    /// Four characters at a time into three bytes written in place, then the tail: 2 or 3
+    /// characters. A length of 4n+1, a character outside the alphabet (padding included), or a
+    /// tail whose unused bits are not zero is refused (RFC 4648 §3.5, canonical): otherwise one
+    /// signed payload has several spellings, each a new digest and a new ticket.
+    private static func decode(bytes text: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+        let (blocks, tail) = text.count.quotientAndRemainder(dividingBy: 4)
+        guard tail != 1 else { return nil }
+        let capacity = blocks * 3 + max(tail - 1, 0)
+        var valid = true
+        let output = [UInt8](unsafeUninitializedCapacity: capacity) { buffer, count in
+            count = 0
+            var index = 0
+            while index + 4 <= text.count {
+                let a = values[Int(text[index])], b = values[Int(text[index + 1])]
+                let c = values[Int(text[index + 2])], d = values[Int(text[index + 3])]
+                guard a | b | c | d >= 0 else { valid = false; return }
+                let word = UInt32(a) << 18 | UInt32(b) << 12 | UInt32(c) << 6 | UInt32(d)
+                buffer[count] = UInt8(truncatingIfNeeded: word >> 16)
+                buffer[count + 1] = UInt8(truncatingIfNeeded: word >> 8)
+                buffer[count + 2] = UInt8(truncatingIfNeeded: word)
+                count += 3
+                index += 4
             }
+            guard tail > 0 else { return }
+            var word: UInt32 = 0
+            for offset in 0..<tail {
+                let value = values[Int(text[index + offset])]
+                guard value >= 0 else { valid = false; return }
+                word = word << 6 | UInt32(value)
+            }
+            // 2 characters: 12 bits, one byte and 4 bits that must be zero; 3: 18 bits, two bytes and 2.
+            let unused = UInt32(tail == 2 ? 4 : 2)
+            guard word & ((1 << unused) - 1) == 0 else { valid = false; return }
+            word >>= unused
+            if tail == 3 {
+                buffer[count] = UInt8(truncatingIfNeeded: word >> 8)
+                count += 1
+            }
+            buffer[count] = UInt8(truncatingIfNeeded: word)
+            count += 1
         }
-        // 2 or 4 leftover bits are the tail of the last byte; 6 mean a length of 4n+1. The tail
-        // must be zero (RFC 4648 §3.5, canonical): otherwise one signed payload has several
-        // spellings, each a new digest and a new ticket.
-        guard bits < 6, accumulator & ((1 << UInt32(bits)) - 1) == 0 else { return nil }
-        return output
+        return valid ? output : nil
     }
 
     public static func encode(_ bytes: some Sequence<UInt8>) -> String {

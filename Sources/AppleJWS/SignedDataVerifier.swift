@@ -1,5 +1,6 @@
 @preconcurrency import Crypto
 import Foundation
+import PlainJSON
 import Synchronization
 @_spi(FixedExpiryValidationTime) import X509
 
@@ -58,7 +59,7 @@ public final class SignedDataVerifier: Sendable {
         let (header, payloadBytes, signatureBytes) = (parts.header, parts.payload, parts.signature)
         let payload: Payload
         do {
-            payload = try JSONDecoder().decode(Payload.self, from: Data(payloadBytes))
+            payload = try Payload.decode(signed: payloadBytes)
         } catch {
             throw .malformed("payload is not a \(Payload.self): \(Self.describe(error))")
         }
@@ -167,6 +168,8 @@ public final class SignedDataVerifier: Sendable {
         case DecodingError.keyNotFound(let key, _): return "missing \(key.stringValue)"
         case DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context):
             return "wrong type at \(context.codingPath.map(\.stringValue).joined(separator: "."))"
+        case let shape as JSONShapeError where shape.reason == "missing": return "missing \(shape.member)"
+        case let shape as JSONShapeError: return "wrong type at \(shape.member)"
         default: return "not JSON"
         }
     }

@@ -218,4 +218,22 @@ struct SignedDataVerifierTests {
         respelled[respelled.count - 1] += 1
         #expect(Base64URL.decode(Substring(String(decoding: respelled, as: UTF8.self))) == nil)
     }
+
+    /// The block decoder against Foundation's base64 on every length from 0 to 70 and every byte
+    /// value; a length of 4n+1, padding and characters outside the alphabet anywhere are refused.
+    @Test("base64url decodes what Foundation encodes, at every length, and refuses the rest")
+    func base64URLAgainstFoundation() {
+        var generator = SystemRandomNumberGenerator()
+        for length in 0...70 {
+            let bytes = (0..<length).map { index in length == 64 ? UInt8(truncatingIfNeeded: index * 4) : UInt8.random(in: 0...255, using: &generator) }
+            let text = Base64URL.encode(bytes)
+            #expect(Base64URL.decode(Substring(text)) == bytes, "\(length)")
+            #expect(Base64URL.decode(Array(text.utf8)[...]) == bytes, "\(length)")
+        }
+        for refused in ["Q", "QUJDR", "QQ==", "QU=D", "Q+JD", "QUJ/", "QU D", "QUJD\n"] {
+            #expect(Base64URL.decode(Substring(refused)) == nil, "\(refused)")
+        }
+        #expect(Base64URL.decode("") == [])
+        #expect(Base64URL.decode("-_-_") == [0xFB, 0xFF, 0xBF])
+    }
 }
