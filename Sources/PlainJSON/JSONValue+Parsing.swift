@@ -23,6 +23,29 @@ extension JSONValue {
     }
 }
 
+extension JSONValue {
+    /// Reads one JSON object and hands `body` each member as it is read, without building the
+    /// object: for a payload read once into its fields (a signed transaction), where building a
+    /// dictionary and looking every field up again was most of the reading. A name that comes
+    /// twice is handed over twice; anything but an object, or after it, is an error.
+    public static func forEachMember(
+        parsing bytes: [UInt8], _ body: (String, JSONValue) throws -> Void
+    ) throws {
+        var failure: (any Error)?
+        try bytes.withUnsafeBufferPointer { buffer throws(JSONParseError) in
+            var reader = JSONReader(buffer)
+            reader.skipWhitespace()
+            try reader.members(depth: 1) { key, value throws(JSONParseError) in
+                guard failure == nil else { return }
+                do { try body(key, value) } catch { failure = error }
+            }
+            reader.skipWhitespace()
+            guard reader.index == buffer.count else { throw reader.error("text after the document") }
+        }
+        if let failure { throw failure }
+    }
+}
+
 /// A recursive-descent reader over UTF-8 bytes.
 struct JSONReader {
     let bytes: UnsafeBufferPointer<UInt8>
@@ -69,15 +92,31 @@ struct JSONReader {
     }
 
     private mutating func object(depth: Int) throws(JSONParseError) -> JSONValue {
+        // Room for a job's or a transaction's members at once: growing from empty rehashed them four times.
+        var members: [String: JSONValue] = [:]
+        var reserved = false
+        try self.members(depth: depth) { key, value in
+            if !reserved {
+                members.reserveCapacity(16)
+                reserved = true
+            }
+            members[key] = value
+        }
+        return .object(members)
+    }
+
+    /// An object's members, each handed over as it is read (a later one of the same name after it).
+    mutating func members(
+        depth: Int, _ body: (String, JSONValue) throws(JSONParseError) -> Void
+    ) throws(JSONParseError) {
         guard depth <= JSONValue.maxDepth else { throw error("nested too deep") }
+        guard index < bytes.count, bytes[index] == UInt8(ascii: "{") else { throw error("expected an object") }
         index += 1
         skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
             index += 1
-            return .object([:])
+            return
         }
-        // Room for a job's or a transaction's members at once: growing from empty rehashed them four times.
-        var members = [String: JSONValue](minimumCapacity: 16)
         while true {
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw error("expected a member name") }
@@ -86,7 +125,7 @@ struct JSONReader {
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw error("expected ':'") }
             index += 1
             skipWhitespace()
-            members[key] = try value(depth: depth)
+            try body(key, try value(depth: depth))
             skipWhitespace()
             guard index < bytes.count else { throw error("unexpected end") }
             if bytes[index] == UInt8(ascii: ",") {
@@ -95,7 +134,7 @@ struct JSONReader {
             }
             guard bytes[index] == UInt8(ascii: "}") else { throw error("expected ',' or '}'") }
             index += 1
-            return .object(members)
+            return
         }
     }
 

@@ -108,7 +108,9 @@ package final class PipelineHarness: Sendable {
             environment["IAP_APPLE_API_PRIVATE_KEY_FILE"] = keyFile
         }
         environment.merge(extra) { _, new in new }
-        configuration = try PipelineConfiguration(environment: environment)
+        var settings = try PipelineConfiguration(environment: environment)
+        settings.redis.connection.connectTimeout = RedisServer.connectTimeout
+        configuration = settings
         redis = configuration.redis.client(connections: 4)
         store = PipelineStore(
             redis: redis, keys: configuration.keys, replication: configuration.redis.replication, recheck: configuration.recheck)

@@ -124,6 +124,30 @@ import Testing
         }
     }
 
+    /// Members handed over one by one, in the text's order, values as `JSONValue(parsing:)` reads
+    /// them; anything but one object is refused, and the body's own error comes out unchanged.
+    @Test func membersAreHandedOverAsTheyAreRead() throws {
+        var seen: [(String, JSONValue)] = []
+        let text = #" {"b": [1, {"c": null}], "a": "x\u00e9", "b": true, "d": {}} "#
+        try JSONValue.forEachMember(parsing: Array(text.utf8)) { seen.append(($0, $1)) }
+        #expect(seen.map(\.0) == ["b", "a", "b", "d"])
+        #expect(seen.map(\.1) == [
+            .array([.number("1"), .object(["c": .null])]), .string("xé"), .bool(true), .object([:]),
+        ])
+        for refused in ["[1]", "\"a\"", "{\"a\":1} x", "{\"a\":1", "", "{\"a\" 1}"] {
+            #expect(throws: JSONParseError.self, "\(refused)") { try JSONValue.forEachMember(parsing: Array(refused.utf8)) { _, _ in } }
+        }
+        struct Stop: Error {}
+        var calls = 0
+        #expect(throws: Stop.self) {
+            try JSONValue.forEachMember(parsing: Array(#"{"a":1,"b":2}"#.utf8)) { _, _ in
+                calls += 1
+                throw Stop()
+            }
+        }
+        #expect(calls == 1)
+    }
+
     static func randomString(using generator: inout SplitMix) -> String {
         let alphabet: [Character] = ["a", "Z", "0", "/", "\\", "\"", "\n", "\u{0}", "\u{1F}", "é", "😀", " ", "_"]
         return String((0..<Int(generator.next() % 8)).map { _ in alphabet[Int(generator.next() % UInt64(alphabet.count))] })

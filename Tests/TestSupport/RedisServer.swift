@@ -17,7 +17,15 @@ public final class RedisServer: Sendable {
     /// Whether it speaks TLS only (`start(tls:)`).
     public let secure: Bool
     public var url: String { "\(secure ? "rediss" : "redis")://127.0.0.1:\(port)" }
-    public var configuration: RedisConfiguration { .init(endpoint: .tcp(host: "127.0.0.1", port: port)) }
+    public var configuration: RedisConfiguration {
+        var configuration = RedisConfiguration(endpoint: .tcp(host: "127.0.0.1", port: port))
+        configuration.connectTimeout = Self.connectTimeout
+        return configuration
+    }
+
+    /// A test client's connect deadline: only a guard against a hang. Beside a CI run on 2 cores,
+    /// connects on loopback took over the production default of 2 s (14 tests failed at once).
+    public static let connectTimeout: Duration = .seconds(15)
 
     private init(port: Int, directory: URL, extraArguments: [String], secure: Bool = false) {
         self.port = port
