@@ -27,7 +27,10 @@ struct CommandStats: Sendable, Equatable {
     /// verify backlog under `IAP_MAX_QUEUE_DEPTH`, and ZCARD the rate limiter's and the daily cap's;
     /// outside scripts only the intake's announcement every 5 s sends one ZADD). LLEN and ZCARD were
     /// once counted as round trips: the queue-depth check looked like a round trip the intake
-    /// gained (3.6 a receipt end to end against 2.6 for the stages alone).
+    /// gained (3.6 a receipt end to end against 2.6 for the stages alone). The other way round,
+    /// the granter's `GET` of a user's bound token (`user-token:<user>`, Set App Account Token
+    /// on, a purchase without a token: every receipt of the bench) is a round trip counted here
+    /// as a script's: one a receipt more than `roundTrips` says.
     static let insideScripts: Set<String> = [
         "exists", "expire", "get", "hdel", "hget", "hincrby", "hset", "llen", "lmove", "lpop", "lpush", "lrem", "publish", "spublish",
         "rpush", "set", "ttl", "xadd", "zadd", "zcard", "zlexcount", "zrange", "zrangebyscore", "zrem", "zscore",

@@ -24,6 +24,8 @@ package struct IntakeRoutes: Sendable {
     package let waiters: TicketWaiters?
     /// Requests one client key may have waiting (`?wait=`) on this intake (`IAP_MAX_WAITING_PER_KEY`).
     package let maxWaitingPerKey: Int
+    /// Submissions arriving together go to Redis in one call per bucket.
+    let submissions = SubmitBatchers()
     /// The longest `?wait=`, in seconds.
     package static let longestWait = 30
 
@@ -90,7 +92,7 @@ package struct IntakeRoutes: Sendable {
         limits.clientKey = context.clientKey
         let stored: (ticket: String, created: Bool)
         do {
-            stored = try await store.submit(job, receiptDigest: digest, ttl: ticketTTL, limits: limits)
+            stored = try await store.submit(job, receiptDigest: digest, ttl: ticketTTL, limits: limits, batching: submissions)
         } catch let refusal as RateLimitExceeded {
             let who = refusal.scope == .clientKey ? "this client key" : "this user"
             throw IntakeError(.tooManyRequests, "rate_limited", "too many new submissions this second for \(who); retry after 1 s")

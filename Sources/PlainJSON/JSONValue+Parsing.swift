@@ -94,12 +94,8 @@ struct JSONReader {
     private mutating func object(depth: Int) throws(JSONParseError) -> JSONValue {
         // Room for a job's or a transaction's members at once: growing from empty rehashed them four times.
         var members: [String: JSONValue] = [:]
-        var reserved = false
         try self.members(depth: depth) { key, value in
-            if !reserved {
-                members.reserveCapacity(16)
-                reserved = true
-            }
+            if members.isEmpty { members.reserveCapacity(16) }
             members[key] = value
         }
         return .object(members)

@@ -62,6 +62,30 @@ import Testing
         }
     }
 
+    /// The batch form: each submission as if alone, in order, in one call. A new receipt is
+    /// queued; a resubmission names its ticket, is called again alone with that ticket declared,
+    /// and is answered with it; a new one past the depth the first filled is refused.
+    @Test func submitReceiptInABatchAnswersEachAsIfAlone() async throws {
+        try await withClusterNode { redis, _ in
+            let store = PipelineStore(redis: redis, keys: Self.keys)
+            #expect(try await store.submit(Self.job("A"), receiptDigest: "a", ttl: .seconds(60)).created)
+            let calls = [
+                SubmitReceipt(Self.keys, job: Self.job("B"), receiptDigest: "b", ttl: .seconds(60), maxDepth: 2),
+                SubmitReceipt(Self.keys, job: Self.job("C"), receiptDigest: "a", ttl: .seconds(60), maxDepth: 2),
+                SubmitReceipt(Self.keys, job: Self.job("D"), receiptDigest: "d", ttl: .seconds(60), maxDepth: 2),
+            ]
+            let replies = try await store.runBatch(calls, replicated: true)
+            #expect(replies == [.queued(ticket: "B"), .resubmitted(ticket: "A"), .queueFull(depth: 2)])
+            #expect(try await Self.list(redis, Self.keys.queue(.verify)).count == 2)
+            #expect(try await redis.send("EXISTS", Self.keys.ticket("C"), Self.keys.ticket("D"), Self.keys.receipt(digest: "d")) == .integer(0))
+            #expect(try await Self.hash(redis, Self.keys.ticket("B"))["status"] == "queued")
+            // Through the intake's batchers: the same answers, one call per bucket.
+            let batchers = SubmitBatchers()
+            let again = try await store.submit(Self.job("E"), receiptDigest: "b", ttl: .seconds(60), batching: batchers)
+            #expect(again.ticket == "B" && !again.created)
+        }
+    }
+
     /// Backpressure: past the depth (queued plus due a retry) a new submission is refused and
     /// stores nothing; a resubmission still names its ticket; once the queue drains, it is taken.
     @Test func submitReceiptRefusesANewJobPastTheQueueDepthButNotAResubmission() async throws {
@@ -357,6 +381,43 @@ import Testing
             #expect(try await redis.send("XLEN", Self.keys.fulfilment) == .integer(1))
             // Not held any more: nothing at all happens.
             #expect(try await store.grant(payload, member: "grant:w1", job: job).0 == .leaseLost)
+        }
+    }
+
+    /// The batch form: each job's step as if it ran alone, in order, in one call. A second job
+    /// for a unit the first just granted is a duplicate; a job the worker no longer holds moves
+    /// nothing; a renewal whose owner is another user names that user's keys, writes nothing, and
+    /// is called again alone with them declared.
+    @Test func grantPurchasesInABatchRunsEachJobAsIfAlone() async throws {
+        try await withClusterNode { redis, _ in
+            let store = PipelineStore(redis: redis, keys: Self.keys)
+            let member = "grant:w1"
+            try await redis.send("SET", Self.keys.claim(unit: "1"), "T1")
+            let first = Self.grantJob("T1", [Self.pending("1")])
+            let again = Self.grantJob("T2", [Self.pending("1")])
+            let gone = Self.grantJob("T3", [Self.pending("3")])
+            var period = Self.pending("5", unit: "5")
+            period.originalTransactionID = "4"
+            period.kind = "auto_renewable"
+            try await redis.send("SET", Self.keys.claim(unit: "5"), "T4")
+            try await redis.send("SET", Self.keys.owner(originalTransactionID: "4"), "u7")
+            let renewal = Self.grantJob("T4", [period])
+            var steps: [GrantPurchases] = []
+            var payloads: [String] = []
+            for job in [first, again, gone, renewal] {
+                payloads.append(try await Self.held(store, job, member: member))
+                steps.append(GrantPurchases(Self.keys, member: member, taken: payloads.last!, job: job, refunds: nil, recheck: nil, now: 1000))
+            }
+            try await redis.send("LREM", Self.keys.inflight(member: member), "0", payloads[2])
+            let answers = try await store.runBatch(steps, replicated: true)
+            #expect(answers.map(\.0) == [.moved, .moved, .leaseLost, .moved])
+            #expect(answers.map { $0.1?.status } == [.granted, .duplicate, nil, .duplicate])
+            #expect(answers[3].1?.transactions.contains("owned_by_another_account") == true)
+            #expect(try await Self.hash(redis, Self.keys.grant(unit: "1"))["ticket"] == "T1")
+            #expect(try await Self.hash(redis, Self.keys.grant(unit: "5"))["user_id"] == "u7")
+            #expect(try await redis.send("XLEN", Self.keys.fulfilment) == .integer(2))
+            #expect(try await store.ticket("T3")?.status != .granted)
+            #expect(try await Self.list(redis, Self.keys.inflight(member: member)).isEmpty)
         }
     }
 

@@ -21,8 +21,10 @@ extension PipelineStore {
     /// `tokenTickets`: Set App Account Token is on, its errands' tickets living this long; the
     /// user's bound token is read first (its own slot) for a job with a purchase that has none.
     /// `finishTickets`: Finish Transaction is on, each granted consumable's errand ticket living this long.
+    /// `batching`: where the step itself goes (a worker's batcher: `runBatch`); `nil`: called alone.
     package func grantOutcome(
         _ payload: String, member: String, job: Job, tokenTickets: Duration? = nil, finishTickets: Duration? = nil,
+        batching: (@Sendable (GrantPurchases) async throws -> (TransitionResult, GrantOutcome?))? = nil,
         now: Int64 = currentTimeMs()
     ) async throws -> (TransitionResult, GrantOutcome?) {
         // The refund limit counts the user's refunds in every bucket: read first (a refund that
@@ -42,10 +44,9 @@ extension PipelineStore {
             tokenSetting = AccountTokenSetting(token: token, ticketTTL: tokenTickets)
         }
         let keep = !capped.isEmpty
-        let (result, outcome) = try await run(
-            GrantPurchases(keys, member: member, taken: payload, job: job, refunds: refunds, places: places, shared: shared,
-                keep: keep, recheck: recheck, accountToken: tokenSetting, finishTickets: finishTickets, now: now),
-            replicated: true)
+        let step = GrantPurchases(keys, member: member, taken: payload, job: job, refunds: refunds, places: places, shared: shared,
+            keep: keep, recheck: recheck, accountToken: tokenSetting, finishTickets: finishTickets, now: now)
+        let (result, outcome) = if let batching { try await batching(step) } else { try await run(step, replicated: true) }
         // A job another worker holds now keeps its places: that worker's grant counts on them.
         guard result != .leaseLost else { return (result, outcome) }
         let kept = outcome?.keptPlaces ?? []

@@ -51,9 +51,11 @@ extension NotifyHandler {
             await finishErrand(done, held: held)
         case .notFound:
             await finishErrand("transaction_not_found", held: held)
-        case .refused(let errorCode, _) where known[errorCode] != nil:
-            await finishErrand(known[errorCode] ?? "", held: held)
         case .refused(let errorCode, let detail):
+            if let result = known[errorCode] {
+                await finishErrand(result, held: held)
+                return
+            }
             held.worker.logger.warning("\(refusal)", metadata: ["error_code": "\(errorCode)", "detail": "\(detail)"])
             await finishErrand(ReasonCode.appleAPIError(errorCode), held: held)
         case .unauthorized, .misconfigured, .transient:

@@ -17,6 +17,10 @@
   verified (its verify queue and its retry set) reach `max_depth` (its share of
   `IAP_MAX_QUEUE_DEPTH`; 0: no limit). A resubmission is answered first: it never waits.
 
+  Batch form: several submissions of one bucket in one call, each as if alone (`includes/each_job`):
+    ARGV[1] `batch <keys> <arguments> …`, then each submission's KEYS and ARGV as below, in turn.
+    Output: the list of their answers.
+
   Input:
     KEYS[1] receipt       `receipt:<digest>` (string: the ticket it produced)
     KEYS[2] ticket        the new ticket's hash
@@ -32,29 +36,38 @@
     {1, ticket} queued; {0, existing ticket} a resubmission; {-2, ticket} declare that ticket's
     hash as KEYS[5] and call again; {-3, depth} refused: the queue is full
 ]]
+--- @include "each_job"
 --- @include "new_ticket"
-local receipt, ticket, verifyQueue, retry, existingTicket = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
-local a = cjson.decode(ARGV[2])
-local existing = redis.call('GET', receipt)
-if existing then
-  if existing ~= a.existing then return {-2, existing} end
-  if a.elsewhere then return {0, existing} end
-  if not existingTicket then return {-2, existing} end
-  if redis.call('EXISTS', existingTicket) == 1 then return {0, existing} end
+
+-- One submission: everything below, as if the script were called for it alone.
+local function submitOne(KEYS, ARGV)
+  local receipt, ticket, verifyQueue, retry, existingTicket = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+  local a = cjson.decode(ARGV[2])
+  local existing = redis.call('GET', receipt)
+  if existing then
+    if existing ~= a.existing then return {-2, existing} end
+    if a.elsewhere then return {0, existing} end
+    if not existingTicket then return {-2, existing} end
+    if redis.call('EXISTS', existingTicket) == 1 then return {0, existing} end
+  end
+
+  local maxDepth = tonumber(a.max_depth)
+  if maxDepth > 0 then
+    local depth = redis.call('LLEN', verifyQueue) + redis.call('ZCARD', retry)
+    if depth >= maxDepth then return {-3, tostring(depth)} end
+  end
+
+  redis.call('SET', receipt, a.ticket, 'EX', a.ttl)
+  local fields = {}
+  for _, name in ipairs({'product_id', 'transaction_id', 'client_key'}) do
+    if a[name] ~= '' then fields[#fields + 1] = name; fields[#fields + 1] = a[name] end
+  end
+  newTicket(ticket, a.user_id, a.now, a.ttl, fields)
+  redis.call('LPUSH', verifyQueue, ARGV[1])
+  redis.call('SPUBLISH', a.channel, a.ticket)
+  return {1, a.ticket}
 end
 
-local maxDepth = tonumber(a.max_depth)
-if maxDepth > 0 then
-  local depth = redis.call('LLEN', verifyQueue) + redis.call('ZCARD', retry)
-  if depth >= maxDepth then return {-3, tostring(depth)} end
-end
-
-redis.call('SET', receipt, a.ticket, 'EX', a.ttl)
-local fields = {}
-for _, name in ipairs({'product_id', 'transaction_id', 'client_key'}) do
-  if a[name] ~= '' then fields[#fields + 1] = name; fields[#fields + 1] = a[name] end
-end
-newTicket(ticket, a.user_id, a.now, a.ttl, fields)
-redis.call('LPUSH', verifyQueue, ARGV[1])
-redis.call('SPUBLISH', a.channel, a.ticket)
-return {1, a.ticket}
+-- A batch (`ARGV[1]` = `batch <keys> <arguments> …`): each submission in turn, as if alone; else one.
+if string.sub(ARGV[1], 1, 6) == 'batch ' then return eachJob(submitOne) end
+return submitOne(KEYS, ARGV)

@@ -68,6 +68,7 @@ package enum LuaSource {
         "ack_job": PackageResources.ack_job_lua,
         "add_event": PackageResources.add_event_lua,
         "append_event": PackageResources.append_event_lua,
+        "each_job": PackageResources.each_job_lua,
         "announce_entitlements": PackageResources.announce_entitlements_lua,
         "apply_subscription": PackageResources.apply_subscription_lua,
         "finish_parts": PackageResources.finish_parts_lua,

@@ -35,9 +35,10 @@ package struct PipelineStore: Sendable {
     /// (which no rate limit counts). Throws `RateLimitExceeded` when a new submission finds a limit
     /// of `limits` spent in the second of `job.enqueuedAt`. The job goes to the bucket of the
     /// digest (a resubmission finds the first one there), its ticket id naming that bucket
-    /// (`<bucket>.<id>`; the id alone with one bucket).
+    /// (`<bucket>.<id>`; the id alone with one bucket). `batching`: the step goes with the others
+    /// of its bucket arriving meanwhile (the intake's); `nil`: alone.
     package func submit(
-        _ job: Job, receiptDigest: String, ttl: Duration, limits: SubmissionLimits = .none
+        _ job: Job, receiptDigest: String, ttl: Duration, limits: SubmissionLimits = .none, batching: SubmitBatchers? = nil
     ) async throws -> (ticket: String, created: Bool) {
         let bucket = keys.layout.bucket(ofDigest: receiptDigest)
         var job = job
@@ -46,7 +47,12 @@ package struct PipelineStore: Sendable {
         let share = Self.bucketShare(of: limits.maxQueueDepth, buckets: keys.layout.count)
         let submit = SubmitReceipt(
             keys.inBucket(bucket), job: job, receiptDigest: receiptDigest, ttl: ttl, clientKey: limits.clientKey, maxDepth: share)
-        switch try await run(submit, replicated: true) {
+        let reply = if let batching {
+            try await batching.submit(submit, bucket: bucket, store: self)
+        } else {
+            try await run(submit, replicated: true)
+        }
+        switch reply {
         case .queued(let ticket): return (ticket, true)
         case .resubmitted(let ticket): return (ticket, false)
         case .queueFull(let depth): throw QueueFull(depth: depth, limit: share)
