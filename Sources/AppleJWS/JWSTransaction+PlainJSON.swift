@@ -13,7 +13,7 @@ extension JWSTransaction {
         var ids: [String: String] = [:]
         try JSONValue.forEachMember(parsing: bytes) { name, value in
             if Self.idNames.contains(name) {
-                ids[name] = try Self.string(value, name)
+                ids[name] = try value.string(asMember: name)
             } else {
                 try transaction.read(name, value)
             }
@@ -33,51 +33,31 @@ extension JWSTransaction {
     /// One optional member; a name this type does not read is ignored.
     private mutating func read(_ name: String, _ value: JSONValue) throws(JSONShapeError) {
         switch name {
-        case "webOrderLineItemId": webOrderLineItemID = try Self.string(value, name)
-        case "subscriptionGroupIdentifier": subscriptionGroupIdentifier = try Self.string(value, name)
-        case "purchaseDate": purchaseDate = try Self.int64(value, name)
-        case "originalPurchaseDate": originalPurchaseDate = try Self.int64(value, name)
-        case "expiresDate": expiresDate = try Self.int64(value, name)
-        case "quantity": quantity = try Self.int(value, name)
-        case "type": type = try Self.string(value, name)
-        case "appAccountToken": appAccountToken = try Self.string(value, name)
-        case "inAppOwnershipType": inAppOwnershipType = try Self.string(value, name)
-        case "signedDate": signedDate = try Self.int64(value, name)
-        case "revocationDate": revocationDate = try Self.int64(value, name)
-        case "revocationReason": revocationReason = try Self.int(value, name)
-        case "revocationType": revocationType = try Self.string(value, name)
-        case "revocationPercentage": revocationPercentage = try Self.int(value, name)
-        case "transactionReason": transactionReason = try Self.string(value, name)
-        case "environment": environment = try Self.string(value, name)
-        case "storefront": storefront = try Self.string(value, name)
-        case "price": price = try Self.int64(value, name)
-        case "currency": currency = try Self.string(value, name)
-        case "offerType": offerType = try Self.int(value, name)
-        case "offerIdentifier": offerIdentifier = try Self.string(value, name)
-        case "offerDiscountType": offerDiscountType = try Self.string(value, name)
-        case "offerPeriod": offerPeriod = try Self.string(value, name)
-        case "appTransactionId": appTransactionID = try Self.string(value, name)
+        case "webOrderLineItemId": webOrderLineItemID = try value.string(asMember: name)
+        case "subscriptionGroupIdentifier": subscriptionGroupIdentifier = try value.string(asMember: name)
+        case "purchaseDate": purchaseDate = try value.int64(asMember: name)
+        case "originalPurchaseDate": originalPurchaseDate = try value.int64(asMember: name)
+        case "expiresDate": expiresDate = try value.int64(asMember: name)
+        case "quantity": quantity = try value.int(asMember: name)
+        case "type": type = try value.string(asMember: name)
+        case "appAccountToken": appAccountToken = try value.string(asMember: name)
+        case "inAppOwnershipType": inAppOwnershipType = try value.string(asMember: name)
+        case "signedDate": signedDate = try value.int64(asMember: name)
+        case "revocationDate": revocationDate = try value.int64(asMember: name)
+        case "revocationReason": revocationReason = try value.int(asMember: name)
+        case "revocationType": revocationType = try value.string(asMember: name)
+        case "revocationPercentage": revocationPercentage = try value.int(asMember: name)
+        case "transactionReason": transactionReason = try value.string(asMember: name)
+        case "environment": environment = try value.string(asMember: name)
+        case "storefront": storefront = try value.string(asMember: name)
+        case "price": price = try value.int64(asMember: name)
+        case "currency": currency = try value.string(asMember: name)
+        case "offerType": offerType = try value.int(asMember: name)
+        case "offerIdentifier": offerIdentifier = try value.string(asMember: name)
+        case "offerDiscountType": offerDiscountType = try value.string(asMember: name)
+        case "offerPeriod": offerPeriod = try value.string(asMember: name)
+        case "appTransactionId": appTransactionID = try value.string(asMember: name)
         default: break
         }
-    }
-
-    private static func string(_ value: JSONValue, _ name: String) throws(JSONShapeError) -> String? {
-        switch value {
-        case .null: return nil
-        case .string(let text): return text
-        default: throw JSONShapeError(member: name, reason: "not a string")
-        }
-    }
-
-    private static func int64(_ value: JSONValue, _ name: String) throws(JSONShapeError) -> Int64? {
-        if value == .null { return nil }
-        guard let number = value.int64 else { throw JSONShapeError(member: name, reason: "not an integer") }
-        return number
-    }
-
-    private static func int(_ value: JSONValue, _ name: String) throws(JSONShapeError) -> Int? {
-        guard let number = try int64(value, name) else { return nil }
-        guard let exact = Int(exactly: number) else { throw JSONShapeError(member: name, reason: "out of range") }
-        return exact
     }
 }

@@ -25,7 +25,7 @@ package struct IntakeRoutes: Sendable {
     /// Requests one client key may have waiting (`?wait=`) on this intake (`IAP_MAX_WAITING_PER_KEY`).
     package let maxWaitingPerKey: Int
     /// Submissions arriving together go to Redis in one call per bucket.
-    let submissions = SubmitBatchers()
+    let submissions: SubmitBatchers
     /// The longest `?wait=`, in seconds.
     package static let longestWait = 30
 
@@ -37,6 +37,7 @@ package struct IntakeRoutes: Sendable {
         self.waiters = waiters
         self.bundleIDs = bundleIDs
         self.store = store
+        self.submissions = SubmitBatchers(store: store)
         self.maxBodyBytes = maxBodyBytes
         self.ticketTTL = ticketTTL
         self.serverAPIConfigured = serverAPIConfigured

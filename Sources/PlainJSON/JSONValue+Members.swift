@@ -7,15 +7,35 @@ extension JSONValue {
         return value
     }
 
+    /// This value read as the member `name` (a member already taken out of its object, as
+    /// `forEachMember` hands them over): `null` is `nil`, another type an error naming `name`.
+    public func string(asMember name: String) throws(JSONShapeError) -> String? {
+        switch self {
+        case .null: return nil
+        case .string(let text): return text
+        default: throw JSONShapeError(member: name, reason: "not a string")
+        }
+    }
+
+    public func int64(asMember name: String) throws(JSONShapeError) -> Int64? {
+        if self == .null { return nil }
+        guard let number = int64 else { throw JSONShapeError(member: name, reason: "not an integer") }
+        return number
+    }
+
+    public func int(asMember name: String) throws(JSONShapeError) -> Int? {
+        guard let number = try int64(asMember: name) else { return nil }
+        guard let exact = Int(exactly: number) else { throw JSONShapeError(member: name, reason: "out of range") }
+        return exact
+    }
+
     public func string(_ key: String) throws(JSONShapeError) -> String {
         guard let text = try stringIfPresent(key) else { throw JSONShapeError(member: key, reason: "missing") }
         return text
     }
 
     public func stringIfPresent(_ key: String) throws(JSONShapeError) -> String? {
-        guard let value = try member(key) else { return nil }
-        guard case .string(let text) = value else { throw JSONShapeError(member: key, reason: "not a string") }
-        return text
+        try member(key)?.string(asMember: key)
     }
 
     /// A string or a number, read as a string (Apple has sent ids both ways).
@@ -36,9 +56,7 @@ extension JSONValue {
     }
 
     public func int64IfPresent(_ key: String) throws(JSONShapeError) -> Int64? {
-        guard let value = try member(key) else { return nil }
-        guard let number = value.int64 else { throw JSONShapeError(member: key, reason: "not an integer") }
-        return number
+        try member(key)?.int64(asMember: key)
     }
 
     public func int(_ key: String) throws(JSONShapeError) -> Int {
@@ -47,9 +65,7 @@ extension JSONValue {
     }
 
     public func intIfPresent(_ key: String) throws(JSONShapeError) -> Int? {
-        guard let number = try int64IfPresent(key) else { return nil }
-        guard let exact = Int(exactly: number) else { throw JSONShapeError(member: key, reason: "out of range") }
-        return exact
+        try member(key)?.int(asMember: key)
     }
 
     public func boolIfPresent(_ key: String) throws(JSONShapeError) -> Bool? {

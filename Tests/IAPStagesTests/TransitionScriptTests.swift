@@ -80,7 +80,7 @@ import Testing
             #expect(try await redis.send("EXISTS", Self.keys.ticket("C"), Self.keys.ticket("D"), Self.keys.receipt(digest: "d")) == .integer(0))
             #expect(try await Self.hash(redis, Self.keys.ticket("B"))["status"] == "queued")
             // Through the intake's batchers: the same answers, one call per bucket.
-            let batchers = SubmitBatchers()
+            let batchers = SubmitBatchers(store: store)
             let again = try await store.submit(Self.job("E"), receiptDigest: "b", ttl: .seconds(60), batching: batchers)
             #expect(again.ticket == "B" && !again.created)
         }

@@ -20,16 +20,8 @@ package struct GrantHandler: JobHandler {
     /// Trims each bucket's fulfilment stream and dead letters to their bounds; `nil`: kept as they are.
     package let retention: RetentionSweep?
     /// `grant_purchases` for a worker's jobs reaching their step at about the same time, in one call.
-    private let steps = WorkerBatchers<GrantPurchases, GrantReply> { worker in
-        GroupCommit(maxBatch: 32) { steps in
-            try await worker.store.runBatch(steps, replicated: true).map { GrantReply(result: $0.0, outcome: $0.1) }
-        }
-    }
-
-    /// One step's answer, as `grant_purchases` gives it.
-    private struct GrantReply: Sendable {
-        var result: TransitionResult
-        var outcome: GrantOutcome?
+    private let steps = WorkerBatchers<GrantPurchases, GrantPurchases.Reply> { worker in
+        GroupCommit(maxBatch: 32) { steps in try await worker.store.runBatch(steps, replicated: true) }
     }
 
     package init(tokenTickets: Duration? = nil, finishTickets: Duration? = nil, retention: RetentionSweep? = nil) {
@@ -51,10 +43,7 @@ package struct GrantHandler: JobHandler {
         let outcome = await worker.transition(GrantPurchases.self) {
             try await worker.store.grantOutcome(
                 payload, member: worker.member, job: job, tokenTickets: tokenTickets, finishTickets: finishTickets,
-                batching: { step in
-                    let reply = try await steps.submit(step, by: worker)
-                    return (reply.result, reply.outcome)
-                })
+                batching: { step in try await steps.submit(step, by: worker) })
         }
         guard let (result, granted) = outcome else { return }
         guard result == .moved, let granted else {

@@ -36,7 +36,7 @@ package struct PipelineStore: Sendable {
     /// of `limits` spent in the second of `job.enqueuedAt`. The job goes to the bucket of the
     /// digest (a resubmission finds the first one there), its ticket id naming that bucket
     /// (`<bucket>.<id>`; the id alone with one bucket). `batching`: the step goes with the others
-    /// of its bucket arriving meanwhile (the intake's); `nil`: alone.
+    /// of its bucket arriving meanwhile (the intake's, on this store's Redis); `nil`: alone.
     package func submit(
         _ job: Job, receiptDigest: String, ttl: Duration, limits: SubmissionLimits = .none, batching: SubmitBatchers? = nil
     ) async throws -> (ticket: String, created: Bool) {
@@ -48,7 +48,7 @@ package struct PipelineStore: Sendable {
         let submit = SubmitReceipt(
             keys.inBucket(bucket), job: job, receiptDigest: receiptDigest, ttl: ttl, clientKey: limits.clientKey, maxDepth: share)
         let reply = if let batching {
-            try await batching.submit(submit, bucket: bucket, store: self)
+            try await batching.submit(submit, bucket: bucket)
         } else {
             try await run(submit, replicated: true)
         }

@@ -7,15 +7,18 @@ import NIOConcurrencyHelpers
 package final class SubmitBatchers: Sendable {
     private typealias Batcher = GroupCommit<SubmitReceipt, SubmitReceipt.Reply>
     private let batchers = NIOLockedValueBox<[Int: Batcher]>([:])
+    private let store: PipelineStore
     private let maxBatch: Int
 
-    package init(maxBatch: Int = 64) {
+    /// `store`: where the submissions go (every bucket of its layout).
+    package init(store: PipelineStore, maxBatch: Int = 64) {
+        self.store = store
         self.maxBatch = maxBatch
     }
 
-    /// `call` (a submission to `bucket` of `store`'s layout) with the others of its bucket.
-    func submit(_ call: SubmitReceipt, bucket: Int, store: PipelineStore) async throws -> SubmitReceipt.Reply {
-        let maxBatch = maxBatch
+    /// `call` (a submission to `bucket`) with the others of its bucket.
+    func submit(_ call: SubmitReceipt, bucket: Int) async throws -> SubmitReceipt.Reply {
+        let (store, maxBatch) = (store, maxBatch)
         let batcher = batchers.withLockedValue { batchers in
             if let batcher = batchers[bucket] { return batcher }
             let batcher = Batcher(maxBatch: maxBatch) { calls in try await store.runBatch(calls, replicated: true) }
