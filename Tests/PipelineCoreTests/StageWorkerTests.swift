@@ -95,7 +95,10 @@ import Testing
             let store = PipelineStore(redis: redis, keys: RedisKeys(prefix: "{t}iap"))
             let handler = GateHandler()
             let worker = StageWorker(
-                handler: handler, store: store, settings: WorkerSettings(concurrency: 2, lease: .milliseconds(300), block: .milliseconds(100)), logger: testLogger)
+                handler: handler, store: store,
+                // A long lease (its own reaper must never take the job back on a slow machine), a quick look for orphans.
+                settings: WorkerSettings(concurrency: 2, lease: .seconds(60), block: .milliseconds(100), orphanCheck: .milliseconds(100)),
+                logger: testLogger)
             try await Self.submit(store, "T1")
             let orphan = try #require(try await redis.send("LMOVE", store.keys.queue(.verify), store.keys.inflight(member: worker.member), "RIGHT", "LEFT").string)
             let running = Task { try await worker.run() }

@@ -81,7 +81,7 @@ package final class StageWorker: Service, Sendable {
         let connection = context.store.redis.makeDedicatedConnection(forKey: context.store.keys.queue(handler.stage))
         context.logger.info("worker started", metadata: ["concurrency": "\(settings.concurrency)"])
         await withDiscardingTaskGroup { group in
-            var loop = Loop(nextOrphanCheck: .now + settings.lease)
+            var loop = Loop(nextOrphanCheck: .now + settings.orphanCheck)
             while !context.isStopping && !Task.isCancelled {
                 // A worker that cannot heartbeat may be reaped at any moment: it takes nothing until it can.
                 guard await heartbeatIsFresh(), await adoptOrphansIfDue(&loop, &group) else {
@@ -104,8 +104,8 @@ package final class StageWorker: Service, Sendable {
         await connection.close()
     }
 
-    /// Once a lease, the jobs in this worker's list that no handler has are handled; `false` when
-    /// the list could not be read.
+    /// Once an `orphanCheck` (a lease by default), the jobs in this worker's list that no handler has
+    /// are handled; `false` when the list could not be read.
     private func adoptOrphansIfDue(
         _ loop: inout Loop, _ group: inout DiscardingTaskGroup
     ) async -> Bool {
@@ -115,7 +115,7 @@ package final class StageWorker: Service, Sendable {
             slots.force()
             handle(payload, in: &group)
         }
-        loop.nextOrphanCheck = .now + settings.lease
+        loop.nextOrphanCheck = .now + settings.orphanCheck
         return true
     }
 

@@ -16,6 +16,9 @@ package struct WorkerSettings: Sendable {
     package var housekeeping: Duration
     /// Most jobs one `take_jobs` moves (never more than the free slots).
     package var takeBatch: Int
+    /// How often the worker looks in its own in-flight list for jobs no handler has (a BLMOVE
+    /// whose reply was lost): once a lease unless told otherwise.
+    package var orphanCheck: Duration
 
     /// How many slots must be free before a busy worker takes again: an eighth of its slots (at
     /// most `takeBatch`), so a full worker takes in batches rather than one job per finished one.
@@ -28,7 +31,8 @@ package struct WorkerSettings: Sendable {
     package init(
         concurrency: Int = Settings.concurrency.defaultCount, lease: Duration = Settings.lease.defaultDuration,
         maxRedeliveries: Int = Settings.maxRedeliveries.defaultCount, shutdownGrace: Duration = Settings.shutdownGrace.defaultDuration,
-        block: Duration = .seconds(1), housekeeping: Duration = .seconds(1), takeBatch: Int = 32
+        block: Duration = .seconds(1), housekeeping: Duration = .seconds(1), takeBatch: Int = 32,
+        orphanCheck: Duration? = nil
     ) {
         precondition(takeBatch > 0, "takeBatch must be positive")
         self.takeBatch = takeBatch
@@ -38,6 +42,7 @@ package struct WorkerSettings: Sendable {
         self.shutdownGrace = shutdownGrace
         self.block = block
         self.housekeeping = housekeeping
+        self.orphanCheck = orphanCheck ?? lease
     }
 
     /// Its own settings: `IAP_CONCURRENCY`, `IAP_LEASE_MS`, `IAP_MAX_REDELIVERIES`, `IAP_SHUTDOWN_GRACE_MS`.
