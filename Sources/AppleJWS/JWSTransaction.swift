@@ -59,7 +59,7 @@ public struct JWSTransaction: SignedPayload, Codable, Equatable {
         self.environment = environment
     }
 
-    enum CodingKeys: String, CodingKey {
+    enum CodingKeys: String, CodingKey, CaseIterable {
         case transactionID = "transactionId"
         case originalTransactionID = "originalTransactionId"
         case webOrderLineItemID = "webOrderLineItemId"

@@ -24,9 +24,10 @@ package enum BenchTable {
     package static func render(_ jws: JWSBenchResult) -> String {
         func f(_ value: Double, _ digits: Int = 0) -> String { String(format: "%.\(digits)f", value) }
         return TextTable.render(
-            header: ["scenario", "tokens x runs", "jws/s per core", "min", "max", "us/jws", "bare ES256/s", "of bare", "cold first ms", "API token us"],
+            header: ["scenario", "tokens x runs", "jws/s per core", "min", "max", "us/jws", "bare ES256/s", "of bare", "parts us", "payload us", "cold first ms", "API token us"],
             rows: [["jws", "\(jws.tokens) x \(jws.runs)", f(jws.jwsPerSecondPerCore), f(jws.minPerSecond), f(jws.maxPerSecond),
-                    f(jws.microsecondsPerJWS, 1), f(jws.bareES256PerSecond), f(jws.ofBareES256, 2), f(jws.coldFirstVerificationMs, 1),
+                    f(jws.microsecondsPerJWS, 1), f(jws.bareES256PerSecond), f(jws.ofBareES256, 2), f(jws.partsMicroseconds, 1),
+                    f(jws.payloadDecodeMicroseconds, 1), f(jws.coldFirstVerificationMs, 1),
                     f(jws.serverAPITokenMicroseconds, 1)]])
     }
 

@@ -47,6 +47,7 @@ package struct JWSBench: Sendable {
             bareRates.append(Double(tokens) / max(ProcessCPU.seconds() - cpu, 1e-9))
             ratios.append(rates[rates.count - 1] / bareRates[bareRates.count - 1])
         }
+        let (partsMicros, decodeMicros) = try Self.breakdown(signed)
         // A Server API token, signed anew for every request to Apple.
         let issuer = ServerAPIToken(
             keyID: "BENCHKEY01", issuerID: "57246542-96fe-1a63-e053-0824d011072a", privateKey: P256.Signing.PrivateKey(),
@@ -59,8 +60,24 @@ package struct JWSBench: Sendable {
             tokens: tokens, runs: runs, jwsPerSecondPerCore: median, minPerSecond: rates.min() ?? 0,
             maxPerSecond: rates.max() ?? 0, microsecondsPerJWS: 1_000_000 / median,
             bareES256PerSecond: bareRates.sorted()[bareRates.count / 2], ofBareES256: ratios.sorted()[ratios.count / 2],
-            coldFirstVerificationMs: coldMs,
+            coldFirstVerificationMs: coldMs, partsMicroseconds: partsMicros, payloadDecodeMicroseconds: decodeMicros,
             serverAPITokenMicroseconds: tokenMicros)
+    }
+
+    /// Where a verification's time beyond the ES256 check goes: taking the token apart (its
+    /// segments decoded, the signing input copied) and reading the payload's JSON, CPU µs each.
+    static func breakdown(_ signed: [String]) throws -> (parts: Double, decode: Double) {
+        var cpu = ProcessCPU.seconds()
+        var payloads: [[UInt8]] = []
+        payloads.reserveCapacity(signed.count)
+        for token in signed { payloads.append(try SignedDataVerifier.parts(of: token).payload) }
+        let parts = (ProcessCPU.seconds() - cpu) * 1_000_000 / Double(signed.count)
+        cpu = ProcessCPU.seconds()
+        for payload in payloads {
+            let transaction = try JWSTransaction.decode(signed: payload)
+            precondition(transaction.bundleID == Self.bundleID)
+        }
+        return (parts, (ProcessCPU.seconds() - cpu) * 1_000_000 / Double(signed.count))
     }
 
     static let bundleID = "com.example.app"
@@ -111,6 +128,10 @@ package struct JWSBenchResult: Sendable, Codable {
     package var ofBareES256: Double
     /// The first verification, which builds and checks the chain (cache cold).
     package var coldFirstVerificationMs: Double
+    /// Taking a token apart (`SignedDataVerifier.parts`), CPU µs.
+    package var partsMicroseconds: Double
+    /// Reading a signed transaction's payload JSON, CPU µs.
+    package var payloadDecodeMicroseconds: Double
     /// Signing one App Store Server API token (a new one per request), CPU µs.
     package var serverAPITokenMicroseconds: Double
 
@@ -123,6 +144,8 @@ package struct JWSBenchResult: Sendable, Codable {
         case bareES256PerSecond = "bare_es256_per_second"
         case ofBareES256 = "of_bare_es256"
         case coldFirstVerificationMs = "cold_first_verification_ms"
+        case partsMicroseconds = "parts_us"
+        case payloadDecodeMicroseconds = "payload_decode_us"
         case serverAPITokenMicroseconds = "server_api_token_microseconds"
     }
 }

@@ -26,18 +26,20 @@ extension JSONValue {
 extension JSONValue {
     /// Reads one JSON object and hands `body` each member as it is read, without building the
     /// object: for a payload read once into its fields (a signed transaction), where building a
-    /// dictionary and looking every field up again was most of the reading. A name that comes
-    /// twice is handed over twice; anything but an object, or after it, is an error.
+    /// dictionary and looking every field up again was most of the reading. Each name is handed
+    /// over as its UTF-8 bytes (escapes read; valid during the call only): no String is made for
+    /// it, and a caller matches names by their bytes. A name that comes twice is handed over
+    /// twice; anything but an object, or after it, is an error.
     public static func forEachMember(
-        parsing bytes: [UInt8], _ body: (String, JSONValue) throws -> Void
+        parsing bytes: [UInt8], _ body: (UnsafeBufferPointer<UInt8>, JSONValue) throws -> Void
     ) throws {
         var failure: (any Error)?
         try bytes.withUnsafeBufferPointer { buffer throws(JSONParseError) in
             var reader = JSONReader(buffer)
             reader.skipWhitespace()
-            try reader.members(depth: 1) { key, value throws(JSONParseError) in
+            try reader.members(depth: 1) { name, value throws(JSONParseError) in
                 guard failure == nil else { return }
-                do { try body(key, value) } catch { failure = error }
+                do { try body(name, value) } catch { failure = error }
             }
             reader.skipWhitespace()
             guard reader.index == buffer.count else { throw reader.error("text after the document") }
@@ -94,16 +96,17 @@ struct JSONReader {
     private mutating func object(depth: Int) throws(JSONParseError) -> JSONValue {
         // Room for a job's or a transaction's members at once: growing from empty rehashed them four times.
         var members: [String: JSONValue] = [:]
-        try self.members(depth: depth) { key, value in
+        try self.members(depth: depth) { name, value in
             if members.isEmpty { members.reserveCapacity(16) }
-            members[key] = value
+            members[String(decoding: name, as: UTF8.self)] = value
         }
         return .object(members)
     }
 
-    /// An object's members, each handed over as it is read (a later one of the same name after it).
+    /// An object's members, each handed over as it is read (a later one of the same name after
+    /// it), the name as its UTF-8 bytes: in place when it has no escapes (nearly always).
     mutating func members(
-        depth: Int, _ body: (String, JSONValue) throws(JSONParseError) -> Void
+        depth: Int, _ body: (UnsafeBufferPointer<UInt8>, JSONValue) throws(JSONParseError) -> Void
     ) throws(JSONParseError) {
         guard depth <= JSONValue.maxDepth else { throw error("nested too deep") }
         guard index < bytes.count, bytes[index] == UInt8(ascii: "{") else { throw error("expected an object") }
@@ -116,12 +119,18 @@ struct JSONReader {
         while true {
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw error("expected a member name") }
-            let key = try string()
+            let name = try memberName()
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw error("expected ':'") }
             index += 1
             skipWhitespace()
-            try body(key, try value(depth: depth))
+            let value = try value(depth: depth)
+            switch name {
+            case .inPlace(let range): try body(UnsafeBufferPointer(rebasing: bytes[range]), value)
+            case .read(let text):
+                // The standard library's closures rethrow untyped errors: carry the typed one out in a Result.
+                try Array(text.utf8).withUnsafeBufferPointer { name in Result { () throws(JSONParseError) in try body(name, value) } }.get()
+            }
             skipWhitespace()
             guard index < bytes.count else { throw error("unexpected end") }
             if bytes[index] == UInt8(ascii: ",") {
@@ -185,6 +194,33 @@ struct JSONReader {
 
     private mutating func skipDigits() {
         while index < bytes.count, isDigit(bytes[index]) { index += 1 }
+    }
+
+    /// A member's name: where it lies in the text, or read as a string when it has escapes.
+    enum MemberName {
+        case inPlace(Range<Int>)
+        case read(String)
+    }
+
+    /// The member name at `index` (on its opening quote): its bytes where they lie when it has no
+    /// escape (valid UTF-8, as `string()` checks), else `string()`'s reading of it.
+    private mutating func memberName() throws(JSONParseError) -> MemberName {
+        var end = index + 1
+        var ascii = true
+        while end < bytes.count {
+            let byte = bytes[end]
+            if byte == UInt8(ascii: "\"") {
+                let range = (index + 1)..<end
+                if !ascii { _ = try validated(range, ascii: false) }
+                index = end + 1
+                return .inPlace(range)
+            }
+            if byte == UInt8(ascii: "\\") || byte < 0x20 { break }
+            if byte >= 0x80 { ascii = false }
+            end += 1
+        }
+        // An escape, a control character or no end: as any string (its errors at their offsets).
+        return .read(try string())
     }
 
     /// A string at `index` (on its opening quote). Without escapes it is one copy of the bytes.

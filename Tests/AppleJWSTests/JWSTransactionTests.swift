@@ -22,6 +22,8 @@ import Testing
         #"{"transactionId":"1","originalTransactionId":"1","bundleId":"b","productId":"p"}"#,
         #"{"transactionId":"1","originalTransactionId":"1","bundleId":"b","productId":"p","quantity":null,"price":null}"#,
         #"{"transactionId":"1","originalTransactionId":"1","bundleId":"b","productId":"p","extra":{"a":[1,2,{"b":null}]}}"#,
+        // Names with escapes are the names they spell; names that only begin like one are not it.
+        #"{"transaction\u0049d":"1","originalTransactionId":"1","bundleId":"b","productId":"p","pric\u0065":5,"priceX":"a"}"#,
     ]
 
     static let refused: [String] = [

@@ -163,7 +163,7 @@ struct SignedDataVerifierTests {
         #expect(parts.header == "eyJhIjoxfQ")
         #expect(parts.payload == Array("{}".utf8))
         #expect(parts.signature == [0, 1, 2])
-        #expect(parts.signingInput == Data("eyJhIjoxfQ.e30".utf8))
+        #expect(parts.signingInputDigest == SHA256.hash(data: Data("eyJhIjoxfQ.e30".utf8)))
         let refusals: [(String, String)] = [
             (".e30.AAEC", "not three base64url segments"), ("eyJ9..AAEC", "not three base64url segments"),
             ("eyJ9.e30.", "not three base64url segments"), ("a.b.c.d", "not three base64url segments"),

@@ -121,6 +121,29 @@ import X509
         }
     }
 
+    /// A chain checked online is trusted for `cacheFor` from the verifier's clock, then checked
+    /// anew, once: the new check takes the old one's place in the cache.
+    @Test func aChainCheckedOnlineIsAskedAboutAgainOnceItsTimeIsUp() async throws {
+        let url = "http://127.0.0.1:9/ocsp"
+        let authority = try Self.authority(ocspURL: url)
+        let asked = AskedURIs()
+        let answer = try await Self.openSSLAnswer(for: authority, revoked: false)
+        let clock = Mutex(Date())
+        let online = SignedDataVerifier.OnlineChecks(
+            requester: AnyOCSPRequester { _, uri in
+                asked.add(uri)
+                return .response(answer)
+            },
+            cacheFor: .seconds(900), now: { clock.withLock { $0 } })
+        let verifier = SignedDataVerifier(rootCertificates: [authority.root], online: online)
+        let jws = try authority.signer.sign(payload: Self.transaction("4400000000000002"))
+        for _ in 0..<2 { _ = try await verifier.verify(jws, as: JWSTransaction.self) }
+        #expect(asked.all.count == 1)
+        clock.withLock { $0 = $0.addingTimeInterval(901) }
+        for _ in 0..<2 { _ = try await verifier.verify(jws, as: JWSTransaction.self) }
+        #expect(asked.all.count == 2)
+    }
+
     /// The pipeline's transport: a POST of the DER request to the responder's URL brings back its
     /// answer as sent; a responder that is not there is a failure (which the check takes as no refusal).
     @Test func theHTTPRequesterFetchesTheRespondersAnswer() async throws {

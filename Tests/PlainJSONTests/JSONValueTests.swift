@@ -128,12 +128,17 @@ import Testing
     /// them; anything but one object is refused, and the body's own error comes out unchanged.
     @Test func membersAreHandedOverAsTheyAreRead() throws {
         var seen: [(String, JSONValue)] = []
-        let text = #" {"b": [1, {"c": null}], "a": "x\u00e9", "b": true, "d": {}} "#
-        try JSONValue.forEachMember(parsing: Array(text.utf8)) { seen.append(($0, $1)) }
-        #expect(seen.map(\.0) == ["b", "a", "b", "d"])
+        let text = #" {"b": [1, {"c": null}], "a": "x\u00e9", "b": true, "d": {}, "\u0061\n": 0, "é": 1} "#
+        try JSONValue.forEachMember(parsing: Array(text.utf8)) { seen.append((String(decoding: $0, as: UTF8.self), $1)) }
+        #expect(seen.map(\.0) == ["b", "a", "b", "d", "a\n", "é"])
         #expect(seen.map(\.1) == [
-            .array([.number("1"), .object(["c": .null])]), .string("xé"), .bool(true), .object([:]),
+            .array([.number("1"), .object(["c": .null])]), .string("xé"), .bool(true), .object([:]), .number("0"), .number("1"),
         ])
+        // A name is held to a string's rules: no raw control character, valid UTF-8, closed.
+        let badNames = [[0x7B, 0x22, 0x01, 0x22, 0x3A, 0x31, 0x7D], [0x7B, 0x22, 0xFF, 0x22, 0x3A, 0x31, 0x7D], Array(#"{"ab"#.utf8)]
+        for bytes in badNames {
+            #expect(throws: JSONParseError.self, "\(bytes)") { try JSONValue.forEachMember(parsing: bytes) { _, _ in } }
+        }
         for refused in ["[1]", "\"a\"", "{\"a\":1} x", "{\"a\":1", "", "{\"a\" 1}"] {
             #expect(throws: JSONParseError.self, "\(refused)") { try JSONValue.forEachMember(parsing: Array(refused.utf8)) { _, _ in } }
         }
