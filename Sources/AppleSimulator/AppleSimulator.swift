@@ -47,6 +47,7 @@ public final class AppleSimulator: Sendable {
             try await self.answer(request, sandbox: true)
         }
         router.get("/healthz") { _, _ in "ok" }
+        router.post(RouterPath(stringLiteral: Self.floorPath)) { request, _ in try await Self.floorAnswer(request) }
         serverAPI.register(on: router)
         offers.register(on: router)
         router.post("/control/apps") { request, context in
@@ -74,6 +75,18 @@ public final class AppleSimulator: Sendable {
             onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? 0) },
             logger: logger
         )
+    }
+
+    /// The bench's floor under the intake: a bare Hummingbird route taking what a client submits
+    /// (`/floor/v1/receipts`) and answering the intake's 202 with a ticket, doing nothing else (no
+    /// parse, no check, no Redis). What the intake costs beyond it is the intake's own work.
+    public static let floorPath = "/floor/v1/receipts"
+
+    static func floorAnswer(_ request: Request) async throws -> Response {
+        _ = try await request.body.collect(upTo: 1 << 20)
+        return Response(
+            status: .accepted, headers: [.contentType: "application/json"],
+            body: .init(byteBuffer: ByteBuffer(staticString: #"{"status":"queued","ticket":"floor"}"#)))
     }
 
     /// Plays one app of several: its receipts need `sharedSecret` (`nil`: the simulator's own, if

@@ -109,6 +109,12 @@ package enum BenchTable {
             rows: results.map { r in
                 [r.scenario.name, f(r.stagesOnlyPerSecond), f(r.stagesOnlyCPUMsPer1000), f(r.stagesOnlyRoundTripsPerReceipt, 2)]
             })
+        let intake = TextTable.render(
+            header: ["intake alone (no worker)", "receipts/s", "intake CPU ms/1k r", "bare Hummingbird ms/1k r", "intake over bare"],
+            rows: results.map { r in
+                [r.scenario.name, f(r.intakePerSecond), f(r.intakeAloneCPUMsPer1000), f(r.hummingbirdFloorCPUMsPer1000),
+                 f(r.intakeAloneCPUMsPer1000 / max(r.hummingbirdFloorCPUMsPer1000, 0.001), 2)]
+            })
         let light = TextTable.render(
             header: ["fixed rate (light load)", "r/s", "p50 ms", "p99 ms", "added p99", "pipeline CPU ms/1k r", "round trips/r"],
             rows: results.map { r in
@@ -125,6 +131,6 @@ package enum BenchTable {
                     } ?? "-"
                 }
             })
-        return [speed, light, redis, cpu, stages, memory].joined(separator: "\n\n")
+        return [speed, light, redis, cpu, stages, intake, memory].joined(separator: "\n\n")
     }
 }

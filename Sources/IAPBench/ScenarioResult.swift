@@ -48,6 +48,11 @@ package struct ScenarioResult: Sendable, Codable {
     package var stagesOnlyRoundTripsPerReceipt: Double
     /// End to end at a fixed rate, the same on every run.
     package var lightLoad: LightLoad
+    /// The intake's CPU per 1,000 receipts (ms) while it takes them alone (no worker running).
+    package var intakeAloneCPUMsPer1000: Double
+    /// A bare Hummingbird route's CPU per 1,000 of the same submissions (apple-sim's floor route):
+    /// the least any Hummingbird intake costs.
+    package var hummingbirdFloorCPUMsPer1000: Double
 
     package struct LightLoad: Sendable, Codable {
         package var perSecond: Double

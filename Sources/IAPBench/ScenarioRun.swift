@@ -48,9 +48,12 @@ struct ScenarioRun {
         try accepted(await client.submitAll(BenchReceipt.batch("warm", 100), perSecond: nil, concurrency: 16))
 
         let intakeBatch = BenchReceipt.batch("intake", settings.intakeReceipts)
+        let intakeCPU = try await cpuSeconds(cluster, "iap-intake")
         let intakeStart = ContinuousClock.now
         try accepted(await client.submitAll(intakeBatch, perSecond: nil, concurrency: settings.clientConcurrency))
         let intakeRate = Double(intakeBatch.count) / seconds(since: intakeStart)
+        let intakeAlone = (try await cpuSeconds(cluster, "iap-intake") - intakeCPU) * 1_000_000 / Double(intakeBatch.count)
+        let floor = try await hummingbirdFloor(cluster, receipts: intakeBatch.count)
 
         // A slow scenario gets about three seconds of jobs per stage; the rest wait for nothing.
         var jobs = try await integer(redis, "LLEN", keys.queue(.verify))
@@ -114,7 +117,26 @@ struct ScenarioRun {
             redisCPUMsPer1000: processes["redis-server"].map { $0.cpuMsPer1000 } ?? 0, processes: processes,
             ceiling: ceiling, ceilingShare: peak.perSecond * perReceipt(commands.pipelineCommands) / ceiling.opsPerSecond,
             stagesOnlyPerSecond: stagesOnly.perSecond, stagesOnlyCPUMsPer1000: stagesOnly.cpuMsPer1000,
-            stagesOnlyRoundTripsPerReceipt: stagesOnly.roundTrips, lightLoad: light)
+            stagesOnlyRoundTripsPerReceipt: stagesOnly.roundTrips, lightLoad: light,
+            intakeAloneCPUMsPer1000: intakeAlone, hummingbirdFloorCPUMsPer1000: floor)
+    }
+
+    /// CPU seconds so far of the one process of `kind`.
+    private func cpuSeconds(_ cluster: LocalCluster, _ kind: String) async throws -> Double {
+        guard let process = await cluster.processesByKind()[kind]?.first, let usage = ProcessUsage.read(pid: process.pid) else {
+            throw BenchError("\(scenario.name): no \(kind) to read")
+        }
+        return usage.cpuSeconds
+    }
+
+    /// The same submissions to apple-sim's bare Hummingbird route (`AppleSimulator.floorPath`),
+    /// with the same client: its CPU per 1,000 (ms) is what any Hummingbird intake costs at least.
+    private func hummingbirdFloor(_ cluster: LocalCluster, receipts: Int) async throws -> Double {
+        let floor = LoadClient(http: http, intakeURL: cluster.appleURL + "/floor")
+        try accepted(await floor.submitAll(BenchReceipt.batch("floor-warm", 100), perSecond: nil, concurrency: 16))
+        let before = try await cpuSeconds(cluster, "apple-sim")
+        try accepted(await floor.submitAll(BenchReceipt.batch("floor", receipts), perSecond: nil, concurrency: settings.clientConcurrency))
+        return (try await cpuSeconds(cluster, "apple-sim") - before) * 1_000_000 / Double(receipts)
     }
 
     /// End to end at a fixed rate (`settings.lightRate`, or half of the peak if that is lower), the

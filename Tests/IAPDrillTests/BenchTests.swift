@@ -85,5 +85,7 @@ struct BenchTests {
             "\(light.roundTripsPerReceipt) round trips a receipt at \(light.perSecond)/s, \(light.idleRoundTripsPerSecond)/s idle")
         #expect(Set(result.processes.keys).isSuperset(of: ["iap-intake", "iap-verifier", "iap-deduper", "iap-granter", "redis-server"]))
         #expect(result.ceiling.opsPerSecond > 0)
+        // The intake alone, and apple-sim's bare Hummingbird route (which answered every one with a ticket).
+        #expect(result.intakeAloneCPUMsPer1000 > 0 && result.hummingbirdFloorCPUMsPer1000 > 0)
     }
 }
