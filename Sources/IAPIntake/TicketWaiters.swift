@@ -10,14 +10,22 @@ import Synchronization
 /// process, fanned out in memory: thousands of waiting clients cost one Redis connection per
 /// bucket, and a re-read of their ticket only when it changes.
 ///
-/// A service of the intake's application: it subscribes when the intake starts, re-subscribes
-/// (waking every waiter, which re-reads its ticket: messages may have been missed meanwhile) after a
-/// Redis failure or a quiet minute, and ends every wait when the intake shuts down.
+/// A service of the intake's application. A channel is subscribed to only while requests wait on
+/// its tickets, and for `linger` after the last one left: an intake nobody waits on reads none of
+/// the results every receipt publishes (that reading was a twentieth of its CPU). It subscribes
+/// when a first request waits, re-subscribes after a Redis failure or a quiet `linger` (at most a
+/// minute), and each time wakes every waiter of the channel, which re-reads its ticket: messages
+/// may have been missed meanwhile, and a waiter registers before it reads its ticket, so a change
+/// before the subscription is never lost. It ends every wait when the intake shuts down.
 package final class TicketWaiters: Service, Sendable {
     let redis: RedisConfiguration
     let keys: RedisKeys
     let logger: Logger
+    /// How long a channel's subscription outlives its last waiter.
+    let linger: Duration
     private let state = Mutex(State())
+    /// Per channel: signalled when a request starts waiting on one of its tickets.
+    private let demand: [String: (stream: AsyncStream<Void>, continuation: AsyncStream<Void>.Continuation)]
 
     struct State {
         var waiters: [String: [UUID: AsyncStream<Void>.Continuation]] = [:]
@@ -25,13 +33,20 @@ package final class TicketWaiters: Service, Sendable {
         var count = 0
         /// Waiting requests by caller (client key), for the cap per caller.
         var byCaller: [String: Int] = [:]
+        /// Waiting requests by results channel, and when each channel's last one left.
+        var byChannel: [String: Int] = [:]
+        var lastLeft: [String: ContinuousClock.Instant] = [:]
     }
 
     /// `keys`: whose buckets' results channels to listen to.
-    package init(redis: RedisConfiguration, keys: RedisKeys, logger: Logger) {
+    package init(redis: RedisConfiguration, keys: RedisKeys, logger: Logger, linger: Duration = .seconds(60)) {
         self.redis = redis
         self.keys = keys
         self.logger = logger
+        self.linger = linger
+        demand = Dictionary(uniqueKeysWithValues: keys.everyBucket.map { bucket in
+            (bucket.results, AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1)))
+        })
     }
 
     /// A registration: `changes` yields whenever the ticket may have changed; `cancel` ends it.
@@ -47,6 +62,7 @@ package final class TicketWaiters: Service, Sendable {
     /// waiting already (each intake counts its own).
     package func register(_ ticket: String, caller: String? = nil, limit: Int = .max) -> Registration? {
         let id = UUID()
+        let channel = keys.results(ofTicket: ticket)
         let (stream, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         let outcome: Bool? = state.withLock { state in
             if let caller {
@@ -56,10 +72,12 @@ package final class TicketWaiters: Service, Sendable {
             if state.stopped { return true }
             state.waiters[ticket, default: [:]][id] = continuation
             state.count += 1
+            state.byChannel[channel, default: 0] += 1
             return false
         }
         guard let stopped = outcome else { return nil }
         if stopped { continuation.finish() }
+        demand[channel]?.continuation.yield()
         return Registration(changes: stream, ticket: ticket, id: id, caller: caller)
     }
 
@@ -75,6 +93,12 @@ package final class TicketWaiters: Service, Sendable {
             guard let removed = state.waiters[registration.ticket]?.removeValue(forKey: registration.id) else { return nil }
             if state.waiters[registration.ticket]?.isEmpty == true { state.waiters[registration.ticket] = nil }
             state.count -= 1
+            let channel = keys.results(ofTicket: registration.ticket)
+            state.byChannel[channel, default: 1] -= 1
+            if state.byChannel[channel] == 0 {
+                state.byChannel[channel] = nil
+                state.lastLeft[channel] = .now
+            }
             return removed
         }
         continuation?.finish()
@@ -104,10 +128,21 @@ package final class TicketWaiters: Service, Sendable {
         stop()
     }
 
-    /// One channel's subscription, again and again until the intake stops. Whenever it
-    /// (re)subscribes, the waiters of its bucket's tickets re-read them.
+    /// One channel, until the intake stops: subscribed while requests wait on it (and `linger`
+    /// after), idle otherwise.
     private func listen(to channel: String) async {
+        guard let demand = demand[channel]?.stream else { return }
         var backoff = RedisRetryBackoff()
+        for await _ in demand where !isIdle(channel) {
+            await subscribe(to: channel, &backoff)
+        }
+    }
+
+    /// Subscribes to `channel` again and again (waking its waiters each time) until nobody has
+    /// waited on it for `linger`, or the intake stops.
+    private func subscribe(to channel: String, _ backoff: inout RedisRetryBackoff) async {
+        // A quiet subscription is renewed: a connection that died unnoticed ends within this.
+        let quiet = min(linger, .seconds(60))
         while !Task.isCancelled {
             var subscription: RedisSubscription?
             do {
@@ -118,20 +153,29 @@ package final class TicketWaiters: Service, Sendable {
                 while !Task.isCancelled {
                     // A read of the subscription does not notice cancellation: closing it ends the read.
                     let (_, ticket) = try await withTaskCancellationHandler {
-                        try await current.next(timeout: .seconds(60))
+                        try await current.next(timeout: quiet)
                     } onCancel: {
                         Task { await current.close() }
                     }
                     wake(ticket)
+                    if isIdle(channel) { break }
                 }
             } catch {
-                if !Task.isCancelled {
+                if !Task.isCancelled, !isIdle(channel) {
                     logger.debug("results subscription ended; subscribing again", metadata: ["error": "\(error)", "channel": "\(channel)"])
                 }
             }
             await subscription?.close()
             wakeAll(on: channel)
+            if isIdle(channel) { return }
             if !Task.isCancelled { await backoff.pause() }
+        }
+    }
+
+    /// Nobody waits on `channel`, and nobody has for `linger`.
+    private func isIdle(_ channel: String) -> Bool {
+        state.withLock { state in
+            state.byChannel[channel] == nil && state.lastLeft[channel].map { ContinuousClock.now - $0 >= linger } ?? true
         }
     }
 

@@ -53,6 +53,33 @@ import Testing
         }
     }
 
+    /// An intake nobody waits on reads no results: its subscription comes with the first waiter,
+    /// goes once the last has been gone for the linger, and comes back with the next.
+    @Test func theResultsAreSubscribedToOnlyWhileSomeoneWaits() async throws {
+        try await withRedis { redis, server in
+            let keys = RedisKeys(prefix: "iap")
+            let waiters = TicketWaiters(redis: server.configuration, keys: keys, logger: testLogger, linger: .milliseconds(200))
+            let running = Task { try await waiters.run() }
+            @Sendable func subscribers() async throws -> Int64 {
+                let reply: RedisReply = try await redis.send("PUBSUB", "SHARDNUMSUB", keys.results)
+                return reply.array?.last?.int ?? -1
+            }
+            #expect(try await subscribers() == 0)
+            let first = try #require(waiters.register("T1"))
+            try await until("the first waiter's subscription") { try await subscribers() == 1 }
+            // Subscribing wakes the waiter: whatever was published before it is read again.
+            var changes = first.changes.makeAsyncIterator()
+            #expect(await changes.next() != nil)
+            waiters.cancel(first)
+            try await until("no subscription once nobody waits") { try await subscribers() == 0 }
+            let second = try #require(waiters.register("T2"))
+            try await until("subscribed again for the next waiter") { try await subscribers() == 1 }
+            waiters.cancel(second)
+            running.cancel()
+            try await running.value
+        }
+    }
+
     /// Two hundred clients waiting on one intake: one Redis subscription, every one answered.
     @Test func manyWaitingClientsShareOneSubscription() async throws {
         try await withPipeline(startWorkers: false) { pipeline in
@@ -78,8 +105,9 @@ import Testing
             }
             do {
                 try await until("every client waits") { pipeline.waiters.waiting == 200 }
-                let subscribers = try await pipeline.redis.send("PUBSUB", "SHARDNUMSUB", pipeline.configuration.keys.results).array ?? []
-                #expect(subscribers.last?.int == 1)
+                try await until("one subscription serves them all") {
+                    try await pipeline.redis.send("PUBSUB", "SHARDNUMSUB", pipeline.configuration.keys.results).array?.last?.int == 1
+                }
                 for stage in Stage.allCases { pipeline.start(stage) }
                 let statuses = try await answers.value
                 #expect(statuses.count == 200 && statuses.allSatisfy { $0 == "granted" })
