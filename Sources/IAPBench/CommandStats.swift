@@ -29,8 +29,9 @@ struct CommandStats: Sendable, Equatable {
     /// once counted as round trips: the queue-depth check looked like a round trip the intake
     /// gained (3.6 a receipt end to end against 2.6 for the stages alone). The other way round,
     /// the granter's `GET` of a user's bound token (`user-token:<user>`, Set App Account Token
-    /// on, a purchase without a token: every receipt of the bench) is a round trip counted here
-    /// as a script's: one a receipt more than `roundTrips` says.
+    /// on, a purchase without a token: every receipt of the bench) is counted here as a script's:
+    /// the granter reads a worker's jobs' tokens in one pipeline (a round trip a batch at peak, one
+    /// a receipt at a light rate) that `roundTrips` leaves out.
     static let insideScripts: Set<String> = [
         "exists", "expire", "get", "hdel", "hget", "hincrby", "hset", "llen", "lmove", "lpop", "lpush", "lrem", "publish", "spublish",
         "rpush", "set", "ttl", "xadd", "zadd", "zcard", "zlexcount", "zrange", "zrangebyscore", "zrem", "zscore",

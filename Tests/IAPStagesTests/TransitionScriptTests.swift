@@ -436,6 +436,8 @@ import Testing
             #expect(try await store.accountToken(ofUser: "u9") == nil)
             #expect(try await store.bindAccountTokens([token, mine], to: "u9") == [token: "u1", mine: "u9"])
             #expect(try await store.accountToken(ofUser: "u9") == mine)
+            // The granter reads several users' tokens at once, each answer in its user's place.
+            #expect(try await store.accountTokens(ofUsers: ["u1", "u9", "u5", "u1"]) == [token, mine, nil, token])
             for id in ["1", "2", "3"] { try await redis.send("SET", Self.keys.claim(unit: id), "T1") }
             var job = Self.grantJob("T1", [Self.pending("1"), Self.pending("2"), Self.pending("3")])
             var own = InAppTransaction(transactionID: "2", productID: "gold")

@@ -23,6 +23,11 @@ package struct GrantHandler: JobHandler {
     private let steps = WorkerBatchers<GrantPurchases, GrantPurchases.Reply> { worker in
         GroupCommit(maxBatch: 32) { steps in try await worker.store.runBatch(steps, replicated: true) }
     }
+    /// The users' bound tokens (Set App Account Token on) for a worker's jobs reading them at about
+    /// the same time, in one round trip: it was one a receipt.
+    private let tokens = WorkerBatchers<String, String?> { worker in
+        GroupCommit(maxBatch: 32) { users in try await worker.store.accountTokens(ofUsers: users) }
+    }
 
     package init(tokenTickets: Duration? = nil, finishTickets: Duration? = nil, retention: RetentionSweep? = nil) {
         self.tokenTickets = tokenTickets
@@ -39,11 +44,12 @@ package struct GrantHandler: JobHandler {
 
     package func handle(_ held: HeldJob) async {
         let (payload, job, worker) = (held.payload, held.job, held.worker)
-        let steps = self.steps
+        let (steps, tokens) = (self.steps, self.tokens)
         let outcome = await worker.transition(GrantPurchases.self) {
             try await worker.store.grantOutcome(
                 payload, member: worker.member, job: job, tokenTickets: tokenTickets, finishTickets: finishTickets,
-                batching: { step in try await steps.submit(step, by: worker) })
+                batching: { step in try await steps.submit(step, by: worker) },
+                readingToken: { user in try await tokens.submit(user, by: worker) })
         }
         guard let (result, granted) = outcome else { return }
         guard result == .moved, let granted else {

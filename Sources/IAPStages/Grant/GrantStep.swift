@@ -22,9 +22,12 @@ extension PipelineStore {
     /// user's bound token is read first (its own slot) for a job with a purchase that has none.
     /// `finishTickets`: Finish Transaction is on, each granted consumable's errand ticket living this long.
     /// `batching`: where the step itself goes (a worker's batcher: `runBatch`); `nil`: called alone.
+    /// `readingToken`: where the user's token is read (a worker's batcher: `accountTokens(ofUsers:)`);
+    /// `nil`: read alone.
     package func grantOutcome(
         _ payload: String, member: String, job: Job, tokenTickets: Duration? = nil, finishTickets: Duration? = nil,
         batching: (@Sendable (GrantPurchases) async throws -> (TransitionResult, GrantOutcome?))? = nil,
+        readingToken: (@Sendable (String) async throws -> String?)? = nil,
         now: Int64 = currentTimeMs()
     ) async throws -> (TransitionResult, GrantOutcome?) {
         // The refund limit counts the user's refunds in every bucket: read first (a refund that
@@ -40,8 +43,9 @@ extension PipelineStore {
         }
         let shared = try await appleAccountsShared(by: job)
         var tokenSetting: AccountTokenSetting?
-        if let tokenTickets, Self.mayNeedAccountToken(job), let token = try await accountToken(ofUser: job.userID) {
-            tokenSetting = AccountTokenSetting(token: token, ticketTTL: tokenTickets)
+        if let tokenTickets, Self.mayNeedAccountToken(job) {
+            let token = if let readingToken { try await readingToken(job.userID) } else { try await accountToken(ofUser: job.userID) }
+            tokenSetting = token.map { AccountTokenSetting(token: $0, ticketTTL: tokenTickets) }
         }
         let keep = !capped.isEmpty
         let step = GrantPurchases(keys, member: member, taken: payload, job: job, refunds: refunds, places: places, shared: shared,
@@ -143,6 +147,16 @@ extension PipelineStore {
         let reply = try await redis.send("GET", keys.userAccountToken(user: user))
         if case .error(let message) = reply { throw RedisError.server(message) }
         return reply.string
+    }
+
+    /// The tokens bound to each of `users` first, in order: one round trip on one server (the keys
+    /// lie in no bucket: on a cluster the client sends each slot its part, all at once).
+    package func accountTokens(ofUsers users: [String]) async throws -> [String?] {
+        let replies = try await redis.pipeline(users.map { RedisCommand("GET", keys.userAccountToken(user: $0)) })
+        return try replies.map { reply in
+            if case .error(let message) = reply { throw RedisError.server(message) }
+            return reply.string
+        }
     }
 
     /// How many of a user's grants Apple refunded or revoked (less those reversed), every bucket's
