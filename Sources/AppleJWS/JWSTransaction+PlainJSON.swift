@@ -1,4 +1,3 @@
-import Foundation
 import PlainJSON
 
 /// A signed transaction read with PlainJSON instead of Foundation's `JSONDecoder`, member for
@@ -41,11 +40,7 @@ extension JWSTransaction {
     private static let members: [(name: [UInt8], key: CodingKeys)] = CodingKeys.allCases.map { (Array($0.stringValue.utf8), $0) }
 
     private static func member(named name: UnsafeBufferPointer<UInt8>) -> CodingKeys? {
-        for member in members where member.name.count == name.count {
-            let same = member.name.withUnsafeBufferPointer { memcmp($0.baseAddress!, name.baseAddress!, name.count) == 0 }
-            if same { return member.key }
-        }
-        return nil
+        members.first { $0.name.isSame(as: name) }?.key
     }
 
     /// One member (`null` is absent, another type an error naming it).

@@ -121,7 +121,7 @@ public final class SignedDataVerifier: Sendable {
     /// The leaf key of a header whose chain is trusted at `time`, from the cache or a full check.
     private func trustedKey(header: Substring, at time: Date) async throws(SignedDataError) -> P256.Signing.PublicKey {
         var header = header
-        if let cached = header.withUTF8({ bytes in cache.withLock { Self.find(bytes, in: $0) } }),
+        if let cached = header.withUTF8({ bytes in cache.withLock { $0.first { $0.header.isSame(as: bytes) }?.leaf } }),
            cached.validFrom <= time, time <= cached.validUntil
         {
             return cached.key
@@ -134,17 +134,6 @@ public final class SignedDataVerifier: Sendable {
             entries.append((bytes, trusted))
         }
         return trusted.key
-    }
-
-    /// The entry whose header is these bytes, if any.
-    private static func find(_ bytes: UnsafeBufferPointer<UInt8>, in entries: [(header: [UInt8], leaf: TrustedLeaf)]) -> TrustedLeaf? {
-        for entry in entries where entry.header.count == bytes.count {
-            let same = entry.header.withUnsafeBufferPointer { stored in
-                stored.isEmpty || memcmp(stored.baseAddress!, bytes.baseAddress!, stored.count) == 0
-            }
-            if same { return entry.leaf }
-        }
-        return nil
     }
 
     private func validate(header: Substring, at time: Date) async throws(SignedDataError) -> TrustedLeaf {

@@ -205,42 +205,42 @@ struct JSONReader {
     /// The member name at `index` (on its opening quote): its bytes where they lie when it has no
     /// escape (valid UTF-8, as `string()` checks), else `string()`'s reading of it.
     private mutating func memberName() throws(JSONParseError) -> MemberName {
-        var end = index + 1
+        let start = index + 1
+        let (end, ascii) = plainRun(from: start)
+        // An escape, a control character or no end: as any string (its errors at their offsets).
+        guard end < bytes.count, bytes[end] == UInt8(ascii: "\"") else { return .read(try string()) }
+        if !ascii { _ = try validated(start..<end, ascii: false) }
+        index = end + 1
+        return .inPlace(start..<end)
+    }
+
+    /// From `start` (just after an opening quote): where the string's run without escapes or
+    /// control characters ends (its closing quote, a backslash, a control character, or the end
+    /// of the text), and whether the run is ASCII.
+    private func plainRun(from start: Int) -> (end: Int, ascii: Bool) {
+        var end = start
         var ascii = true
         while end < bytes.count {
             let byte = bytes[end]
-            if byte == UInt8(ascii: "\"") {
-                let range = (index + 1)..<end
-                if !ascii { _ = try validated(range, ascii: false) }
-                index = end + 1
-                return .inPlace(range)
-            }
-            if byte == UInt8(ascii: "\\") || byte < 0x20 { break }
+            if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte < 0x20 { break }
             if byte >= 0x80 { ascii = false }
             end += 1
         }
-        // An escape, a control character or no end: as any string (its errors at their offsets).
-        return .read(try string())
+        return (end, ascii)
     }
 
     /// A string at `index` (on its opening quote). Without escapes it is one copy of the bytes.
     private mutating func string() throws(JSONParseError) -> String {
-        index += 1
-        let start = index
-        var ascii = true
-        while index < bytes.count {
-            let byte = bytes[index]
-            if byte == UInt8(ascii: "\"") {
-                let text = try validated(start..<index, ascii: ascii)
-                index += 1
-                return text
-            }
-            if byte == UInt8(ascii: "\\") { break }
-            if byte < 0x20 { throw error("control character in a string") }
-            if byte >= 0x80 { ascii = false }
+        let start = index + 1
+        let (end, ascii) = plainRun(from: start)
+        index = end
+        if end < bytes.count, bytes[end] == UInt8(ascii: "\"") {
+            let text = try validated(start..<end, ascii: ascii)
             index += 1
+            return text
         }
         guard index < bytes.count else { throw error("unterminated string") }
+        if bytes[index] < 0x20 { throw error("control character in a string") }
         // Escapes: collect the bytes, then validate once.
         var collected = Array(UnsafeBufferPointer(rebasing: bytes[start..<index]))
         while index < bytes.count {

@@ -144,9 +144,7 @@ extension PipelineStore {
 
     /// The app account token bound to a user first (`user-token:<user>`), if any.
     package func accountToken(ofUser user: String) async throws -> String? {
-        let reply = try await redis.send("GET", keys.userAccountToken(user: user))
-        if case .error(let message) = reply { throw RedisError.server(message) }
-        return reply.string
+        try await accountTokens(ofUsers: [user])[0]
     }
 
     /// The tokens bound to each of `users` first, in order: one round trip on one server (the keys
