@@ -12,9 +12,9 @@ package struct ClientKeys: Sendable {
 
     /// What a key may call: `receipts` (`/v1/receipts…`), `users` (`/v1/users/…`), `offers`
     /// (`/v1/offers/…`: offer signatures), `support` (`/v1/support/…`: purchases looked up at Apple
-    /// and in the books).
+    /// and in the books), `reports` (`/v1/reports/…`: the business's figures; a finance tool's key).
     package enum Scope: String, Sendable, CaseIterable, Comparable {
-        case receipts, users, offers, support
+        case receipts, users, offers, support, reports
 
         /// The scope of a key given as its secret alone: a game backend's.
         package static let standard: Set<Scope> = [.receipts, .users, .offers]
@@ -51,7 +51,7 @@ package struct ClientKeys: Sendable {
                     "IAP_CLIENT_KEYS_FILE", "the secret of key '\(id)' is shorter than \(Self.minimumSecretBytes) bytes")
             }
             guard !key.scopes.isEmpty else {
-                throw ConfigurationError("IAP_CLIENT_KEYS_FILE", "key '\(id)' has no scope: give it one of receipts, users, offers, support")
+                throw ConfigurationError("IAP_CLIENT_KEYS_FILE", "key '\(id)' has no scope: give it one of receipts, users, offers, support, reports")
             }
         }
         self.keys = keys

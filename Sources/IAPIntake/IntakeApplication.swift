@@ -68,6 +68,7 @@ package enum IntakeApplication {
         let catalog = configuration.hasCatalog ? try configuration.requireCatalog() : nil
         EntitlementRoutes(store: store, catalog: catalog).register(on: router)
         UserRoutes(store: store).register(on: router)
+        ReportRoutes(store: store).register(on: router)
         let signers = try configuration.offerSigners()
         OfferRoutes(
             signatures: catalog.map { OfferSignatures(store: store, catalog: $0, signers: signers, bundleIDs: configuration.bundleIDs) },

@@ -16,7 +16,7 @@ package enum RouteAccess: Equatable, Sendable {
 
     /// The guarded rooms: every route under `/v1/<room>/` needs the room's scope.
     static let scopes: [String: ClientKeys.Scope] = [
-        "receipts": .receipts, "users": .users, "offers": .offers, "support": .support,
+        "receipts": .receipts, "users": .users, "offers": .offers, "support": .support, "reports": .reports,
     ]
 
     /// The access of the route registered as `template`; `nil` for a route on neither list.

@@ -153,6 +153,7 @@ import Testing
             .replacingOccurrences(of: "{user_id}", with: "victim")
             .replacingOccurrences(of: "{transaction_id}", with: "2000000001")
             .replacingOccurrences(of: "{order_id}", with: "MQ2RV4KQ7Z")
+            .replacingOccurrences(of: "{report}", with: "revenue")
     }
 
     /// A body the route's handler would take (so a request that got through would write).

@@ -10,6 +10,8 @@ struct HeldPurchaseDecision: Sendable {
     let redisKeys: RedisKeys
     let unit: String
     let originalTransactionID: String
+    /// The step's time (ms): its day's figures are the ones a release counts in.
+    let now: Int64
     var members: [String: JSONValue]
 
     init(
@@ -19,6 +21,7 @@ struct HeldPurchaseDecision: Sendable {
         redisKeys = keys
         self.unit = unit
         self.originalTransactionID = originalTransactionID
+        self.now = now
         members = [
             "now": .string(String(now)), "operator": .string(operatorName), "note": .string(note),
         ]
@@ -91,7 +94,7 @@ package struct ReleaseHeldPurchase: DeclaringScript {
             k.owner(originalTransactionID: hold.originalTransactionID), bucket.unclaimed,
             bucket.lifetime(user: hold.userID), k.subscription(originalTransactionID: hold.originalTransactionID),
             bucket.rechecks, bucket.subscriptions(user: hold.userID), bucket.purchases(user: hold.userID),
-            bucket.refundsProrated(user: hold.userID), bucket.userEvents,
+            bucket.refundsProrated(user: hold.userID), bucket.userEvents, bucket.figures(day: FigureDay(milliseconds: decision.now)),
         ]
         arguments = [decision.argument]
     }

@@ -152,7 +152,7 @@ package struct LedgerMigration: Sendable {
         case .claim, .grant, .hold, .refunded, .owner, .subscription, .notifications, .refundRevision, .ticket, .receipt,
              .notification, .daily, .consent, .consumption, .userToken, .userAppleAccounts, .offerSignatures, .appleAccount,
              .accountToken, .erasureSalt, .erased, .apple, .appleBreaker, .signature, .console, .notificationSweep, .refundSweep,
-             .refundCustomers, .adoptionImport:
+             .refundCustomers, .adoptionImport, .figures:
             .copied
         case .queue, .inflight, .retry, .dead: .jobs
         case .lifetime, .userSubscriptions, .holds, .unclaimed, .rechecks, .purchases, .userEvents: .split
@@ -263,6 +263,8 @@ package struct LedgerMigration: Sendable {
         case .erased: return keys.erased(pseudonym: rest)
         case .appleBreaker: return AppleService(rawValue: after).map(keys.appleBreaker)
         case .adoptionImport: return keys.adoptionImport(after)
+        // A day's figures, whole, in the first bucket: a report sums every bucket's.
+        case .figures: return FigureDay(after).map { keys.inBucket(0).figures(day: $0) }
         case .console: return consoleKey(after)
         case .apple:
             let parts = after.split(separator: ":", maxSplits: 2).map(String.init)

@@ -24,7 +24,7 @@ package struct GrantPurchases: DeclaringScript {
         var declared = DeclaredKeys([
             keys.inflight(member: member), keys.ticket(job.ownTicket), keys.fulfilment, keys.unclaimed, keys.holds,
             keys.lifetime(user: user), keys.subscriptions(user: user), keys.purchases(user: user), keys.refundsProrated(user: user),
-            keys.userEvents,
+            keys.userEvents, keys.figures(day: FigureDay(milliseconds: now)),
         ])
         let work = job.grantWork
         let purchases = work.purchases

@@ -12,7 +12,7 @@ package struct AcceptNotification: PipelineScript {
     package init(_ keys: RedisKeys, job: Job, uuid: String, ttl: Duration, tokenUser: String?) {
         let original = job.notification?.originalTransactionID
         self.keys = [keys.notification(uuid: uuid), keys.ticket(job.ticket), keys.queue(.notify), keys.fulfilment,
-            keys.userEvents]
+            keys.userEvents, keys.figures(day: FigureDay(milliseconds: job.enqueuedAt))]
             + (original.map { [keys.owner(originalTransactionID: $0)] } ?? [])
         var arguments: [String: JSONValue] = [
             "ticket": .string(job.ticket), "now": .string(String(job.enqueuedAt)), "ttl": .string(String(ttl.components.seconds)),

@@ -12,7 +12,10 @@ package struct RecordNotification: PipelineScript {
         _ keys: RedisKeys, member: String, taken: String, job: Job, result: String, entry: String,
         in record: PipelineStore.NotificationRecord, event: [String: String]?, users: [String]? = nil, now: Int64
     ) {
-        var list = [keys.inflight(member: member), keys.ticket(job.ticket), keys.fulfilment, keys.userEvents]
+        var list = [
+            keys.inflight(member: member), keys.ticket(job.ticket), keys.fulfilment, keys.userEvents,
+            keys.figures(day: FigureDay(milliseconds: now)),
+        ]
         var transactionID: String?
         switch record {
         case .history(let original):

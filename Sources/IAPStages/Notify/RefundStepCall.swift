@@ -26,6 +26,7 @@ struct RefundStepCall: Sendable {
             keys.inflight(member: member), keys.ticket(job.ticket), keys.grant(unit: unit, originalTransactionID: original),
             keys.refunded(unit: unit, originalTransactionID: original), keys.ofPurchase(originalTransactionID: original).fulfilment,
             keys.ofPurchase(originalTransactionID: original).userEvents,
+            keys.ofPurchase(originalTransactionID: original).figures(day: FigureDay(milliseconds: now)),
         ]
         subscriptionID = subscription?.originalTransactionID
         members = extra.merging([

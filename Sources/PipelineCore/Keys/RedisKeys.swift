@@ -105,6 +105,11 @@ package struct RedisKeys: Sendable, Equatable {
     package var userEvents: String { "\(bucketPrefix):\(KeyFamily.userEvents)" }
     /// How many of a user's events `userEvents` keeps in each bucket (`append_event.lua`'s cap).
     package static let userEventsCap = 100
+    /// hash: the business's figures of one UTC day (`YYYY-MM-DD`) in this bucket, counted in the
+    /// step that writes each fulfilment entry (`includes/count_figures.lua`); a field is
+    /// `<figure>|<environment>|<storefront>|<currency>|<product>`, its value an integer. Kept for
+    /// ever; a report sums the day's hash of every bucket.
+    package func figures(day: FigureDay) -> String { "\(bucketPrefix):\(KeyFamily.figures):\(day)" }
     /// hash: a ticket's status and result; expires after `IAP_TICKET_TTL_S`.
     package func ticket(_ id: String) -> String { "\(ofTicket(id).bucketPrefix):\(KeyFamily.ticket):\(id)" }
     /// string: sha256(user, receipt) → the ticket it produced, so resubmissions are idempotent.

@@ -13,7 +13,8 @@
     KEYS[3] notifyQueue    the notify stage's queue
     KEYS[4] stream         the fulfilment stream of the notification's bucket
     KEYS[5] events         the bucket's `user-events` (appendEvent)
-    KEYS[6] owner          `owner:<original_transaction_id>`, when the notification names a purchase
+    KEYS[6] figures        the bucket's `figures:<day>` (countFigures: the day of `now`)
+    KEYS[7] owner          `owner:<original_transaction_id>`, when the notification names a purchase
     ARGV[1] job            the job
     ARGV[2] arguments      JSON: ticket, now, ttl (s), retention (s), channel, type, token_user,
                            entry (the stream entry's fields: strings), source (the entry's
@@ -24,7 +25,8 @@
 --- @include "new_ticket"
 --- @include "add_event"
 
-local notification, ticket, notifyQueue, stream, events, owner = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local notification, ticket, notifyQueue, stream, owner = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[7]
+local events = {index = KEYS[5], figures = KEYS[6]}
 local a = cjson.decode(ARGV[2])
 local existing = redis.call('GET', notification)
 if existing then return {0, existing} end

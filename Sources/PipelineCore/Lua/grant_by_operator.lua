@@ -25,7 +25,7 @@ end
 redis.call('HSET', record, 'ticket', 'operator', 'user_id', a.user_id, 'product_id', a.product_id,
   'quantity', a.quantity, 'transaction_id', a.id, 'original_transaction_id', a.id, 'environment', 'Operator',
   'unit', a.unit, 'granted_at', a.now, 'source', 'operator', 'granted_by', a.operator, 'note', a.note)
-appendEvent(stream, KEYS[5], {'event', 'granted', 'source', 'operator', 'operator', a.operator, 'note', a.note,
+appendEvent(stream, {index = KEYS[5]}, {'event', 'granted', 'source', 'operator', 'operator', a.operator, 'note', a.note,
   'ticket', 'operator', 'user_id', a.user_id, 'product_id', a.product_id, 'quantity', a.quantity,
   'transaction_id', a.id, 'original_transaction_id', a.id, 'environment', 'Operator', 'unit', a.unit,
   'granted_at', a.now})

@@ -50,7 +50,8 @@
     KEYS[8] purchases           the bucket's `purchases:<user>`
     KEYS[9] prorated            the bucket's `refunds-prorated:<user>`
     KEYS[10] events             the bucket's `user-events` (each user's events: appendEvent)
-    KEYS[11…] the keys named by index in ARGV: each purchase's `k` (claim, record, hold, refunded,
+    KEYS[11] figures            the bucket's `figures:<day>` (countFigures: the day of `now`)
+    KEYS[12…] the keys named by index in ARGV: each purchase's `k` (claim, record, hold, refunded,
               owner, subscription, rechecks, token_ticket, finish_ticket: as it has them), each other user's in
               `others` (lifetime, subscriptions, purchases), the re-check answer's record and schedule
               (`subscription_key`, `rechecks_key`), the bucket's notify queue (`notify_queue`)
@@ -96,7 +97,8 @@
 
 -- One job: everything below, as if the script were called for it alone.
 local function grantJob(KEYS, ARGV)
-  local inflight, ticketKey, stream, events = KEYS[1], KEYS[2], KEYS[3], KEYS[10]
+  local inflight, ticketKey, stream = KEYS[1], KEYS[2], KEYS[3]
+  local events = {index = KEYS[10], figures = KEYS[11]}
   local a = cjson.decode(ARGV[2])
   local ticket, now, user, environment = a.ticket, a.now, a.user_id, a.environment
   local others = a.others or {}

@@ -12,8 +12,9 @@
     KEYS[2] ticket     the job's ticket hash
     KEYS[3] stream     the fulfilment stream
     KEYS[4] events     the bucket's `user-events` (appendEvent)
-    KEYS[5] record     optional: `notifications:<original>` (list) or `unclaimed` (hash)
-    KEYS[6] owner      optional, with the list: `owner:<original>`
+    KEYS[5] figures    the bucket's `figures:<day>` (countFigures: the day of `now`)
+    KEYS[6] record     optional: `notifications:<original>` (list) or `unclaimed` (hash)
+    KEYS[7] owner      optional, with the list: `owner:<original>`
     ARGV[1] taken      the job as taken
     ARGV[2] arguments  JSON: ticket, now, channel, result, entry, keep, transaction_id? (the
                        unclaimed hash's field; absent: KEYS[5] is the list), event? (the stream
@@ -25,7 +26,8 @@
 --- @include "ack_job"
 --- @include "add_event"
 
-local inflight, ticket, stream, events, record, owner = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local inflight, ticket, stream, record, owner = KEYS[1], KEYS[2], KEYS[3], KEYS[6], KEYS[7]
+local events = {index = KEYS[4], figures = KEYS[5]}
 local acked = ackJob(inflight, ticket, ARGV[1])
 if acked ~= 1 then return acked end
 local a = cjson.decode(ARGV[2])

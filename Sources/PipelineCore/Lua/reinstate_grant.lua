@@ -10,10 +10,11 @@
   the record names another, the script answers {-2, owner} and changes nothing.
 
   Input:
-    KEYS[1] to KEYS[11]         as `revoke_grant`'s (one Swift type, `RefundStepCall`, declares
-                                both): inflight, ticket, record, refunded, stream, events; then the
-                                owner's refunds and prorated refunds; for a subscription its
-                                record, the re-check schedule and the owner's subscriptions
+    KEYS[1] to KEYS[12]         as `revoke_grant`'s (one Swift type, `RefundStepCall`, declares
+                                both): inflight, ticket, record, refunded, stream, events, the
+                                day's figures; then the owner's refunds and prorated refunds; for
+                                a subscription its record, the re-check schedule and the owner's
+                                subscriptions
     ARGV[1] taken               the job as taken
     ARGV[2] arguments           JSON: ticket, now, channel, notification, owner?, subscription?, recheck?
   Output:
@@ -25,7 +26,7 @@
 --- @include "apply_subscription"
 
 local inflight, ticket, record, refunded, stream = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
-local events, refunds, prorated = KEYS[6], KEYS[7], KEYS[8]
+local events, refunds, prorated = {index = KEYS[6], figures = KEYS[7]}, KEYS[8], KEYS[9]
 local a = cjson.decode(ARGV[2])
 local acked, owner = ackForOwner(inflight, ticket, record, ARGV[1], a.owner)
 if acked == -2 then return {-2, owner} end
@@ -50,7 +51,7 @@ if whole or part then
     {'reinstated_at', a.now, 'reinstated_quantity', quantity, 'notification', a.notification})))
   if whole and a.subscription then
     a.subscription.user_id = owner
-    applySubscription({subscription = KEYS[9], rechecks = KEYS[10], userSubscriptions = KEYS[11], stream = stream,
+    applySubscription({subscription = KEYS[10], rechecks = KEYS[11], userSubscriptions = KEYS[12], stream = stream,
       events = events},
       a.subscription, a.now, a.recheck)
   end

@@ -24,6 +24,6 @@ local a = cjson.decode(ARGV[1])
 local h = readHold(hold)
 if not h then return {-1} end
 if h.status ~= 'held' then return {0, h.status} end
-appendEvent(stream, KEYS[4], holdEntry(h, {'event', 'rejected', 'source', 'operator', 'operator', a.operator},
+appendEvent(stream, {index = KEYS[4]}, holdEntry(h, {'event', 'rejected', 'source', 'operator', 'operator', a.operator},
   {'reason', h.reason, 'rejected_at', a.now}))
 return {1, settleHold({hold = hold, holds = holds}, h, 'rejected', h.reason, a)}

@@ -27,6 +27,7 @@
     KEYS[13] purchases          the bucket's `purchases:<user>`
     KEYS[14] prorated           the bucket's `refunds-prorated:<user>`
     KEYS[15] events             the bucket's `user-events` (appendEvent)
+    KEYS[16] figures            the bucket's `figures:<day>` (countFigures: the day of `now`)
     ARGV[1] arguments           JSON: now, operator, note, ticket, user_id, original_transaction_id,
                                 recheck?
   Output:
@@ -42,7 +43,7 @@
 --- @include "take_back_early"
 
 local hold, holds, claim, record, refunded, stream = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
-local events = KEYS[15]
+local events = {index = KEYS[15], figures = KEYS[16]}
 local a = cjson.decode(ARGV[1])
 local h = readHold(hold)
 if not h then return {-1} end

@@ -21,7 +21,7 @@ if redis.call('EXISTS', record) == 0 then return {-1} end
 if redis.call('HEXISTS', record, 'revoked_at') == 1 then return {0, 'already_revoked'} end
 redis.call('HSET', record, 'revoked_at', a.now, 'revocation_reason', 'operator', 'revoked_by', a.operator, 'note', a.note)
 redis.call('HDEL', record, 'reinstated_at')
-appendEvent(stream, KEYS[3], (grantEntry(record,
+appendEvent(stream, {index = KEYS[3]}, (grantEntry(record,
   {'event', 'revoked', 'source', 'operator', 'operator', a.operator, 'note', a.note},
   {'revoked_at', a.now, 'revocation_reason', 'operator'})))
 return {1, 'revoked'}

@@ -28,11 +28,12 @@
     KEYS[4] refunded            `refunded:<unit>`
     KEYS[5] stream              the fulfilment stream
     KEYS[6] events              the bucket's `user-events` (appendEvent)
-    KEYS[7] refunds             `refunds:<owner>`
-    KEYS[8] prorated            `refunds-prorated:<owner>`
-    KEYS[9] subscription        `subscription:<original>` (the unit's subscription, if any)
-    KEYS[10] rechecks           the re-check schedule
-    KEYS[11] ownerSubscriptions `user-subscriptions:<owner>`
+    KEYS[7] figures             the bucket's `figures:<day>` (countFigures: the day of `now`)
+    KEYS[8] refunds             `refunds:<owner>`
+    KEYS[9] prorated            `refunds-prorated:<owner>`
+    KEYS[10] subscription       `subscription:<original>` (the unit's subscription, if any)
+    KEYS[11] rechecks           the re-check schedule
+    KEYS[12] ownerSubscriptions `user-subscriptions:<owner>`
     ARGV[1] taken               the job as taken
     ARGV[2] arguments           JSON: ticket, now, channel, notification, revocation_reason,
                                 revocation_type, revocation_percentage? (Apple's, milliunits),
@@ -49,7 +50,7 @@
 --- @include "apply_subscription"
 
 local inflight, ticket, record, refunded, stream = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
-local events, refunds, prorated = KEYS[6], KEYS[7], KEYS[8]
+local events, refunds, prorated = {index = KEYS[6], figures = KEYS[7]}, KEYS[8], KEYS[9]
 local a = cjson.decode(ARGV[2])
 local acked, owner = ackForOwner(inflight, ticket, record, ARGV[1], a.owner)
 if acked == -2 then return {-2, owner} end
@@ -111,7 +112,7 @@ else
     if counted > 0 then redis.call('DECRBY', prorated, math.min(counted, tonumber(redis.call('GET', prorated) or '0'))) end
     if a.subscription then
       a.subscription.user_id = owner
-      applySubscription({subscription = KEYS[9], rechecks = KEYS[10], userSubscriptions = KEYS[11], stream = stream,
+      applySubscription({subscription = KEYS[10], rechecks = KEYS[11], userSubscriptions = KEYS[12], stream = stream,
         events = events},
         a.subscription, a.now, a.recheck)
     end

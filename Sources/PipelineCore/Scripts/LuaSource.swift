@@ -71,6 +71,7 @@ package enum LuaSource {
         "each_job": PackageResources.each_job_lua,
         "announce_entitlements": PackageResources.announce_entitlements_lua,
         "apply_subscription": PackageResources.apply_subscription_lua,
+        "count_figures": PackageResources.count_figures_lua,
         "finish_parts": PackageResources.finish_parts_lua,
         "grant_effects": PackageResources.grant_effects_lua,
         "grant_entry": PackageResources.grant_entry_lua,

@@ -1,7 +1,9 @@
 --[[
   appendEvent(stream, events, fields): one entry on the fulfilment stream (`fields`: name, value,
-  … with `event` and `user_id`), and in the same step one member of the bucket's index of each
-  user's events (`events`, `user-events`, a zset of score 0 read by lex range per user):
+  … with `event` and `user_id`), and in the same step what goes with it: `events` is a table,
+  `index` the bucket's index of each user's events (`user-events`, a zset of score 0 read by lex
+  range per user) and `figures` the day's figures (countFigures; absent in a script that writes
+  no counted entry). A member of the index:
 
     <the user's length, 3 digits><user> NUL <ms, 20 digits>-<seq, 20 digits> NUL <event>
     NUL <original_transaction_id> NUL <unit> NUL <product_id>
@@ -9,9 +11,12 @@
   The length makes a user's range exact whatever the id holds; the padded entry id orders a
   user's members as the stream does. A user keeps the newest 100 in each bucket (the oldest
   goes; `RedisKeys.userEventsCap` says the same to Swift): a bounded page for the console, never
-  a read of the stream. An entry naming no user (`user_id` empty) is not indexed. Returns the
-  entry's id.
+  a read of the stream. An entry naming no user (`user_id` empty) is not indexed. And in the same
+  step the entry's figures are counted (countFigures, in `events.figures`). Returns the entry's
+  id.
 ]]
+--- @include "count_figures"
+
 -- What each of the user's members starts with, and the lex range (min, max) of them all.
 local function userEventsPrefix(user)
   return string.format('%03d', #user) .. user .. '\0'
@@ -47,6 +52,8 @@ end
 
 local function appendEvent(stream, events, fields)
   local id = redis.call('XADD', stream, '*', unpack(fields))
-  indexUserEvent(events, id, fieldsByName(fields))
+  local f = fieldsByName(fields)
+  indexUserEvent(events.index, id, f)
+  countFigures(events.figures, f)
   return id
 end

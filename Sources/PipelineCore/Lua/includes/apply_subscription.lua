@@ -110,7 +110,13 @@ local function applySubscription(k, s, now, policy)
       fields[#fields + 1] = 'expiration_reason'
       fields[#fields + 1] = s.expiration_reason
     end
-    local winBack = redis.call('HGET', k.subscription, 'eligible_win_back_offer_ids')
+    local kept = redis.call('HMGET', k.subscription, 'eligible_win_back_offer_ids', 'environment')
+    local winBack = kept[1]
+    -- Its environment, when the record knows it (what the day's figures count it by).
+    if kept[2] and kept[2] ~= '' then
+      fields[#fields + 1] = 'environment'
+      fields[#fields + 1] = kept[2]
+    end
     if winBack and winBack ~= '' then
       fields[#fields + 1] = 'eligible_win_back_offer_ids'
       fields[#fields + 1] = winBack

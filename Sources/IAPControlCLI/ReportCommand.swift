@@ -1,0 +1,78 @@
+import ArgumentParser
+import IAPCLI
+import IAPOperations
+import PipelineCore
+import PlainJSON
+
+/// `iapctl report REPORT [--from D] [--to D] [--by day|product|storefront|currency]`: the same
+/// report as `GET /v1/reports/{report}`, as a table or (`--json`) the API's JSON.
+struct ReportCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "report", abstract: "Revenue, subscriptions or refunds by day, product, storefront or currency.",
+        discussion: """
+            From the figures counted with each fulfilment event (docs/reports.md). Days are UTC, both ends included; \
+            without --from and --to, the last 30 days. Money is Apple's customer price in each row's currency, never \
+            converted, not proceeds.
+            """)
+    @OptionGroup var redis: RedisOptions
+    @Argument(help: "revenue, subscriptions or refunds") var report: String
+    @Option(help: "The first UTC day, YYYY-MM-DD (default: 29 days before --to).") var from: String?
+    @Option(help: "The last UTC day, YYYY-MM-DD (default: today).") var to: String?
+    @Option(help: "What a row is of: day, product, storefront or currency.") var by: String?
+    @Option(help: "Production or Sandbox.") var environment: String?
+    @Flag(help: "Print the API's JSON.") var json = false
+
+    func run() async throws {
+        let query: ReportQuery
+        do {
+            query = try ReportQuery(
+                report: report, from: from, to: to, by: by, environment: environment, today: FigureDay(milliseconds: currentTimeMs()))
+        } catch {
+            throw ValidationError("\(error.code): \(error.message)")
+        }
+        let configuration = loadConfiguration(of: self)
+        let figures = try await withStore(configuration) { try await $0.figures(of: query.days) }
+        let made = BusinessReport(query, figures: figures)
+        if json { return print(made.json.canonicalText) }
+        print(Self.table(made))
+    }
+
+    /// The report as aligned columns: the row's key, its currency (unless by currency), each
+    /// figure (money in units of its currency: 14.97), then the totals.
+    static func table(_ report: BusinessReport) -> String {
+        let money = report.query.report != .subscriptions && report.query.by != .currency
+        let head = [report.query.by.rawValue] + (money ? ["currency"] : []) + report.columns.map {
+            $0.hasSuffix("_milliunits") ? String($0.dropLast("_milliunits".count)) : $0
+        }
+        func line(_ row: BusinessReport.Row, key: String) -> [String] {
+            [key] + (money ? [row.currency ?? "-"] : []) + report.columns.map {
+                $0.hasSuffix("_milliunits") ? Self.units(row[$0]) : String(row[$0])
+            }
+        }
+        // By currency, each row is its currency's total already.
+        let totals = report.query.by == .currency ? [] : report.totals.map { line($0, key: "total") }
+        let body = report.rows.map { line($0, key: $0.key.isEmpty ? "-" : $0.key) } + totals
+        let widths = head.indices.map { column in ([head] + body).map { $0[column].count }.max() ?? 0 }
+        func render(_ cells: [String]) -> String {
+            cells.enumerated().map { index, cell in
+                index == 0 ? cell.padding(toLength: widths[0], withPad: " ", startingAt: 0) : cell.leftPadded(widths[index])
+            }.joined(separator: "  ")
+        }
+        var lines = ["\(report.query.report.rawValue) \(report.query.from) to \(report.query.to), \(report.query.environment)"]
+        lines.append(render(head))
+        lines += body.map(render)
+        if body.isEmpty { lines.append("(nothing counted in this range)") }
+        if report.unpricedPurchases > 0 {
+            lines.append("\(report.unpricedPurchases) purchases had no price (legacy receipts): counted, in no money")
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    /// Milliunits as units: 14970 is 14.97, 1234 is 1.234.
+    static func units(_ milliunits: Int64) -> String {
+        let sign = milliunits < 0 ? "-" : ""
+        let whole = abs(milliunits) / 1000, part = abs(milliunits) % 1000
+        let fraction = part % 10 == 0 ? String(part / 10 + 100).dropFirst() : String(part + 1000).dropFirst()
+        return "\(sign)\(whole).\(fraction)"
+    }
+}

@@ -1,0 +1,85 @@
+--[[
+  The business's figures, counted in the step that writes each fulfilment entry (appendEvent), so
+  that they are exact through crashes, failover and resharding and never counted twice: an entry
+  is written once, and its figures with it.
+
+  countFigures(figures, f): adds entry `f` (its fields by name) to the day's figures, `figures`:
+  the bucket's `figures:<YYYY-MM-DD>` (a hash; the UTC day of the step's `now`, named by the
+  caller: appendEvent's `events.figures`). A counted entry without it is an error, never a silent
+  miss. A field is
+  `<figure>|<environment>|<storefront>|<currency>|<product>` (the product last: it may hold
+  anything), its value an integer (HINCRBY). Money is Apple's price in milliunits of its currency,
+  never converted, never proceeds. What counts (the rest, nothing):
+  - a sale: `granted` or `renewed` (not an operator's grant, not a transfer to another user) and
+    `released`, bought (`in_app_ownership_type` not FAMILY_SHARED): `purchases` 1, `units` its
+    quantity, `gross` price x quantity, or `unpriced` 1 when Apple said no price (a legacy
+    receipt); a subscription's first period (`granted` with `expires_at`) `subscriptions_started`,
+    and `trials_started` when its offer is a free trial; a later period `renewals`;
+  - `adopted` 1 (bought before the cutover: the old system counted it), `family_shared` 1;
+  - a refund: `revoked` from Apple (source `notification` or `refund_history`, not
+    FAMILY_REVOKE): `refunds` 1, `refunded_units` its revoked_quantity, `refunds_gross` what it
+    gave back: price x revoked_quantity, or, for one item refunded in part (REFUND_PRORATED),
+    price x revocation_percentage / 100000; `refunds_unpriced` 1 without a price;
+  - `reinstated` 1 and `reinstated_gross` price x reinstated_quantity (a refund reversed);
+  - `expired:<expiration_reason>` 1 (`expired:unknown` when Apple said none);
+  - `refunds_declined` 1; a `notification` of type CONSUMPTION_REQUEST: `refund_requests` 1.
+]]
+local function addFigure(figures, f, name, by)
+  if by == 0 then return end
+  if not figures then error('countFigures: a `' .. f.event .. '` entry needs the day\'s figures key') end
+  redis.call('HINCRBY', figures, name .. '|' .. (f.environment or '') .. '|' .. (f.storefront or '') .. '|'
+    .. (f.currency or '') .. '|' .. (f.product_id or ''), by)
+end
+
+local function countSale(figures, f)
+  if f.in_app_ownership_type == 'FAMILY_SHARED' then return addFigure(figures, f, 'family_shared', 1) end
+  local quantity = tonumber(f.quantity) or 1
+  local price = tonumber(f.price)
+  addFigure(figures, f, 'purchases', 1)
+  addFigure(figures, f, 'units', quantity)
+  if price then addFigure(figures, f, 'gross', price * quantity) else addFigure(figures, f, 'unpriced', 1) end
+  if f.event == 'renewed' then
+    addFigure(figures, f, 'renewals', 1)
+  elseif f.event == 'granted' and f.expires_at and f.expires_at ~= '' then
+    addFigure(figures, f, 'subscriptions_started', 1)
+    if f.offer_discount_type == 'FREE_TRIAL' then addFigure(figures, f, 'trials_started', 1) end
+  end
+end
+
+local function countRefund(figures, f)
+  local taken = tonumber(f.revoked_quantity) or tonumber(f.quantity) or 1
+  local price = tonumber(f.price)
+  local share = tonumber(f.revocation_percentage)
+  addFigure(figures, f, 'refunds', 1)
+  addFigure(figures, f, 'refunded_units', taken)
+  if not price then return addFigure(figures, f, 'refunds_unpriced', 1) end
+  if f.revocation_type == 'REFUND_PRORATED' and share and (tonumber(f.quantity) or 1) == 1 then
+    addFigure(figures, f, 'refunds_gross', math.floor(price * share / 100000))
+  else
+    addFigure(figures, f, 'refunds_gross', price * taken)
+  end
+end
+
+local function countFigures(figures, f)
+  local event, source = f.event, f.source
+  if (event == 'granted' or event == 'renewed') and source ~= 'operator' and not f.transferred_from
+    or event == 'released' then
+    countSale(figures, f)
+  elseif event == 'adopted' then
+    addFigure(figures, f, 'adopted', 1)
+  elseif event == 'revoked' and (source == 'notification' or source == 'refund_history')
+    and f.revocation_type ~= 'FAMILY_REVOKE' then
+    countRefund(figures, f)
+  elseif event == 'reinstated' then
+    local price = tonumber(f.price)
+    addFigure(figures, f, 'reinstated', 1)
+    if price then addFigure(figures, f, 'reinstated_gross', price * (tonumber(f.reinstated_quantity) or 1)) end
+  elseif event == 'expired' then
+    local reason = f.expiration_reason
+    addFigure(figures, f, 'expired:' .. ((reason and reason ~= '') and reason or 'unknown'), 1)
+  elseif event == 'refund_declined' then
+    addFigure(figures, f, 'refunds_declined', 1)
+  elseif event == 'notification' and f.notification_type == 'CONSUMPTION_REQUEST' then
+    addFigure(figures, f, 'refund_requests', 1)
+  end
+end

@@ -1,0 +1,165 @@
+import AppleJWS
+import Foundation
+import PipelineCore
+import PipelineTestSupport
+import Testing
+
+/// The business's figures, counted in the step that writes each event, read back through
+/// `GET /v1/reports/{report}`: sales per currency and product, a refund in part, a free trial, a
+/// renewal, an expiry and its reason, a refund request; the environments apart; bad queries refused.
+@Suite(.serialized) struct BusinessReportTests {
+    /// A purchase as Apple signs it, in the sandbox unless told.
+    static func sold(
+        _ id: String, product: String = "gold.100", price: Int64, currency: String, storefront: String, quantity: Int = 1,
+        environment: String = "Sandbox"
+    ) -> JWSTransaction {
+        var transaction = JWSTransaction(
+            transactionID: id, bundleID: PipelineHarness.bundleID, productID: product,
+            purchaseDate: Int64(Date().timeIntervalSince1970 * 1000) - 1000, quantity: quantity, type: "Consumable",
+            environment: environment)
+        transaction.price = price
+        transaction.currency = currency
+        transaction.storefront = storefront
+        transaction.inAppOwnershipType = "PURCHASED"
+        return transaction
+    }
+
+    /// A period of the monthly subscription `original`, priced; a free trial when `trial`.
+    static func period(_ id: String, original: String, price: Int64, trial: Bool) -> JWSTransaction {
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        var transaction = JWSTransaction(
+            transactionID: id, originalTransactionID: original, webOrderLineItemID: id + "9", bundleID: PipelineHarness.bundleID,
+            productID: "vip.monthly", purchaseDate: now - 1000, expiresDate: now + (trial ? 3_600_000 : 7_200_000),
+            type: "Auto-Renewable Subscription", signedDate: now - 1000, environment: "Sandbox")
+        transaction.price = price
+        transaction.currency = "USD"
+        transaction.storefront = "USA"
+        transaction.inAppOwnershipType = "PURCHASED"
+        if trial {
+            transaction.offerType = 1
+            transaction.offerDiscountType = "FREE_TRIAL"
+        }
+        return transaction
+    }
+
+    /// The rows of a report over yesterday to tomorrow (a test that runs over midnight counts in two days).
+    static func report(_ pipeline: PipelineHarness, _ name: String, by: String, environment: String = "Sandbox") async throws -> [[String: Any]] {
+        let today = FigureDay(milliseconds: Int64(Date().timeIntervalSince1970 * 1000))
+        let reply = try await pipeline.get(
+            "/v1/reports/\(name)?from=\(today.advanced(by: -1))&to=\(today.advanced(by: 1))&by=\(by)&environment=\(environment)")
+        #expect(reply.status == 200, "\(reply.json)")
+        return reply.json["rows"] as? [[String: Any]] ?? []
+    }
+
+    static func figures(_ row: [String: Any]?, _ names: [String]) -> [Int] { names.map { row?[$0] as? Int ?? -1 } }
+
+    @Test func aDayOfSalesRefundsAndSubscriptionsIsCountedExactly() async throws {
+        try await EntitlementEndToEndTests.withCatalog { pipeline in
+            let api = pipeline.simulator.serverAPI
+            func grant(_ transaction: JWSTransaction, as status: TicketStatus = .granted) async throws {
+                let ticket = try await pipeline.terminal(try await pipeline.submit(signed: try api.register(transaction)))
+                #expect(ticket.status == status, "\(transaction.transactionID): \(ticket)")
+            }
+            func deliver(_ signed: String) async throws -> String? {
+                try await pipeline.terminal(try #require(try await pipeline.notify(signed).json["ticket"] as? String)).result
+            }
+            try await grant(Self.sold("2000000000000401", price: 990, currency: "USD", storefront: "USA", quantity: 3))
+            try await grant(Self.sold("2000000000000402", price: 4_990, currency: "EUR", storefront: "DEU"))
+            try await grant(Self.sold("2000000000000403", price: 4_990, currency: "USD", storefront: "USA", environment: "Production"))
+            try await grant(Self.period("2000000000000404", original: "2000000000000404", price: 0, trial: true))
+            try await grant(Self.period("2000000000000405", original: "2000000000000404", price: 9_990, trial: false))
+            // Submitted again: a duplicate, counted once.
+            try await grant(Self.sold("2000000000000402", price: 4_990, currency: "EUR", storefront: "DEU"), as: .duplicate)
+            // One of the three USD items refunded; a refund asked for the EUR one; the subscription lapses.
+            #expect(try await deliver(try api.signedNotification(type: "REFUND", transactionID: "2000000000000401", revocationPercentage: 33333))
+                == "partially_revoked")
+            _ = try await deliver(try api.signedNotification(
+                type: "CONSUMPTION_REQUEST", transactionID: "2000000000000402", consumptionRequestReason: "UNINTENDED_PURCHASE"))
+            #expect(try await deliver(try api.signedNotification(type: "EXPIRED", subtype: "VOLUNTARY", transactionID: "2000000000000405"))
+                == "applied")
+
+            let money = ["purchases", "units", "gross_milliunits", "refunds", "refunds_milliunits", "net_milliunits"]
+            let byCurrency = try await Self.report(pipeline, "revenue", by: "currency")
+            #expect(byCurrency.count == 2)
+            #expect(Self.figures(byCurrency.first { $0["currency"] as? String == "USD" }, money) == [3, 5, 12_960, 1, 990, 11_970])
+            #expect(Self.figures(byCurrency.first { $0["currency"] as? String == "EUR" }, money) == [1, 1, 4_990, 0, 0, 4_990])
+            let byProduct = try await Self.report(pipeline, "revenue", by: "product")
+            #expect(Self.figures(byProduct.first { $0["product_id"] as? String == "vip.monthly" }, money) == [2, 2, 9_990, 0, 0, 9_990])
+            #expect(byProduct.filter { $0["product_id"] as? String == "gold.100" }.count == 2)
+            // The production purchase is in production's report only.
+            let production = try await Self.report(pipeline, "revenue", by: "storefront", environment: "Production")
+            #expect(Self.figures(production.first { $0["storefront"] as? String == "USA" }, money) == [1, 1, 4_990, 0, 0, 4_990])
+
+            let subscriptions = try await Self.report(pipeline, "subscriptions", by: "product")
+            #expect(subscriptions.count == 1)
+            #expect(Self.figures(subscriptions.first, ["subscriptions_started", "trials_started", "renewals", "expired", "expired_voluntary"])
+                == [1, 1, 1, 1, 1])
+            let refunds = try await Self.report(pipeline, "refunds", by: "product")
+            let usd = refunds.first { $0["currency"] as? String == "USD" }
+            #expect(Self.figures(usd, ["refunds", "refunded_units", "refunds_milliunits"]) == [1, 1, 990])
+            #expect(refunds.reduce(0) { $0 + ($1["refund_requests"] as? Int ?? 0) } == 1)
+
+            // `iapctl report`: the same figures, as a table and as the API's JSON.
+            let today = FigureDay(milliseconds: Int64(Date().timeIntervalSince1970 * 1000))
+            let iapctl = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent().appendingPathComponent("iapctl")
+            let arguments = ["report", "revenue", "--by", "currency", "--environment", "Sandbox", "--from", "\(today.advanced(by: -1))",
+                "--to", "\(today.advanced(by: 1))"]
+            let (status, table) = try await runTool(iapctl.path, arguments, environment: ["IAP_REDIS_URL": pipeline.redisServer.url])
+            let lines = table.split(separator: "\n").map { $0.split(separator: " ").map(String.init) }
+            #expect(status == 0 && lines.contains(["USD", "3", "5", "12.96", "1", "0.99", "0.00", "11.97", "0", "0", "0"]), "\(table)")
+            #expect(lines.contains(["EUR", "1", "1", "4.99", "0", "0.00", "0.00", "4.99", "0", "0", "0"]), "\(table)")
+            let (jsonStatus, json) = try await runTool(iapctl.path, arguments + ["--json"], environment: ["IAP_REDIS_URL": pipeline.redisServer.url])
+            let answer = try await pipeline.get(
+                "/v1/reports/revenue?by=currency&environment=Sandbox&from=\(today.advanced(by: -1))&to=\(today.advanced(by: 1))")
+            let printed = try JSONSerialization.jsonObject(with: Data(json.utf8)) as? NSDictionary
+            #expect(jsonStatus == 0 && printed == (answer.json as NSDictionary), "\(json)")
+        }
+    }
+
+    /// What is not a sale is not counted as one: an operator's grant, a family member's access;
+    /// a legacy receipt is a purchase with no price, said apart.
+    @Test func grantsThatAreNotSalesAreNotCountedAsSales() async throws {
+        try await withPipeline { pipeline in
+            let api = pipeline.simulator.serverAPI
+            _ = try await pipeline.store.grantByOperator(
+                id: "case-1", user: "player-1", product: "gold.100", quantity: 5, by: "ada", note: "compensation",
+                now: Int64(Date().timeIntervalSince1970 * 1000))
+            var shared = Self.sold("2000000000000501", price: 4_990, currency: "USD", storefront: "USA")
+            shared.inAppOwnershipType = "FAMILY_SHARED"
+            #expect(try await pipeline.terminal(try await pipeline.submit(signed: try api.register(shared))).status == .granted)
+            #expect(try await pipeline.terminal(try await pipeline.submit(receipt([gold("m-51")]))).status == .granted)
+            let fields = ["purchases", "gross_milliunits", "unpriced_purchases", "family_shared"]
+            var all: [Int] = [0, 0, 0, 0]
+            var unpriced = 0
+            for environment in ["Production", "Sandbox"] {
+                let today = FigureDay(milliseconds: Int64(Date().timeIntervalSince1970 * 1000))
+                let reply = try await pipeline.get(
+                    "/v1/reports/revenue?by=currency&environment=\(environment)&from=\(today.advanced(by: -1))&to=\(today.advanced(by: 1))")
+                for row in reply.json["rows"] as? [[String: Any]] ?? [] {
+                    all = zip(all, Self.figures(row, fields)).map { $0 + $1 }
+                }
+                unpriced += reply.json["unpriced_purchases"] as? Int ?? 0
+            }
+            // The legacy receipt: one purchase, no money; the family member's: family_shared alone; the operator's: nothing.
+            #expect(all == [1, 0, 1, 1] && unpriced == 1)
+        }
+    }
+
+    @Test func badQueriesAreRefusedWithTheirReason() async throws {
+        try await withPipeline(startWorkers: false) { pipeline in
+            for (path, code) in [
+                ("/v1/reports/revenue?from=2026-11-02&to=2026-11-01", "invalid_range"),
+                ("/v1/reports/revenue?from=2020-01-01&to=2026-11-01", "range_too_long"),
+                ("/v1/reports/profit", "unknown_report"),
+                ("/v1/reports/revenue?by=week", "invalid_by"),
+                ("/v1/reports/revenue?from=2026-02-30", "invalid_date"),
+                ("/v1/reports/revenue?environment=Staging", "invalid_environment"),
+            ] {
+                let reply = try await pipeline.get(path)
+                #expect(reply.status == 400 && (reply.json["error"] as? [String: Any])?["code"] as? String == code, "\(path)")
+            }
+            let empty = try await pipeline.get("/v1/reports/revenue?from=2026-11-01&to=2026-11-30")
+            #expect(empty.status == 200 && (empty.json["rows"] as? [Any])?.isEmpty == true && empty.json["unpriced_purchases"] as? Int == 0)
+        }
+    }
+}
