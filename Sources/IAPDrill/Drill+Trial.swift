@@ -175,6 +175,7 @@ extension Drill {
             }
             seconds += await audit.drain([], timeout: .seconds(settings.drainTimeoutSeconds)).seconds
             read = try await readBooks(load, audit: audit, terminal: &terminal, sink: sink, notifications: notificationBooks)
+            try await recountFigures(audit.store, trial: trial, into: &read.books)
             let adoption = try await auditAdoption(load.adoption, syncs: load.adopted.tickets, store: audit.store)
             read.books.lost += adoption.lost
             read.books.doubleGrants += adoption.double
@@ -196,6 +197,22 @@ extension Drill {
             anomalies.append("subscription \(subscription.originalTransactionID) not accepted: \(submission.error!)")
         }
         return report(load, trial: trial, books: read, anomalies: anomalies, drainSeconds: seconds)
+    }
+
+    /// The business's figures of the trial's days (today's, and the last hour's day: a trial
+    /// that ran over midnight) rebuilt from the grant records: each figure that differs from what
+    /// was counted with the events through the trial's kills, failovers and reshards is wrong.
+    private func recountFigures(_ store: PipelineStore, trial: Int, into books: inout TrialAudit.Books) async throws {
+        let now = currentTimeMs()
+        for day in Set([FigureDay(milliseconds: now - 3_600_000), FigureDay(milliseconds: now)]).sorted() {
+            let recount = try await store.recountFigures(day: day)
+            progress("trial \(trial): figures of \(day) recounted from \(recount.recordsRead) grant records: "
+                + "\(recount.compared) compared, \(recount.differences.count) differ")
+            books.wrong += recount.differences.count
+            for difference in recount.differences {
+                books.note("wrong: \(day)'s figure \(difference.field) is \(difference.live), the grant records say \(difference.records)")
+            }
+        }
     }
 
     /// Every audit's books of one trial.
