@@ -48,6 +48,17 @@ extension ConsoleApplication {
             }
             return try await self.page("held", self.pages.held(role: context.user!.role, after: after), context)
         }
+        signedIn.get("/business") { request, context in
+            let role = context.user!.role
+            guard ConsolePages.seesBusiness(role) else { throw HTTPError(.forbidden, message: "a \(role.rawValue) may not see the Business page") }
+            let query = request.uri.query
+            let days = ConsolePaths.formValue("days", in: query).map { Int($0) ?? 0 } ?? 30
+            let environment = ConsolePaths.formValue("environment", in: query) ?? "Production"
+            guard ConsolePages.businessWindows.contains(days), ReportQuery.environments.contains(environment) else {
+                throw HTTPError(.badRequest, message: "days is 30, 90 or 365; environment Production or Sandbox")
+            }
+            return try await self.page("business", self.pages.business(days: days, environment: environment), context)
+        }
         signedIn.get("/audit") { request, context in
             let user = context.user!
             guard user.role >= ConsolePages.auditRole else { throw HTTPError(.forbidden, message: "a \(user.role.rawValue) may not read the audit") }

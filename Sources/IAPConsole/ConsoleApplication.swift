@@ -77,7 +77,12 @@ package struct ConsoleApplication: Sendable {
                 body: .init(byteBuffer: ByteBuffer(string: ConsoleJSON.value(values).canonicalText)))
         }
         var values = values
-        if let user = context?.user { values["user"] = ["name": user.name, "role": user.role.rawValue] }
+        if let user = context?.user {
+            values["user"] = [
+                "name": user.name, "role": user.role.rawValue, "pipeline": user.role != .finance,
+                "business": ConsolePages.seesBusiness(user.role),
+            ]
+        }
         let html = library.render(values, withTemplate: template) ?? ""
         return Response(status: status, headers: [.contentType: "text/html; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: html)))
     }

@@ -62,7 +62,12 @@ extension ConsolePages {
             }
             return steps
         }
-        let sold = [grant["price"].map { "price \($0) milliunits" }, grant["currency"], grant["storefront"].map { "storefront \($0)" }].compactMap { $0 }
+        // Apple's price for people (`$4.99`), in its currency; the raw milliunits when the currency is unknown.
+        let price = grant["price"].flatMap { price in
+            grant["currency"].flatMap { currency in Int64(price).map { "price \(MoneyText.format(milliunits: $0, currency: currency))" } }
+                ?? "price \(price) milliunits"
+        }
+        let sold = [price, grant["storefront"].map { "storefront \($0)" }].compactMap { $0 }
         let account = grant["app_transaction_id"].map { ", Apple Account \($0)" } ?? ""
         steps.append(step(
             "granted", at: grant["granted_at"],

@@ -12,6 +12,9 @@ enum ConsolePaths {
 
     static func ticket(_ id: String) -> String { "/tickets/" + segment(id) }
 
+    /// The Business page over the last `days` of an environment.
+    static func business(days: Int, environment: String) -> String { "/business?days=\(days)&environment=" + segment(environment) }
+
     /// A look-up at Apple (support and above).
     static func lookup(_ kind: ConsolePages.LookupKind, _ id: String) -> String { "/lookup?kind=\(kind.rawValue)&id=" + segment(id) }
 

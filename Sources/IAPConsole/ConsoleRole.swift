@@ -1,7 +1,10 @@
-/// What a console user may do; each role may do all that the ones below it may.
+/// What a console user may do; each role from `viewer` up may do all that the ones below it may.
 /// `viewer` reads; `support` also looks orders up at Apple and grants through the pipeline;
-/// `operator` also releases and rejects holds and replays dead letters; `admin` also purges.
+/// `operator` also releases and rejects holds and replays dead letters and sees the Business page;
+/// `admin` also purges. `finance` stands apart, below them all: it sees the Business page and
+/// nothing else (`SignInMiddleware` keeps it there).
 package enum ConsoleRole: String, Sendable, CaseIterable, Comparable {
+    case finance
     case viewer
     case support
     case `operator`

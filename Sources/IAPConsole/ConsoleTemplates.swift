@@ -3,7 +3,7 @@
 /// Links are built in Swift as console paths (`ConsolePaths`), never taken from data.
 enum ConsoleTemplates {
     static let all: [String: String] = [
-        "layout": layout, "login": login, "overview": overview, "search": search, "ticket": ticket, "user": user,
+        "layout": layout, "login": login, "overview": overview, "business": business, "search": search, "ticket": ticket, "user": user,
         "message": message, "held": held, "dead": dead, "deadPreview": deadPreview, "purchase": purchase, "lookup": lookup, "audit": audit, "deadEntries": deadEntries,
     ]
 
@@ -12,8 +12,8 @@ enum ConsoleTemplates {
         <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
         <title>{{title}} · iap console</title><link rel="stylesheet" href="/console.css"><script src="/console.js" defer></script></head>
         <body><header><a class="home" href="/">iap console</a>
-        {{#user}}<nav><a href="/">Overview</a> <a href="/held">Held</a> <a href="/dead">Dead letters</a> <a href="/audit">Audit</a></nav>
-        <form class="search" method="get" action="/search"><input name="q" value="{{query}}" placeholder="ticket, transaction, order or user id" aria-label="search" size="40"> <button>Search</button></form>
+        {{#user}}<nav>{{#pipeline}}<a href="/">Overview</a> <a href="/held">Held</a> <a href="/dead">Dead letters</a> <a href="/audit">Audit</a> {{/pipeline}}{{#business}}<a href="/business">Business</a>{{/business}}</nav>
+        {{#pipeline}}<form class="search" method="get" action="/search"><input name="q" value="{{query}}" placeholder="ticket, transaction, order or user id" aria-label="search" size="40"> <button>Search</button></form>{{/pipeline}}
         <span class="who">{{name}} ({{role}})</span> <form class="out" method="post" action="/logout"><button>Sign out</button></form>{{/user}}
         </header><main><h1>{{title}}</h1>{{$body}}{{/body}}
         {{#iapctl}}<p class="cli">The same in a terminal: <code>{{iapctl}}</code></p>{{/iapctl}}</main></body></html>
@@ -39,6 +39,32 @@ enum ConsoleTemplates {
         {{#apple}}<p class="{{class}}">{{text}}</p>{{/apple}}
         {{#sweeps}}<p class="quiet">{{text}}</p>{{/sweeps}}
         <p class="asof" data-asof>as of {{asOf}}</p>
+        {{/body}}{{/layout}}
+        """
+
+    static let business = """
+        {{<layout}}{{$body}}
+        <p class="choices">{{#windows}}{{#current}}<strong>{{label}}</strong>{{/current}}{{^current}}<a href="{{href}}">{{label}}</a>{{/current}} {{/windows}}
+        · {{#environments}}{{#current}}<strong>{{label}}</strong>{{/current}}{{^current}}<a href="{{href}}">{{label}}</a>{{/current}} {{/environments}}</p>
+        <p class="quiet">{{from}} to {{to}} (UTC days). {{note}}{{#unpriced}} {{unpriced}} purchases had no price (legacy receipts): counted, in no money.{{/unpriced}}</p>
+        {{#charts}}<section class="chart" data-currency="{{currency}}"><h2>{{currency}}: gross {{gross}}, refunds {{refunds}}, net {{net}}</h2>
+        <p class="quiet">{{purchases}} purchases, {{refundCount}} refunds. Bars: gross per day, refunds in front; the tallest is {{peak}}.</p>
+        <svg class="bars" viewBox="0 0 {{width}} {{height}}" width="{{width}}" height="{{height}}" role="img" aria-label="{{summary}}">
+        <line class="axis" x1="0" y1="{{height}}" x2="{{width}}" y2="{{height}}"></line>
+        {{#bars}}<rect class="gross" x="{{x}}" y="{{grossY}}" width="{{width}}" height="{{grossHeight}}"><title>{{label}}</title></rect><rect class="refunds" x="{{x}}" y="{{refundsY}}" width="{{width}}" height="{{refundsHeight}}"><title>{{label}}</title></rect>{{/bars}}
+        </svg><p class="span"><span>{{first}}</span> <span>{{last}}</span></p></section>{{/charts}}
+        {{^charts}}<p>No sales counted in this window.</p>{{/charts}}
+        <h2>Subscribers</h2>
+        <dl class="counts">{{#subscriptions}}<dt>{{label}}</dt><dd data-count="{{key}}">{{value}}</dd>{{/subscriptions}}</dl>
+        {{#hasChurn}}<table class="churn"><thead><tr><th>expired because</th><th>subscriptions</th></tr></thead><tbody>{{#churn}}<tr><td>{{reason}}</td><td class="n">{{count}}</td></tr>{{/churn}}</tbody></table>{{/hasChurn}}
+        <h2>Top products</h2>
+        {{#hasProducts}}<table class="top"><thead><tr><th>product</th><th>currency</th><th>purchases</th><th>gross</th><th>refunds</th><th>net</th></tr></thead><tbody>
+        {{#products}}<tr><td>{{name}}</td><td>{{currency}}</td><td class="n">{{purchases}}</td><td class="n">{{gross}}</td><td class="n">{{refunds}}</td><td class="n">{{net}}</td></tr>{{/products}}
+        </tbody></table>{{/hasProducts}}{{^hasProducts}}<p>None.</p>{{/hasProducts}}
+        <h2>Top storefronts</h2>
+        {{#hasStorefronts}}<table class="top"><thead><tr><th>storefront</th><th>currency</th><th>purchases</th><th>gross</th><th>refunds</th><th>net</th></tr></thead><tbody>
+        {{#storefronts}}<tr><td>{{name}}</td><td>{{currency}}</td><td class="n">{{purchases}}</td><td class="n">{{gross}}</td><td class="n">{{refunds}}</td><td class="n">{{net}}</td></tr>{{/storefronts}}
+        </tbody></table>{{/hasStorefronts}}{{^hasStorefronts}}<p>None.</p>{{/hasStorefronts}}
         {{/body}}{{/layout}}
         """
 
@@ -210,6 +236,8 @@ enum ConsoleTemplates {
         dt{color:#666}.quiet{color:#666;margin:.2em 0}td.evidence{font-size:.9em;color:#444}.error{color:#b00020}.warn{color:#8a4b00}form.login{display:grid;gap:.6em;max-width:20em}
         header nav a{font-weight:400;margin-right:.8em}form.decide{display:inline-block;margin:0 .4em .2em 0}
         body[data-stale] .asof::after{content:" (no longer live: reload the page)";color:#b00020}ol.timeline{padding-left:1.2em}ol.timeline li{margin:.5em 0}.at{color:#666;font-variant-numeric:tabular-nums;display:inline-block;min-width:13em}
+        svg.bars{display:block;background:#fff;border:1px solid #ddd;max-width:100%;height:auto}svg.bars rect.gross{fill:#7aa6d6}svg.bars rect.refunds{fill:#c0504d}
+        svg.bars line.axis{stroke:#999}p.span{display:flex;justify-content:space-between;max-width:720px;color:#666;margin:.2em 0 1em}section.chart h2{font-size:1.1em}
         .next{color:#0a5;margin-left:13.3em}p.cli{margin-top:2em;color:#666}p.cli code{background:#eee;padding:.1em .4em}form.confirm{display:inline-block;margin-right:1em}
         """
 }

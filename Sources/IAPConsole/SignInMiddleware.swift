@@ -5,6 +5,8 @@ import Hummingbird
 struct SignInMiddleware: RouterMiddleware {
     typealias Context = ConsoleRequestContext
     static let cookie = "iap_console"
+    /// The paths a `finance` user may ask for.
+    static let financePaths: Set<String> = ["/business", "/logout"]
     let sessions: ConsoleSessions
     let users: ConsoleUsers
 
@@ -23,9 +25,14 @@ struct SignInMiddleware: RouterMiddleware {
                 context.sessionID = id
             }
         }
-        guard context.user != nil else {
+        guard let user = context.user else {
             guard request.method == .get || request.method == .head else { throw HTTPError(.forbidden, message: "sign in first") }
             return Response.redirect(to: "/login", type: .normal)
+        }
+        // Finance sees the Business page and nothing else: its home is there, every other path is refused.
+        if user.role == .finance, !Self.financePaths.contains(request.uri.path) {
+            guard request.uri.path == "/", request.method == .get else { throw HTTPError(.forbidden, message: "finance sees the Business page only") }
+            return Response.redirect(to: "/business", type: .normal)
         }
         return try await next(request, context)
     }

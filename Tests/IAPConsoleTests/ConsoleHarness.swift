@@ -14,7 +14,7 @@ import TestSupport
 import Testing
 
 /// `iap-console` on a free port beside a running pipeline, written once for every console suite:
-/// four users, one of each role (vera a viewer, sam support, oscar an operator, ada an admin),
+/// five users, one of each role (vera a viewer, sam support, oscar an operator, ada an admin, fay finance),
 /// all with `password`.
 enum ConsoleHarness {
     static let password = "correct horse battery staple"
@@ -80,7 +80,7 @@ enum ConsoleHarness {
                 SupportLookup(store: $0.store, catalog: PipelineHarness.catalog, clients: $0.clients, signedData: $0.signedData)
             }
             let file = FileManager.default.temporaryDirectory.appendingPathComponent("console-users-\(UUID().uuidString).json")
-            try Self.usersJSON(["vera": "viewer", "sam": "support", "oscar": "operator", "ada": "admin"]).write(to: file, atomically: true, encoding: .utf8)
+            try Self.usersJSON(["vera": "viewer", "sam": "support", "oscar": "operator", "ada": "admin", "fay": "finance"]).write(to: file, atomically: true, encoding: .utf8)
             defer { try? FileManager.default.removeItem(at: file) }
             let users = try ConsoleUsers(file: file.path)
             let sessions = ConsoleSessions(redis: redis ?? pipeline.redis, keys: pipeline.store.keys, lifetime: .seconds(600))

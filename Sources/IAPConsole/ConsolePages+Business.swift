@@ -1,0 +1,62 @@
+import IAPOperations
+import PipelineCore
+
+/// The Business page (`/business?days=30|90|365&environment=`): revenue, refunds and net per day
+/// as a chart per currency, subscribers' starts, trials, renewals and churn by reason, the top
+/// products and storefronts; every figure from the days' figures (`figures:<day>`, one read of
+/// the range), every amount written for people.
+extension ConsolePages {
+    /// The windows the page offers, in days.
+    static let businessWindows = [30, 90, 365]
+    /// Who sees the page: `finance` (and nothing else), operators and admins.
+    static func seesBusiness(_ role: ConsoleRole) -> Bool { role == .finance || role >= .operator }
+
+    func business(days: Int, environment: String, now: Int64 = currentTimeMs()) async throws -> [String: Any] {
+        let to = FigureDay(milliseconds: now)
+        let from = to.advanced(by: Int64(1 - days))
+        let figures = try await store.figures(of: ReportQuery(report: .revenue, from: from, to: to, by: .day).days)
+        func report(_ name: ReportQuery.Report, by: ReportQuery.Grouping) -> BusinessReport {
+            BusinessReport(ReportQuery(report: name, from: from, to: to, by: by, environment: environment), figures: figures)
+        }
+        let byDay = report(.revenue, by: .day)
+        let subscriptions = report(.subscriptions, by: .currency).totals.first
+        let churn = Self.churn(subscriptions)
+        let products = Self.top(report(.revenue, by: .product)), storefronts = Self.top(report(.revenue, by: .storefront))
+        return [
+            "title": "Business", "from": from.description, "to": to.description, "environment": environment,
+            "windows": Self.businessWindows.map { ["label": "\($0) days", "href": ConsolePaths.business(days: $0, environment: environment), "current": $0 == days] },
+            "environments": ReportQuery.environments.map { ["label": $0, "href": ConsolePaths.business(days: days, environment: $0), "current": $0 == environment] },
+            "charts": BusinessChart.charts(byDay, from: from, to: to),
+            "subscriptions": Self.subscriptionLines(subscriptions),
+            "churn": churn, "hasChurn": !churn.isEmpty,
+            "products": products, "hasProducts": !products.isEmpty, "storefronts": storefronts, "hasStorefronts": !storefronts.isEmpty,
+            "unpriced": byDay.unpricedPurchases,
+            "note": "Apple's customer price, in each currency (never converted), not proceeds.",
+            "iapctl": "iapctl report revenue --from \(from) --to \(to) --environment \(environment)",
+        ]
+    }
+
+    /// The subscribers' figures of the window, each as a line.
+    static func subscriptionLines(_ totals: BusinessReport.Row?) -> [[String: Any]] {
+        [("subscriptions_started", "subscriptions started"), ("trials_started", "of them free trials"), ("renewals", "renewals"),
+         ("expired", "expired")].map { ["label": $0.1, "key": $0.0, "value": totals?[$0.0] ?? 0] }
+    }
+
+    /// Expiries by Apple's reason, most first.
+    static func churn(_ totals: BusinessReport.Row?) -> [[String: Any]] {
+        (totals?.figures ?? [:]).filter { $0.key.hasPrefix("expired_") && $0.value > 0 }
+            .sorted { ($1.value, $0.key) < ($0.value, $1.key) }
+            .map { ["reason": String($0.key.dropFirst("expired_".count)), "count": $0.value] }
+    }
+
+    /// The ten rows of a report with the most gross, money for people.
+    static func top(_ report: BusinessReport) -> [[String: Any]] {
+        report.rows.sorted { ($1["gross_milliunits"], $0.key) < ($0["gross_milliunits"], $1.key) }.prefix(10).map { row in
+            let money = { (column: String) in row.currency.map { MoneyText.format(milliunits: row[column], currency: $0) } ?? "–" }
+            return [
+                "name": row.key.isEmpty ? "–" : row.key, "currency": row.currency ?? "–", "purchases": row["purchases"],
+                "gross": money("gross_milliunits"), "refunds": money("refunds_milliunits"), "net": money("net_milliunits"),
+            ]
+        }
+    }
+}
