@@ -8,14 +8,15 @@ import PipelineCore
 enum BusinessChart {
     static let width = 720.0
     static let height = 160.0
-    /// The currencies charted: the three with the most gross.
+    /// The currencies charted: the three with the most purchases (amounts in different currencies
+    /// do not compare).
     static let most = 3
 
     static func charts(_ byDay: BusinessReport, from: FigureDay, to: FigureDay) -> [[String: Any]] {
         var byCurrency: [String: [String: BusinessReport.Row]] = [:]
         for row in byDay.rows { if let currency = row.currency { byCurrency[currency, default: [:]][row.key] = row } }
         let totals = Dictionary(uniqueKeysWithValues: byDay.totals.compactMap { row in row.currency.map { ($0, row) } })
-        let currencies = byCurrency.keys.sorted { (totals[$1]?["gross_milliunits"] ?? 0, $0) < (totals[$0]?["gross_milliunits"] ?? 0, $1) }
+        let currencies = byCurrency.keys.sorted { (totals[$1]?["purchases"] ?? 0, $0) < (totals[$0]?["purchases"] ?? 0, $1) }
         return currencies.prefix(most).map { chart($0, days: byCurrency[$0]!, total: totals[$0], from: from, to: to) }
     }
 

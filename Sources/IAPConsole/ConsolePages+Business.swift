@@ -30,7 +30,7 @@ extension ConsolePages {
             "subscriptions": Self.subscriptionLines(subscriptions),
             "churn": churn, "hasChurn": !churn.isEmpty,
             "products": products, "hasProducts": !products.isEmpty, "storefronts": storefronts, "hasStorefronts": !storefronts.isEmpty,
-            "unpriced": byDay.unpricedPurchases,
+            "unpriced": byDay.unpricedPurchases, "hasUnpriced": byDay.unpricedPurchases > 0,
             "note": "Apple's customer price, in each currency (never converted), not proceeds.",
             "iapctl": "iapctl report revenue --from \(from) --to \(to) --environment \(environment)",
         ]
@@ -49,9 +49,10 @@ extension ConsolePages {
             .map { ["reason": String($0.key.dropFirst("expired_".count)), "count": $0.value] }
     }
 
-    /// The ten rows of a report with the most gross, money for people.
+    /// The ten rows of a report with the most purchases (amounts in different currencies do not
+    /// compare), money for people.
     static func top(_ report: BusinessReport) -> [[String: Any]] {
-        report.rows.sorted { ($1["gross_milliunits"], $0.key) < ($0["gross_milliunits"], $1.key) }.prefix(10).map { row in
+        report.rows.sorted { ($1["purchases"], $0.key) < ($0["purchases"], $1.key) }.prefix(10).map { row in
             let money = { (column: String) in row.currency.map { MoneyText.format(milliunits: row[column], currency: $0) } ?? "–" }
             return [
                 "name": row.key.isEmpty ? "–" : row.key, "currency": row.currency ?? "–", "purchases": row["purchases"],

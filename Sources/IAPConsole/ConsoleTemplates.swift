@@ -46,7 +46,7 @@ enum ConsoleTemplates {
         {{<layout}}{{$body}}
         <p class="choices">{{#windows}}{{#current}}<strong>{{label}}</strong>{{/current}}{{^current}}<a href="{{href}}">{{label}}</a>{{/current}} {{/windows}}
         · {{#environments}}{{#current}}<strong>{{label}}</strong>{{/current}}{{^current}}<a href="{{href}}">{{label}}</a>{{/current}} {{/environments}}</p>
-        <p class="quiet">{{from}} to {{to}} (UTC days). {{note}}{{#unpriced}} {{unpriced}} purchases had no price (legacy receipts): counted, in no money.{{/unpriced}}</p>
+        <p class="quiet">{{from}} to {{to}} (UTC days). {{note}}{{#hasUnpriced}} {{unpriced}} purchases had no price (legacy receipts): counted, in no money.{{/hasUnpriced}}</p>
         {{#charts}}<section class="chart" data-currency="{{currency}}"><h2>{{currency}}: gross {{gross}}, refunds {{refunds}}, net {{net}}</h2>
         <p class="quiet">{{purchases}} purchases, {{refundCount}} refunds. Bars: gross per day, refunds in front; the tallest is {{peak}}.</p>
         <svg class="bars" viewBox="0 0 {{width}} {{height}}" width="{{width}}" height="{{height}}" role="img" aria-label="{{summary}}">
@@ -57,11 +57,11 @@ enum ConsoleTemplates {
         <h2>Subscribers</h2>
         <dl class="counts">{{#subscriptions}}<dt>{{label}}</dt><dd data-count="{{key}}">{{value}}</dd>{{/subscriptions}}</dl>
         {{#hasChurn}}<table class="churn"><thead><tr><th>expired because</th><th>subscriptions</th></tr></thead><tbody>{{#churn}}<tr><td>{{reason}}</td><td class="n">{{count}}</td></tr>{{/churn}}</tbody></table>{{/hasChurn}}
-        <h2>Top products</h2>
+        <h2>Products with the most purchases</h2>
         {{#hasProducts}}<table class="top"><thead><tr><th>product</th><th>currency</th><th>purchases</th><th>gross</th><th>refunds</th><th>net</th></tr></thead><tbody>
         {{#products}}<tr><td>{{name}}</td><td>{{currency}}</td><td class="n">{{purchases}}</td><td class="n">{{gross}}</td><td class="n">{{refunds}}</td><td class="n">{{net}}</td></tr>{{/products}}
         </tbody></table>{{/hasProducts}}{{^hasProducts}}<p>None.</p>{{/hasProducts}}
-        <h2>Top storefronts</h2>
+        <h2>Storefronts with the most purchases</h2>
         {{#hasStorefronts}}<table class="top"><thead><tr><th>storefront</th><th>currency</th><th>purchases</th><th>gross</th><th>refunds</th><th>net</th></tr></thead><tbody>
         {{#storefronts}}<tr><td>{{name}}</td><td>{{currency}}</td><td class="n">{{purchases}}</td><td class="n">{{gross}}</td><td class="n">{{refunds}}</td><td class="n">{{net}}</td></tr>{{/storefronts}}
         </tbody></table>{{/hasStorefronts}}{{^hasStorefronts}}<p>None.</p>{{/hasStorefronts}}

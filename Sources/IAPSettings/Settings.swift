@@ -70,7 +70,7 @@ public enum Settings {
         "IAP_CONSOLE_PORT", .count(0...65535), default: "8081", help: "iap-console's port (0: any free port)", readBy: [.console, .iapctl])
     public static let consoleUsersFile = Setting(
         "IAP_CONSOLE_USERS_FILE", .file, unset: "only one operator, on loopback, signs in (as admin, with a password printed at start)",
-        help: "JSON object of user name → {\"password_hash\": bcrypt, \"role\": viewer, support, operator or admin}: who may sign "
+        help: "JSON object of user name → {\"password_hash\": bcrypt, \"role\": viewer, support, operator, admin or finance}: who may sign "
             + "in to iap-console and what each may do; reloaded on SIGHUP",
         readBy: [.console])
     public static let consoleOrigin = Setting(
@@ -90,8 +90,8 @@ public enum Settings {
     public static let clientKeysFile = Setting(
         "IAP_CLIENT_KEYS_FILE", .file, unset: "the intake is open (one warning line at start)",
         help: "JSON object of key id → secret (each at least 16 bytes), or → {\"secret\", \"scopes\": [receipts, users, offers, "
-            + "support]}, of the callers of /v1/receipts*, /v1/users/*, /v1/offers/* and /v1/support/* (a bare secret: receipts, "
-            + "users and offers): set, every "
+            + "support, reports]}, of the callers of /v1/receipts*, /v1/users/*, /v1/offers/*, /v1/support/* and /v1/reports/* (a "
+            + "bare secret: receipts, users and offers): set, every "
             + "such request must be signed with a key of the route's scope; unset, /v1/support/* is refused; reloaded on SIGHUP",
         readBy: [.intake])
     public static let allowOpenIntake = Setting(

@@ -38,7 +38,7 @@ import Testing
             let json = try await console.send(.GET, "/business?days=90", cookie: oscar, headers: [("Accept", "application/json")])
             let twin = try #require(try JSONSerialization.jsonObject(with: Data(json.body.utf8)) as? [String: Any])
             let charts = try #require(twin["charts"] as? [[String: Any]])
-            #expect(charts.map { $0["currency"] as? String } == ["EUR", "USD"] && charts[1]["refunds"] as? String == "$4.99")
+            #expect(charts.map { $0["currency"] as? String } == ["USD", "EUR"] && charts[0]["refunds"] as? String == "$4.99")
             #expect((twin["iapctl"] as? String)?.hasPrefix("iapctl report revenue --from ") == true)
             let sandbox = try await console.send(.GET, "/business?environment=Sandbox", cookie: oscar)
             #expect(sandbox.body.contains("USD: gross $34.93"))
