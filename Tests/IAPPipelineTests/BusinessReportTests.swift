@@ -181,4 +181,64 @@ import Testing
             #expect(empty.status == 200 && (empty.json["rows"] as? [Any])?.isEmpty == true && empty.json["unpriced_purchases"] as? Int == 0)
         }
     }
+
+    /// `iapctl export transactions`: every purchase granted in the range from the grant records,
+    /// as CSV or NDJSON, its refund on its row; a run stopped after a page goes on with `--resume`
+    /// and ends with every purchase once. Over four buckets, so the run has pages to stop between.
+    @Test func anExportListsEveryPurchaseOfTheRangeAndResumes() async throws {
+        try await withPipeline(environment: ["IAP_BUCKETS": "4"]) { pipeline in
+            let api = pipeline.simulator.serverAPI
+            let ids = (1...6).map { "20000000000006\(String(format: "%02d", $0))" }
+            for (index, id) in ids.enumerated() {
+                let sold = Self.sold(id, price: 990 * Int64(index + 1), currency: "USD", storefront: "USA")
+                #expect(try await pipeline.terminal(try await pipeline.submit(signed: try api.register(sold), user: "player-\(index)")).status == .granted)
+            }
+            let refund = try api.signedNotification(type: "REFUND", transactionID: ids[2])
+            #expect(try await pipeline.terminal(try #require(try await pipeline.notify(refund).json["ticket"] as? String)).result == "revoked")
+
+            let iapctl = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent().appendingPathComponent("iapctl")
+            let environment = ["IAP_REDIS_URL": pipeline.redisServer.url, "IAP_BUCKETS": "4"]
+            let today = FigureDay(milliseconds: Int64(Date().timeIntervalSince1970 * 1000))
+            let file = FileManager.default.temporaryDirectory.appendingPathComponent("export-\(UUID().uuidString).csv")
+            defer { try? FileManager.default.removeItem(at: file) }
+            let (status, _) = try await runTool(
+                iapctl.path, ["export", "transactions", "--since", "\(today)", "--format", "csv", "--out", file.path], environment: environment)
+            let csv = try String(contentsOf: file, encoding: .utf8).split(separator: "\n").map { $0.split(separator: ",", omittingEmptySubsequences: false).map(String.init) }
+            #expect(status == 0 && csv.first?.first == "unit" && csv.count == 7, "\(csv)")
+            let header = try #require(csv.first)
+            let rows = Dictionary(csv.dropFirst().map { ($0[0], Dictionary(uniqueKeysWithValues: zip(header, $0))) }) { a, _ in a }
+            #expect(Set(rows.keys) == Set(ids))
+            #expect(rows[ids[1]]?["price_milliunits"] == "1980" && rows[ids[1]]?["currency"] == "USD" && rows[ids[1]]?["user_id"] == "player-1")
+            #expect(rows[ids[2]]?["revocation_type"] == "REFUND_FULL" && rows[ids[2]]?["revoked_at"]?.hasSuffix("Z") == true)
+            #expect(rows[ids[0]]?["revoked_at"] == "" && rows[ids[0]]?["granted_at"]?.hasPrefix("\(today)T") == true)
+            #expect(!FileManager.default.fileExists(atPath: file.path + ".progress"))
+
+            // NDJSON to standard output; a range before today has nothing.
+            let (_, ndjson) = try await runTool(iapctl.path, ["export", "transactions", "--since", "\(today)"], environment: environment)
+            let objects = ndjson.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+            #expect(objects.count == 6 && objects.allSatisfy { $0["unit"] is String && $0["price_milliunits"] is String })
+            let yesterday = today.advanced(by: -1)
+            let (_, none) = try await runTool(
+                iapctl.path, ["export", "transactions", "--since", "\(yesterday)", "--until", "\(yesterday)"], environment: environment)
+            #expect(none.split(separator: "\n").filter { $0.hasPrefix("{") }.isEmpty)
+
+            // Stopped after a page, then resumed until done: every purchase once.
+            let chunked = FileManager.default.temporaryDirectory.appendingPathComponent("export-\(UUID().uuidString).ndjson")
+            defer { try? FileManager.default.removeItem(at: chunked) }
+            var arguments = ["export", "transactions", "--since", "\(today)", "--out", chunked.path, "--max-records", "1"]
+            var runs = 0
+            repeat {
+                let (code, output) = try await runTool(iapctl.path, arguments, environment: environment)
+                #expect(code == 0, "\(output)")
+                arguments = ["export", "transactions", "--since", "\(today)", "--out", chunked.path, "--max-records", "1", "--resume"]
+                runs += 1
+            } while FileManager.default.fileExists(atPath: chunked.path + ".progress") && runs < 10
+            let units = try String(contentsOf: chunked, encoding: .utf8).split(separator: "\n").compactMap {
+                (try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])?["unit"] as? String
+            }
+            #expect(units.sorted() == ids && runs > 1, "\(units) in \(runs) runs")
+            let (refused, _) = try await runTool(iapctl.path, ["export", "transactions", "--since", "2026-02-30"], environment: environment)
+            #expect(refused != 0)
+        }
+    }
 }
