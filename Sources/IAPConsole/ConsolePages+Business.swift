@@ -38,8 +38,9 @@ extension ConsolePages {
 
     /// The subscribers' figures of the window, each as a line.
     static func subscriptionLines(_ totals: BusinessReport.Row?) -> [[String: Any]] {
-        [("subscriptions_started", "subscriptions started"), ("trials_started", "of them free trials"), ("renewals", "renewals"),
-         ("expired", "expired")].map { ["label": $0.1, "key": $0.0, "value": totals?[$0.0] ?? 0] }
+        [("subscriptions_started", "subscriptions started"), ("trials_started", "of them free trials"),
+         ("trial_conversions", "trials converted to paid"), ("renewals", "renewals"), ("billing_issues", "into billing trouble"),
+         ("billing_recoveries", "recovered from billing trouble"), ("expired", "expired")].map { ["label": $0.1, "key": $0.0, "value": totals?[$0.0] ?? 0] }
     }
 
     /// Expiries by Apple's reason, most first.

@@ -56,7 +56,7 @@ package struct BusinessReport: Sendable, Equatable {
             ["purchases", "units", "gross_milliunits", "refunds", "refunds_milliunits", "reinstated_milliunits", "net_milliunits",
              "unpriced_purchases", "family_shared", "adopted"]
         case .subscriptions:
-            ["subscriptions_started", "trials_started", "renewals", "expired"]
+            ["subscriptions_started", "trials_started", "trial_conversions", "renewals", "billing_issues", "billing_recoveries", "expired"]
         case .refunds:
             ["refund_requests", "refunds", "refunded_units", "refunds_milliunits", "refunds_unpriced", "reinstated",
              "reinstated_milliunits", "refunds_declined"]

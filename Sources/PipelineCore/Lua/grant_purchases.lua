@@ -253,6 +253,18 @@ local function grantJob(KEYS, ARGV)
       redis.call('HSET', k.record, unpack(purchase.sale))
       for _, v in ipairs(purchase.sale) do fields[#fields + 1] = v end
     end
+    -- A subscription's period: a renewal after a free trial's period is its conversion to paid
+    -- (`converted_from_trial`); the subscription's record keeps the offer of its latest period.
+    local offer = ''
+    if purchase.kind == 'auto_renewable' then
+      for i = 1, #(purchase.sale or {}) - 1, 2 do
+        if purchase.sale[i] == 'offer_discount_type' then offer = purchase.sale[i + 1] end
+      end
+      if renewal and not adopted and offer ~= 'FREE_TRIAL' and redis.call('HGET', k.subscription, 'period_offer') == 'FREE_TRIAL' then
+        fields[#fields + 1] = 'converted_from_trial'
+        fields[#fields + 1] = '1'
+      end
+    end
     appendEvent(stream, events, fields)
     local theirs = userKeys(grantee)
     indexPurchase(theirs.purchases, unit, purchase.sale, now)
@@ -265,6 +277,7 @@ local function grantJob(KEYS, ARGV)
         entitlements = purchase.entitlements, expires_at = purchase.expires_at, signed_at = purchase.signed_at,
         app_transaction_id = purchase.app_transaction_id},
       now, a.recheck)
+    if purchase.kind == 'auto_renewable' then redis.call('HSET', k.subscription, 'period_offer', offer) end
     if grantee ~= user then return 'duplicate', 'owned_by_another_account' end
     if purchase.token_job then
       queueErrand(k.token_ticket, purchase.token_job, 'app_account_token', 'original_transaction_id', otx)

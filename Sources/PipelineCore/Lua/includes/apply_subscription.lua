@@ -82,6 +82,7 @@ local function applySubscription(k, s, now, policy)
     s.cause, policy)
   -- A new record joins its owner's subscriptions; an existing one is there already.
   if not old[5] then redis.call('SADD', k.userSubscriptions, s.original_transaction_id) end
+  countStatusChange(k.events.figures, {event = 'status', environment = s.environment or '', product_id = product}, old[2], s.status)
   local source = s.source or s.cause
   local function changed(entitlement, status, changedProduct)
     appendEvent(k.stream, k.events, {'event', 'entitlement_changed', 'source', source, 'user_id', user,

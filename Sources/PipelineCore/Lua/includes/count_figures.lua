@@ -14,7 +14,8 @@
     `released`, bought (`in_app_ownership_type` not FAMILY_SHARED): `purchases` 1, `units` its
     quantity, `gross` price x quantity, or `unpriced` 1 when Apple said no price (a legacy
     receipt); a subscription's first period (`granted` with `expires_at`) `subscriptions_started`,
-    and `trials_started` when its offer is a free trial; a later period `renewals`;
+    and `trials_started` when its offer is a free trial; a later period `renewals`, and
+    `trial_conversions` when it follows a free trial's (`converted_from_trial`);
   - `adopted` 1 (bought before the cutover: the old system counted it), `family_shared` 1;
   - a refund: `revoked` from Apple (source `notification` or `refund_history`, not
     FAMILY_REVOKE): `refunds` 1, `refunded_units` its revoked_quantity, `refunds_gross` what it
@@ -23,6 +24,11 @@
   - `reinstated` 1 and `reinstated_gross` price x reinstated_quantity (a refund reversed);
   - `expired:<expiration_reason>` 1 (`expired:unknown` when Apple said none);
   - `refunds_declined` 1; a `notification` of type CONSUMPTION_REQUEST: `refund_requests` 1.
+
+  countStatusChange(figures, f, from, to): a subscription's status moving `from` → `to`
+  (applySubscription, in the step that moves it; `f`: environment, product_id): into billing
+  trouble (`grace_period` or `billing_retry` from any other) `billing_issues` 1; out of it to
+  `active` `billing_recoveries` 1.
 ]]
 local function addFigure(figures, f, name, by)
   if by == 0 then return end
@@ -40,6 +46,7 @@ local function countSale(figures, f)
   if price then addFigure(figures, f, 'gross', price * quantity) else addFigure(figures, f, 'unpriced', 1) end
   if f.event == 'renewed' then
     addFigure(figures, f, 'renewals', 1)
+    if f.converted_from_trial == '1' then addFigure(figures, f, 'trial_conversions', 1) end
   elseif f.event == 'granted' and f.expires_at and f.expires_at ~= '' then
     addFigure(figures, f, 'subscriptions_started', 1)
     if f.offer_discount_type == 'FREE_TRIAL' then addFigure(figures, f, 'trials_started', 1) end
@@ -81,5 +88,15 @@ local function countFigures(figures, f)
     addFigure(figures, f, 'refunds_declined', 1)
   elseif event == 'notification' and f.notification_type == 'CONSUMPTION_REQUEST' then
     addFigure(figures, f, 'refund_requests', 1)
+  end
+end
+
+local function countStatusChange(figures, f, from, to)
+  local wasTrouble = from == 'grace_period' or from == 'billing_retry'
+  local isTrouble = to == 'grace_period' or to == 'billing_retry'
+  if isTrouble and not wasTrouble and from then
+    addFigure(figures, f, 'billing_issues', 1)
+  elseif wasTrouble and to == 'active' then
+    addFigure(figures, f, 'billing_recoveries', 1)
   end
 end
