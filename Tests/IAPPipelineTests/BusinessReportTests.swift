@@ -109,6 +109,14 @@ import Testing
             #expect(Self.figures(usd, ["refunds", "refunded_units", "refunds_milliunits"]) == [1, 1, 990])
             #expect(refunds.reduce(0) { $0 + ($1["refund_requests"] as? Int ?? 0) } == 1)
 
+            // The dashboards' counters (per process, summed by Prometheus; other suites in this process may add).
+            let metrics = try await MetricsTests.scrape(pipeline)
+            #expect(MetricsTests.value(metrics, "iap_sales_milliunits_total", ["currency": "EUR", "product": "gold.100"]).map { $0 >= 4_990 } == true)
+            #expect(MetricsTests.value(metrics, "iap_purchases_total", ["product": "vip.monthly"]).map { $0 >= 3 } == true)
+            #expect(MetricsTests.value(metrics, "iap_subscriptions_started_total", ["product": "vip.monthly"]).map { $0 >= 1 } == true)
+            #expect(MetricsTests.value(metrics, "iap_refunds_total", ["product": "gold.100"]).map { $0 >= 1 } == true)
+            #expect(MetricsTests.value(metrics, "iap_subscriptions_expired_total", ["reason": "voluntary"]).map { $0 >= 1 } == true)
+
             // `iapctl report`: the same figures, as a table and as the API's JSON.
             let today = FigureDay(milliseconds: Int64(Date().timeIntervalSince1970 * 1000))
             let iapctl = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent().appendingPathComponent("iapctl")

@@ -56,6 +56,7 @@ package struct GrantHandler: JobHandler {
             await held.settle(result, by: GrantPurchases.self)
             return
         }
+        SalesMetrics.count(granted, purchases: job.grantWork.purchases)
         guard let part = job.part else {
             worker.logger.info("ticket finished", metadata: ["ticket": "\(job.ticket)", "status": "\(granted.status.rawValue)"])
             await held.settle(result, by: GrantPurchases.self)

@@ -130,6 +130,9 @@ package struct NotifyHandler: JobHandler {
                     subscription: change)
         }
         guard let (result, applied) = outcome else { return }
+        if result == .moved, !reversal, applied == "revoked" || applied == "partially_revoked" {
+            SalesMetrics.countRefund(product: transaction.productID)
+        }
         if result == .moved {
             worker.logger.info("notification applied", metadata: [
                 "type": "\(notification.type)", "unit": "\(unit)", "result": "\(applied ?? "?")",
@@ -275,6 +278,7 @@ package struct NotifyHandler: JobHandler {
                 payload, member: worker.member, job: job, change: change, entry: entry, event: event)
         }
         guard let (result, applied) = outcome else { return }
+        if result == .moved, applied == "applied", change.status == "expired" { SalesMetrics.countExpiry(reason: change.expirationReason) }
         if result == .moved {
             worker.logger.info("subscription notification applied", metadata: [
                 "type": "\(notification.type)", "original_transaction_id": "\(change.originalTransactionID)", "result": "\(applied ?? "?")",
