@@ -28,16 +28,33 @@ package struct BusinessReport: Sendable, Equatable {
 
     package init(_ query: ReportQuery, figures: [DayFigure]) {
         self.query = query
-        var rows: [String: Row] = [:]
-        var totals: [String: Row] = [:]
+        var rows: [RowID: Row] = [:]
+        var totals: [RowID: Row] = [:]
         var reasons: Set<String> = []
         var unpriced: Int64 = 0
         let money = query.report != .subscriptions
+        // Each figure's column, and each day's text, worked out once.
+        var columnOf: [String: String?] = [:]
+        var dayText: [Int64: String] = [:]
         for figure in figures where figure.environment == query.environment {
             if figure.name == "unpriced" { unpriced += figure.value }
-            guard let column = Self.column(of: figure.name, in: query.report) else { continue }
+            let known = columnOf[figure.name] ?? {
+                let column = Self.column(of: figure.name, in: query.report)
+                columnOf[figure.name] = column
+                return column
+            }()
+            guard let column = known else { continue }
             if column.hasPrefix("expired_") { reasons.insert(column) }
-            let key = Self.key(of: figure, by: query.by)
+            let key: String
+            if query.by == .day {
+                key = dayText[figure.day.number] ?? {
+                    let text = figure.day.description
+                    dayText[figure.day.number] = text
+                    return text
+                }()
+            } else {
+                key = Self.key(of: figure, by: query.by)
+            }
             let currency: String? = money || query.by == .currency ? (figure.currency.isEmpty ? nil : figure.currency) : nil
             Self.add(figure.value, to: column, key: key, currency: currency, in: &rows)
             Self.add(figure.value, to: column, key: "", currency: money ? currency : nil, in: &totals)
@@ -87,15 +104,21 @@ package struct BusinessReport: Sendable, Equatable {
         }
     }
 
-    private static func add(_ value: Int64, to column: String, key: String, currency: String?, in rows: inout [String: Row]) {
-        let id = key + "\u{0}" + (currency ?? "")
+    /// What a row is of.
+    struct RowID: Hashable {
+        var key: String
+        var currency: String?
+    }
+
+    private static func add(_ value: Int64, to column: String, key: String, currency: String?, in rows: inout [RowID: Row]) {
+        let id = RowID(key: key, currency: currency)
         rows[id, default: Row(key: key, currency: currency, figures: [:])].figures[column, default: 0] += value
         if column.hasPrefix("expired_") { rows[id]!.figures["expired", default: 0] += value }
     }
 
     /// The rows in order (by key, then currency, no currency last), each with every column and
     /// a revenue row's net.
-    private static func finished(_ rows: [String: Row], report: ReportQuery.Report) -> [Row] {
+    private static func finished(_ rows: [RowID: Row], report: ReportQuery.Report) -> [Row] {
         rows.values.map { row in
             var row = row
             for column in columns(of: report) where row.figures[column] == nil { row.figures[column] = 0 }

@@ -8,8 +8,13 @@ extension PipelineStore {
     package func figures(of days: [FigureDay]) async throws -> [DayFigure] {
         let buckets = keys.everyBucket
         let reads = days.flatMap { day in buckets.map { (day, $0.figures(day: day)) } }
-        var summed: [String: DayFigure] = [:]
-        var order: [String] = []
+        // A day's field of several buckets is one figure (with one bucket, every field is its own).
+        struct Cell: Hashable {
+            var day: Int64
+            var field: String
+        }
+        var figures: [DayFigure] = []
+        var at: [Cell: Int] = [:]
         for chunk in reads.chunked(512) {
             let replies = try await redis.pipeline(chunk.map { RedisCommand("HGETALL", $0.1) })
             for (read, reply) in zip(chunk, replies) {
@@ -18,16 +23,20 @@ extension PipelineStore {
                     guard let field = items[index].string, let text = items[index + 1].string,
                         let figure = DayFigure(day: read.0, field: field, value: text)
                     else { continue }
-                    let id = "\(read.0)\u{0}\(field)"
-                    if summed[id] == nil {
-                        summed[id] = figure
-                        order.append(id)
+                    guard buckets.count > 1 else {
+                        figures.append(figure)
+                        continue
+                    }
+                    let cell = Cell(day: read.0.number, field: field)
+                    if let index = at[cell] {
+                        figures[index].value += figure.value
                     } else {
-                        summed[id]!.value += figure.value
+                        at[cell] = figures.count
+                        figures.append(figure)
                     }
                 }
             }
         }
-        return order.map { summed[$0]! }
+        return figures
     }
 }
