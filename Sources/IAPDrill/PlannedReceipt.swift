@@ -105,6 +105,9 @@ extension PlannedReceipt {
         return copy
     }
 
+    /// The storefronts, currencies and unit prices (milliunits) the drill's StoreKit 2 purchases are sold in.
+    static let sales: [(String, String, Int64)] = [("USA", "USD", 990), ("DEU", "EUR", 1_090), ("JPN", "JPY", 160_000), ("GBR", "GBP", 990)]
+
     /// A StoreKit 2 purchase, sent signed or as a transaction id; a refunded one with its refund
     /// (how often Apple notifies it, whether before the submission).
     private static func storeKit(
@@ -122,9 +125,16 @@ extension PlannedReceipt {
             index: index, scenario: scenario, userID: refund?.times == 0 ? "silent-\(id)" : user, receiptData: "",
             unit: gold.transactionID, sameTicketAs: nil)
         storeKit.evidenceField = scenario == .lookup ? "transaction_id" : "signed_transaction"
-        storeKit.transaction = JWSTransaction(
+        var transaction = JWSTransaction(
             transactionID: gold.transactionID, bundleID: LocalCluster.bundleID, productID: "drill.gold",
             purchaseDate: 1_700_000_000_000 + Int64(index), type: "Consumable", environment: "Production")
+        // Priced as Apple prices it, in four storefronts, so the figures' money is recounted after the faults.
+        let (storefront, currency, price) = Self.sales[index % Self.sales.count]
+        transaction.storefront = storefront
+        transaction.currency = currency
+        transaction.price = price * Int64(1 + index % 5)
+        transaction.inAppOwnershipType = "PURCHASED"
+        storeKit.transaction = transaction
         storeKit.refund = refund
         return storeKit
     }
