@@ -258,4 +258,24 @@ import Testing
             #expect(refused != 0)
         }
     }
+
+    /// A trial's period granted after the paid period that followed it (Apple delivers out of
+    /// order) does not make the next renewal a conversion: only the latest period's offer counts.
+    @Test func anOlderTrialPeriodGrantedLateIsNoConversion() async throws {
+        try await EntitlementEndToEndTests.withCatalog { pipeline in
+            let api = pipeline.simulator.serverAPI
+            for period in [
+                Self.period("2000000000000702", original: "2000000000000701", price: 9_990, trial: false),
+                Self.period("2000000000000701", original: "2000000000000701", price: 0, trial: true),
+                Self.period("2000000000000703", original: "2000000000000701", price: 9_990, trial: false),
+            ] {
+                var later = period
+                if period.transactionID == "2000000000000703" { later.expiresDate = (period.expiresDate ?? 0) + 3_600_000 }
+                _ = try await pipeline.terminal(try await pipeline.submit(signed: try api.register(later)))
+            }
+            let rows = try await Self.report(pipeline, "subscriptions", by: "product")
+            #expect(Self.figures(rows.first, ["subscriptions_started", "trials_started", "trial_conversions", "renewals"]) == [1, 1, 0, 2],
+                "\(rows)")
+        }
+    }
 }

@@ -277,7 +277,10 @@ local function grantJob(KEYS, ARGV)
         entitlements = purchase.entitlements, expires_at = purchase.expires_at, signed_at = purchase.signed_at,
         app_transaction_id = purchase.app_transaction_id},
       now, a.recheck)
-    if purchase.kind == 'auto_renewable' then redis.call('HSET', k.subscription, 'period_offer', offer) end
+    -- Only the latest period's offer is kept: an older period granted late changes nothing.
+    if purchase.kind == 'auto_renewable' and redis.call('HGET', k.subscription, 'latest_transaction_id') == tx then
+      redis.call('HSET', k.subscription, 'period_offer', offer)
+    end
     if grantee ~= user then return 'duplicate', 'owned_by_another_account' end
     if purchase.token_job then
       queueErrand(k.token_ticket, purchase.token_job, 'app_account_token', 'original_transaction_id', otx)
