@@ -22,6 +22,9 @@ package struct DayFigure: Sendable, Equatable {
         self.value = value
     }
 
+    /// The field as the hash holds it.
+    package var field: String { "\(name)|\(environment)|\(storefront)|\(currency)|\(product)" }
+
     /// A field and its value as the hash holds them; `nil` for another shape (never written). The
     /// field is cut at its first four `|` by its UTF-8 bytes (a report reads a year's tens of
     /// thousands: `String.split` walks characters, several times slower).

@@ -1,7 +1,6 @@
 import IAPStages
 import PipelineCore
 import PlainJSON
-import RedisClient
 
 /// A day's figures rebuilt from the grant records (`iapctl report recount --day D`, and the drill
 /// after every trial), set beside the live ones that `count_figures.lua` counted with the events.
@@ -99,25 +98,15 @@ extension PipelineStore {
         for bucket in keys.everyBucket {
             var cursor = "0"
             repeat {
-                // On a cluster, asked of the node that holds this bucket's keys.
-                var scan = RedisCommand("SCAN", cursor, "MATCH", RedisKeys.globEscaped(bucket.bucketPrefix) + ":grant:*", "COUNT", "1000")
-                scan.routingKey = Array(bucket.fulfilment.utf8)
-                let page = try await redis.send(scan).checked().array ?? []
-                guard page.count == 2, let next = page[0].string else { throw RedisError.unexpectedReply("SCAN") }
-                cursor = next
-                let names = (page[1].array ?? []).compactMap(\.string)
-                let replies = try await redis.pipeline(names.map { RedisCommand(["HMGET", $0] + FigureRecount.fields) })
-                for reply in replies {
-                    let values = (reply.array ?? []).map(\.string)
-                    guard values.count == FigureRecount.fields.count else { continue }
-                    read += 1
-                    FigureRecount.figures(of: values, day: day, into: &counted, unsure: &unsure)
-                }
+                let page = try await grantRecords(in: bucket, after: cursor, fields: FigureRecount.fields, count: 1000)
+                cursor = page.next
+                read += page.records.count
+                for values in page.records { FigureRecount.figures(of: values, day: day, into: &counted, unsure: &unsure) }
             } while cursor != "0"
         }
         var live: [String: Int64] = [:]
         for figure in try await figures(of: [day]) where FigureRecount.salesFigures.contains(figure.name) || FigureRecount.refundFigures.contains(figure.name) {
-            live["\(figure.name)|\(figure.environment)|\(figure.storefront)|\(figure.currency)|\(figure.product)"] = figure.value
+            live[figure.field] = figure.value
         }
         var differences: [FigureRecount.Difference] = []
         var compared = 0

@@ -1,7 +1,6 @@
 import Foundation
 import IAPStages
 import PipelineCore
-import RedisClient
 
 /// `iapctl export transactions`: every purchase granted in a range of UTC days, read from the
 /// grant records (every bucket's `grant:*`, a `SCAN` page at a time; never the stream, which keeps
@@ -62,14 +61,8 @@ package struct TransactionExport: Sendable {
         var at = progress
         let buckets = store.keys.everyBucket
         while at.bucket < buckets.count {
-            let bucket = buckets[at.bucket]
-            var scan = RedisCommand("SCAN", at.cursor, "MATCH", RedisKeys.globEscaped(bucket.bucketPrefix) + ":grant:*", "COUNT", "500")
-            scan.routingKey = Array(bucket.fulfilment.utf8)
-            let page = try await store.redis.send(scan).checked().array ?? []
-            guard page.count == 2, let next = page[0].string else { throw RedisError.unexpectedReply("SCAN") }
-            let names = (page[1].array ?? []).compactMap(\.string)
-            let replies = try await store.redis.pipeline(names.map { RedisCommand(["HMGET", $0] + Self.fields) })
-            let lines = replies.compactMap { reply in self.line(of: (reply.array ?? []).map(\.string)) }
+            let (next, records) = try await store.grantRecords(in: buckets[at.bucket], after: at.cursor, fields: Self.fields)
+            let lines = records.compactMap(line(of:))
             at = next == "0" ? Progress(bucket: at.bucket + 1, cursor: "0", written: at.written) : Progress(bucket: at.bucket, cursor: next, written: at.written)
             at.written += lines.count
             let done = at.bucket >= buckets.count

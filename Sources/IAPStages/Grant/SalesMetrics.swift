@@ -10,9 +10,14 @@ package enum SalesMetrics {
     /// The sales of a grant step that moved: each purchase granted (not adopted, not a family
     /// member's access) counts in `iap_purchases_total{product}`, its price x quantity in
     /// `iap_sales_milliunits_total{currency,product}` where Apple said one, a subscription's first
-    /// period in `iap_subscriptions_started_total{product}`.
+    /// period in `iap_subscriptions_started_total{product}`. A part's job run again after its
+    /// worker died between its steps reports its grant again, and counts again: dashboards, not
+    /// the books (the reports').
     package static func count(_ outcome: GrantOutcome, purchases: [Purchase]) {
-        let granted = outcome.grantedTransactions
+        // The ticket's status says whether anything was granted: the outcome's transactions are
+        // read (a parse of their JSON) only for a receipt of several purchases.
+        guard outcome.status == .granted || (outcome.status == .held && purchases.count > 1) else { return }
+        let granted: Set<String> = purchases.count == 1 ? [purchases[0].transactionID] : outcome.grantedTransactions
         for purchase in purchases where granted.contains(purchase.transactionID) && purchase.adopt != true {
             guard purchase.transaction?.isFamilyShared != true else { continue }
             let product = purchase.productID
