@@ -263,7 +263,7 @@ let package = Package(
             dependencies: [
                 "AppleJWS",
                 "ClusterHarness", "IAPClient",
-                "IAPOperations", "IAPStages", "PipelineCore",
+                "IAPOperations", "IAPStages", "PipelineCore", "PlainJSON",
                 "AppleSimulator",
                 "RedisClient",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

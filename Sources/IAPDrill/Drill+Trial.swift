@@ -3,6 +3,7 @@ import ClusterHarness
 import Foundation
 import NIOConcurrencyHelpers
 import PipelineCore
+import PlainJSON
 import RedisClient
 
 /// One trial, in its phases: a pipeline started, the load and the faults, the late refunds, the
@@ -14,10 +15,10 @@ extension Drill {
         var plan = PlannedReceipt.plan(count: settings.receiptsPerTrial, trial: trial, using: &rng)
         let directory = settings.workDirectory.appendingPathComponent("trial-\(trial)")
         try? FileManager.default.removeItem(at: directory)
-        // The game backend's webhook, when the trial runs iap-webhook.
-        let sink = settings.webhooks ? WebhookSink(failureRate: settings.webhookFailureRate) : nil
-        defer { if let sink { Task { await sink.stop() } } }
-        let cluster = try await startCluster(directory: directory, sink: sink, http: http)
+        // The webhook destinations (the game backend, an analytics tool), when the trial runs iap-webhook.
+        let sinks = settings.webhooks ? WebhookSink.destinations(failureRate: settings.webhookFailureRate) : []
+        defer { for sink in sinks { Task { await sink.stop() } } }
+        let cluster = try await startCluster(directory: directory, sinks: sinks, http: http)
         progress("trial \(trial): \(plan.count) receipts, redis \(cluster.redisURL), logs in \(directory.path)/logs")
         let refunds = plan.filter { $0.refund != nil }
         var subscriptions = PlannedSubscription.plan(
@@ -79,7 +80,7 @@ extension Drill {
         let load = TrialLoad(
             plan: plan, refunds: refunds, subscriptions: subscriptions, submissions: submissions, subscribed: subscribed, faults: faults,
             adoption: adoption, adopted: adopted)
-        return try await audit(load, trial: trial, cluster: cluster, sink: sink)
+        return try await audit(load, trial: trial, cluster: cluster, sinks: sinks)
     }
 
     /// What a trial sent and did, for its audit.
@@ -95,13 +96,28 @@ extension Drill {
         var adopted: (tickets: [String: String], findings: [String])
     }
 
-    /// A fresh pipeline (with the webhook sink's address, when there is one), and apple-sim
-    /// sending notifications to it as Apple does, with its retries compressed.
-    private func startCluster(directory: URL, sink: WebhookSink?, http: HTTPClient) async throws -> LocalCluster {
+    /// A fresh pipeline (with the webhook destinations' addresses: the first as `IAP_WEBHOOK_URL`,
+    /// the others in `IAP_WEBHOOKS_FILE`), and apple-sim sending notifications to it as Apple
+    /// does, with its retries compressed.
+    private func startCluster(directory: URL, sinks: [WebhookSink], http: HTTPClient) async throws -> LocalCluster {
         var clusterSettings = settings.cluster
-        if let sink {
-            clusterSettings.environment["IAP_WEBHOOK_URL"] = try await sink.start()
-            clusterSettings.environment["IAP_WEBHOOK_SECRET"] = WebhookSink.secret
+        var others: [String: JSONValue] = [:]
+        for sink in sinks {
+            let url = try await sink.start()
+            guard sink.name != RedisKeys.defaultWebhookDestination else {
+                clusterSettings.environment["IAP_WEBHOOK_URL"] = url
+                clusterSettings.environment["IAP_WEBHOOK_SECRET"] = sink.secret
+                continue
+            }
+            others[sink.name] = .members([
+                "url": .string(url), "secret": .string(sink.secret), "events": sink.filter.events.map { .array($0.map(JSONValue.string)) },
+            ])
+        }
+        if !others.isEmpty {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            let file = directory.appendingPathComponent("webhooks.json")
+            try Data(JSONValue.object(others).canonicalText.utf8).write(to: file)
+            clusterSettings.environment["IAP_WEBHOOKS_FILE"] = file.path
         }
         let cluster = try LocalCluster(settings: clusterSettings, directory: directory, http: http)
         do {
@@ -156,7 +172,7 @@ extension Drill {
     }
 
     /// The drain and the books, then the trial's report; the pipeline is stopped whatever happens.
-    private func audit(_ load: TrialLoad, trial: Int, cluster: LocalCluster, sink: WebhookSink?) async throws -> TrialReport {
+    private func audit(_ load: TrialLoad, trial: Int, cluster: LocalCluster, sinks: [WebhookSink]) async throws -> TrialReport {
         let redis = RedisClient(configuration: try RedisConfiguration(url: cluster.redisURL), poolSize: 2)
         let audit = TrialAudit(store: PipelineStore(redis: redis, keys: cluster.keys), lease: settings.lease)
         let tickets = load.submissions.map(\.ticket)
@@ -174,7 +190,7 @@ extension Drill {
                 progress("trial \(trial): refunds Apple never notified, taken back by the refund sweep: \(found) of \(silent.count)")
             }
             seconds += await audit.drain([], timeout: .seconds(settings.drainTimeoutSeconds)).seconds
-            read = try await readBooks(load, audit: audit, terminal: &terminal, sink: sink, notifications: notificationBooks)
+            read = try await readBooks(load, audit: audit, terminal: &terminal, sinks: sinks, notifications: notificationBooks)
             try await recountFigures(audit.store, trial: trial, into: &read.books)
             let adoption = try await auditAdoption(load.adoption, syncs: load.adopted.tickets, store: audit.store)
             read.books.lost += adoption.lost
@@ -228,19 +244,28 @@ extension Drill {
     /// The books once drained: held purchases released, the webhook's deliveries, the receipts',
     /// the subscriptions' and the notifications', each finding counted as lost or wrong.
     private func readBooks(
-        _ load: TrialLoad, audit: TrialAudit, terminal: inout [String: Ticket], sink: WebhookSink?,
+        _ load: TrialLoad, audit: TrialAudit, terminal: inout [String: Ticket], sinks: [WebhookSink],
         notifications: NotificationAudit.Books
     ) async throws -> TrialBooks {
         let subscriptionAudit = SubscriptionAudit(store: audit.store, lease: settings.lease)
         let settled = await subscriptionAudit.settle(load.subscriptions, timeout: .seconds(60))
         let (released, findings) = try await audit.releaseHeld(&terminal)
-        // Every event, the releases' included, reaches the webhook before the books are read.
+        // Every event, the releases' included, reaches each destination it is for before the books
+        // are read: the first destination's figures are the report's, the others' findings join them.
         var webhookBooks = WebhookAudit.Books()
-        if let sink {
+        for (index, sink) in sinks.enumerated() {
             let webhookAudit = WebhookAudit(store: audit.store, lease: settings.lease)
             let settledHooks = await webhookAudit.settle(sink, timeout: .seconds(60))
-            webhookBooks = try await webhookAudit.check(sink)
-            if !settledHooks { webhookBooks.note("the webhook deliveries never settled in 60 s") }
+            var books = try await webhookAudit.check(sink)
+            if !settledHooks { books.note("the webhook deliveries to \(sink.name) never settled in 60 s") }
+            if index == 0 {
+                webhookBooks = books
+            } else {
+                progress("webhook destination \(sink.name): \(books.delivered) events delivered, \(books.refused) refused and retried")
+                webhookBooks.lost += books.lost
+                webhookBooks.wrong += books.wrong
+                for finding in books.findings { webhookBooks.note(finding) }
+            }
         }
         var books = try await audit.check(plan: load.plan, tickets: load.submissions.map(\.ticket), terminal: terminal)
         books.wrong += findings.count

@@ -3,15 +3,21 @@ import HTTPTypes
 import Hummingbird
 import IAPClient
 import Logging
+import IAPStages
 import NIOConcurrencyHelpers
+import PipelineCore
 
-/// The drill's game backend: a webhook receiver over real HTTP that checks every delivery's
-/// signature, answers 500 to a share of them at random (so deliveries are retried), and keeps,
-/// per event id, how often it was accepted and in which order each user's events first were.
+/// One of the drill's webhook destinations (the game backend, an analytics tool): a receiver over
+/// real HTTP that checks every delivery's signature, answers 500 to a share of them at random (so
+/// deliveries are retried), and keeps, per event id, how often it was accepted and in which order
+/// each user's events first were. `filter`: what the destination is configured to get.
 final class WebhookSink: Sendable {
     static let secret = "drill-webhook-secret-0123456789"
+    let name: String
+    let secret: String
+    let filter: WebhookFilter
     let failureRate: Double
-    private let verifier = WebhookVerifier(secret: secret)
+    private let verifier: WebhookVerifier
     private let state = NIOLockedValueBox(State())
     private let task = NIOLockedValueBox<Task<Void, any Error>?>(nil)
 
@@ -23,8 +29,25 @@ final class WebhookSink: Sendable {
         var refused = 0
     }
 
-    init(failureRate: Double) {
+    init(name: String = RedisKeys.defaultWebhookDestination, secret: String = WebhookSink.secret, filter: WebhookFilter = .all,
+         failureRate: Double) {
+        self.name = name
+        self.secret = secret
+        self.filter = filter
         self.failureRate = failureRate
+        verifier = WebhookVerifier(secret: secret)
+    }
+
+    /// The drill's destinations: the game backend (`IAP_WEBHOOK_URL`: every event) and an
+    /// analytics tool (`IAP_WEBHOOKS_FILE`: the sales and refunds only), each refusing its own share.
+    static func destinations(failureRate: Double) -> [WebhookSink] {
+        [
+            WebhookSink(failureRate: failureRate),
+            WebhookSink(
+                name: "analytics", secret: "drill-analytics-secret-0123456",
+                filter: WebhookFilter(events: ["granted", "renewed", "released", "adopted", "revoked", "reinstated"]),
+                failureRate: failureRate),
+        ]
     }
 
     var snapshot: State { state.withLockedValue { $0 } }

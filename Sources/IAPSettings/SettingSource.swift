@@ -87,15 +87,21 @@ public struct SettingSource: Sendable {
     /// `nil` when unset and without a default.
     public func url(_ setting: Setting) throws(ConfigurationError) -> String? {
         guard let text = text(setting) else { return nil }
+        return try httpURL(text, variable: setting.variable, shown: setting.shown(text))
+    }
+
+    /// `text` when it is an http(s) URL that may be used: https, or plain http to loopback or to a
+    /// host of `IAP_PLAIN_HTTP_HOSTS`; else an error of `variable` showing it as `shown`.
+    public func httpURL(_ text: String, variable: String, shown: String) throws(ConfigurationError) -> String {
         guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), ["http", "https"].contains(scheme),
             let host = url.host, !host.isEmpty
         else {
-            throw ConfigurationError(setting.variable, "'\(setting.shown(text))' is not an http(s) URL")
+            throw ConfigurationError(variable, "'\(shown)' is not an http(s) URL")
         }
         if scheme == "http" && !LoopbackHost.contains(host) && !list(Settings.plainHTTPHosts).contains(host.lowercased()) {
             throw ConfigurationError(
-                setting.variable,
-                "'\(setting.shown(text))' is plain http to \(host): use https://, or name the host in \(Settings.plainHTTPHosts.variable) "
+                variable,
+                "'\(shown)' is plain http to \(host): use https://, or name the host in \(Settings.plainHTTPHosts.variable) "
                     + "(a simulator on a private network; loopback needs no naming)")
         }
         return text

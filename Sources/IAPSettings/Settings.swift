@@ -356,7 +356,8 @@ public enum Settings {
     // MARK: The webhook
 
     public static let webhookURL = Setting(
-        "IAP_WEBHOOK_URL", .url, unset: "required by iap-webhook", help: "where every fulfilment event is POSTed", readBy: [.webhook])
+        "IAP_WEBHOOK_URL", .url, unset: "required by iap-webhook unless IAP_WEBHOOKS_FILE",
+        help: "where every fulfilment event is POSTed: the destination named default", readBy: [.webhook])
     public static let webhookSecret = Setting(
         "IAP_WEBHOOK_SECRET", .secret, unset: "required by iap-webhook",
         help: "the HMAC-SHA256 key of X-IAP-Signature, at least 16 bytes; never logged", readBy: [.webhook])
@@ -364,6 +365,13 @@ public enum Settings {
         "IAP_WEBHOOK_PREVIOUS_SECRET", .secret, unset: "one signature",
         help: "while rotating IAP_WEBHOOK_SECRET: the secret being retired; every delivery then carries a second v1= "
             + "signed with it, so receivers that still know only the old one accept it; never logged",
+        readBy: [.webhook])
+    public static let webhooksFile = Setting(
+        "IAP_WEBHOOKS_FILE", .file, unset: "one destination: IAP_WEBHOOK_URL",
+        help: "several webhook destinations (JSON keyed by name, a-z 0-9 _ -): each one's url, secret or secret_file "
+            + "(previous_secret[_file] while rotating), and optional filters apps (bundle ids), environments (Production, Sandbox), "
+            + "events (types), and max_in_flight; each has its own consumer group, order and retries. With IAP_WEBHOOK_URL too, "
+            + "that one is the destination default (docs/webhooks.md)",
         readBy: [.webhook])
     public static let webhookMaxAge = Setting(
         "IAP_WEBHOOK_MAX_AGE_S", .duration(.seconds, .seconds(1) ... .seconds(2_592_000)), default: "259200",
@@ -403,7 +411,7 @@ public enum Settings {
         notificationSweep, refundSweep,
         recheckBefore, recheckAfter, recheckMax,
         concurrency, lease, maxRedeliveries, shutdownGrace, metricsPort, maxAttempts, appleBreakerFailures, appleBreakerProbe, retryBase, retryMax, fulfilmentRetention, deadMax, deadMaxAge,
-        webhookURL, webhookSecret, webhookPreviousSecret, webhookMaxAge, webhookTimeout,
+        webhookURL, webhookSecret, webhookPreviousSecret, webhooksFile, webhookMaxAge, webhookTimeout,
         plainHTTPHosts,
         logLevel, logFormat,
     ]

@@ -187,7 +187,7 @@ package struct NotifierCommand: AsyncParsableCommand {
 package struct WebhookCommand: AsyncParsableCommand {
     package static let configuration = CommandConfiguration(
         commandName: "iap-webhook",
-        abstract: "Webhook stage: delivers every fulfilment event to the game backend, signed, in order per user.")
+        abstract: "Webhook stage: delivers every fulfilment event to each destination it is for, signed, in order per user.")
     @OptionGroup var redis: RedisOptions
     @OptionGroup var worker: WorkerOptions
     @OptionGroup var lease: LeaseOptions
@@ -198,22 +198,23 @@ package struct WebhookCommand: AsyncParsableCommand {
     package func run() async throws {
         let configuration = loadConfiguration(of: self)
         let logger = bootstrapLogging(label: "iap-webhook")
-        let target: (url: String, secret: String)
+        let destinations: [WebhookDestination]
         do {
-            target = try configuration.webhook.required()
+            destinations = try configuration.webhook.required()
         } catch {
             failConfiguration(error)
         }
-        let client = WebhookClient(
-            url: target.url, timeout: configuration.webhook.timeout, maxConnections: configuration.worker.concurrency)
+        let clients = WebhookClient.forEach(destinations, timeout: configuration.webhook.timeout, slots: configuration.worker.concurrency)
+        logger.info("webhook destinations", metadata: ["destinations": "\(destinations.map(\.name).joined(separator: ","))"])
         var settings = configuration.worker
         // New events reach their users' lists within this.
         settings.housekeeping = .milliseconds(200)
         try await runWorker(configuration: configuration, settings: settings, logger: logger) {
             (store) throws(ConfigurationError) -> StageParts in
             StageParts(
-                handler: try StageAssembly(configuration: configuration, store: store, logger: logger, webhook: client).handler(for: .webhook),
-                clients: [ClosingService { await client.shutdown() }])
+                handler: try StageAssembly(configuration: configuration, store: store, logger: logger, webhooks: clients)
+                    .handler(for: .webhook),
+                clients: clients.values.map { client in ClosingService { await client.shutdown() } })
         }
     }
 }

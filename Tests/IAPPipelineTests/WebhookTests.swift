@@ -22,16 +22,53 @@ final class WebhookReceiver: Sendable {
         var accepted: Bool
     }
 
-    private let state = NIOLockedValueBox<(deliveries: [Delivery], failing: Set<String>)>(([], []))
+    private struct State {
+        var deliveries: [Delivery] = []
+        var failing: Set<String> = []
+        /// While holding, a request waits (unanswered) until `release()`.
+        var holding = false
+        var held: [CheckedContinuation<Void, Never>] = []
+        /// Requests waiting unanswered now.
+        var waiting = 0
+    }
+
+    private let state = NIOLockedValueBox(State())
     private let (signals, signal) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
 
     var deliveries: [Delivery] { state.withLockedValue { $0.deliveries } }
     func fail(_ users: Set<String>) { state.withLockedValue { $0.failing = users } }
+    /// Requests from now on wait unanswered, as a receiver that hangs.
+    func hold() { state.withLockedValue { $0.holding = true } }
+    /// Answers every waiting request, and the next at once.
+    func release() {
+        let held = state.withLockedValue { state in
+            state.holding = false
+            state.waiting = 0
+            defer { state.held = [] }
+            return state.held
+        }
+        for request in held { request.resume() }
+    }
+    /// How many requests wait unanswered now.
+    var waiting: Int { state.withLockedValue { $0.waiting } }
+
+    private func waitWhileHolding() async {
+        await withCheckedContinuation { (request: CheckedContinuation<Void, Never>) in
+            let held = state.withLockedValue { state in
+                guard state.holding else { return false }
+                state.held.append(request)
+                state.waiting += 1
+                return true
+            }
+            if held { signal.yield() } else { request.resume() }
+        }
+    }
 
     func application(onServerRunning: @escaping @Sendable (Int) async -> Void) -> some ApplicationProtocol {
         let router = Router()
         router.post("/hook") { request, _ in
             let body = Array(try await request.body.collect(upTo: 1 << 20).readableBytesView)
+            await self.waitWhileHolding()
             let object = (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any] ?? [:]
             let fields = object.compactMapValues { $0 as? String }
             let accepted = self.state.withLockedValue { state in

@@ -70,7 +70,7 @@ import Testing
         let configuration = try PipelineConfiguration(environment: [
             "IAP_WEBHOOK_URL": "https://backend.example/iap", "IAP_WEBHOOK_SECRET": new, "IAP_WEBHOOK_PREVIOUS_SECRET": old,
         ])
-        let header = try configuration.webhook.signer().signature(body: body, timestamp: 1_800_000_000)
+        let header = try configuration.webhook.required()[0].signer.signature(body: body, timestamp: 1_800_000_000)
         #expect(header.components(separatedBy: ",v1=").count == 3, "\(header)")
         #expect(WebhookVerifier(secret: new).isValid(header: header, body: body, nowSeconds: 1_800_000_000))
         #expect(WebhookVerifier(secret: old).isValid(header: header, body: body, nowSeconds: 1_800_000_000))

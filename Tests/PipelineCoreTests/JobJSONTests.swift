@@ -88,6 +88,7 @@ import Testing
             source: "recheck", enqueuedAt: 9)
         let delivery = Job(ticket: "webhook-u", stage: .webhook, userID: "u", work: .delivery(event: nil), enqueuedAt: 9)
         let replay = Job(ticket: "webhook-event-1", stage: .webhook, userID: "u", work: .delivery(event: #"{"id":"1"}"#), enqueuedAt: 9)
+        let toAnalytics = Job(ticket: "webhook@analytics:u", stage: .webhook, userID: "u", work: .delivery(event: nil, destination: "analytics"), enqueuedAt: 9)
         let token = AppAccountTokenRequest(originalTransactionID: "5", appAccountToken: "a1", environment: "Sandbox")
             .job(ticket: "token-5", user: "u", now: 9)
         let finish = FinishTransactionRequest(transactionID: "7", environment: "Production", bundleID: "b").job(ticket: "finish-7", user: "u", now: 9)
@@ -99,6 +100,8 @@ import Testing
             (#"{"ticket":"recheck-5-9-1","stage":"verify","user_id":"u","source":"recheck","recheck":{"original_transaction_id":"5","environment":"Production","latest_transaction_id":"8","expires_at":"1700","history_revision":"hr:3"},"attempts":0,"enqueued_at":9}"#, recheck),
             (#"{"ticket":"webhook-u","stage":"webhook","user_id":"u","attempts":0,"enqueued_at":9}"#, delivery),
             (#"{"attempts":0,"enqueued_at":9,"stage":"webhook","ticket":"webhook-event-1","user_id":"u","webhook_event":"{\"id\":\"1\"}"}"#, replay),
+            // As route_fulfilment_events writes it for a destination other than the default.
+            (#"{"ticket":"webhook@analytics:u","stage":"webhook","user_id":"u","attempts":0,"enqueued_at":9,"destination":"analytics"}"#, toAnalytics),
             (#"{"attempts":0,"enqueued_at":9,"set_app_account_token":{"app_account_token":"a1","environment":"Sandbox","original_transaction_id":"5"},"source":"app_account_token","stage":"notify","ticket":"token-5","user_id":"u"}"#, token),
             (#"{"attempts":0,"enqueued_at":9,"finish_transaction":{"bundle_id":"b","environment":"Production","transaction_id":"7"},"source":"finish_transaction","stage":"notify","ticket":"finish-7","user_id":"u"}"#, finish),
             (#"{"apple_account":"705","attempts":0,"dry_run":true,"enqueued_at":9,"source":"sync","stage":"dedupe","ticket":"D1","user_id":"u"}"#, dryRun),

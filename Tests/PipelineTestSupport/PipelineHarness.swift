@@ -41,8 +41,9 @@ package final class PipelineHarness: Sendable {
     package let lookupClient: ServerAPIClient?
     /// With `IAP_APPS_FILE`: each app's client, as iap-verifier makes them.
     package let appClients: [(bundleID: String, client: ServerAPIClient)]
-    /// With `IAP_WEBHOOK_URL` in the environment: the webhook stage's client.
-    package let webhookClient: WebhookClient?
+    /// With `IAP_WEBHOOK_URL` or `IAP_WEBHOOKS_FILE` in the environment: the webhook stage's
+    /// clients, by destination.
+    package let webhookClients: [String: WebhookClient]
     private let directory: URL
     private let workers = NIOLockedValueBox<[Stage: (StageWorkers, Task<Void, any Error>)]>([:])
 
@@ -144,28 +145,37 @@ package final class PipelineHarness: Sendable {
         }
         apple = AppleVerifier(configuration: configuration.apple)
         http = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup)
-        webhookClient = configuration.webhook.url.map { WebhookClient(url: $0, timeout: configuration.webhook.timeout, maxConnections: 8) }
+        // Each client's pool as large as the worker (production's is the destination's share): a
+        // test of the shares sees the handler's, not the pool's.
+        webhookClients = Dictionary(uniqueKeysWithValues: ((try? configuration.webhook.required()) ?? []).map {
+            ($0.name, WebhookClient(url: $0.url, timeout: configuration.webhook.timeout, maxConnections: Self.slots))
+        })
         if startWorkers {
             for stage in Stage.allCases { start(stage) }
         }
     }
 
     /// `stage`'s handler, built where the stage executables build theirs (`StageAssembly`), with
-    /// the harness's clients (apple-sim's), catalog and webhook client.
+    /// the harness's clients (apple-sim's), catalog and webhook clients.
     package func handler(for stage: Stage) -> any JobHandler {
         let catalog = configuration.hasCatalog ? nil : Self.catalog
+        var configuration = self.configuration
+        configuration.worker.concurrency = Self.slots
         let assembly = StageAssembly(
             configuration: configuration, store: store, logger: testLogger, apple: apple, clients: appClients, catalog: catalog,
-            webhook: webhookClient)
+            webhooks: webhookClients)
         return try! assembly.handler(for: stage)
     }
 
-    /// Starts a worker of `stage` (the webhook's only when `IAP_WEBHOOK_URL` is set).
+    /// Each worker's slots.
+    static let slots = 8
+
+    /// Starts a worker of `stage` (the webhook's only with a destination).
     package func start(_ stage: Stage) {
-        if stage == .webhook && webhookClient == nil { return }
+        if stage == .webhook && webhookClients.isEmpty { return }
         let worker = StageWorkers(
             handler: handler(for: stage), store: store,
-            settings: WorkerSettings(concurrency: 8, lease: .milliseconds(30000), block: .milliseconds(200), housekeeping: .milliseconds(20)),
+            settings: WorkerSettings(concurrency: Self.slots, lease: .milliseconds(30000), block: .milliseconds(200), housekeeping: .milliseconds(20)),
             logger: testLogger)
         let running = Task { try await worker.run() }
         workers.withLockedValue { $0[stage] = (worker, running) }
@@ -184,7 +194,7 @@ package final class PipelineHarness: Sendable {
         await apple.shutdown()
         await lookupClient?.shutdown()
         if configuration.appsFile != nil { for app in appClients { await app.client.shutdown() } }
-        await webhookClient?.shutdown()
+        for client in webhookClients.values { await client.shutdown() }
         try? FileManager.default.removeItem(at: directory)
         try? await http.shutdown()
         await redis.close()

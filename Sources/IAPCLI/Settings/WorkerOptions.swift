@@ -78,6 +78,7 @@ package struct WebhookOptions: SettingsGroup {
     @Option(setting: Settings.webhookURL) var webhookUrl: String?
     @Option(setting: Settings.webhookSecret) var webhookSecret: String?
     @Option(setting: Settings.webhookPreviousSecret) var webhookPreviousSecret: String?
+    @Option(setting: Settings.webhooksFile) var webhooksFile: String?
     @Option(setting: Settings.webhookMaxAge) var webhookMaxAgeS: String?
     @Option(setting: Settings.webhookTimeout) var webhookTimeoutMs: String?
 

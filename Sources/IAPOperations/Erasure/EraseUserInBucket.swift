@@ -9,18 +9,26 @@ package struct EraseUserInBucket: PipelineScript {
     package let arguments: [String]
 
     /// `records`: the bucket's grant records, holds, owners and subscription records that may name
-    /// the user; `entries`: the ids of its stream's entries that do.
-    package init(_ bucket: RedisKeys, user: String, pseudonym: String, records: [String], entries: [String]) {
+    /// the user; `entries`: the ids of its stream's entries that do; `destinations`: the webhook
+    /// destinations other than `default` routed in this bucket (`webhook:destinations`), whose
+    /// lists of the user's events go too.
+    package init(
+        _ bucket: RedisKeys, user: String, pseudonym: String, records: [String], entries: [String], destinations: [String] = []
+    ) {
         let fixed = [
             bucket.purchases(user: user), bucket.lifetime(user: user), bucket.subscriptions(user: user), bucket.refunds(user: user),
             bucket.refundsProrated(user: user), bucket.webhookEvents(user: user), bucket.webhookBusy, bucket.fulfilment,
             bucket.userEvents,
         ]
-        keys = fixed + records
+        let others = destinations.filter { $0 != RedisKeys.defaultWebhookDestination }
+        let webhooks = others.flatMap { [bucket.webhookEvents(user: user, to: $0), bucket.webhookBusy(to: $0)] }
+        keys = fixed + records + webhooks
+        let first = fixed.count + records.count
         arguments = [JSONValue.object([
             "user": .string(user), "pseudonym": .string(pseudonym),
             "records": .array(records.indices.map { .int(fixed.count + $0 + 1) }),
             "entries": .array(entries.map { .string($0) }),
+            "webhooks": .array(others.indices.map { .array([.int(first + 2 * $0 + 1), .int(first + 2 * $0 + 2)]) }),
         ]).canonicalText]
     }
 

@@ -14,6 +14,8 @@ extension PipelineStore {
         var products: Set<String> = []
         var accounts: Set<String> = []
         var tokens: Set<String> = []
+        /// Per bucket, the webhook destinations other than `default` routed there.
+        var destinations: [Int: [String]] = [:]
     }
 
     /// Two round trips (and one more per 500 units): every bucket's indexes and counts, then the
@@ -25,7 +27,7 @@ extension PipelineStore {
                 RedisCommand("ZRANGE", bucket.purchases(user: user), "0", "-1"), RedisCommand("SMEMBERS", bucket.lifetime(user: user)),
                 RedisCommand("SMEMBERS", bucket.subscriptions(user: user)),
                 RedisCommand("EXISTS", bucket.refunds(user: user), bucket.refundsProrated(user: user), bucket.webhookEvents(user: user)),
-                RedisCommand("SISMEMBER", bucket.webhookBusy, user),
+                RedisCommand("SISMEMBER", bucket.webhookBusy, user), RedisCommand("SMEMBERS", bucket.webhookDestinations),
             ]
         })
         for reply in indexes { if case .error(let message) = reply { throw RedisError.server(message) } }
@@ -33,7 +35,13 @@ extension PipelineStore {
         var units: [(bucket: Int, unit: String)] = []
         var originals: [Int: Set<String>] = [:]
         for index in buckets.indices {
-            let replies = indexes[(5 * index)..<(5 * index + 5)].map { $0 }
+            let replies = indexes[(6 * index)..<(6 * index + 6)].map { $0 }
+            let destinations = (replies[5].array ?? []).compactMap(\.string).filter { $0 != RedisKeys.defaultWebhookDestination }
+            if !destinations.isEmpty {
+                // Another destination's list may hold the user's events: the bucket's step deletes them.
+                found.destinations[index] = destinations.sorted()
+                found.touched.insert(index)
+            }
             let listed = Set((replies[0].array ?? []).compactMap(\.string) + (replies[1].array ?? []).compactMap(\.string)).sorted()
             units += listed.map { (index, $0) }
             originals[index, default: []].formUnion((replies[2].array ?? []).compactMap(\.string))

@@ -49,7 +49,8 @@ extension PipelineStore {
         for index in found.touched.union(entries.keys).sorted() {
             let (renamed, deleted) = try await run(
                 EraseUserInBucket(
-                    buckets[index], user: user, pseudonym: pseudonym, records: found.records[index] ?? [], entries: entries[index] ?? []),
+                    buckets[index], user: user, pseudonym: pseudonym, records: found.records[index] ?? [], entries: entries[index] ?? [],
+                    destinations: found.destinations[index] ?? []),
                 replicated: true)
             erasure.renamed += renamed
             erasure.entriesDeleted += deleted

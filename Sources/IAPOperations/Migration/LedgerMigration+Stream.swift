@@ -26,6 +26,14 @@ extension LedgerMigration {
             note: "\(groups.count) consumer groups" + (copied.present > 0 ? ", \(copied.present) entries there before" : ""))
     }
 
+    /// What the names of a webhook group's users' lists start with: `webhook:events:` for the
+    /// group `webhook`, `webhook:to:<name>:events:` for `webhook:<name>`; `nil`: not a webhook group.
+    static func webhookLists(ofGroup group: String) -> String? {
+        if group == RedisKeys.webhookGroup { return "webhook:events:" }
+        guard group.hasPrefix(RedisKeys.webhookGroup + ":") else { return nil }
+        return "webhook:to:\(group.dropFirst(RedisKeys.webhookGroup.count + 1)):events:"
+    }
+
     /// A consumer group of the source stream: its position and the entries not yet delivered.
     struct StreamGroup {
         var name: String
@@ -45,8 +53,9 @@ extension LedgerMigration {
             var undelivered = Set<String>()
             let pending = try await source.send("XPENDING", stream, name, "-", "+", "100000000").array ?? []
             for entry in pending { if let id = entry.array?.first?.string { undelivered.insert(id) } }
-            if name == RedisKeys.webhookGroup {
-                for rest in plan.names(.webhook) where rest.hasPrefix("webhook:events:") {
+            // A webhook destination's group (`webhook`, `webhook:<name>`): its users' lists too.
+            if let lists = Self.webhookLists(ofGroup: name) {
+                for rest in plan.names(.webhook) where rest.hasPrefix(lists) {
                     for event in try await list(rest) {
                         let json = (try? JSONSerialization.jsonObject(with: Data(event.utf8))) as? [String: Any]
                         if let id = json?["id"] as? String { undelivered.insert(id) }

@@ -236,7 +236,7 @@ package struct LedgerMigration: Sendable {
         case .subscription: return keys.subscription(originalTransactionID: after)
         case .notifications: return keys.notifications(originalTransactionID: after)
         case .ticket:
-            if after.hasPrefix("webhook:") { return nil }  // a user's delivery job: routed again
+            if Self.isDeliveryTicket(after) { return nil }  // a user's delivery job: routed again
             return keys.ticket(plan.renamedTickets[after] ?? after)
         case .receipt: return keys.receipt(digest: after)
         case .notification:

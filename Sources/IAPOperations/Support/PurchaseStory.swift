@@ -32,7 +32,7 @@ package struct PurchaseStory: Sendable, Equatable {
     /// Apple's newest notifications about the original transaction that changed no grant
     /// (`notifications:<original>`, JSON, newest first, at most 10).
     package var notifications: [String] = []
-    /// The grant's user's fulfilment events of this bucket still waiting for the webhook.
+    /// The grant's user's fulfilment events of this bucket still waiting for the webhook (every destination's).
     package var webhookWaiting: Int?
 }
 
@@ -77,12 +77,18 @@ extension PipelineStore {
         if let user = story.grant["user_id"] ?? story.hold["user_id"], let transaction = story.grant["transaction_id"] ?? story.hold["transaction_id"] {
             let facts = try await redis.pipeline([
                 RedisCommand("HGET", keys.consumption(user: user), transaction), RedisCommand("GET", keys.consent(user: user)),
-                RedisCommand("LLEN", purchase.webhookEvents(user: user)),
+                RedisCommand("LLEN", purchase.webhookEvents(user: user)), RedisCommand("SMEMBERS", purchase.webhookDestinations),
             ])
             for reply in facts { try reply.checked() }
             story.consumption = facts[0].string
             story.consent = facts[1].string.map { $0 == "1" }
             story.webhookWaiting = facts[2].int.map { Int($0) }
+            // The user's events waiting for the other destinations too.
+            let others = (facts[3].array ?? []).compactMap(\.string).filter { $0 != RedisKeys.defaultWebhookDestination }
+            if !others.isEmpty {
+                let lengths = try await redis.pipeline(others.map { RedisCommand("LLEN", purchase.webhookEvents(user: user, to: $0)) })
+                story.webhookWaiting = (story.webhookWaiting ?? 0) + lengths.compactMap(\.int).reduce(0) { $0 + Int($1) }
+            }
         }
         return story
     }

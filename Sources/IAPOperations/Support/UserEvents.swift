@@ -92,35 +92,58 @@ extension PipelineStore {
         return (page, page.count < listed.count ? page.last?.entryID : nil)
     }
 
-    /// Each event's delivery: with a webhook group on its bucket's stream, `delivered` when the
-    /// group read past it and it is older than the head of the user's list still to deliver.
+    /// Each event's delivery: with webhook groups on its bucket's stream (one per destination),
+    /// `delivered` when every group read past it and it is older than the head of the user's list
+    /// still to deliver to that destination (an event a destination's filter turned away counts as
+    /// delivered there).
     private func markDelivery(_ events: inout [UserEvent], of user: String) async throws {
         let buckets = Array(Set(events.map(\.bucket))).sorted()
         guard !buckets.isEmpty else { return }
         let all = keys.everyBucket
-        let replies = try await redis.pipeline(buckets.flatMap { bucket -> [RedisCommand] in
+        let groupReplies = try await redis.pipeline(buckets.map { bucket -> RedisCommand in
             var groups = RedisCommand("XINFO", "GROUPS", all[bucket].fulfilment)
             groups.routingKey = Array(all[bucket].fulfilment.utf8)
-            return [groups, RedisCommand("LINDEX", all[bucket].webhookEvents(user: user), "0")]
+            return groups
         })
-        var marks: [Int: (read: String, head: String?)] = [:]
+        // Per bucket, each destination's group position: (bucket, destination, last read).
+        var reads: [(bucket: Int, destination: String, read: String)] = []
         for (index, bucket) in buckets.enumerated() {
             // A stream not yet written answers an error: no group reads it.
-            let group = replies[2 * index].array?.map(\.stringDictionary).first { $0["name"] == RedisKeys.webhookGroup }
-            guard let read = group?["last-delivered-id"] else { continue }
-            let head = try replies[2 * index + 1].checked().string.flatMap { text in
+            for group in groupReplies[index].array?.map(\.stringDictionary) ?? [] {
+                guard let name = group["name"], let read = group["last-delivered-id"], let destination = Self.destination(ofGroup: name)
+                else { continue }
+                reads.append((bucket, destination, read))
+            }
+        }
+        guard !reads.isEmpty else { return }
+        let heads = try await redis.pipeline(reads.map { RedisCommand("LINDEX", all[$0.bucket].webhookEvents(user: user, to: $0.destination), "0") })
+        var marks: [Int: [(read: String, head: String?)]] = [:]
+        for (read, reply) in zip(reads, heads) {
+            let head = try reply.checked().string.flatMap { text in
                 (try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])?["id"] as? String
             }
             // A delivery's id is the entry's, after the bucket's `<bucket>.` when there are several.
-            marks[bucket] = (read, head.map { String($0.split(separator: ".").last ?? "") })
+            marks[read.bucket, default: []].append((read.read, head.map { String($0.split(separator: ".").last ?? "") }))
         }
         for index in events.indices {
-            guard let mark = marks[events[index].bucket] else { continue }
+            guard let groups = marks[events[index].bucket] else { continue }
             let order = events[index].order
-            let routed = order <= FulfilmentEntry.order(of: mark.read)
-            let queued = mark.head.map { order >= FulfilmentEntry.order(of: $0) } ?? false
-            events[index].delivery = routed && !queued ? "delivered" : "waiting"
+            let delivered = groups.allSatisfy { mark in
+                let routed = order <= FulfilmentEntry.order(of: mark.read)
+                let queued = mark.head.map { order >= FulfilmentEntry.order(of: $0) } ?? false
+                return routed && !queued
+            }
+            events[index].delivery = delivered ? "delivered" : "waiting"
         }
+    }
+
+    /// The destination a consumer group delivers to: `default` for `webhook`, `<name>` for
+    /// `webhook:<name>`; `nil` for a group of your own.
+    static func destination(ofGroup group: String) -> String? {
+        if group == RedisKeys.webhookGroup { return RedisKeys.defaultWebhookDestination }
+        guard group.hasPrefix(RedisKeys.webhookGroup + ":") else { return nil }
+        let name = String(group.dropFirst(RedisKeys.webhookGroup.count + 1))
+        return WebhookDestination.isName(name) ? name : nil
     }
 }
 

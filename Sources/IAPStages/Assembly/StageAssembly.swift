@@ -8,7 +8,7 @@ import PipelineCore
 /// The one place the stages' handlers are built from the configuration. The stage executables
 /// and the test harness both call it, so a test runs the handler production runs; what differs
 /// is only what the caller hands in: Apple's clients (production's point at Apple, the harness's
-/// at apple-sim), the catalog, the apps and the webhook's client.
+/// at apple-sim), the catalog, the apps and the webhook's clients.
 package struct StageAssembly: Sendable {
     package let configuration: PipelineConfiguration
     package let store: PipelineStore
@@ -19,13 +19,13 @@ package struct StageAssembly: Sendable {
     package var clients: [(bundleID: String, client: ServerAPIClient)]
     package var catalog: ProductCatalog?
     package var bundleIDs: Set<String>?
-    /// The webhook stage's client.
-    package var webhook: (any WebhookPosting)?
+    /// The webhook stage's clients, by destination name (`WebhookClient.forEach`).
+    package var webhooks: [String: any WebhookPosting]
 
     package init(
         configuration: PipelineConfiguration, store: PipelineStore, logger: Logger, apple: AppleVerifier? = nil,
         clients: [(bundleID: String, client: ServerAPIClient)] = [], catalog: ProductCatalog? = nil, bundleIDs: Set<String>? = nil,
-        webhook: (any WebhookPosting)? = nil
+        webhooks: [String: any WebhookPosting] = [:]
     ) {
         self.configuration = configuration
         self.store = store
@@ -34,7 +34,7 @@ package struct StageAssembly: Sendable {
         self.clients = clients
         self.catalog = catalog
         self.bundleIDs = bundleIDs
-        self.webhook = webhook
+        self.webhooks = webhooks
     }
 
     /// `stage`'s handler; a setting it needs and lacks is a `ConfigurationError` naming it.
@@ -94,10 +94,18 @@ package struct StageAssembly: Sendable {
             accountTokens: apps.map { AccountTokenErrands(apps: $0, retryPolicy: configuration.retryPolicy) })
     }
 
+    /// One target per destination (`IAP_WEBHOOK_URL`'s `default`, `IAP_WEBHOOKS_FILE`'s), each
+    /// with the client `webhooks` has for its name.
     private func webhookDelivery() throws(ConfigurationError) -> WebhookHandler {
-        guard let webhook else { throw ConfigurationError("IAP_WEBHOOK_URL", "the webhook stage needs the backend's URL") }
+        var targets: [WebhookHandler.Target] = []
+        for destination in try configuration.webhook.required() {
+            guard let poster = webhooks[destination.name] else {
+                throw ConfigurationError("IAP_WEBHOOKS_FILE", "the webhook stage has no client for the destination \(destination.name)")
+            }
+            targets.append(WebhookHandler.Target(destination, poster: poster))
+        }
         return WebhookHandler(
-            poster: webhook, signer: try configuration.webhook.signer(), maxAge: configuration.webhook.maxAge,
-            retryPolicy: configuration.retryPolicy)
+            targets: targets, slots: configuration.worker.concurrency, maxAge: configuration.webhook.maxAge,
+            timeout: configuration.webhook.timeout, retryPolicy: configuration.retryPolicy)
     }
 }

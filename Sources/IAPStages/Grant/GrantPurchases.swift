@@ -41,6 +41,8 @@ package struct GrantPurchases: DeclaringScript {
         }
         for purchase in purchases {
             var line = Self.line(purchase, places: places, shared: shared)
+            // The app it was bought in, on the record and its events (a destination's `apps` filter).
+            if let bundleID = work.appBundleID, !bundleID.isEmpty { line.sale += ["bundle_id", bundleID] }
             line.keys = Self.claimKeys(purchase, keys: keys, declared: &declared)
             if let setting = accountToken, purchase.isClaimed, purchase.unit != nil, line.appAccountToken == nil,
                let transaction = purchase.transaction, !transaction.isFamilyShared, !environment.isEmpty
@@ -61,7 +63,9 @@ package struct GrantPurchases: DeclaringScript {
             lines.append(line)
         }
         let subscription = work.renewal.map {
-            PipelineStore.recheckChange($0, latest: work.renewalPeriod, environment: environment, purchases: purchases)
+            var change = PipelineStore.recheckChange($0, latest: work.renewalPeriod, environment: environment, purchases: purchases)
+            change.bundleID = work.appBundleID
+            return change
         }
         let subscriptionKey = subscription.map {
             declared.index(of: keys.subscription(originalTransactionID: $0.originalTransactionID))
@@ -77,6 +81,7 @@ package struct GrantPurchases: DeclaringScript {
             recheck: recheck, subscription: subscription, subscriptionKey: subscriptionKey, rechecksKey: rechecksKey,
             receipt: work.subscriptionReceipt, notifyQueue: notifyQueue,
             ticketTTL: notifyQueue == nil ? nil : (accountToken?.ticketTTL ?? finishTickets).map { String($0.components.seconds) })
+        members.bundleID = work.appBundleID
         self.declared = declared
         arguments = [taken, members.argument]
     }
@@ -189,6 +194,8 @@ struct GrantPurchasesArguments {
     var channel: String
     var userID: String
     var environment: String
+    /// The app the verified answer is for (on subscription records and their events).
+    var bundleID: String? = nil
     var source: String
     /// `IAP_MAX_REFUNDS_PER_USER`; absent: no limit.
     var refundLimit: String?
@@ -282,7 +289,7 @@ struct GrantPurchasesArguments {
     var json: JSONValue {
         .members([
             "ticket": .string(ticket), "part": part.json, "keep": keep ? .bool(true) : nil, "now": .string(now), "channel": .string(channel), "user_id": .string(userID),
-            "environment": .string(environment), "source": .string(source),
+            "environment": .string(environment), "source": .string(source), "bundle_id": bundleID.json,
             "refund_limit": refundLimit.json,
             "refunds": refunds.json,
             "sharing": sharing.json,

@@ -70,6 +70,8 @@ package struct SubscriptionChange: Sendable, Equatable {
     package var eligibleWinBackOfferIDs: [String]?
     /// A re-check's: where it read the customer's history to (kept on the record).
     package var historyRevision: String?
+    /// The app it is bought in (kept on the record; on its `entitlement_changed` and `expired` events).
+    package var bundleID: String?
 
     package init(
         originalTransactionID: String, userID: String? = nil, productID: String?, status: String?, expiresAt: Int64?,
@@ -112,6 +114,7 @@ package struct SubscriptionChange: Sendable, Equatable {
             "expiration_reason": expirationReason.json,
             "eligible_win_back_offer_ids": eligibleWinBackOfferIDs.map { .string($0.joined(separator: ",")) },
             "history_revision": historyRevision.json,
+            "bundle_id": bundleID.json,
         ])
     }
 }

@@ -42,6 +42,7 @@ package enum NotificationEvent {
         fields["notification_uuid"] = notification.uuid
         fields["changed_at"] = String(now)
         if let environment = notification.environment { fields["environment"] = environment }
+        if let bundleID = notification.bundleID, !bundleID.isEmpty { fields["bundle_id"] = bundleID }
         if let original = notification.originalTransactionID { fields["original_transaction_id"] = original }
         if let transaction {
             fields["transaction_id"] = transaction.transactionID

@@ -13,7 +13,8 @@ package struct FinishWebhookEvent: PipelineScript {
         next.attempts = 0
         next.enqueuedAt = now
         self.keys = [
-            keys.inflight(member: member), keys.webhookEvents(user: job.userID), keys.webhookBusy, keys.queue(.webhook),
+            keys.inflight(member: member), keys.webhookEvents(user: job.userID, to: job.webhookDestination),
+            keys.webhookBusy(to: job.webhookDestination), keys.queue(.webhook),
             keys.ticket(job.ticket), keys.dead,
         ]
         arguments = [taken, JSONValue.members([

@@ -2,17 +2,19 @@ import PipelineCore
 import RedisClient
 
 extension PipelineStore {
-    /// Moves the next fulfilment entries (at most `count`) to their users' delivery lists and
-    /// queues a delivery job for each user without one; returns how many were routed.
+    /// Moves the next fulfilment entries (at most `count`) that `filter` admits to their users'
+    /// delivery lists for `destination` and queues a delivery job for each user without one;
+    /// returns how many entries were read.
     package func routeFulfilmentEvents(
-        consumer: String, count: Int = 500, now: Int64 = currentTimeMs()
+        to destination: String = RedisKeys.defaultWebhookDestination, filter: WebhookFilter = .all, consumer: String,
+        count: Int = 500, now: Int64 = currentTimeMs()
     ) async throws -> Int {
-        try await run(RouteFulfilmentEvents(keys, consumer: consumer, count: count, now: now))
+        try await run(RouteFulfilmentEvents(keys, to: destination, filter: filter, consumer: consumer, count: count, now: now))
     }
 
-    /// The oldest event waiting for delivery to `user` (JSON: `id`, `fields`), if any.
-    package func nextWebhookEvent(user: String) async throws -> String? {
-        try await redis.send("LINDEX", keys.webhookEvents(user: user), "0").string
+    /// The oldest event waiting for delivery to `user` at `destination` (JSON: `id`, `fields`), if any.
+    package func nextWebhookEvent(user: String, to destination: String = RedisKeys.defaultWebhookDestination) async throws -> String? {
+        try await redis.send("LINDEX", keys.webhookEvents(user: user, to: destination), "0").string
     }
 
     /// A delivery ended (see `finish_webhook_event`): the event leaves the user's list (into the

@@ -15,7 +15,7 @@ package protocol WebhookPosting: Sendable {
     func post(_ body: [UInt8], headers: [(String, String)]) async -> WebhookPostResult
 }
 
-/// POSTs to `IAP_WEBHOOK_URL` with AsyncHTTPClient: TLS verified (never switched off), no
+/// POSTs to one destination's URL with AsyncHTTPClient: TLS verified (never switched off), no
 /// redirects followed, each call bounded by `timeout`.
 ///
 /// A connection that cannot be made fails the post at once, and the delivery's own retry policy
@@ -37,6 +37,16 @@ package final class WebhookClient: WebhookPosting {
         configuration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: max(maxConnections, 1))
         configuration.connectionPool.retryConnectionEstablishment = false
         http = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+    }
+
+    /// A client for each destination, by name; each pool as large as the destination's share.
+    package static func forEach(
+        _ destinations: [WebhookDestination], timeout: Duration, slots: Int
+    ) -> [String: WebhookClient] {
+        let shares = WebhookDestination.shares(of: destinations, slots: slots)
+        return Dictionary(uniqueKeysWithValues: destinations.map {
+            ($0.name, WebhookClient(url: $0.url, timeout: timeout, maxConnections: shares[$0.name] ?? slots))
+        })
     }
 
     package func shutdown() async {

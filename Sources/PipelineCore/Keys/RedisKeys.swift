@@ -272,6 +272,41 @@ package struct RedisKeys: Sendable, Equatable {
     package func webhookTicket(user: String) -> String { layout.ticketID("webhook:\(user)", inBucket: bucket) }
     /// A replayed dead event's ticket: `webhook-event:<event id>` (its bucket's number first with several).
     package func webhookEventTicket(eventID: String) -> String { layout.ticketID("webhook-event:\(eventID)", inBucket: bucket) }
+
+    // Several destinations (`IAP_WEBHOOKS_FILE`): the destination `default` (`IAP_WEBHOOK_URL`)
+    // keeps the keys above; each other one has its own consumer group, lists, busy set and
+    // tickets, so one slow destination never holds another. A destination's name is
+    // `[a-z0-9_-]{1,32}` (no `:` or `@`), so none of its keys or tickets can be another's.
+
+    /// The name of the destination `IAP_WEBHOOK_URL` names, which keeps the keys of one webhook.
+    package static let defaultWebhookDestination = "default"
+    /// The consumer group of a destination: `webhook` for the default, `webhook:<name>`.
+    package static func webhookGroup(to destination: String) -> String {
+        destination == defaultWebhookDestination ? webhookGroup : "\(webhookGroup):\(destination)"
+    }
+    /// A user's events waiting for `destination`: `webhook:events:<user>` for the default, else
+    /// `webhook:to:<name>:events:<user>`.
+    package func webhookEvents(user: String, to destination: String) -> String {
+        destination == Self.defaultWebhookDestination
+            ? webhookEvents(user: user) : "\(bucketPrefix):\(KeyFamily.webhook):to:\(destination):events:\(user)"
+    }
+    /// The users a delivery job to `destination` is delivering: `webhook:busy`, `webhook:to:<name>:busy`.
+    package func webhookBusy(to destination: String) -> String {
+        destination == Self.defaultWebhookDestination ? webhookBusy : "\(bucketPrefix):\(KeyFamily.webhook):to:\(destination):busy"
+    }
+    /// A user's delivery ticket for `destination`: `webhook:<user>`, `webhook@<name>:<user>`.
+    package func webhookTicket(user: String, to destination: String) -> String {
+        destination == Self.defaultWebhookDestination
+            ? webhookTicket(user: user) : layout.ticketID("webhook@\(destination):\(user)", inBucket: bucket)
+    }
+    /// A replayed dead event's ticket for `destination`: `webhook-event:<id>`, `webhook-event@<name>:<id>`.
+    package func webhookEventTicket(eventID: String, to destination: String) -> String {
+        destination == Self.defaultWebhookDestination
+            ? webhookEventTicket(eventID: eventID) : layout.ticketID("webhook-event@\(destination):\(eventID)", inBucket: bucket)
+    }
+    /// set: the destinations `route_fulfilment_events` has routed this bucket's events to (their
+    /// names), so that erasure and `iapctl` find every destination's lists without the file.
+    package var webhookDestinations: String { "\(bucketPrefix):\(KeyFamily.webhook):destinations" }
     /// How long a delivery ticket lives unless its job ends first (then it is deleted): past the
     /// longest `IAP_WEBHOOK_MAX_AGE_S`, so a user's retrying job always has its ticket.
     package static let webhookTicketTTL: Duration = .seconds(31 * 86400)

@@ -5,7 +5,7 @@
   under a pseudonym: each grant record, hold, owner and subscription record naming the user names
   the pseudonym instead (a grant transferred from the user too); the fulfilment entries naming the
   user are deleted (XDEL: the caller found them); the user's indexes (their range of `user-events`
-  too) and webhook deliveries in this bucket are deleted. Claims (`txn:<unit>`) are untouched: a purchase erased is still never
+  too) and webhook deliveries in this bucket are deleted, to every destination. Claims (`txn:<unit>`) are untouched: a purchase erased is still never
   granted twice. Safe to repeat.
 
   Input:
@@ -19,9 +19,11 @@
     KEYS[8] stream             the fulfilment stream
     KEYS[9] events             the bucket's `user-events`
     KEYS[10…] per purchase, as `records` names them: its grant record, hold, owner; per
-             subscription its record
+             subscription its record; then per webhook destination other than `default`, as
+             `webhooks` names them: `webhook:to:<name>:events:<user>`, `webhook:to:<name>:busy`
     ARGV[1] arguments          JSON: user, pseudonym, records (KEYS indexes of grant records,
-                               holds, owners, subscription records), entries (stream ids)
+                               holds, owners, subscription records), entries (stream ids),
+                               webhooks ([events, busy] KEYS indexes per other destination)
   Output:
     {records renamed, entries deleted}
 ]]
@@ -53,5 +55,9 @@ local deleted = 0
 for _, id in ipairs(a.entries or {}) do deleted = deleted + redis.call('XDEL', KEYS[8], id) end
 redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6])
 redis.call('SREM', KEYS[7], a.user)
+for _, pair in ipairs(a.webhooks or {}) do
+  redis.call('DEL', KEYS[pair[1]])
+  redis.call('SREM', KEYS[pair[2]], a.user)
+end
 redis.call('ZREMRANGEBYLEX', KEYS[9], userEventsRange(a.user))
 return {renamed, deleted}

@@ -275,7 +275,7 @@ local function grantJob(KEYS, ARGV)
       {user_id = grantee, unit = unit, transaction_id = tx, original_transaction_id = otx, product_id = product,
         environment = environment, source = a.source, kind = purchase.kind,
         entitlements = purchase.entitlements, expires_at = purchase.expires_at, signed_at = purchase.signed_at,
-        app_transaction_id = purchase.app_transaction_id},
+        app_transaction_id = purchase.app_transaction_id, bundle_id = a.bundle_id},
       now, a.recheck)
     -- Only the latest period's offer is kept: an older period granted late changes nothing.
     if purchase.kind == 'auto_renewable' and redis.call('HGET', k.subscription, 'latest_transaction_id') == tx then

@@ -52,7 +52,8 @@ extension Job.Work {
         case .dedupe: self = .dedupe(try Job.Verified(json: json))
         case .grant: self = .grant(try Job.Claimed(json: json))
         case .notify: self = try Self.notifyWork(json)
-        case .webhook: self = .delivery(event: try json.stringIfPresent("webhook_event"))
+        case .webhook:
+            self = .delivery(event: try json.stringIfPresent("webhook_event"), destination: try json.stringIfPresent("destination"))
         }
     }
 
@@ -82,7 +83,9 @@ extension Job.Work {
         case .notification(let notification): members["notification"] = Self.json(of: notification)
         case .setAppAccountToken(let request): members["set_app_account_token"] = request.json
         case .finishTransaction(let request): members["finish_transaction"] = request.json
-        case .delivery(let event): members["webhook_event"] = event.json
+        case .delivery(let event, let destination):
+            members["webhook_event"] = event.json
+            members["destination"] = destination.json
         }
     }
 

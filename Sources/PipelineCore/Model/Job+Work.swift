@@ -15,8 +15,9 @@ extension Job {
         /// For the notify stage: a granted consumable to finish at Apple.
         case finishTransaction(FinishTransactionRequest)
         /// For the webhook stage: a user's delivery (the head of their list), or a replayed one's
-        /// single event (JSON: `id`, `fields`).
-        case delivery(event: String?)
+        /// single event (JSON: `id`, `fields`); to the destination named (`nil`: the default,
+        /// `IAP_WEBHOOK_URL`'s).
+        case delivery(event: String?, destination: String? = nil)
     }
 
     /// A verify job's work: the evidence, and what the client says it bought.

@@ -87,8 +87,14 @@ package struct Job: Sendable, Equatable {
 
     /// A replayed webhook delivery's one event (`nil`: a user's delivery job, or not a delivery).
     package var replayedWebhookEvent: String? {
-        if case .delivery(let event) = work { return event }
+        if case .delivery(let event, _) = work { return event }
         return nil
+    }
+
+    /// The destination a delivery job delivers to: its name, `default` when the job names none.
+    package var webhookDestination: String {
+        if case .delivery(_, let destination?) = work { return destination }
+        return RedisKeys.defaultWebhookDestination
     }
 
     /// What a verify job checks: the first of receipt, signed transaction, app transaction,

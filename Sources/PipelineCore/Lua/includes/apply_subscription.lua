@@ -17,8 +17,9 @@
      app_transaction_id? (the Apple Account, when Apple said), require_latest?, expiration_reason?
      (on the `expired` entry), eligible_win_back_offer_ids? (comma-separated, Apple's: on the record
      and the `expired` entry), history_revision? (a re-check's: where it read Apple's history to,
-     kept on an existing record whatever the news' fate: its periods were granted before). Absent status,
-     expires_at, product_id, entitlements, app_transaction_id keep the record's.
+     kept on an existing record whatever the news' fate: its periods were granted before),
+     bundle_id? (the app: on the record, its `entitlement_changed` and `expired` entries). Absent
+     status, expires_at, product_id, entitlements, app_transaction_id, bundle_id keep the record's.
   policy: the re-check schedule (see scheduleRecheck), or nil.
 
   The record keeps its first user (the owner). When the status or the product changes while the
@@ -74,6 +75,9 @@ local function applySubscription(k, s, now, policy)
   if s.app_transaction_id and s.app_transaction_id ~= '' then
     redis.call('HSET', k.subscription, 'app_transaction_id', s.app_transaction_id)
   end
+  -- The app it is bought in, when known: on the record, and on its events below.
+  if s.bundle_id and s.bundle_id ~= '' then redis.call('HSET', k.subscription, 'bundle_id', s.bundle_id) end
+  local app = redis.call('HGET', k.subscription, 'bundle_id')
   -- Apple's win-back offers the subscriber may have now (StoreKit applies them unsigned).
   if s.eligible_win_back_offer_ids then
     redis.call('HSET', k.subscription, 'eligible_win_back_offer_ids', s.eligible_win_back_offer_ids)
@@ -85,9 +89,14 @@ local function applySubscription(k, s, now, policy)
   countStatusChange(k.events.figures, {event = 'status', environment = s.environment or '', product_id = product}, old[2], s.status)
   local source = s.source or s.cause
   local function changed(entitlement, status, changedProduct)
-    appendEvent(k.stream, k.events, {'event', 'entitlement_changed', 'source', source, 'user_id', user,
+    local fields = {'event', 'entitlement_changed', 'source', source, 'user_id', user,
       'entitlement', entitlement, 'status', status, 'product_id', changedProduct,
-      'original_transaction_id', s.original_transaction_id, 'expires_at', s.expires_at, 'changed_at', now})
+      'original_transaction_id', s.original_transaction_id, 'expires_at', s.expires_at, 'changed_at', now}
+    if app then
+      fields[#fields + 1] = 'bundle_id'
+      fields[#fields + 1] = app
+    end
+    appendEvent(k.stream, k.events, fields)
   end
   local wasOn = old[2] == 'active' or old[2] == 'grace_period'
   local isOn = s.status == 'active' or s.status == 'grace_period'
@@ -121,6 +130,10 @@ local function applySubscription(k, s, now, policy)
     if winBack and winBack ~= '' then
       fields[#fields + 1] = 'eligible_win_back_offer_ids'
       fields[#fields + 1] = winBack
+    end
+    if app then
+      fields[#fields + 1] = 'bundle_id'
+      fields[#fields + 1] = app
     end
     appendEvent(k.stream, k.events, fields)
   end

@@ -3,11 +3,11 @@
   one list for XADD: `head`, then the grant's ticket, user_id, product_id, quantity,
   transaction_id, original_transaction_id, environment, unit and granted_at, what it cost where
   the record says (price, currency, storefront, in_app_ownership_type: what a refund's figures
-  are counted by), then `tail`. Returns the list and the grant's user.
+  are counted by), the app (bundle_id) where it says, then `tail`. Returns the list and the grant's user.
 ]]
 local function grantEntry(record, head, tail)
   local names = {'ticket', 'user_id', 'product_id', 'quantity', 'transaction_id', 'original_transaction_id',
-    'environment', 'unit', 'granted_at', 'price', 'currency', 'storefront', 'in_app_ownership_type'}
+    'environment', 'unit', 'granted_at', 'price', 'currency', 'storefront', 'in_app_ownership_type', 'bundle_id'}
   local values = redis.call('HMGET', record, unpack(names))
   local fields = {}
   for _, v in ipairs(head) do fields[#fields + 1] = v end
