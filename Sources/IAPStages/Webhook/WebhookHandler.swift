@@ -101,7 +101,6 @@ package struct WebhookHandler: JobHandler {
     }
 
     private func wait(_ held: HeldJob, after: Duration, detail: String) async {
-        PipelineMetrics.webhookDelivery("waiting", took: .zero)
         await held.retry(
             attempt: held.job.attempts, reason: Self.waitingReason, detail: detail, retryAfterMs: nil, policy: retryPolicy,
             spends: false, after: after)
@@ -131,7 +130,7 @@ package struct WebhookHandler: JobHandler {
         }
         let now = currentTimeMs()
         if replayed == nil, now - event.createdAtMs > maxAge.milliseconds {
-            PipelineMetrics.webhookDelivery("expired", took: .zero)
+            PipelineMetrics.webhookDelivery("expired", to: target.destination.name, took: .zero)
             worker.logger.error("a webhook event expired undelivered: dead-lettered", metadata: [
                 "event_id": "\(event.id)", "user": "\(job.userID)", "attempts": "\(job.attempts)", "destination": "\(target.destination.name)",
             ])
@@ -153,10 +152,10 @@ package struct WebhookHandler: JobHandler {
         ])
         switch result {
         case .delivered:
-            PipelineMetrics.webhookDelivery("delivered", took: ContinuousClock.now - started)
+            PipelineMetrics.webhookDelivery("delivered", to: target.destination.name, took: ContinuousClock.now - started)
             await finish(held, eventID: event.id)
         case .failed(let detail):
-            PipelineMetrics.webhookDelivery("failed", took: ContinuousClock.now - started)
+            PipelineMetrics.webhookDelivery("failed", to: target.destination.name, took: ContinuousClock.now - started)
             worker.logger.warning("webhook delivery failed, retrying", metadata: [
                 "event_id": "\(event.id)", "user": "\(job.userID)", "attempt": "\(job.attempts + 1)", "cause": "\(detail)",
                 "destination": "\(target.destination.name)",

@@ -60,12 +60,13 @@ package enum PipelineMetrics {
         Counter(label: "iap_notifications_recovered_total").increment(by: recovered)
     }
 
-    /// `iap_webhook_deliveries_total{result}` (`delivered`, `failed`, `expired`) and
-    /// `iap_webhook_delivery_seconds{result}`: each POST to the game backend's webhook.
-    package static func webhookDelivery(_ result: String, took: Duration) {
-        Counter(label: "iap_webhook_deliveries_total", dimensions: [("result", result)]).increment()
+    /// `iap_webhook_deliveries_total{result,destination}` (`delivered`, `failed`, `expired`) and
+    /// `iap_webhook_delivery_seconds{result,destination}`: each POST to a webhook destination.
+    package static func webhookDelivery(_ result: String, to destination: String, took: Duration) {
+        let dimensions = [("result", result), ("destination", destination)]
+        Counter(label: "iap_webhook_deliveries_total", dimensions: dimensions).increment()
         if result != "expired" {
-            Timer(label: "iap_webhook_delivery_seconds", dimensions: [("result", result)]).record(duration: took)
+            Timer(label: "iap_webhook_delivery_seconds", dimensions: dimensions).record(duration: took)
         }
     }
 
