@@ -87,3 +87,13 @@ struct WebhooksFileTests {
         #expect(WebhookFilter.all.admits(["event": "anything"]))
     }
 }
+
+/// A consumer group's destination, as erasure, the user's events and migration read it.
+struct WebhookGroupNameTests {
+    @Test func aGroupNamesItsDestinationAndOtherGroupsNone() {
+        #expect(RedisKeys.webhookDestination(ofGroup: "webhook") == "default")
+        #expect(RedisKeys.webhookDestination(ofGroup: "webhook:analytics") == "analytics")
+        #expect(RedisKeys.webhookDestination(ofGroup: RedisKeys.webhookGroup(to: "game")) == "game")
+        for other in ["backend", "webhook:", "webhooks", "webhook:a:b"] { #expect(RedisKeys.webhookDestination(ofGroup: other) == nil) }
+    }
+}

@@ -28,10 +28,11 @@ extension LedgerMigration {
 
     /// What the names of a webhook group's users' lists start with: `webhook:events:` for the
     /// group `webhook`, `webhook:to:<name>:events:` for `webhook:<name>`; `nil`: not a webhook group.
-    static func webhookLists(ofGroup group: String) -> String? {
-        if group == RedisKeys.webhookGroup { return "webhook:events:" }
-        guard group.hasPrefix(RedisKeys.webhookGroup + ":") else { return nil }
-        return "webhook:to:\(group.dropFirst(RedisKeys.webhookGroup.count + 1)):events:"
+    package static func webhookLists(ofGroup group: String) -> String? {
+        let keys = RedisKeys()
+        return RedisKeys.webhookDestination(ofGroup: group).map { destination in
+            String(keys.webhookEvents(user: "", to: destination).dropFirst(keys.bucketPrefix.count + 1))
+        }
     }
 
     /// A consumer group of the source stream: its position and the entries not yet delivered.

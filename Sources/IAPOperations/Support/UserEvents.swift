@@ -110,7 +110,7 @@ extension PipelineStore {
         for (index, bucket) in buckets.enumerated() {
             // A stream not yet written answers an error: no group reads it.
             for group in groupReplies[index].array?.map(\.stringDictionary) ?? [] {
-                guard let name = group["name"], let read = group["last-delivered-id"], let destination = Self.destination(ofGroup: name)
+                guard let name = group["name"], let read = group["last-delivered-id"], let destination = RedisKeys.webhookDestination(ofGroup: name)
                 else { continue }
                 reads.append((bucket, destination, read))
             }
@@ -135,15 +135,6 @@ extension PipelineStore {
             }
             events[index].delivery = delivered ? "delivered" : "waiting"
         }
-    }
-
-    /// The destination a consumer group delivers to: `default` for `webhook`, `<name>` for
-    /// `webhook:<name>`; `nil` for a group of your own.
-    static func destination(ofGroup group: String) -> String? {
-        if group == RedisKeys.webhookGroup { return RedisKeys.defaultWebhookDestination }
-        guard group.hasPrefix(RedisKeys.webhookGroup + ":") else { return nil }
-        let name = String(group.dropFirst(RedisKeys.webhookGroup.count + 1))
-        return WebhookDestination.isName(name) ? name : nil
     }
 }
 

@@ -24,9 +24,9 @@ package struct WebhookHandler: JobHandler {
     }
 
     package let stage = Stage.webhook
-    /// By destination name; `names` in the settings' order (routed in turn).
+    /// By destination name; `ordered` in the settings' order (routed in turn).
     package let targets: [String: Target]
-    private let names: [String]
+    private let ordered: [Target]
     private let signers: [String: WebhookSigner]
     private let gate: DestinationGate
     package let maxAge: Duration
@@ -47,7 +47,7 @@ package struct WebhookHandler: JobHandler {
     package init(targets: [Target], slots: Int, maxAge: Duration, timeout: Duration, retryPolicy: RetryPolicy) {
         self.timeout = timeout
         self.targets = Dictionary(uniqueKeysWithValues: targets.map { ($0.destination.name, $0) })
-        names = targets.map(\.destination.name)
+        ordered = targets
         signers = self.targets.mapValues(\.destination.signer)
         gate = DestinationGate(shares: WebhookDestination.shares(of: targets.map(\.destination), slots: slots))
         self.maxAge = maxAge
@@ -57,10 +57,9 @@ package struct WebhookHandler: JobHandler {
     /// New fulfilment entries go to their users' delivery lists (`route_fulfilment_events`), for
     /// each destination through its own consumer group and filter, 500 at a time until none is left.
     package func housekeeping(_ worker: WorkerContext) async throws {
-        for name in names {
-            let destination = targets[name]!.destination
+        for destination in ordered.map(\.destination) {
             while try await worker.store.routeFulfilmentEvents(
-                to: name, filter: destination.filter, consumer: worker.member, count: Self.routeBatch) == Self.routeBatch {}
+                to: destination.name, filter: destination.filter, consumer: worker.member, count: Self.routeBatch) == Self.routeBatch {}
         }
     }
 

@@ -284,6 +284,14 @@ package struct RedisKeys: Sendable, Equatable {
     package static func webhookGroup(to destination: String) -> String {
         destination == defaultWebhookDestination ? webhookGroup : "\(webhookGroup):\(destination)"
     }
+    /// The destination a consumer group delivers to: `default` for `webhook`, `<name>` for
+    /// `webhook:<name>`; `nil` for a group of your own.
+    package static func webhookDestination(ofGroup group: String) -> String? {
+        if group == webhookGroup { return defaultWebhookDestination }
+        guard group.hasPrefix(webhookGroup + ":") else { return nil }
+        let name = group.dropFirst(webhookGroup.count + 1)
+        return name.isEmpty || name.contains(":") || name.contains("@") ? nil : String(name)
+    }
     /// A user's events waiting for `destination`: `webhook:events:<user>` for the default, else
     /// `webhook:to:<name>:events:<user>`.
     package func webhookEvents(user: String, to destination: String) -> String {

@@ -76,8 +76,12 @@ local function applySubscription(k, s, now, policy)
     redis.call('HSET', k.subscription, 'app_transaction_id', s.app_transaction_id)
   end
   -- The app it is bought in, when known: on the record, and on its events below.
-  if s.bundle_id and s.bundle_id ~= '' then redis.call('HSET', k.subscription, 'bundle_id', s.bundle_id) end
-  local app = redis.call('HGET', k.subscription, 'bundle_id')
+  local app = s.bundle_id
+  if app and app ~= '' then
+    redis.call('HSET', k.subscription, 'bundle_id', app)
+  else
+    app = redis.call('HGET', k.subscription, 'bundle_id')
+  end
   -- Apple's win-back offers the subscriber may have now (StoreKit applies them unsigned).
   if s.eligible_win_back_offer_ids then
     redis.call('HSET', k.subscription, 'eligible_win_back_offer_ids', s.eligible_win_back_offer_ids)
