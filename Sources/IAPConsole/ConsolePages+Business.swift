@@ -15,12 +15,15 @@ extension ConsolePages {
         let to = FigureDay(milliseconds: now)
         let from = to.advanced(by: Int64(1 - days))
         let figures = try await store.figures(of: ReportQuery(report: .revenue, from: from, to: to, by: .day).days)
+        let cells = try await store.subscriberCells()
         func report(_ name: ReportQuery.Report, by: ReportQuery.Grouping) -> BusinessReport {
             BusinessReport(ReportQuery(report: name, from: from, to: to, by: by, environment: environment), figures: figures)
         }
         let byDay = report(.revenue, by: .day)
         let subscriptions = report(.subscriptions, by: .currency).totals.first
         let churn = Self.churn(subscriptions)
+        let now = Self.subscribersNow(SubscriberSnapshot(cells: cells, environment: environment, by: .currency))
+        let requests = Self.refundRequests(report(.refunds, by: .currency).totals)
         let products = Self.top(report(.revenue, by: .product)), storefronts = Self.top(report(.revenue, by: .storefront))
         return [
             "title": "Business", "from": from.description, "to": to.description, "environment": environment,
@@ -28,7 +31,8 @@ extension ConsolePages {
             "environments": ReportQuery.environments.map { ["label": $0, "href": ConsolePaths.business(days: days, environment: $0), "current": $0 == environment] },
             "charts": BusinessChart.charts(byDay, from: from, to: to),
             "subscriptions": Self.subscriptionLines(subscriptions),
-            "churn": churn, "hasChurn": !churn.isEmpty,
+            "churn": churn, "hasChurn": !churn.isEmpty, "now": now, "hasNow": !now.isEmpty,
+            "requests": requests, "hasRequests": !requests.isEmpty,
             "products": products, "hasProducts": !products.isEmpty, "storefronts": storefronts, "hasStorefronts": !storefronts.isEmpty,
             "unpriced": byDay.unpricedPurchases, "hasUnpriced": byDay.unpricedPurchases > 0,
             "note": "Apple's customer price, in each currency (never converted), not proceeds.",
@@ -41,6 +45,33 @@ extension ConsolePages {
         [("subscriptions_started", "subscriptions started"), ("trials_started", "of them free trials"),
          ("trial_conversions", "trials converted to paid"), ("renewals", "renewals"), ("billing_issues", "into billing trouble"),
          ("billing_recoveries", "recovered from billing trouble"), ("expired", "expired")].map { ["label": $0.1, "key": $0.0, "value": totals?[$0.0] ?? 0] }
+    }
+
+    /// Subscribers now per currency, the estimated monthly revenue for people.
+    static func subscribersNow(_ snapshot: SubscriberSnapshot) -> [[String: Any]] {
+        snapshot.totals.map { row in
+            [
+                "currency": row.currency ?? "–", "active": row["active"], "trials": row["trials"],
+                "mrr": row.currency.map { MoneyText.format(milliunits: row["mrr_milliunits"], currency: $0) } ?? "–",
+            ]
+        }
+    }
+
+    /// The window's refund requests by the customer's reason, and what Apple then did, most first
+    /// (the totals of every currency: requests carry none).
+    static func refundRequests(_ totals: [BusinessReport.Row]) -> [[String: Any]] {
+        var byReason: [String: [Int64]] = [:]
+        for row in totals {
+            for (column, value) in row.figures where value > 0 {
+                for (index, prefix) in ["refund_requests_", "refunded_after_request_", "declined_after_request_"].enumerated()
+                where column.hasPrefix(prefix) {
+                    byReason[String(column.dropFirst(prefix.count)), default: [0, 0, 0]][index] += value
+                }
+            }
+        }
+        return byReason.sorted { ($1.value[0], $0.key) < ($0.value[0], $1.key) }.map {
+            ["reason": $0.key.replacingOccurrences(of: "_", with: " "), "requests": $0.value[0], "refunded": $0.value[1], "declined": $0.value[2]]
+        }
     }
 
     /// Expiries by Apple's reason, most first.

@@ -55,8 +55,15 @@ enum ConsoleTemplates {
         </svg><p class="span"><span>{{first}}</span> <span>{{last}}</span></p></section>{{/charts}}
         {{^charts}}<p>No sales counted in this window.</p>{{/charts}}
         <h2>Subscribers</h2>
+        {{#hasNow}}<table class="now"><thead><tr><th>now, in</th><th>subscribers</th><th>of them in a free trial</th><th>monthly recurring revenue (estimated)</th></tr></thead><tbody>
+        {{#now}}<tr data-currency="{{currency}}"><td>{{currency}}</td><td class="n">{{active}}</td><td class="n">{{trials}}</td><td class="n">{{mrr}}</td></tr>{{/now}}
+        </tbody></table>{{/hasNow}}{{^hasNow}}<p>No subscribers now.</p>{{/hasNow}}
         <dl class="counts">{{#subscriptions}}<dt>{{label}}</dt><dd data-count="{{key}}">{{value}}</dd>{{/subscriptions}}</dl>
         {{#hasChurn}}<table class="churn"><thead><tr><th>expired because</th><th>subscriptions</th></tr></thead><tbody>{{#churn}}<tr><td>{{reason}}</td><td class="n">{{count}}</td></tr>{{/churn}}</tbody></table>{{/hasChurn}}
+        {{#hasRequests}}<h2>Refund requests</h2>
+        <table class="requests"><thead><tr><th>the customer’s reason</th><th>requests</th><th>Apple refunded</th><th>Apple declined</th></tr></thead><tbody>
+        {{#requests}}<tr data-reason="{{reason}}"><td>{{reason}}</td><td class="n">{{requests}}</td><td class="n">{{refunded}}</td><td class="n">{{declined}}</td></tr>{{/requests}}
+        </tbody></table>{{/hasRequests}}
         <h2>Products with the most purchases</h2>
         {{#hasProducts}}<table class="top"><thead><tr><th>product</th><th>currency</th><th>purchases</th><th>gross</th><th>refunds</th><th>net</th></tr></thead><tbody>
         {{#products}}<tr><td>{{name}}</td><td>{{currency}}</td><td class="n">{{purchases}}</td><td class="n">{{gross}}</td><td class="n">{{refunds}}</td><td class="n">{{net}}</td></tr>{{/products}}

@@ -38,8 +38,10 @@ struct ReportShowCommand: AsyncParsableCommand {
             throw ValidationError("\(error.code): \(error.message)")
         }
         let configuration = loadConfiguration(of: self)
-        let figures = try await withStore(configuration) { try await $0.figures(of: query.days) }
-        let made = BusinessReport(query, figures: figures)
+        let (figures, subscribers) = try await withStore(configuration) { store in
+            (try await store.figures(of: query.days), query.report == .subscriptions ? try await store.subscriberCells() : nil)
+        }
+        let made = BusinessReport(query, figures: figures, subscriberCells: subscribers)
         if json { return print(made.json.canonicalText) }
         print(Self.table(made))
     }
@@ -72,7 +74,27 @@ struct ReportShowCommand: AsyncParsableCommand {
         if report.unpricedPurchases > 0 {
             lines.append("\(report.unpricedPurchases) purchases had no price (legacy receipts): counted, in no money")
         }
+        if let subscribers = report.subscribers { lines += [""] + Self.table(subscribers) }
         return lines.joined(separator: "\n")
+    }
+
+    /// Subscribers now, a row per product, storefront or currency, each of its currency; then the
+    /// total per currency.
+    static func table(_ snapshot: SubscriberSnapshot) -> [String] {
+        let byCurrency = snapshot.by == .currency
+        let head = (byCurrency ? [] : [snapshot.by.rawValue]) + ["currency", "active", "trials", "mrr (estimated)"]
+        func line(_ row: BusinessReport.Row, key: String?) -> [String] {
+            (key.map { [$0] } ?? []) + [row.currency ?? "-", String(row["active"]), String(row["trials"]), units(row["mrr_milliunits"])]
+        }
+        var body = snapshot.rows.map { line($0, key: byCurrency ? nil : ($0.key.isEmpty ? "-" : $0.key)) }
+        if !byCurrency { body += snapshot.totals.map { line($0, key: "total") } }
+        let widths = head.indices.map { column in ([head] + body).map { $0[column].count }.max() ?? 0 }
+        func render(_ cells: [String]) -> String {
+            cells.enumerated().map { index, cell in
+                index == 0 ? cell.padding(toLength: widths[0], withPad: " ", startingAt: 0) : cell.leftPadded(widths[index])
+            }.joined(separator: "  ")
+        }
+        return ["subscribers now"] + [render(head)] + (body.isEmpty ? ["(no subscribers)"] : body.map(render))
     }
 
     /// Milliunits as units: 14970 is 14.97, 1234 is 1.234.
@@ -93,21 +115,26 @@ struct ReportRecountCommand: AsyncParsableCommand {
         discussion: """
             Reads every grant record (SCAN): minutes on a large ledger, harmless beside the pipeline. Refunds in part or \
             reversed, subscriptions' lives, refund requests and declines keep no history in the records and are not \
-            recounted (docs/reports.md).
+            recounted (docs/reports.md). The subscribers now are rebuilt from the subscription records; --repair first \
+            counts each record in the live count as its last step would have (once, for records written before the \
+            count existed; a record counted already changes nothing).
             """)
     @OptionGroup var redis: RedisOptions
     @Option(help: "The UTC day, YYYY-MM-DD.") var day: String
+    @Flag(help: "Count each subscription record in the live count of subscribers first (once, after an upgrade).") var repair = false
     @Flag(help: "Print JSON.") var json = false
 
     func run() async throws {
         guard let day = FigureDay(day) else { throw ValidationError("--day must be a UTC day, YYYY-MM-DD") }
         let configuration = loadConfiguration(of: self)
-        let recount = try await withStore(configuration) { try await $0.recountFigures(day: day) }
+        let recount = try await withStore(configuration) { try await $0.recountFigures(day: day, repairSubscribers: repair) }
         if json {
             print(recount.json.canonicalText)
         } else {
             print("\(day): \(recount.recordsRead) grant records read, \(recount.compared) figures compared, "
                 + "\(recount.differences.count) differ")
+            print("subscribers now: \(recount.subscriptionsRead) subscription records read"
+                + (repair ? ", \(recount.subscriptionsRepaired) counted anew" : ""))
             for difference in recount.differences {
                 print("  \(difference.field): live \(difference.live), records \(difference.records)")
             }

@@ -31,13 +31,15 @@ package struct ReportRoutes: Sendable {
             throw IntakeError(.badRequest, error.code, error.message)
         }
         let figures: [DayFigure]
+        var subscribers: [DayFigure]?
         do {
             figures = try await store.figures(of: query.days)
+            if query.report == .subscriptions { subscribers = try await store.subscriberCells() }
         } catch {
             throw IntakeError(.serviceUnavailable, "redis_unavailable", "Redis does not answer; try again")
         }
         return Response(
             status: .ok, headers: [.contentType: "application/json"],
-            body: .init(byteBuffer: ByteBuffer(string: BusinessReport(query, figures: figures).json.canonicalText)))
+            body: .init(byteBuffer: ByteBuffer(string: BusinessReport(query, figures: figures, subscriberCells: subscribers).json.canonicalText)))
     }
 }

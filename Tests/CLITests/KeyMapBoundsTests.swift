@@ -56,6 +56,7 @@ import Testing
         case .fulfilment: return keys.fulfilment
         case .userEvents: return keys.userEvents
         case .figures: return keys.figures(day: FigureDay(number: 0)).replacingOccurrences(of: "1970-01-01", with: "<YYYY-MM-DD>")
+        case .subscribers: return keys.subscribers
         case .rechecks: return keys.rechecks
         case .lock: return keys.reaperLock
         case .results: return keys.results

@@ -206,6 +206,19 @@ def main():
         operator.switch_to.window(second)
         operator.find_element(By.CSS_SELECTOR, 'form[action="/dead/replay"] button').click()
         check(heading(operator, "Dead letters") and "Nothing replayed" in operator.page_source, "the same confirmation again replays nothing")
+
+        # The business at a glance: the day's sales charted per currency, money written for people,
+        # drawn on the server (no script, the CSP unchanged).
+        operator.get_log("browser")  # what came before (the stale tab's expected 409s) is not this page's
+        operator.get(BASE + "/business?days=30&environment=Production")
+        check(heading(operator, "Business"), "an operator sees the Business page")
+        usd = operator.find_elements(By.CSS_SELECTOR, 'section.chart[data-currency="USD"]')
+        check(bool(usd) and "$4.99" in usd[0].text and bool(usd[0].find_elements(By.CSS_SELECTOR, "svg.bars rect.gross")),
+              "the USD sale is charted and its money written $4.99")
+        check("No subscribers now" in operator.page_source, "no subscriber is counted where none subscribed")
+        errors = [entry for entry in operator.get_log("browser") if entry["level"] == "SEVERE"]
+        check(not errors, "the Business page raises no error or CSP violation: %s" % errors)
+        operator.save_screenshot(os.path.join(SHOTS, "console-business.png"))
     finally:
         operator.quit()
 
@@ -213,6 +226,9 @@ def main():
     try:
         sign_in(plain)
         check("dead letters" in plain.page_source, "with JavaScript off the pages work")
+        plain.get(BASE + "/business")
+        check("Business" not in [h.text for h in plain.find_elements(By.TAG_NAME, "h1")]
+              and not plain.find_elements(By.CSS_SELECTOR, "section.chart"), "a viewer is not shown the Business page")
     finally:
         plain.quit()
 

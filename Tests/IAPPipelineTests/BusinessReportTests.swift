@@ -278,4 +278,129 @@ import Testing
                 "\(rows)")
         }
     }
+
+    /// Refund requests are counted by their reason, and Apple's outcome of each by the reason it
+    /// answered: a refund after a request, a decline after one; a refund nobody asked for is no
+    /// outcome of a request.
+    @Test func refundRequestsAreCountedByReasonWithAppleOutcome() async throws {
+        try await withPipeline { pipeline in
+            let api = pipeline.simulator.serverAPI
+            func deliver(_ signed: String) async throws -> Ticket {
+                let reply = try await pipeline.notify(signed)
+                return try await pipeline.terminal(try #require(reply.json["ticket"] as? String))
+            }
+            for id in ["2000000000000801", "2000000000000802", "2000000000000803", "2000000000000804"] {
+                let ticket = try await pipeline.terminal(try await pipeline.submit(signed: try api.register(
+                    Self.sold(id, price: 1_990, currency: "USD", storefront: "USA"))))
+                #expect(ticket.status == .granted)
+            }
+            for (id, reason) in [
+                ("2000000000000801", "UNINTENDED_PURCHASE"), ("2000000000000802", "UNINTENDED_PURCHASE"),
+                ("2000000000000803", "FULFILLMENT_ISSUE"),
+            ] {
+                _ = try await deliver(try api.signedNotification(type: "CONSUMPTION_REQUEST", transactionID: id, consumptionRequestReason: reason))
+            }
+            #expect(try await deliver(try api.signedNotification(type: "REFUND", transactionID: "2000000000000801")).result == "revoked")
+            _ = try await deliver(try api.signedNotification(type: "REFUND_DECLINED", transactionID: "2000000000000802"))
+            #expect(try await deliver(try api.signedNotification(type: "REFUND", transactionID: "2000000000000804")).result == "revoked")
+
+            let today = FigureDay(milliseconds: Int64(Date().timeIntervalSince1970 * 1000))
+            let reply = try await pipeline.get(
+                "/v1/reports/refunds?by=currency&environment=Sandbox&from=\(today.advanced(by: -1))&to=\(today.advanced(by: 1))")
+            let totals = reply.json["totals"] as? [[String: Any]] ?? []
+            func sum(_ column: String) -> Int { totals.reduce(0) { $0 + ($1[column] as? Int ?? 0) } }
+            let columns = reply.json["columns"] as? [String] ?? []
+            #expect(columns.contains("refund_requests_unintended_purchase") && columns.contains("declined_after_request_unintended_purchase"),
+                "\(columns)")
+            #expect(
+                ["refund_requests", "refund_requests_unintended_purchase", "refund_requests_fulfillment_issue", "refunds",
+                 "refunded_after_request_unintended_purchase", "declined_after_request_unintended_purchase", "refunds_declined"]
+                    .map(sum) == [3, 2, 1, 2, 1, 1, 1], "\(reply.json)")
+            #expect(!columns.contains("refunded_after_request_fulfillment_issue"))
+            // The refund's event says the request's reason; the refund nobody asked for says none.
+            let revoked = try await fulfilmentEvents(pipeline.redis, pipeline.configuration.keys).filter { $0["event"] == "revoked" }
+            #expect(revoked.map { $0["refund_request_reason"] ?? "-" } == ["UNINTENDED_PURCHASE", "-"], "\(revoked)")
+        }
+    }
+
+    /// Who is a subscriber now and what they pay a month, kept live by each subscription's step:
+    /// a monthly and a yearly subscription (a month's price: a twelfth), a free trial (a
+    /// subscriber paying nothing), an expired one and a refunded one (neither counts); the
+    /// recount rebuilds it from the records and `--repair` counts records the live count missed.
+    @Test func subscribersNowAndTheirEstimatedMonthlyRevenue() async throws {
+        try await EntitlementEndToEndTests.withCatalog { pipeline in
+            let api = pipeline.simulator.serverAPI
+            let now = Int64(Date().timeIntervalSince1970 * 1000)
+            func subscription(_ id: String, price: Int64, currency: String, days: Int64, trial: Bool = false) -> JWSTransaction {
+                var transaction = JWSTransaction(
+                    transactionID: id, originalTransactionID: id, webOrderLineItemID: id + "9", bundleID: PipelineHarness.bundleID,
+                    productID: "vip.monthly", purchaseDate: now - 1000, expiresDate: now - 1000 + days * 86_400_000,
+                    type: "Auto-Renewable Subscription", signedDate: now - 1000, environment: "Production")
+                transaction.price = price
+                transaction.currency = currency
+                transaction.storefront = currency == "EUR" ? "DEU" : "USA"
+                transaction.inAppOwnershipType = "PURCHASED"
+                if trial {
+                    transaction.offerType = 1
+                    transaction.offerDiscountType = "FREE_TRIAL"
+                }
+                return transaction
+            }
+            for transaction in [
+                subscription("2000000000000901", price: 9_990, currency: "USD", days: 30),
+                subscription("2000000000000902", price: 0, currency: "USD", days: 7, trial: true),
+                subscription("2000000000000903", price: 59_990, currency: "EUR", days: 365),
+                subscription("2000000000000904", price: 4_990, currency: "USD", days: 30),
+            ] {
+                #expect(try await pipeline.terminal(try await pipeline.submit(signed: try api.register(transaction))).status == .granted)
+            }
+            func deliver(_ signed: String) async throws -> String? {
+                let reply = try await pipeline.notify(signed)
+                return try await pipeline.terminal(try #require(reply.json["ticket"] as? String)).result
+            }
+            #expect(try await deliver(try api.signedNotification(type: "EXPIRED", subtype: "VOLUNTARY", transactionID: "2000000000000904"))
+                == "applied")
+            func subscribers(by: String = "currency") async throws -> [String: [Int]] {
+                let reply = try await pipeline.get("/v1/reports/subscriptions?by=\(by)&environment=Production")
+                let snapshot = reply.json["subscribers"] as? [String: Any]
+                var rows: [String: [Int]] = [:]
+                for row in snapshot?[by == "currency" ? "totals" : "rows"] as? [[String: Any]] ?? [] {
+                    rows[(row["currency"] as? String ?? "-") + (by == "currency" ? "" : "/\(row["product_id"] as? String ?? "-")")] =
+                        Self.figures(row, ["active", "trials", "mrr_milliunits"])
+                }
+                return rows
+            }
+            // The yearly EUR one is 59.99 / 12 a month; the trial pays nothing; the expired one is gone.
+            #expect(try await subscribers() == ["USD": [2, 1, 9_990], "EUR": [1, 0, 4_999]])
+            #expect(try await subscribers(by: "product") == ["USD/vip.monthly": [2, 1, 9_990], "EUR/vip.monthly": [1, 0, 4_999]])
+            #expect(try await deliver(try api.signedNotification(type: "REFUND", transactionID: "2000000000000901")) == "revoked")
+            #expect(try await subscribers() == ["USD": [1, 1, 0], "EUR": [1, 0, 4_999]])
+            // The record says which app it was bought in (its events' `apps` filter reads it).
+            let record = pipeline.configuration.keys.subscription(originalTransactionID: "2000000000000903")
+            #expect(try await pipeline.redis.send("HGET", record, "bundle_id").string == PipelineHarness.bundleID)
+
+            // The recount rebuilds it from the four records and agrees.
+            let today = FigureDay(milliseconds: now)
+            let recount = try await pipeline.store.recountFigures(day: today)
+            #expect(recount.differences.isEmpty && recount.subscriptionsRead == 4, "\(recount)")
+            // Records from before the live count: found, then counted once by --repair.
+            _ = try await pipeline.redis.send("DEL", pipeline.configuration.keys.subscribers)
+            for id in ["2000000000000901", "2000000000000902", "2000000000000903", "2000000000000904"] {
+                _ = try await pipeline.redis.send("HDEL", pipeline.configuration.keys.subscription(originalTransactionID: id), "counted")
+            }
+            #expect(try await pipeline.store.recountFigures(day: today).differences.count == 4)
+            let iapctl = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent().appendingPathComponent("iapctl")
+            let environment = ["IAP_REDIS_URL": pipeline.redisServer.url]
+            let (repairStatus, repaired) = try await runTool(iapctl.path, ["report", "recount", "--day", "\(today)", "--repair"], environment: environment)
+            #expect(repairStatus == 0 && repaired.contains("4 subscription records read, 2 counted anew"), "\(repaired)")
+            #expect(try await subscribers() == ["USD": [1, 1, 0], "EUR": [1, 0, 4_999]])
+            let (again, _) = try await runTool(iapctl.path, ["report", "recount", "--day", "\(today)"], environment: environment)
+            #expect(again == 0)
+            // `iapctl report subscriptions`: the table's subscribers, the API's JSON.
+            let (status, table) = try await runTool(iapctl.path, ["report", "subscriptions", "--by", "currency"], environment: environment)
+            let lines = table.split(separator: "\n").map { $0.split(separator: " ").map(String.init) }
+            #expect(status == 0 && lines.contains(["EUR", "1", "0", "4.999"]) && lines.contains(["USD", "1", "1", "0.00"]), "\(table)")
+        }
+    }
 }
+

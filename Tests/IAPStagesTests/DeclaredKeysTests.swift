@@ -40,7 +40,7 @@ import Testing
         "finish_notification_sweep": "NotificationHistoryTests",
         "erase_user_in_bucket": "ErasureTests", "pseudonymise_tickets": "ErasureTests",
         "keep_history_revision": "DeclaredKeysTests", "index_user_events": "UserEventsTests",
-        "import_purchase": "AdoptionImportTests",
+        "import_purchase": "AdoptionImportTests", "count_subscription": "DeclaredKeysTests",
     ]
 
     @Test func everyScriptRunsOnAClusterNodeSomewhere() {
@@ -111,6 +111,12 @@ import Testing
             #expect(request.historyRevision == "hr:7")
             #expect(try await store.forceRecheck(originalTransactionID: "s1", now: now))
             #expect(try await store.forceRecheck(originalTransactionID: "nobody", now: now) == false)
+            // A record from before the live count of subscribers: counted once.
+            let record = Self.keys.subscription(originalTransactionID: "s1")
+            #expect(try await store.run(CountSubscription(record: record, in: Self.keys)))
+            #expect(try await store.run(CountSubscription(record: record, in: Self.keys)) == false)
+            #expect(try await redis.send("HGET", Self.keys.subscribers, "active|Sandbox|||").int == 1)
+            #expect(try await store.run(CountSubscription(record: Self.keys.subscription(originalTransactionID: "s2"), in: Self.keys)) == false)
 
             // The Server API's fleet budget and Apple's Retry-After.
             #expect(try await store.takeAPIPermit(environment: "sandbox", endpoint: "lookup", limit: 1, window: .seconds(3600)) == 0)
@@ -125,7 +131,7 @@ import Testing
 
             let ran = try await Self.loaded(redis, [
                 RouteFulfilmentEvents.self, FinishWebhookEvent.self, PromoteDueRechecks.self, ForceRecheck.self,
-                TakeAPIPermit.self, HoldAPIEndpoint.self, KeepHistoryRevision.self,
+                TakeAPIPermit.self, HoldAPIEndpoint.self, KeepHistoryRevision.self, CountSubscription.self,
             ])
             #expect(ran.values.allSatisfy { $0 }, "\(ran)")
         }

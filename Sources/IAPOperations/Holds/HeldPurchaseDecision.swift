@@ -95,6 +95,7 @@ package struct ReleaseHeldPurchase: DeclaringScript {
             bucket.lifetime(user: hold.userID), k.subscription(originalTransactionID: hold.originalTransactionID),
             bucket.rechecks, bucket.subscriptions(user: hold.userID), bucket.purchases(user: hold.userID),
             bucket.refundsProrated(user: hold.userID), bucket.userEvents, bucket.figures(day: FigureDay(milliseconds: decision.now)),
+            bucket.subscribers,
         ]
         arguments = [decision.argument]
     }

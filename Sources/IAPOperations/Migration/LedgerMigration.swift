@@ -152,7 +152,7 @@ package struct LedgerMigration: Sendable {
         case .claim, .grant, .hold, .refunded, .owner, .subscription, .notifications, .refundRevision, .ticket, .receipt,
              .notification, .daily, .consent, .consumption, .userToken, .userAppleAccounts, .offerSignatures, .appleAccount,
              .accountToken, .erasureSalt, .erased, .apple, .appleBreaker, .signature, .console, .notificationSweep, .refundSweep,
-             .refundCustomers, .adoptionImport, .figures:
+             .refundCustomers, .adoptionImport, .figures, .subscribers:
             .copied
         case .queue, .inflight, .retry, .dead: .jobs
         case .lifetime, .userSubscriptions, .holds, .unclaimed, .rechecks, .purchases, .userEvents: .split
@@ -265,6 +265,9 @@ package struct LedgerMigration: Sendable {
         case .adoptionImport: return keys.adoptionImport(after)
         // A day's figures, whole, in the first bucket: a report sums every bucket's.
         case .figures: return FigureDay(after).map { keys.inBucket(0).figures(day: $0) }
+        // The live count of subscribers, whole, in the first bucket: the records keep what they count
+        // (`counted`), taken out of whichever bucket they are in when they change; a report sums every bucket's.
+        case .subscribers: return keys.inBucket(0).subscribers
         case .console: return consoleKey(after)
         case .apple:
             let parts = after.split(separator: ":", maxSplits: 2).map(String.init)

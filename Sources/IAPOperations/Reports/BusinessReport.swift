@@ -22,12 +22,17 @@ package struct BusinessReport: Sendable, Equatable {
     package var totals: [Row]
     /// Purchases Apple said no price for (legacy receipts): in `purchases`, in no money.
     package var unpricedPurchases: Int64
+    /// The subscriptions report's subscribers now (the live count, not the range's).
+    package var subscribers: SubscriberSnapshot?
 
     package static let moneyNote =
         "money is Apple's customer price in milliunits of the row's currency (4990 is 4.99), never converted; not proceeds"
 
-    package init(_ query: ReportQuery, figures: [DayFigure]) {
+    /// `subscriberCells`: the live count of subscribers, which the subscriptions report adds.
+    package init(_ query: ReportQuery, figures: [DayFigure], subscriberCells: [DayFigure]? = nil) {
         self.query = query
+        subscribers = query.report == .subscriptions
+            ? subscriberCells.map { SubscriberSnapshot(cells: $0, environment: query.environment, by: query.by) } : nil
         var rows: [RowID: Row] = [:]
         var totals: [RowID: Row] = [:]
         var reasons: Set<String> = []
@@ -44,7 +49,7 @@ package struct BusinessReport: Sendable, Equatable {
                 return column
             }()
             guard let column = known else { continue }
-            if column.hasPrefix("expired_") { reasons.insert(column) }
+            if Self.isByReason(column) { reasons.insert(column) }
             let key: String
             if query.by == .day {
                 key = dayText[figure.day.number] ?? {
@@ -66,7 +71,8 @@ package struct BusinessReport: Sendable, Equatable {
     }
 
     /// The columns every row of a report has, in order (a subscriptions report adds
-    /// `expired_<reason>` for each reason seen).
+    /// `expired_<reason>` for each reason seen, a refunds report `refund_requests_<reason>`,
+    /// `refunded_after_request_<reason>` and `declined_after_request_<reason>`).
     package static func columns(of report: ReportQuery.Report) -> [String] {
         switch report {
         case .revenue:
@@ -89,10 +95,25 @@ package struct BusinessReport: Sendable, Equatable {
         case "reinstated_gross": renamed = "reinstated_milliunits"
         case "unpriced": renamed = "unpriced_purchases"
         default:
-            if report == .subscriptions, name.hasPrefix("expired:") { return "expired_" + name.dropFirst("expired:".count) }
+            if let colon = name.firstIndex(of: ":") {
+                let figure = name[..<colon]
+                guard byReason[report]?.contains(where: { $0 == figure }) == true else { return nil }
+                return figure + "_" + name[name.index(after: colon)...]
+            }
             renamed = name
         }
         return columns(of: report).contains(renamed) ? renamed : nil
+    }
+
+    /// The figures counted by a reason (`<figure>:<reason>`) each report shows as a column a
+    /// reason (`<figure>_<reason>`): why subscriptions expired, why customers asked for refunds and
+    /// what Apple then did.
+    static let byReason: [ReportQuery.Report: [String]] = [
+        .subscriptions: ["expired"], .refunds: ["refund_requests", "refunded_after_request", "declined_after_request"],
+    ]
+
+    private static func isByReason(_ column: String) -> Bool {
+        byReason.values.contains { $0.contains { column.hasPrefix($0 + "_") } }
     }
 
     private static func key(of figure: DayFigure, by grouping: ReportQuery.Grouping) -> String {
@@ -146,11 +167,12 @@ package struct BusinessReport: Sendable, Equatable {
             for column in columns { members[column] = .number(String(row[column])) }
             return .object(members)
         }
-        return .object([
+        return .members([
             "report": .string(query.report.rawValue), "from": .string(query.from.description), "to": .string(query.to.description),
             "by": .string(query.by.rawValue), "environment": .string(query.environment), "columns": .array(columns.map(JSONValue.string)),
             "rows": .array(rows.map { object($0, total: false) }), "totals": .array(totals.map { object($0, total: true) }),
             "unpriced_purchases": .number(String(unpricedPurchases)), "money": .string(Self.moneyNote),
+            "subscribers": subscribers?.json,
         ])
     }
 }

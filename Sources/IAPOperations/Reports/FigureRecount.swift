@@ -11,7 +11,8 @@ import PlainJSON
 /// `refunds_unpriced`: a record Apple revoked that day, not an operator). A record keeps only its latest refund, so a
 /// cell (environment, storefront, currency, product) with a refund in part or a reversed refund
 /// has its refund figures left out (`unsure`); subscriptions' lives, reinstatements, requests and
-/// declines have no record of their own and are not recounted.
+/// declines have no record of their own and are not recounted. And the live count of subscribers
+/// now (`subscribers`: `active`, `trials`, `mrr`) is rebuilt from the subscription records.
 package struct FigureRecount: Sendable, Equatable {
     /// The figures recounted, each with the live value and the records' value.
     package struct Difference: Sendable, Equatable {
@@ -29,6 +30,10 @@ package struct FigureRecount: Sendable, Equatable {
     package var day: FigureDay
     /// Grant records read.
     package var recordsRead: Int
+    /// Subscription records read (the subscribers now).
+    package var subscriptionsRead: Int = 0
+    /// Subscription records counted anew (`--repair`): written before the live count existed.
+    package var subscriptionsRepaired: Int = 0
     /// Figures compared (fields with a value on either side).
     package var compared: Int
     package var differences: [Difference]
@@ -44,6 +49,18 @@ package struct FigureRecount: Sendable, Equatable {
         "adopted", "transferred_from", "revoked_at", "revoked_quantity", "revocation_type", "revocation_percentage", "revocation_reason",
         "partially_revoked_at", "reinstated_at",
     ]
+
+    /// The subscription record's fields the subscribers' count reads, in order.
+    static let subscriptionFields = ["status", "environment", "period_storefront", "period_currency", "period_mrr", "period_offer", "product_id"]
+
+    /// What one subscription record counts in now: the same rule as `count_subscriber.lua`'s.
+    static func subscriber(of values: [String?], into counted: inout [String: Int64]) {
+        guard values.count == subscriptionFields.count, values[0] == "active" || values[0] == "grace_period" else { return }
+        let cell = [values[1], values[2], values[3], values[6]].map { $0 ?? "" }.joined(separator: "|")
+        counted["active|" + cell, default: 0] += 1
+        if values[5] == "FREE_TRIAL" { counted["trials|" + cell, default: 0] += 1 }
+        if let mrr = values[4].flatMap({ Int64($0) }), mrr != 0 { counted["mrr|" + cell, default: 0] += mrr }
+    }
 
     /// The figures one grant record adds to `day`: the same rules as `count_figures.lua`'s, read
     /// from the record; and the cell it makes unsure, if any.
@@ -91,7 +108,7 @@ package struct FigureRecount: Sendable, Equatable {
 extension PipelineStore {
     /// Every grant record of every bucket read (`SCAN`, then `HMGET` in pipelines), the day's
     /// figures rebuilt from them and compared with the live ones.
-    package func recountFigures(day: FigureDay) async throws -> FigureRecount {
+    package func recountFigures(day: FigureDay, repairSubscribers: Bool = false) async throws -> FigureRecount {
         var counted: [String: Int64] = [:]
         var unsure: Set<String> = []
         var read = 0
@@ -108,6 +125,8 @@ extension PipelineStore {
         for figure in try await figures(of: [day]) where FigureRecount.salesFigures.contains(figure.name) || FigureRecount.refundFigures.contains(figure.name) {
             live[figure.field] = figure.value
         }
+        let (subscriptions, repaired) = try await countSubscribers(into: &counted, repair: repairSubscribers)
+        for cell in try await subscriberCells() { live[cell.field] = cell.value }
         var differences: [FigureRecount.Difference] = []
         var compared = 0
         for field in Set(live.keys).union(counted.keys).sorted() {
@@ -118,7 +137,30 @@ extension PipelineStore {
             let (a, b) = (live[field] ?? 0, counted[field] ?? 0)
             if a != b { differences.append(.init(field: field, live: a, records: b)) }
         }
-        return FigureRecount(day: day, recordsRead: read, compared: compared, differences: differences, unsure: unsure.sorted())
+        var recount = FigureRecount(day: day, recordsRead: read, compared: compared, differences: differences, unsure: unsure.sorted())
+        recount.subscriptionsRead = subscriptions
+        recount.subscriptionsRepaired = repaired
+        return recount
+    }
+
+    /// Every subscription record of every bucket read, what each counts in now added to
+    /// `counted`; with `repair`, each record that counts in something is counted in its bucket's
+    /// live count first (`count_subscription`: a record counted already changes nothing).
+    private func countSubscribers(into counted: inout [String: Int64], repair: Bool) async throws -> (read: Int, repaired: Int) {
+        var read = 0, repaired = 0
+        for bucket in keys.everyBucket {
+            var cursor = "0"
+            repeat {
+                let page = try await records(of: .subscription, in: bucket, after: cursor, fields: FigureRecount.subscriptionFields, count: 1000)
+                cursor = page.next
+                read += page.records.count
+                for record in page.records {
+                    FigureRecount.subscriber(of: record.values, into: &counted)
+                    if repair, try await run(CountSubscription(record: record.name, in: bucket)) { repaired += 1 }
+                }
+            } while cursor != "0"
+        }
+        return (read, repaired)
     }
 }
 
@@ -127,6 +169,7 @@ extension FigureRecount {
     package var json: JSONValue {
         .object([
             "day": .string(day.description), "records_read": .number(String(recordsRead)), "compared": .number(String(compared)),
+            "subscriptions_read": .number(String(subscriptionsRead)), "subscriptions_repaired": .number(String(subscriptionsRepaired)),
             "differences": .array(differences.map {
                 .object(["field": .string($0.field), "live": .number(String($0.live)), "records": .number(String($0.records))])
             }),

@@ -39,4 +39,24 @@ extension PipelineStore {
         }
         return figures
     }
+
+    /// The live count of subscribers (`subscribers`) of every bucket, summed: cells read as figures
+    /// of no day (`SubscriberSnapshot`). One pipeline.
+    package func subscriberCells() async throws -> [DayFigure] {
+        let buckets = keys.everyBucket
+        let replies = try await redis.pipeline(buckets.map { RedisCommand("HGETALL", $0.subscribers) })
+        var cells: [String: DayFigure] = [:]
+        for (bucket, reply) in zip(buckets, replies) {
+            guard let items = reply.array else { throw RedisError.unexpectedReply("HGETALL \(bucket.subscribers)") }
+            for index in stride(from: 0, to: items.count - 1, by: 2) {
+                guard let field = items[index].string, let text = items[index + 1].string,
+                    let cell = DayFigure(day: FigureDay(number: 0), field: field, value: text)
+                else { continue }
+                cells[field, default: DayFigure(
+                    day: cell.day, name: cell.name, environment: cell.environment, storefront: cell.storefront, currency: cell.currency,
+                    product: cell.product, value: 0)].value += cell.value
+            }
+        }
+        return cells.keys.sorted().compactMap { cells[$0] }
+    }
 }

@@ -40,7 +40,7 @@ package struct GrantPurchases: DeclaringScript {
             return request.job(ticket: ticket, user: user, now: now).encoded()
         }
         for purchase in purchases {
-            var line = Self.line(purchase, places: places, shared: shared)
+            var line = Self.line(purchase, places: places, shared: shared, environment: environment)
             // The app it was bought in, on the record and its events (a destination's `apps` filter).
             if let bundleID = work.appBundleID, !bundleID.isEmpty { line.sale += ["bundle_id", bundleID] }
             line.keys = Self.claimKeys(purchase, keys: keys, declared: &declared)
@@ -73,13 +73,16 @@ package struct GrantPurchases: DeclaringScript {
         let rechecksKey = subscription.map {
             declared.index(of: keys.ofPurchase(originalTransactionID: $0.originalTransactionID).rechecks)
         }
+        let subscribersKey = subscription.map {
+            declared.index(of: keys.ofPurchase(originalTransactionID: $0.originalTransactionID).subscribers)
+        }
         members = GrantPurchasesArguments(
             ticket: job.ticket, part: job.part, keep: keep || job.part != nil, now: String(now), channel: keys.results, userID: user,
             environment: environment, source: job.source ?? "client",
             refundLimit: work.refundLimit.map(String.init), refunds: refunds.map { String($0) }, sharing: work.sharing?.rawValue,
             purchases: lines,
             recheck: recheck, subscription: subscription, subscriptionKey: subscriptionKey, rechecksKey: rechecksKey,
-            receipt: work.subscriptionReceipt, notifyQueue: notifyQueue,
+            subscribersKey: subscribersKey, receipt: work.subscriptionReceipt, notifyQueue: notifyQueue,
             ticketTTL: notifyQueue == nil ? nil : (accountToken?.ticketTTL ?? finishTickets).map { String($0.components.seconds) })
         members.bundleID = work.appBundleID
         self.declared = declared
@@ -88,7 +91,7 @@ package struct GrantPurchases: DeclaringScript {
 
     /// A purchase as the script reads it (its keys and token errand are added by the caller).
     private static func line(
-        _ purchase: Purchase, places: [String: Bool], shared: Set<String>
+        _ purchase: Purchase, places: [String: Bool], shared: Set<String>, environment: String
     ) -> GrantPurchasesArguments.Line {
         // A pending or held purchase without a unit cannot be claimed: it is rejected, never granted blind.
         let outcome = purchase.isClaimed && purchase.unit == nil ? PurchaseOutcome.rejected : purchase.outcome
@@ -105,6 +108,8 @@ package struct GrantPurchases: DeclaringScript {
             entitlements: purchase.entitlements.flatMap { $0.isEmpty ? nil : $0.joined(separator: ",") },
             expiresAt: purchase.expiresAt.map(String.init), signedAt: purchase.signedAt.map(String.init),
             adopt: purchase.adopt == true ? "1" : nil,
+            periodMRR: purchase.kind == "auto_renewable"
+                ? MonthlyPrice.milliunits(of: purchase.transaction, environment: environment).map(String.init) : nil,
             sale: purchase.transaction?.saleFields ?? [], tokenJob: nil, keys: [:])
     }
 
@@ -128,6 +133,9 @@ package struct GrantPurchases: DeclaringScript {
         if purchase.isClaimed || purchase.kind == "auto_renewable" {
             k["subscription"] = declared.index(of: keys.subscription(originalTransactionID: purchase.originalTransactionID))
             k["rechecks"] = declared.index(of: keys.ofPurchase(originalTransactionID: purchase.originalTransactionID).rechecks)
+        }
+        if purchase.kind == "auto_renewable" {
+            k["subscribers"] = declared.index(of: keys.ofPurchase(originalTransactionID: purchase.originalTransactionID).subscribers)
         }
         return k
     }
@@ -212,6 +220,7 @@ struct GrantPurchasesArguments {
     /// The KEYS index of the answer's subscription record, and of its bucket's re-check schedule.
     var subscriptionKey: Int?
     var rechecksKey: Int?
+    var subscribersKey: Int?
     /// A legacy receipt proving the job's subscriptions: kept on the records this user owns.
     var receipt: String?
     /// The KEYS index of the bucket's notify queue, when a purchase's `token_job` or `finish_job` may go there.
@@ -246,6 +255,8 @@ struct GrantPurchasesArguments {
         var signedAt: String?
         /// `1`: pre-adoption, recorded with the event `adopted` (`Purchase.adopt`).
         var adopt: String? = nil
+        /// A subscription's period: its price as a month's (`MonthlyPrice`), milliunits.
+        var periodMRR: String? = nil
         /// What it cost and how it was sold, as name, value… (`InAppTransaction.saleFields`).
         var sale: [String] = []
         /// The notify job that sets the user's app account token at Apple, queued when this
@@ -278,6 +289,7 @@ struct GrantPurchasesArguments {
                 "expires_at": expiresAt.json,
                 "signed_at": signedAt.json,
                 "adopt": adopt.json,
+                "period_mrr": periodMRR.json,
                 "sale": sale.isEmpty ? nil : .array(sale.map { .string($0) }),
                 "token_job": tokenJob.json,
                 "finish_job": finishJob.json,
@@ -298,6 +310,7 @@ struct GrantPurchasesArguments {
             "subscription": subscription?.json,
             "subscription_key": subscriptionKey.map { .int($0) },
             "rechecks_key": rechecksKey.map { .int($0) },
+            "subscribers_key": subscribersKey.map { .int($0) },
             "receipt": receipt.json,
             "notify_queue": notifyQueue.map { .int($0) },
             "ticket_ttl": ticketTTL.json,

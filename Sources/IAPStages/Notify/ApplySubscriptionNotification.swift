@@ -17,6 +17,7 @@ package struct ApplySubscriptionNotification: PipelineScript {
             keys.inflight(member: member), keys.ticket(job.ticket), keys.notifications(originalTransactionID: original),
             keys.fulfilment, keys.userEvents, keys.subscription(originalTransactionID: original),
             keys.ofPurchase(originalTransactionID: original).rechecks, keys.figures(day: FigureDay(milliseconds: now)),
+            keys.ofPurchase(originalTransactionID: original).subscribers,
         ] + (change.userID.map { [keys.ofPurchase(originalTransactionID: original).subscriptions(user: $0)] } ?? [])
         arguments = [taken, JSONValue.members([
             "ticket": .string(job.ticket), "now": .string(String(now)), "channel": .string(keys.results),

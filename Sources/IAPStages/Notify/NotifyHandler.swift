@@ -305,10 +305,29 @@ package struct NotifyHandler: JobHandler {
             }) else { return }
             users = read
         }
+        let refundRequest = refundRequestMark(of: notification)
         await held.move(by: RecordNotification.self) { [users] in
             try await worker.store.recordNotification(
                 payload, member: worker.member, job: job, result: result ?? (original == nil ? "ignored" : "recorded"), entry: entry,
-                in: original.map { .history(originalTransactionID: $0) } ?? .nothing, event: event, users: users)
+                in: original.map { .history(originalTransactionID: $0) } ?? .nothing, event: event, users: users,
+                refundRequest: refundRequest)
+        }
+    }
+
+    /// A refund request (`CONSUMPTION_REQUEST`, its reason or `unknown`) or Apple's decline of one
+    /// (`REFUND_DECLINED`), for a purchase of the catalog: what its grant record keeps or its
+    /// event reads, so that the outcome is counted by the request's reason (a refund's, by
+    /// `revoke_grant`).
+    private func refundRequestMark(of notification: VerifiedNotification) -> RecordNotification.RefundRequestMark? {
+        guard let transaction = notification.transaction,
+            let unit = catalog.grantUnit(for: InAppTransaction(signed: transaction))
+        else { return nil }
+        switch notification.notificationType {
+        case .consumptionRequest:
+            let reason = notification.consumptionRequestReason.flatMap { $0.isEmpty ? nil : $0 } ?? "unknown"
+            return .asked(unit: unit, reason: reason)
+        case .refundDeclined: return .declined(unit: unit)
+        default: return nil
         }
     }
 

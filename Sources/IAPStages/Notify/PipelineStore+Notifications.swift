@@ -90,11 +90,12 @@ extension PipelineStore {
 
     package func recordNotification(
         _ payload: String, member: String, job: Job, result: String, entry: String, in record: NotificationRecord,
-        event: [String: String]? = nil, users: [String]? = nil, now: Int64 = currentTimeMs()
+        event: [String: String]? = nil, users: [String]? = nil, refundRequest: RecordNotification.RefundRequestMark? = nil,
+        now: Int64 = currentTimeMs()
     ) async throws -> TransitionResult {
         try await run(RecordNotification(
             keys, member: member, taken: payload, job: job, result: result, entry: entry, in: record, event: event, users: users,
-            now: now))
+            refundRequest: refundRequest, now: now))
     }
 
     /// The user an app account token or an original transaction belongs to, token first.

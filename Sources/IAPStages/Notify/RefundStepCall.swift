@@ -48,6 +48,7 @@ struct RefundStepCall: Sendable {
                 redisKeys.subscription(originalTransactionID: subscriptionID),
                 redisKeys.ofPurchase(originalTransactionID: subscriptionID).rechecks,
                 redisKeys.ofPurchase(originalTransactionID: subscriptionID).subscriptions(user: owner),
+                redisKeys.ofPurchase(originalTransactionID: subscriptionID).subscribers,
             ]
         }
         members["owner"] = .string(owner)

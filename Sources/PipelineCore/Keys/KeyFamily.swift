@@ -14,7 +14,7 @@ package enum KeyFamily: String, CaseIterable, Sendable, CustomStringConvertible 
     // A bucket's machinery.
     case queue, inflight, workers, retry, dead, fulfilment
     case userEvents = "user-events"
-    case figures
+    case figures, subscribers
     case rechecks, lock, results, unclaimed
     case holds
     case webhook

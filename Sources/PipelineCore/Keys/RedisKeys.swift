@@ -110,6 +110,11 @@ package struct RedisKeys: Sendable, Equatable {
     /// `<figure>|<environment>|<storefront>|<currency>|<product>`, its value an integer. Kept for
     /// ever; a report sums the day's hash of every bucket.
     package func figures(day: FigureDay) -> String { "\(bucketPrefix):\(KeyFamily.figures):\(day)" }
+    /// hash: the live count of subscribers in this bucket (`includes/count_subscriber.lua`, in the
+    /// step that changes a subscription's record): `active`, `trials` and `mrr` (milliunits a month,
+    /// estimated) by `<figure>|<environment>|<storefront>|<currency>|<product>`; a report sums
+    /// every bucket's.
+    package var subscribers: String { "\(bucketPrefix):\(KeyFamily.subscribers)" }
     /// hash: a ticket's status and result; expires after `IAP_TICKET_TTL_S`.
     package func ticket(_ id: String) -> String { "\(ofTicket(id).bucketPrefix):\(KeyFamily.ticket):\(id)" }
     /// string: sha256(user, receipt) → the ticket it produced, so resubmissions are idempotent.

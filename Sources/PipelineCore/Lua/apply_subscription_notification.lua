@@ -16,7 +16,8 @@
     KEYS[6] subscription        `subscription:<original>`
     KEYS[7] rechecks            the re-check schedule
     KEYS[8] figures             the bucket's `figures:<day>` (countFigures: the day of `now`)
-    KEYS[9] userSubscriptions   optional: `user-subscriptions:<user>` when `subscription.user_id` is given
+    KEYS[9] subscribers         the bucket's `subscribers` (countSubscriber)
+    KEYS[10] userSubscriptions  optional: `user-subscriptions:<user>` when `subscription.user_id` is given
     ARGV[1] taken               the job as taken
     ARGV[2] arguments           JSON: ticket, now, channel, entry, keep, subscription, recheck?, event?
                                 (the stream entry's fields but `user_id`)
@@ -34,7 +35,8 @@ local acked = ackJob(inflight, ticket, ARGV[1])
 if acked ~= 1 then return {acked} end
 local a = cjson.decode(ARGV[2])
 local result = applySubscription(
-  {subscription = KEYS[6], rechecks = KEYS[7], userSubscriptions = KEYS[9], stream = stream, events = events},
+  {subscription = KEYS[6], rechecks = KEYS[7], userSubscriptions = KEYS[10], stream = stream, events = events,
+    subscribers = KEYS[9]},
   a.subscription, a.now, a.recheck)
 if a.event and result == 'applied' then
   addEvent(stream, events, a.event, redis.call('HGET', KEYS[6], 'user_id') or '')

@@ -52,9 +52,11 @@
     KEYS[10] events             the bucket's `user-events` (each user's events: appendEvent)
     KEYS[11] figures            the bucket's `figures:<day>` (countFigures: the day of `now`)
     KEYS[12…] the keys named by index in ARGV: each purchase's `k` (claim, record, hold, refunded,
-              owner, subscription, rechecks, token_ticket, finish_ticket: as it has them), each other user's in
-              `others` (lifetime, subscriptions, purchases), the re-check answer's record and schedule
-              (`subscription_key`, `rechecks_key`), the bucket's notify queue (`notify_queue`)
+              owner, subscription, rechecks, subscribers (a subscription's period: the bucket's
+              `subscribers`), token_ticket, finish_ticket: as it has them), each other user's in
+              `others` (lifetime, subscriptions, purchases), the re-check answer's record, schedule
+              and subscribers (`subscription_key`, `rechecks_key`, `subscribers_key`), the bucket's
+              notify queue (`notify_queue`)
     ARGV[1] taken               the job as taken
     ARGV[2] arguments           JSON (`GrantPurchasesArguments`): ticket (the client's), part? (a
                                 part's id: nothing is published), keep? (the job stays in
@@ -67,13 +69,16 @@
                                 account_shared? (`1`: one user too many on its Apple Account), currency?,
                                 daily_limit?, daily_reserved?, kind?, entitlements?, expires_at?, signed_at?,
                                 adopt? (`1`: pre-adoption, recorded as `adopted`),
+                                period_mrr? (a subscription's period: its price as a month's,
+                                `MonthlyPrice`; with its sale's currency and storefront on the
+                                subscription's record when it is the latest period),
                                 sale? (name, value…: price, currency, storefront, offer_*,
                                 in_app_ownership_type, purchase_date, where Apple said; on the
                                 record, the `granted`/`renewed` entry, and a hold for its release),
                                 token_job? (the errand's job, with `k.token_ticket`),
                                 finish_job? (the errand's job, with `k.finish_ticket`), k),
                                 recheck? (the re-check schedule), subscription? and
-                                subscription_key?, rechecks_key? (a re-check's answer), receipt?, others?
+                                subscription_key?, rechecks_key?, subscribers_key? (a re-check's answer), receipt?, others?
                                 (user id → {lifetime, subscriptions, purchases}: KEYS indexes), notify_queue? and
                                 ticket_ttl (s) with any token_job or finish_job
   Batch form: several of a worker's jobs in one call, each as if called alone (`includes/each_job`):
@@ -255,10 +260,13 @@ local function grantJob(KEYS, ARGV)
     end
     -- A subscription's period: a renewal after a free trial's period is its conversion to paid
     -- (`converted_from_trial`); the subscription's record keeps the offer of its latest period.
-    local offer = ''
+    local offer, currency, storefront = '', '', ''
     if purchase.kind == 'auto_renewable' then
       for i = 1, #(purchase.sale or {}) - 1, 2 do
-        if purchase.sale[i] == 'offer_discount_type' then offer = purchase.sale[i + 1] end
+        local name = purchase.sale[i]
+        if name == 'offer_discount_type' then offer = purchase.sale[i + 1]
+        elseif name == 'currency' then currency = purchase.sale[i + 1]
+        elseif name == 'storefront' then storefront = purchase.sale[i + 1] end
       end
       if renewal and not adopted and offer ~= 'FREE_TRIAL' and redis.call('HGET', k.subscription, 'period_offer') == 'FREE_TRIAL' then
         fields[#fields + 1] = 'converted_from_trial'
@@ -271,15 +279,18 @@ local function grantJob(KEYS, ARGV)
     grantEffects(
       {owner = k.owner, unclaimed = KEYS[4], lifetime = theirs.lifetime, subscription = k.subscription,
         rechecks = k.rechecks, userSubscriptions = theirs.subscriptions, stream = stream,
-        events = events},
+        events = events, subscribers = k.subscribers},
       {user_id = grantee, unit = unit, transaction_id = tx, original_transaction_id = otx, product_id = product,
         environment = environment, source = a.source, kind = purchase.kind,
         entitlements = purchase.entitlements, expires_at = purchase.expires_at, signed_at = purchase.signed_at,
         app_transaction_id = purchase.app_transaction_id, bundle_id = a.bundle_id},
       now, a.recheck)
-    -- Only the latest period's offer is kept: an older period granted late changes nothing.
+    -- Only the latest period's offer and price are kept: an older period granted late changes
+    -- nothing. What the subscription counts as a subscriber follows (countSubscriber).
     if purchase.kind == 'auto_renewable' and redis.call('HGET', k.subscription, 'latest_transaction_id') == tx then
-      redis.call('HSET', k.subscription, 'period_offer', offer)
+      redis.call('HSET', k.subscription, 'period_offer', offer, 'period_currency', currency, 'period_storefront', storefront,
+        'period_mrr', purchase.period_mrr or '')
+      countSubscriber(k.subscribers, k.subscription)
     end
     if grantee ~= user then return 'duplicate', 'owned_by_another_account' end
     if purchase.token_job then
@@ -374,7 +385,7 @@ local function grantJob(KEYS, ARGV)
   if a.subscription then
     local applied = applySubscription(
       {subscription = KEYS[a.subscription_key], rechecks = KEYS[a.rechecks_key], userSubscriptions = KEYS[7], stream = stream,
-        events = events},
+        events = events, subscribers = KEYS[a.subscribers_key]},
       a.subscription, now, a.recheck)
     redis.call('HSET', ticketKey, 'subscription', applied)
   end

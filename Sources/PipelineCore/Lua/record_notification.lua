@@ -15,18 +15,23 @@
     KEYS[5] figures    the bucket's `figures:<day>` (countFigures: the day of `now`)
     KEYS[6] record     optional: `notifications:<original>` (list) or `unclaimed` (hash)
     KEYS[7] owner      optional, with the list: `owner:<original>`
+    KEYS[8] grant      optional, with the list: the purchase's `grant:<unit>`, for a refund
+                       request (CONSUMPTION_REQUEST: a granted purchase's record keeps the
+                       request's reason) or its outcome (REFUND_DECLINED: the event carries the
+                       reason kept: countFigures counts the outcome by it)
     ARGV[1] taken      the job as taken
     ARGV[2] arguments  JSON: ticket, now, channel, result, entry, keep, transaction_id? (the
                        unclaimed hash's field; absent: KEYS[5] is the list), event? (the stream
                        entry's fields but `user_id`), users? (the event goes to each of these users
-                       instead of the owner: an Apple Account's, for RESCIND_CONSENT; empty: to nobody named)
+                       instead of the owner: an Apple Account's, for RESCIND_CONSENT; empty: to nobody named),
+                       refund_request_reason? (with KEYS[8]: a CONSUMPTION_REQUEST's)
   Output:
     1 recorded, 0 the worker no longer holds the job, -1 its ticket is gone
 ]]
 --- @include "ack_job"
 --- @include "add_event"
 
-local inflight, ticket, stream, record, owner = KEYS[1], KEYS[2], KEYS[3], KEYS[6], KEYS[7]
+local inflight, ticket, stream, record, owner, grant = KEYS[1], KEYS[2], KEYS[3], KEYS[6], KEYS[7], KEYS[8]
 local events = {index = KEYS[4], figures = KEYS[5]}
 local acked = ackJob(inflight, ticket, ARGV[1])
 if acked ~= 1 then return acked end
@@ -37,6 +42,14 @@ if record then
   else
     redis.call('LPUSH', record, a.entry)
     redis.call('LTRIM', record, 0, tonumber(a.keep) - 1)
+  end
+end
+-- A refund request: the granted purchase keeps why it was asked for; its outcome says it.
+if grant and redis.call('EXISTS', grant) == 1 then
+  if a.refund_request_reason then
+    redis.call('HSET', grant, 'refund_request_reason', a.refund_request_reason, 'refund_requested_at', a.now)
+  elseif a.event then
+    a.event.refund_request_reason = redis.call('HGET', grant, 'refund_request_reason') or nil
   end
 end
 if a.event and a.users and #a.users > 0 then

@@ -10,11 +10,11 @@
   the record names another, the script answers {-2, owner} and changes nothing.
 
   Input:
-    KEYS[1] to KEYS[12]         as `revoke_grant`'s (one Swift type, `RefundStepCall`, declares
+    KEYS[1] to KEYS[13]         as `revoke_grant`'s (one Swift type, `RefundStepCall`, declares
                                 both): inflight, ticket, record, refunded, stream, events, the
                                 day's figures; then the owner's refunds and prorated refunds; for
-                                a subscription its record, the re-check schedule and the owner's
-                                subscriptions
+                                a subscription its record, the re-check schedule, the owner's
+                                subscriptions and the bucket's `subscribers`
     ARGV[1] taken               the job as taken
     ARGV[2] arguments           JSON: ticket, now, channel, notification, owner?, subscription?, recheck?
   Output:
@@ -52,7 +52,7 @@ if whole or part then
   if whole and a.subscription then
     a.subscription.user_id = owner
     applySubscription({subscription = KEYS[10], rechecks = KEYS[11], userSubscriptions = KEYS[12], stream = stream,
-      events = events},
+      events = events, subscribers = KEYS[13]},
       a.subscription, a.now, a.recheck)
   end
   result = 'reinstated'

@@ -28,6 +28,7 @@
     KEYS[14] prorated           the bucket's `refunds-prorated:<user>`
     KEYS[15] events             the bucket's `user-events` (appendEvent)
     KEYS[16] figures            the bucket's `figures:<day>` (countFigures: the day of `now`)
+    KEYS[17] subscribers        the bucket's `subscribers` (countSubscriber)
     ARGV[1] arguments           JSON: now, operator, note, ticket, user_id, original_transaction_id,
                                 recheck?
   Output:
@@ -84,6 +85,6 @@ takeBackEarly({refunded = refunded, record = record, stream = stream, events = e
 h.source = 'operator'
 grantEffects(
   {owner = KEYS[7], unclaimed = KEYS[8], lifetime = KEYS[9], subscription = KEYS[10],
-    rechecks = KEYS[11], userSubscriptions = KEYS[12], stream = stream, events = events},
+    rechecks = KEYS[11], userSubscriptions = KEYS[12], stream = stream, events = events, subscribers = KEYS[17]},
   h, a.now, a.recheck)
 return {1, settleHold(k, h, 'granted', h.reason, a)}

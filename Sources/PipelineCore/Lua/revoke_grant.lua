@@ -5,7 +5,8 @@
   the grant stage grants nothing; finishes the notification's ticket; acks.
 
   - In whole: the record gets `revoked_at`, `revocation_reason`, `revocation_type`,
-    `revoked_quantity` (all of it); one `revoked` entry on the fulfilment stream for the owner,
+    `revoked_quantity` (all of it); one `revoked` entry on the fulfilment stream for the owner
+    (with the record's `refund_request_reason` when the customer asked for the refund),
     whose count of refunds goes up by one (less what earlier partial refunds of the unit counted).
     For a subscription's period (`subscription`), the record becomes `revoked` (applySubscription,
     only when it is the latest period).
@@ -34,6 +35,7 @@
     KEYS[10] subscription       `subscription:<original>` (the unit's subscription, if any)
     KEYS[11] rechecks           the re-check schedule
     KEYS[12] ownerSubscriptions `user-subscriptions:<owner>`
+    KEYS[13] subscribers        the bucket's `subscribers` (countSubscriber)
     ARGV[1] taken               the job as taken
     ARGV[2] arguments           JSON: ticket, now, channel, notification, revocation_reason,
                                 revocation_type, revocation_percentage? (Apple's, milliunits),
@@ -65,6 +67,12 @@ local function revokedEntry(taken)
   if percentage then
     tail[#tail + 1] = 'revocation_percentage'
     tail[#tail + 1] = percentage
+  end
+  -- The customer asked for it (CONSUMPTION_REQUEST): why, so the outcome is counted by reason.
+  local asked = redis.call('HGET', record, 'refund_request_reason')
+  if asked then
+    tail[#tail + 1] = 'refund_request_reason'
+    tail[#tail + 1] = asked
   end
   appendEvent(stream, events, (grantEntry(record, {'event', 'revoked', 'source', a.source or 'notification'}, tail)))
 end
@@ -113,7 +121,7 @@ else
     if a.subscription then
       a.subscription.user_id = owner
       applySubscription({subscription = KEYS[10], rechecks = KEYS[11], userSubscriptions = KEYS[12], stream = stream,
-        events = events},
+        events = events, subscribers = KEYS[13]},
         a.subscription, a.now, a.recheck)
     end
     result = 'revoked'

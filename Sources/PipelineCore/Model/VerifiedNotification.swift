@@ -71,7 +71,8 @@ package struct VerifiedNotification: Codable, Sendable, Equatable {
     package var appAccountToken: String? { transaction?.appAccountToken }
 
     /// What its `notification` entry on the fulfilment stream says besides `user_id`: the type,
-    /// subtype, UUID, when Apple signed it, the environment, the app, the purchase, and `payload`: what
+    /// subtype, UUID, when Apple signed it, the environment, the app, the purchase, a refund request's
+    /// reason (`consumption_request_reason`), and `payload`: what
     /// Apple signed, whole (`whole`: transaction, renewal info, app transaction, summary, external
     /// purchase token, the notification itself; no signatures) as canonical JSON, which the
     /// webhook body embeds as an object.
@@ -82,6 +83,7 @@ package struct VerifiedNotification: Codable, Sendable, Equatable {
         ]
         if let original = originalTransactionID { fields["original_transaction_id"] = original }
         if let bundleID, !bundleID.isEmpty { fields["bundle_id"] = bundleID }
+        if let reason = consumptionRequestReason, !reason.isEmpty { fields["consumption_request_reason"] = reason }
         if let transaction {
             fields["transaction_id"] = transaction.transactionID
             fields["product_id"] = transaction.productID

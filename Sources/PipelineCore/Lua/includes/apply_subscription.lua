@@ -12,6 +12,7 @@
                          written only when this news creates the record
     k.stream             the fulfilment stream
     k.events             the bucket's index of each user's events (appendEvent)
+    k.subscribers        the bucket's live count of subscribers (countSubscriber)
   s: original_transaction_id, user_id?, product_id?, status?, expires_at?, grace_expires_at?,
      signed_at, cause, source?, transaction_id?, entitlements?, environment?, auto_renew?,
      app_transaction_id? (the Apple Account, when Apple said), require_latest?, expiration_reason?
@@ -30,6 +31,7 @@
 --- @include "split_list"
 --- @include "schedule_recheck"
 --- @include "append_event"
+--- @include "count_subscriber"
 
 local function applySubscription(k, s, now, policy)
   local old = redis.call('HMGET', k.subscription, 'event_at', 'status', 'product_id', 'entitlements', 'user_id',
@@ -141,5 +143,6 @@ local function applySubscription(k, s, now, policy)
     end
     appendEvent(k.stream, k.events, fields)
   end
+  countSubscriber(k.subscribers, k.subscription)
   return 'applied'
 end

@@ -23,7 +23,11 @@
     price x revocation_percentage / 100000; `refunds_unpriced` 1 without a price;
   - `reinstated` 1 and `reinstated_gross` price x reinstated_quantity (a refund reversed);
   - `expired:<expiration_reason>` 1 (`expired:unknown` when Apple said none);
-  - `refunds_declined` 1; a `notification` of type CONSUMPTION_REQUEST: `refund_requests` 1.
+  - `refunds_declined` 1; a `notification` of type CONSUMPTION_REQUEST: `refund_requests` 1 and
+    `refund_requests:<consumption_request_reason>` 1 (lowercase; `unknown` when Apple said none);
+  - Apple's outcome of a request (the purchase's record keeps the request's reason, which the
+    `revoked` and `refund_declined` entries carry as `refund_request_reason`):
+    `refunded_after_request:<reason>` 1 with the refund, `declined_after_request:<reason>` 1.
 
   countStatusChange(figures, f, from, to): a subscription's status moving `from` → `to`
   (applySubscription, in the step that moves it; `f`: environment, product_id): into billing
@@ -59,6 +63,8 @@ local function countRefund(figures, f)
   local share = tonumber(f.revocation_percentage)
   addFigure(figures, f, 'refunds', 1)
   addFigure(figures, f, 'refunded_units', taken)
+  -- A refund the customer asked for (a CONSUMPTION_REQUEST before it): Apple's outcome, by reason.
+  if f.refund_request_reason then addFigure(figures, f, 'refunded_after_request:' .. string.lower(f.refund_request_reason), 1) end
   if not price then return addFigure(figures, f, 'refunds_unpriced', 1) end
   if f.revocation_type == 'REFUND_PRORATED' and share and (tonumber(f.quantity) or 1) == 1 then
     addFigure(figures, f, 'refunds_gross', math.floor(price * share / 100000))
@@ -86,8 +92,13 @@ local function countFigures(figures, f)
     addFigure(figures, f, 'expired:' .. ((reason and reason ~= '') and reason or 'unknown'), 1)
   elseif event == 'refund_declined' then
     addFigure(figures, f, 'refunds_declined', 1)
+    if f.refund_request_reason then
+      addFigure(figures, f, 'declined_after_request:' .. string.lower(f.refund_request_reason), 1)
+    end
   elseif event == 'notification' and f.notification_type == 'CONSUMPTION_REQUEST' then
+    local reason = f.consumption_request_reason
     addFigure(figures, f, 'refund_requests', 1)
+    addFigure(figures, f, 'refund_requests:' .. ((reason and reason ~= '') and string.lower(reason) or 'unknown'), 1)
   end
 end
 

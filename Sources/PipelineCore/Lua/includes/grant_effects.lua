@@ -9,9 +9,10 @@
     `expires_at`, else `expired`).
 
   k: owner (`owner:<original>`), unclaimed, lifetime (the user's), subscription, rechecks, userSubscriptions (the user's), stream,
-     events (the users' index).
+     events (the users' index), subscribers (the bucket's: a subscription's).
   g: user_id, unit, transaction_id, original_transaction_id, product_id, environment, source, and
-     optionally kind, entitlements (comma-separated), expires_at, signed_at, app_transaction_id.
+     optionally kind, entitlements (comma-separated), expires_at, signed_at, app_transaction_id, bundle_id
+     (the app: on the subscription's record and its events).
 ]]
 --- @include "apply_subscription"
 
@@ -28,11 +29,11 @@ local function grantEffects(k, g, now, policy)
     if signed == '' then signed = now end
     applySubscription(
       {subscription = k.subscription, rechecks = k.rechecks, userSubscriptions = k.userSubscriptions, stream = k.stream,
-        events = k.events},
+        events = k.events, subscribers = k.subscribers},
       {original_transaction_id = g.original_transaction_id, user_id = g.user_id, product_id = g.product_id,
         status = status, expires_at = expires, signed_at = signed, cause = 'grant', source = g.source,
         transaction_id = g.transaction_id, entitlements = g.entitlements, environment = g.environment,
-        app_transaction_id = g.app_transaction_id},
+        app_transaction_id = g.app_transaction_id, bundle_id = g.bundle_id},
       now, policy)
   end
 end
