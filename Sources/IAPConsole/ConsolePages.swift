@@ -20,6 +20,7 @@ struct ConsolePages: Sendable {
         async let notificationSweep = store.notificationSweepState()
         async let refundSweep = store.refundSweepState()
         async let budget = store.appleBudget(apps: apps, now: now)
+        async let lastHour = store.queueHistory()
         let stats = try await read
         let stages: [[String: Any]] = Stage.allCases.map { stage in
             let name = stage.rawValue
@@ -46,8 +47,10 @@ struct ConsolePages: Sendable {
             return ["text": "Apple's Server API, \(use.environment) \(use.endpoint): \(use.callsLastSecond) calls in the last second\(hold)",
                     "class": use.heldUntil == nil ? "quiet" : "warn"]
         }
+        let history = try await lastHour
         return [
             "title": "Overview", "stages": stages, "counts": counts, "breakers": breakers, "sweeps": sweeps, "apple": apple, "asOf": Self.time(ms: now),
+            "history": QueueChart.charts(history, now: now), "hasHistory": !history.samples.isEmpty, "lastHour": QueueChart.lastHour(history),
             "iapctl": "iapctl stats",
         ]
     }

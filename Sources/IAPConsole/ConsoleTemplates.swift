@@ -38,6 +38,13 @@ enum ConsoleTemplates {
         {{#breakers}}<p class="{{class}}">Apple breaker {{name}}: {{state}}, {{failures}} failures{{#last}}, last: {{last}}{{/last}}</p>{{/breakers}}
         {{#apple}}<p class="{{class}}">{{text}}</p>{{/apple}}
         {{#sweeps}}<p class="quiet">{{text}}</p>{{/sweeps}}
+        <h2>The last hour</h2>
+        {{#hasHistory}}{{#history}}<section class="chart" data-series="{{key}}"><h3>{{title}}: {{latest}} at the last sample, at most {{peak}}</h3>
+        <svg class="bars" viewBox="0 0 {{width}} {{height}}" width="{{width}}" height="{{height}}" role="img" aria-label="{{summary}}">
+        <line class="axis" x1="0" y1="{{height}}" x2="{{width}}" y2="{{height}}"></line>
+        {{#bars}}<rect class="level" x="{{x}}" y="{{y}}" width="{{width}}" height="{{height}}"><title>{{label}}</title></rect>{{/bars}}
+        </svg><p class="span"><span>{{first}} UTC</span> <span>{{last}} UTC</span></p></section>{{/history}}{{/hasHistory}}
+        {{^hasHistory}}<p class="quiet">No samples yet: the intakes keep one a minute.</p>{{/hasHistory}}
         <p class="asof" data-asof>as of {{asOf}}</p>
         {{/body}}{{/layout}}
         """
@@ -243,7 +250,7 @@ enum ConsoleTemplates {
         dt{color:#666}.quiet{color:#666;margin:.2em 0}td.evidence{font-size:.9em;color:#444}.error{color:#b00020}.warn{color:#8a4b00}form.login{display:grid;gap:.6em;max-width:20em}
         header nav a{font-weight:400;margin-right:.8em}form.decide{display:inline-block;margin:0 .4em .2em 0}
         body[data-stale] .asof::after{content:" (no longer live: reload the page)";color:#b00020}ol.timeline{padding-left:1.2em}ol.timeline li{margin:.5em 0}.at{color:#666;font-variant-numeric:tabular-nums;display:inline-block;min-width:13em}
-        svg.bars{display:block;background:#fff;border:1px solid #ddd;max-width:100%;height:auto}svg.bars rect.gross{fill:#7aa6d6}svg.bars rect.refunds{fill:#c0504d}
+        svg.bars{display:block;background:#fff;border:1px solid #ddd;max-width:100%;height:auto}svg.bars rect.gross{fill:#7aa6d6}svg.bars rect.refunds{fill:#c0504d}svg.bars rect.level{fill:#7aa6d6}
         svg.bars line.axis{stroke:#999}p.span{display:flex;justify-content:space-between;max-width:720px;color:#666;margin:.2em 0 1em}section.chart h2{font-size:1.1em}
         .next{color:#0a5;margin-left:13.3em}p.cli{margin-top:2em;color:#666}p.cli code{background:#eee;padding:.1em .4em}form.confirm{display:inline-block;margin-right:1em}
         """

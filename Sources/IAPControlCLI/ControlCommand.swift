@@ -25,9 +25,15 @@ package struct ControlCommand: AsyncParsableCommand {
         @OptionGroup var lease: LeaseOptions
         @Flag(help: "Print JSON (with --watch: one line a second).") var json = false
         @Flag(help: "Refresh every second, with fulfilments a second, until Ctrl-C.") var watch = false
+        @Flag(help: "The last hour instead, a line a minute (what the console's overview charts; the intakes sample it).")
+        var lastHour = false
 
         func run() async throws {
             let configuration = loadConfiguration(of: self)
+            if lastHour {
+                let history = try await withStore(configuration) { try await $0.queueHistory() }
+                return print(json ? QueueHistoryText.json(history).canonicalText : QueueHistoryText.table(history))
+            }
             let (json, watch, lease) = (json, watch, configuration.worker.lease)
             try await withStore(configuration) { store in
                 var previous: (fulfilment: Int, at: ContinuousClock.Instant)?

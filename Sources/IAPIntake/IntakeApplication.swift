@@ -34,7 +34,10 @@ package enum IntakeApplication {
             router: router,
             server: try tls.map { try .tls(.http1(configuration: http1), tlsConfiguration: $0) } ?? .http1(configuration: http1),
             configuration: .init(address: .hostname(configuration.httpHost, port: configuration.intake.httpPort), serverName: "iap-intake"),
-            services: [waiters, IntakeAnnouncer(store: store, logger: logger)] + (metrics.map { [QueueSampler(store: store, every: $0.sampleEvery, logger: logger)] } ?? []),
+            services: [
+                waiters, IntakeAnnouncer(store: store, logger: logger),
+                QueueSampler(store: store, every: metrics?.sampleEvery ?? .seconds(15), metrics: metrics != nil, logger: logger),
+            ],
             onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? 0) },
             logger: logger
         )

@@ -95,6 +95,7 @@ import Testing
         case .signature: return keys.clientSignature("<hex>")
         case .console: return keys.consoleSession("<sha256 hex>")
         case .intakes: return keys.intakes
+        case .queueHistory: return keys.queueHistory
         case .notificationSweep: return keys.notificationSweep
         case .refundSweep: return keys.refundSweep
         case .refundCustomers: return keys.refundCustomers

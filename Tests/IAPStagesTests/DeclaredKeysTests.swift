@@ -41,6 +41,7 @@ import Testing
         "erase_user_in_bucket": "ErasureTests", "pseudonymise_tickets": "ErasureTests",
         "keep_history_revision": "DeclaredKeysTests", "index_user_events": "UserEventsTests",
         "import_purchase": "AdoptionImportTests", "count_subscription": "DeclaredKeysTests",
+        "record_queue_sample": "DeclaredKeysTests",
     ]
 
     @Test func everyScriptRunsOnAClusterNodeSomewhere() {
@@ -117,6 +118,10 @@ import Testing
             #expect(try await store.run(CountSubscription(record: record, in: Self.keys)) == false)
             #expect(try await redis.send("HGET", Self.keys.subscribers, "active|Sandbox|||").int == 1)
             #expect(try await store.run(CountSubscription(record: Self.keys.subscription(originalTransactionID: "s2"), in: Self.keys)) == false)
+            // The queues' minute for the console, kept once.
+            let look = try await store.queueSample(now: now)
+            #expect(try await store.recordQueueSample(look, now: now))
+            #expect(try await store.recordQueueSample(look, now: now + 1000) == false)
 
             // The Server API's fleet budget and Apple's Retry-After.
             #expect(try await store.takeAPIPermit(environment: "sandbox", endpoint: "lookup", limit: 1, window: .seconds(3600)) == 0)
@@ -131,7 +136,7 @@ import Testing
 
             let ran = try await Self.loaded(redis, [
                 RouteFulfilmentEvents.self, FinishWebhookEvent.self, PromoteDueRechecks.self, ForceRecheck.self,
-                TakeAPIPermit.self, HoldAPIEndpoint.self, KeepHistoryRevision.self, CountSubscription.self,
+                TakeAPIPermit.self, HoldAPIEndpoint.self, KeepHistoryRevision.self, CountSubscription.self, RecordQueueSample.self,
             ])
             #expect(ran.values.allSatisfy { $0 }, "\(ran)")
         }

@@ -346,8 +346,11 @@ package final class PipelineHarness: Sendable {
     }
 
     /// Every key in Redis but the intake's own announcement (`intakes`): what requests stored.
+    /// Every key but the intakes' own bookkeeping (their announcement and the queues' samples),
+    /// which a running intake writes whatever it is asked.
     package func storedKeys() async throws -> [String] {
-        (try await redis.send("KEYS", "*").array ?? []).compactMap(\.string).filter { $0 != configuration.keys.intakes }.sorted()
+        let bookkeeping: Set = [configuration.keys.intakes, configuration.keys.queueHistory]
+        return (try await redis.send("KEYS", "*").array ?? []).compactMap(\.string).filter { !bookkeeping.contains($0) }.sorted()
     }
 
     package func length(_ key: String) async throws -> Int {

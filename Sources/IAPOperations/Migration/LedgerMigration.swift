@@ -161,7 +161,7 @@ package struct LedgerMigration: Sendable {
         // Heartbeats and announcements (the fleet writes its own), the reaper's lock, rate
         // windows, the webhook stage's user lists (its entries are routed again), a channel, a
         // name never written.
-        case .workers, .intakes, .lock, .rate, .webhook, .results, .migrationGuard: .left
+        case .workers, .intakes, .lock, .rate, .webhook, .results, .migrationGuard, .queueHistory: .left
         }
     }
 
@@ -274,7 +274,8 @@ package struct LedgerMigration: Sendable {
             guard parts.count == 3, parts[0] == "hold" else { return nil }  // the permits of the last second: transient
             return keys.apiHold(environment: parts[1], endpoint: parts[2])
         case .queue, .inflight, .workers, .retry, .dead, .fulfilment, .userEvents, .rechecks, .lock, .results, .unclaimed, .holds,
-             .webhook, .refunds, .refundsProrated, .purchases, .lifetime, .userSubscriptions, .rate, .intakes, .migrationGuard:
+             .webhook, .refunds, .refundsProrated, .purchases, .lifetime, .userSubscriptions, .rate, .intakes, .migrationGuard,
+             .queueHistory:
             return nil
         }
     }

@@ -45,6 +45,7 @@ package enum KeyFamily: String, CaseIterable, Sendable, CustomStringConvertible 
     case apple
     case appleBreaker = "apple-breaker"
     case signature, console, intakes
+    case queueHistory = "queue-history"
     case notificationSweep = "notification-sweep"
     case refundSweep = "refund-sweep"
     case refundCustomers = "refund-customers"

@@ -327,6 +327,10 @@ package struct RedisKeys: Sendable, Equatable {
     /// `QueueSampler` round); an intake removes itself when it stops. `iapctl migrate` refuses
     /// while one is live (seen within `intakeLiveness`). No bucket: the prefix alone.
     package var intakes: String { "\(prefix):\(KeyFamily.intakes)" }
+    /// hash: the queues' last hour for the console, a sample a minute (minute in ms → JSON:
+    /// `QueueHistory.Sample`), written by the intakes' sampler (`record_queue_sample.lua`: the
+    /// first of each minute, at most 61 minutes).
+    package var queueHistory: String { "\(prefix):\(KeyFamily.queueHistory)" }
     /// hash: the fleet's one notification sweep (`IAP_NOTIFICATION_SWEEP_S`): `owner` and
     /// `lease_until` (ms) while a process sweeps, `next_at` (ms), `cursor:Production` and
     /// `cursor:Sandbox` (the end, ms, of the last window read to its end), and the last sweep's
