@@ -14,7 +14,7 @@ package struct ControlCommand: AsyncParsableCommand {
         commandName: "iapctl", abstract: "Inspect the IAP pipeline and manage its dead letters.",
         subcommands: [Stats.self, ShowTicket.self, Dead.self, HeldCommand.self, LocalConsoleCommand.self, GrantCommand.self, RevokeCommand.self, UserCommand.self,
             RecheckCommand.self, SettingsCommand.self, MigrateCommand.self, AppleCommand.self, LookupCommand.self, AdoptCommand.self,
-            ReportCommand.self, ExportCommand.self,
+            ReportCommand.self, ExportCommand.self, WebhooksCommand.self,
         ])
     package init() {}
 

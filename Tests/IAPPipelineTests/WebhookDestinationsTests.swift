@@ -1,5 +1,6 @@
 import Foundation
 import IAPClient
+import IAPOperations
 import IAPStages
 import PipelineCore
 import PipelineTestSupport
@@ -135,6 +136,14 @@ import Testing
                 return busy.allSatisfy { $0.int == 0 }
             }
             #expect(receivers.values.allSatisfy { $0.deliveries.count == 3 })
+            // `iapctl webhooks`: each destination routed to the end, nobody waiting, registered.
+            let status = try await pipeline.store.webhookDestinationStatus()
+            #expect(status.map(\.destination) == ["live", "sandbox"] && status.map(\.group) == ["webhook:live", "webhook:sandbox"])
+            #expect(status.allSatisfy { $0.lag == 0 && $0.usersWaiting == 0 && $0.registered && $0.lastRoutedAt != nil }, "\(status)")
+            let iapctl = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent().appendingPathComponent("iapctl")
+            let (code, table) = try await runTool(iapctl.path, ["webhooks"], environment: ["IAP_REDIS_URL": pipeline.redisServer.url])
+            let lines = table.split(separator: "\n").map { $0.split(separator: " ").map(String.init) }
+            #expect(code == 0 && lines.contains { $0.starts(with: ["sandbox", "webhook:sandbox", "0", "0"]) && $0.last == "yes" }, "\(table)")
         }
     }
 
