@@ -37,8 +37,13 @@
 local function addFigure(figures, f, name, by)
   if by == 0 then return end
   if not figures then error('countFigures: a `' .. f.event .. '` entry needs the day\'s figures key') end
-  redis.call('HINCRBY', figures, name .. '|' .. (f.environment or '') .. '|' .. (f.storefront or '') .. '|'
-    .. (f.currency or '') .. '|' .. (f.product_id or ''), by)
+  -- The entry's cell, built once for all its figures (`_cell`: no entry has such a field).
+  local cell = f._cell
+  if not cell then
+    cell = '|' .. (f.environment or '') .. '|' .. (f.storefront or '') .. '|' .. (f.currency or '') .. '|' .. (f.product_id or '')
+    f._cell = cell
+  end
+  redis.call('HINCRBY', figures, name .. cell, by)
 end
 
 local function countSale(figures, f)
