@@ -14,10 +14,10 @@ extension ConsolePages {
     func business(days: Int, environment: String, now: Int64 = currentTimeMs()) async throws -> [String: Any] {
         let to = FigureDay(milliseconds: now)
         let from = to.advanced(by: Int64(1 - days))
-        let figures = try await store.figures(of: ReportQuery(report: .revenue, from: from, to: to, by: .day).days)
+        let figures = try await store.reportFigures(of: ReportQuery(report: .revenue, from: from, to: to, by: .day).days, now: now)
         let cells = try await store.subscriberCells()
         func report(_ name: ReportQuery.Report, by: ReportQuery.Grouping) -> BusinessReport {
-            BusinessReport(ReportQuery(report: name, from: from, to: to, by: by, environment: environment), figures: figures)
+            BusinessReport(ReportQuery(report: name, from: from, to: to, by: by, environment: environment), figures: figures.figures(by: by))
         }
         let byDay = report(.revenue, by: .day)
         let subscriptions = report(.subscriptions, by: .currency).totals.first

@@ -39,7 +39,8 @@ struct ReportShowCommand: AsyncParsableCommand {
         }
         let configuration = loadConfiguration(of: self)
         let (figures, subscribers) = try await withStore(configuration) { store in
-            (try await store.figures(of: query.days), query.report == .subscriptions ? try await store.subscriberCells() : nil)
+            (try await store.reportFigures(of: query.days).figures(by: query.by),
+             query.report == .subscriptions ? try await store.subscriberCells() : nil)
         }
         let made = BusinessReport(query, figures: figures, subscriberCells: subscribers)
         if json { return print(made.json.canonicalText) }

@@ -33,7 +33,7 @@ package struct ReportRoutes: Sendable {
         let figures: [DayFigure]
         var subscribers: [DayFigure]?
         do {
-            figures = try await store.figures(of: query.days)
+            figures = try await store.reportFigures(of: query.days, now: now()).figures(by: query.by)
             if query.report == .subscriptions { subscribers = try await store.subscriberCells() }
         } catch {
             throw IntakeError(.serviceUnavailable, "redis_unavailable", "Redis does not answer; try again")

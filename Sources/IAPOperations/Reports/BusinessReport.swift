@@ -40,6 +40,7 @@ package struct BusinessReport: Sendable, Equatable {
         let money = query.report != .subscriptions
         // Each figure's column, and each day's text, worked out once.
         var columnOf: [String: String?] = [:]
+        var byReason: [String: Bool] = [:]
         var dayText: [Int64: String] = [:]
         for figure in figures where figure.environment == query.environment {
             if figure.name == "unpriced" { unpriced += figure.value }
@@ -49,7 +50,11 @@ package struct BusinessReport: Sendable, Equatable {
                 return column
             }()
             guard let column = known else { continue }
-            if Self.isByReason(column) { reasons.insert(column) }
+            if byReason[column] ?? {
+                let found = Self.isByReason(column)
+                byReason[column] = found
+                return found
+            }() { reasons.insert(column) }
             let key: String
             if query.by == .day {
                 key = dayText[figure.day.number] ?? {

@@ -110,6 +110,9 @@ package struct RedisKeys: Sendable, Equatable {
     /// `<figure>|<environment>|<storefront>|<currency>|<product>`, its value an integer. Kept for
     /// ever; a report sums the day's hash of every bucket.
     package func figures(day: FigureDay) -> String { "\(bucketPrefix):\(KeyFamily.figures):\(day)" }
+    /// hash: a month's figures summed once it is over (`YYYY-MM`, bucket 0's: `FigureRollup`),
+    /// made by the first report that reads the month whole.
+    package func figures(month: String) -> String { "\(bucketPrefix):\(KeyFamily.figures):\(month)" }
     /// hash: the live count of subscribers in this bucket (`includes/count_subscriber.lua`, in the
     /// step that changes a subscription's record): `active`, `trials` and `mrr` (milliunits a month,
     /// estimated) by `<figure>|<environment>|<storefront>|<currency>|<product>`; a report sums
