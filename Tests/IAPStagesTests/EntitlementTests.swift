@@ -160,6 +160,34 @@ import Testing
         }
     }
 
+    /// A subscription held, then released: its period's price and currency go on its record and it
+    /// counts as a subscriber, as a period granted at once would.
+    @Test func aReleasedSubscriptionCountsAsASubscriberWithItsPrice() async throws {
+        try await withClusterNode { redis, _ in
+            let store = PipelineStore(redis: redis, keys: Self.keys)
+            var job = Job(ticket: "T", userID: "u1", receiptData: "cmVjZWlwdA==", productID: nil, transactionID: nil, enqueuedAt: 1)
+            _ = try await store.submit(job, receiptDigest: "d-T", ttl: .seconds(3600))
+            var purchase = Purchase(
+                transactionID: "s1", originalTransactionID: "s1", productID: "vip.monthly", quantity: 1, unit: "s1", outcome: .held,
+                reason: "daily_limit")
+            purchase.kind = "auto_renewable"
+            purchase.entitlements = ["premium"]
+            purchase.expiresAt = 1000 + 30 * Self.day
+            var transaction = InAppTransaction(transactionID: "s1", originalTransactionID: "s1", productID: "vip.monthly")
+            transaction.purchaseDateMs = "1000"
+            transaction.expiresDateMs = String(1000 + 30 * Self.day)
+            (transaction.price, transaction.currency, transaction.storefront) = ("9990", "USD", "USA")
+            purchase.transaction = transaction
+            job = job.movedToGrant([purchase], in: VerifiedReceipt(environment: "Production", bundleID: "b", transactions: []))
+            try await redis.send("LPUSH", Self.keys.inflight(member: Self.member), job.encoded())
+            #expect(try await store.grant(job.encoded(), member: Self.member, job: job, now: 5).1 == .held)
+            #expect(try await redis.send("HLEN", Self.keys.subscribers).int == 0)
+            #expect(try await store.releaseHeld(unit: "s1", by: "alice", now: 7) == .decided("released"))
+            let counted = try await redis.send("HGETALL", Self.keys.subscribers).stringDictionary
+            #expect(counted == ["active|Production|USA|USD|vip.monthly": "1", "mrr|Production|USA|USD|vip.monthly": "9990"], "\(counted)")
+        }
+    }
+
     /// Accepts a notification job and moves it into the notifier's in-flight list.
     static func notificationJob(_ store: PipelineStore, _ ticket: String) async throws -> (String, Job) {
         let job = NotificationScriptTests.notificationJob(ticket, type: "EXPIRED", uuid: "U-\(ticket)")

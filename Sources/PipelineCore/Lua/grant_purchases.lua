@@ -207,7 +207,7 @@ local function grantJob(KEYS, ARGV)
       'currency', purchase.currency or '', 'app_account_token', purchase.app_account_token or '',
       'app_transaction_id', purchase.app_transaction_id or '', 'kind', purchase.kind or '', 'entitlements', purchase.entitlements or '',
       'expires_at', purchase.expires_at or '', 'signed_at', purchase.signed_at or '',
-      'sale', purchase.sale and cjson.encode(purchase.sale) or '')
+      'sale', purchase.sale and cjson.encode(purchase.sale) or '', 'period_mrr', purchase.period_mrr or '')
     redis.call('ZADD', KEYS[5], now, unit)
     appendEvent(stream, events, {'event', 'held', 'source', a.source, 'ticket', ticket,
       'user_id', user, 'product_id', product, 'quantity', quantity, 'transaction_id', tx,
@@ -260,13 +260,10 @@ local function grantJob(KEYS, ARGV)
     end
     -- A subscription's period: a renewal after a free trial's period is its conversion to paid
     -- (`converted_from_trial`); the subscription's record keeps the offer of its latest period.
-    local offer, currency, storefront = '', '', ''
+    local offer = ''
     if purchase.kind == 'auto_renewable' then
       for i = 1, #(purchase.sale or {}) - 1, 2 do
-        local name = purchase.sale[i]
-        if name == 'offer_discount_type' then offer = purchase.sale[i + 1]
-        elseif name == 'currency' then currency = purchase.sale[i + 1]
-        elseif name == 'storefront' then storefront = purchase.sale[i + 1] end
+        if purchase.sale[i] == 'offer_discount_type' then offer = purchase.sale[i + 1] end
       end
       if renewal and not adopted and offer ~= 'FREE_TRIAL' and redis.call('HGET', k.subscription, 'period_offer') == 'FREE_TRIAL' then
         fields[#fields + 1] = 'converted_from_trial'
@@ -285,12 +282,10 @@ local function grantJob(KEYS, ARGV)
         entitlements = purchase.entitlements, expires_at = purchase.expires_at, signed_at = purchase.signed_at,
         app_transaction_id = purchase.app_transaction_id, bundle_id = a.bundle_id},
       now, a.recheck)
-    -- Only the latest period's offer and price are kept: an older period granted late changes
-    -- nothing. What the subscription counts as a subscriber follows (countSubscriber).
-    if purchase.kind == 'auto_renewable' and redis.call('HGET', k.subscription, 'latest_transaction_id') == tx then
-      redis.call('HSET', k.subscription, 'period_offer', offer, 'period_currency', currency, 'period_storefront', storefront,
-        'period_mrr', purchase.period_mrr or '')
-      countSubscriber(k.subscribers, k.subscription)
+    -- Only the latest period's offer and price are kept (keepLatestPeriod): an older period
+    -- granted late changes nothing.
+    if purchase.kind == 'auto_renewable' then
+      keepLatestPeriod(k.subscribers, k.subscription, tx, purchase.sale, purchase.period_mrr)
     end
     if grantee ~= user then return 'duplicate', 'owned_by_another_account' end
     if purchase.token_job then

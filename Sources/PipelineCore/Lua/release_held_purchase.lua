@@ -87,4 +87,5 @@ grantEffects(
   {owner = KEYS[7], unclaimed = KEYS[8], lifetime = KEYS[9], subscription = KEYS[10],
     rechecks = KEYS[11], userSubscriptions = KEYS[12], stream = stream, events = events, subscribers = KEYS[17]},
   h, a.now, a.recheck)
+if h.kind == 'auto_renewable' then keepLatestPeriod(KEYS[17], KEYS[10], h.transaction_id, sale, h.period_mrr) end
 return {1, settleHold(k, h, 'granted', h.reason, a)}

@@ -52,3 +52,21 @@ local function countSubscriber(subscribers, record)
   addSubscriber(subscribers, now, 1)
   redis.call('HSET', record, 'counted', now)
 end
+
+-- A subscription's period just granted (`grant_purchases`, `release_held_purchase`): when it is
+-- the record's latest, the record keeps its offer, currency and storefront (the period's `sale`:
+-- name, value…) and its price as a month's (`mrr`, the grant stage's estimate), and what the
+-- subscription counts in follows. An older period granted late changes nothing.
+local function keepLatestPeriod(subscribers, subscription, tx, sale, mrr)
+  if redis.call('HGET', subscription, 'latest_transaction_id') ~= tx then return end
+  local offer, currency, storefront = '', '', ''
+  for i = 1, #(sale or {}) - 1, 2 do
+    local name = sale[i]
+    if name == 'offer_discount_type' then offer = sale[i + 1]
+    elseif name == 'currency' then currency = sale[i + 1]
+    elseif name == 'storefront' then storefront = sale[i + 1] end
+  end
+  redis.call('HSET', subscription, 'period_offer', offer, 'period_currency', currency, 'period_storefront', storefront,
+    'period_mrr', mrr or '')
+  countSubscriber(subscribers, subscription)
+end
