@@ -13,12 +13,46 @@ import Testing
 
     @Test func onlyWholeMonthsOverTwoDaysAgoAreRolledUp() {
         let range = (Self.day("2026-09-15").number...Self.day("2026-11-29").number).map(FigureDay.init(number:))
-        let (months, rest) = FigureRollup.split(range, today: Self.day("2026-11-29"))
+        let months = FigureRollup.split(range, today: Self.day("2026-11-29")).months
         #expect(months.map { $0.first!.description + "…" + $0.last!.description } == ["2026-10-01…2026-10-31"])
-        #expect(rest.count == range.count - 31)
         // October ended yesterday: not yet (a worker's clock may still write its last day).
         #expect(FigureRollup.split(range, today: Self.day("2026-11-01")).months.isEmpty)
         #expect(FigureRollup.split(range, today: Self.day("2026-11-02")).months.count == 1)
+        // November to date: its 1st to the 27th (two days before the 29th); the rest by day.
+        let (_, toDate, rest) = FigureRollup.split(range, today: Self.day("2026-11-29"))
+        #expect(toDate.map { $0.first!.description + "…" + $0.last!.description } == ["2026-11-01…2026-11-27"])
+        #expect(rest.first?.description == "2026-09-15" && rest.suffix(2).map(\.description) == ["2026-11-28", "2026-11-29"])
+        #expect(rest.count == 16 + 2)
+    }
+
+    @Test func aMonthToDatesRollupGivesTheSameReportsAndLastsThreeDays() async throws {
+        try await withRedis { redis, _ in
+            let keys = RedisKeys()
+            let store = PipelineStore(redis: redis, keys: keys)
+            for number in Self.day("2026-11-01").number...Self.day("2026-11-29").number {
+                let cell = "|Production|USA|USD|gold.100"
+                _ = try await redis.send("HSET", keys.figures(day: FigureDay(number: number)), "purchases" + cell, "3", "gross" + cell, "2970")
+            }
+            let days = (Self.day("2026-11-01").number...Self.day("2026-11-29").number).map(FigureDay.init(number:))
+            let now = Self.day("2026-11-29").number * 86_400_000 + 3_600_000
+            let raw = try await store.figures(of: days)
+            let read = try await store.reportFigures(of: days, now: now)
+            for by in ReportQuery.Grouping.allCases {
+                let query = ReportQuery(report: .revenue, from: days[0], to: days.last!, by: by)
+                #expect(BusinessReport(query, figures: read.figures(by: by)) == BusinessReport(query, figures: raw), "\(by)")
+            }
+            let rollup = keys.inBucket(0).figures(month: "2026-11:27")
+            #expect(try await redis.send("HGET", rollup, "_complete").string == "1")
+            let ttl = try await redis.send("TTL", rollup).int ?? -1
+            #expect(ttl > 0 && ttl <= 3 * 86_400)
+            // The next report reads it, not the days (a change to a day it covers is not seen; today's is).
+            _ = try await redis.send("HINCRBY", keys.figures(day: Self.day("2026-11-03")), "purchases|Production|USA|USD|gold.100", "100")
+            _ = try await redis.send("HINCRBY", keys.figures(day: Self.day("2026-11-29")), "purchases|Production|USA|USD|gold.100", "1")
+            let again = BusinessReport(
+                ReportQuery(report: .revenue, from: days[0], to: days.last!, by: .product), figures: try await store.reportFigures(of: days, now: now).byCell)
+            let purchases: Int64 = again.totals.first.map { $0["purchases"] } ?? -1
+            #expect(purchases == 29 * 3 + 1, "\(again.totals)")
+        }
     }
 
     @Test func aMonthsRollupGivesTheSameReportsAsItsDaysAndIsMadeOnce() async throws {

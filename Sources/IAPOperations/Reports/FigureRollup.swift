@@ -2,7 +2,8 @@ import PipelineCore
 import RedisClient
 
 /// A month's figures summed once it is over, so a long report reads a dozen hashes instead of
-/// hundreds of days (`figures:<YYYY-MM>`, bucket 0's, made by the first report that needs it).
+/// hundreds of days (`figures:<YYYY-MM>`, bucket 0's, made by the first report that needs it);
+/// and this month's days up to two days ago the same way (`figures:<YYYY-MM>:<DD>`, for three days).
 /// A day's figures never change once the day is over (each is counted on the day of its step),
 /// so a month that ended two days ago (a margin for a worker's clock) is summed for good. Two
 /// sections: `c|<figure>|<environment>|<storefront>|<currency>|<product>` the month's cells (what
@@ -19,10 +20,13 @@ package enum FigureRollup {
         package func figures(by grouping: ReportQuery.Grouping) -> [DayFigure] { grouping == .day ? byDay : byCell }
     }
 
-    /// The months a range covers whole that ended at least two days before `today` (each a list
-    /// of its days), and the range's other days.
-    static func split(_ days: [FigureDay], today: FigureDay) -> (months: [[FigureDay]], rest: [FigureDay]) {
+    /// What a range's days are read from: the months it covers whole that ended at least two days
+    /// before `today`, each month's first days up to two days before `today` where the range
+    /// covers them from the 1st but the month is not over (its month to date: a rollup of its own,
+    /// `figures:<YYYY-MM>:<DD>`, kept three days), and the other days.
+    static func split(_ days: [FigureDay], today: FigureDay) -> (months: [[FigureDay]], toDate: [[FigureDay]], rest: [FigureDay]) {
         var months: [[FigureDay]] = []
+        var toDate: [[FigureDay]] = []
         var rest: [FigureDay] = []
         var index = 0
         while index < days.count {
@@ -31,12 +35,23 @@ package enum FigureRollup {
             var end = index
             while end + 1 < days.count, days[end + 1].description.prefix(7) == month { end += 1 }
             let run = Array(days[index...end])
-            let whole = day.description.hasSuffix("-01") && run.last?.advanced(by: 1).description.hasSuffix("-01") == true
-            if whole, let last = run.last, last.advanced(by: 2) <= today { months.append(run) } else { rest += run }
+            let fromFirst = day.description.hasSuffix("-01")
+            let over = run.prefix { $0.advanced(by: 2) <= today }
+            if fromFirst, over.count == run.count, run.last?.advanced(by: 1).description.hasSuffix("-01") == true {
+                months.append(run)
+            } else if fromFirst, over.count >= 2 {
+                toDate.append(Array(over))
+                rest += run.dropFirst(over.count)
+            } else {
+                rest += run
+            }
             index = end + 1
         }
-        return (months, rest)
+        return (months, toDate, rest)
     }
+
+    /// How long a month to date's rollup is kept: it serves the reports of its day and the next.
+    static let toDateLifetime = 3 * 86_400
 
     /// The rollup's fields of a month's raw figures (summed over the buckets already).
     static func fields(of figures: [DayFigure], month first: FigureDay) -> [String: Int64] {
@@ -70,25 +85,30 @@ extension PipelineStore {
     /// A report's figures over `days`: each whole month over (two days ago) from its rollup, made
     /// now from its days if it has none yet; the other days as they are.
     package func reportFigures(of days: [FigureDay], now: Int64 = currentTimeMs()) async throws -> FigureRollup.Read {
-        let (months, rest) = FigureRollup.split(days, today: FigureDay(milliseconds: now))
+        let (months, toDate, rest) = FigureRollup.split(days, today: FigureDay(milliseconds: now))
         let raw = try await figures(of: rest)
         var read = FigureRollup.Read(byDay: raw, byCell: raw)
+        // A whole month's rollup is `<YYYY-MM>`; a month to date's `<YYYY-MM>:<DD>`, its last day.
+        let spans = months.map { ($0, String($0[0].description.prefix(7)), false) }
+            + toDate.map { ($0, String($0[0].description.prefix(7)) + ":" + String($0[$0.count - 1].description.suffix(2)), true) }
         let home = keys.inBucket(0)
-        let replies = try await redis.pipeline(months.map { RedisCommand("HGETALL", home.figures(month: String($0[0].description.prefix(7)))) })
-        for (month, reply) in zip(months, replies) {
-            let first = month[0]
+        let replies = try await redis.pipeline(spans.map { RedisCommand("HGETALL", home.figures(month: $0.1)) })
+        for ((span, name, expires), reply) in zip(spans, replies) {
+            let first = span[0]
             if case .error(let message) = reply { throw RedisError.server(message) }
             if let rolled = FigureRollup.read(reply.stringDictionary, month: first) {
                 read.byDay += rolled.byDay
                 read.byCell += rolled.byCell
                 continue
             }
-            let figures = try await figures(of: month)
+            let figures = try await figures(of: span)
             read.byDay += figures
             read.byCell += figures
             let fields = FigureRollup.fields(of: figures, month: first)
             let write = fields.sorted { $0.key < $1.key }.flatMap { [$0.key, String($0.value)] } + ["_complete", "1"]
-            _ = try await redis.send(RedisCommand(["HSET", home.figures(month: String(first.description.prefix(7)))] + write)).checked()
+            var commands = [RedisCommand(["HSET", home.figures(month: name)] + write)]
+            if expires { commands.append(RedisCommand("EXPIRE", home.figures(month: name), String(FigureRollup.toDateLifetime))) }
+            for reply in try await redis.pipeline(commands) { _ = try reply.checked() }
         }
         return read
     }
