@@ -141,19 +141,25 @@ import Testing
         }
     }
 
+    /// Submits ticket `T` for `u1` and runs its grant step with `purchase` (held by the dedupe stage's word) at time 5.
+    static func grantHeld(_ purchase: Purchase, _ store: PipelineStore, _ redis: RedisClient) async throws -> TicketStatus? {
+        var job = Job(ticket: "T", userID: "u1", receiptData: "cmVjZWlwdA==", productID: nil, transactionID: nil, enqueuedAt: 1)
+        _ = try await store.submit(job, receiptDigest: "d-T", ttl: .seconds(3600))
+        job = job.movedToGrant([purchase], in: VerifiedReceipt(environment: "Production", bundleID: "b", transactions: []))
+        try await redis.send("LPUSH", Self.keys.inflight(member: Self.member), job.encoded())
+        return try await store.grant(job.encoded(), member: Self.member, job: job, now: 5).1
+    }
+
     /// A held non-consumable gives its entitlements once an operator releases it.
     @Test func aReleasedNonConsumableEntitlesItsUser() async throws {
         try await withClusterNode { redis, _ in
             let store = PipelineStore(redis: redis, keys: Self.keys)
-            var job = Job(ticket: "T", userID: "u1", receiptData: "cmVjZWlwdA==", productID: nil, transactionID: nil, enqueuedAt: 1)
-            _ = try await store.submit(job, receiptDigest: "d-T", ttl: .seconds(3600))
             var purchase = Purchase(
                 transactionID: "p1", originalTransactionID: "p1", productID: "level.pack", quantity: 1, unit: "p1", outcome: .held,
                 reason: "currency_unknown")
             purchase.kind = "non_consumable"
-            job = job.movedToGrant([purchase], in: VerifiedReceipt(environment: "Production", bundleID: "b", transactions: []))
-            try await redis.send("LPUSH", Self.keys.inflight(member: Self.member), job.encoded())
-            #expect(try await store.grant(job.encoded(), member: Self.member, job: job, now: 5).1 == .held)
+            let status = try await Self.grantHeld(purchase, store, redis)
+            #expect(status == .held)
             #expect(try await store.entitlements(user: "u1", catalog: Self.catalog, now: 6).entitlements.isEmpty)
             #expect(try await store.releaseHeld(unit: "p1", by: "alice", now: 7) == .decided("released"))
             #expect(try await store.entitlements(user: "u1", catalog: Self.catalog, now: 8).entitlements.map(\.entitlement) == ["level_pack"])
@@ -165,8 +171,6 @@ import Testing
     @Test func aReleasedSubscriptionCountsAsASubscriberWithItsPrice() async throws {
         try await withClusterNode { redis, _ in
             let store = PipelineStore(redis: redis, keys: Self.keys)
-            var job = Job(ticket: "T", userID: "u1", receiptData: "cmVjZWlwdA==", productID: nil, transactionID: nil, enqueuedAt: 1)
-            _ = try await store.submit(job, receiptDigest: "d-T", ttl: .seconds(3600))
             var purchase = Purchase(
                 transactionID: "s1", originalTransactionID: "s1", productID: "vip.monthly", quantity: 1, unit: "s1", outcome: .held,
                 reason: "daily_limit")
@@ -178,9 +182,8 @@ import Testing
             transaction.expiresDateMs = String(1000 + 30 * Self.day)
             (transaction.price, transaction.currency, transaction.storefront) = ("9990", "USD", "USA")
             purchase.transaction = transaction
-            job = job.movedToGrant([purchase], in: VerifiedReceipt(environment: "Production", bundleID: "b", transactions: []))
-            try await redis.send("LPUSH", Self.keys.inflight(member: Self.member), job.encoded())
-            #expect(try await store.grant(job.encoded(), member: Self.member, job: job, now: 5).1 == .held)
+            let status = try await Self.grantHeld(purchase, store, redis)
+            #expect(status == .held)
             #expect(try await redis.send("HLEN", Self.keys.subscribers).int == 0)
             #expect(try await store.releaseHeld(unit: "s1", by: "alice", now: 7) == .decided("released"))
             let counted = try await redis.send("HGETALL", Self.keys.subscribers).stringDictionary

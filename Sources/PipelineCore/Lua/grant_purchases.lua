@@ -260,11 +260,10 @@ local function grantJob(KEYS, ARGV)
     end
     -- A subscription's period: a renewal after a free trial's period is its conversion to paid
     -- (`converted_from_trial`); the subscription's record keeps the offer of its latest period.
-    local offer = ''
+    local period
     if purchase.kind == 'auto_renewable' then
-      for i = 1, #(purchase.sale or {}) - 1, 2 do
-        if purchase.sale[i] == 'offer_discount_type' then offer = purchase.sale[i + 1] end
-      end
+      period = periodOf(purchase.sale, purchase.period_mrr)
+      local offer = saleField(purchase.sale, 'offer_discount_type')
       if renewal and not adopted and offer ~= 'FREE_TRIAL' and redis.call('HGET', k.subscription, 'period_offer') == 'FREE_TRIAL' then
         fields[#fields + 1] = 'converted_from_trial'
         fields[#fields + 1] = '1'
@@ -280,13 +279,8 @@ local function grantJob(KEYS, ARGV)
       {user_id = grantee, unit = unit, transaction_id = tx, original_transaction_id = otx, product_id = product,
         environment = environment, source = a.source, kind = purchase.kind,
         entitlements = purchase.entitlements, expires_at = purchase.expires_at, signed_at = purchase.signed_at,
-        app_transaction_id = purchase.app_transaction_id, bundle_id = a.bundle_id},
+        app_transaction_id = purchase.app_transaction_id, bundle_id = a.bundle_id, period = period},
       now, a.recheck)
-    -- Only the latest period's offer and price are kept (keepLatestPeriod): an older period
-    -- granted late changes nothing.
-    if purchase.kind == 'auto_renewable' then
-      keepLatestPeriod(k.subscribers, k.subscription, tx, purchase.sale, purchase.period_mrr)
-    end
     if grantee ~= user then return 'duplicate', 'owned_by_another_account' end
     if purchase.token_job then
       queueErrand(k.token_ticket, purchase.token_job, 'app_account_token', 'original_transaction_id', otx)

@@ -83,9 +83,9 @@ appendEvent(stream, events, holdEntry(h, {'event', 'released', 'source', 'operat
 -- A consumable refunded in part while held: the refunded items go back now, after its release.
 takeBackEarly({refunded = refunded, record = record, stream = stream, events = events, prorated = KEYS[14]}, h.kind, h.quantity, a.now)
 h.source = 'operator'
+if h.kind == 'auto_renewable' then h.period = periodOf(sale, h.period_mrr) end
 grantEffects(
   {owner = KEYS[7], unclaimed = KEYS[8], lifetime = KEYS[9], subscription = KEYS[10],
     rechecks = KEYS[11], userSubscriptions = KEYS[12], stream = stream, events = events, subscribers = KEYS[17]},
   h, a.now, a.recheck)
-if h.kind == 'auto_renewable' then keepLatestPeriod(KEYS[17], KEYS[10], h.transaction_id, sale, h.period_mrr) end
 return {1, settleHold(k, h, 'granted', h.reason, a)}

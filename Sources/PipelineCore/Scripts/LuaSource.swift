@@ -75,6 +75,7 @@ package enum LuaSource {
         "apply_subscription": PackageResources.apply_subscription_lua,
         "count_figures": PackageResources.count_figures_lua,
         "count_subscriber": PackageResources.count_subscriber_lua,
+        "sale_field": PackageResources.sale_field_lua,
         "finish_parts": PackageResources.finish_parts_lua,
         "grant_effects": PackageResources.grant_effects_lua,
         "grant_entry": PackageResources.grant_entry_lua,

@@ -19,7 +19,9 @@
      (on the `expired` entry), eligible_win_back_offer_ids? (comma-separated, Apple's: on the record
      and the `expired` entry), history_revision? (a re-check's: where it read Apple's history to,
      kept on an existing record whatever the news' fate: its periods were granted before),
-     bundle_id? (the app: on the record, its `entitlement_changed` and `expired` entries). Absent
+     bundle_id? (the app: on the record, its `entitlement_changed` and `expired` entries),
+     period? (a grant's: the period's fields, periodOf, kept when it is the record's latest period,
+     and what the subscription counts in follows: countSubscriber). Absent
      status, expires_at, product_id, entitlements, app_transaction_id, bundle_id keep the record's.
   policy: the re-check schedule (see scheduleRecheck), or nil.
 
@@ -46,6 +48,10 @@ local function applySubscription(k, s, now, policy)
       and tonumber(s.expires_at) > tonumber(old[6]) then
       redis.call('HSET', k.subscription, 'expires_at', s.expires_at, 'latest_transaction_id', s.transaction_id,
         'updated_at', now)
+      if s.period then
+        redis.call('HSET', k.subscription, unpack(s.period))
+        countSubscriber(k.subscribers, k.subscription)
+      end
     end
     return 'stale'
   end
@@ -68,6 +74,7 @@ local function applySubscription(k, s, now, policy)
   redis.call('HSET', k.subscription, 'user_id', user, 'product_id', product, 'status', s.status, 'expires_at', expires,
     'event_at', s.signed_at, 'cause', s.cause, 'latest_transaction_id', s.transaction_id or old[7] or '',
     'entitlements', entitlements, 'environment', s.environment or '', 'updated_at', now)
+  if s.period then redis.call('HSET', k.subscription, unpack(s.period)) end
   if s.grace_expires_at and s.grace_expires_at ~= '' then
     redis.call('HSET', k.subscription, 'grace_expires_at', s.grace_expires_at)
   else

@@ -14,6 +14,8 @@
   A record moved to another bucket (a migration) keeps its `counted` in the bucket it left: a
   report sums every bucket's.
 ]]
+--- @include "sale_field"
+
 local function subscriberCells(counted)
   local parts, start = {}, 1
   for _ = 1, 5 do
@@ -53,20 +55,10 @@ local function countSubscriber(subscribers, record)
   redis.call('HSET', record, 'counted', now)
 end
 
--- A subscription's period just granted (`grant_purchases`, `release_held_purchase`): when it is
--- the record's latest, the record keeps its offer, currency and storefront (the period's `sale`:
--- name, value…) and its price as a month's (`mrr`, the grant stage's estimate), and what the
--- subscription counts in follows. An older period granted late changes nothing.
-local function keepLatestPeriod(subscribers, subscription, tx, sale, mrr)
-  if redis.call('HGET', subscription, 'latest_transaction_id') ~= tx then return end
-  local offer, currency, storefront = '', '', ''
-  for i = 1, #(sale or {}) - 1, 2 do
-    local name = sale[i]
-    if name == 'offer_discount_type' then offer = sale[i + 1]
-    elseif name == 'currency' then currency = sale[i + 1]
-    elseif name == 'storefront' then storefront = sale[i + 1] end
-  end
-  redis.call('HSET', subscription, 'period_offer', offer, 'period_currency', currency, 'period_storefront', storefront,
-    'period_mrr', mrr or '')
-  countSubscriber(subscribers, subscription)
+-- A period's fields as the subscription's record keeps them while it is the latest (`period` of
+-- applySubscription's news): its offer, currency and storefront (the grant's `sale`: name,
+-- value…) and its price as a month's (`mrr`, the grant stage's estimate; '' without one).
+local function periodOf(sale, mrr)
+  return {'period_offer', saleField(sale, 'offer_discount_type'), 'period_currency', saleField(sale, 'currency'),
+    'period_storefront', saleField(sale, 'storefront'), 'period_mrr', mrr or ''}
 end

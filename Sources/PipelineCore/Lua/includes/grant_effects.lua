@@ -12,7 +12,7 @@
      events (the users' index), subscribers (the bucket's: a subscription's).
   g: user_id, unit, transaction_id, original_transaction_id, product_id, environment, source, and
      optionally kind, entitlements (comma-separated), expires_at, signed_at, app_transaction_id, bundle_id
-     (the app: on the subscription's record and its events).
+     (the app: on the subscription's record and its events), period (a subscription's: periodOf).
 ]]
 --- @include "apply_subscription"
 
@@ -33,7 +33,7 @@ local function grantEffects(k, g, now, policy)
       {original_transaction_id = g.original_transaction_id, user_id = g.user_id, product_id = g.product_id,
         status = status, expires_at = expires, signed_at = signed, cause = 'grant', source = g.source,
         transaction_id = g.transaction_id, entitlements = g.entitlements, environment = g.environment,
-        app_transaction_id = g.app_transaction_id, bundle_id = g.bundle_id},
+        app_transaction_id = g.app_transaction_id, bundle_id = g.bundle_id, period = g.period},
       now, policy)
   end
 end
