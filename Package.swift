@@ -22,6 +22,8 @@ let package = Package(
         .executable(name: "iap-bench", targets: ["iap-bench"]),
         // Preloaded into redis-server by the drill to stand in for a power cut (libPowerCut.so).
         .library(name: "PowerCut", type: .dynamic, targets: ["CPowerCut"]),
+        // Preloaded into a process the bench's grant-cost runs under valgrind (libSigsuspendCopy.so).
+        .library(name: "SigsuspendCopy", type: .dynamic, targets: ["CSigsuspendCopy"]),
         // A game backend's client (docs/client-libraries.md): signs, submits, long-polls, reads
         // users, checks webhook signatures. Links nothing of the pipeline.
         .library(name: "IAPClient", targets: ["IAPClient"]),
@@ -53,6 +55,7 @@ let package = Package(
             providers: [.apt(["libhiredis-dev"])]
         ),
         .target(name: "CPowerCut"),
+        .target(name: "CSigsuspendCopy"),
         .target(
             name: "RedisClient",
             dependencies: [
@@ -429,7 +432,7 @@ let package = Package(
         ),
         .testTarget(
             name: "RedisClientTests",
-            dependencies: ["RedisClient", "TestSupport", "LoopbackPort"],
+            dependencies: ["RedisClient", "TestSupport", "LoopbackPort", .product(name: "NIOCore", package: "swift-nio")],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -37,6 +37,9 @@ package struct ClusterSettings: Sendable {
     /// The game backend's key: set, the intake checks signatures (`IAP_CLIENT_KEYS_FILE`) and the
     /// load client signs every attempt.
     package var clientSigner: RequestSigner?
+    /// A command to start some of the cluster's programs under, by name, with its arguments: the
+    /// bench's `grant-cost` runs `redis-server` and `iap-granter` under valgrind's callgrind.
+    package var launchPrefix: [String: [String]] = [:]
 
     package init(binDirectory: URL) {
         self.binDirectory = binDirectory

@@ -284,6 +284,12 @@ package actor LocalCluster {
         _ name: String, _ executable: URL, _ arguments: [String] = [], environment extra: [String: String] = [:]
     ) throws -> ManagedProcess {
         launches += 1
+        var executable = executable
+        var arguments = arguments
+        if let prefix = settings.launchPrefix[name], let wrapper = prefix.first {
+            arguments = Array(prefix.dropFirst()) + [executable.path] + arguments
+            executable = try Executable.find(wrapper)
+        }
         let process = try ManagedProcess.launch(
             name: "\(name)#\(launches)", executable: executable, arguments: arguments,
             environment: environment.merging(extra) { $1 }, log: logDirectory.appendingPathComponent("\(name)-\(launches).log"))

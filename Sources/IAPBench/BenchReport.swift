@@ -10,6 +10,7 @@ package struct BenchReport: Sendable, Codable {
     package var rechecks: RecheckBenchResult?
     package var notifications: NotificationHistoryBenchResult?
     package var history: HistoryBenchResult?
+    package var grantCost: GrantCostBenchResult?
     /// The `shards` scenario: one shard, then buckets over three.
     package var shards: [ShardBenchResult]?
 

@@ -16,6 +16,7 @@ package enum BenchTable {
         if let rechecks = report.rechecks { parts.append(render(rechecks)) }
         if let notifications = report.notifications { parts.append("notifications: " + notifications.summary) }
         for row in report.history?.rows ?? [] { parts.append("history: " + row.summary) }
+        if let cost = report.grantCost { parts.append(cost.table) }
         if let shards = report.shards { parts.append(render(shards)) }
         if !report.scenarios.isEmpty { parts.append(render(report.scenarios)) }
         return parts.joined(separator: "\n\n")

@@ -218,15 +218,7 @@ struct JSONReader {
     /// control characters ends (its closing quote, a backslash, a control character, or the end
     /// of the text), and whether the run is ASCII.
     private func plainRun(from start: Int) -> (end: Int, ascii: Bool) {
-        var end = start
-        var ascii = true
-        while end < bytes.count {
-            let byte = bytes[end]
-            if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte < 0x20 { break }
-            if byte >= 0x80 { ascii = false }
-            end += 1
-        }
-        return (end, ascii)
+        PlainRun.end(in: bytes, from: start)
     }
 
     /// A string at `index` (on its opening quote). Without escapes it is one copy of the bytes.

@@ -45,10 +45,12 @@ extension JSONValue {
         bytes.append(UInt8(ascii: "\""))
         let done: Void? = text.utf8.withContiguousStorageIfAvailable { utf8 in
             var start = 0
-            for index in utf8.indices where needsEscape(utf8[index]) {
+            var index = PlainRun.end(in: utf8, from: 0).end
+            while index < utf8.count {
                 bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start..<index]))
                 writeEscaped(utf8[index], into: &bytes)
                 start = index + 1
+                index = PlainRun.end(in: utf8, from: start).end
             }
             bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start...]))
         }

@@ -1,41 +1,57 @@
-import CHiredis
 import NIOCore
 
 extension RedisCommand {
-    /// Appends the command in Redis's wire format, as hiredis formats it (`redisFormatCommandArgv`).
+    /// Appends the command in Redis's wire format (RESP: `*<count>\r\n`, then `$<length>\r\n<bytes>\r\n`
+    /// per argument), the bytes hiredis's `redisFormatCommandArgv` makes. Written here, in one pass
+    /// straight into the buffer's memory: hiredis's way cost a flat copy of the arguments, an
+    /// `sprintf` per argument and a buffer of its own to copy from (3 % of a granter's
+    /// instructions). hiredis still reads the replies.
     func encode(into buffer: inout ByteBuffer) {
         precondition(!arguments.isEmpty, "a Redis command needs a name")
-        var lengths: [Int] = []
-        lengths.reserveCapacity(arguments.count)
-        var total = 0
-        for argument in arguments {
-            lengths.append(argument.count)
-            total += argument.count
-        }
-        // One flat copy of the arguments, so hiredis gets stable pointers into it.
-        var flat: [UInt8] = []
-        flat.reserveCapacity(total + 1)
-        for argument in arguments { flat.append(contentsOf: argument) }
-        flat.append(0)
-        flat.withUnsafeBufferPointer { raw in
-            raw.withMemoryRebound(to: CChar.self) { chars in
-                var argv: [UnsafePointer<CChar>?] = []
-                argv.reserveCapacity(arguments.count)
-                var offset = 0
-                for length in lengths {
-                    argv.append(chars.baseAddress! + offset)
-                    offset += length
+        var size = Self.headerSize(arguments.count)
+        for argument in arguments { size += Self.headerSize(argument.count) + argument.count + 2 }
+        let arguments = self.arguments
+        buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: size) { raw in
+            var at = Self.writeHeader(UInt8(ascii: "*"), arguments.count, into: raw, at: 0)
+            for argument in arguments {
+                at = Self.writeHeader(UInt8(ascii: "$"), argument.count, into: raw, at: at)
+                argument.withUnsafeBytes { bytes in
+                    if let base = bytes.baseAddress { (raw.baseAddress! + at).copyMemory(from: base, byteCount: bytes.count) }
                 }
-                var target: UnsafeMutablePointer<CChar>?
-                let written = argv.withUnsafeMutableBufferPointer { argvBuffer in
-                    lengths.withUnsafeBufferPointer { lengthBuffer in
-                        redisFormatCommandArgv(&target, Int32(arguments.count), argvBuffer.baseAddress!, lengthBuffer.baseAddress!)
-                    }
-                }
-                guard written >= 0, let target else { fatalError("hiredis cannot format a command (out of memory)") }
-                defer { redisFreeCommand(target) }
-                buffer.writeBytes(UnsafeRawBufferPointer(start: target, count: Int(written)))
+                at += argument.count
+                raw[at] = UInt8(ascii: "\r")
+                raw[at + 1] = UInt8(ascii: "\n")
+                at += 2
             }
+            precondition(at == size, "a Redis command's size was miscounted")
+            return at
         }
+    }
+
+    /// The bytes of `<mark><decimal count>\r\n`.
+    private static func headerSize(_ count: Int) -> Int {
+        var digits = 1
+        var rest = count / 10
+        while rest > 0 {
+            digits += 1
+            rest /= 10
+        }
+        return digits + 3
+    }
+
+    /// Writes `<mark><decimal count>\r\n` at `start`; returns where it ends.
+    private static func writeHeader(_ mark: UInt8, _ count: Int, into raw: UnsafeMutableRawBufferPointer, at start: Int) -> Int {
+        let end = start + headerSize(count)
+        raw[start] = mark
+        raw[end - 2] = UInt8(ascii: "\r")
+        raw[end - 1] = UInt8(ascii: "\n")
+        var at = end - 3
+        var rest = count
+        repeat {
+            raw[at] = UInt8(ascii: "0") + UInt8(rest % 10)
+            rest /= 10
+            at -= 1
+        } while rest > 0
+        return end
     }
 }

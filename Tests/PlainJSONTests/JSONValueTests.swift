@@ -49,6 +49,44 @@ import Testing
         #expect(JSONValue.string(long + "\t" + long).canonicalText == "\"" + long + "\\t" + long + "\"")
     }
 
+    /// Strings are scanned eight bytes at a time: a byte to escape (or a non-ASCII one, or invalid
+    /// UTF-8) at every place in and around a word is found, written and read as one at a time would.
+    @Test func findsEveryByteToEscapeWhereverItStandsInAWord() throws {
+        for length in 0..<27 {
+            for place in 0...length {
+                for special in ["\"", "\\", "\n", "\u{1}", "\u{1F}", "é", "\u{7F}", " "] {
+                    var text = String(repeating: "a", count: length)
+                    text.insert(contentsOf: special, at: text.index(text.startIndex, offsetBy: place))
+                    let written = JSONValue.string(text).canonicalText
+                    #expect(written == Self.escapedByteByByte(text), "\(length) \(place) \(special.unicodeScalars.first!.value)")
+                    #expect(try JSONValue(parsing: written) == .string(text))
+                }
+            }
+            for place in 0...length {
+                var bytes = Array(String(repeating: "b", count: length).utf8)
+                bytes.insert(0xFF, at: place)
+                #expect(throws: JSONParseError.self) { try JSONValue(parsing: [0x22] + bytes + [0x22]) }
+                var control = Array(String(repeating: "b", count: length).utf8)
+                control.insert(0x09, at: place)
+                #expect(throws: JSONParseError.self) { try JSONValue(parsing: [0x22] + control + [0x22]) }
+            }
+        }
+    }
+
+    private static func escapedByteByByte(_ text: String) -> String {
+        var out = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case _ where scalar.value < 0x20: out += String(format: "\\u%04x", scalar.value)
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out + "\""
+    }
+
     @Test func membersLeaveOutAbsentValues() {
         let none: String? = nil
         #expect(JSONValue.members(["a": .string("x"), "b": none.json]).canonicalText == #"{"a":"x"}"#)

@@ -35,9 +35,26 @@ package struct FigureDay: Hashable, Comparable, Sendable, CustomStringConvertibl
     /// The day `count` days after this one.
     package func advanced(by count: Int64) -> FigureDay { FigureDay(number: number + count) }
 
+    /// Written digit by digit into the string's own storage (the grant step names its day's key
+    /// at every grant: string padding and joining cost ten times as much).
     package var description: String {
         let (year, month, day) = Self.civil(number)
-        return Self.padded(year, 4) + "-" + Self.padded(month, 2) + "-" + Self.padded(day, 2)
+        guard (0...9999).contains(year) else { return Self.padded(year, 4) + "-" + Self.padded(month, 2) + "-" + Self.padded(day, 2) }
+        return String(unsafeUninitializedCapacity: 10) { text in
+            func put(_ value: Int64, at end: Int, width: Int) {
+                var rest = value
+                for offset in stride(from: end, to: end - width, by: -1) {
+                    text[offset] = UInt8(ascii: "0") + UInt8(rest % 10)
+                    rest /= 10
+                }
+            }
+            put(year, at: 3, width: 4)
+            text[4] = UInt8(ascii: "-")
+            put(month, at: 6, width: 2)
+            text[7] = UInt8(ascii: "-")
+            put(day, at: 9, width: 2)
+            return 10
+        }
     }
 
     package static func < (lhs: FigureDay, rhs: FigureDay) -> Bool { lhs.number < rhs.number }

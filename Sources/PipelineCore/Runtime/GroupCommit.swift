@@ -92,7 +92,9 @@ package final class GroupCommit<Item: Sendable, Output: Sendable>: Sendable {
     private func write(_ batch: [Waiting], own: Int) async throws -> Output {
         let outputs: Result<[Output], any Error>
         do {
-            let written = try await flush(batch.map(\.item))
+            // A closure, not `\.item`: in this generic type a key path is built anew at each call
+            // (3.5 % of a granter's instructions).
+            let written = try await flush(batch.map { $0.item })
             guard written.count == batch.count else { throw GroupCommitError.outputsDoNotMatch(batch.count, written.count) }
             outputs = .success(written)
         } catch {

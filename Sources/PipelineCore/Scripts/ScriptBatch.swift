@@ -10,9 +10,19 @@ package struct ScriptBatch<Call: PipelineScript>: PipelineScript {
     package let arguments: [String]
 
     package init(_ calls: [Call]) {
-        keys = calls.flatMap(\.keys)
-        let sizes = calls.map { "\($0.keys.count) \($0.arguments.count)" }.joined(separator: " ")
-        arguments = ["batch \(sizes)"] + calls.flatMap(\.arguments)
+        // Closures, not key paths: generic over the script, a key path is built anew at each call.
+        var keys: [String] = []
+        var arguments = [""]
+        var sizes = "batch"
+        for call in calls {
+            let (own, ownArguments) = (call.keys, call.arguments)
+            keys += own
+            arguments += ownArguments
+            sizes += " \(own.count) \(ownArguments.count)"
+        }
+        arguments[0] = sizes
+        self.keys = keys
+        self.arguments = arguments
     }
 
     package static func decode(_ reply: RedisReply) throws -> [RedisReply] {
