@@ -179,12 +179,14 @@ local function grantJob(KEYS, ARGV)
 
   -- Apple refunded it before we granted it: nothing to grant; a reversal can still let it through.
   -- A consumable refunded in part keeps what the refund left (grantPurchase, then takeBackEarly).
+  -- The third answer: whether a refund is remembered at all (without one, the grant has nothing
+  -- to take back early, and takeBackEarly's read is saved).
   local function refundedBeforeGrant(k, purchase)
-    if redis.call('EXISTS', k.refunded) == 0 then return nil end
+    if redis.call('EXISTS', k.refunded) == 0 then return nil, nil, false end
     local taken, _, quantity = earlyShare(k.refunded, purchase.kind, purchase.quantity)
-    if taken and taken < quantity then return nil end
+    if taken and taken < quantity then return nil, nil, true end
     redis.call('DEL', k.claim)
-    return 'rejected', 'refunded'
+    return 'rejected', 'refunded', true
   end
 
 
@@ -236,10 +238,14 @@ local function grantJob(KEYS, ARGV)
     if renewal then grantee = redis.call('GET', k.owner) or user end
     local adopted = purchase.adopt == '1'
     local event = (adopted and 'adopted') or (renewal and 'renewed') or 'granted'
-    redis.call('HSET', k.record, 'ticket', ticket, 'user_id', grantee, 'product_id', product,
+    -- The record's fields, written in one HSET below.
+    local record = {'ticket', ticket, 'user_id', grantee, 'product_id', product,
       'quantity', quantity, 'transaction_id', tx, 'original_transaction_id', otx,
-      'environment', environment, 'unit', unit, 'granted_at', now, 'source', a.source)
-    if adopted then redis.call('HSET', k.record, 'adopted', '1') end
+      'environment', environment, 'unit', unit, 'granted_at', now, 'source', a.source}
+    if adopted then
+      record[#record + 1] = 'adopted'
+      record[#record + 1] = '1'
+    end
     local fields = {'event', event, 'source', a.source, 'ticket', ticket,
       'user_id', grantee, 'product_id', product, 'quantity', quantity, 'transaction_id', tx,
       'original_transaction_id', otx, 'environment', environment, 'unit', unit, 'granted_at', now}
@@ -249,15 +255,17 @@ local function grantJob(KEYS, ARGV)
     end
     -- The Apple Account that bought it, when Apple said (on the record and the entry).
     if purchase.app_transaction_id then
-      redis.call('HSET', k.record, 'app_transaction_id', purchase.app_transaction_id)
-      fields[#fields + 1] = 'app_transaction_id'
-      fields[#fields + 1] = purchase.app_transaction_id
+      for _, list in ipairs({record, fields}) do
+        list[#list + 1] = 'app_transaction_id'
+        list[#list + 1] = purchase.app_transaction_id
+      end
     end
     -- What it cost and how it was sold, where Apple said (on the record and the entry).
-    if purchase.sale then
-      redis.call('HSET', k.record, unpack(purchase.sale))
-      for _, v in ipairs(purchase.sale) do fields[#fields + 1] = v end
+    for _, v in ipairs(purchase.sale or {}) do
+      record[#record + 1] = v
+      fields[#fields + 1] = v
     end
+    redis.call('HSET', k.record, unpack(record))
     -- A subscription's period: a renewal after a free trial's period is its conversion to paid
     -- (`converted_from_trial`); the subscription's record keeps the offer of its latest period.
     local period
@@ -310,7 +318,8 @@ local function grantJob(KEYS, ARGV)
     if redis.call('EXISTS', k.record) == 1 then return existingGrant(k) end
     local outcome, reason = earlierHold(k, purchase, why)
     if outcome then return outcome, reason end
-    outcome, reason = refundedBeforeGrant(k, purchase)
+    local refunded
+    outcome, reason, refunded = refundedBeforeGrant(k, purchase)
     if outcome then return outcome, reason end
     outcome = purchase.outcome
     if outcome == 'pending' and purchase.adopt ~= '1' then
@@ -322,7 +331,7 @@ local function grantJob(KEYS, ARGV)
       return 'held', why
     end
     outcome, reason = grantPurchase(k, purchase)
-    if outcome == 'granted' or outcome == 'adopted' then
+    if refunded and (outcome == 'granted' or outcome == 'adopted') then
       takeBackEarly({refunded = k.refunded, record = k.record, stream = stream, events = events, prorated = KEYS[9]}, purchase.kind,
         purchase.quantity, now)
     end
