@@ -21,13 +21,13 @@ package enum SalesMetrics {
         for purchase in purchases where granted.contains(purchase.transactionID) && purchase.adopt != true {
             guard purchase.transaction?.isFamilyShared != true else { continue }
             let product = purchase.productID
-            MetricHandles.counter("iap_purchases_total", [("product", product)]).increment()
+            Counter(label: "iap_purchases_total", dimensions: [("product", product)]).increment()
             if let transaction = purchase.transaction, let price = transaction.price.flatMap({ Int64($0) }), let currency = transaction.currency {
-                MetricHandles.counter("iap_sales_milliunits_total", [("currency", currency), ("product", product)])
+                Counter(label: "iap_sales_milliunits_total", dimensions: [("currency", currency), ("product", product)])
                     .increment(by: price * Int64(purchase.quantity))
             }
             if purchase.kind == "auto_renewable", purchase.transactionID == purchase.originalTransactionID {
-                MetricHandles.counter("iap_subscriptions_started_total", [("product", product)]).increment()
+                Counter(label: "iap_subscriptions_started_total", dimensions: [("product", product)]).increment()
             }
         }
     }

@@ -22,12 +22,12 @@ package enum PipelineMetrics {
     /// `iap_jobs_total{stage, outcome}`: jobs a stage moved on, by the script that moved them
     /// (`forward_job`, `claim_purchases`, `grant_purchases`, `finish_ticket`, `schedule_retry`, …).
     package static func moved(stage: Stage, by script: String) {
-        MetricHandles.counter("iap_jobs_total", [("stage", stage.rawValue), ("outcome", script)]).increment()
+        Counter(label: "iap_jobs_total", dimensions: [("stage", stage.rawValue), ("outcome", script)]).increment()
     }
 
     /// `iap_job_duration_seconds{stage}`: from a job's taking to its handler's end.
     package static func jobHandled(stage: Stage, took: Duration) {
-        MetricHandles.timer("iap_job_duration_seconds", [("stage", stage.rawValue)]).record(duration: took)
+        Timer(label: "iap_job_duration_seconds", dimensions: [("stage", stage.rawValue)]).record(duration: took)
     }
 
     /// `iap_dead_letters_total{stage, reason}`.
