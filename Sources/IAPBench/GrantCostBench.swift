@@ -92,9 +92,9 @@ package struct GrantCostBench: Sendable {
             throw BenchError("grant-cost: the intake did not accept a receipt: \(refused.error ?? "?")")
         }
         _ = try await local.addWorker(.verify)
-        try await waitFor("the verifier", jobs) { try await integer(redis, "LLEN", keys.queue(.dedupe)) }
+        try await waitFor("the verifier", jobs) { try await redis.integer("LLEN", keys.queue(.dedupe)) }
         _ = try await local.addWorker(.dedupe)
-        try await waitFor("the deduper", jobs) { try await integer(redis, "LLEN", keys.queue(.grant)) }
+        try await waitFor("the deduper", jobs) { try await redis.integer("LLEN", keys.queue(.grant)) }
 
         let parked = keys.queue(.grant) + ":parked"
         _ = try await redis.send("RENAME", keys.queue(.grant), parked)
@@ -107,14 +107,14 @@ package struct GrantCostBench: Sendable {
         try await control(["-z", String(granterPID)])
         try await control(["-z", String(redisPID)])
         try await control(["-i", "on", String(redisPID)])
-        let before = try await commandStats(redis)
-        let base = try await integer(redis, "XLEN", keys.fulfilment)
+        let before = try await redis.commandStats()
+        let base = try await redis.integer("XLEN", keys.fulfilment)
         _ = try await redis.send("RENAME", parked, keys.queue(.grant))
-        try await waitFor("the granter", base + jobs, every: .milliseconds(500)) { try await integer(redis, "XLEN", keys.fulfilment) }
+        try await waitFor("the granter", base + jobs, every: .milliseconds(500)) { try await redis.integer("XLEN", keys.fulfilment) }
         try await control(["-d", String(granterPID)])
         try await control(["-d", String(redisPID)])
         try await control(["-i", "off", String(redisPID)])
-        let commands = try await commandStats(redis) - before
+        let commands = try await redis.commandStats() - before
         let granterInstructions = try Self.totals(dumpedIn: directory, named: "granter.callgrind")
         let redisInstructions = try Self.totals(dumpedIn: directory, named: "redis.callgrind")
         let per = { (value: Int) in Double(value) / Double(jobs) }
@@ -150,14 +150,7 @@ package struct GrantCostBench: Sendable {
         return value
     }
 
-    private func integer(_ redis: RedisClient, _ arguments: String...) async throws -> Int {
-        guard let value = try await redis.send(RedisCommand(arguments)).int else { throw BenchError("\(arguments[0]) gave no integer") }
-        return Int(value)
-    }
 
-    private func commandStats(_ redis: RedisClient) async throws -> CommandStats {
-        CommandStats(info: try await redis.send("INFO", "commandstats").string ?? "")
-    }
 }
 
 /// What the `grant-cost` scenario counted (`--json` gives every field).

@@ -56,28 +56,28 @@ struct ScenarioRun {
         let floor = try await hummingbirdFloor(cluster, receipts: intakeBatch.count)
 
         // A slow scenario gets about three seconds of jobs per stage; the rest wait for nothing.
-        var jobs = try await integer(redis, "LLEN", keys.queue(.verify))
+        var jobs = try await redis.integer("LLEN", keys.queue(.verify))
         if let bound = scenario.verifyBound, Int(bound * 3) < jobs {
             jobs = max(300, Int(bound * 3))
             _ = try await redis.send("LTRIM", keys.queue(.verify), String(-jobs), "-1")
         }
         var stageRates: [String: Double] = [:]
         stageRates["verify"] = try await aloneRate(cluster, .verify, processes: scenario.verifiers, jobs: jobs) {
-            try await integer(redis, "LLEN", keys.queue(.dedupe))
+            try await redis.integer("LLEN", keys.queue(.dedupe))
         }
         stageRates["dedupe"] = try await aloneRate(cluster, .dedupe, processes: 1, jobs: jobs) {
-            try await integer(redis, "LLEN", keys.queue(.grant))
+            try await redis.integer("LLEN", keys.queue(.grant))
         }
         stageRates["grant"] = try await aloneRate(cluster, .grant, processes: 1, jobs: jobs) {
-            try await integer(redis, "XLEN", keys.fulfilment)
+            try await redis.integer("XLEN", keys.fulfilment)
         }
 
         let slowest = stageRates.values.min() ?? 1000
         let count = min(settings.endToEndReceipts, max(300, Int(slowest * settings.endToEndSeconds)))
-        let commandsBefore = try await commandStats(redis)
+        let commandsBefore = try await redis.commandStats()
         let before = await usage(cluster)
         let peak = try await endToEnd(BenchReceipt.batch("e2e", count), perSecond: nil, client, redis, keys)
-        let commands = try await commandStats(redis) - commandsBefore
+        let commands = try await redis.commandStats() - commandsBefore
         let after = await usage(cluster)
 
         let halfRate = max(1, Int(peak.perSecond / 2))
@@ -88,13 +88,13 @@ struct ScenarioRun {
         var light = try await lightLoad(rate: min(settings.lightRate, halfRate), client, cluster, redis, keys)
 
         let idleStart = await usage(cluster)
-        let idleCommandsBefore = try await commandStats(redis)
+        let idleCommandsBefore = try await redis.commandStats()
         try await Task.sleep(for: .seconds(settings.idleSeconds))
-        let idleCommands = try await commandStats(redis) - idleCommandsBefore
+        let idleCommands = try await redis.commandStats() - idleCommandsBefore
         let idleEnd = await usage(cluster)
         light.idleRoundTripsPerSecond = Double(idleCommands.roundTrips) / max(settings.idleSeconds, 0.001)
         let stagesOnly = try await stagesOnly(count, cluster, redis, keys)
-        guard try await integer(redis, "ZCARD", keys.retry) == 0, try await integer(redis, "LLEN", keys.dead) == 0 else {
+        guard try await redis.integer("ZCARD", keys.retry) == 0, try await redis.integer("LLEN", keys.dead) == 0 else {
             throw BenchError("\(scenario.name): jobs were retried or dead-lettered; see the logs")
         }
 
@@ -147,9 +147,9 @@ struct ScenarioRun {
     ) async throws -> ScenarioResult.LightLoad {
         let count = max(100, Int(Double(rate) * settings.halfPeakSeconds))
         let before = await usage(cluster)
-        let commandsBefore = try await commandStats(redis)
+        let commandsBefore = try await redis.commandStats()
         let outcome = try await endToEnd(BenchReceipt.batch("light", count), perSecond: rate, client, redis, keys)
-        let commands = try await commandStats(redis) - commandsBefore
+        let commands = try await redis.commandStats() - commandsBefore
         let after = await usage(cluster)
         let pipeline: Set<String> = ["iap-intake", "iap-verifier", "iap-deduper", "iap-granter", "redis-server"]
         var cpu = 0.0
@@ -172,9 +172,9 @@ struct ScenarioRun {
     ) async throws -> (perSecond: Double, cpuMsPer1000: Double, roundTrips: Double) {
         let store = PipelineStore(redis: redis, keys: keys)
         let batch = BenchReceipt.batch("stages", jobs)
-        let base = try await integer(redis, "XLEN", keys.fulfilment)
+        let base = try await redis.integer("XLEN", keys.fulfilment)
         let before = await usage(cluster)
-        let commandsBefore = try await commandStats(redis)
+        let commandsBefore = try await redis.commandStats()
         try await withThrowingTaskGroup(of: Void.self) { group in
             for lane in 0..<64 {
                 group.addTask {
@@ -190,10 +190,10 @@ struct ScenarioRun {
             try await group.waitForAll()
         }
         let perSecond = try await rate(of: "the stages-only phase", jobs: jobs) {
-            try await integer(redis, "XLEN", keys.fulfilment) - base
+            try await redis.integer("XLEN", keys.fulfilment) - base
         }
         let after = await usage(cluster)
-        let commands = try await commandStats(redis) - commandsBefore
+        let commands = try await redis.commandStats() - commandsBefore
         let stages: Set<String> = ["iap-verifier", "iap-deduper", "iap-granter"]
         var cpu = 0.0
         for (pid, end) in after where stages.contains(end.kind) {
@@ -239,10 +239,10 @@ struct ScenarioRun {
     private func endToEnd(
         _ batch: [BenchReceipt], perSecond: Int?, _ client: LoadClient, _ redis: RedisClient, _ keys: RedisKeys
     ) async throws -> Outcome {
-        let base = try await integer(redis, "XLEN", keys.fulfilment)
+        let base = try await redis.integer("XLEN", keys.fulfilment)
         let submissions = try accepted(await client.submitAll(batch, perSecond: perSecond, concurrency: settings.clientConcurrency))
         let deadline = ContinuousClock.now + .seconds(300)
-        while try await integer(redis, "XLEN", keys.fulfilment) < base + batch.count {
+        while try await redis.integer("XLEN", keys.fulfilment) < base + batch.count {
             guard ContinuousClock.now < deadline else { throw BenchError("\(scenario.name): receipts were not all granted") }
             try await Task.sleep(for: .milliseconds(10))
         }
@@ -273,14 +273,7 @@ struct ScenarioRun {
         return submissions
     }
 
-    private func integer(_ redis: RedisClient, _ arguments: String...) async throws -> Int {
-        guard let value = try await redis.send(RedisCommand(arguments)).int else { throw BenchError("\(arguments[0]) gave no integer") }
-        return Int(value)
-    }
 
-    private func commandStats(_ redis: RedisClient) async throws -> CommandStats {
-        CommandStats(info: try await redis.send("INFO", "commandstats").string ?? "")
-    }
 
     /// Every process of the cluster and the bench itself (the load client), by pid.
     private func usage(_ cluster: LocalCluster) async -> Readings {
