@@ -6,9 +6,9 @@ import PipelineCore
 import RedisClient
 
 /// The `grant-cost` scenario: what one grant costs in instructions, counted by valgrind's callgrind
-/// in the granter and in redis-server. Instructions, unlike seconds, come out the same for the same
-/// build and jobs whatever else the machine does, so two builds compare within a per cent where
-/// their receipts/s vary by ±30 % (the A/B of a change to the grant step).
+/// in the granter and in redis-server. Instructions, unlike seconds, hardly depend on what else the
+/// machine does, so two builds compare within a per cent or two where their receipts/s vary by
+/// ±30 % (the A/B of a change to the grant step).
 ///
 /// The intake takes `jobs` receipts, the verifier and the deduper (real processes) make their grant
 /// jobs, and the grant queue is parked under another name while a granter starts under callgrind.
@@ -18,9 +18,10 @@ import RedisClient
 /// it about fifty times) and the machine's load.
 package struct GrantCostBench: Sendable {
     package var jobs: Int
-    /// `IAP_CONCURRENCY` of the workers. At 1 nothing batches, and the count is the same run after
-    /// run; above it, how many jobs share a round trip follows the machine's load, and so do the
-    /// counts (a few per cent).
+    /// `IAP_CONCURRENCY` of the workers. At 1, runs with the same round trips a grant agree within
+    /// 1 %; a run makes about 2.0 of them or about 1.8 (some steps then share a call), and the
+    /// granter's count moves with them by up to 5 %, so the result prints them beside the counts.
+    /// Above 1, how many jobs share a round trip follows the machine's load, and so do the counts.
     package var concurrency: Int
 
     package init(jobs: Int = 2000, concurrency: Int = 1) {

@@ -37,7 +37,7 @@ package struct BenchCommand: AsyncParsableCommand {
     @Option(help: "Undelivered notifications the notifications scenario backfills.") var notificationCount = 10_000
     @Option(help: "Apple Accounts the history scenario syncs, at each size.") var historyCustomers = 200
     @Option(help: "Grant jobs the grant-cost scenario counts.") var grantJobs = 2000
-    @Option(help: "IAP_CONCURRENCY of the grant-cost scenario's workers (1: nothing batches, the same count every run).")
+    @Option(help: "IAP_CONCURRENCY of the grant-cost scenario's workers (1: the fewest steps sharing a call; compare runs of equal round trips).")
     var grantConcurrency = 1
     @Option(help: "Receipts the intake takes alone.") var intakeReceipts = 3000
     @Option(help: "Most receipts of the end-to-end run (it is sized to about --e2e-seconds).") var e2eReceipts = 6000
