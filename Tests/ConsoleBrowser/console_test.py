@@ -21,7 +21,7 @@ os.environ["SE_OFFLINE"] = "true"  # never download a driver: Debian's chromium-
 from selenium import webdriver  # noqa: E402
 from selenium.common.exceptions import NoAlertPresentException  # noqa: E402
 from selenium.webdriver.chrome.service import Service  # noqa: E402
-from selenium.common.exceptions import TimeoutException  # noqa: E402
+from selenium.common.exceptions import TimeoutException, WebDriverException  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.support import expected_conditions  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
@@ -54,10 +54,33 @@ def browser(javascript=True):
     return webdriver.Chrome(service=Service(shutil.which("chromedriver")), options=options)
 
 
+def wait(driver):
+    """Thirty seconds of polling that outlasts a page being replaced: chromedriver reports an element
+    read while its document goes away as an "unknown error" ("Node with given id does not belong to
+    the document"), not as a stale element, so every WebDriverException is polled again."""
+    return WebDriverWait(driver, 30, ignored_exceptions=(WebDriverException,))
+
+
+def press(driver, element, act=lambda element: element.click()):
+    """Clicks `element` (or submits it: `act`) and waits until the page it was on has gone, so that
+    what is read next is the page this led to (the old page's h1 may hold the same words: "Held
+    purchases" before "Held purchase ...")."""
+    old = driver.find_element(By.TAG_NAME, "html")
+    act(element)
+
+    def gone(_):
+        try:
+            old.is_enabled()
+            return False
+        except WebDriverException:  # stale, or chromedriver's "does not belong to the document"
+            return True
+    wait(driver).until(gone)
+
+
 def heading(driver, text):
     """Waits (the navigation a click started) until the page's h1 says `text`."""
     try:
-        WebDriverWait(driver, 30).until(expected_conditions.text_to_be_present_in_element((By.TAG_NAME, "h1"), text))
+        wait(driver).until(expected_conditions.text_to_be_present_in_element((By.TAG_NAME, "h1"), text))
         return True
     except TimeoutException:
         return False
@@ -65,7 +88,7 @@ def heading(driver, text):
 
 def arrived(driver, path):
     try:
-        WebDriverWait(driver, 30).until(lambda d: urllib.parse.urlparse(d.current_url).path == path)
+        wait(driver).until(lambda d: urllib.parse.urlparse(d.current_url).path == path)
         return True
     except TimeoutException:
         return False
@@ -76,7 +99,7 @@ def sign_in(driver, user=USER):
     check(arrived(driver, "/login"), "a page without a session sends to /login")
     driver.find_element(By.NAME, "username").send_keys(user)
     driver.find_element(By.NAME, "password").send_keys(PASSWORD)
-    driver.find_element(By.CSS_SELECTOR, "form.login button").click()
+    press(driver, driver.find_element(By.CSS_SELECTOR, "form.login button"))
     check(heading(driver, "Overview"), "signed in, the overview")
 
 
@@ -102,7 +125,7 @@ def main():
                         '{"attempts":1,"at":1795000000000,"error":"live","job":"{}","reason":"live","stage":"grant","ticket":"t-live"}'],
                        check=True, capture_output=True)
         try:
-            WebDriverWait(driver, 30).until(lambda d: d.find_element(By.CSS_SELECTOR, 'dd[data-count="dead"]').text == str(before + 1))
+            wait(driver).until(lambda d: d.find_element(By.CSS_SELECTOR, 'dd[data-count="dead"]').text == str(before + 1))
             check(True, "the overview's counters refresh by themselves")
         except TimeoutException:
             check(False, "the overview's counters refresh by themselves (still %s)" % cell.text)
@@ -111,15 +134,15 @@ def main():
 
         box = driver.find_element(By.NAME, "q")
         box.send_keys(TICKET)
-        box.submit()
-        WebDriverWait(driver, 30).until(expected_conditions.element_to_be_clickable((By.LINK_TEXT, "ticket " + TICKET))).click()
+        press(driver, box, lambda box: box.submit())
+        press(driver, wait(driver).until(expected_conditions.element_to_be_clickable((By.LINK_TEXT, "ticket " + TICKET))))
         check(heading(driver, "Ticket " + TICKET) and "granted" in driver.find_element(By.CSS_SELECTOR, "dl.fields").text, "the ticket's page says granted")
         driver.save_screenshot(os.path.join(SHOTS, "console-ticket.png"))
 
         box = driver.find_element(By.NAME, "q")
         box.send_keys(TRANSACTION)
-        box.submit()
-        WebDriverWait(driver, 30).until(expected_conditions.element_to_be_clickable((By.LINK_TEXT, "purchase " + TRANSACTION))).click()
+        press(driver, box, lambda box: box.submit())
+        press(driver, wait(driver).until(expected_conditions.element_to_be_clickable((By.LINK_TEXT, "purchase " + TRANSACTION))))
         check(heading(driver, "Purchase " + TRANSACTION), "search by transaction id leads to the purchase")
         story = driver.find_element(By.CSS_SELECTOR, "ol.timeline").text
         check("submitted" in story and "granted" in story and XSS_USER in story, "its story: submitted, granted, to the user (as text)")
@@ -161,7 +184,7 @@ def main():
         driver.get(BASE + "/")
         check(heading(driver, "Overview"), "a forged sign-out from another origin changed nothing")
 
-        driver.find_element(By.CSS_SELECTOR, "form.out button").click()
+        press(driver, driver.find_element(By.CSS_SELECTOR, "form.out button"))
         check(arrived(driver, "/login"), "signing out goes back to /login")
         driver.get(BASE + "/")
         check(arrived(driver, "/login"), "after signing out, the pages need a session again")
@@ -182,12 +205,12 @@ def main():
         operator.switch_to.window(first)
         form = operator.find_element(By.CSS_SELECTOR, release)
         form.find_element(By.NAME, "note").send_keys("paid in RUB, checked with the player")
-        form.find_element(By.TAG_NAME, "button").click()
+        press(operator, form.find_element(By.TAG_NAME, "button"))
         check(heading(operator, "Held purchase") and "Released" in operator.page_source, "an operator releases a hold with a note")
         operator.switch_to.window(second)
         form = operator.find_element(By.CSS_SELECTOR, release)
         form.find_element(By.NAME, "note").send_keys("again, from a stale page")
-        form.find_element(By.TAG_NAME, "button").click()
+        press(operator, form.find_element(By.TAG_NAME, "button"))
         check(heading(operator, "Held purchase") and "released before" in operator.page_source, "the same release from a stale tab changes nothing")
         operator.get(BASE + "/held")
         check(not operator.find_elements(By.CSS_SELECTOR, release), "the released purchase has left the held page")
@@ -195,16 +218,16 @@ def main():
         # Dead letters: a group previewed (a dry run), confirmed once; the same confirmation
         # again, from a stale tab, replays nothing.
         operator.get(BASE + "/dead")
-        operator.find_element(By.CSS_SELECTOR, 'a[href*="reason=retries_exhausted"]').click()
+        press(operator, operator.find_element(By.CSS_SELECTOR, 'a[href*="reason=retries_exhausted"]'))
         check(heading(operator, "Dead letters: verify") and DEAD_TICKET in operator.page_source, "the preview lists the dead ticket")
         operator.save_screenshot(os.path.join(SHOTS, "console-dead-preview.png"))
         preview = operator.current_url
         operator.switch_to.window(first)
         operator.get(preview)
-        operator.find_element(By.CSS_SELECTOR, 'form[action="/dead/replay"] button').click()
+        press(operator, operator.find_element(By.CSS_SELECTOR, 'form[action="/dead/replay"] button'))
         check(heading(operator, "Dead letters") and "Replayed 1 of the 1" in operator.page_source, "an operator replays the previewed group")
         operator.switch_to.window(second)
-        operator.find_element(By.CSS_SELECTOR, 'form[action="/dead/replay"] button').click()
+        press(operator, operator.find_element(By.CSS_SELECTOR, 'form[action="/dead/replay"] button'))
         check(heading(operator, "Dead letters") and "Nothing replayed" in operator.page_source, "the same confirmation again replays nothing")
 
         # The business at a glance: the day's sales charted per currency, money written for people,
