@@ -32,7 +32,7 @@ package struct JSONLogHandler: LogHandler {
         level: Logger.Level, message: Logger.Message, metadata explicit: Logger.Metadata?, source: String, file: String,
         function: String, line: UInt
     ) {
-        var members: [String: JSONValue] = [:]
+        var members: JSONObject = [:]
         var merged = metadata
         if let provided = metadataProvider?.get() { merged.merge(provided) { _, new in new } }
         if let explicit { merged.merge(explicit) { _, new in new } }

@@ -101,7 +101,7 @@ extension Drill {
     /// does, with its retries compressed.
     private func startCluster(directory: URL, sinks: [WebhookSink], http: HTTPClient) async throws -> LocalCluster {
         var clusterSettings = settings.cluster
-        var others: [String: JSONValue] = [:]
+        var others: JSONObject = [:]
         for sink in sinks {
             let url = try await sink.start()
             guard sink.name != RedisKeys.defaultWebhookDestination else {

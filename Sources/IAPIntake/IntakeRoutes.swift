@@ -206,12 +206,12 @@ package struct IntakeRoutes: Sendable {
     }
 
     /// A JSON object body as plain values, or the precise refusal (`malformed_json`, 413, 415).
-    static func jsonFields(_ request: Request, maxBodyBytes: Int) async throws -> [String: JSONValue] {
+    static func jsonFields(_ request: Request, maxBodyBytes: Int) async throws -> JSONObject {
         let buffer = try await body(request, maxBodyBytes: maxBodyBytes)
         return try jsonFields(Array(buffer.readableBytesView))
     }
 
-    static func jsonFields(_ bytes: [UInt8]) throws(IntakeError) -> [String: JSONValue] {
+    static func jsonFields(_ bytes: [UInt8]) throws(IntakeError) -> JSONObject {
         let parsed: JSONValue
         do {
             parsed = try JSONValue(parsing: bytes)

@@ -45,7 +45,7 @@ package struct ReceiptSubmission: Sendable, Equatable {
     }
 
     private static func parseEvidence(
-        _ fields: [String: JSONValue], serverAPIConfigured: Bool
+        _ fields: JSONObject, serverAPIConfigured: Bool
     ) throws(IntakeError) -> ReceiptSubmission {
         let receiptData = try optionalString(fields, "receipt_data")
         let signedTransaction = try optionalString(fields, "signed_transaction")
@@ -121,7 +121,7 @@ package struct ReceiptSubmission: Sendable, Equatable {
     }
 
     /// A field that must be a string: 400 `missing_field` or `wrong_type` otherwise.
-    static func requiredString(_ fields: [String: JSONValue], _ name: String) throws(IntakeError) -> String {
+    static func requiredString(_ fields: JSONObject, _ name: String) throws(IntakeError) -> String {
         guard let text = try optionalString(fields, name) else {
             throw IntakeError(.badRequest, "missing_field", "\(name) is required")
         }
@@ -129,7 +129,7 @@ package struct ReceiptSubmission: Sendable, Equatable {
     }
 
     /// A field that may be absent or null, else a string: 400 `wrong_type` otherwise.
-    static func optionalString(_ fields: [String: JSONValue], _ name: String) throws(IntakeError) -> String? {
+    static func optionalString(_ fields: JSONObject, _ name: String) throws(IntakeError) -> String? {
         guard let value = fields[name], value != .null else { return nil }
         guard case .string(let text) = value else {
             throw IntakeError(.badRequest, "wrong_type", "\(name) must be a string")

@@ -94,11 +94,12 @@ struct JSONReader {
     }
 
     private mutating func object(depth: Int) throws(JSONParseError) -> JSONValue {
-        // Room for a job's or a transaction's members at once: growing from empty rehashed them four times.
-        var members: [String: JSONValue] = [:]
+        // Room for a job's or a transaction's members at once. A later member of a name replaces
+        // the earlier one (in its place).
+        var members = JSONObject()
         try self.members(depth: depth) { name, value in
             if members.isEmpty { members.reserveCapacity(16) }
-            members[String(decoding: name, as: UTF8.self)] = value
+            members.set(name: name, value)
         }
         return .object(members)
     }

@@ -24,10 +24,10 @@ extension JSONValue {
             bytes.append(UInt8(ascii: "]"))
         case .object(let members):
             bytes.append(UInt8(ascii: "{"))
-            // The pairs sorted, not the names: looking each name up again hashed it a second time.
-            let sorted = members.sorted { Self.utf8Precedes($0.key, $1.key) }
-            for (offset, member) in sorted.enumerated() {
-                if offset > 0 { bytes.append(UInt8(ascii: ",")) }
+            var first = true
+            members.forEachInCanonicalOrder { member in
+                if !first { bytes.append(UInt8(ascii: ",")) }
+                first = false
                 Self.write(member.key, into: &bytes)
                 bytes.append(UInt8(ascii: ":"))
                 member.value.write(into: &bytes)

@@ -9,7 +9,7 @@ public enum JSONValue: Sendable, Equatable {
     case number(String)
     case string(String)
     case array([JSONValue])
-    case object([String: JSONValue])
+    case object(JSONObject)
 }
 
 extension JSONValue {
@@ -28,7 +28,7 @@ extension JSONValue {
         return nil
     }
 
-    public var object: [String: JSONValue]? {
+    public var object: JSONObject? {
         if case .object(let members) = self { return members }
         return nil
     }
@@ -64,8 +64,7 @@ extension JSONValue {
     /// An object of the members whose value is present: `nil` values are left out, as
     /// `Codable`'s `encodeIfPresent` leaves them out.
     public static func members(_ pairs: KeyValuePairs<String, JSONValue?>) -> JSONValue {
-        var members: [String: JSONValue] = [:]
-        members.reserveCapacity(pairs.count)
+        var members = JSONObject(minimumCapacity: pairs.count)
         for (key, value) in pairs {
             if let value { members[key] = value }
         }
@@ -73,4 +72,7 @@ extension JSONValue {
     }
 
     public static func int(_ value: some BinaryInteger) -> JSONValue { .number(String(value)) }
+
+    /// An object of a dictionary's members (in canonical order).
+    public static func object(_ dictionary: [String: JSONValue]) -> JSONValue { .object(JSONObject(dictionary)) }
 }

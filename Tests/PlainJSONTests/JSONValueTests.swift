@@ -154,7 +154,7 @@ import Testing
         case 4:
             return .array((0..<Int(generator.next() % 4)).map { _ in randomValue(depth: depth + 1, using: &generator) })
         default:
-            var members: [String: JSONValue] = [:]
+            var members = JSONObject()
             for _ in 0..<Int(generator.next() % 4) {
                 members[randomString(using: &generator)] = randomValue(depth: depth + 1, using: &generator)
             }

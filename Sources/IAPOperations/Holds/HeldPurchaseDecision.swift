@@ -12,7 +12,7 @@ struct HeldPurchaseDecision: Sendable {
     let originalTransactionID: String
     /// The step's time (ms): its day's figures are the ones a release counts in.
     let now: Int64
-    var members: [String: JSONValue]
+    var members: JSONObject
 
     init(
         _ keys: RedisKeys, unit: String, originalTransactionID: String, by operatorName: String, note: String,

@@ -114,7 +114,7 @@ package struct OfferSignatures: Sendable {
         }
         let group = catalog.groupProducts(of: request.productID)
         let groupName = catalog.subscriptionGroups[request.productID] ?? request.productID
-        var json: [String: JSONValue] = [
+        var json: JSONObject = [
             "kind": .string(request.kind.rawValue), "bundle_id": .string(signer.bundleID), "product_id": .string(request.productID),
         ]
         switch request.kind {

@@ -158,7 +158,7 @@ package struct BusinessReport: Sendable, Equatable {
     /// The report as the API answers it.
     package var json: JSONValue {
         func object(_ row: Row, total: Bool) -> JSONValue {
-            var members: [String: JSONValue] = [:]
+            var members: JSONObject = [:]
             if !total {
                 let name = switch query.by {
                 case .day: "day"

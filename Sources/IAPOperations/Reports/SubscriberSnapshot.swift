@@ -50,7 +50,7 @@ package struct SubscriberSnapshot: Sendable, Equatable {
     /// The `subscribers` member of the subscriptions report.
     package var json: JSONValue {
         func object(_ row: BusinessReport.Row, total: Bool) -> JSONValue {
-            var members: [String: JSONValue] = ["currency": row.currency.map(JSONValue.string) ?? .null]
+            var members: JSONObject = ["currency": row.currency.map(JSONValue.string) ?? .null]
             if !total, by != .currency {
                 members[by == .product ? "product_id" : "storefront"] = row.key.isEmpty ? .null : .string(row.key)
             }

@@ -14,7 +14,7 @@ package struct AcceptNotification: PipelineScript {
         self.keys = [keys.notification(uuid: uuid), keys.ticket(job.ticket), keys.queue(.notify), keys.fulfilment,
             keys.userEvents, keys.figures(day: FigureDay(milliseconds: job.enqueuedAt))]
             + (original.map { [keys.owner(originalTransactionID: $0)] } ?? [])
-        var arguments: [String: JSONValue] = [
+        var arguments: JSONObject = [
             "ticket": .string(job.ticket), "now": .string(String(job.enqueuedAt)), "ttl": .string(String(ttl.components.seconds)),
             "retention": .string(String(max(RedisKeys.notificationRetention, ttl).components.seconds)),
             "channel": .string(keys.results), "type": .string(job.notification?.type ?? ""),

@@ -12,13 +12,13 @@ struct RefundStepCall: Sendable {
     private let purchaseKeys: RedisKeys
     private let fixed: [String]
     private let subscriptionID: String?
-    private var members: [String: JSONValue]
+    private var members: JSONObject
     package private(set) var keys: [String]
     package private(set) var arguments: [String]
 
     init(
         _ keys: RedisKeys, member: String, taken: String, job: Job, unit: String, originalTransactionID original: String,
-        subscription: SubscriptionChange?, recheck: RecheckSchedule?, now: Int64, extra: [String: JSONValue] = [:]
+        subscription: SubscriptionChange?, recheck: RecheckSchedule?, now: Int64, extra: JSONObject = [:]
     ) {
         redisKeys = keys
         purchaseKeys = keys.ofPurchase(originalTransactionID: original)

@@ -29,8 +29,8 @@ package struct Revocation: Sendable, Equatable {
             prorate: consumable && type == "REFUND_PRORATED" && percentage != nil)
     }
 
-    var json: [String: JSONValue] {
-        var members: [String: JSONValue] = ["revocation_reason": .string(reason), "revocation_type": .string(type)]
+    var json: JSONObject {
+        var members: JSONObject = ["revocation_reason": .string(reason), "revocation_type": .string(type)]
         if let percentage { members["revocation_percentage"] = .number(String(percentage)) }
         if prorate { members["prorate"] = .bool(true) }
         return members

@@ -17,7 +17,7 @@ struct SignedPayloads {
         guard case .object(var outer) = try? JSONValue(parsing: notification) else { return nil }
         outer["data"] = Self.removing("signedTransactionInfo", "signedRenewalInfo", from: outer["data"])
         outer["appData"] = Self.removing("signedAppTransactionInfo", from: outer["appData"])
-        var members: [String: JSONValue] = ["notification": .object(outer)]
+        var members: JSONObject = ["notification": .object(outer)]
         members["summary"] = outer["summary"]
         members["external_purchase_token"] = outer["externalPurchaseToken"]
         for (name, bytes) in [("transaction", transaction), ("renewal", renewal), ("app_transaction", appTransaction)] {

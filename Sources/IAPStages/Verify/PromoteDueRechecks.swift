@@ -10,9 +10,9 @@ package struct PromoteDueRechecks: DeclaringScript {
     private let redisKeys: RedisKeys
     private let now: Int64
     private var declared: DeclaredKeys
-    private var members: [String: JSONValue]
-    private var records: [String: JSONValue] = [:]
-    private var tickets: [String: JSONValue] = [:]
+    private var members: JSONObject
+    private var records: JSONObject = [:]
+    private var tickets: JSONObject = [:]
     package private(set) var arguments: [String]
     package var keys: [String] { declared.list }
 

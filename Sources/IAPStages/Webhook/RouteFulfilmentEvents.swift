@@ -10,8 +10,8 @@ package struct RouteFulfilmentEvents: DeclaringScript {
     private let redisKeys: RedisKeys
     private let destination: String
     private var declared: DeclaredKeys
-    private var members: [String: JSONValue]
-    private var users: [String: JSONValue] = [:]
+    private var members: JSONObject
+    private var users: JSONObject = [:]
     package private(set) var arguments: [String]
     package var keys: [String] { declared.list }
 

@@ -24,7 +24,7 @@ extension Job {
     }
 
     package var json: JSONValue {
-        var members: [String: JSONValue] = [
+        var members: JSONObject = [
             "ticket": .string(ticket), "stage": .string(stage.rawValue), "user_id": .string(userID), "attempts": .int(attempts),
             "enqueued_at": .int(enqueuedAt),
         ]
@@ -75,7 +75,7 @@ extension Job.Work {
         }
     }
 
-    func add(to members: inout [String: JSONValue]) {
+    func add(to members: inout JSONObject) {
         switch self {
         case .verify(let work): work.add(to: &members)
         case .dedupe(let work): work.add(to: &members)
@@ -121,7 +121,7 @@ extension Job.ToVerify {
         }
     }
 
-    func add(to members: inout [String: JSONValue]) {
+    func add(to members: inout JSONObject) {
         switch evidence {
         case .receipt(let receipt): members["receipt_data"] = .string(receipt)
         case .signedTransaction(let jws): members["signed_transaction"] = .string(jws)
@@ -151,7 +151,7 @@ extension Job.Verified {
         dryRun = try json.boolIfPresent("dry_run") ?? false
     }
 
-    func add(to members: inout [String: JSONValue]) {
+    func add(to members: inout JSONObject) {
         members["receipt"] = receipt?.json
         members["apple_account"] = appleAccount.json
         members["history_revision"] = historyRevision.json
@@ -197,7 +197,7 @@ extension Job.Claimed {
         }
     }
 
-    func add(to members: inout [String: JSONValue]) {
+    func add(to members: inout JSONObject) {
         members["purchases"] = .array(purchases.map(\.json))
         members["environment"] = environment.json
         members["app_bundle_id"] = appBundleID.json

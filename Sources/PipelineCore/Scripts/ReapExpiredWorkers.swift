@@ -8,9 +8,9 @@ package struct ReapExpiredWorkers: DeclaringScript {
     package static let script = LuaSource.script("reap_expired_workers")
     private let redisKeys: RedisKeys
     private var declared: DeclaredKeys
-    private var members: [String: JSONValue]
-    private var inflight: [String: JSONValue] = [:]
-    private var tickets: [String: JSONValue] = [:]
+    private var members: JSONObject
+    private var inflight: JSONObject = [:]
+    private var tickets: JSONObject = [:]
     package private(set) var arguments: [String]
     package var keys: [String] { declared.list }
 

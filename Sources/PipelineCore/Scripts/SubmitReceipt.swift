@@ -8,7 +8,7 @@ package struct SubmitReceipt: DeclaringScript {
     package private(set) var keys: [String]
     package private(set) var arguments: [String]
     private let redisKeys: RedisKeys
-    private var members: [String: JSONValue]
+    private var members: JSONObject
 
     package enum Reply: Sendable, Equatable {
         case queued(ticket: String)

@@ -30,8 +30,9 @@ package struct QueueHistory: Sendable, Equatable {
         }
 
         package var json: JSONValue {
-            .object([
-                "at": .int(at), "queued": .object(queued.mapValues { .int(Int64($0)) }), "retry": .int(Int64(retry)),
+            let depths = JSONObject(queued.mapValues { JSONValue.int(Int64($0)) })
+            return .object([
+                "at": .int(at), "queued": .object(depths), "retry": .int(Int64(retry)),
                 "dead": .int(Int64(dead)), "held": .int(Int64(held)), "events": .int(Int64(events)),
             ])
         }
