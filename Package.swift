@@ -471,7 +471,7 @@ let package = Package(
         ),
         .testTarget(
             name: "AppleReceiptTests",
-            dependencies: ["AppleReceipt", "PlainJSON"],
+            dependencies: ["AppleJWS", "AppleReceipt", "PlainJSON"],
             swiftSettings: swiftSettings
         ),
         // The whole pipeline in one process (intake, workers, apple-sim) for the end-to-end suites.

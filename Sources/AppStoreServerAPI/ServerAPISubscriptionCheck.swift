@@ -74,6 +74,7 @@ public struct ServerAPISubscriptionCheck: SignedServerAPIReading {
             signedAt: max(renewal?.signedDate ?? 0, transaction.signedDate ?? 0), expirationIntent: renewal?.expirationIntent)
         receipt.renewal?.eligibleWinBackOfferIDs = renewal?.eligibleWinBackOfferIDs
         receipt.renewal?.historyRevision = revision
+        receipt.renewal?.renewalPlan = renewal?.renewalPlanFields
         return .valid(receipt)
     }
 

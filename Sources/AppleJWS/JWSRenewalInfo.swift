@@ -16,6 +16,11 @@ public struct JWSRenewalInfo: SignedPayload, Codable, Equatable {
     public var expirationIntent: Int?
     /// Apple's win-back offers the subscriber may have (StoreKit applies them without a signature).
     public var eligibleWinBackOfferIDs: [String]?
+    /// How the subscription renews (`renewalBillingPlanType`, API 1.21): `BILLED_UPFRONT`, or
+    /// `MONTHLY` into a monthly subscription with a 12-month commitment.
+    public var renewalBillingPlanType: String?
+    /// What the commitment the subscription is in renews into (only while it is in one).
+    public var commitmentInfo: RenewalCommitment?
 
     public init(
         originalTransactionID: String, productID: String? = nil, autoRenewStatus: Int? = 1, isInBillingRetryPeriod: Bool? = nil,
@@ -38,5 +43,6 @@ public struct JWSRenewalInfo: SignedPayload, Codable, Equatable {
         case autoRenewStatus, isInBillingRetryPeriod, gracePeriodExpiresDate, renewalDate, environment, signedDate, expirationIntent
         case eligibleWinBackOfferIDs = "eligibleWinBackOfferIds"
         case appTransactionID = "appTransactionId"
+        case renewalBillingPlanType, commitmentInfo
     }
 }

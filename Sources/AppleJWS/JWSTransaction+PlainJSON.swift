@@ -75,6 +75,8 @@ extension JWSTransaction {
         case .offerDiscountType: offerDiscountType = try value.string(asMember: name)
         case .offerPeriod: offerPeriod = try value.string(asMember: name)
         case .appTransactionID: appTransactionID = try value.string(asMember: name)
+        case .billingPlanType: billingPlanType = try value.string(asMember: name)
+        case .commitmentInfo: commitmentInfo = value == .null ? nil : try TransactionCommitment(json: value, member: name)
         }
     }
 }

@@ -26,7 +26,7 @@ public struct JWSTransaction: SignedPayload, Codable, Equatable {
     public var price: Int64?
     public var currency: String?
     /// The offer the purchase was made with: `offerType` 1 introductory, 2 promotional, 3 offer
-    /// code, 4 win-back; its `offerIdentifier`, `offerDiscountType` (`FREE_TRIAL`, `PAY_AS_YOU_GO`,
+    /// code, 4 win-back, 5 retention (an offer a retention message made); its `offerIdentifier`, `offerDiscountType` (`FREE_TRIAL`, `PAY_AS_YOU_GO`,
     /// `PAY_UP_FRONT`, `ONE_TIME`) and `offerPeriod` (ISO 8601 duration).
     public var offerType: Int?
     public var offerIdentifier: String?
@@ -35,6 +35,11 @@ public struct JWSTransaction: SignedPayload, Codable, Equatable {
     /// The Apple Account's (or family member's) app transaction id: one per account and app,
     /// the same in every transaction it makes (Apple sends it from iOS 18.4 on).
     public var appTransactionID: String?
+    /// How the subscription is billed (`billingPlanType`, API 1.21): `BILLED_UPFRONT`, or
+    /// `MONTHLY` for a monthly subscription with a 12-month commitment.
+    public var billingPlanType: String?
+    /// The commitment this transaction's period belongs to (only while the subscription is in one).
+    public var commitmentInfo: TransactionCommitment?
 
     public init(
         transactionID: String, originalTransactionID: String? = nil, webOrderLineItemID: String? = nil,
@@ -69,5 +74,6 @@ public struct JWSTransaction: SignedPayload, Codable, Equatable {
         case appAccountToken, inAppOwnershipType, signedDate, revocationDate, revocationReason, revocationType, revocationPercentage
         case transactionReason, environment, storefront, price, currency, offerType, offerIdentifier, offerDiscountType, offerPeriod
         case appTransactionID = "appTransactionId"
+        case billingPlanType, commitmentInfo
     }
 }

@@ -24,6 +24,11 @@ extension InAppTransaction {
         offerIdentifier = try json.stringIfPresent("offer_identifier")
         offerDiscountType = try json.stringIfPresent("offer_discount_type")
         offerPeriod = try json.stringIfPresent("offer_period")
+        billingPlanType = try json.stringIfPresent("billing_plan_type")
+        commitmentPeriod = try json.lenientStringIfPresent("commitment_period")
+        commitmentPeriods = try json.lenientStringIfPresent("commitment_periods")
+        commitmentExpiresDateMs = try json.lenientStringIfPresent("commitment_expires_date_ms")
+        commitmentPrice = try json.lenientStringIfPresent("commitment_price")
     }
 
     /// The members `encode(to:)` writes.
@@ -49,6 +54,11 @@ extension InAppTransaction {
             "offer_identifier": offerIdentifier.json,
             "offer_discount_type": offerDiscountType.json,
             "offer_period": offerPeriod.json,
+            "billing_plan_type": billingPlanType.json,
+            "commitment_period": commitmentPeriod.json,
+            "commitment_periods": commitmentPeriods.json,
+            "commitment_expires_date_ms": commitmentExpiresDateMs.json,
+            "commitment_price": commitmentPrice.json,
         ])
     }
 

@@ -35,6 +35,15 @@ public struct InAppTransaction: Codable, Sendable, Equatable {
     public var offerIdentifier: String?
     public var offerDiscountType: String?
     public var offerPeriod: String?
+    /// A signed transaction's `billingPlanType` (`BILLED_UPFRONT`, or `MONTHLY` within a 12-month
+    /// commitment) and, while the subscription is in a commitment, its `commitmentInfo`: the
+    /// billing period this transaction pays and of how many, when the commitment ends (ms) and
+    /// the price after it (milliunits). A legacy receipt has none of them.
+    public var billingPlanType: String?
+    public var commitmentPeriod: String?
+    public var commitmentPeriods: String?
+    public var commitmentExpiresDateMs: String?
+    public var commitmentPrice: String?
 
     public init(
         transactionID: String,
@@ -79,6 +88,11 @@ public struct InAppTransaction: Codable, Sendable, Equatable {
         case offerIdentifier = "offer_identifier"
         case offerDiscountType = "offer_discount_type"
         case offerPeriod = "offer_period"
+        case billingPlanType = "billing_plan_type"
+        case commitmentPeriod = "commitment_period"
+        case commitmentPeriods = "commitment_periods"
+        case commitmentExpiresDateMs = "commitment_expires_date_ms"
+        case commitmentPrice = "commitment_price"
     }
 
     public init(from decoder: any Decoder) throws {
@@ -103,6 +117,11 @@ public struct InAppTransaction: Codable, Sendable, Equatable {
         offerIdentifier = try container.decodeIfPresent(String.self, forKey: .offerIdentifier)
         offerDiscountType = try container.decodeIfPresent(String.self, forKey: .offerDiscountType)
         offerPeriod = try container.decodeIfPresent(String.self, forKey: .offerPeriod)
+        billingPlanType = try container.decodeIfPresent(String.self, forKey: .billingPlanType)
+        commitmentPeriod = try container.decodeLenientStringIfPresent(.commitmentPeriod)
+        commitmentPeriods = try container.decodeLenientStringIfPresent(.commitmentPeriods)
+        commitmentExpiresDateMs = try container.decodeLenientStringIfPresent(.commitmentExpiresDateMs)
+        commitmentPrice = try container.decodeLenientStringIfPresent(.commitmentPrice)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -127,6 +146,11 @@ public struct InAppTransaction: Codable, Sendable, Equatable {
         try container.encodeIfPresent(offerIdentifier, forKey: .offerIdentifier)
         try container.encodeIfPresent(offerDiscountType, forKey: .offerDiscountType)
         try container.encodeIfPresent(offerPeriod, forKey: .offerPeriod)
+        try container.encodeIfPresent(billingPlanType, forKey: .billingPlanType)
+        try container.encodeIfPresent(commitmentPeriod, forKey: .commitmentPeriod)
+        try container.encodeIfPresent(commitmentPeriods, forKey: .commitmentPeriods)
+        try container.encodeIfPresent(commitmentExpiresDateMs, forKey: .commitmentExpiresDateMs)
+        try container.encodeIfPresent(commitmentPrice, forKey: .commitmentPrice)
     }
 }
 

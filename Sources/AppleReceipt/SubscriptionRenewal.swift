@@ -19,6 +19,8 @@ public struct SubscriptionRenewal: Codable, Sendable, Equatable {
     /// Where a re-check read the customer's history to (Apple's `revision`): kept on the
     /// subscription's record by the grant, so the next re-check reads only what changed.
     public var historyRevision: String?
+    /// How it renews, when the renewal info says its billing plan (`JWSRenewalInfo.renewalPlanFields`).
+    public var renewalPlan: [String]?
 
     public init(
         originalTransactionID: String, status: String, autoRenew: Int?, graceExpiresAt: Int64?, signedAt: Int64,
@@ -53,6 +55,7 @@ public struct SubscriptionRenewal: Codable, Sendable, Equatable {
         case expirationIntent = "expiration_intent"
         case eligibleWinBackOfferIDs = "eligible_win_back_offer_ids"
         case historyRevision = "history_revision"
+        case renewalPlan = "renewal_plan"
     }
 
     public init(json: JSONValue) throws(JSONShapeError) {
@@ -64,6 +67,7 @@ public struct SubscriptionRenewal: Codable, Sendable, Equatable {
         expirationIntent = try json.intIfPresent("expiration_intent")
         eligibleWinBackOfferIDs = try json.arrayIfPresent("eligible_win_back_offer_ids")?.compactMap(\.string)
         historyRevision = try json.stringIfPresent("history_revision")
+        renewalPlan = try json.arrayIfPresent("renewal_plan")?.compactMap(\.string)
     }
 
     public var json: JSONValue {
@@ -76,6 +80,7 @@ public struct SubscriptionRenewal: Codable, Sendable, Equatable {
             "expiration_intent": expirationIntent.map { .int($0) },
             "eligible_win_back_offer_ids": eligibleWinBackOfferIDs.map { .array($0.map { .string($0) }) },
             "history_revision": historyRevision.json,
+            "renewal_plan": renewalPlan.map { .array($0.map { .string($0) }) },
         ])
     }
 }

@@ -31,5 +31,10 @@ extension InAppTransaction {
         offerIdentifier = transaction.offerIdentifier
         offerDiscountType = transaction.offerDiscountType
         offerPeriod = transaction.offerPeriod
+        billingPlanType = transaction.billingPlanType
+        commitmentPeriod = transaction.commitmentInfo?.billingPeriodNumber.map { String($0) }
+        commitmentPeriods = transaction.commitmentInfo?.totalBillingPeriods.map { String($0) }
+        commitmentExpiresDateMs = transaction.commitmentInfo?.commitmentExpiresDate.map { String($0) }
+        commitmentPrice = transaction.commitmentInfo?.commitmentPrice.map { String($0) }
     }
 }

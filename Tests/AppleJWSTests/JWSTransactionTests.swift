@@ -14,7 +14,9 @@ import Testing
         "inAppOwnershipType":"PURCHASED","signedDate":1764374401234,"revocationDate":1764460800000,"revocationReason":1,
         "revocationType":"REFUND_PRORATED","revocationPercentage":50000,"transactionReason":"RENEWAL","environment":"Sandbox",
         "storefront":"FRA","storefrontId":"143442","price":4990,"currency":"EUR","offerType":2,"offerIdentifier":"winback.1",
-        "offerDiscountType":"PAY_AS_YOU_GO","offerPeriod":"P1M","appTransactionId":"704289572311220010","deviceVerification":"x"}
+        "offerDiscountType":"PAY_AS_YOU_GO","offerPeriod":"P1M","appTransactionId":"704289572311220010","deviceVerification":"x",
+        "billingPlanType":"MONTHLY","commitmentInfo":{"billingPeriodNumber":3,"totalBillingPeriods":12,
+        "commitmentExpiresDate":1793318400000,"commitmentPrice":4990,"later":true}}
         """#
 
     static let cases: [String] = [
@@ -22,6 +24,8 @@ import Testing
         #"{"transactionId":"1","originalTransactionId":"1","bundleId":"b","productId":"p"}"#,
         #"{"transactionId":"1","originalTransactionId":"1","bundleId":"b","productId":"p","quantity":null,"price":null}"#,
         #"{"transactionId":"1","originalTransactionId":"1","bundleId":"b","productId":"p","extra":{"a":[1,2,{"b":null}]}}"#,
+        #"{"transactionId":"1","originalTransactionId":"1","bundleId":"b","productId":"p","commitmentInfo":null}"#,
+        #"{"transactionId":"1","originalTransactionId":"1","bundleId":"b","productId":"p","commitmentInfo":{"commitmentPrice":null}}"#,
         // Names with escapes are the names they spell; names that only begin like one are not it.
         #"{"transaction\u0049d":"1","originalTransactionId":"1","bundleId":"b","productId":"p","pric\u0065":5,"priceX":"a"}"#,
     ]
@@ -35,6 +39,9 @@ import Testing
         #"{"transactionId":"1","originalTransactionId":"1","bundleId":"b","productId":"p","price":1.5}"#,
         #"{"transactionId":"1","originalTransactionId":"1","bundleId":"b","productId":"p","offerType":99999999999999999999}"#,
         #"{"transactionId":"1","originalTransactionId":"1","bundleId":"b","productId":"p","environment":true}"#,
+        #"{"transactionId":"1","originalTransactionId":"1","bundleId":"b","productId":"p","commitmentInfo":[]}"#,
+        #"{"transactionId":"1","originalTransactionId":"1","bundleId":"b","productId":"p","commitmentInfo":{"billingPeriodNumber":"3"}}"#,
+        #"{"transactionId":"1","originalTransactionId":"1","bundleId":"b","productId":"p","billingPlanType":1}"#,
         #"["transactionId"]"#, #"{"transactionId":"1""#, "",
     ]
 
@@ -56,5 +63,7 @@ import Testing
         let transaction = try JWSTransaction.decode(signed: Array(Self.full.utf8))
         #expect(transaction.revocationPercentage == 50000 && transaction.offerPeriod == "P1M" && transaction.price == 4990)
         #expect(transaction.appTransactionID == "704289572311220010" && transaction.quantity == 1 && transaction.environment == "Sandbox")
+        #expect(transaction.billingPlanType == "MONTHLY" && transaction.commitmentInfo == TransactionCommitment(
+            billingPeriodNumber: 3, totalBillingPeriods: 12, commitmentExpiresDate: 1_793_318_400_000, commitmentPrice: 4990))
     }
 }

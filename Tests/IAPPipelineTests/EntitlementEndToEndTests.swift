@@ -125,4 +125,70 @@ import Testing
             })
         }
     }
+
+    /// A monthly subscription with a 12-month commitment (API 1.21): the record keeps the period's
+    /// billing plan and the commitment's fields, and the renewal info's, while it is in one; a
+    /// period billed up front after it takes the commitment's fields off; a retention offer's
+    /// period (`offerType` 5) goes out as such on its `renewed` event.
+    @Test func aCommitmentPlanIsKeptOnTheRecordWhileTheSubscriptionIsInOne() async throws {
+        try await Self.withCatalog { pipeline in
+            let now = Int64(Date().timeIntervalSince1970 * 1000), month: Int64 = 2_592_000_000
+            let api = pipeline.simulator.serverAPI
+            func period(_ id: String, _ index: Int64, plan: String, commitment: TransactionCommitment?, offer: Int? = nil) throws -> String {
+                var transaction = JWSTransaction(
+                    transactionID: id, originalTransactionID: "7300000000000001", webOrderLineItemID: "w\(id)",
+                    bundleID: PipelineHarness.bundleID, productID: "vip.monthly", purchaseDate: now - month + index * 1000,
+                    expiresDate: now + index * month, type: "Auto-Renewable Subscription", signedDate: now - month + index * 1000,
+                    environment: "Sandbox")
+                transaction.billingPlanType = plan
+                transaction.commitmentInfo = commitment
+                transaction.offerType = offer
+                return try api.register(transaction)
+            }
+            let key = pipeline.configuration.keys.subscription(originalTransactionID: "7300000000000001")
+            func record() async throws -> [String: String] { try await pipeline.redis.send("HGETALL", key).stringDictionary }
+
+            let first = try period("7300000000000001", 1, plan: "MONTHLY", commitment: TransactionCommitment(
+                billingPeriodNumber: 1, totalBillingPeriods: 12, commitmentExpiresDate: now + 12 * month, commitmentPrice: 9990))
+            #expect(try await pipeline.terminal(try await pipeline.submit(signed: first)).status == .granted)
+            var fields = try await record()
+            #expect(fields["billing_plan_type"] == "MONTHLY" && fields["commitment_period"] == "1" && fields["commitment_periods"] == "12")
+            #expect(fields["commitment_expires_at"] == String(now + 12 * month) && fields["commitment_price"] == "9990")
+            #expect(try await pipeline.fulfilments().contains {
+                $0["event"] == "granted" && $0["billing_plan_type"] == "MONTHLY" && $0["commitment_period"] == "1"
+            })
+
+            // The renewal info: the commitment will not renew into another one.
+            var renewal = JWSRenewalInfo(originalTransactionID: "7300000000000001", productID: "vip.monthly", environment: "Sandbox")
+            renewal.renewalBillingPlanType = "MONTHLY"
+            renewal.commitmentInfo = RenewalCommitment(
+                autoRenewProductID: "vip.monthly", autoRenewStatus: 0, renewalBillingPlanType: "BILLED_UPFRONT",
+                renewalDate: now + 12 * month, renewalPrice: 99990)
+            let changed = try api.signedNotification(
+                type: "DID_CHANGE_RENEWAL_STATUS", subtype: "AUTO_RENEW_DISABLED", transactionID: "7300000000000001", renewal: renewal)
+            #expect(try await Self.deliver(pipeline, changed).result == "applied")
+            fields = try await record()
+            #expect(fields["renewal_billing_plan_type"] == "MONTHLY" && fields["commitment_renews"] == "0")
+            #expect(fields["commitment_renewal_product_id"] == "vip.monthly" && fields["commitment_renewal_billing_plan_type"] == "BILLED_UPFRONT")
+            #expect(fields["commitment_renewal_at"] == String(now + 12 * month) && fields["commitment_renewal_price"] == "99990")
+
+            // Out of the commitment: a period billed up front, bought with a retention offer.
+            let after = try period("7300000000000002", 2, plan: "BILLED_UPFRONT", commitment: nil, offer: 5)
+            #expect(try await pipeline.terminal(try await pipeline.submit(signed: after)).status == .granted)
+            fields = try await record()
+            #expect(fields["billing_plan_type"] == "BILLED_UPFRONT" && fields["latest_transaction_id"] == "7300000000000002")
+            #expect(["commitment_period", "commitment_periods", "commitment_expires_at", "commitment_price"].allSatisfy { fields[$0] == nil })
+            #expect(try await pipeline.fulfilments().contains {
+                $0["event"] == "renewed" && $0["transaction_id"] == "7300000000000002" && $0["offer_type"] == "5"
+            })
+            renewal.renewalBillingPlanType = "BILLED_UPFRONT"
+            renewal.commitmentInfo = nil
+            let upfront = try api.signedNotification(
+                type: "DID_CHANGE_RENEWAL_STATUS", subtype: "AUTO_RENEW_ENABLED", transactionID: "7300000000000002", renewal: renewal)
+            #expect(try await Self.deliver(pipeline, upfront).result == "applied")
+            fields = try await record()
+            #expect(fields["renewal_billing_plan_type"] == "BILLED_UPFRONT")
+            #expect(["commitment_renews", "commitment_renewal_product_id", "commitment_renewal_at"].allSatisfy { fields[$0] == nil })
+        }
+    }
 }

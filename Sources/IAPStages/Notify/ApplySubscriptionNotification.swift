@@ -73,6 +73,9 @@ package struct SubscriptionChange: Sendable, Equatable {
     package var historyRevision: String?
     /// The app it is bought in (kept on the record; on its `entitlement_changed` and `expired` events).
     package var bundleID: String?
+    /// How it renews, when the renewal info says its billing plan (name, value, …: kept on the
+    /// record, the commitment's renewal fields it lacks taken off); `nil`: the record's stay.
+    package var renewalPlan: [String]?
 
     package init(
         originalTransactionID: String, userID: String? = nil, productID: String?, status: String?, expiresAt: Int64?,
@@ -116,6 +119,7 @@ package struct SubscriptionChange: Sendable, Equatable {
             "eligible_win_back_offer_ids": eligibleWinBackOfferIDs.map { .string($0.joined(separator: ",")) },
             "history_revision": historyRevision.json,
             "bundle_id": bundleID.json,
+            "renewal_plan": renewalPlan.map { .array($0.map { .string($0) }) },
         ])
     }
 }

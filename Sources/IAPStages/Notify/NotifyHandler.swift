@@ -249,6 +249,7 @@ package struct NotifyHandler: JobHandler {
             environment: transaction.environment, autoRenew: autoRenew)
         change.appTransactionID = notification.renewal?.appTransactionID ?? transaction.appTransactionID
         change.eligibleWinBackOfferIDs = notification.renewal?.eligibleWinBackOfferIDs
+        change.renewalPlan = notification.renewal?.renewalPlanFields
         change.bundleID = notification.bundleID ?? transaction.bundleID
         if status == "expired" {
             change.expirationReason = ExpirationReason.of(

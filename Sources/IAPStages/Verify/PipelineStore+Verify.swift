@@ -30,6 +30,7 @@ extension PipelineStore {
         change.appTransactionID = latest?.appTransactionID
         change.eligibleWinBackOfferIDs = renewal.eligibleWinBackOfferIDs
         change.historyRevision = renewal.historyRevision
+        change.renewalPlan = renewal.renewalPlan
         if renewal.status == "expired" { change.expirationReason = ExpirationReason.of(intent: renewal.expirationIntent) }
         return change
     }

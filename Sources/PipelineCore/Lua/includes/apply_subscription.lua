@@ -21,7 +21,8 @@
      kept on an existing record whatever the news' fate: its periods were granted before),
      bundle_id? (the app: on the record, its `entitlement_changed` and `expired` entries),
      period? (a grant's: the period's fields, periodOf, kept when it is the record's latest period,
-     and what the subscription counts in follows: countSubscriber). Absent
+     and what the subscription counts in follows: countSubscriber; keepPeriod), renewal_plan? (the
+     renewal info's billing plan, name, value…: keepRenewalPlan). Absent
      status, expires_at, product_id, entitlements, app_transaction_id, bundle_id keep the record's.
   policy: the re-check schedule (see scheduleRecheck), or nil.
 
@@ -34,6 +35,21 @@
 --- @include "schedule_recheck"
 --- @include "append_event"
 --- @include "count_subscriber"
+
+-- The renewal info's billing plan on the record (`renewal_plan`: name, value, …), and the
+-- commitment's renewal fields it lacks taken off (the subscription is in no commitment now).
+local function keepRenewalPlan(record, plan)
+  local renewalPlanFields = {'commitment_renews', 'commitment_renewal_product_id', 'commitment_renewal_billing_plan_type',
+    'commitment_renewal_at', 'commitment_renewal_price'}
+  if #plan > 0 then redis.call('HSET', record, unpack(plan)) end
+  local given = {}
+  for i = 1, #plan, 2 do given[plan[i]] = true end
+  local gone = {}
+  for _, name in ipairs(renewalPlanFields) do
+    if not given[name] then gone[#gone + 1] = name end
+  end
+  if #gone > 0 then redis.call('HDEL', record, unpack(gone)) end
+end
 
 local function applySubscription(k, s, now, policy)
   local old = redis.call('HMGET', k.subscription, 'event_at', 'status', 'product_id', 'entitlements', 'user_id',
@@ -49,7 +65,7 @@ local function applySubscription(k, s, now, policy)
       redis.call('HSET', k.subscription, 'expires_at', s.expires_at, 'latest_transaction_id', s.transaction_id,
         'updated_at', now)
       if s.period then
-        redis.call('HSET', k.subscription, unpack(s.period))
+        keepPeriod(k.subscription, s.period)
         countSubscriber(k.subscribers, k.subscription)
       end
     end
@@ -74,7 +90,7 @@ local function applySubscription(k, s, now, policy)
   redis.call('HSET', k.subscription, 'user_id', user, 'product_id', product, 'status', s.status, 'expires_at', expires,
     'event_at', s.signed_at, 'cause', s.cause, 'latest_transaction_id', s.transaction_id or old[7] or '',
     'entitlements', entitlements, 'environment', s.environment or '', 'updated_at', now)
-  if s.period then redis.call('HSET', k.subscription, unpack(s.period)) end
+  if s.period then keepPeriod(k.subscription, s.period) end
   if s.grace_expires_at and s.grace_expires_at ~= '' then
     redis.call('HSET', k.subscription, 'grace_expires_at', s.grace_expires_at)
   else
@@ -91,6 +107,8 @@ local function applySubscription(k, s, now, policy)
   else
     app = redis.call('HGET', k.subscription, 'bundle_id')
   end
+  -- How it renews: the renewal info's billing plan and, within a commitment, what that renews into.
+  if s.renewal_plan then keepRenewalPlan(k.subscription, s.renewal_plan) end
   -- Apple's win-back offers the subscriber may have now (StoreKit applies them unsigned).
   if s.eligible_win_back_offer_ids then
     redis.call('HSET', k.subscription, 'eligible_win_back_offer_ids', s.eligible_win_back_offer_ids)

@@ -55,10 +55,40 @@ local function countSubscriber(subscribers, record)
   redis.call('HSET', record, 'counted', now)
 end
 
+-- A 12-month commitment's fields of a period, kept on the subscription's record (keepPeriod).
+local function commitmentFields()
+  return {'commitment_period', 'commitment_periods', 'commitment_expires_at', 'commitment_price'}
+end
+
 -- A period's fields as the subscription's record keeps them while it is the latest (`period` of
 -- applySubscription's news): its offer, currency and storefront (the grant's `sale`: name,
--- value…) and its price as a month's (`mrr`, the grant stage's estimate; '' without one).
+-- value…) and its price as a month's (`mrr`, the grant stage's estimate; '' without one); and
+-- its `billing_plan_type` with, within a 12-month commitment, the commitment's fields, where
+-- the transaction says them.
 local function periodOf(sale, mrr)
-  return {'period_offer', saleField(sale, 'offer_discount_type'), 'period_currency', saleField(sale, 'currency'),
+  local period = {'period_offer', saleField(sale, 'offer_discount_type'), 'period_currency', saleField(sale, 'currency'),
     'period_storefront', saleField(sale, 'storefront'), 'period_mrr', mrr or ''}
+  for _, name in ipairs({'billing_plan_type', unpack(commitmentFields())}) do
+    local value = saleField(sale, name)
+    if value ~= '' then
+      period[#period + 1] = name
+      period[#period + 1] = value
+    end
+  end
+  return period
+end
+
+-- A period's fields on the record. A period that says its billing plan (a signed transaction of
+-- API 1.21 on) says the commitment too: the commitment's fields it lacks are taken off (the
+-- subscription left its commitment). One that does not (a legacy receipt) leaves them as they are.
+local function keepPeriod(record, period)
+  redis.call('HSET', record, unpack(period))
+  local given = {}
+  for i = 1, #period, 2 do given[period[i]] = true end
+  if not given['billing_plan_type'] then return end
+  local gone = {}
+  for _, name in ipairs(commitmentFields()) do
+    if not given[name] then gone[#gone + 1] = name end
+  end
+  if #gone > 0 then redis.call('HDEL', record, unpack(gone)) end
 end
