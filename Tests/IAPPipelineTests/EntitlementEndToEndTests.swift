@@ -157,6 +157,10 @@ import Testing
             #expect(try await pipeline.fulfilments().contains {
                 $0["event"] == "granted" && $0["billing_plan_type"] == "MONTHLY" && $0["commitment_period"] == "1"
             })
+            // The grant record too (what the transactions export reads).
+            let grant = try await pipeline.redis.send("HGETALL", pipeline.configuration.keys.grant(
+                unit: "wol:w7300000000000001", originalTransactionID: "7300000000000001")).stringDictionary
+            #expect(grant["billing_plan_type"] == "MONTHLY" && grant["commitment_periods"] == "12" && grant["commitment_price"] == "9990")
 
             // The renewal info: the commitment will not renew into another one.
             var renewal = JWSRenewalInfo(originalTransactionID: "7300000000000001", productID: "vip.monthly", environment: "Sandbox")

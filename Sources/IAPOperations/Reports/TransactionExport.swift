@@ -14,12 +14,13 @@ package struct TransactionExport: Sendable {
         "unit", "transaction_id", "original_transaction_id", "user_id", "product_id", "quantity", "environment", "source",
         "granted_at", "purchase_date", "price_milliunits", "currency", "storefront", "in_app_ownership_type", "offer_type",
         "offer_identifier", "offer_discount_type", "app_transaction_id", "adopted", "revoked_at", "revoked_quantity",
-        "revocation_type", "revocation_percentage", "revocation_reason", "reinstated_at",
+        "revocation_type", "revocation_percentage", "revocation_reason", "reinstated_at", "billing_plan_type",
+        "commitment_period", "commitment_periods", "commitment_expires_at", "commitment_price",
     ]
     /// The grant record's field of each column (the same name but for the price).
     static let fields = columns.map { $0 == "price_milliunits" ? "price" : $0 }
     /// Columns that are times in ms on the record, written as ISO 8601 (UTC).
-    static let times: Set<String> = ["granted_at", "purchase_date", "revoked_at", "reinstated_at"]
+    static let times: Set<String> = ["granted_at", "purchase_date", "revoked_at", "reinstated_at", "commitment_expires_at"]
 
     package enum Format: String, Sendable, CaseIterable { case ndjson, csv }
 
