@@ -204,7 +204,8 @@ public enum Settings {
     public static let productsFile = Setting(
         "IAP_PRODUCTS_FILE", .file, unset: "required by the deduper and the notifier; the intake and iapctl user need it for entitlements",
         help: "the product catalog (JSON): each product's type and optional daily_limit_per_user, entitlements, subscription_group "
-            + "and offers (each offer id's eligibility: any, lapsed or new)",
+            + "and offers (each offer id's eligibility: any, lapsed or new); optional refund_preference rules (docs/security.md, "
+            + "refund answers by rule)",
         readBy: [.intake, .deduper, .notifier, .iapctl, .console])
     public static let currencies = Setting(
         "IAP_CURRENCIES", .list, unset: "any",
@@ -243,8 +244,8 @@ public enum Settings {
         help: "the refund preference the notifier sends when it answers Apple's CONSUMPTION_REQUEST for users who consented: "
             + "none (it does not answer), decline, grant_full or grant_prorated, or a map by Apple's consumptionRequestReason "
             + "(UNINTENDED_PURCHASE=grant_full,FULFILLMENT_ISSUE=grant_full,default=decline; UNSATISFIED_WITH_PURCHASE, LEGAL, "
-            + "OTHER; a reason the map does not name takes default; none in a map: the facts without a preference); needs the "
-            + "Server API key",
+            + "OTHER; a reason the map does not name takes default; none in a map: the facts without a preference); the catalog's "
+            + "refund_preference rules, if any, answer first and this is the rule of last resort; needs the Server API key",
         readBy: [.notifier])
 
     public static let setAppAccountTokens = Setting(

@@ -2,6 +2,8 @@ import AppStoreServerAPI
 import AppleJWS
 import AppleSimulator
 import Foundation
+import IAPSettings
+import Logging
 import PipelineCore
 import IAPStages
 import PipelineTestSupport
@@ -179,6 +181,63 @@ import Testing
             #expect(try await pipeline.redis.send("EXISTS", pipeline.configuration.keys.consumption(user: "player-1")).int == 0)
             let long = try await Self.record(pipeline, String(repeating: "9", count: 129), #"{"delivery_status": "DELIVERED"}"#)
             #expect((long.json["error"] as? [String: Any])?["code"] as? String == "invalid_transaction_id")
+        }
+    }
+
+    /// The catalog's rules answer before `IAP_REFUND_PREFERENCE`: a purchase in Japan by its
+    /// storefront rule, one elsewhere by the setting. Each answer records its rule (the grant
+    /// record, the request's event), and Apple's outcome is counted by it in the refunds report.
+    @Test func aRequestIsAnsweredByItsStorefrontsRuleAndTheOutcomeCountedByRule() async throws {
+        var catalog = try #require(try JSONSerialization.jsonObject(with: Data(PipelineHarness.catalogJSON.utf8)) as? [String: Any])
+        catalog["refund_preference"] = [
+            ["name": "repeat_refunder", "when": ["refunds_before": ["at_least": 3]], "preference": "decline"],
+            ["name": "japan", "when": ["storefront": ["JPN"], "delivered": true], "preference": "grant_full"],
+        ]
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("products-\(UUID().uuidString).json")
+        try JSONSerialization.data(withJSONObject: catalog).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let settings = Self.answering.merging(["IAP_PRODUCTS_FILE": file.path]) { $1 }
+        try await withPipeline(serverAPI: true, environment: settings) { pipeline in
+            let api = pipeline.simulator.serverAPI
+            var japanese = SignedFixture.consumable("6000000000000031")
+            japanese.storefront = "JPN"
+            var french = SignedFixture.consumable("6000000000000032")
+            french.storefront = "FRA"
+            for transaction in [japanese, french] {
+                #expect(try await pipeline.terminal(try await pipeline.submit(signed: try api.register(transaction))).status == .granted)
+            }
+            try await Self.consent(pipeline, "player-1", true)
+            #expect(try await Self.consumptionRequest(pipeline, "6000000000000031").result == "consumption_sent")
+            #expect(try await Self.consumptionRequest(pipeline, "6000000000000032").result == "consumption_sent")
+            #expect(api.consumptionReports(transactionID: "6000000000000031").last?["refundPreference"] == "GRANT_FULL")
+            #expect(api.consumptionReports(transactionID: "6000000000000032").last?["refundPreference"] == "DECLINE")
+            let record = try await pipeline.redis.send(
+                "HGETALL", pipeline.configuration.keys.grant(unit: "6000000000000031", originalTransactionID: "6000000000000031")
+            ).stringDictionary
+            #expect(record["refund_rule"] == "japan")
+            let requests = try await pipeline.fulfilments().filter { $0["event"] == "refund_answered" }
+            #expect(Set(requests.compactMap { $0["refund_rule"] }) == ["japan", "IAP_REFUND_PREFERENCE"])
+
+            // Apple refunds the one and declines the other: each outcome by the rule that answered.
+            let refund = try api.signedNotification(type: "REFUND", transactionID: "6000000000000031")
+            #expect(try await pipeline.terminal(try #require(try await pipeline.notify(refund).json["ticket"] as? String)).result == "revoked")
+            let declined = try api.signedNotification(type: "REFUND_DECLINED", transactionID: "6000000000000032")
+            _ = try await pipeline.terminal(try #require(try await pipeline.notify(declined).json["ticket"] as? String))
+            #expect(try await pipeline.fulfilments().contains { $0["event"] == "revoked" && $0["refund_rule"] == "japan" })
+            let rows = try await BusinessReportTests.report(pipeline, "refunds", by: "product")
+            let gold = rows.first { $0["product_id"] as? String == "gold.100" }
+            // Rules without the setting would answer nothing: the notifier refuses to start, naming both.
+            var unset = pipeline.configuration
+            unset.errands.refundPreference = nil
+            #expect {
+                try StageAssembly(configuration: unset, store: pipeline.store, logger: Logger(label: "test")).handler(for: .notify)
+            } throws: { error in
+                (error as? ConfigurationError)?.variable == "IAP_REFUND_PREFERENCE" && "\(error)".contains("repeat_refunder")
+            }
+            #expect(BusinessReportTests.figures(gold, [
+                "answered_by_rule_japan", "answered_by_rule_IAP_REFUND_PREFERENCE", "refunded_by_rule_japan",
+                "declined_by_rule_IAP_REFUND_PREFERENCE",
+            ]) == [1, 1, 1, 1], "\(rows)")
         }
     }
 }

@@ -77,7 +77,8 @@ package struct BusinessReport: Sendable, Equatable {
 
     /// The columns every row of a report has, in order (a subscriptions report adds
     /// `expired_<reason>` for each reason seen, a refunds report `refund_requests_<reason>`,
-    /// `refunded_after_request_<reason>` and `declined_after_request_<reason>`).
+    /// `refunded_after_request_<reason>` and `declined_after_request_<reason>`, and by the refund rule
+    /// that answered: `answered_by_rule_<rule>`, `refunded_by_rule_<rule>`, `declined_by_rule_<rule>`).
     package static func columns(of report: ReportQuery.Report) -> [String] {
         switch report {
         case .revenue:
@@ -114,7 +115,9 @@ package struct BusinessReport: Sendable, Equatable {
     /// reason (`<figure>_<reason>`): why subscriptions expired, why customers asked for refunds and
     /// what Apple then did.
     static let byReason: [ReportQuery.Report: [String]] = [
-        .subscriptions: ["expired"], .refunds: ["refund_requests", "refunded_after_request", "declined_after_request"],
+        .subscriptions: ["expired"],
+        .refunds: ["refund_requests", "refunded_after_request", "declined_after_request", "answered_by_rule", "refunded_by_rule",
+                   "declined_by_rule"],
     ]
 
     private static func isByReason(_ column: String) -> Bool {

@@ -78,19 +78,26 @@ package struct StageAssembly: Sendable {
             retention: RetentionSweep(settings: configuration.retention))
     }
 
-    /// Consumption requests are answered when a refund preference is set, and app account tokens
-    /// set and consumables finished at Apple, with the Server API keys.
+    /// Consumption requests are answered when a refund preference is set (the catalog's rules
+    /// first, if any: rules without the setting are refused), and app account tokens set and
+    /// consumables finished at Apple, with the Server API keys.
     private func notify() throws(ConfigurationError) -> NotifyHandler {
         if configuration.errands.refundPreference != nil, clients.isEmpty {
             throw ConfigurationError(
                 "IAP_REFUND_PREFERENCE", "answering consumption requests needs the App Store Server API key (IAP_APPLE_API_*)")
+        }
+        let catalog = try requiredCatalog()
+        if configuration.errands.refundPreference == nil, let rule = catalog.refundRules.first {
+            throw ConfigurationError(
+                "IAP_REFUND_PREFERENCE",
+                "the catalog's refund_preference rules (\(rule.name), …) answer consumption requests only when IAP_REFUND_PREFERENCE is set: set it (the rule of last resort), or take the rules out")
         }
         let apps = clients.isEmpty ? nil : EachApp(clients.map { ($0.bundleID, $0.client) })
         let answering = configuration.errands.refundPreference.flatMap { preference in
             apps.map { ConsumptionAnswering(apps: $0, preferences: preference, retryPolicy: configuration.retryPolicy) }
         }
         return NotifyHandler(
-            catalog: try requiredCatalog(), consumption: answering,
+            catalog: catalog, consumption: answering,
             accountTokens: apps.map { AccountTokenErrands(apps: $0, retryPolicy: configuration.retryPolicy) })
     }
 

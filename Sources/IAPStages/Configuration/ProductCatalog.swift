@@ -24,6 +24,9 @@ package struct ProductCatalog: Sendable, Equatable {
     /// `offers` of an auto-renewable product: each promotional offer id the server may
     /// sign (`POST /v1/offers/signatures`) and who may get it.
     package var offers: [String: [String: OfferEligibility]]
+    /// `refund_preference`: how a consumption request is answered, by rule (the first that
+    /// matches; none: `IAP_REFUND_PREFERENCE`).
+    package var refundRules: [RefundRule] = []
 
     /// Who may get an offer: anyone, a lapsed subscriber of the product's group (had it, not active
     /// now), or someone who never had the group.
@@ -51,7 +54,8 @@ package struct ProductCatalog: Sendable, Equatable {
 
     /// Reads `{"products": {"<product_id>": {"type": "consumable" | …, "daily_limit_per_user": N?,
     /// "entitlements": ["premium", …]?, "subscription_group": "…"?,
-    /// "offers": {"<offer id>": {"eligibility": "any" | "lapsed" | "new"}}?}}}`.
+    /// "offers": {"<offer id>": {"eligibility": "any" | "lapsed" | "new"}}?}},
+    /// "refund_preference": [rule, …]?}` (`RefundRule`).
     package init(json: Data) throws {
         struct File: Decodable {
             struct Entry: Decodable {
@@ -74,6 +78,7 @@ package struct ProductCatalog: Sendable, Equatable {
             var products: [String: Entry]
         }
         let file = try JSONDecoder().decode(File.self, from: json)
+        let rules = try RefundRule.rules((try JSONSerialization.jsonObject(with: json) as? [String: Any])?["refund_preference"])
         for (product, entry) in file.products.sorted(by: { $0.key < $1.key }) {
             if (entry.dailyLimitPerUser ?? 1) < 1 {
                 throw CatalogError(reason: "\(product): daily_limit_per_user must be at least 1")
@@ -103,6 +108,7 @@ package struct ProductCatalog: Sendable, Equatable {
             offers: file.products.compactMapValues { entry in
                 entry.offers.flatMap { $0.isEmpty ? nil : $0.mapValues(\.eligibility) }
             })
+        refundRules = rules
     }
 
     /// Several apps' catalogs as one (`IAP_APPS_FILE`): a product id two apps both define must be
@@ -110,7 +116,16 @@ package struct ProductCatalog: Sendable, Equatable {
     package static func merged(_ catalogs: [(name: String, catalog: ProductCatalog)]) throws -> ProductCatalog {
         var merged = ProductCatalog(products: [:])
         var definedBy: [String: String] = [:]
+        var rulesBy: String?
         for (name, catalog) in catalogs {
+            // One set of refund rules for every app: a consumption request is answered by the fleet's notifier.
+            if !catalog.refundRules.isEmpty {
+                if let first = rulesBy, merged.refundRules != catalog.refundRules {
+                    throw CatalogError(reason: "refund_preference differs between \(first) and \(name): give the apps the same rules")
+                }
+                rulesBy = rulesBy ?? name
+                merged.refundRules = catalog.refundRules
+            }
             for (product, type) in catalog.products.sorted(by: { $0.key < $1.key }) {
                 if let first = definedBy[product] {
                     guard merged.products[product] == type, merged.dailyLimits[product] == catalog.dailyLimits[product],

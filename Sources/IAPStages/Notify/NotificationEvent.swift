@@ -1,3 +1,4 @@
+import AppStoreServerAPI
 import AppleJWS
 import PipelineCore
 
@@ -38,6 +39,30 @@ package enum NotificationEvent {
              .renewalExtension, .revoke, .subscribed, .test, nil:
             return nil
         }
+        return withCommonFields(fields, of: notification, now: now)
+    }
+
+    /// `refund_answered`: the answer to a `CONSUMPTION_REQUEST` that Apple took: the rule that
+    /// chose the refund preference (what the day's figures count it by, `answered_by_rule:<rule>`),
+    /// the preference (`NONE`: the facts alone) and delivery status sent, the request's reason,
+    /// and the purchase's storefront and currency (its cell in the figures).
+    package static func refundAnswered(
+        _ notification: VerifiedNotification, information: ConsumptionInformation, rule: String, now: Int64
+    ) -> [String: String] {
+        var fields = [
+            "event": "refund_answered", "refund_rule": rule, "refund_preference": information.refundPreference?.rawValue ?? "NONE",
+            "delivery_status": information.deliveryStatus.rawValue,
+            "consumption_request_reason": notification.consumptionRequestReason ?? "",
+        ]
+        fields["storefront"] = notification.transaction?.storefront
+        fields["currency"] = notification.transaction?.currency
+        return withCommonFields(fields, of: notification, now: now)
+    }
+
+    /// What every normalised event says of its notification and purchase.
+    private static func withCommonFields(_ fields: [String: String], of notification: VerifiedNotification, now: Int64) -> [String: String] {
+        let transaction = notification.transaction
+        var fields = fields
         fields["source"] = "notification"
         fields["notification_uuid"] = notification.uuid
         fields["changed_at"] = String(now)
@@ -47,7 +72,7 @@ package enum NotificationEvent {
         if let transaction {
             fields["transaction_id"] = transaction.transactionID
             fields["product_id"] = transaction.productID
-        } else if let product = renewal?.productID {
+        } else if let product = notification.renewal?.productID {
             fields["product_id"] = product
         }
         return fields

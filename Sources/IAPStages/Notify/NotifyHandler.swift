@@ -193,9 +193,10 @@ package struct NotifyHandler: JobHandler {
             await record(notification, result: "consumption_not_consented", held: held)
             return
         }
+        guard let (preference, rule) = await refundPreference(transaction, facts: facts, answering: answering, notification: notification, held: held)
+        else { return }
         let information = Self.consumptionInformation(
-            facts, autoRenewable: catalog.products[transaction.productID] == .autoRenewable,
-            preference: answering.preferences.preference(for: notification.consumptionRequestReason))
+            facts, autoRenewable: catalog.products[transaction.productID] == .autoRenewable, preference: preference)
         let environment: ServerAPIEnvironment = transaction.environment == "Sandbox" ? .sandbox : .production
         let attempt = job.attempts + 1
         let answer = await answering.apps.of(transaction.bundleID).sendConsumptionInformation(
@@ -206,9 +207,12 @@ package struct NotifyHandler: JobHandler {
                 "transaction_id": "\(transaction.transactionID)", "delivery_status": "\(information.deliveryStatus.rawValue)",
                 "consumption_percentage": "\(information.consumptionPercentage.map(String.init) ?? "-")",
                 "refund_preference": "\(information.refundPreference?.rawValue ?? "-")",
-                "reason": "\(notification.consumptionRequestReason ?? "-")",
+                "reason": "\(notification.consumptionRequestReason ?? "-")", "refund_rule": "\(rule)",
             ])
-            await record(notification, result: "consumption_sent", held: held)
+            await record(
+                notification, result: "consumption_sent", rule: rule,
+                answer: NotificationEvent.refundAnswered(notification, information: information, rule: rule, now: currentTimeMs()),
+                held: held)
         case .notFound:
             await record(notification, result: "consumption_transaction_not_found", held: held)
         case .refused(let errorCode, let detail):
@@ -217,6 +221,35 @@ package struct NotifyHandler: JobHandler {
         case .unauthorized, .misconfigured, .transient:
             await deadLetterOrRetry(answer, held: held, attempt: attempt, policy: answering.retryPolicy)
         }
+    }
+
+    /// The preference to send and the rule that chose it: the catalog's first `refund_preference`
+    /// rule that matches the request's facts, else `IAP_REFUND_PREFERENCE` (named so). The user's
+    /// refunds are read only when a rule asks about them. `nil`: the read failed (the job retries).
+    private func refundPreference(
+        _ transaction: JWSTransaction, facts: PipelineStore.ConsumptionFacts, answering: ConsumptionAnswering,
+        notification: VerifiedNotification, held: HeldJob
+    ) async -> (ConsumptionInformation.RefundPreference?, String)? {
+        let rules = catalog.refundRules
+        guard !rules.isEmpty else {
+            return (answering.preferences.preference(for: notification.consumptionRequestReason), RefundRule.lastResort)
+        }
+        var refunds = 0.0
+        if rules.contains(where: { $0.conditions.refundsBefore != nil }), let user = facts.user {
+            guard let count = await held.worker.transition(reading: "read_refund_count", {
+                try await held.worker.store.refundCount(of: user)
+            }) else { return nil }
+            refunds = count
+        }
+        let delivered = (facts.recorded?.deliveryStatus ?? (facts.delivered ? .delivered : .undeliveredOther)) == .delivered
+        let now = Double(currentTimeMs())
+        let known = RefundFacts(
+            reason: notification.consumptionRequestReason, storefront: transaction.storefront,
+            daysSincePurchase: transaction.purchaseDate.map { (now - Double($0)) / 86_400_000 },
+            consumedPercent: facts.recorded?.percentage.map { Double($0) / 1000 }, refundsBefore: refunds,
+            delivered: delivered, sandbox: transaction.environment == "Sandbox")
+        if let rule = RefundRule.first(of: rules, matching: known) { return (rule.preference, rule.name) }
+        return (answering.preferences.preference(for: notification.consumptionRequestReason), RefundRule.lastResort)
     }
 
     /// What is sent: the game's recorded delivery status, else the books' (granted and not taken
@@ -292,12 +325,13 @@ package struct NotifyHandler: JobHandler {
     /// Keeps the notification on its original transaction's history (or nowhere when it has none)
     /// and finishes its ticket with `result` (by default `recorded`, or `ignored` without a transaction).
     private func record(
-        _ notification: VerifiedNotification, result: String? = nil, held: HeldJob
+        _ notification: VerifiedNotification, result: String? = nil, rule: String? = nil, answer: [String: String]? = nil,
+        held: HeldJob
     ) async {
         let (payload, job, worker) = (held.payload, held.job, held.worker)
         let entry = String(decoding: canonicalJSON(NotificationEntry(notification)), as: UTF8.self)
         let original = notification.originalTransactionID
-        let event = NotificationEvent.fields(of: notification, now: currentTimeMs())
+        let event = answer ?? NotificationEvent.fields(of: notification, now: currentTimeMs())
         // An Apple Account's news (RESCIND_CONSENT) goes to each user who bought on or bound it.
         var users: [String]?
         if let account = notification.appTransaction?.appTransactionID, !account.isEmpty, event != nil {
@@ -306,7 +340,7 @@ package struct NotifyHandler: JobHandler {
             }) else { return }
             users = read
         }
-        let refundRequest = refundRequestMark(of: notification)
+        let refundRequest = refundRequestMark(of: notification, rule: rule)
         await held.move(by: RecordNotification.self) { [users] in
             try await worker.store.recordNotification(
                 payload, member: worker.member, job: job, result: result ?? (original == nil ? "ignored" : "recorded"), entry: entry,
@@ -319,14 +353,14 @@ package struct NotifyHandler: JobHandler {
     /// (`REFUND_DECLINED`), for a purchase of the catalog: what its grant record keeps or its
     /// event reads, so that the outcome is counted by the request's reason (a refund's, by
     /// `revoke_grant`).
-    private func refundRequestMark(of notification: VerifiedNotification) -> RecordNotification.RefundRequestMark? {
+    private func refundRequestMark(of notification: VerifiedNotification, rule: String?) -> RecordNotification.RefundRequestMark? {
         guard let transaction = notification.transaction,
             let unit = catalog.grantUnit(for: InAppTransaction(signed: transaction))
         else { return nil }
         switch notification.notificationType {
         case .consumptionRequest:
             let reason = notification.consumptionRequestReason.flatMap { $0.isEmpty ? nil : $0 } ?? "unknown"
-            return .asked(unit: unit, reason: reason)
+            return .asked(unit: unit, reason: reason, rule: rule)
         case .refundDeclined: return .declined(unit: unit)
         default: return nil
         }

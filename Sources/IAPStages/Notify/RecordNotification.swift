@@ -19,6 +19,7 @@ package struct RecordNotification: PipelineScript {
         ]
         var transactionID: String?
         var askedReason: String?
+        var rule: String?
         switch record {
         case .history(let original):
             list.append(keys.notifications(originalTransactionID: original))
@@ -26,6 +27,7 @@ package struct RecordNotification: PipelineScript {
             if let refundRequest {
                 list.append(keys.grant(unit: refundRequest.unit, originalTransactionID: original))
                 askedReason = refundRequest.askedReason
+                rule = refundRequest.rule
             }
         case .unclaimed(let id, let original):
             list.append(keys.ofPurchase(originalTransactionID: original).unclaimed)
@@ -39,6 +41,7 @@ package struct RecordNotification: PipelineScript {
             "event": event.map { .object($0.mapValues(JSONValue.string)) },
             "users": users.map { .array($0.map(JSONValue.string)) },
             "refund_request_reason": askedReason.json,
+            "refund_rule": rule.json,
         ]).canonicalText]
     }
 
@@ -47,18 +50,23 @@ package struct RecordNotification: PipelineScript {
     package enum RefundRequestMark: Sendable, Equatable {
         /// `CONSUMPTION_REQUEST`: the record (when the purchase was granted) keeps the reason
         /// (`refund_request_reason`, `refund_requested_at`).
-        case asked(unit: String, reason: String)
+        case asked(unit: String, reason: String, rule: String?)
         /// `REFUND_DECLINED`: its `refund_declined` entry carries the reason the record kept.
         case declined(unit: String)
 
         var unit: String {
             switch self {
-            case .asked(let unit, _), .declined(let unit): unit
+            case .asked(let unit, _, _), .declined(let unit): unit
             }
         }
 
+        /// The rule that answered it (`RefundRule`'s name, or `IAP_REFUND_PREFERENCE`): `nil` when it was not answered.
+        var rule: String? {
+            if case .asked(_, _, let rule) = self { rule } else { nil }
+        }
+
         var askedReason: String? {
-            if case .asked(_, let reason) = self { reason } else { nil }
+            if case .asked(_, let reason, _) = self { reason } else { nil }
         }
     }
 

@@ -24,7 +24,9 @@
                        unclaimed hash's field; absent: KEYS[5] is the list), event? (the stream
                        entry's fields but `user_id`), users? (the event goes to each of these users
                        instead of the owner: an Apple Account's, for RESCIND_CONSENT; empty: to nobody named),
-                       refund_request_reason? (with KEYS[8]: a CONSUMPTION_REQUEST's)
+                       refund_request_reason? (with KEYS[8]: a CONSUMPTION_REQUEST's), refund_rule?
+                       (the rule that answered it: kept on the record, on the request's event, and
+                       carried by the outcome's event as refund_request_reason is)
   Output:
     1 recorded, 0 the worker no longer holds the job, -1 its ticket is gone
 ]]
@@ -48,8 +50,16 @@ end
 if grant and redis.call('EXISTS', grant) == 1 then
   if a.refund_request_reason then
     redis.call('HSET', grant, 'refund_request_reason', a.refund_request_reason, 'refund_requested_at', a.now)
+    -- The rule that answered it (none: not answered), so that Apple's outcome is counted by rule too.
+    if a.refund_rule then
+      redis.call('HSET', grant, 'refund_rule', a.refund_rule)
+    else
+      redis.call('HDEL', grant, 'refund_rule')
+    end
   elseif a.event then
-    a.event.refund_request_reason = redis.call('HGET', grant, 'refund_request_reason') or nil
+    local kept = redis.call('HMGET', grant, 'refund_request_reason', 'refund_rule')
+    a.event.refund_request_reason = kept[1] or nil
+    a.event.refund_rule = kept[2] or nil
   end
 end
 if a.event and a.users and #a.users > 0 then

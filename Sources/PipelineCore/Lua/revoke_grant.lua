@@ -69,10 +69,15 @@ local function revokedEntry(taken)
     tail[#tail + 1] = percentage
   end
   -- The customer asked for it (CONSUMPTION_REQUEST): why, so the outcome is counted by reason.
-  local asked = redis.call('HGET', record, 'refund_request_reason')
-  if asked then
+  local asked = redis.call('HMGET', record, 'refund_request_reason', 'refund_rule')
+  if asked[1] then
     tail[#tail + 1] = 'refund_request_reason'
-    tail[#tail + 1] = asked
+    tail[#tail + 1] = asked[1]
+  end
+  -- And the rule that answered it, so the outcome is counted by rule.
+  if asked[2] then
+    tail[#tail + 1] = 'refund_rule'
+    tail[#tail + 1] = asked[2]
   end
   appendEvent(stream, events, (grantEntry(record, {'event', 'revoked', 'source', a.source or 'notification'}, tail)))
 end

@@ -27,7 +27,10 @@
     `refund_requests:<consumption_request_reason>` 1 (lowercase; `unknown` when Apple said none);
   - Apple's outcome of a request (the purchase's record keeps the request's reason, which the
     `revoked` and `refund_declined` entries carry as `refund_request_reason`):
-    `refunded_after_request:<reason>` 1 with the refund, `declined_after_request:<reason>` 1.
+    `refunded_after_request:<reason>` 1 with the refund, `declined_after_request:<reason>` 1;
+    and by the rule that answered the request (`refund_rule`, as the entries carry it too):
+    `answered_by_rule:<rule>` 1 with its `refund_answered` entry, `refunded_by_rule:<rule>` 1 with
+    the refund, `declined_by_rule:<rule>` 1.
 
   countStatusChange(figures, f, from, to): a subscription's status moving `from` → `to`
   (applySubscription, in the step that moves it; `f`: environment, product_id): into billing
@@ -70,6 +73,7 @@ local function countRefund(figures, f)
   addFigure(figures, f, 'refunded_units', taken)
   -- A refund the customer asked for (a CONSUMPTION_REQUEST before it): Apple's outcome, by reason.
   if f.refund_request_reason then addFigure(figures, f, 'refunded_after_request:' .. string.lower(f.refund_request_reason), 1) end
+  if f.refund_rule then addFigure(figures, f, 'refunded_by_rule:' .. f.refund_rule, 1) end
   if not price then return addFigure(figures, f, 'refunds_unpriced', 1) end
   if f.revocation_type == 'REFUND_PRORATED' and share and (tonumber(f.quantity) or 1) == 1 then
     addFigure(figures, f, 'refunds_gross', math.floor(price * share / 100000))
@@ -100,10 +104,13 @@ local function countFigures(figures, f)
     if f.refund_request_reason then
       addFigure(figures, f, 'declined_after_request:' .. string.lower(f.refund_request_reason), 1)
     end
+    if f.refund_rule then addFigure(figures, f, 'declined_by_rule:' .. f.refund_rule, 1) end
   elseif event == 'notification' and f.notification_type == 'CONSUMPTION_REQUEST' then
     local reason = f.consumption_request_reason
     addFigure(figures, f, 'refund_requests', 1)
     addFigure(figures, f, 'refund_requests:' .. ((reason and reason ~= '') and string.lower(reason) or 'unknown'), 1)
+  elseif event == 'refund_answered' then
+    addFigure(figures, f, 'answered_by_rule:' .. (f.refund_rule or 'unknown'), 1)
   end
 end
 
