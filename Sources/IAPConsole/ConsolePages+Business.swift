@@ -23,7 +23,8 @@ extension ConsolePages {
         let subscriptions = report(.subscriptions, by: .currency).totals.first
         let churn = Self.churn(subscriptions)
         let now = Self.subscribersNow(SubscriberSnapshot(cells: cells, environment: environment, by: .currency))
-        let requests = Self.refundRequests(report(.refunds, by: .currency).totals)
+        let refunds = report(.refunds, by: .currency).totals
+        let requests = Self.refundRequests(refunds), answers = Self.refundAnswers(refunds)
         let products = Self.top(report(.revenue, by: .product)), storefronts = Self.top(report(.revenue, by: .storefront))
         return [
             "title": "Business", "from": from.description, "to": to.description, "environment": environment,
@@ -32,7 +33,7 @@ extension ConsolePages {
             "charts": BusinessChart.charts(byDay, from: from, to: to),
             "subscriptions": Self.subscriptionLines(subscriptions),
             "churn": churn, "hasChurn": !churn.isEmpty, "now": now, "hasNow": !now.isEmpty,
-            "requests": requests, "hasRequests": !requests.isEmpty,
+            "requests": requests, "hasRequests": !requests.isEmpty, "answers": answers, "hasAnswers": !answers.isEmpty,
             "products": products, "hasProducts": !products.isEmpty, "storefronts": storefronts, "hasStorefronts": !storefronts.isEmpty,
             "unpriced": byDay.unpricedPurchases, "hasUnpriced": byDay.unpricedPurchases > 0,
             "note": "Apple's customer price, in each currency (never converted), not proceeds.",
@@ -71,6 +72,23 @@ extension ConsolePages {
         }
         return byReason.sorted { ($1.value[0], $0.key) < ($0.value[0], $1.key) }.map {
             ["reason": $0.key.replacingOccurrences(of: "_", with: " "), "requests": $0.value[0], "refunded": $0.value[1], "declined": $0.value[2]]
+        }
+    }
+
+    /// The window's answers to refund requests by the rule that chose the preference (the
+    /// catalog's, or `IAP_REFUND_PREFERENCE`), and what Apple then did, most first.
+    static func refundAnswers(_ totals: [BusinessReport.Row]) -> [[String: Any]] {
+        var byRule: [String: [Int64]] = [:]
+        for row in totals {
+            for (column, value) in row.figures where value > 0 {
+                for (index, prefix) in ["answered_by_rule_", "refunded_by_rule_", "declined_by_rule_"].enumerated()
+                where column.hasPrefix(prefix) {
+                    byRule[String(column.dropFirst(prefix.count)), default: [0, 0, 0]][index] += value
+                }
+            }
+        }
+        return byRule.sorted { ($1.value[0], $0.key) < ($0.value[0], $1.key) }.map {
+            ["rule": $0.key, "answered": $0.value[0], "refunded": $0.value[1], "declined": $0.value[2]]
         }
     }
 

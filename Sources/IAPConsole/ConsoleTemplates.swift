@@ -71,6 +71,10 @@ enum ConsoleTemplates {
         <table class="requests"><thead><tr><th>the customer’s reason</th><th>requests</th><th>Apple refunded</th><th>Apple declined</th></tr></thead><tbody>
         {{#requests}}<tr data-reason="{{reason}}"><td>{{reason}}</td><td class="n">{{requests}}</td><td class="n">{{refunded}}</td><td class="n">{{declined}}</td></tr>{{/requests}}
         </tbody></table>{{/hasRequests}}
+        {{#hasAnswers}}<h2>Refund answers by rule</h2>
+        <table class="answers"><thead><tr><th>rule</th><th>answered</th><th>Apple refunded</th><th>Apple declined</th></tr></thead><tbody>
+        {{#answers}}<tr data-rule="{{rule}}"><td>{{rule}}</td><td class="n">{{answered}}</td><td class="n">{{refunded}}</td><td class="n">{{declined}}</td></tr>{{/answers}}
+        </tbody></table>{{/hasAnswers}}
         <h2>Products with the most purchases</h2>
         {{#hasProducts}}<table class="top"><thead><tr><th>product</th><th>currency</th><th>purchases</th><th>gross</th><th>refunds</th><th>net</th></tr></thead><tbody>
         {{#products}}<tr><td>{{name}}</td><td>{{currency}}</td><td class="n">{{purchases}}</td><td class="n">{{gross}}</td><td class="n">{{refunds}}</td><td class="n">{{net}}</td></tr>{{/products}}

@@ -16,6 +16,8 @@ import Testing
             ("units|Production|DEU|EUR|vip.yearly", 1), ("gross|Production|DEU|EUR|vip.yearly", 1_234_500),
             ("subscriptions_started|Production|DEU|EUR|vip.yearly", 1), ("expired:voluntary|Production|||vip.monthly", 2),
             ("purchases|Sandbox|USA|USD|gems.small", 7), ("gross|Sandbox|USA|USD|gems.small", 34_930),
+            ("answered_by_rule:japan|Production|JPN|JPY|gems.small", 3), ("refunded_by_rule:japan|Production|JPN|JPY|gems.small", 2),
+            ("answered_by_rule:<b>x</b>|Production|USA|USD|gems.small", 1),
         ] {
             _ = try await pipeline.redis.send("HINCRBY", key, field, String(value))
         }
@@ -33,6 +35,9 @@ import Testing
             #expect(!page.body.contains("$34.93"))
             #expect(page.body.contains("<svg class=\"bars\"") && page.body.contains("<rect class=\"gross\"") && page.body.components(separatedBy: "<script").count == 2)
             #expect(page.body.contains("<td>voluntary</td><td class=\"n\">2</td>"))
+            // Refund answers by the rule that chose them, and Apple's outcome; a rule's name as text.
+            #expect(page.body.contains("<td>japan</td><td class=\"n\">3</td><td class=\"n\">2</td><td class=\"n\">0</td>"), "\(page.body)")
+            #expect(page.body.contains("&lt;b&gt;x&lt;/b&gt;") && !page.body.contains("<b>x</b>"))
             #expect(page.body.contains("<td>vip.yearly</td><td>EUR</td><td class=\"n\">1</td><td class=\"n\">€1.234,50</td>"))
             // The JSON twin: the same values.
             let json = try await console.send(.GET, "/business?days=90", cookie: oscar, headers: [("Accept", "application/json")])
