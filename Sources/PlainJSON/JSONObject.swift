@@ -139,9 +139,13 @@ public struct JSONObject: Sendable {
     }
 
     /// Sets the member read as `name`'s bytes (the reader's: its prefix taken from them, not
-    /// from a string made first).
+    /// from a string made first, unless decoding changed them).
     mutating func set(name: UnsafeBufferPointer<UInt8>, _ value: JSONValue) {
         let key = String(decoding: name, as: UTF8.self)
+        guard key.utf8.count == name.count else {
+            self[key] = value
+            return
+        }
         let prefix = Member.prefix(of: name)
         if let place = position(of: key, prefix: prefix, length: name.count) {
             members[place].value = value

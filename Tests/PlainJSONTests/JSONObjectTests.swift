@@ -52,6 +52,16 @@ import Testing
         #expect(JSONObject(["b": .int(1), "a": .int(2)]) == ["a": .int(2), "b": .int(1)])
     }
 
+    /// A name that is not UTF-8, or escapes a lone surrogate, is refused as a string is (so a
+    /// name's bytes are always its string's, which finding it by its first bytes relies on);
+    /// an escaped name is found by what it spells.
+    @Test func aNameIsValidUTF8AndFoundByWhatItSpells() throws {
+        #expect(throws: JSONParseError.self) { try JSONValue(parsing: [0x7B, 0x22, 0xC3, 0x28, 0x22, 0x3A, 0x31, 0x7D]) }
+        #expect(throws: JSONParseError.self) { try JSONValue(parsing: #"{"a\ud800b": 1}"#) }
+        let value = try JSONValue(parsing: #"{"transaction\u0049d_long_name": 1, "\u00e9": 2}"#)
+        #expect(value["transactionId_long_name"] == .int(1) && value["é"] == .int(2))
+    }
+
     /// A later member of a name read from text replaces the earlier one; the name is written once.
     @Test func aNameReadTwiceKeepsTheLaterValue() throws {
         let value = try JSONValue(parsing: #"{"b": 1, "a": 2, "b": 3}"#)
