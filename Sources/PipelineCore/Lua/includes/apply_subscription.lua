@@ -39,16 +39,8 @@
 -- The renewal info's billing plan on the record (`renewal_plan`: name, value, …), and the
 -- commitment's renewal fields it lacks taken off (the subscription is in no commitment now).
 local function keepRenewalPlan(record, plan)
-  local renewalPlanFields = {'commitment_renews', 'commitment_renewal_product_id', 'commitment_renewal_billing_plan_type',
-    'commitment_renewal_at', 'commitment_renewal_price'}
-  if #plan > 0 then redis.call('HSET', record, unpack(plan)) end
-  local given = {}
-  for i = 1, #plan, 2 do given[plan[i]] = true end
-  local gone = {}
-  for _, name in ipairs(renewalPlanFields) do
-    if not given[name] then gone[#gone + 1] = name end
-  end
-  if #gone > 0 then redis.call('HDEL', record, unpack(gone)) end
+  keepFields(record, plan, {'commitment_renews', 'commitment_renewal_product_id', 'commitment_renewal_billing_plan_type',
+    'commitment_renewal_at', 'commitment_renewal_price'})
 end
 
 local function applySubscription(k, s, now, policy)

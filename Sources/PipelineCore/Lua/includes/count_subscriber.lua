@@ -78,17 +78,23 @@ local function periodOf(sale, mrr)
   return period
 end
 
+-- `fields` (name, value, …) on the record, and each of `owned` that they lack taken off it.
+local function keepFields(record, fields, owned)
+  if #fields > 0 then redis.call('HSET', record, unpack(fields)) end
+  local given, gone = {}, {}
+  for i = 1, #fields, 2 do given[fields[i]] = true end
+  for _, name in ipairs(owned) do
+    if not given[name] then gone[#gone + 1] = name end
+  end
+  if #gone > 0 then redis.call('HDEL', record, unpack(gone)) end
+end
+
 -- A period's fields on the record. A period that says its billing plan (a signed transaction of
 -- API 1.21 on) says the commitment too: the commitment's fields it lacks are taken off (the
 -- subscription left its commitment). One that does not (a legacy receipt) leaves them as they are.
 local function keepPeriod(record, period)
-  redis.call('HSET', record, unpack(period))
-  local given = {}
-  for i = 1, #period, 2 do given[period[i]] = true end
-  if not given['billing_plan_type'] then return end
-  local gone = {}
-  for _, name in ipairs(commitmentFields()) do
-    if not given[name] then gone[#gone + 1] = name end
+  for i = 1, #period, 2 do
+    if period[i] == 'billing_plan_type' then return keepFields(record, period, commitmentFields()) end
   end
-  if #gone > 0 then redis.call('HDEL', record, unpack(gone)) end
+  redis.call('HSET', record, unpack(period))
 end
