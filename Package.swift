@@ -550,7 +550,7 @@ let package = Package(
         .testTarget(
             name: "IAPOperationsTests",
             dependencies: [
-                "AppStoreServerAPI", "AppleJWS", "AppleSimulator", "IAPControlCLI", "IAPOperations", "IAPStages", "PipelineCore",
+                "AppStoreServerAPI", "AppleJWS", "AppleSimulator", "IAPControlCLI", "IAPOperations", "IAPStages", "PipelineCore", "PlainJSON",
                 "PipelineTestSupport", "RedisClient", "TestSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],

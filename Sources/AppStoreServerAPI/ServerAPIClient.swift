@@ -191,7 +191,7 @@ public final class ServerAPIClient: Sendable {
 
     func call(
         _ endpoint: ServerAPIEndpoint, method: HTTPMethod = .GET, path: String, body requestBody: [UInt8]? = nil,
-        environment: ServerAPIEnvironment
+        contentType: String = "application/json", environment: ServerAPIEnvironment
     ) async -> ServerAPIAnswer {
         if let wait = await waitForPermit(endpoint, environment) { return wait }
         let bearer: String
@@ -205,7 +205,7 @@ public final class ServerAPIClient: Sendable {
         request.headers.add(name: "Authorization", value: "Bearer \(bearer)")
         request.headers.add(name: "Accept", value: "application/json")
         if let requestBody {
-            request.headers.add(name: "Content-Type", value: "application/json")
+            request.headers.add(name: "Content-Type", value: contentType)
             request.body = .bytes(ByteBuffer(bytes: requestBody))
         }
         let response: HTTPClientResponse

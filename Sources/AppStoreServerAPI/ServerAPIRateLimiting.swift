@@ -24,4 +24,7 @@ public enum ServerAPIEndpoint: String, Sendable, CaseIterable {
     case extendRenewalDate = "extend_renewal_date"
     case massExtendRenewalDate = "mass_extend_renewal_date"
     case massExtendStatus = "mass_extend_status"
+    /// The Retention Messaging API's setup calls (real-time URL, messages, images, default
+    /// messages, the performance test): an operator's, rare.
+    case retentionMessaging = "retention_messaging"
 }

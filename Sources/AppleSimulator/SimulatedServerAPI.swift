@@ -18,6 +18,8 @@ public final class SimulatedServerAPI: Sendable {
     /// The public part of the `.p8` key tokens must be signed with; `nil` accepts any well-formed token.
     let publicKey: P256.Signing.PublicKey?
     let state = NIOLockedValueBox(State())
+    /// Retention Messaging: the real-time URLs, messages, default messages and performance tests.
+    let retention = NIOLockedValueBox(RetentionState())
 
     struct State {
         var transactions: [String: JWSTransaction] = [:]
@@ -306,7 +308,9 @@ public final class SimulatedServerAPI: Sendable {
         for environment in ["Production", "Sandbox"] {
             registerReads(on: router, environment: environment)
             registerWrites(on: router, environment: environment)
+            registerRetention(on: router, environment: environment)
         }
+        registerRetentionControl(on: router)
         registerControl(on: router)
     }
 
@@ -519,7 +523,7 @@ public final class SimulatedServerAPI: Sendable {
         return try Self.json(.ok, ["uuid": uuid, "statuses": statuses])
     }
 
-    private func answer(
+    func answer(
         _ request: Request, environment: String, endpoint: String, _ body: () -> Response
     ) throws -> Response {
         if let problem = checkToken(request.headers[.authorization]) {

@@ -4,6 +4,7 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOFoundationCompat
+import RedisClient
 
 /// The cluster's apple-sim as the drill, the bench and the tests drive it: transactions made known
 /// to its Server API (and signed, as StoreKit 2 gives them to the app), notifications delivered,
@@ -127,5 +128,27 @@ extension LocalCluster {
               let object = try JSONSerialization.jsonObject(with: Data(buffer: bytes)) as? [String: Any]
         else { throw ClusterError("apple-sim \(path) answered \(response.status): \(String(buffer: bytes).prefix(200))") }
         return object
+    }
+}
+
+extension LocalCluster {
+    /// The shape of apple-sim's next retention performance tests (Apple's: 100 requests, 10 at a time).
+    package func configureRetentionTest(totalRequests: Int, maxConcurrentRequests: Int) async throws {
+        let body = try JSONSerialization.data(withJSONObject: [
+            "total_requests": totalRequests, "max_concurrent_requests": maxConcurrentRequests,
+        ])
+        var request = HTTPClientRequest(url: appleURL + "/control/retention-performance")
+        request.method = .POST
+        request.headers.add(name: "content-type", value: "application/json")
+        request.body = .bytes(ByteBuffer(data: body))
+        let response = try await controlClient.execute(request, timeout: .seconds(30))
+        _ = try await response.body.collect(upTo: 1 << 16)
+        guard response.status == .ok else { throw ClusterError("apple-sim /control/retention-performance answered \(response.status)") }
+    }
+
+    /// How many purchases the books hold for `user` (every bucket's index of their purchases).
+    package func grantedCount(user: String) async throws -> Int {
+        let replies = try await pipeline(keys.everyBucket.map { RedisCommand("ZCARD", $0.purchases(user: user)) }, onNodeAt: redisPort)
+        return replies.reduce(0) { $0 + Int($1.int ?? 0) }
     }
 }

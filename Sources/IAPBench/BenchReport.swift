@@ -11,6 +11,8 @@ package struct BenchReport: Sendable, Codable {
     package var notifications: NotificationHistoryBenchResult?
     package var history: HistoryBenchResult?
     package var grantCost: GrantCostBenchResult?
+    /// The `retention` scenario: Apple's performance test against the real-time endpoint.
+    package var retention: RetentionBenchResult?
     /// The `shards` scenario: one shard, then buckets over three.
     package var shards: [ShardBenchResult]?
 

@@ -25,6 +25,7 @@ extension ConsolePages {
         let now = Self.subscribersNow(SubscriberSnapshot(cells: cells, environment: environment, by: .currency))
         let refunds = report(.refunds, by: .currency).totals
         let requests = Self.refundRequests(refunds), answers = Self.refundAnswers(refunds)
+        let retention = Self.retentionAnswers(report(.subscriptions, by: .currency).totals)
         let products = Self.top(report(.revenue, by: .product)), storefronts = Self.top(report(.revenue, by: .storefront))
         return [
             "title": "Business", "from": from.description, "to": to.description, "environment": environment,
@@ -34,6 +35,7 @@ extension ConsolePages {
             "subscriptions": Self.subscriptionLines(subscriptions),
             "churn": churn, "hasChurn": !churn.isEmpty, "now": now, "hasNow": !now.isEmpty,
             "requests": requests, "hasRequests": !requests.isEmpty, "answers": answers, "hasAnswers": !answers.isEmpty,
+            "retention": retention, "hasRetention": !retention.isEmpty,
             "products": products, "hasProducts": !products.isEmpty, "storefronts": storefronts, "hasStorefronts": !storefronts.isEmpty,
             "unpriced": byDay.unpricedPurchases, "hasUnpriced": byDay.unpricedPurchases > 0,
             "note": "Apple's customer price, in each currency (never converted), not proceeds.",
@@ -89,6 +91,24 @@ extension ConsolePages {
         }
         return byRule.sorted { ($1.value[0], $0.key) < ($0.value[0], $1.key) }.map {
             ["rule": $0.key, "answered": $0.value[0], "refunded": $0.value[1], "declined": $0.value[2]]
+        }
+    }
+
+    /// The window's answers to Apple's real-time retention requests by the rule that chose them
+    /// (`none`: Apple's default message), the subscribers who then stayed (the first period bought
+    /// after an answer), and the share, most answered first.
+    static func retentionAnswers(_ totals: [BusinessReport.Row]) -> [[String: Any]] {
+        var byRule: [String: [Int64]] = [:]
+        for row in totals {
+            for (column, value) in row.figures where value > 0 {
+                for (index, prefix) in ["retention_offered_", "retention_saved_"].enumerated() where column.hasPrefix(prefix) {
+                    byRule[String(column.dropFirst(prefix.count)), default: [0, 0]][index] += value
+                }
+            }
+        }
+        return byRule.sorted { ($1.value[0], $0.key) < ($0.value[0], $1.key) }.map {
+            let share = $0.value[0] > 0 ? "\(($0.value[1] * 1000 / $0.value[0] + 5) / 10) %" : "–"
+            return ["rule": $0.key, "answered": $0.value[0], "saved": $0.value[1], "share": share]
         }
     }
 

@@ -67,6 +67,10 @@ enum ConsoleTemplates {
         </tbody></table>{{/hasNow}}{{^hasNow}}<p>No subscribers now.</p>{{/hasNow}}
         <dl class="counts">{{#subscriptions}}<dt>{{label}}</dt><dd data-count="{{key}}">{{value}}</dd>{{/subscriptions}}</dl>
         {{#hasChurn}}<table class="churn"><thead><tr><th>expired because</th><th>subscriptions</th></tr></thead><tbody>{{#churn}}<tr><td>{{reason}}</td><td class="n">{{count}}</td></tr>{{/churn}}</tbody></table>{{/hasChurn}}
+        {{#hasRetention}}<h2>Retention answers by rule</h2>
+        <table class="retention"><thead><tr><th>rule</th><th>answered</th><th>stayed (a period bought after)</th><th>share</th></tr></thead><tbody>
+        {{#retention}}<tr data-rule="{{rule}}"><td>{{rule}}</td><td class="n">{{answered}}</td><td class="n">{{saved}}</td><td class="n">{{share}}</td></tr>{{/retention}}
+        </tbody></table>{{/hasRetention}}
         {{#hasRequests}}<h2>Refund requests</h2>
         <table class="requests"><thead><tr><th>the customer’s reason</th><th>requests</th><th>Apple refunded</th><th>Apple declined</th></tr></thead><tbody>
         {{#requests}}<tr data-reason="{{reason}}"><td>{{reason}}</td><td class="n">{{requests}}</td><td class="n">{{refunded}}</td><td class="n">{{declined}}</td></tr>{{/requests}}

@@ -10,7 +10,7 @@ import PlainJSON
 /// `iapctl apple …`: the App Store Server API for an operator.
 struct AppleCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "apple", abstract: "Ask Apple's App Store Server API (needs the API keys).", subcommands: [TestNotification.self, Notifications.self, Refunds.self, Extend.self])
+        commandName: "apple", abstract: "Ask Apple's App Store Server API (needs the API keys).", subcommands: [TestNotification.self, Notifications.self, Refunds.self, Extend.self, RetentionCommand.self])
 
     /// `iapctl apple test-notification`: Request a Test Notification, then its status until Apple
     /// reports the attempt; exit 0 only when the notification arrived and the intake stored it.

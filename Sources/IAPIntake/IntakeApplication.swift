@@ -77,6 +77,14 @@ package enum IntakeApplication {
             signatures: catalog.map { OfferSignatures(store: store, catalog: $0, signers: signers, bundleIDs: configuration.bundleIDs) },
             maxBodyBytes: configuration.intake.maxBodyBytes
         ).register(on: router)
+        RetentionRoutes(
+            answers: try catalog.flatMap { catalog in
+                try notifications.map {
+                    try RetentionAnswers.make(configuration, catalog: catalog, verifier: $0.verifier, signers: signers, store: store)
+                }
+            },
+            maxBodyBytes: configuration.intake.maxBodyBytes
+        ).register(on: router)
         SupportRoutes(lookup: support, signed: clientKeys != nil).register(on: router)
         IntakeRoutes(
             store: store, maxBodyBytes: configuration.intake.maxBodyBytes, ticketTTL: configuration.ticketTTL,

@@ -4,15 +4,17 @@
 /// otherwise (a route added without a line here answers `403 route_not_classified` until it has one;
 /// `RouteAccessTests` walks the router and fails first).
 package enum RouteAccess: Equatable, Sendable {
-    /// Anyone may call it: health, the API document, and Apple's notifications (Apple's signature
-    /// is their credential, checked by the route).
+    /// Anyone may call it: health, the API document, Apple's notifications and its real-time
+    /// retention requests (Apple's signature is their credential, checked by the route).
     case open
     /// A request signed with a key of this scope (`IAP_CLIENT_KEYS_FILE`); without keys, anyone.
     case signed(ClientKeys.Scope)
 
     /// The routes anyone may call, by template (`/metrics` is on the intake's port only while it
     /// has no client keys).
-    package static let openRoutes: Set<String> = ["/healthz", "/readyz", "/openapi.json", "/metrics", "/v1/notifications/apple"]
+    package static let openRoutes: Set<String> = [
+        "/healthz", "/readyz", "/openapi.json", "/metrics", "/v1/notifications/apple", "/v1/apple/retention",
+    ]
 
     /// The guarded rooms: every route under `/v1/<room>/` needs the room's scope.
     static let scopes: [String: ClientKeys.Scope] = [

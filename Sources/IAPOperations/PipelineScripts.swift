@@ -10,7 +10,7 @@ package enum PipelineScripts {
         ClaimPurchases.self, CountSubscription.self, DeadLetterJob.self, EraseUserInBucket.self, FinishNotificationSweep.self, FinishPart.self,
         FinishTicket.self, FinishWebhookEvent.self, ForceRecheck.self, ForwardJob.self, GrantByOperator.self,
         GrantPurchases.self, HoldAPIEndpoint.self, ImportPurchase.self, IndexUserEvents.self, MarkVerifying.self, PromoteDueRechecks.self, PromoteDueRetries.self, PseudonymiseTickets.self,
-        ReapExpiredWorkers.self, RecordAppleAnswers.self, RecordAppleFailure.self, RecordConsumption.self, RecordHeartbeat.self, RecordNotification.self, RecordQueueSample.self, ReinstateGrant.self, RejectHeldPurchase.self, ReleaseDailyGrant.self,
+        ReapExpiredWorkers.self, RecordAppleAnswers.self, RecordAppleFailure.self, RecordConsumption.self, RecordHeartbeat.self, RecordNotification.self, RecordQueueSample.self, RecordRetentionAnswer.self, ReinstateGrant.self, RejectHeldPurchase.self, ReleaseDailyGrant.self,
         ReleaseHeldPurchase.self, ReplayDeadLetter.self, RequeueInflight.self, ReserveDailyGrant.self, SeatAppleAccount.self, KeepHistoryRevision.self, RevokeByOperator.self, RevokeGrant.self,
         RouteFulfilmentEvents.self, ScheduleRetry.self, SettleHeldTicket.self, SplitJob.self, SubmitReceipt.self, TakeAPIPermit.self, TakeAppleProbe.self, TakeSubmissionPermit.self, TakeJobs.self, TrimDeadLetters.self, TrimFulfilmentStream.self,
     ]

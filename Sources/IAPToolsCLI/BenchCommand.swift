@@ -24,7 +24,8 @@ package struct BenchCommand: AsyncParsableCommand {
             (redis-client-cluster: on a Redis Cluster of 3 primaries, beside redis-benchmark --cluster). \
             Scenario grant-cost: instructions a grant in the granter and redis-server, counted by valgrind's callgrind \
             over --grant-jobs grant jobs (exact where receipts/s are not: the A/B of a change to the grant step). \
-            Scenario wait: --wait-clients clients waiting on GET /v1/receipts/{ticket}?wait=30 on one intake, then the workers start.
+            Scenario wait: --wait-clients clients waiting on GET /v1/receipts/{ticket}?wait=30 on one intake, then the workers start. \
+            Scenario retention: Apple's retention performance test (apple-sim) against the intake's real-time endpoint, --retention-requests requests 10 then 64 at a time.
             """)
 
     @Option(help: "Scenarios to run, comma-separated names (default: all; see --list).") var scenarios: String?
@@ -35,6 +36,7 @@ package struct BenchCommand: AsyncParsableCommand {
     @Option(help: "Receipts of each layout of the shards scenario.") var shardReceipts = 6000
     @Option(help: "Buckets of the shards scenario's second layout (over three primaries).") var buckets = 64
     @Option(help: "Undelivered notifications the notifications scenario backfills.") var notificationCount = 10_000
+    @Option(help: "Real-time requests of each run of the retention scenario's performance test.") var retentionRequests = 2000
     @Option(help: "Apple Accounts the history scenario syncs, at each size.") var historyCustomers = 200
     @Option(help: "Grant jobs the grant-cost scenario counts.") var grantJobs = 2000
     @Option(help: "IAP_CONCURRENCY of the grant-cost scenario's workers (1: the fewest steps sharing a call; compare runs of equal round trips).")
@@ -65,6 +67,7 @@ package struct BenchCommand: AsyncParsableCommand {
     private static let notificationsName = "notifications"
     private static let historyName = "history"
     private static let grantCostName = "grant-cost"
+    private static let retentionName = "retention"
 
     package func validate() throws {
         guard (100...100_000).contains(grantJobs) else { throw ValidationError("--grant-jobs: 100 to 100000") }
@@ -72,6 +75,7 @@ package struct BenchCommand: AsyncParsableCommand {
         guard jwsTokens >= 1 else { throw ValidationError("--jws-tokens: at least 1") }
         guard shardReceipts >= 300 else { throw ValidationError("--shard-receipts: at least 300") }
         guard (20...1_000_000).contains(notificationCount) else { throw ValidationError("--notification-count: 20 to 1000000") }
+        guard (10...100_000).contains(retentionRequests) else { throw ValidationError("--retention-requests: 10 to 100000") }
         guard (2...BucketLayout.maxCount).contains(buckets) else { throw ValidationError("--buckets: 2 to \(BucketLayout.maxCount)") }
         guard (1...15000).contains(waitClients) else { throw ValidationError("--wait-clients: 1 to 15000") }
         guard (100...20_000_000).contains(recheckSubscriptions) else { throw ValidationError("--recheck-subscriptions: 100 to 20000000") }
@@ -85,7 +89,7 @@ package struct BenchCommand: AsyncParsableCommand {
     /// The scenarios run without a cluster of their own, by name.
     private static let standalone = [
         jwsName, jobsName, redisClientName, redisClientClusterName, waitName, rechecksName, shardsName, notificationsName, historyName,
-        grantCostName,
+        grantCostName, retentionName,
     ]
 
     /// The cluster scenarios chosen, and the names of the standalone ones.
@@ -155,6 +159,10 @@ package struct BenchCommand: AsyncParsableCommand {
             log("notifications: \(notifications.summary)")
             report.notifications = notifications
         }
+        if chosen.has(Self.retentionName) {
+            report.retention = try await RetentionBench(requests: retentionRequests)
+                .run(binDirectory: settings.binDirectory, workDirectory: settings.workDirectory, progress: log)
+        }
         if chosen.has(Self.historyName) {
             report.history = try await HistoryBench(customers: historyCustomers).run(workDirectory: settings.workDirectory, progress: log)
         }
@@ -180,7 +188,7 @@ package struct BenchCommand: AsyncParsableCommand {
         if !chosen.clusters.isEmpty {
             report.scenarios = try await Bench(settings: settings, progress: log).run()
         }
-        log("bench: \(report.scenarios.count + (report.jws == nil ? 0 : 1) + (report.jobs == nil ? 0 : 1) + (report.redisClient == nil ? 0 : 1) + (report.redisClientCluster == nil ? 0 : 1) + (report.wait == nil ? 0 : 1) + (report.rechecks == nil ? 0 : 1) + (report.shards == nil ? 0 : 1) + (report.notifications == nil ? 0 : 1) + (report.history == nil ? 0 : 1) + (report.grantCost == nil ? 0 : 1)) scenarios in \(Int((ContinuousClock.now - started) / .seconds(1))) s")
+        log("bench: \(report.scenarios.count + (report.jws == nil ? 0 : 1) + (report.jobs == nil ? 0 : 1) + (report.redisClient == nil ? 0 : 1) + (report.redisClientCluster == nil ? 0 : 1) + (report.wait == nil ? 0 : 1) + (report.rechecks == nil ? 0 : 1) + (report.shards == nil ? 0 : 1) + (report.notifications == nil ? 0 : 1) + (report.history == nil ? 0 : 1) + (report.grantCost == nil ? 0 : 1) + (report.retention == nil ? 0 : 1)) scenarios in \(Int((ContinuousClock.now - started) / .seconds(1))) s")
         if json {
             try HarnessCommand.printJSON(report)
         } else {
@@ -202,6 +210,7 @@ package struct BenchCommand: AsyncParsableCommand {
         print("\(Self.notificationsName): an idle notification sweep (its cost with nothing to do), then a backfill of \(notificationCount) notifications apple-sim never delivered, and a rerun")
         print("\(Self.historyName): a sync's Apple side: \(historyCustomers) Apple Accounts of 1, 20 and 100 purchases each, each history read whole and verified, then again from its revision (Apple calls and ms per sync)")
         print("\(Self.grantCostName): \(grantJobs) grant jobs granted under valgrind's callgrind: instructions a grant in the granter and redis-server, commands and round trips")
+        print("\(Self.retentionName): Apple's retention performance test (apple-sim) against the intake's real-time endpoint, \(retentionRequests) requests 10 then 64 at a time, for a subscriber with two years of periods: p50/p90/p99 and the intake's CPU a request")
         print("\(Self.rechecksName): \(recheckSubscriptions) subscriptions scheduled for re-checks, 1 % due, drained in batches (Redis memory, drain rate)")
     }
 

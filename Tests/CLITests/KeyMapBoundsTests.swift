@@ -71,6 +71,7 @@ import Testing
         case .subscription: return keys.subscription(originalTransactionID: original)
         case .notifications: return keys.notifications(originalTransactionID: original)
         case .refundRevision: return keys.refundRevision(transactionID: "<transaction_id>", environment: "<environment>")
+        case .retentionRequest: return keys.retentionRequest(originalTransactionID: original, requestID: "<request-id>")
         case .ticket: return keys.ticket("<ticket>")
         case .receipt: return keys.receipt(digest: "<sha256>")
         case .notification: return keys.notification(uuid: "<uuid>")

@@ -18,6 +18,8 @@ import Testing
             ("purchases|Sandbox|USA|USD|gems.small", 7), ("gross|Sandbox|USA|USD|gems.small", 34_930),
             ("answered_by_rule:japan|Production|JPN|JPY|gems.small", 3), ("refunded_by_rule:japan|Production|JPN|JPY|gems.small", 2),
             ("answered_by_rule:<b>x</b>|Production|USA|USD|gems.small", 1),
+            ("retention_offered:loyal|Production|USA||vip.monthly", 8), ("retention_saved:loyal|Production|USA|USD|vip.monthly", 3),
+            ("retention_offered:none|Production|||vip.monthly", 2), ("retention_saved:loyal|Sandbox|USA|USD|vip.monthly", 9),
         ] {
             _ = try await pipeline.redis.send("HINCRBY", key, field, String(value))
         }
@@ -38,6 +40,9 @@ import Testing
             // Refund answers by the rule that chose them, and Apple's outcome; a rule's name as text.
             #expect(page.body.contains("<td>japan</td><td class=\"n\">3</td><td class=\"n\">2</td><td class=\"n\">0</td>"), "\(page.body)")
             #expect(page.body.contains("&lt;b&gt;x&lt;/b&gt;") && !page.body.contains("<b>x</b>"))
+            // Retention answers by rule, those who stayed and the share; the sandbox's apart.
+            #expect(page.body.contains("<td>loyal</td><td class=\"n\">8</td><td class=\"n\">3</td><td class=\"n\">38 %</td>"), "\(page.body)")
+            #expect(page.body.contains("<td>none</td><td class=\"n\">2</td><td class=\"n\">0</td><td class=\"n\">0 %</td>"))
             #expect(page.body.contains("<td>vip.yearly</td><td>EUR</td><td class=\"n\">1</td><td class=\"n\">€1.234,50</td>"))
             // The JSON twin: the same values.
             let json = try await console.send(.GET, "/business?days=90", cookie: oscar, headers: [("Accept", "application/json")])

@@ -41,7 +41,7 @@ import Testing
         "erase_user_in_bucket": "ErasureTests", "pseudonymise_tickets": "ErasureTests",
         "keep_history_revision": "DeclaredKeysTests", "index_user_events": "UserEventsTests",
         "import_purchase": "AdoptionImportTests", "count_subscription": "DeclaredKeysTests",
-        "record_queue_sample": "DeclaredKeysTests",
+        "record_queue_sample": "DeclaredKeysTests", "record_retention_answer": "RetentionAnswerTests",
     ]
 
     @Test func everyScriptRunsOnAClusterNodeSomewhere() {

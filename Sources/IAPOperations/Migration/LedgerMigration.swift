@@ -149,7 +149,7 @@ package struct LedgerMigration: Sendable {
     /// The rule for each family the key map has: a new family does not compile until it says.
     static func treatment(of family: KeyFamily) -> Treatment {
         switch family {
-        case .claim, .grant, .hold, .refunded, .owner, .subscription, .notifications, .refundRevision, .ticket, .receipt,
+        case .claim, .grant, .hold, .refunded, .owner, .subscription, .notifications, .refundRevision, .retentionRequest, .ticket, .receipt,
              .notification, .daily, .consent, .consumption, .userToken, .userAppleAccounts, .offerSignatures, .appleAccount,
              .accountToken, .erasureSalt, .erased, .apple, .appleBreaker, .signature, .console, .notificationSweep, .refundSweep,
              .refundCustomers, .adoptionImport, .figures, .subscribers:
@@ -235,6 +235,10 @@ package struct LedgerMigration: Sendable {
         case .owner: return keys.owner(originalTransactionID: after)
         case .subscription: return keys.subscription(originalTransactionID: after)
         case .notifications: return keys.notifications(originalTransactionID: after)
+        case .retentionRequest:
+            guard let colon = after.firstIndex(of: ":") else { return nil }
+            return keys.retentionRequest(
+                originalTransactionID: String(after[..<colon]), requestID: String(after[after.index(after: colon)...]))
         case .ticket:
             if Self.isDeliveryTicket(after) { return nil }  // a user's delivery job: routed again
             return keys.ticket(plan.renamedTickets[after] ?? after)

@@ -76,7 +76,8 @@ package struct BusinessReport: Sendable, Equatable {
     }
 
     /// The columns every row of a report has, in order (a subscriptions report adds
-    /// `expired_<reason>` for each reason seen, a refunds report `refund_requests_<reason>`,
+    /// `expired_<reason>` for each reason seen, and by the retention rule that answered Apple's
+    /// real-time request `retention_offered_<rule>` and `retention_saved_<rule>`; a refunds report `refund_requests_<reason>`,
     /// `refunded_after_request_<reason>` and `declined_after_request_<reason>`, and by the refund rule
     /// that answered: `answered_by_rule_<rule>`, `refunded_by_rule_<rule>`, `declined_by_rule_<rule>`).
     package static func columns(of report: ReportQuery.Report) -> [String] {
@@ -115,7 +116,7 @@ package struct BusinessReport: Sendable, Equatable {
     /// reason (`<figure>_<reason>`): why subscriptions expired, why customers asked for refunds and
     /// what Apple then did.
     static let byReason: [ReportQuery.Report: [String]] = [
-        .subscriptions: ["expired"],
+        .subscriptions: ["expired", "retention_offered", "retention_saved"],
         .refunds: ["refund_requests", "refunded_after_request", "declined_after_request", "answered_by_rule", "refunded_by_rule",
                    "declined_by_rule"],
     ]

@@ -27,6 +27,9 @@ package struct ProductCatalog: Sendable, Equatable {
     /// `refund_preference`: how a consumption request is answered, by rule (the first that
     /// matches; none: `IAP_REFUND_PREFERENCE`).
     package var refundRules: [RefundRule] = []
+    /// `retention`: what Apple's real-time retention request is answered with, by rule (the first
+    /// that matches; none: Apple's default message).
+    package var retentionRules: [RetentionRule] = []
 
     /// Who may get an offer: anyone, a lapsed subscriber of the product's group (had it, not active
     /// now), or someone who never had the group.
@@ -55,7 +58,7 @@ package struct ProductCatalog: Sendable, Equatable {
     /// Reads `{"products": {"<product_id>": {"type": "consumable" | …, "daily_limit_per_user": N?,
     /// "entitlements": ["premium", …]?, "subscription_group": "…"?,
     /// "offers": {"<offer id>": {"eligibility": "any" | "lapsed" | "new"}}?}},
-    /// "refund_preference": [rule, …]?}` (`RefundRule`).
+    /// "refund_preference": [rule, …]?, "retention": [rule, …]?}` (`RefundRule`, `RetentionRule`).
     package init(json: Data) throws {
         struct File: Decodable {
             struct Entry: Decodable {
@@ -78,7 +81,8 @@ package struct ProductCatalog: Sendable, Equatable {
             var products: [String: Entry]
         }
         let file = try JSONDecoder().decode(File.self, from: json)
-        let rules = try RefundRule.rules((try JSONSerialization.jsonObject(with: json) as? [String: Any])?["refund_preference"])
+        let members = try JSONSerialization.jsonObject(with: json) as? [String: Any]
+        let rules = try RefundRule.rules(members?["refund_preference"])
         for (product, entry) in file.products.sorted(by: { $0.key < $1.key }) {
             if (entry.dailyLimitPerUser ?? 1) < 1 {
                 throw CatalogError(reason: "\(product): daily_limit_per_user must be at least 1")
@@ -109,6 +113,7 @@ package struct ProductCatalog: Sendable, Equatable {
                 entry.offers.flatMap { $0.isEmpty ? nil : $0.mapValues(\.eligibility) }
             })
         refundRules = rules
+        retentionRules = try RetentionRule.rules(members?["retention"], catalog: self)
     }
 
     /// Several apps' catalogs as one (`IAP_APPS_FILE`): a product id two apps both define must be
@@ -117,6 +122,7 @@ package struct ProductCatalog: Sendable, Equatable {
         var merged = ProductCatalog(products: [:])
         var definedBy: [String: String] = [:]
         var rulesBy: String?
+        var retentionBy: String?
         for (name, catalog) in catalogs {
             // One set of refund rules for every app: a consumption request is answered by the fleet's notifier.
             if !catalog.refundRules.isEmpty {
@@ -125,6 +131,14 @@ package struct ProductCatalog: Sendable, Equatable {
                 }
                 rulesBy = rulesBy ?? name
                 merged.refundRules = catalog.refundRules
+            }
+            // One set of retention rules too: Apple's real-time request names no app's bundle.
+            if !catalog.retentionRules.isEmpty {
+                if let first = retentionBy, merged.retentionRules != catalog.retentionRules {
+                    throw CatalogError(reason: "retention differs between \(first) and \(name): give the apps the same rules")
+                }
+                retentionBy = retentionBy ?? name
+                merged.retentionRules = catalog.retentionRules
             }
             for (product, type) in catalog.products.sorted(by: { $0.key < $1.key }) {
                 if let first = definedBy[product] {

@@ -26,7 +26,7 @@ package struct WebhookFilter: Sendable, Equatable {
     package static let knownEvents: Set<String> = [
         "granted", "renewed", "adopted", "revoked", "reinstated", "held", "released", "rejected", "entitlement_changed",
         "expired", "notification", "auto_renew_changed", "renewal_preference_changed", "price_increase", "refund_declined",
-        "renewal_extended", "consent_rescinded", "refund_answered",
+        "renewal_extended", "consent_rescinded", "refund_answered", "retention_offered",
     ]
 
     /// The script's `filter` argument; `nil` when everything passes.

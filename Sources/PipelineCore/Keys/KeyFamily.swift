@@ -24,6 +24,7 @@ package enum KeyFamily: String, CaseIterable, Sendable, CustomStringConvertible 
     case hold = "held"
     case refunded, owner, subscription, notifications
     case refundRevision = "refund-revision"
+    case retentionRequest = "retention-request"
     // A ticket's, a submission's, a notification's.
     case ticket, receipt, notification
     // A user's.

@@ -147,6 +147,12 @@ package struct RedisKeys: Sendable, Equatable {
     package func refundRevision(transactionID: String, environment: String) -> String {
         "\(purchasePrefix(transactionID)):\(KeyFamily.refundRevision):\(environment):\(transactionID)"
     }
+    /// string: one of Apple's real-time retention requests answered (value: when, ms), by its
+    /// subscription and `requestIdentifier`: the same request again is a replay, refused. Kept
+    /// `retentionRequestKept`, past the time a request is taken at all (`signedDate`).
+    package func retentionRequest(originalTransactionID: String, requestID: String) -> String {
+        "\(purchasePrefix(originalTransactionID)):\(KeyFamily.retentionRequest):\(originalTransactionID):\(requestID)"
+    }
     /// string: `original_transaction_id` → the user first granted it (its owner). Never expires.
     package func owner(originalTransactionID: String) -> String { "\(purchasePrefix(originalTransactionID)):\(KeyFamily.owner):\(originalTransactionID)" }
     /// hash: the users who bought on one Apple Account (Apple's `appTransactionId`), each with their
@@ -372,4 +378,7 @@ package struct RedisKeys: Sendable, Equatable {
 
     /// How long a notification's UUID is remembered: 35 days (Apple retries for up to 3).
     package static let notificationRetention: Duration = .seconds(35 * 86400)
+    /// How long an answered retention request is kept (`retention-request:`): an hour, twelve
+    /// times the oldest request the intake takes.
+    package static let retentionRequestKept: Duration = .seconds(3600)
 }

@@ -276,6 +276,17 @@ local function grantJob(KEYS, ARGV)
         fields[#fields + 1] = 'converted_from_trial'
         fields[#fields + 1] = '1'
       end
+      -- The first period bought after an answer to Apple's retention request: the subscriber
+      -- stayed, saved by the answer's rule (countFigures: `retention_saved:<rule>`), once per answer.
+      if renewal and not adopted then
+        local kept = redis.call('HMGET', k.subscription, 'retention_rule', 'retention_offered_at', 'retention_saved_for')
+        local bought = tonumber(saleField(purchase.sale, 'purchase_date')) or tonumber(now)
+        if kept[1] and kept[2] and kept[2] ~= kept[3] and bought >= tonumber(kept[2]) then
+          fields[#fields + 1] = 'retention_rule'
+          fields[#fields + 1] = kept[1]
+          redis.call('HSET', k.subscription, 'retention_saved_for', kept[2])
+        end
+      end
     end
     appendEvent(stream, events, fields)
     local theirs = userKeys(grantee)

@@ -24,6 +24,7 @@ package enum LuaSource {
         "force_recheck": PackageResources.force_recheck_lua,
         "count_subscription": PackageResources.count_subscription_lua,
         "record_queue_sample": PackageResources.record_queue_sample_lua,
+        "record_retention_answer": PackageResources.record_retention_answer_lua,
         "forward_job": PackageResources.forward_job_lua,
         "grant_by_operator": PackageResources.grant_by_operator_lua,
         "index_user_events": PackageResources.index_user_events_lua,

@@ -30,7 +30,11 @@
     `refunded_after_request:<reason>` 1 with the refund, `declined_after_request:<reason>` 1;
     and by the rule that answered the request (`refund_rule`, as the entries carry it too):
     `answered_by_rule:<rule>` 1 with its `refund_answered` entry, `refunded_by_rule:<rule>` 1 with
-    the refund, `declined_by_rule:<rule>` 1.
+    the refund, `declined_by_rule:<rule>` 1;
+  - an answer to Apple's real-time retention request: `retention_offered:<rule>` 1 with its
+    `retention_offered` entry (`none`: no rule matched, Apple showed its default message); the
+    first period bought after it (a `renewed` entry carrying the answer's `retention_rule`):
+    `retention_saved:<rule>` 1.
 
   countStatusChange(figures, f, from, to): a subscription's status moving `from` → `to`
   (applySubscription, in the step that moves it; `f`: environment, product_id): into billing
@@ -59,6 +63,7 @@ local function countSale(figures, f)
   if f.event == 'renewed' then
     addFigure(figures, f, 'renewals', 1)
     if f.converted_from_trial == '1' then addFigure(figures, f, 'trial_conversions', 1) end
+    if f.retention_rule then addFigure(figures, f, 'retention_saved:' .. f.retention_rule, 1) end
   elseif f.event == 'granted' and f.expires_at and f.expires_at ~= '' then
     addFigure(figures, f, 'subscriptions_started', 1)
     if f.offer_discount_type == 'FREE_TRIAL' then addFigure(figures, f, 'trials_started', 1) end
@@ -111,6 +116,8 @@ local function countFigures(figures, f)
     addFigure(figures, f, 'refund_requests:' .. ((reason and reason ~= '') and string.lower(reason) or 'unknown'), 1)
   elseif event == 'refund_answered' then
     addFigure(figures, f, 'answered_by_rule:' .. (f.refund_rule or 'unknown'), 1)
+  elseif event == 'retention_offered' then
+    addFigure(figures, f, 'retention_offered:' .. (f.retention_rule or 'none'), 1)
   end
 end
 
