@@ -320,7 +320,7 @@ let package = Package(
             // the intake.
             name: "IAPConsole",
             dependencies: [
-                "IAPOperations", "IAPSettings", "PipelineCore",
+                "IAPOperations", "IAPSettings", "IAPStages", "PipelineCore",
                 "RedisClient",
                 "PlainJSON",
                 .product(name: "Crypto", package: "swift-crypto"),

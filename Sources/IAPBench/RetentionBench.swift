@@ -120,7 +120,7 @@ package struct RetentionBench: Sendable {
             signed.append(SignedPurchase(userID: "whale", receiptData: try await cluster.registerTransaction(JWSTransaction(
                 transactionID: id, originalTransactionID: Self.original, webOrderLineItemID: "w\(id)", bundleID: LocalCluster.bundleID,
                 productID: "vip.monthly", purchaseDate: start, expiresDate: start + month + 3_600_000, type: "Auto-Renewable Subscription",
-                signedDate: start, environment: "Sandbox"))))
+                signedDate: now, environment: "Sandbox"))))
         }
         for index in 0..<purchases {
             let id = String(7_600_000_000_100_000 + index)

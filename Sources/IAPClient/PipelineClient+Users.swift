@@ -10,6 +10,8 @@ public struct Entitlement: Sendable, Equatable {
     /// ISO 8601, for a subscription.
     public let expiresAt: String?
     public let originalTransactionID: String?
+    /// A grant for a time's id (`grantForATime`): then there is no product, and `expiresAt` is its end.
+    public let grantID: String?
 }
 
 /// What the game knows of one purchase, for Apple's consumption request.
@@ -28,8 +30,25 @@ extension PipelineClient {
             Entitlement(
                 entitlement: item["entitlement"]?.string ?? "", productID: item["product_id"]?.string ?? "",
                 status: item["status"]?.string ?? "", expiresAt: item["expires_at"]?.string,
-                originalTransactionID: item["original_transaction_id"]?.string)
+                originalTransactionID: item["original_transaction_id"]?.string, grantID: item["grant_id"]?.string)
         }
+    }
+
+    /// `POST /v1/users/{id}/grants`: `entitlement` given to the user for `duration` (at most a
+    /// year), once per `grantID`: the grant as the intake answers it (`until`, `status`, …).
+    public func grantForATime(
+        _ entitlement: String, to user: String, for duration: Duration, grantID: String, reason: String
+    ) async throws -> JSONValue {
+        let body = JSONValue.members([
+            "grant_id": .string(grantID), "entitlement": .string(entitlement), "duration_s": .int(Int(duration.components.seconds)),
+            "reason": .string(reason),
+        ])
+        return try await call(.POST, "\(Self.userPath(user))/grants", body: body).json
+    }
+
+    /// `DELETE /v1/users/{id}/grants/{grant_id}`: the grant taken back before its end.
+    public func takeBackGrant(_ grantID: String, from user: String) async throws -> JSONValue {
+        try await call(.DELETE, "\(Self.userPath(user))/grants/\(Self.segment(grantID))").json
     }
 
     /// `GET /v1/users/{id}`: the user's purchases (newest first, a page), subscriptions, refunds,

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import IAPOperations
+import IAPStages
 import PipelineCore
 import PlainJSON
 
@@ -12,6 +13,74 @@ extension ConsoleApplication {
         signedIn.post("/dead/:action") { request, context in try await self.act(request, context: context) }
         signedIn.get("/lookup") { request, context in try await self.lookUp(request, context: context) }
         signedIn.post("/lookup/grant") { request, context in try await self.grant(request, context: context) }
+        signedIn.post("/users/:id/grants") { request, context in try await self.grantForATime(request, context: context) }
+        signedIn.post("/users/:id/grants/:grant/end") { request, context in try await self.endGrant(request, context: context) }
+    }
+
+    struct TimedGrantForm: Decodable {
+        var grant_id: String
+        var entitlement: String
+        var days: String
+        var reason: String
+    }
+
+    /// Support gives a user an entitlement for a number of days (`grant_for_a_time`, source
+    /// `console`, by the agent): the role checked on the POST, the order checked as the API checks it.
+    func grantForATime(_ request: Request, context: ConsoleRequestContext) async throws -> Response {
+        let agent = context.user!
+        guard agent.role >= ConsolePages.supportRole else { throw HTTPError(.forbidden, message: "a \(agent.role.rawValue) may not grant") }
+        let user = context.parameters.get("id")?.removingPercentEncoding ?? ""
+        guard ConsolePages.isPrintableID(user) else { throw HTTPError(.badRequest, message: "a user id is 1 to 128 printable ASCII characters") }
+        guard let catalog = pages.catalog else { throw HTTPError(.serviceUnavailable, message: "the console has no product catalog (IAP_PRODUCTS_FILE)") }
+        let body = try await request.body.collect(upTo: 16 << 10)
+        guard let form = try? URLEncodedFormDecoder().decode(TimedGrantForm.self, from: String(buffer: body)),
+            let days = Int(form.days.trimmingCharacters(in: .whitespaces)), (1...365).contains(days)
+        else {
+            return page("message", ["title": "Grant for a time", "text": "Give a grant id, an entitlement, 1 to 365 days and a reason."], context, status: .badRequest)
+        }
+        let order = TimedGrantOrder(
+            grantID: form.grant_id.trimmingCharacters(in: .whitespaces), entitlement: form.entitlement, duration: .seconds(days * 86_400),
+            reason: form.reason.trimmingCharacters(in: .whitespacesAndNewlines))
+        let grant: TimedGrant
+        do {
+            grant = try order.grant(catalog: catalog, source: "console", by: agent.name, now: currentTimeMs())
+        } catch {
+            return page("message", ["title": "Grant for a time", "text": error.message, "code": error.code], context, status: .badRequest)
+        }
+        let outcome = try await pages.store.grantForATime(user: user, grant: grant, exactUntil: false)
+        let (status, text, result): (HTTPResponse.Status, String, String)
+        switch outcome {
+        case .granted(let made):
+            (status, text, result) = (.created, "\(user) has \(made.entitlement) until \(ConsolePages.time(ms: made.until)).", "granted")
+        case .seenBefore(let made):
+            (status, text, result) = (.ok, "Granted before under \(made.grantID): \(made.entitlement) until \(ConsolePages.time(ms: made.until)).", "seen before")
+        case .idTaken:
+            (status, text, result) = (.conflict, "The grant id \(grant.grantID) names another grant of \(user): choose another.", "id taken")
+        }
+        await audit.record(
+            "user.grant", by: agent.name, target: "\(grant.grantID) to \(user)", outcome: "\(result): \(grant.entitlement) \(days) days, \(grant.reason)",
+            logger: context.logger)
+        return page("message", ["title": "Grant for a time", "text": text, "userHref": ConsolePaths.user(user)], context, status: status)
+    }
+
+    /// Support takes a grant for a time back before its end.
+    func endGrant(_ request: Request, context: ConsoleRequestContext) async throws -> Response {
+        let agent = context.user!
+        guard agent.role >= ConsolePages.supportRole else { throw HTTPError(.forbidden, message: "a \(agent.role.rawValue) may not take grants back") }
+        let user = context.parameters.get("id")?.removingPercentEncoding ?? ""
+        let id = context.parameters.get("grant")?.removingPercentEncoding ?? ""
+        guard ConsolePages.isPrintableID(user), TimedGrantOrder.isName(id, longest: 64) else {
+            throw HTTPError(.badRequest, message: "a user id and a grant id of printable ASCII characters")
+        }
+        let outcome = try await pages.store.endTimedGrant(user: user, grantID: id, why: .revoked, by: agent.name)
+        let text: String
+        switch outcome {
+        case .ended(let grant): text = "\(grant.entitlement) taken back from \(user)."
+        case .unchanged(let grant): text = "\(grant.grantID) had ended already (\(grant.endedBy ?? "ended"))."
+        case .notFound: return page("message", ["title": "No such grant", "text": "\(user) has no grant \(id)."], context, status: .notFound)
+        }
+        await audit.record("user.ungrant", by: agent.name, target: "\(id) of \(user)", outcome: text, logger: context.logger)
+        return page("message", ["title": "Grant for a time", "text": text, "userHref": ConsolePaths.user(user)], context, status: .ok)
     }
 
     struct NoteForm: Decodable {

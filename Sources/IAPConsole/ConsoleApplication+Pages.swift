@@ -28,7 +28,8 @@ extension ConsoleApplication {
             guard ConsolePages.isPrintableID(id) else { throw HTTPError(.badRequest, message: "a user id is 1 to 128 printable ASCII characters") }
             let before = request.uri.queryParameters.get("before").flatMap { Int64($0) }
             let eventsBefore = request.uri.queryParameters.get("events_before").flatMap { ConsolePages.isPrintableID($0) ? $0 : nil }
-            return try await self.page("user", self.pages.user(id, before: before, eventsBefore: eventsBefore), context)
+            return try await self.page(
+                "user", self.pages.user(id, before: before, eventsBefore: eventsBefore, role: context.user!.role), context)
         }
         signedIn.get("/dead") { request, context in
             let bucket = request.uri.queryParameters.get("bucket").flatMap { Int($0) } ?? 0

@@ -1,4 +1,5 @@
 import Foundation
+import IAPStages
 import Hummingbird
 import IAPOperations
 import Logging
@@ -29,10 +30,11 @@ package struct ConsoleApplication: Sendable {
 
     package init(
         store: PipelineStore, sessions: ConsoleSessions, users: ConsoleUsers, lease: Duration, ticketTTL: Duration, origins: Set<String>,
-        secureCookie: Bool = false, support: SupportLookup? = nil, apps: [String?] = [nil], dailyLimits: [String: Int] = [:]
+        secureCookie: Bool = false, support: SupportLookup? = nil, apps: [String?] = [nil], dailyLimits: [String: Int] = [:],
+        catalog: ProductCatalog? = nil
     ) throws {
         self.support = support
-        pages = ConsolePages(store: store, lease: lease, dailyLimits: dailyLimits, apps: apps)
+        pages = ConsolePages(store: store, lease: lease, dailyLimits: dailyLimits, apps: apps, catalog: catalog)
         self.ticketTTL = ticketTTL
         self.secureCookie = secureCookie
         throttle = SignInThrottle(redis: sessions.redis, keys: sessions.keys)

@@ -1,5 +1,6 @@
 import Foundation
 import IAPOperations
+import IAPStages
 import PipelineCore
 import RedisClient
 
@@ -13,6 +14,8 @@ struct ConsolePages: Sendable {
     /// The apps whose Server API budgets are kept apart (`IAP_APPS_FILE`'s bundle ids); `[nil]`:
     /// one budget for all.
     var apps: [String?] = [nil]
+    /// The catalog (`IAP_PRODUCTS_FILE`): the entitlements support may give for a time; `nil`: none.
+    var catalog: ProductCatalog?
 
     func overview(now: Int64 = currentTimeMs()) async throws -> [String: Any] {
         // Four reads at once: the page waits for the slowest, not for their sum.
@@ -110,9 +113,19 @@ struct ConsolePages: Sendable {
         ]
     }
 
-    func user(_ id: String, before: Int64?, eventsBefore: String? = nil) async throws -> [String: Any] {
+    func user(_ id: String, before: Int64?, eventsBefore: String? = nil, role: ConsoleRole = .viewer, now: Int64 = currentTimeMs()) async throws -> [String: Any] {
         let record = try await store.userRecord(of: id, limit: 50, before: before)
         let events = try await store.userEvents(of: id, limit: 50, before: eventsBefore)
+        let canGrant = role >= Self.supportRole && catalog != nil
+        let grants: [[String: Any]] = try await store.timedGrants(of: id).sorted { $0.grantedAt > $1.grantedAt }.map { grant in
+            Self.present([
+                "id": grant.grantID, "entitlement": grant.entitlement, "until": Self.time(ms: grant.until), "reason": grant.reason,
+                "by": grant.by.isEmpty ? grant.source : "\(grant.by) (\(grant.source))",
+                "state": grant.isActive(at: now) ? "active" : grant.endedBy ?? "ended",
+                "endAction": canGrant && grant.isActive(at: now) ? ConsolePaths.endGrant(user: id, grant: grant.grantID) : nil,
+            ])
+        }
+        let entitlements = Set((catalog?.entitlements.values).map { Array($0.joined()) } ?? []).sorted()
         let fields: [(String, String?)] = [
             ("Apple Accounts", record.appleAccounts.isEmpty ? nil : record.appleAccounts.joined(separator: ", ")),
             ("consent", record.consent.map { $0 ? "yes" : "no" }), ("app account token", record.appAccountToken),
@@ -138,6 +151,8 @@ struct ConsolePages: Sendable {
             "olderHref": record.nextBefore.map { ConsolePaths.user(id, before: $0) }, "subscriptions": subscriptions,
             "events": events.events.map(eventRow), "hasEvents": !events.events.isEmpty,
             "olderEventsHref": events.nextBefore.map { ConsolePaths.user(id, eventsBefore: $0) },
+            "grants": grants, "hasGrants": !grants.isEmpty, "canGrant": canGrant, "grantAction": ConsolePaths.grants(user: id),
+            "entitlements": entitlements.map { ["name": $0] },
             "iapctl": "iapctl user show \(ConsolePaths.shellQuoted(id))",
         ])
     }

@@ -12,6 +12,10 @@ enum ConsolePaths {
 
     static func ticket(_ id: String) -> String { "/tickets/" + segment(id) }
 
+    /// Where support gives a user a grant for a time, and takes one back.
+    static func grants(user: String) -> String { "/users/" + segment(user) + "/grants" }
+    static func endGrant(user: String, grant: String) -> String { grants(user: user) + "/" + segment(grant) + "/end" }
+
     /// The Business page over the last `days` of an environment.
     static func business(days: Int, environment: String) -> String { "/business?days=\(days)&environment=" + segment(environment) }
 

@@ -123,6 +123,14 @@ enum ConsoleTemplates {
         {{#olderEventsHref}}<p><a href="{{olderEventsHref}}">older events</a></p>{{/olderEventsHref}}
         <h2>Subscriptions</h2>
         {{#subscriptions}}<p>{{id}}: {{product}} {{status}}{{#expires}}, until {{expires}}{{/expires}}</p>{{/subscriptions}}{{^subscriptions}}<p>None.</p>{{/subscriptions}}
+        <h2>Grants for a time</h2>
+        {{#hasGrants}}<table class="grants"><thead><tr><th>grant</th><th>entitlement</th><th>until</th><th>state</th><th>reason</th><th>by</th>{{#canGrant}}<th></th>{{/canGrant}}</tr></thead><tbody>
+        {{#grants}}<tr data-grant="{{id}}"><td>{{id}}</td><td>{{entitlement}}</td><td>{{until}}</td><td>{{state}}</td><td>{{reason}}</td><td>{{by}}</td>{{#canGrant}}<td>{{#endAction}}<form method="post" action="{{endAction}}" class="decide"><button>Take back</button></form>{{/endAction}}</td>{{/canGrant}}</tr>{{/grants}}
+        </tbody></table>{{/hasGrants}}{{^hasGrants}}<p>None.</p>{{/hasGrants}}
+        {{#canGrant}}<form method="post" action="{{grantAction}}" class="grant"><label>grant id <input name="grant_id" required maxlength="64" placeholder="a support case"></label>
+        <label>entitlement <select name="entitlement">{{#entitlements}}<option>{{name}}</option>{{/entitlements}}</select></label>
+        <label>days <input name="days" required inputmode="numeric" pattern="[0-9]+" value="7"></label>
+        <label>reason <input name="reason" required maxlength="200"></label> <button>Grant</button></form>{{/canGrant}}
         {{/body}}{{/layout}}
         """
 

@@ -79,9 +79,9 @@ enum ConsoleServer {
             failConfiguration(error)
         }
         if support == nil { logger.info("no Server API key (IAP_APPLE_API_*): support's look-up at Apple is off") }
-        let dailyLimits: [String: Int]
+        let catalog: ProductCatalog?
         do {
-            dailyLimits = configuration.hasCatalog ? try configuration.requireCatalog().dailyLimits : [:]
+            catalog = configuration.hasCatalog ? try configuration.requireCatalog() : nil
         } catch {
             failConfiguration(error)
         }
@@ -92,7 +92,7 @@ enum ConsoleServer {
             origins: settings.origins, secureCookie: settings.secureCookie, support: support,
             // With IAP_APPS_FILE each app has its own budget at Apple, kept under its bundle id.
             apps: configuration.appsFile == nil ? [nil] : support?.clients.map(\.configuration.bundleID) ?? [nil],
-            dailyLimits: dailyLimits)
+            dailyLimits: catalog?.dailyLimits ?? [:], catalog: catalog)
         let app = Application(
             router: console.router(), configuration: .init(address: .hostname(host, port: settings.port), serverName: "iap-console"),
             onServerRunning: { channel in logger.info("console listening", metadata: ["host": "\(host)", "port": "\(channel.localAddress?.port ?? 0)"]) },

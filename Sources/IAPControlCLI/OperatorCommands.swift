@@ -72,7 +72,7 @@ struct RevokeCommand: AsyncParsableCommand {
 struct UserCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "user", abstract: "A user's record and timeline, a sync of their Apple Accounts, or the user's erasure.",
-        subcommands: [UserShowCommand.self, UserSyncCommand.self, UserEraseCommand.self, UserIndexEventsCommand.self],
+        subcommands: [UserShowCommand.self, UserSyncCommand.self, UserEraseCommand.self, UserIndexEventsCommand.self, UserGrantCommand.self],
         defaultSubcommand: UserShowCommand.self)
 }
 
@@ -212,5 +212,92 @@ struct UserShowCommand: AsyncParsableCommand {
             print("  \(entry["id"] ?? "")  \(entry["event"] ?? "?")  \(detail)")
         }
         if report.timeline.isEmpty { print("  nothing") }
+    }
+}
+
+/// `iapctl user grant ID --entitlement E (--until ISO | --days N | --hours N) --reason R --grant-id G`:
+/// an entitlement given to the user until a moment (`grant_for_a_time`, source `operator`), once
+/// per `--grant-id`; `--take-back` ends it before its end.
+struct UserGrantCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "grant",
+        abstract: "Give a user an entitlement until a moment (VIP for 7 days), once per --grant-id; or take it back (--take-back).",
+        discussion: """
+            The entitlement must be one a product of the catalog gives; the end after now and at most a year away. It shows \
+            in GET /v1/users/{id}/entitlements beside any purchase of the same entitlement, and ends by itself: an \
+            entitlement_ended event, once, from whichever granter finds it due. Exit 0 done, 1 refused (the id names \
+            another grant, or no such grant to take back).
+            """)
+    @OptionGroup var redis: RedisOptions
+    @OptionGroup var appsFile: AppsFileOptions
+    @OptionGroup var catalog: CatalogOptions
+    @Argument(help: "The user id.") var user: String
+    @Option(help: "Your id for this grant (a support case): the same id never grants twice.") var grantId: String
+    @Option(help: "The entitlement (premium, no_ads…).") var entitlement: String?
+    @Option(help: "When it ends, ISO 8601 (2026-12-09T00:00:00Z).") var until: String?
+    @Option(help: "Or how many days from now.") var days: Int?
+    @Option(help: "Or how many hours from now.") var hours: Int?
+    @Option(help: "Why, for the audit and the event.") var reason: String?
+    @Option(help: "Who grants, for the audit (default: $USER).") var by: String?
+    @Flag(help: "Take the grant --grant-id back now instead.") var takeBack = false
+    @Flag(help: "Print JSON.") var json = false
+
+    func validate() throws {
+        if takeBack { return }
+        guard entitlement != nil, reason != nil else { throw ValidationError("--entitlement and --reason are required") }
+        guard [until != nil, days != nil, hours != nil].filter({ $0 }).count == 1 else {
+            throw ValidationError("give one of --until, --days, --hours")
+        }
+    }
+
+    func run() async throws {
+        let configuration = loadConfiguration(of: self)
+        let operatorName = by ?? ProcessInfo.processInfo.environment["USER"] ?? "operator"
+        let (user, id, takeBack) = (user, grantId, takeBack)
+        if takeBack {
+            let outcome = try await withStore(configuration) {
+                try await $0.endTimedGrant(user: user, grantID: id, why: .revoked, by: operatorName)
+            }
+            switch outcome {
+            case .ended(let grant), .unchanged(let grant): print(describe(grant))
+            case .notFound:
+                FileHandle.standardError.write(Data("\(user) has no grant \(id)\n".utf8))
+                throw ExitCode(1)
+            }
+            return
+        }
+        var end: Int64?
+        if let until {
+            guard let ms = Self.moment(until) else { throw ValidationError("--until: an ISO 8601 date-time such as 2026-12-09T00:00:00Z") }
+            end = ms
+        }
+        let length: Duration? = days.map { .seconds($0 * 86_400) } ?? hours.map { .seconds($0 * 3_600) }
+        let order = TimedGrantOrder(grantID: id, entitlement: entitlement ?? "", until: end, duration: length, reason: reason ?? "")
+        let grant: TimedGrant
+        do {
+            grant = try order.grant(catalog: try configuration.requireCatalog(), source: "operator", by: operatorName, now: currentTimeMs())
+        } catch let refusal as TimedGrantOrder.Refusal {
+            throw ValidationError("\(refusal.code): \(refusal.message)")
+        }
+        let outcome = try await withStore(configuration) { try await $0.grantForATime(user: user, grant: grant, exactUntil: end != nil) }
+        switch outcome {
+        case .granted(let made): print("granted: " + describe(made))
+        case .seenBefore(let made): print("granted before: " + describe(made))
+        case .idTaken(let other):
+            FileHandle.standardError.write(Data("--grant-id \(id) names another grant of \(user): \(describe(other))\n".utf8))
+            throw ExitCode(1)
+        }
+    }
+
+    func describe(_ grant: TimedGrant) -> String {
+        if json {
+            return String(decoding: (try? JSONSerialization.data(withJSONObject: grant.json, options: [.sortedKeys])) ?? Data(), as: UTF8.self)
+        }
+        return "\(grant.grantID): \(grant.entitlement) until \(Ticket.iso8601(milliseconds: grant.until)), \(grant.status)"
+            + (grant.endedBy.map { " (\($0))" } ?? "") + ", \(grant.reason)"
+    }
+
+    static func moment(_ text: String) -> Int64? {
+        (try? Date.ISO8601FormatStyle.iso8601.parse(text)).map { Int64(($0.timeIntervalSince1970 * 1000).rounded()) }
     }
 }

@@ -71,6 +71,7 @@ package enum IntakeApplication {
         let catalog = configuration.hasCatalog ? try configuration.requireCatalog() : nil
         EntitlementRoutes(store: store, catalog: catalog).register(on: router)
         UserRoutes(store: store).register(on: router)
+        TimedGrantRoutes(store: store, catalog: catalog, maxBodyBytes: configuration.intake.maxBodyBytes).register(on: router)
         ReportRoutes(store: store).register(on: router)
         let signers = try configuration.offerSigners()
         OfferRoutes(

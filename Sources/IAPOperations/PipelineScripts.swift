@@ -7,7 +7,7 @@ import PipelineCore
 package enum PipelineScripts {
     package static let all: [any PipelineScript.Type] = [
         AcceptNotification.self, AcknowledgeJob.self, ApplySubscriptionNotification.self, ClaimNotificationSweep.self, ClaimPart.self,
-        ClaimPurchases.self, CountSubscription.self, DeadLetterJob.self, EraseUserInBucket.self, FinishNotificationSweep.self, FinishPart.self,
+        ClaimPurchases.self, CountSubscription.self, DeadLetterJob.self, EndTimedGrant.self, GrantForATime.self, EraseUserInBucket.self, FinishNotificationSweep.self, FinishPart.self,
         FinishTicket.self, FinishWebhookEvent.self, ForceRecheck.self, ForwardJob.self, GrantByOperator.self,
         GrantPurchases.self, HoldAPIEndpoint.self, ImportPurchase.self, IndexUserEvents.self, MarkVerifying.self, PromoteDueRechecks.self, PromoteDueRetries.self, PseudonymiseTickets.self,
         ReapExpiredWorkers.self, RecordAppleAnswers.self, RecordAppleFailure.self, RecordConsumption.self, RecordHeartbeat.self, RecordNotification.self, RecordQueueSample.self, RecordRetentionAnswer.self, ReinstateGrant.self, RejectHeldPurchase.self, ReleaseDailyGrant.self,

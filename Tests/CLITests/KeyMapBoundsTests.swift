@@ -71,6 +71,8 @@ import Testing
         case .subscription: return keys.subscription(originalTransactionID: original)
         case .notifications: return keys.notifications(originalTransactionID: original)
         case .refundRevision: return keys.refundRevision(transactionID: "<transaction_id>", environment: "<environment>")
+        case .timedGrants: return keys.timedGrants(user: user)
+        case .timedGrantEnds: return keys.timedGrantEnds
         case .retentionRequest: return keys.retentionRequest(originalTransactionID: original, requestID: "<request-id>")
         case .ticket: return keys.ticket("<ticket>")
         case .receipt: return keys.receipt(digest: "<sha256>")

@@ -87,7 +87,8 @@ enum ConsoleHarness {
             let port = try LoopbackPort.free()
             let console = try ConsoleApplication(
                 store: pipeline.store, sessions: sessions, users: users, lease: .seconds(30), ticketTTL: .seconds(3600), origins: ["http://127.0.0.1:\(port)"],
-                secureCookie: secureCookie, support: support, dailyLimits: PipelineHarness.catalog.dailyLimits)
+                secureCookie: secureCookie, support: support, dailyLimits: PipelineHarness.catalog.dailyLimits,
+                catalog: PipelineHarness.catalog)
             let server = try await RunningServer.start { onRunning in
                 Application(
                     router: console.router(), configuration: .init(address: .hostname("127.0.0.1", port: port)),

@@ -154,11 +154,13 @@ import Testing
             .replacingOccurrences(of: "{transaction_id}", with: "2000000001")
             .replacingOccurrences(of: "{order_id}", with: "MQ2RV4KQ7Z")
             .replacingOccurrences(of: "{report}", with: "revenue")
+            .replacingOccurrences(of: "{grant_id}", with: "comp-1")
     }
 
     /// A body the route's handler would take (so a request that got through would write).
     static func body(for path: String) -> String {
         if path.hasSuffix("/consent") { return #"{"consented": true}"# }
+        if path.hasSuffix("/grants") { return #"{"grant_id": "comp-1", "entitlement": "premium", "duration_s": 3600, "reason": "x"}"# }
         if path.hasSuffix("/consumption") { return #"{"delivery_status": "UNDELIVERED_OTHER"}"# }
         if path.hasSuffix("/app-account-token") { return #"{"app_account_token": "\#(UUID().uuidString)"}"# }
         if path.hasPrefix("/v1/offers") { return #"{"user_id": "victim", "product_id": "vip.monthly", "kind": "promotional", "offer_id": "anyone"}"# }

@@ -72,6 +72,10 @@ import Testing
             try await ConsumptionRequestTests.consent(pipeline, user, true)
             #expect(try await ConsumptionRequestTests.record(pipeline, "2000000000000501", #"{"delivery_status": "DELIVERED"}"#, user: user).status == 200)
             #expect(try await pipeline.store.grantByOperator(id: "comp-9", user: user, product: "gold.100", quantity: 1, by: "ops", note: "") == nil)
+            // A grant for a time: its record, its end on the schedule, its event.
+            let timed = try TimedGrantOrder(grantID: "vip-7", entitlement: "premium", duration: .seconds(7 * 86_400), reason: "compensation")
+                .grant(catalog: PipelineHarness.catalog, source: "api", by: "", now: currentTimeMs())
+            #expect(try await pipeline.store.grantForATime(user: user, grant: timed) == .granted(timed))
             let ports = try await nodes.primaryPorts()
             #expect(!(try await Self.traces(of: user, ports: ports)).isEmpty)
 

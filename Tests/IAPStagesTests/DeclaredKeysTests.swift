@@ -42,6 +42,7 @@ import Testing
         "keep_history_revision": "DeclaredKeysTests", "index_user_events": "UserEventsTests",
         "import_purchase": "AdoptionImportTests", "count_subscription": "DeclaredKeysTests",
         "record_queue_sample": "DeclaredKeysTests", "record_retention_answer": "RetentionAnswerTests",
+        "grant_for_a_time": "TimedGrantTests", "end_timed_grant": "TimedGrantTests",
     ]
 
     @Test func everyScriptRunsOnAClusterNodeSomewhere() {

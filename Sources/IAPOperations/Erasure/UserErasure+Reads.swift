@@ -125,6 +125,11 @@ extension PipelineStore {
         }
         for account in accounts.union(seated).sorted() { commands.append(RedisCommand("HDEL", keys.appleAccount(account), "u:\(user)")) }
         for product in products.sorted() { commands.append(RedisCommand("DEL", keys.dailyWindow(user: user, product: product))) }
+        // The user's grants for a time: their ends off the schedule, then their records.
+        let grantKeys = keys.ofTimedGrants(user: user)
+        let granted = try await redis.send("HKEYS", grantKeys.timedGrants(user: user)).array?.compactMap(\.string) ?? []
+        for id in granted { commands.append(RedisCommand("ZREM", grantKeys.timedGrantEnds, user + "\0" + id)) }
+        commands.append(RedisCommand("DEL", grantKeys.timedGrants(user: user)))
         for key in [
             keys.consent(user: user), keys.consumption(user: user), keys.userAccountToken(user: user), keys.userAppleAccounts(user: user),
             keys.offerSignatures(user: user),

@@ -7,14 +7,14 @@ extension LedgerMigration {
     /// A user's indexes, the holds index, the unclaimed purchases and the re-check schedule: each
     /// member to the same index of its purchase's bucket.
     func splitIndexes(_ plan: Plan, report: inout MigrationReport) async throws {
-        for family: KeyFamily in [.lifetime, .userSubscriptions, .holds, .unclaimed, .rechecks, .purchases] {
+        for family: KeyFamily in [.lifetime, .userSubscriptions, .holds, .unclaimed, .rechecks, .purchases, .timedGrantEnds] {
             var members = 0, placed = 0
             var written: [String: Int] = [:]
             for chunk in plan.names(family).chunked(batch) {
                 let read = try await source.pipeline(chunk.map { rest in
                     let key = "\(sourcePrefix):\(rest)"
                     switch family {
-                    case .holds, .rechecks, .purchases: return RedisCommand("ZRANGE", key, "0", "-1", "WITHSCORES")
+                    case .holds, .rechecks, .purchases, .timedGrantEnds: return RedisCommand("ZRANGE", key, "0", "-1", "WITHSCORES")
                     case .unclaimed: return RedisCommand("HGETALL", key)
                     default: return RedisCommand("SMEMBERS", key)
                     }
@@ -30,6 +30,15 @@ extension LedgerMigration {
                             let bucket = keys.ofPurchase(originalTransactionID: family == .lifetime ? original(ofUnit: item, plan) : item)
                             let key = family == .lifetime ? bucket.lifetime(user: user) : bucket.subscriptions(user: user)
                             commands.append(RedisCommand("SADD", key, item))
+                            written[key, default: 0] += 1
+                        }
+                    case .timedGrantEnds:
+                        // `<user> NUL <grant id>`: to the bucket of the user's grants.
+                        for index in stride(from: 0, to: items.count - 1, by: 2) {
+                            members += 1
+                            let owner = String(items[index].prefix { $0 != "\0" })
+                            let key = keys.ofTimedGrants(user: owner).timedGrantEnds
+                            commands.append(RedisCommand("ZADD", key, items[index + 1], items[index]))
                             written[key, default: 0] += 1
                         }
                     case .holds, .rechecks, .purchases:
@@ -59,7 +68,7 @@ extension LedgerMigration {
             var found = 0
             for chunk in Array(written.keys).chunked(batch) {
                 let replies = try await destination.pipeline(chunk.map { key in
-                    RedisCommand([KeyFamily.holds, .rechecks, .purchases].contains(family) ? "ZCARD" : family == .unclaimed ? "HLEN" : "SCARD", key)
+                    RedisCommand([KeyFamily.holds, .rechecks, .purchases, .timedGrantEnds].contains(family) ? "ZCARD" : family == .unclaimed ? "HLEN" : "SCARD", key)
                 })
                 found += replies.compactMap(\.int).reduce(0) { $0 + Int($1) }
             }

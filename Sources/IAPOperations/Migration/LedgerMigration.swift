@@ -149,13 +149,13 @@ package struct LedgerMigration: Sendable {
     /// The rule for each family the key map has: a new family does not compile until it says.
     static func treatment(of family: KeyFamily) -> Treatment {
         switch family {
-        case .claim, .grant, .hold, .refunded, .owner, .subscription, .notifications, .refundRevision, .retentionRequest, .ticket, .receipt,
+        case .claim, .grant, .hold, .refunded, .owner, .subscription, .notifications, .refundRevision, .retentionRequest, .timedGrants, .ticket, .receipt,
              .notification, .daily, .consent, .consumption, .userToken, .userAppleAccounts, .offerSignatures, .appleAccount,
              .accountToken, .erasureSalt, .erased, .apple, .appleBreaker, .signature, .console, .notificationSweep, .refundSweep,
              .refundCustomers, .adoptionImport, .figures, .subscribers:
             .copied
         case .queue, .inflight, .retry, .dead: .jobs
-        case .lifetime, .userSubscriptions, .holds, .unclaimed, .rechecks, .purchases, .userEvents: .split
+        case .lifetime, .userSubscriptions, .holds, .unclaimed, .rechecks, .purchases, .userEvents, .timedGrantEnds: .split
         case .refunds, .refundsProrated: .recounted
         case .fulfilment: .stream
         // Heartbeats and announcements (the fleet writes its own), the reaper's lock, rate
@@ -235,6 +235,7 @@ package struct LedgerMigration: Sendable {
         case .owner: return keys.owner(originalTransactionID: after)
         case .subscription: return keys.subscription(originalTransactionID: after)
         case .notifications: return keys.notifications(originalTransactionID: after)
+        case .timedGrants: return keys.ofTimedGrants(user: after).timedGrants(user: after)
         case .retentionRequest:
             guard let colon = after.firstIndex(of: ":") else { return nil }
             return keys.retentionRequest(
@@ -279,7 +280,7 @@ package struct LedgerMigration: Sendable {
             return keys.apiHold(environment: parts[1], endpoint: parts[2])
         case .queue, .inflight, .workers, .retry, .dead, .fulfilment, .userEvents, .rechecks, .lock, .results, .unclaimed, .holds,
              .webhook, .refunds, .refundsProrated, .purchases, .lifetime, .userSubscriptions, .rate, .intakes, .migrationGuard,
-             .queueHistory:
+             .queueHistory, .timedGrantEnds:
             return nil
         }
     }

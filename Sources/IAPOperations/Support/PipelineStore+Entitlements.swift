@@ -5,8 +5,9 @@ import RedisClient
 extension PipelineStore {
     /// What `user` is entitled to at `now`: each entitlement of the non-consumables granted to them
     /// and not revoked, and of their subscriptions that are active (until `expires_at`) or in a
-    /// grace period (until `grace_expires_at`). `catalog` names each product's entitlements.
-    /// Three round trips whatever the user owns; an unknown user has none.
+    /// grace period (until `grace_expires_at`), and of their grants for a time until each one's end
+    /// (`until`, whether or not the sweep has ended it yet). `catalog` names each product's
+    /// entitlements. Four round trips whatever the user owns; an unknown user has none.
     package func entitlements(user: String, catalog: ProductCatalog, now: Int64 = currentTimeMs()) async throws -> UserEntitlements {
         let indexes = try await purchaseIndexes(of: user)
         let units = indexes.lifetime
@@ -43,7 +44,15 @@ extension PipelineStore {
                 }
             }
         }
-        found.sort { ($0.entitlement, $0.productID, $0.originalTransactionID) < ($1.entitlement, $1.productID, $1.originalTransactionID) }
+        for grant in try await timedGrants(of: user) where grant.isActive(at: now) {
+            found.append(.init(
+                entitlement: grant.entitlement, productID: "", status: "active", expiresAt: Ticket.iso8601(milliseconds: grant.until),
+                originalTransactionID: "", grantID: grant.grantID))
+        }
+        found.sort {
+            ($0.entitlement, $0.productID, $0.originalTransactionID, $0.grantID ?? "")
+                < ($1.entitlement, $1.productID, $1.originalTransactionID, $1.grantID ?? "")
+        }
         return UserEntitlements(userID: user, entitlements: found, asOf: Ticket.iso8601(milliseconds: now))
     }
 }

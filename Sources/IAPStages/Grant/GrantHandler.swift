@@ -35,9 +35,12 @@ package struct GrantHandler: JobHandler {
         self.retention = retention
     }
 
-    /// Every grant process keeps the buckets bounded (once a minute each).
+    /// Every grant process keeps the buckets bounded (once a minute each), and ends the bucket's
+    /// grants for a time whose end has come (each once, whichever granter finds it first).
     package func housekeeping(_ worker: WorkerContext) async throws {
         try await retention?.runIfDue(worker)
+        let ended = try await worker.store.endDueTimedGrants()
+        if ended > 0 { worker.logger.info("grants for a time ended", metadata: ["count": "\(ended)"]) }
     }
 
     package func accepts(_ job: Job) -> Bool { job.stage == .grant && job.claimed != nil }

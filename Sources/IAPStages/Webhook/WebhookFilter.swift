@@ -27,6 +27,7 @@ package struct WebhookFilter: Sendable, Equatable {
         "granted", "renewed", "adopted", "revoked", "reinstated", "held", "released", "rejected", "entitlement_changed",
         "expired", "notification", "auto_renew_changed", "renewal_preference_changed", "price_increase", "refund_declined",
         "renewal_extended", "consent_rescinded", "refund_answered", "retention_offered",
+        "entitlement_granted", "entitlement_ended",
     ]
 
     /// The script's `filter` argument; `nil` when everything passes.

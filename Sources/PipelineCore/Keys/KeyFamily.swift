@@ -25,6 +25,8 @@ package enum KeyFamily: String, CaseIterable, Sendable, CustomStringConvertible 
     case refunded, owner, subscription, notifications
     case refundRevision = "refund-revision"
     case retentionRequest = "retention-request"
+    case timedGrants = "timed-grants"
+    case timedGrantEnds = "timed-grant-ends"
     // A ticket's, a submission's, a notification's.
     case ticket, receipt, notification
     // A user's.

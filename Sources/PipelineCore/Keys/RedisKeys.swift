@@ -153,6 +153,18 @@ package struct RedisKeys: Sendable, Equatable {
     package func retentionRequest(originalTransactionID: String, requestID: String) -> String {
         "\(purchasePrefix(originalTransactionID)):\(KeyFamily.retentionRequest):\(originalTransactionID):\(requestID)"
     }
+    /// The keys of the bucket that holds a user's grants for a time (the bucket of
+    /// `timed-grant:<user>`, as if that were an original transaction id): their record, their ends'
+    /// schedule and their events in one step.
+    package func ofTimedGrants(user: String) -> RedisKeys { ofPurchase(originalTransactionID: "timed-grant:" + user) }
+    /// hash: a user's grants for a time (`grant_for_a_time`), grant id → JSON `{grant_id,
+    /// entitlement, until (ms), reason, source, by, granted_at, status: active | ended, ended_at?,
+    /// ended_by?: expired | revoked}`, on `ofTimedGrants(user:)`'s bucket. Ended ones stay (the id
+    /// is never granted again). Never expires; erasure takes it.
+    package func timedGrants(user: String) -> String { "\(bucketPrefix):\(KeyFamily.timedGrants):\(user)" }
+    /// zset: the ends of this bucket's active grants for a time, `<user> NUL <grant id>` → until
+    /// (ms): the grant stage's housekeeping ends those due (`end_timed_grant`).
+    package var timedGrantEnds: String { "\(bucketPrefix):\(KeyFamily.timedGrantEnds)" }
     /// string: `original_transaction_id` → the user first granted it (its owner). Never expires.
     package func owner(originalTransactionID: String) -> String { "\(purchasePrefix(originalTransactionID)):\(KeyFamily.owner):\(originalTransactionID)" }
     /// hash: the users who bought on one Apple Account (Apple's `appTransactionId`), each with their

@@ -21,17 +21,25 @@ package struct UserEntitlements: Codable, Sendable, Equatable {
         /// A subscription's end (ISO 8601); a non-consumable's entitlements have none.
         package var expiresAt: String?
         package var originalTransactionID: String
+        /// A grant for a time's id (`POST /v1/users/{id}/grants`): then `product_id` and
+        /// `original_transaction_id` are empty and `expires_at` is the grant's end.
+        package var grantID: String?
 
-        package init(entitlement: String, productID: String, status: String, expiresAt: String?, originalTransactionID: String) {
+        package init(
+            entitlement: String, productID: String, status: String, expiresAt: String?, originalTransactionID: String,
+            grantID: String? = nil
+        ) {
             self.entitlement = entitlement
             self.productID = productID
             self.status = status
             self.expiresAt = expiresAt
             self.originalTransactionID = originalTransactionID
+            self.grantID = grantID
         }
 
         enum CodingKeys: String, CodingKey {
             case entitlement, status
+            case grantID = "grant_id"
             case productID = "product_id"
             case expiresAt = "expires_at"
             case originalTransactionID = "original_transaction_id"
