@@ -104,7 +104,7 @@ let package = Package(
         .target(
             name: "AppStoreServerAPI",
             dependencies: [
-                "AppleJWS",
+                "AppleJWS", "PlainJSON",
                 "AppleReceipt",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

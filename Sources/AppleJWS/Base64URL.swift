@@ -68,12 +68,21 @@ public enum Base64URL {
     }
 
     /// Whether `text` has the shape of a compact JWS: three non-empty base64url segments.
+    /// One pass over the bytes (a signed payload is kilobytes: splitting it into substrings first
+    /// was a tenth of the intake's cost of a retention request).
     public static func isCompactJWS(_ text: String) -> Bool {
-        let segments = text.split(separator: ".", omittingEmptySubsequences: false)
-        guard segments.count == 3 else { return false }
-        return segments.allSatisfy { segment in
-            !segment.isEmpty && segment.utf8.allSatisfy { values[Int($0)] >= 0 } && segment.utf8.count % 4 != 1
+        var dots = 0, length = 0
+        for byte in text.utf8 {
+            if byte == UInt8(ascii: ".") {
+                guard length > 0, length % 4 != 1, dots < 2 else { return false }
+                dots += 1
+                length = 0
+            } else {
+                guard values[Int(byte)] >= 0 else { return false }
+                length += 1
+            }
         }
+        return dots == 2 && length > 0 && length % 4 != 1
     }
 
     private static let values: [Int8] = (0..<256).map { code in

@@ -199,6 +199,11 @@ struct SignedDataVerifierTests {
         #expect(!Base64URL.isCompactJWS("eyJh..c2ln"))
         #expect(!Base64URL.isCompactJWS("eyJh.eyJi.c2l="))
         #expect(!Base64URL.isCompactJWS("ey+h.eyJi.c2ln"))
+        // Every segment non-empty and of a length base64url can have; exactly two dots.
+        #expect(!Base64URL.isCompactJWS(".eyJi.c2ln") && !Base64URL.isCompactJWS("eyJh.eyJi.") && !Base64URL.isCompactJWS(""))
+        #expect(!Base64URL.isCompactJWS("eyJh.eyJi.c2ln.c2ln") && !Base64URL.isCompactJWS("eyJhX.eyJi.c2ln"))
+        #expect(Base64URL.isCompactJWS("eyJhXw.eyJiXw.c2lu") && !Base64URL.isCompactJWS("eyJh.eyJi.c2ln\n"))
+        #expect(!Base64URL.isCompactJWS("eyJh.éyJi.c2ln"))
     }
 
     /// One payload, one spelling (RFC 4648 §3.5): a last character whose unused bits are set is
