@@ -146,19 +146,7 @@ extension RefundRule {
     /// printable ASCII characters, no comma, once), a known preference word, known reasons,
     /// bounds whose lower end is below their upper, only conditions this type knows.
     static func rules(_ json: Any?) throws -> [RefundRule] {
-        guard let json else { return [] }
-        guard let list = json as? [Any] else { throw ProductCatalog.CatalogError(reason: "refund_preference must be a list of rules") }
-        var rules: [RefundRule] = []
-        for (place, item) in list.enumerated() {
-            let label = ((item as? [String: Any])?["name"] as? String).map { "refund_preference rule \(place + 1) (\($0))" }
-                ?? "refund_preference rule \(place + 1)"
-            let rule = try read(item, label: label)
-            if rules.contains(where: { $0.name == rule.name }) {
-                throw ProductCatalog.CatalogError(reason: "\(label): the name is given to an earlier rule too")
-            }
-            rules.append(rule)
-        }
-        return rules
+        try ProductCatalog.namedRules(json, member: "refund_preference", name: \.name) { try read($0, label: $1) }
     }
 
     private static func read(_ item: Any, label: String) throws -> RefundRule {

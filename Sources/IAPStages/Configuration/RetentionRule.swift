@@ -172,19 +172,7 @@ extension RetentionRule {
     /// (which needs `when.product`, each of them listing the offer in its `offers`), known
     /// conditions only, bounds whose lower end is below their upper.
     static func rules(_ json: Any?, catalog: ProductCatalog) throws -> [RetentionRule] {
-        guard let json else { return [] }
-        guard let list = json as? [Any] else { throw ProductCatalog.CatalogError(reason: "retention must be a list of rules") }
-        var rules: [RetentionRule] = []
-        for (place, item) in list.enumerated() {
-            let label = ((item as? [String: Any])?["name"] as? String).map { "retention rule \(place + 1) (\($0))" }
-                ?? "retention rule \(place + 1)"
-            let rule = try read(item, label: label, catalog: catalog)
-            if rules.contains(where: { $0.name == rule.name }) {
-                throw ProductCatalog.CatalogError(reason: "\(label): the name is given to an earlier rule too")
-            }
-            rules.append(rule)
-        }
-        return rules
+        try ProductCatalog.namedRules(json, member: "retention", name: \.name) { try read($0, label: $1, catalog: catalog) }
     }
 
     private static func read(_ item: Any, label: String, catalog: ProductCatalog) throws -> RetentionRule {
