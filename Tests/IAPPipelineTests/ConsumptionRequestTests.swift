@@ -191,6 +191,7 @@ import Testing
         var catalog = try #require(try JSONSerialization.jsonObject(with: Data(PipelineHarness.catalogJSON.utf8)) as? [String: Any])
         catalog["refund_preference"] = [
             ["name": "repeat_refunder", "when": ["refunds_before": ["at_least": 3]], "preference": "decline"],
+            ["name": "spender", "when": ["lifetime_spend": ["currency": "USD", "at_least": 9_980]], "preference": "grant_full"],
             ["name": "japan", "when": ["storefront": ["JPN"], "delivered": true], "preference": "grant_full"],
         ]
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("products-\(UUID().uuidString).json")
@@ -238,6 +239,19 @@ import Testing
                 "answered_by_rule_japan", "answered_by_rule_IAP_REFUND_PREFERENCE", "refunded_by_rule_japan",
                 "declined_by_rule_IAP_REFUND_PREFERENCE",
             ]) == [1, 1, 1, 1], "\(rows)")
+
+            // Two purchases at 4.99 by another player: the second request is answered by what they spent.
+            for id in ["6000000000000041", "6000000000000042"] {
+                var sold = SignedFixture.sold(id, currency: "USD")
+                sold.purchaseDate = Int64(Date().timeIntervalSince1970 * 1000)
+                sold.environment = "Sandbox"
+                sold.storefront = "FRA"
+                #expect(try await pipeline.terminal(try await pipeline.submit(signed: try api.register(sold), user: "spender-1")).status == .granted)
+            }
+            try await Self.consent(pipeline, "spender-1", true)
+            #expect(try await Self.consumptionRequest(pipeline, "6000000000000042").result == "consumption_sent")
+            #expect(api.consumptionReports(transactionID: "6000000000000042").last?["refundPreference"] == "GRANT_FULL")
+            #expect(try await pipeline.fulfilments().contains { $0["event"] == "refund_answered" && $0["refund_rule"] == "spender" })
         }
     }
 }

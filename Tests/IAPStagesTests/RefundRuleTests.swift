@@ -36,6 +36,18 @@ import Testing
         #expect(try ProductCatalog(json: Data(#"{"products": {}}"#.utf8)).refundRules.isEmpty)
     }
 
+    /// `lifetime_spend`: the user's net spend in the rule's currency, another currency counting nothing.
+    @Test func aRuleCanAskWhatTheUserSpent() throws {
+        let rules = try Self.catalog(#"[{"name": "whale", "when": {"lifetime_spend": {"currency": "USD", "at_least": 100000}}, "preference": "grant_full"}]"#).refundRules
+        #expect(rules[0].conditions.lifetimeSpend?.currency == "USD")
+        var facts = Self.facts
+        #expect(RefundRule.first(of: rules, matching: facts) == nil)
+        facts.netSpend = ["EUR": 500_000, "USD": 99_999]
+        #expect(RefundRule.first(of: rules, matching: facts) == nil)
+        facts.netSpend["USD"] = 100_000
+        #expect(RefundRule.first(of: rules, matching: facts)?.name == "whale")
+    }
+
     /// A rule with no conditions matches every request: the catch-all at the end of a list.
     @Test func aRuleWithoutConditionsMatchesEveryRequest() throws {
         let rules = try Self.catalog(#"[{"name": "all", "preference": "grant_prorated"}]"#).refundRules
@@ -52,6 +64,8 @@ import Testing
         (#"[{"name": "a", "when": {"days_since_purchase": {}}, "preference": "decline"}]"#, "days_since_purchase needs at_least, below or both"),
         (#"[{"name": "a", "when": {"refunds_before": {"at_least": 3, "below": 3}}, "preference": "decline"}]"#, "at_least must be below below"),
         (#"[{"name": "a", "when": {"delivered": "yes"}, "preference": "decline"}]"#, "rule 1 (a):"),
+        (#"[{"name": "a", "when": {"lifetime_spend": {"currency": "dollars", "at_least": 1}}, "preference": "decline"}]"#, "ISO 4217"),
+        (#"[{"name": "a", "when": {"lifetime_spend": {"currency": "USD"}}, "preference": "decline"}]"#, "lifetime_spend needs at_least, below or both"),
         (#"[{"name": "a,b", "preference": "decline"}]"#, "no comma"),
         (#"[{"name": "IAP_REFUND_PREFERENCE", "preference": "decline"}]"#, "not IAP_REFUND_PREFERENCE"),
         (#"[{"name": "a", "preference": "decline", "then": 1}]"#, "'then' is not name, when or preference"),

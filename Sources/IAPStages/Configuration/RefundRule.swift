@@ -9,7 +9,8 @@ import Foundation
 /// {"below": 2}, "consumed_percent": {"below": 10}}, "preference": "grant_full"}`. Conditions:
 /// `reason` and `storefront` (lists of Apple's words), `days_since_purchase`, `consumed_percent`
 /// (what the game recorded), `refunds_before` (the user's, prorated ones as their share) as
-/// `{"at_least": x, "below": y}`, `delivered` and `sandbox` as booleans. A condition over a fact
+/// `{"at_least": x, "below": y}`, `lifetime_spend` (`{"currency": "USD", "at_least", "below"}`: the
+/// user's net spend in that currency, milliunits), `delivered` and `sandbox` as booleans. A condition over a fact
 /// that is not known (no storefront, no purchase date, nothing recorded by the game) does not hold.
 package struct RefundRule: Sendable, Equatable {
     package var name: String
@@ -23,13 +24,17 @@ package struct RefundRule: Sendable, Equatable {
         package var daysSincePurchase: Bounds?
         package var consumedPercent: Bounds?
         package var refundsBefore: Bounds?
+        /// The user's net spend in one currency (`RetentionRule.Spend`: milliunits).
+        package var lifetimeSpend: RetentionRule.Spend?
         package var delivered: Bool?
         package var sandbox: Bool?
 
         package init(
             reasons: Set<String>? = nil, storefronts: Set<String>? = nil, daysSincePurchase: Bounds? = nil,
-            consumedPercent: Bounds? = nil, refundsBefore: Bounds? = nil, delivered: Bool? = nil, sandbox: Bool? = nil
+            consumedPercent: Bounds? = nil, refundsBefore: Bounds? = nil, lifetimeSpend: RetentionRule.Spend? = nil,
+            delivered: Bool? = nil, sandbox: Bool? = nil
         ) {
+            self.lifetimeSpend = lifetimeSpend
             self.reasons = reasons
             self.storefronts = storefronts
             self.daysSincePurchase = daysSincePurchase
@@ -75,6 +80,7 @@ package struct RefundRule: Sendable, Equatable {
         if let bounds = when.daysSincePurchase, !bounds.contains(facts.daysSincePurchase) { return false }
         if let bounds = when.consumedPercent, !bounds.contains(facts.consumedPercent) { return false }
         if let bounds = when.refundsBefore, !bounds.contains(facts.refundsBefore) { return false }
+        if let spend = when.lifetimeSpend, !spend.bounds.contains(Double(facts.netSpend[spend.currency] ?? 0)) { return false }
         if let delivered = when.delivered, delivered != facts.delivered { return false }
         if let sandbox = when.sandbox, sandbox != facts.sandbox { return false }
         return true
@@ -99,13 +105,17 @@ package struct RefundFacts: Sendable, Equatable {
     package var consumedPercent: Double?
     /// The user's refunds before this one (a prorated refund as its share).
     package var refundsBefore: Double
+    /// The user's net spend by currency (milliunits), of every purchase they hold; read only when a
+    /// rule asks about it.
+    package var netSpend: [String: Int64]
     package var delivered: Bool
     package var sandbox: Bool
 
     package init(
         reason: String?, storefront: String?, daysSincePurchase: Double?, consumedPercent: Double?, refundsBefore: Double,
-        delivered: Bool, sandbox: Bool
+        netSpend: [String: Int64] = [:], delivered: Bool, sandbox: Bool
     ) {
+        self.netSpend = netSpend
         self.reason = reason
         self.storefront = storefront
         self.daysSincePurchase = daysSincePurchase
@@ -130,6 +140,7 @@ extension RefundRule {
             var daysSincePurchase: Bounds?
             var consumedPercent: Bounds?
             var refundsBefore: Bounds?
+            var lifetimeSpend: RetentionRule.Spend?
             var delivered: Bool?
             var sandbox: Bool?
 
@@ -138,6 +149,7 @@ extension RefundRule {
                 case daysSincePurchase = "days_since_purchase"
                 case consumedPercent = "consumed_percent"
                 case refundsBefore = "refunds_before"
+                case lifetimeSpend = "lifetime_spend"
             }
         }
     }
@@ -177,8 +189,9 @@ extension RefundRule {
         if let bad = when?.reason?.first(where: { !RefundPreferences.reasons.contains($0) }) {
             throw refuse("'\(bad)' is none of \(RefundPreferences.reasons.joined(separator: ", "))")
         }
+        if let spend = when?.lifetimeSpend, !spend.isCurrency { throw refuse("lifetime_spend: currency must be an ISO 4217 code such as USD") }
         for (name, bounds) in [("days_since_purchase", when?.daysSincePurchase), ("consumed_percent", when?.consumedPercent),
-                               ("refunds_before", when?.refundsBefore)] {
+                               ("refunds_before", when?.refundsBefore), ("lifetime_spend", when?.lifetimeSpend?.bounds)] {
             guard let bounds else { continue }
             if bounds.atLeast == nil, bounds.below == nil { throw refuse("\(name) needs at_least, below or both") }
             if let low = bounds.atLeast, let high = bounds.below, low >= high { throw refuse("\(name): at_least must be below below") }
@@ -188,7 +201,7 @@ extension RefundRule {
             conditions: Conditions(
                 reasons: when?.reason.map(Set.init), storefronts: when?.storefront.map(Set.init),
                 daysSincePurchase: when?.daysSincePurchase, consumedPercent: when?.consumedPercent,
-                refundsBefore: when?.refundsBefore, delivered: when?.delivered, sandbox: when?.sandbox),
+                refundsBefore: when?.refundsBefore, lifetimeSpend: when?.lifetimeSpend, delivered: when?.delivered, sandbox: when?.sandbox),
             preference: word == "none" ? nil : ConsumptionInformation.RefundPreference(rawValue: word.uppercased()))
     }
 }

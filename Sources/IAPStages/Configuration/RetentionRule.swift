@@ -66,6 +66,8 @@ package struct RetentionRule: Sendable, Equatable {
         package var below: Double?
 
         var bounds: RefundRule.Bounds { RefundRule.Bounds(atLeast: atLeast, below: below) }
+        /// An ISO 4217 code's shape: three capital letters.
+        var isCurrency: Bool { currency.utf8.count == 3 && currency.allSatisfy { $0.isASCII && $0.isUppercase } }
 
         enum CodingKeys: String, CodingKey {
             case currency, below
@@ -209,7 +211,7 @@ extension RetentionRule {
 
     private static func checkBounds(_ when: File.When?, _ refuse: (String) -> ProductCatalog.CatalogError) throws {
         let spend = when?.lifetimeSpend
-        if let spend, !(spend.currency.utf8.count == 3 && spend.currency.allSatisfy { $0.isASCII && $0.isUppercase }) {
+        if let spend, !spend.isCurrency {
             throw refuse("lifetime_spend: currency must be an ISO 4217 code such as USD")
         }
         for (name, bounds) in [("tenure_months", when?.tenureMonths), ("periods_paid", when?.periodsPaid), ("refunds", when?.refunds),

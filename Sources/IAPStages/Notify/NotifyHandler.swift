@@ -225,7 +225,7 @@ package struct NotifyHandler: JobHandler {
 
     /// The preference to send and the rule that chose it: the catalog's first `refund_preference`
     /// rule that matches the request's facts, else `IAP_REFUND_PREFERENCE` (named so). The user's
-    /// refunds are read only when a rule asks about them. `nil`: the read failed (the job retries).
+    /// refunds and spend are read only when a rule asks about them. `nil`: the read failed (the job retries).
     private func refundPreference(
         _ transaction: JWSTransaction, facts: PipelineStore.ConsumptionFacts, answering: ConsumptionAnswering,
         notification: VerifiedNotification, held: HeldJob
@@ -241,12 +241,19 @@ package struct NotifyHandler: JobHandler {
             }) else { return nil }
             refunds = count
         }
+        var spend: [String: Int64] = [:]
+        if rules.contains(where: { $0.conditions.lifetimeSpend != nil }), let user = facts.user {
+            guard let net = await held.worker.transition(reading: "read_net_spend", { try await held.worker.store.netSpend(of: user) }) else {
+                return nil
+            }
+            spend = net
+        }
         let delivered = (facts.recorded?.deliveryStatus ?? (facts.delivered ? .delivered : .undeliveredOther)) == .delivered
         let now = Double(currentTimeMs())
         let known = RefundFacts(
             reason: notification.consumptionRequestReason, storefront: transaction.storefront,
             daysSincePurchase: transaction.purchaseDate.map { (now - Double($0)) / 86_400_000 },
-            consumedPercent: facts.recorded?.percentage.map { Double($0) / 1000 }, refundsBefore: refunds,
+            consumedPercent: facts.recorded?.percentage.map { Double($0) / 1000 }, refundsBefore: refunds, netSpend: spend,
             delivered: delivered, sandbox: transaction.environment == "Sandbox")
         if let rule = RefundRule.first(of: rules, matching: known) { return (rule.preference, rule.name) }
         return (answering.preferences.preference(for: notification.consumptionRequestReason), RefundRule.lastResort)
