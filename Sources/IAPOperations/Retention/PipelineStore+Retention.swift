@@ -10,45 +10,25 @@ extension PipelineStore {
         return reply.stringDictionary
     }
 
-    /// What a retention rule is decided on, from the books alone: the owner's refunds and every
-    /// bucket's index of their purchases in one round trip, then the grant records, 500 a round
-    /// trip. The subscription's own periods (the grant records of `originalTransactionID`) give
+    /// What a retention rule is decided on, from the books alone: the owner's refunds (one round
+    /// trip), then the grant records of the purchases they hold (`grantRecords`). The subscription's own periods (the grant records of `originalTransactionID`) give
     /// tenure, periods paid, offers redeemed and the latest storefront; every purchase the owner
     /// still holds gives the net spend.
     package func retentionFacts(
         owner: String, originalTransactionID: String, productID: String, sandbox: Bool, now: Int64 = currentTimeMs()
     ) async throws -> RetentionFacts {
-        let buckets = keys.everyBucket
-        let replies = try await redis.pipeline(buckets.flatMap { bucket in
-            [
-                RedisCommand("GET", bucket.refunds(user: owner)), RedisCommand("GET", bucket.refundsProrated(user: owner)),
-                RedisCommand("ZRANGE", bucket.purchases(user: owner), "0", "-1"),
-            ]
-        })
-        var whole = 0, prorated = 0
-        var records: [String] = []
-        for (index, bucket) in buckets.enumerated() {
-            let (refunds, share, units) = (replies[3 * index], replies[3 * index + 1], replies[3 * index + 2])
-            for reply in [refunds, share, units] { if case .error(let message) = reply { throw RedisError.server(message) } }
-            whole += refunds.string.flatMap { Int($0) } ?? 0
-            prorated += share.string.flatMap { Int($0) } ?? 0
-            records += (units.array ?? []).compactMap(\.string).map { bucket.grant(unitInThisBucket: $0) }
-        }
+        let refunds = try await refundCount(of: owner)
         var periods = SubscriptionPeriods()
         var spend: [String: Int64] = [:]
-        for chunk in records.chunked(500) {
-            let replies = try await redis.pipeline(chunk.map { RedisCommand(["HMGET", $0] + RetentionGrantFields.names) })
-            for reply in replies {
-                if case .error(let message) = reply { throw RedisError.server(message) }
-                guard let grant = RetentionGrantFields(reply.array?.map(\.string) ?? []), grant.userID == owner else { continue }
-                if let (currency, net) = grant.netSpend { spend[currency, default: 0] += net }
-                if grant.originalTransactionID == originalTransactionID { periods.add(grant) }
-            }
+        for values in try await grantRecords(of: owner, fields: RetentionGrantFields.names) {
+            guard let grant = RetentionGrantFields(values), grant.userID == owner else { continue }
+            if let (currency, net) = grant.netSpend { spend[currency, default: 0] += net }
+            if grant.originalTransactionID == originalTransactionID { periods.add(grant) }
         }
         return RetentionFacts(
             productID: productID, storefront: periods.latestStorefront,
             tenureMonths: periods.firstPurchase.map { Double(max(0, now - $0)) / Self.monthMs }, periodsPaid: periods.paid,
-            refunds: Double(whole) + Double(prorated) / 100_000, netSpend: spend, offerRedeemedBefore: periods.offerRedeemed,
+            refunds: refunds, netSpend: spend, offerRedeemedBefore: periods.offerRedeemed,
             sandbox: sandbox)
     }
 
@@ -76,7 +56,7 @@ extension PipelineStore {
             originalTransactionID = values[1] ?? ""
             if let price = values[2].flatMap({ Int64($0) }), let currency = values[3] {
                 let quantity = values[4].flatMap { Int64($0) } ?? 1
-                let revoked = (values[6]?.isEmpty == false) ? quantity : min(values[5].flatMap { Int64($0) } ?? 0, quantity)
+                let revoked = PipelineStore.revokedUnits(quantity: quantity, revokedQuantity: values[5], revokedAt: values[6])
                 netSpend = (currency, price * (quantity - revoked))
             }
             boughtAt = values[7].flatMap { Int64($0) } ?? values[8].flatMap { Int64($0) }

@@ -32,33 +32,19 @@ extension PipelineStore {
     /// The user's spend since `since` (ms): every bucket's index of the user's purchases in one
     /// round trip, then the grant records of those bought since, 500 a round trip.
     package func spend(of user: String, since: Int64) async throws -> UserSpend {
-        let buckets = keys.everyBucket
-        let indexes = try await redis.pipeline(buckets.map { RedisCommand("ZRANGEBYSCORE", $0.purchases(user: user), String(since), "+inf") })
-        var records: [String] = []
-        for (bucket, reply) in zip(buckets, indexes) {
-            if case .error(let message) = reply { throw RedisError.server(message) }
-            records += (reply.array ?? []).compactMap(\.string).map { bucket.grant(unitInThisBucket: $0) }
-        }
         var answer = UserSpend(userID: user, since: Self.iso8601(ms: since), currencies: [:])
         let fields = ["price", "currency", "quantity", "revoked_quantity", "revoked_at", "user_id"]
-        for chunk in records.chunked(500) {
-            let replies = try await redis.pipeline(chunk.map { RedisCommand(["HMGET", $0] + fields) })
-            for reply in replies {
-                if case .error(let message) = reply { throw RedisError.server(message) }
-                let values = (reply.array ?? []).map(\.string)
-                // Priced, and the user's still (a purchase transferred away is the new holder's spend).
-                guard values.count == fields.count, let price = values[0].flatMap({ Int64($0) }), let currency = values[1],
-                    values[5] == user
-                else { continue }
-                let quantity = values[2].flatMap { Int64($0) } ?? 1
-                let revoked = (values[4]?.isEmpty == false) ? quantity : min(values[3].flatMap { Int64($0) } ?? 0, quantity)
-                var amounts = answer.currencies[currency] ?? .init()
-                amounts.spent += price * quantity
-                amounts.refunded += price * revoked
-                amounts.net = amounts.spent - amounts.refunded
-                amounts.purchases += 1
-                answer.currencies[currency] = amounts
-            }
+        for values in try await grantRecords(of: user, since: since, fields: fields) {
+            // Priced, and the user's still (a purchase transferred away is the new holder's spend).
+            guard let price = values[0].flatMap({ Int64($0) }), let currency = values[1], values[5] == user else { continue }
+            let quantity = values[2].flatMap { Int64($0) } ?? 1
+            let revoked = Self.revokedUnits(quantity: quantity, revokedQuantity: values[3], revokedAt: values[4])
+            var amounts = answer.currencies[currency] ?? .init()
+            amounts.spent += price * quantity
+            amounts.refunded += price * revoked
+            amounts.net = amounts.spent - amounts.refunded
+            amounts.purchases += 1
+            answer.currencies[currency] = amounts
         }
         return answer
     }
