@@ -298,14 +298,19 @@ package actor LocalCluster {
     }
 
     private func launchWorker(_ stage: Stage) throws -> ManagedProcess {
-        let name = switch stage {
+        let name = Self.executable(of: stage)
+        return try launch(name, settings.binDirectory.appendingPathComponent(name))
+    }
+
+    /// The executable that runs `stage`'s workers.
+    package static func executable(of stage: Stage) -> String {
+        switch stage {
         case .verify: "iap-verifier"
         case .dedupe: "iap-deduper"
         case .grant: "iap-granter"
         case .notify: "iap-notifier"
         case .webhook: "iap-webhook"
         }
-        return try launch(name, settings.binDirectory.appendingPathComponent(name))
     }
 
     private func startWorker(_ stage: Stage) async throws -> ManagedProcess {

@@ -10,7 +10,8 @@ package struct BenchReport: Sendable, Codable {
     package var rechecks: RecheckBenchResult?
     package var notifications: NotificationHistoryBenchResult?
     package var history: HistoryBenchResult?
-    package var grantCost: GrantCostBenchResult?
+    /// The `verify-cost`, `dedupe-cost` and `grant-cost` scenarios that ran, in that order.
+    package var stageCosts: [StageCostBenchResult]?
     /// The `retention` scenario: Apple's performance test against the real-time endpoint.
     package var retention: RetentionBenchResult?
     /// The `shards` scenario: one shard, then buckets over three.

@@ -16,7 +16,7 @@ package enum BenchTable {
         if let rechecks = report.rechecks { parts.append(render(rechecks)) }
         if let notifications = report.notifications { parts.append("notifications: " + notifications.summary) }
         for row in report.history?.rows ?? [] { parts.append("history: " + row.summary) }
-        if let cost = report.grantCost { parts.append(cost.table) }
+        if let costs = report.stageCosts { parts.append(StageCostBenchResult.table(costs)) }
         for run in report.retention?.runs ?? [] { parts.append("retention: " + run.summary) }
         if let shards = report.shards { parts.append(render(shards)) }
         if !report.scenarios.isEmpty { parts.append(render(report.scenarios)) }

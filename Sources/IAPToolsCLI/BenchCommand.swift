@@ -22,8 +22,8 @@ package struct BenchCommand: AsyncParsableCommand {
             Scenario jobs: a job of each stage read and written (its JSON), CPU µs each, on one thread. \
             Scenario redis-client: the Redis client alone (64 callers, SET) beside redis-benchmark on the same server \
             (redis-client-cluster: on a Redis Cluster of 3 primaries, beside redis-benchmark --cluster). \
-            Scenario grant-cost: instructions a grant in the granter and redis-server, counted by valgrind's callgrind \
-            over --grant-jobs grant jobs (exact where receipts/s are not: the A/B of a change to the grant step). \
+            Scenarios verify-cost, dedupe-cost and grant-cost: instructions a job in that stage's worker and redis-server, counted by \
+            valgrind's callgrind over --cost-jobs jobs (exact where receipts/s are not: the A/B of a change to a stage). \
             Scenario wait: --wait-clients clients waiting on GET /v1/receipts/{ticket}?wait=30 on one intake, then the workers start. \
             Scenario retention: Apple's retention performance test (apple-sim) against the intake's real-time endpoint, --retention-requests requests 10 then 64 at a time.
             """)
@@ -38,9 +38,9 @@ package struct BenchCommand: AsyncParsableCommand {
     @Option(help: "Undelivered notifications the notifications scenario backfills.") var notificationCount = 10_000
     @Option(help: "Real-time requests of each run of the retention scenario's performance test.") var retentionRequests = 2000
     @Option(help: "Apple Accounts the history scenario syncs, at each size.") var historyCustomers = 200
-    @Option(help: "Grant jobs the grant-cost scenario counts.") var grantJobs = 2000
-    @Option(help: "IAP_CONCURRENCY of the grant-cost scenario's workers (1: the fewest steps sharing a call; compare runs of equal round trips).")
-    var grantConcurrency = 1
+    @Option(help: "Jobs each of the verify-cost, dedupe-cost and grant-cost scenarios counts.") var costJobs = 2000
+    @Option(help: "IAP_CONCURRENCY of the cost scenarios' workers (1: the fewest steps sharing a call; compare runs of equal round trips).")
+    var costConcurrency = 1
     @Option(help: "Receipts the intake takes alone.") var intakeReceipts = 3000
     @Option(help: "Most receipts of the end-to-end run (it is sized to about --e2e-seconds).") var e2eReceipts = 6000
     @Option(help: "Seconds the end-to-end run aims at.") var e2eSeconds = 5.0
@@ -66,12 +66,13 @@ package struct BenchCommand: AsyncParsableCommand {
     private static let shardsName = "shards"
     private static let notificationsName = "notifications"
     private static let historyName = "history"
-    private static let grantCostName = "grant-cost"
+    /// The cost scenarios, by name: `verify-cost`, `dedupe-cost`, `grant-cost`.
+    private static let costs = [Stage.verify, .dedupe, .grant].map { StageCostBench(stage: $0) }
     private static let retentionName = "retention"
 
     package func validate() throws {
-        guard (100...100_000).contains(grantJobs) else { throw ValidationError("--grant-jobs: 100 to 100000") }
-        guard (1...1024).contains(grantConcurrency) else { throw ValidationError("--grant-concurrency: 1 to 1024") }
+        guard (100...100_000).contains(costJobs) else { throw ValidationError("--cost-jobs: 100 to 100000") }
+        guard (1...1024).contains(costConcurrency) else { throw ValidationError("--cost-concurrency: 1 to 1024") }
         guard jwsTokens >= 1 else { throw ValidationError("--jws-tokens: at least 1") }
         guard shardReceipts >= 300 else { throw ValidationError("--shard-receipts: at least 300") }
         guard (20...1_000_000).contains(notificationCount) else { throw ValidationError("--notification-count: 20 to 1000000") }
@@ -89,8 +90,8 @@ package struct BenchCommand: AsyncParsableCommand {
     /// The scenarios run without a cluster of their own, by name.
     private static let standalone = [
         jwsName, jobsName, redisClientName, redisClientClusterName, waitName, rechecksName, shardsName, notificationsName, historyName,
-        grantCostName, retentionName,
-    ]
+        retentionName,
+    ] + costs.map(\.name)
 
     /// The cluster scenarios chosen, and the names of the standalone ones.
     private struct Chosen {
@@ -166,15 +167,18 @@ package struct BenchCommand: AsyncParsableCommand {
         if chosen.has(Self.historyName) {
             report.history = try await HistoryBench(customers: historyCustomers).run(workDirectory: settings.workDirectory, progress: log)
         }
-        if chosen.has(Self.shardsName) || chosen.has(Self.grantCostName) {
+        let costs = Self.costs.filter { chosen.has($0.name) }
+        if chosen.has(Self.shardsName) || !costs.isEmpty {
             var configuration = HTTPClient.Configuration(timeout: .init(connect: .seconds(2)))
             configuration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: clientConcurrency)
             let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
             do {
-                if chosen.has(Self.grantCostName) {
-                    let cost = try await GrantCostBench(jobs: grantJobs, concurrency: grantConcurrency).run(settings: settings, http: http, progress: log)
-                    log("grant-cost: \(cost.summary)")
-                    report.grantCost = cost
+                for var bench in costs {
+                    bench.jobs = costJobs
+                    bench.concurrency = costConcurrency
+                    let cost = try await bench.run(settings: settings, http: http, progress: log)
+                    log("\(bench.name): \(cost.summary)")
+                    report.stageCosts = (report.stageCosts ?? []) + [cost]
                 }
                 if chosen.has(Self.shardsName) {
                     report.shards = try await ShardBench(receipts: shardReceipts, buckets: buckets).run(settings: settings, http: http, progress: log)
@@ -188,7 +192,7 @@ package struct BenchCommand: AsyncParsableCommand {
         if !chosen.clusters.isEmpty {
             report.scenarios = try await Bench(settings: settings, progress: log).run()
         }
-        log("bench: \(report.scenarios.count + (report.jws == nil ? 0 : 1) + (report.jobs == nil ? 0 : 1) + (report.redisClient == nil ? 0 : 1) + (report.redisClientCluster == nil ? 0 : 1) + (report.wait == nil ? 0 : 1) + (report.rechecks == nil ? 0 : 1) + (report.shards == nil ? 0 : 1) + (report.notifications == nil ? 0 : 1) + (report.history == nil ? 0 : 1) + (report.grantCost == nil ? 0 : 1) + (report.retention == nil ? 0 : 1)) scenarios in \(Int((ContinuousClock.now - started) / .seconds(1))) s")
+        log("bench: \(report.scenarios.count + (report.jws == nil ? 0 : 1) + (report.jobs == nil ? 0 : 1) + (report.redisClient == nil ? 0 : 1) + (report.redisClientCluster == nil ? 0 : 1) + (report.wait == nil ? 0 : 1) + (report.rechecks == nil ? 0 : 1) + (report.shards == nil ? 0 : 1) + (report.notifications == nil ? 0 : 1) + (report.history == nil ? 0 : 1) + (report.stageCosts?.count ?? 0) + (report.retention == nil ? 0 : 1)) scenarios in \(Int((ContinuousClock.now - started) / .seconds(1))) s")
         if json {
             try HarnessCommand.printJSON(report)
         } else {
@@ -209,7 +213,9 @@ package struct BenchCommand: AsyncParsableCommand {
         print("\(Self.shardsName): the pipeline on a Redis Cluster of 3 primaries with a replica each, on one shard ({iap}) then over --buckets buckets: receipts/s, round trips, Redis CPU, memory and keys per node")
         print("\(Self.notificationsName): an idle notification sweep (its cost with nothing to do), then a backfill of \(notificationCount) notifications apple-sim never delivered, and a rerun")
         print("\(Self.historyName): a sync's Apple side: \(historyCustomers) Apple Accounts of 1, 20 and 100 purchases each, each history read whole and verified, then again from its revision (Apple calls and ms per sync)")
-        print("\(Self.grantCostName): \(grantJobs) grant jobs granted under valgrind's callgrind: instructions a grant in the granter and redis-server, commands and round trips")
+        for cost in Self.costs {
+            print("\(cost.name): \(costJobs) \(cost.stage.rawValue) jobs done under valgrind's callgrind: instructions a job in the \(LocalCluster.executable(of: cost.stage)) and redis-server, commands and round trips")
+        }
         print("\(Self.retentionName): Apple's retention performance test (apple-sim) against the intake's real-time endpoint, \(retentionRequests) requests 10 then 64 at a time, for a subscriber with two years of periods: p50/p90/p99 and the intake's CPU a request")
         print("\(Self.rechecksName): \(recheckSubscriptions) subscriptions scheduled for re-checks, 1 % due, drained in batches (Redis memory, drain rate)")
     }
