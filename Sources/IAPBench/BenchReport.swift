@@ -12,6 +12,8 @@ package struct BenchReport: Sendable, Codable {
     package var history: HistoryBenchResult?
     /// The `verify-cost`, `dedupe-cost` and `grant-cost` scenarios that ran, in that order.
     package var stageCosts: [StageCostBenchResult]?
+    /// The `intake-cost` scenario: the intake's instructions a receipt beside a bare Hummingbird route's.
+    package var intakeCost: IntakeCostBenchResult?
     /// The `retention` scenario: Apple's performance test against the real-time endpoint.
     package var retention: RetentionBenchResult?
     /// The `shards` scenario: one shard, then buckets over three.

@@ -17,6 +17,7 @@ package enum BenchTable {
         if let notifications = report.notifications { parts.append("notifications: " + notifications.summary) }
         for row in report.history?.rows ?? [] { parts.append("history: " + row.summary) }
         if let costs = report.stageCosts { parts.append(StageCostBenchResult.table(costs)) }
+        if let cost = report.intakeCost { parts.append(IntakeCostBenchResult.table(cost)) }
         for run in report.retention?.runs ?? [] { parts.append("retention: " + run.summary) }
         if let shards = report.shards { parts.append(render(shards)) }
         if !report.scenarios.isEmpty { parts.append(render(report.scenarios)) }

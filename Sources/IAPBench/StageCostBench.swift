@@ -45,7 +45,7 @@ package struct StageCostBench: Sendable {
         var cluster = Bench.clusterSettings(
             BenchScenario(name: name, appleLatencyMs: 0, verifiers: 1, concurrency: concurrency, durability: .none), settings: settings)
         let executable = LocalCluster.executable(of: stage)
-        cluster.binDirectory = try await Self.binDirectory(from: settings.binDirectory, in: directory, stripping: executable)
+        cluster.binDirectory = try await Self.binDirectory(from: settings.binDirectory, in: directory, stripping: [executable])
         cluster.launchPrefix = [
             "redis-server": Self.callgrind(directory.appendingPathComponent("redis.callgrind"), instrumented: false),
             executable: ["env", "LD_PRELOAD=\(cluster.binDirectory.appendingPathComponent(Self.preload).path)"]
@@ -72,24 +72,26 @@ package struct StageCostBench: Sendable {
     /// a Swift program whose main thread ends).
     static let preload = "libSigsuspendCopy.so"
 
-    /// The built executables, linked from `built`, but for a copy of the counted one without its
+    /// The built executables, linked from `built`, but for copies of the counted ones without their
     /// debug information: valgrind 3.19 cannot read the DWARF 5 that Swift writes, and counts without it.
-    private static func binDirectory(from built: URL, in directory: URL, stripping executable: String) async throws -> URL {
+    static func binDirectory(from built: URL, in directory: URL, stripping counted: [String]) async throws -> URL {
         let bin = directory.appendingPathComponent("bin")
         try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
         guard FileManager.default.fileExists(atPath: built.appendingPathComponent(preload).path) else {
             throw BenchError("\(built.path)/\(preload) is missing: build the package first")
         }
-        for name in try FileManager.default.contentsOfDirectory(atPath: built.path) where name != executable {
+        for name in try FileManager.default.contentsOfDirectory(atPath: built.path) where !counted.contains(name) {
             try FileManager.default.createSymbolicLink(at: bin.appendingPathComponent(name), withDestinationURL: built.appendingPathComponent(name))
         }
-        let (status, output) = try await Executable.run(
-            "objcopy", ["--strip-debug", built.appendingPathComponent(executable).path, bin.appendingPathComponent(executable).path])
-        guard status == 0 else { throw BenchError("objcopy --strip-debug \(executable): \(output)") }
+        for executable in counted {
+            let (status, output) = try await Executable.run(
+                "objcopy", ["--strip-debug", built.appendingPathComponent(executable).path, bin.appendingPathComponent(executable).path])
+            guard status == 0 else { throw BenchError("objcopy --strip-debug \(executable): \(output)") }
+        }
         return bin
     }
 
-    private static func callgrind(_ file: URL, instrumented: Bool) -> [String] {
+    static func callgrind(_ file: URL, instrumented: Bool) -> [String] {
         ["valgrind", "--tool=callgrind", "--instr-atstart=\(instrumented ? "yes" : "no")", "--callgrind-out-file=\(file.path)"]
     }
 
@@ -114,16 +116,16 @@ package struct StageCostBench: Sendable {
             throw BenchError("\(name): no \(stage.rawValue) worker or redis-server to count")
         }
         progress("\(name): worker \(workerPID) and redis-server \(redisPID) under callgrind; working")
-        try await control(["-z", String(workerPID)])
-        try await control(["-z", String(redisPID)])
-        try await control(["-i", "on", String(redisPID)])
+        try await Self.control(["-z", String(workerPID)])
+        try await Self.control(["-z", String(redisPID)])
+        try await Self.control(["-i", "on", String(redisPID)])
         let before = try await redis.commandStats()
         let base = try await done(by: stage, keys, redis)
         _ = try await redis.send("RENAME", parked, keys.queue(stage))
         try await waitFor("the \(stage.rawValue) stage", base + jobs, every: .milliseconds(500)) { try await done(by: stage, keys, redis) }
-        try await control(["-d", String(workerPID)])
-        try await control(["-d", String(redisPID)])
-        try await control(["-i", "off", String(redisPID)])
+        try await Self.control(["-d", String(workerPID)])
+        try await Self.control(["-d", String(redisPID)])
+        try await Self.control(["-i", "off", String(redisPID)])
         let commands = try await redis.commandStats() - before
         let workerInstructions = try Self.totals(dumpedIn: directory, named: "worker.callgrind")
         let redisInstructions = try Self.totals(dumpedIn: directory, named: "redis.callgrind")
@@ -157,7 +159,7 @@ package struct StageCostBench: Sendable {
         }
     }
 
-    private func control(_ arguments: [String]) async throws {
+    static func control(_ arguments: [String]) async throws {
         let (status, output) = try await Executable.run("callgrind_control", arguments)
         guard status == 0 else { throw BenchError("callgrind_control \(arguments.joined(separator: " ")): \(output)") }
     }

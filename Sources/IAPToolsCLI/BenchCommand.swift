@@ -24,6 +24,8 @@ package struct BenchCommand: AsyncParsableCommand {
             (redis-client-cluster: on a Redis Cluster of 3 primaries, beside redis-benchmark --cluster). \
             Scenarios verify-cost, dedupe-cost and grant-cost: instructions a job in that stage's worker and redis-server, counted by \
             valgrind's callgrind over --cost-jobs jobs (exact where receipts/s are not: the A/B of a change to a stage). \
+            Scenario intake-cost: the intake's instructions a receipt (and redis-server's) over --cost-jobs receipts, beside apple-sim's bare \
+            Hummingbird route taking the same receipts. \
             Scenario wait: --wait-clients clients waiting on GET /v1/receipts/{ticket}?wait=30 on one intake, then the workers start. \
             Scenario retention: Apple's retention performance test (apple-sim) against the intake's real-time endpoint, --retention-requests requests 10 then 64 at a time.
             """)
@@ -38,7 +40,7 @@ package struct BenchCommand: AsyncParsableCommand {
     @Option(help: "Undelivered notifications the notifications scenario backfills.") var notificationCount = 10_000
     @Option(help: "Real-time requests of each run of the retention scenario's performance test.") var retentionRequests = 2000
     @Option(help: "Apple Accounts the history scenario syncs, at each size.") var historyCustomers = 200
-    @Option(help: "Jobs each of the verify-cost, dedupe-cost and grant-cost scenarios counts.") var costJobs = 2000
+    @Option(help: "Jobs each of the verify-cost, dedupe-cost and grant-cost scenarios counts (intake-cost: receipts).") var costJobs = 2000
     @Option(help: "IAP_CONCURRENCY of the cost scenarios' workers (1: the fewest steps sharing a call; compare runs of equal round trips).")
     var costConcurrency = 1
     @Option(help: "Receipts the intake takes alone.") var intakeReceipts = 3000
@@ -91,7 +93,7 @@ package struct BenchCommand: AsyncParsableCommand {
     private static let standalone = [
         jwsName, jobsName, redisClientName, redisClientClusterName, waitName, rechecksName, shardsName, notificationsName, historyName,
         retentionName,
-    ] + costs.map(\.name)
+    ] + costs.map(\.name) + [IntakeCostBench.name]
 
     /// The cluster scenarios chosen, and the names of the standalone ones.
     private struct Chosen {
@@ -168,7 +170,7 @@ package struct BenchCommand: AsyncParsableCommand {
             report.history = try await HistoryBench(customers: historyCustomers).run(workDirectory: settings.workDirectory, progress: log)
         }
         let costs = Self.costs.filter { chosen.has($0.name) }
-        if chosen.has(Self.shardsName) || !costs.isEmpty {
+        if chosen.has(Self.shardsName) || !costs.isEmpty || chosen.has(IntakeCostBench.name) {
             var configuration = HTTPClient.Configuration(timeout: .init(connect: .seconds(2)))
             configuration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: clientConcurrency)
             let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
@@ -179,6 +181,11 @@ package struct BenchCommand: AsyncParsableCommand {
                     let cost = try await bench.run(settings: settings, http: http, progress: log)
                     log("\(bench.name): \(cost.summary)")
                     report.stageCosts = (report.stageCosts ?? []) + [cost]
+                }
+                if chosen.has(IntakeCostBench.name) {
+                    let cost = try await IntakeCostBench(receipts: costJobs).run(settings: settings, http: http, progress: log)
+                    log("\(IntakeCostBench.name): \(cost.summary)")
+                    report.intakeCost = cost
                 }
                 if chosen.has(Self.shardsName) {
                     report.shards = try await ShardBench(receipts: shardReceipts, buckets: buckets).run(settings: settings, http: http, progress: log)
@@ -192,7 +199,7 @@ package struct BenchCommand: AsyncParsableCommand {
         if !chosen.clusters.isEmpty {
             report.scenarios = try await Bench(settings: settings, progress: log).run()
         }
-        log("bench: \(report.scenarios.count + (report.jws == nil ? 0 : 1) + (report.jobs == nil ? 0 : 1) + (report.redisClient == nil ? 0 : 1) + (report.redisClientCluster == nil ? 0 : 1) + (report.wait == nil ? 0 : 1) + (report.rechecks == nil ? 0 : 1) + (report.shards == nil ? 0 : 1) + (report.notifications == nil ? 0 : 1) + (report.history == nil ? 0 : 1) + (report.stageCosts?.count ?? 0) + (report.retention == nil ? 0 : 1)) scenarios in \(Int((ContinuousClock.now - started) / .seconds(1))) s")
+        log("bench: \(report.scenarios.count + (report.jws == nil ? 0 : 1) + (report.jobs == nil ? 0 : 1) + (report.redisClient == nil ? 0 : 1) + (report.redisClientCluster == nil ? 0 : 1) + (report.wait == nil ? 0 : 1) + (report.rechecks == nil ? 0 : 1) + (report.shards == nil ? 0 : 1) + (report.notifications == nil ? 0 : 1) + (report.history == nil ? 0 : 1) + (report.stageCosts?.count ?? 0) + (report.intakeCost == nil ? 0 : 1) + (report.retention == nil ? 0 : 1)) scenarios in \(Int((ContinuousClock.now - started) / .seconds(1))) s")
         if json {
             try HarnessCommand.printJSON(report)
         } else {
@@ -216,6 +223,7 @@ package struct BenchCommand: AsyncParsableCommand {
         for cost in Self.costs {
             print("\(cost.name): \(costJobs) \(cost.stage.rawValue) jobs done under valgrind's callgrind: instructions a job in the \(LocalCluster.executable(of: cost.stage)) and redis-server, commands and round trips")
         }
+        print("\(IntakeCostBench.name): \(costJobs) receipts to the intake, then to apple-sim's bare Hummingbird route, under valgrind's callgrind: instructions a receipt in each (and redis-server), commands and round trips")
         print("\(Self.retentionName): Apple's retention performance test (apple-sim) against the intake's real-time endpoint, \(retentionRequests) requests 10 then 64 at a time, for a subscriber with two years of periods: p50/p90/p99 and the intake's CPU a request")
         print("\(Self.rechecksName): \(recheckSubscriptions) subscriptions scheduled for re-checks, 1 % due, drained in batches (Redis memory, drain rate)")
     }

@@ -144,7 +144,11 @@ package final class PipelineHarness: Sendable {
                 logger: testLogger, onServerRunning: $0)
         }
         apple = AppleVerifier(configuration: configuration.apple)
-        http = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup)
+        // A request waits for a pooled connection as long as it may take in all (AsyncHTTPClient's
+        // default is 10 s: twenty requests at once on a loaded machine ran out of it).
+        http = HTTPClient(
+            eventLoopGroup: HTTPClient.defaultEventLoopGroup,
+            configuration: HTTPClient.Configuration(timeout: .init(connect: .init(Self.requestTimeout))))
         // Each client's pool as large as the worker (production's is the destination's share): a
         // test of the shares sees the handler's, not the pool's.
         webhookClients = Dictionary(uniqueKeysWithValues: ((try? configuration.webhook.required()) ?? []).map {
