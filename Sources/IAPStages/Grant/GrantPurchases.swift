@@ -269,55 +269,84 @@ struct GrantPurchasesArguments {
         /// rechecks, token_ticket, finish_ticket): KEYS indexes.
         var keys: [String: Int]
 
-        var json: JSONValue {
-            .members([
-                "transaction_id": .string(transactionID),
-                "original_transaction_id": .string(originalTransactionID),
-                "product_id": .string(productID),
-                "quantity": .string(quantity),
-                "unit": unit.json,
-                "outcome": .string(outcome),
-                "reason": reason.json,
-                "app_account_token": appAccountToken.json,
-                "app_transaction_id": appTransactionID.json,
-                "account_shared": accountShared.json,
-                "currency": currency.json,
-                "daily_limit": dailyLimit.json,
-                "daily_reserved": dailyReserved.json,
-                "kind": kind.json,
-                "entitlements": entitlements.json,
-                "expires_at": expiresAt.json,
-                "signed_at": signedAt.json,
-                "adopt": adopt.json,
-                "period_mrr": periodMRR.json,
-                "sale": sale.isEmpty ? nil : .array(sale.map { .string($0) }),
-                "token_job": tokenJob.json,
-                "finish_job": finishJob.json,
-                "k": .object(keys.mapValues { .int($0) }),
-            ])
+        /// The line as one object of the argument (its members in the order written).
+        func write(into json: inout JSONWriter) {
+            json.openObject()
+            json.member("transaction_id", transactionID)
+            json.member("original_transaction_id", originalTransactionID)
+            json.member("product_id", productID)
+            json.member("quantity", quantity)
+            json.member("unit", unit)
+            json.member("outcome", outcome)
+            json.member("reason", reason)
+            json.member("app_account_token", appAccountToken)
+            json.member("app_transaction_id", appTransactionID)
+            json.member("account_shared", accountShared)
+            json.member("currency", currency)
+            json.member("daily_limit", dailyLimit)
+            json.member("daily_reserved", dailyReserved)
+            json.member("kind", kind)
+            json.member("entitlements", entitlements)
+            json.member("expires_at", expiresAt)
+            json.member("signed_at", signedAt)
+            json.member("adopt", adopt)
+            json.member("period_mrr", periodMRR)
+            if !sale.isEmpty {
+                json.name("sale")
+                json.openArray()
+                for item in sale { json.string(item) }
+                json.closeArray()
+            }
+            json.member("token_job", tokenJob)
+            json.member("finish_job", finishJob)
+            json.member("k", ints: keys)
+            json.closeObject()
         }
     }
 
-    var json: JSONValue {
-        .members([
-            "ticket": .string(ticket), "part": part.json, "keep": keep ? .bool(true) : nil, "now": .string(now), "channel": .string(channel), "user_id": .string(userID),
-            "environment": .string(environment), "source": .string(source), "bundle_id": bundleID.json,
-            "refund_limit": refundLimit.json,
-            "refunds": refunds.json,
-            "sharing": sharing.json,
-            "purchases": .array(purchases.map(\.json)),
-            "recheck": recheck?.json,
-            "subscription": subscription?.json,
-            "subscription_key": subscriptionKey.map { .int($0) },
-            "rechecks_key": rechecksKey.map { .int($0) },
-            "subscribers_key": subscribersKey.map { .int($0) },
-            "receipt": receipt.json,
-            "notify_queue": notifyQueue.map { .int($0) },
-            "ticket_ttl": ticketTTL.json,
-            "others": others.isEmpty ? nil : .object(others.mapValues { .object($0.mapValues { .int($0) }) }),
-        ])
+    /// The script's argument: one JSON object, written straight into bytes (`JSONWriter`).
+    var argument: String {
+        var json = JSONWriter(capacity: 1024 + 512 * purchases.count)
+        json.openObject()
+        json.member("ticket", ticket)
+        json.member("part", part)
+        json.member("keep", flag: keep)
+        json.member("now", now)
+        json.member("channel", channel)
+        json.member("user_id", userID)
+        json.member("environment", environment)
+        json.member("source", source)
+        json.member("bundle_id", bundleID)
+        json.member("refund_limit", refundLimit)
+        json.member("refunds", refunds)
+        json.member("sharing", sharing)
+        json.name("purchases")
+        json.openArray()
+        for line in purchases { line.write(into: &json) }
+        json.closeArray()
+        json.member("recheck", value: recheck?.json)
+        json.member("subscription", value: subscription?.json)
+        json.member("subscription_key", int: subscriptionKey)
+        json.member("rechecks_key", int: rechecksKey)
+        json.member("subscribers_key", int: subscribersKey)
+        json.member("receipt", receipt)
+        json.member("notify_queue", int: notifyQueue)
+        json.member("ticket_ttl", ticketTTL)
+        if !others.isEmpty {
+            json.name("others")
+            json.openObject()
+            for (user, keys) in others {
+                json.key(user)
+                json.openObject()
+                for (name, index) in keys {
+                    json.key(name)
+                    json.int(index)
+                }
+                json.closeObject()
+            }
+            json.closeObject()
+        }
+        json.closeObject()
+        return json.text
     }
-
-    /// The script's argument: the canonical JSON text.
-    var argument: String { json.canonicalText }
 }

@@ -1,0 +1,61 @@
+import PlainJSON
+import Testing
+
+/// `JSONWriter`: members in the order written, commas only between values at every depth, absent
+/// members left out, strings and caller-given names escaped; what it writes parses back.
+@Suite struct JSONWriterTests {
+    @Test func writesMembersInTheOrderGivenAndLeavesOutTheAbsent() {
+        var json = JSONWriter()
+        json.openObject()
+        json.member("z", "last first")
+        json.member("absent", nil as String?)
+        json.member("a", int: 7)
+        json.member("no", int: nil)
+        json.member("keep", flag: true)
+        json.member("off", flag: false)
+        json.member("tree", value: .object(["b": .string("1"), "a": .null]))
+        json.member("none", value: nil)
+        json.closeObject()
+        #expect(json.text == #"{"z":"last first","a":7,"keep":true,"tree":{"a":null,"b":"1"}}"#)
+    }
+
+    @Test func separatesValuesAtEveryDepth() throws {
+        var json = JSONWriter()
+        json.openObject()
+        json.name("items")
+        json.openArray()
+        for word in ["one", "two"] {
+            json.openObject()
+            json.member("word", word)
+            json.member("k", ints: ["x": 1])
+            json.closeObject()
+        }
+        json.openArray()
+        json.closeArray()
+        json.string("three")
+        json.int(-4)
+        json.closeArray()
+        json.name("empty")
+        json.openObject()
+        json.closeObject()
+        json.closeObject()
+        #expect(json.text == #"{"items":[{"word":"one","k":{"x":1}},{"word":"two","k":{"x":1}},[],"three",-4],"empty":{}}"#)
+        let parsed = try JSONValue(parsing: json.text)
+        #expect(parsed["items"]?.array?.count == 5)
+    }
+
+    @Test func escapesStringsAndNamesTheCallerGives() throws {
+        let awkward = "quote \" back \\ line \n tab \t bell \u{07} é"
+        var json = JSONWriter()
+        json.openObject()
+        json.key(awkward)
+        json.string(awkward)
+        json.member("k", ints: [awkward: 2, "plain": 3])
+        json.closeObject()
+        let parsed = try JSONValue(parsing: json.text)
+        #expect(parsed[awkward]?.string == awkward)
+        #expect(parsed["k"]?[awkward]?.int == 2)
+        #expect(parsed["k"]?["plain"]?.int == 3)
+        #expect(!json.text.contains("\n"))
+    }
+}
