@@ -1,5 +1,3 @@
-import NIOConcurrencyHelpers
-
 /// Group commit: each caller hands in one item and gets its own output back. A caller that finds
 /// nobody writing writes at once, taking along every item that waits (up to `maxBatch`), in one
 /// call of `flush`; when it is done it hands the turn to the oldest caller still waiting. Under
@@ -11,127 +9,30 @@ package final class GroupCommit<Item: Sendable, Output: Sendable>: Sendable {
     /// every item of that batch (each caller decides whether to submit again).
     package typealias Flush = @Sendable ([Item]) async throws -> [Output]
 
-    private let maxBatch: Int
-    private let flush: Flush
-    private let state = NIOLockedValueBox(State())
-
-    private enum Wake: Sendable {
-        case done(Result<Output, any Error>)
-        /// Your item waits at the head of the queue: write it and those behind it.
-        case lead
-    }
-
-    private struct Waiting {
-        let id: Int
-        let item: Item
-    }
-
-    private struct State {
-        var writing = false
-        var lastID = 0
-        var queue: [Waiting] = []
-        var sleepers: [Int: CheckedContinuation<Wake, Never>] = [:]
-        /// Wakes that came before their caller went to sleep.
-        var early: [Int: Wake] = [:]
-    }
+    /// The turn-taking itself, not generic (`GroupCommitCore` says why).
+    private let core: GroupCommitCore
 
     package init(maxBatch: Int, flush: @escaping Flush) {
-        precondition(maxBatch > 0, "maxBatch must be positive")
-        self.maxBatch = maxBatch
-        self.flush = flush
+        core = GroupCommitCore(maxBatch: maxBatch) { items in
+            let typed = items.compactMap { $0 as? Item }
+            guard typed.count == items.count else { throw GroupCommitError.ofAnotherType }
+            return try await flush(typed).map { $0 as any Sendable }
+        }
     }
 
     /// Items queued behind the write on the wire.
-    package var waiting: Int {
-        state.withLockedValue { $0.queue.count }
-    }
+    package var waiting: Int { core.waiting }
 
     package func submit(_ item: Item) async throws -> Output {
-        let queued: Int? = state.withLockedValue { state in
-            if !state.writing {
-                state.writing = true
-                return nil
-            }
-            state.lastID += 1
-            state.queue.append(Waiting(id: state.lastID, item: item))
-            return state.lastID
-        }
-        guard let id = queued else { return try await write(leading: item) }
-        let wake = await withCheckedContinuation { continuation in
-            let early = state.withLockedValue { state -> Wake? in
-                if let wake = state.early.removeValue(forKey: id) { return wake }
-                state.sleepers[id] = continuation
-                return nil
-            }
-            if let early { continuation.resume(returning: early) }
-        }
-        switch wake {
-        case .done(let output): return try output.get()
-        case .lead: return try await write(queuedAs: id)
-        }
-    }
-
-    /// Writes `item` (not queued) with the items waiting.
-    private func write(leading item: Item) async throws -> Output {
-        let batch = state.withLockedValue { Self.take(maxBatch - 1, from: &$0.queue) }
-        return try await write([Waiting(id: 0, item: item)] + batch, own: 0)
-    }
-
-    /// Writes from the head of the queue, where the item of `id` is.
-    private func write(queuedAs id: Int) async throws -> Output {
-        let batch = state.withLockedValue { Self.take(maxBatch, from: &$0.queue) }
-        return try await write(batch, own: id)
-    }
-
-    private static func take(_ count: Int, from queue: inout [Waiting]) -> [Waiting] {
-        let taken = Array(queue.prefix(count))
-        queue.removeFirst(taken.count)
-        return taken
-    }
-
-    private func write(_ batch: [Waiting], own: Int) async throws -> Output {
-        let outputs: Result<[Output], any Error>
-        do {
-            // A closure, not `\.item`: in this generic type a key path is built anew at each call
-            // (3.5 % of a granter's instructions).
-            let written = try await flush(batch.map { $0.item })
-            guard written.count == batch.count else { throw GroupCommitError.outputsDoNotMatch(batch.count, written.count) }
-            outputs = .success(written)
-        } catch {
-            outputs = .failure(error)
-        }
-        var mine: Result<Output, any Error>?
-        var wakes: [(CheckedContinuation<Wake, Never>, Wake)] = []
-        state.withLockedValue { state in
-            for (index, waiting) in batch.enumerated() {
-                let output = outputs.map { $0[index] }
-                if waiting.id == own {
-                    mine = output
-                } else if let sleeper = state.sleepers.removeValue(forKey: waiting.id) {
-                    wakes.append((sleeper, .done(output)))
-                } else {
-                    state.early[waiting.id] = .done(output)
-                }
-            }
-            // The turn goes to the oldest caller still waiting, or nobody is writing any more.
-            if let next = state.queue.first {
-                if let sleeper = state.sleepers.removeValue(forKey: next.id) {
-                    wakes.append((sleeper, .lead))
-                } else {
-                    state.early[next.id] = .lead
-                }
-            } else {
-                state.writing = false
-            }
-        }
-        for (sleeper, wake) in wakes { sleeper.resume(returning: wake) }
-        guard let mine else { throw GroupCommitError.ownItemMissing }
-        return try mine.get()
+        guard let output = try await core.submit(item) as? Output else { throw GroupCommitError.ofAnotherType }
+        return output
     }
 }
 
-/// A broken promise of a flush, or of the turn-taking (neither should ever happen).
+/// A broken promise of a flush, or of the turn-taking (none should ever happen).
 package enum GroupCommitError: Error, Equatable {
     case outputsDoNotMatch(Int, Int)
     case ownItemMissing
+    /// An item or output that is not of the commit's types.
+    case ofAnotherType
 }
