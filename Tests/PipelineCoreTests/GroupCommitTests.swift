@@ -83,4 +83,16 @@ import Testing
         #expect(flush.batches.withLockedValue { $0 } == [[0], [3, 4], [5]])
         #expect(try await commit.submit(6) == 12)
     }
+
+    /// Items and outputs cross the untyped core (`GroupCommitCore`) and come back as they went in,
+    /// an absent output (`nil` of an optional type) included, each to its own caller.
+    @Test func optionalItemsAndOutputsComeBackAsTheyWent() async throws {
+        let commit = GroupCommit<String?, Int?>(maxBatch: 8) { items in items.map { $0.map(\.count) } }
+        #expect(try await commit.submit("four") == 4)
+        #expect(try await commit.submit(nil) == nil)
+        try await withThrowingTaskGroup(of: (String?, Int?).self) { group in
+            for item in ["", nil, "abc", nil, "zz"] as [String?] { group.addTask { (item, try await commit.submit(item)) } }
+            for try await (item, output) in group { #expect(output == item.map(\.count)) }
+        }
+    }
 }
