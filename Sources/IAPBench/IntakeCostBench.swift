@@ -64,19 +64,19 @@ package struct IntakeCostBench: Sendable {
         }
         let client = local.loadClient(http)
         let floor = LoadClient(http: http, intakeURL: local.appleURL + "/floor")
-        try accepted(await client.submitAll(BenchReceipt.batch("intake-cost-warm", Self.warmUp), perSecond: nil, concurrency: concurrency))
-        try accepted(await floor.submitAll(BenchReceipt.batch("floor-cost-warm", Self.warmUp), perSecond: nil, concurrency: concurrency))
+        try await client.submitAll(BenchReceipt.batch("intake-cost-warm", Self.warmUp), perSecond: nil, concurrency: concurrency).allAccepted(in: Self.name)
+        try await floor.submitAll(BenchReceipt.batch("floor-cost-warm", Self.warmUp), perSecond: nil, concurrency: concurrency).allAccepted(in: Self.name)
 
         for pid in [intake, server] { try await StageCostBench.control(["-z", String(pid)]) }
         try await StageCostBench.control(["-i", "on", String(server)])
         let before = try await redis.commandStats()
-        try accepted(await client.submitAll(BenchReceipt.batch(Self.name, receipts), perSecond: nil, concurrency: concurrency))
+        try await client.submitAll(BenchReceipt.batch(Self.name, receipts), perSecond: nil, concurrency: concurrency).allAccepted(in: Self.name)
         for pid in [intake, server] { try await StageCostBench.control(["-d", String(pid)]) }
         try await StageCostBench.control(["-i", "off", String(server)])
         let commands = try await redis.commandStats() - before
 
         try await StageCostBench.control(["-z", String(apple)])
-        try accepted(await floor.submitAll(BenchReceipt.batch("floor-cost", receipts), perSecond: nil, concurrency: concurrency))
+        try await floor.submitAll(BenchReceipt.batch("floor-cost", receipts), perSecond: nil, concurrency: concurrency).allAccepted(in: Self.name)
         try await StageCostBench.control(["-d", String(apple)])
 
         let per = { (value: Int) in Double(value) / Double(receipts) }
@@ -86,13 +86,6 @@ package struct IntakeCostBench: Sendable {
             redisInstructionsPerReceipt: per(try StageCostBench.totals(dumpedIn: directory, named: "redis.callgrind")),
             floorInstructionsPerReceipt: per(try StageCostBench.totals(dumpedIn: directory, named: "apple-sim.callgrind")),
             commandsPerReceipt: per(commands.pipelineCommands), roundTripsPerReceipt: per(commands.roundTrips))
-    }
-
-    /// Every receipt accepted, or the count means nothing.
-    private func accepted(_ submissions: [LoadClient.Submission]) throws {
-        if let refused = submissions.first(where: { $0.ticket == nil }) {
-            throw BenchError("\(Self.name): a receipt was not accepted: \(refused.error ?? "?")")
-        }
     }
 }
 

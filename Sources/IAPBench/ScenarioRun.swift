@@ -45,12 +45,12 @@ struct ScenarioRun {
     private func measure(_ cluster: LocalCluster, _ redis: RedisClient) async throws -> ScenarioResult {
         let client = cluster.loadClient(http)
         let keys = cluster.keys
-        try accepted(await client.submitAll(BenchReceipt.batch("warm", 100), perSecond: nil, concurrency: 16))
+        try await client.submitAll(BenchReceipt.batch("warm", 100), perSecond: nil, concurrency: 16).allAccepted(in: scenario.name)
 
         let intakeBatch = BenchReceipt.batch("intake", settings.intakeReceipts)
         let intakeCPU = try await cpuSeconds(cluster, "iap-intake")
         let intakeStart = ContinuousClock.now
-        try accepted(await client.submitAll(intakeBatch, perSecond: nil, concurrency: settings.clientConcurrency))
+        try await client.submitAll(intakeBatch, perSecond: nil, concurrency: settings.clientConcurrency).allAccepted(in: scenario.name)
         let intakeRate = Double(intakeBatch.count) / seconds(since: intakeStart)
         let intakeAlone = (try await cpuSeconds(cluster, "iap-intake") - intakeCPU) * 1_000_000 / Double(intakeBatch.count)
         let floor = try await hummingbirdFloor(cluster, receipts: intakeBatch.count)
@@ -133,9 +133,9 @@ struct ScenarioRun {
     /// with the same client: its CPU per 1,000 (ms) is what any Hummingbird intake costs at least.
     private func hummingbirdFloor(_ cluster: LocalCluster, receipts: Int) async throws -> Double {
         let floor = LoadClient(http: http, intakeURL: cluster.appleURL + "/floor")
-        try accepted(await floor.submitAll(BenchReceipt.batch("floor-warm", 100), perSecond: nil, concurrency: 16))
+        try await floor.submitAll(BenchReceipt.batch("floor-warm", 100), perSecond: nil, concurrency: 16).allAccepted(in: scenario.name)
         let before = try await cpuSeconds(cluster, "apple-sim")
-        try accepted(await floor.submitAll(BenchReceipt.batch("floor", receipts), perSecond: nil, concurrency: settings.clientConcurrency))
+        try await floor.submitAll(BenchReceipt.batch("floor", receipts), perSecond: nil, concurrency: settings.clientConcurrency).allAccepted(in: scenario.name)
         return (try await cpuSeconds(cluster, "apple-sim") - before) * 1_000_000 / Double(receipts)
     }
 
@@ -240,7 +240,7 @@ struct ScenarioRun {
         _ batch: [BenchReceipt], perSecond: Int?, _ client: LoadClient, _ redis: RedisClient, _ keys: RedisKeys
     ) async throws -> Outcome {
         let base = try await redis.integer("XLEN", keys.fulfilment)
-        let submissions = try accepted(await client.submitAll(batch, perSecond: perSecond, concurrency: settings.clientConcurrency))
+        let submissions = try await client.submitAll(batch, perSecond: perSecond, concurrency: settings.clientConcurrency).allAccepted(in: scenario.name)
         let deadline = ContinuousClock.now + .seconds(300)
         while try await redis.integer("XLEN", keys.fulfilment) < base + batch.count {
             guard ContinuousClock.now < deadline else { throw BenchError("\(scenario.name): receipts were not all granted") }
@@ -264,16 +264,6 @@ struct ScenarioRun {
     }
 
     // MARK: readings
-
-    @discardableResult
-    private func accepted(_ submissions: [LoadClient.Submission]) throws -> [LoadClient.Submission] {
-        if let refused = submissions.first(where: { $0.ticket == nil }) {
-            throw BenchError("\(scenario.name): the intake did not accept a receipt: \(refused.error ?? "?")")
-        }
-        return submissions
-    }
-
-
 
     /// Every process of the cluster and the bench itself (the load client), by pid.
     private func usage(_ cluster: LocalCluster) async -> Readings {
