@@ -40,19 +40,9 @@ package struct IntakeCostBench: Sendable {
             cluster.launchPrefix[name] = preload + StageCostBench.callgrind(directory.appendingPathComponent("\(name).callgrind"), instrumented: true)
         }
         let local = try LocalCluster(settings: cluster, directory: directory, http: http)
-        let redis = RedisClient(configuration: try RedisConfiguration(url: local.redisURL), poolSize: 2)
-        do {
-            try await local.start(workers: false)
+        return try await local.measured(Self.name, workers: false) { redis in
             progress("\(Self.name): \(receipts) receipts to the intake, then to apple-sim's bare route, \(concurrency) at a time; logs in \(directory.path)/logs")
-            let result = try await measure(local, redis, http: http, directory: directory)
-            await redis.close()
-            let unclean = await local.stop() + (await local.crashes())
-            guard unclean.isEmpty else { throw BenchError("\(Self.name): \(unclean.joined(separator: "; "))") }
-            return result
-        } catch {
-            await redis.close()
-            _ = await local.stop()
-            throw error
+            return try await measure(local, redis, http: http, directory: directory)
         }
     }
 

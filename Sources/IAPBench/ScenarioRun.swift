@@ -26,19 +26,9 @@ struct ScenarioRun {
         try? FileManager.default.removeItem(at: directory)
         let cluster = try LocalCluster(
             settings: Bench.clusterSettings(scenario, settings: settings), directory: directory, http: http)
-        let redis = RedisClient(configuration: try RedisConfiguration(url: cluster.redisURL), poolSize: 2)
-        do {
-            try await cluster.start(workers: false)
+        return try await cluster.measured(scenario.name, workers: false) { redis in
             progress("\(scenario.name): redis :\(cluster.redisPort), logs in \(directory.path)/logs")
-            let result = try await measure(cluster, redis)
-            await redis.close()
-            let unclean = await cluster.stop() + (await cluster.crashes())
-            guard unclean.isEmpty else { throw BenchError("\(scenario.name): \(unclean.joined(separator: "; "))") }
-            return result
-        } catch {
-            await redis.close()
-            _ = await cluster.stop()
-            throw error
+            return try await measure(cluster, redis)
         }
     }
 

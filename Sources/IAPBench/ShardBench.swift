@@ -41,18 +41,8 @@ package struct ShardBench: Sendable {
         cluster.topology = .cluster
         cluster.buckets = buckets
         let local = try LocalCluster(settings: cluster, directory: directory, http: http)
-        let redis = RedisClient(configuration: try RedisConfiguration(url: local.redisURL), poolSize: 2)
-        do {
-            try await local.start()
-            let result = try await measure(name: name, buckets: buckets, local, redis, http)
-            await redis.close()
-            let unclean = await local.stop() + (await local.crashes())
-            guard unclean.isEmpty else { throw BenchError("shards \(name): \(unclean.joined(separator: "; "))") }
-            return result
-        } catch {
-            await redis.close()
-            _ = await local.stop()
-            throw error
+        return try await local.measured("shards \(name)") { redis in
+            try await measure(name: name, buckets: buckets, local, redis, http)
         }
     }
 

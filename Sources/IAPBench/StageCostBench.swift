@@ -52,19 +52,9 @@ package struct StageCostBench: Sendable {
                 + Self.callgrind(directory.appendingPathComponent("worker.callgrind"), instrumented: true),
         ]
         let local = try LocalCluster(settings: cluster, directory: directory, http: http)
-        let redis = RedisClient(configuration: try RedisConfiguration(url: local.redisURL), poolSize: 2)
-        do {
-            try await local.start(workers: false)
+        return try await local.measured(name, workers: false) { redis in
             progress("\(name): \(jobs) receipts through the intake and the stages before \(stage.rawValue) (concurrency \(concurrency)); logs in \(directory.path)/logs")
-            let result = try await measure(local, redis, http: http, directory: directory, progress: progress)
-            await redis.close()
-            let unclean = await local.stop() + (await local.crashes())
-            guard unclean.isEmpty else { throw BenchError("\(name): \(unclean.joined(separator: "; "))") }
-            return result
-        } catch {
-            await redis.close()
-            _ = await local.stop()
-            throw error
+            return try await measure(local, redis, http: http, directory: directory, progress: progress)
         }
     }
 
