@@ -153,6 +153,18 @@ extension LocalCluster {
         }
     }
 
+    /// Waits until the primary has given its AOF buffer to the kernel (`aof_buffer_length:0`).
+    /// With `appendfsync everysec`, while a background fsync is still running (a slow disk),
+    /// Redis holds its writes back for up to 2 s and answers its clients meanwhile: a process
+    /// crash then loses them. After this, a `kill -9` loses nothing Redis answered before it.
+    package func waitUntilTheAOFIsWritten() async throws {
+        let port = primaryPort
+        try await waitUntil("redis-server :\(port) gave its AOF buffer to the kernel", while: redisNodes[primary]) {
+            let info = try? await self.pipeline([RedisCommand("INFO", "persistence")], onNodeAt: port).first?.string
+            return info?.contains("\r\naof_buffer_length:0\r\n") == true
+        }
+    }
+
     /// The replicas the node on `port` counts as online.
     private func onlineReplicas(of port: Int) async -> Int {
         let info = (try? await runTool("redis-cli", ["-p", String(port), "INFO", "replication"])) ?? ""
