@@ -461,6 +461,8 @@ let package = Package(
             dependencies: [
                 "IAPCLI", "IAPIntakeCLI", "IAPWorkerCLI", "IAPControlCLI", "IAPConsoleCLI", "IAPSettings", "IAPStages", "PipelineCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),

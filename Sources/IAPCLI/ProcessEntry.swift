@@ -13,6 +13,6 @@ package enum ProcessEntry {
     package static func serve(_ command: (some AsyncParsableCommand).Type) async {
         NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
         EarlyStop.exitCleanly()
-        await command.main()
+        await withTaskExecutorPreference(EventLoopTaskExecutor.shared) { await command.main() }
     }
 }
