@@ -9,7 +9,8 @@ package enum ProcessEntry {
     /// A pipeline process: a stop signal that comes before its service group runs exits 0 too.
     /// Its tasks run on NIO's event loops (one per core), where its sockets live: a reply from
     /// Redis, Apple or a client resumes the task waiting for it on the thread that read it, with no
-    /// hop to a second pool of threads. Nothing in these processes blocks a thread.
+    /// hop to a second pool of threads. Nothing in these processes blocks a thread. The tasks
+    /// also prefer `EventLoopTaskExecutor`, so calling a nonisolated async function is not a hop.
     package static func serve(_ command: (some AsyncParsableCommand).Type) async {
         NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
         EarlyStop.exitCleanly()
