@@ -3,7 +3,7 @@
 ///
 /// The one list that the key map, the ledger migration and the key map's bounds test read, so
 /// that a family cannot be added to one and forgotten by another: `RedisKeys` spells every
-/// name with its family (`Self.join(prefix, KeyFamily.claim.description, unit)`); `iapctl migrate` decides
+/// name with its family (`RedisKeys.join(prefix, KeyFamily.claim.description, unit)`); `iapctl migrate` decides
 /// what becomes of each family in a switch with no default (a new case does not compile until
 /// it says); the bounds test wants a row with a bound in docs/operations/redis-keys.md for each.
 ///
