@@ -32,34 +32,37 @@ extension InAppTransaction {
     }
 
     /// The members `encode(to:)` writes.
-    public var json: JSONValue {
-        .members([
-            "transaction_id": .string(transactionID),
-            "original_transaction_id": .string(originalTransactionID),
-            "product_id": .string(productID),
-            "quantity": .string(String(quantity)),
-            "web_order_line_item_id": webOrderLineItemID.json,
-            "purchase_date_ms": purchaseDateMs.json,
-            "original_purchase_date_ms": originalPurchaseDateMs.json,
-            "cancellation_date_ms": cancellationDateMs.json,
-            "expires_date_ms": expiresDateMs.json,
-            "signed_date_ms": signedDateMs.json,
-            "app_account_token": appAccountToken.json,
-            "app_transaction_id": appTransactionID.json,
-            "in_app_ownership_type": inAppOwnershipType.json,
-            "currency": currency.json,
-            "storefront": storefront.json,
-            "price": price.json,
-            "offer_type": offerType.json,
-            "offer_identifier": offerIdentifier.json,
-            "offer_discount_type": offerDiscountType.json,
-            "offer_period": offerPeriod.json,
-            "billing_plan_type": billingPlanType.json,
-            "commitment_period": commitmentPeriod.json,
-            "commitment_periods": commitmentPeriods.json,
-            "commitment_expires_date_ms": commitmentExpiresDateMs.json,
-            "commitment_price": commitmentPrice.json,
-        ])
+    public var json: JSONValue { CanonicalJSONWriter.value(write) }
+
+    /// The members `encode(to:)` writes, in name order (canonical text without a copy).
+    public func write(to json: inout CanonicalJSONWriter) {
+        json.openObject()
+        json.member("app_account_token", appAccountToken)
+        json.member("app_transaction_id", appTransactionID)
+        json.member("billing_plan_type", billingPlanType)
+        json.member("cancellation_date_ms", cancellationDateMs)
+        json.member("commitment_expires_date_ms", commitmentExpiresDateMs)
+        json.member("commitment_period", commitmentPeriod)
+        json.member("commitment_periods", commitmentPeriods)
+        json.member("commitment_price", commitmentPrice)
+        json.member("currency", currency)
+        json.member("expires_date_ms", expiresDateMs)
+        json.member("in_app_ownership_type", inAppOwnershipType)
+        json.member("offer_discount_type", offerDiscountType)
+        json.member("offer_identifier", offerIdentifier)
+        json.member("offer_period", offerPeriod)
+        json.member("offer_type", offerType)
+        json.member("original_purchase_date_ms", originalPurchaseDateMs)
+        json.member("original_transaction_id", originalTransactionID)
+        json.member("price", price)
+        json.member("product_id", productID)
+        json.member("purchase_date_ms", purchaseDateMs)
+        json.member("quantity", String(quantity))
+        json.member("signed_date_ms", signedDateMs)
+        json.member("storefront", storefront)
+        json.member("transaction_id", transactionID)
+        json.member("web_order_line_item_id", webOrderLineItemID)
+        json.closeObject()
     }
 
     /// A JSON array of transactions (absent: none).

@@ -70,17 +70,20 @@ public struct SubscriptionRenewal: Codable, Sendable, Equatable {
         renewalPlan = try json.arrayIfPresent("renewal_plan")?.compactMap(\.string)
     }
 
-    public var json: JSONValue {
-        .members([
-            "original_transaction_id": .string(originalTransactionID),
-            "status": .string(status),
-            "auto_renew": autoRenew.map { .int($0) },
-            "grace_expires_at": graceExpiresAt.map { .int(Int($0)) },
-            "signed_at": .int(Int(signedAt)),
-            "expiration_intent": expirationIntent.map { .int($0) },
-            "eligible_win_back_offer_ids": eligibleWinBackOfferIDs.map { .array($0.map { .string($0) }) },
-            "history_revision": historyRevision.json,
-            "renewal_plan": renewalPlan.map { .array($0.map { .string($0) }) },
-        ])
+    public var json: JSONValue { CanonicalJSONWriter.value(write) }
+
+    /// The renewal as a job carries it, in name order.
+    public func write(to json: inout CanonicalJSONWriter) {
+        json.openObject()
+        json.member("auto_renew", int: autoRenew)
+        json.member("eligible_win_back_offer_ids", strings: eligibleWinBackOfferIDs)
+        json.member("expiration_intent", int: expirationIntent)
+        json.member("grace_expires_at", int64: graceExpiresAt)
+        json.member("history_revision", historyRevision)
+        json.member("original_transaction_id", originalTransactionID)
+        json.member("renewal_plan", strings: renewalPlan)
+        json.member("signed_at", int64: signedAt)
+        json.member("status", status)
+        json.closeObject()
     }
 }

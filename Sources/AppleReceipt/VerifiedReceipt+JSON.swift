@@ -8,12 +8,21 @@ extension VerifiedReceipt {
         renewal = try json.objectIfPresent("renewal").map { value throws(JSONShapeError) in try SubscriptionRenewal(json: value) }
     }
 
-    public var json: JSONValue {
-        .members([
-            "environment": .string(environment),
-            "bundle_id": .string(bundleID),
-            "transactions": .array(transactions.map(\.json)),
-            "renewal": renewal?.json,
-        ])
+    public var json: JSONValue { CanonicalJSONWriter.value(write) }
+
+    /// The receipt as a job carries it, in name order.
+    public func write(to json: inout CanonicalJSONWriter) {
+        json.openObject()
+        json.member("bundle_id", bundleID)
+        json.member("environment", environment)
+        if let renewal {
+            json.name("renewal")
+            renewal.write(to: &json)
+        }
+        json.name("transactions")
+        json.openArray()
+        for transaction in transactions { transaction.write(to: &json) }
+        json.closeArray()
+        json.closeObject()
     }
 }

@@ -33,11 +33,13 @@ package struct AppAccountTokenRequest: AppleErrand, Codable, Equatable {
         bundleID = try json.stringIfPresent("bundle_id")
     }
 
-    var json: JSONValue {
-        .members([
-            "original_transaction_id": .string(originalTransactionID), "app_account_token": .string(appAccountToken),
-            "environment": .string(environment), "bundle_id": bundleID.json,
-        ])
+    func write(to json: inout CanonicalJSONWriter) {
+        json.openObject()
+        json.member("app_account_token", appAccountToken)
+        json.member("bundle_id", bundleID)
+        json.member("environment", environment)
+        json.member("original_transaction_id", originalTransactionID)
+        json.closeObject()
     }
 
     /// Its ticket: `token-<original transaction id>`.

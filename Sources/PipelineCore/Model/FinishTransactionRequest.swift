@@ -29,8 +29,12 @@ package struct FinishTransactionRequest: AppleErrand, Codable, Equatable {
         bundleID = try json.stringIfPresent("bundle_id")
     }
 
-    var json: JSONValue {
-        .members(["transaction_id": .string(transactionID), "environment": .string(environment), "bundle_id": bundleID.json])
+    func write(to json: inout CanonicalJSONWriter) {
+        json.openObject()
+        json.member("bundle_id", bundleID)
+        json.member("environment", environment)
+        json.member("transaction_id", transactionID)
+        json.closeObject()
     }
 
     /// Its ticket: `finish-<transaction id>`.

@@ -23,20 +23,28 @@ extension Job {
         work = try Work(json: json, stage: known, source: source)
     }
 
-    package var json: JSONValue {
-        var members: JSONObject = [
-            "ticket": .string(ticket), "stage": .string(stage.rawValue), "user_id": .string(userID), "attempts": .int(attempts),
-            "enqueued_at": .int(enqueuedAt),
-        ]
-        members["source"] = source.json
-        members["bundle_id"] = bundleID.json
-        members["part"] = part.json
-        members["apple_failed_at"] = appleFailedAt.map { .int($0) }
-        work.add(to: &members)
-        return .object(members)
-    }
+    /// The job as a tree (its text read back: for the callers that want a value, off the hot path).
+    package var json: JSONValue { CanonicalJSONWriter.value(write) }
 
-    package func encoded() -> String { json.canonicalText }
+    /// The job's canonical text, written straight from its values (no tree: a stage writes the
+    /// next job at every step).
+    package func encoded() -> String { CanonicalJSONWriter.text(write) }
+
+    /// The envelope's members, then the work's (the writer puts them in name order).
+    func write(to json: inout CanonicalJSONWriter) {
+        json.openObject()
+        json.member("apple_failed_at", int64: appleFailedAt)
+        json.member("attempts", int: attempts)
+        json.member("bundle_id", bundleID)
+        json.member("enqueued_at", int64: enqueuedAt)
+        json.member("part", part)
+        json.member("source", source)
+        json.member("stage", stage.rawValue)
+        json.member("ticket", ticket)
+        json.member("user_id", userID)
+        work.write(to: &json)
+        json.closeObject()
+    }
 
     package static func decode(_ payload: String) throws -> Job {
         try Job(json: JSONValue(parsing: payload))
@@ -75,17 +83,21 @@ extension Job.Work {
         }
     }
 
-    func add(to members: inout JSONObject) {
+    func write(to json: inout CanonicalJSONWriter) {
         switch self {
-        case .verify(let work): work.add(to: &members)
-        case .dedupe(let work): work.add(to: &members)
-        case .grant(let work): work.add(to: &members)
-        case .notification(let notification): members["notification"] = Self.json(of: notification)
-        case .setAppAccountToken(let request): members["set_app_account_token"] = request.json
-        case .finishTransaction(let request): members["finish_transaction"] = request.json
+        case .verify(let work): work.write(to: &json)
+        case .dedupe(let work): work.write(to: &json)
+        case .grant(let work): work.write(to: &json)
+        case .notification(let notification): json.member("notification", value: Self.json(of: notification))
+        case .setAppAccountToken(let request):
+            json.name("set_app_account_token")
+            request.write(to: &json)
+        case .finishTransaction(let request):
+            json.name("finish_transaction")
+            request.write(to: &json)
         case .delivery(let event, let destination):
-            members["webhook_event"] = event.json
-            members["destination"] = destination.json
+            json.member("webhook_event", event)
+            json.member("destination", destination)
         }
     }
 
@@ -121,21 +133,24 @@ extension Job.ToVerify {
         }
     }
 
-    func add(to members: inout JSONObject) {
+    func write(to json: inout CanonicalJSONWriter) {
         switch evidence {
-        case .receipt(let receipt): members["receipt_data"] = .string(receipt)
-        case .signedTransaction(let jws): members["signed_transaction"] = .string(jws)
-        case .appTransaction(let jws): members["signed_app_transaction"] = .string(jws)
-        case .transactionLookup(let id): members["transaction_id"] = .string(id)
-        case .recheck(let request): members["recheck"] = request.json
+        case .receipt(let receipt): json.member("receipt_data", receipt)
+        case .signedTransaction(let jws): json.member("signed_transaction", jws)
+        case .appTransaction(let jws): json.member("signed_app_transaction", jws)
+        case .transactionLookup(let id) where transactionID == nil: json.member("transaction_id", id)
+        case .transactionLookup: break
+        case .recheck(let request):
+            json.name("recheck")
+            request.write(to: &json)
         case .accountSync(let account, let environment):
-            members["apple_account"] = .string(account)
-            members["sync_environment"] = environment.json
+            json.member("apple_account", account)
+            json.member("sync_environment", environment)
         }
-        members["product_id"] = productID.json
-        if let transactionID { members["transaction_id"] = .string(transactionID) }
-        members["currency"] = currency.json
-        members["dry_run"] = dryRun ? .bool(true) : nil
+        json.member("product_id", productID)
+        json.member("transaction_id", transactionID)
+        json.member("currency", currency)
+        if dryRun { json.member("dry_run", bool: true) }
     }
 }
 
@@ -151,15 +166,18 @@ extension Job.Verified {
         dryRun = try json.boolIfPresent("dry_run") ?? false
     }
 
-    func add(to members: inout JSONObject) {
-        members["receipt"] = receipt?.json
-        members["apple_account"] = appleAccount.json
-        members["history_revision"] = historyRevision.json
-        members["subscription_receipt"] = subscriptionReceipt.json
-        members["currency"] = currency.json
-        members["product_id"] = productID.json
-        members["transaction_id"] = transactionID.json
-        members["dry_run"] = dryRun ? .bool(true) : nil
+    func write(to json: inout CanonicalJSONWriter) {
+        json.member("apple_account", appleAccount)
+        json.member("currency", currency)
+        if dryRun { json.member("dry_run", bool: true) }
+        json.member("history_revision", historyRevision)
+        json.member("product_id", productID)
+        if let receipt {
+            json.name("receipt")
+            receipt.write(to: &json)
+        }
+        json.member("subscription_receipt", subscriptionReceipt)
+        json.member("transaction_id", transactionID)
     }
 }
 
@@ -197,15 +215,24 @@ extension Job.Claimed {
         }
     }
 
-    func add(to members: inout JSONObject) {
-        members["purchases"] = .array(purchases.map(\.json))
-        members["environment"] = environment.json
-        members["app_bundle_id"] = appBundleID.json
-        members["renewal"] = renewal?.json
-        members["renewal_period"] = renewalPeriod?.json
-        members["refund_limit"] = refundLimit.map { .int($0) }
-        members["apple_account_limit"] = appleAccountLimit.map { .int($0) }
-        members["sharing"] = sharing.map { .string($0.rawValue) }
-        members["subscription_receipt"] = subscriptionReceipt.json
+    func write(to json: inout CanonicalJSONWriter) {
+        json.member("app_bundle_id", appBundleID)
+        json.member("apple_account_limit", int: appleAccountLimit)
+        json.member("environment", environment)
+        json.name("purchases")
+        json.openArray()
+        for purchase in purchases { purchase.write(to: &json) }
+        json.closeArray()
+        json.member("refund_limit", int: refundLimit)
+        if let renewal {
+            json.name("renewal")
+            renewal.write(to: &json)
+        }
+        if let renewalPeriod {
+            json.name("renewal_period")
+            renewalPeriod.write(to: &json)
+        }
+        json.member("sharing", sharing?.rawValue)
+        json.member("subscription_receipt", subscriptionReceipt)
     }
 }

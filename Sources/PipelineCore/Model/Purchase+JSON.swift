@@ -25,24 +25,30 @@ extension Purchase {
         transaction = try json.objectIfPresent("transaction").map { item throws(JSONShapeError) in try InAppTransaction(json: item) }
     }
 
-    package var json: JSONValue {
-        .members([
-            "transaction_id": .string(transactionID),
-            "original_transaction_id": .string(originalTransactionID),
-            "product_id": .string(productID),
-            "quantity": .int(quantity),
-            "unit": unit.json,
-            "outcome": .string(outcome.rawValue),
-            "reason": reason.json,
-            "currency": currency.json,
-            "daily_limit": dailyLimit.map { .int($0) },
-            "kind": kind.json,
-            "consumable": consumable.map { .bool($0) },
-            "entitlements": entitlements.map { .array($0.map(JSONValue.string)) },
-            "expires_at": expiresAt.map { .int($0) },
-            "signed_at": signedAt.map { .int($0) },
-            "adopt": adopt.map { .bool($0) },
-            "transaction": transaction?.json,
-        ])
+    package var json: JSONValue { CanonicalJSONWriter.value(write) }
+
+    /// The purchase as a job carries it, in name order.
+    package func write(to json: inout CanonicalJSONWriter) {
+        json.openObject()
+        json.member("adopt", bool: adopt)
+        json.member("consumable", bool: consumable)
+        json.member("currency", currency)
+        json.member("daily_limit", int: dailyLimit)
+        json.member("entitlements", strings: entitlements)
+        json.member("expires_at", int64: expiresAt)
+        json.member("kind", kind)
+        json.member("original_transaction_id", originalTransactionID)
+        json.member("outcome", outcome.rawValue)
+        json.member("product_id", productID)
+        json.member("quantity", int: quantity)
+        json.member("reason", reason)
+        json.member("signed_at", int64: signedAt)
+        if let transaction {
+            json.name("transaction")
+            transaction.write(to: &json)
+        }
+        json.member("transaction_id", transactionID)
+        json.member("unit", unit)
+        json.closeObject()
     }
 }

@@ -32,11 +32,13 @@ extension RecheckRequest {
         historyRevision = try json.stringIfPresent("history_revision").flatMap { $0.isEmpty ? nil : $0 }
     }
 
-    var json: JSONValue {
-        .members([
-            "original_transaction_id": .string(originalTransactionID), "environment": .string(environment),
-            "latest_transaction_id": latestTransactionID.json, "expires_at": expiresAt.map { .string(String($0)) },
-            "history_revision": historyRevision.json,
-        ])
+    func write(to json: inout CanonicalJSONWriter) {
+        json.openObject()
+        json.member("environment", environment)
+        json.member("expires_at", expiresAt.map { String($0) })
+        json.member("history_revision", historyRevision)
+        json.member("latest_transaction_id", latestTransactionID)
+        json.member("original_transaction_id", originalTransactionID)
+        json.closeObject()
     }
 }

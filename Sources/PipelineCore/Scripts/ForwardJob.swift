@@ -14,8 +14,20 @@ package struct ForwardJob: PipelineScript {
         // The jobs go as they are, three arguments each: inside one JSON document they were escaped
         // here and unescaped by Redis, about a twentieth of a verifier's instructions.
         arguments = jobs.flatMap { job in
-            [job.payload, job.next.encoded(), JSONValue.array(job.ticketFields.flatMap { [JSONValue.string($0.0), .string($0.1)] }).canonicalText]
+            [job.payload, job.next.encoded(), Self.flatArray(job.ticketFields)]
         }
+    }
+
+    /// `[name, value, name, value, ...]`: the ticket's fields as the script reads them.
+    private static func flatArray(_ fields: [(String, String)]) -> String {
+        var json = JSONWriter(capacity: 64)
+        json.openArray()
+        for (name, value) in fields {
+            json.string(name)
+            json.string(value)
+        }
+        json.closeArray()
+        return json.text
     }
 
     package static func decode(_ reply: RedisReply) throws -> [TransitionResult] { try TransitionResult.each(of: reply, script: name) }
