@@ -533,6 +533,7 @@ let package = Package(
             dependencies: [
                 "AppleJWS", "AppleReceipt", "PipelineCore", "PlainJSON", "RedisClient", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings

@@ -21,15 +21,28 @@ package enum SalesMetrics {
         for purchase in purchases where granted.contains(purchase.transactionID) && purchase.adopt != true {
             guard purchase.transaction?.isFamilyShared != true else { continue }
             let product = purchase.productID
-            Counter(label: "iap_purchases_total", dimensions: [("product", product)]).increment()
+            Self.purchasesCounted[product].increment()
             if let transaction = purchase.transaction, let price = transaction.price.flatMap({ Int64($0) }), let currency = transaction.currency {
-                Counter(label: "iap_sales_milliunits_total", dimensions: [("currency", currency), ("product", product)])
-                    .increment(by: price * Int64(purchase.quantity))
+                Self.sales[CurrencyProduct(currency: currency, product: product)].increment(by: price * Int64(purchase.quantity))
             }
             if purchase.kind == "auto_renewable", purchase.transactionID == purchase.originalTransactionID {
-                Counter(label: "iap_subscriptions_started_total", dimensions: [("product", product)]).increment()
+                Self.subscriptionsStarted[product].increment()
             }
         }
+    }
+
+    private struct CurrencyProduct: Hashable, Sendable {
+        let currency: String
+        let product: String
+    }
+
+    // What a grant counts, made once per product (and currency): `MetricHandles`.
+    private static let purchasesCounted = MetricHandles<String, Counter> { Counter(label: "iap_purchases_total", dimensions: [("product", $0)]) }
+    private static let sales = MetricHandles<CurrencyProduct, Counter> { key in
+        Counter(label: "iap_sales_milliunits_total", dimensions: [("currency", key.currency), ("product", key.product)])
+    }
+    private static let subscriptionsStarted = MetricHandles<String, Counter> {
+        Counter(label: "iap_subscriptions_started_total", dimensions: [("product", $0)])
     }
 
     /// A refund Apple made that this process took back (`revoked`, `partially_revoked`):

@@ -22,12 +22,25 @@ package enum PipelineMetrics {
     /// `iap_jobs_total{stage, outcome}`: jobs a stage moved on, by the script that moved them
     /// (`forward_job`, `claim_purchases`, `grant_purchases`, `finish_ticket`, `schedule_retry`, …).
     package static func moved(stage: Stage, by script: String) {
-        Counter(label: "iap_jobs_total", dimensions: [("stage", stage.rawValue), ("outcome", script)]).increment()
+        jobs[StageOutcome(stage: stage, outcome: script)].increment()
     }
 
     /// `iap_job_duration_seconds{stage}`: from a job's taking to its handler's end.
     package static func jobHandled(stage: Stage, took: Duration) {
-        Timer(label: "iap_job_duration_seconds", dimensions: [("stage", stage.rawValue)]).record(duration: took)
+        durations[stage].record(duration: took)
+    }
+
+    private struct StageOutcome: Hashable, Sendable {
+        let stage: Stage
+        let outcome: String
+    }
+
+    // The two a job records, made once (`MetricHandles`).
+    private static let jobs = MetricHandles<StageOutcome, Counter> { key in
+        Counter(label: "iap_jobs_total", dimensions: [("stage", key.stage.rawValue), ("outcome", key.outcome)])
+    }
+    private static let durations = MetricHandles<Stage, Timer> { stage in
+        Timer(label: "iap_job_duration_seconds", dimensions: [("stage", stage.rawValue)])
     }
 
     /// `iap_dead_letters_total{stage, reason}`.
