@@ -33,3 +33,29 @@ import Testing
         #expect(keys.list == expected)
     }
 }
+
+/// Keys are Redis's bytes: two keys `String` calls equal (the same letter composed and
+/// decomposed) are two keys, each with its own place, below and above the index's length; keys
+/// that end alike are told apart by what comes before.
+@Suite struct DeclaredKeysBytesTests {
+    @Test(arguments: [0, 60])
+    func keysEqualAsStringsButNotAsBytesAreTwoKeys(_ fixedCount: Int) {
+        let composed = "iap:user:caf\u{e9}", decomposed = "iap:user:cafe\u{301}"
+        #expect(composed == decomposed)
+        var keys = DeclaredKeys((0..<fixedCount).map { "fixed:\($0)" })
+        let first = keys.index(of: composed)
+        let second = keys.index(of: decomposed)
+        #expect(first == fixedCount + 1 && second == fixedCount + 2)
+        #expect(keys.index(of: composed) == first && keys.index(of: decomposed) == second)
+        #expect(Array(keys.list.suffix(2).map { Array($0.utf8) }) == [Array(composed.utf8), Array(decomposed.utf8)])
+    }
+
+    @Test func keysThatEndAlikeAndHaveOneLengthAreToldApart() {
+        var keys = DeclaredKeys(["a:12345678", "b:12345678", ""])
+        #expect(keys.index(of: "b:12345678") == 2)
+        #expect(keys.index(of: "c:12345678") == 4)
+        #expect(keys.index(of: "") == 3)
+        #expect(keys.index(of: "12345678") == 5)
+        #expect(keys.list == ["a:12345678", "b:12345678", "", "c:12345678", "12345678"])
+    }
+}
