@@ -1,9 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// A JSON object's members in the order they were read or set, each name once.
 ///
 /// Why not a `Dictionary`: a job's object has 10–20 members, and a dictionary hashed every name
@@ -58,18 +52,7 @@ public struct JSONObject: Sendable {
         }
 
         func names(_ key: String, prefix: UInt64, length: Int) -> Bool {
-            self.prefix == prefix && self.length == length && (length <= 8 || Self.sameBytes(self.key, key))
-        }
-
-        /// The same UTF-8 bytes (not `==`'s Unicode equivalence), compared a buffer at a time.
-        static func sameBytes(_ a: String, _ b: String) -> Bool {
-            let fast: Bool?? = a.utf8.withContiguousStorageIfAvailable { left in
-                b.utf8.withContiguousStorageIfAvailable { right in
-                    left.count == right.count && (left.count == 0 || memcmp(left.baseAddress!, right.baseAddress!, left.count) == 0)
-                }
-            }
-            if let fast, let same = fast { return same }
-            return a.utf8.elementsEqual(b.utf8)
+            self.prefix == prefix && self.length == length && (length <= 8 || UTF8Bytes.equal(self.key, key))
         }
 
         /// Byte order of the names (canonical text).

@@ -1,8 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import PlainJSON
 
 /// The `KEYS` of one call: the script's fixed keys first, then those its arguments name by index
 /// (a purchase's claim, another user's lifetime set, a job's ticket…), each declared once.
@@ -44,7 +40,7 @@ package struct DeclaredKeys: Sendable {
         if let indexes {
             if let index = indexes[Name(key: key)] { return index }
         } else {
-            for offset in prints.indices where prints[offset] == fingerprint && Self.sameBytes(list[offset], key) {
+            for offset in prints.indices where prints[offset] == fingerprint && UTF8Bytes.equal(list[offset], key) {
                 return offset + 1
             }
         }
@@ -72,16 +68,6 @@ package struct DeclaredKeys: Sendable {
         return fingerprint(of: copy)
     }
 
-    static func sameBytes(_ a: String, _ b: String) -> Bool {
-        let fast: Bool?? = a.utf8.withContiguousStorageIfAvailable { left in
-            b.utf8.withContiguousStorageIfAvailable { right in
-                left.count == right.count && (left.count == 0 || memcmp(left.baseAddress!, right.baseAddress!, left.count) == 0)
-            }
-        }
-        if let fast, let same = fast { return same }
-        return a.utf8.elementsEqual(b.utf8)
-    }
-
     /// A key as its bytes, for the index of a long list.
     struct Name: Hashable, Sendable {
         let key: String
@@ -91,6 +77,6 @@ package struct DeclaredKeys: Sendable {
             for byte in key.utf8 { hasher.combine(byte) }
         }
 
-        static func == (a: Name, b: Name) -> Bool { DeclaredKeys.sameBytes(a.key, b.key) }
+        static func == (a: Name, b: Name) -> Bool { UTF8Bytes.equal(a.key, b.key) }
     }
 }
