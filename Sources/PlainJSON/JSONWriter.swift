@@ -3,8 +3,8 @@
 /// canonical order cost the grant step about 85 thousand instructions a job (each member's name
 /// hashed into an object, then the names sorted); this writes the same members straight into bytes.
 ///
-/// Where bytes must be canonical (a job's identify it in Redis lists), write a `JSONValue` with
-/// `canonicalText` instead. A name given as a literal (`StaticString`) is written as it is; one
+/// Where bytes must be canonical (a job's identify it in Redis lists), use `CanonicalJSONWriter`
+/// (or a `JSONValue`'s `canonicalText`) instead. A name given as a literal (`StaticString`) is written as it is; one
 /// given as a `String` (`key`) is escaped like any string.
 public struct JSONWriter {
     public private(set) var bytes: [UInt8] = []
