@@ -4,8 +4,8 @@
 /// hashed into an object, then the names sorted); this writes the same members straight into bytes.
 ///
 /// Where bytes must be canonical (a job's identify it in Redis lists), use `CanonicalJSONWriter`
-/// (or a `JSONValue`'s `canonicalText`) instead. A name given as a literal (`StaticString`) is written as it is; one
-/// given as a `String` (`key`) is escaped like any string.
+/// (or a `JSONValue`'s `canonicalText`) instead. A name given as a literal (`StaticString`) is
+/// written as it is; one given as a `String` (`key`) is escaped like any string.
 public struct JSONWriter {
     public private(set) var bytes: [UInt8] = []
     /// A value has been written in the innermost open object or array: the next one needs a comma.
