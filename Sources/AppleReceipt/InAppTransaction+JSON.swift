@@ -4,31 +4,67 @@ extension InAppTransaction {
     /// Reads a transaction as Apple lists it, or as a job carries it: the same members and leniency
     /// as `init(from:)`.
     public init(json: JSONValue) throws(JSONShapeError) {
-        transactionID = try json.lenientString("transaction_id")
-        originalTransactionID = try json.lenientStringIfPresent("original_transaction_id") ?? transactionID
-        productID = try json.lenientString("product_id")
-        quantity = try json.lenientStringIfPresent("quantity").flatMap { Int($0) } ?? 1
-        webOrderLineItemID = try json.lenientStringIfPresent("web_order_line_item_id")
-        purchaseDateMs = try json.lenientStringIfPresent("purchase_date_ms")
-        originalPurchaseDateMs = try json.lenientStringIfPresent("original_purchase_date_ms")
-        cancellationDateMs = try json.lenientStringIfPresent("cancellation_date_ms")
-        expiresDateMs = try json.lenientStringIfPresent("expires_date_ms")
-        signedDateMs = try json.lenientStringIfPresent("signed_date_ms")
-        appAccountToken = try json.stringIfPresent("app_account_token")
-        appTransactionID = try json.stringIfPresent("app_transaction_id")
-        inAppOwnershipType = try json.stringIfPresent("in_app_ownership_type")
-        currency = try json.stringIfPresent("currency")
-        storefront = try json.stringIfPresent("storefront")
-        price = try json.lenientStringIfPresent("price")
-        offerType = try json.lenientStringIfPresent("offer_type")
-        offerIdentifier = try json.stringIfPresent("offer_identifier")
-        offerDiscountType = try json.stringIfPresent("offer_discount_type")
-        offerPeriod = try json.stringIfPresent("offer_period")
-        billingPlanType = try json.stringIfPresent("billing_plan_type")
-        commitmentPeriod = try json.lenientStringIfPresent("commitment_period")
-        commitmentPeriods = try json.lenientStringIfPresent("commitment_periods")
-        commitmentExpiresDateMs = try json.lenientStringIfPresent("commitment_expires_date_ms")
-        commitmentPrice = try json.lenientStringIfPresent("commitment_price")
+        var json = json
+        try self.init(members: &json)
+    }
+
+    /// Reads the transaction the cursor is on (a job's, straight from its text).
+    public init(reading json: inout JSONCursor) throws(JSONShapeError) {
+        try self.init(members: &json)
+    }
+
+    /// The one reader of both: each member as it comes, then the required ones checked.
+    init<Reader: JSONMemberReading>(members json: inout Reader) throws(JSONShapeError) {
+        var read = InAppTransaction(transactionID: "", productID: "")
+        var transactionID: String?
+        var originalTransactionID: String?
+        var productID: String?
+        var quantity: String?
+        let isObject = try json.members(asMember: "transaction") { name, value throws(JSONShapeError) in
+            switch name {
+            case "transaction_id": transactionID = try value.lenientString(asMember: "transaction_id")
+            case "original_transaction_id": originalTransactionID = try value.lenientString(asMember: "original_transaction_id")
+            case "product_id": productID = try value.lenientString(asMember: "product_id")
+            case "quantity": quantity = try value.lenientString(asMember: "quantity")
+            default: try read.take(name, &value)
+            }
+        }
+        guard isObject else { throw JSONShapeError(member: "transaction_id", reason: "not in an object") }
+        guard let transactionID else { throw JSONShapeError(member: "transaction_id", reason: "missing") }
+        guard let productID else { throw JSONShapeError(member: "product_id", reason: "missing") }
+        read.transactionID = transactionID
+        read.originalTransactionID = originalTransactionID ?? transactionID
+        read.productID = productID
+        read.quantity = quantity.flatMap { Int($0) } ?? 1
+        self = read
+    }
+
+    /// The optional member `name`, if it is one.
+    private mutating func take<Reader: JSONMemberReading>(_ name: JSONName, _ value: inout Reader) throws(JSONShapeError) {
+        switch name {
+        case "web_order_line_item_id": webOrderLineItemID = try value.lenientString(asMember: "web_order_line_item_id")
+        case "purchase_date_ms": purchaseDateMs = try value.lenientString(asMember: "purchase_date_ms")
+        case "original_purchase_date_ms": originalPurchaseDateMs = try value.lenientString(asMember: "original_purchase_date_ms")
+        case "cancellation_date_ms": cancellationDateMs = try value.lenientString(asMember: "cancellation_date_ms")
+        case "expires_date_ms": expiresDateMs = try value.lenientString(asMember: "expires_date_ms")
+        case "signed_date_ms": signedDateMs = try value.lenientString(asMember: "signed_date_ms")
+        case "app_account_token": appAccountToken = try value.string(asMember: "app_account_token")
+        case "app_transaction_id": appTransactionID = try value.string(asMember: "app_transaction_id")
+        case "in_app_ownership_type": inAppOwnershipType = try value.string(asMember: "in_app_ownership_type")
+        case "currency": currency = try value.string(asMember: "currency")
+        case "storefront": storefront = try value.string(asMember: "storefront")
+        case "price": price = try value.lenientString(asMember: "price")
+        case "offer_type": offerType = try value.lenientString(asMember: "offer_type")
+        case "offer_identifier": offerIdentifier = try value.string(asMember: "offer_identifier")
+        case "offer_discount_type": offerDiscountType = try value.string(asMember: "offer_discount_type")
+        case "offer_period": offerPeriod = try value.string(asMember: "offer_period")
+        case "billing_plan_type": billingPlanType = try value.string(asMember: "billing_plan_type")
+        case "commitment_period": commitmentPeriod = try value.lenientString(asMember: "commitment_period")
+        case "commitment_periods": commitmentPeriods = try value.lenientString(asMember: "commitment_periods")
+        case "commitment_expires_date_ms": commitmentExpiresDateMs = try value.lenientString(asMember: "commitment_expires_date_ms")
+        case "commitment_price": commitmentPrice = try value.lenientString(asMember: "commitment_price")
+        default: break
+        }
     }
 
     /// The members `encode(to:)` writes.

@@ -1,11 +1,34 @@
 import PlainJSON
 
 extension VerifiedReceipt {
+    /// A receipt as a job carries it, from a tree (its text read again: off the hot path).
     public init(json: JSONValue) throws(JSONShapeError) {
-        environment = try json.string("environment")
-        bundleID = try json.string("bundle_id")
-        transactions = try InAppTransaction.list(json.arrayIfPresent("transactions"))
-        renewal = try json.objectIfPresent("renewal").map { value throws(JSONShapeError) in try SubscriptionRenewal(json: value) }
+        self = try JSONCursor.read(json.canonicalText) { cursor throws(JSONShapeError) in try VerifiedReceipt(reading: &cursor) }
+    }
+
+    /// Reads the receipt the cursor is on (a job's, straight from its text).
+    public init(reading json: inout JSONCursor) throws(JSONShapeError) {
+        var environment: String?
+        var bundleID: String?
+        var transactions: [InAppTransaction] = []
+        var renewal: SubscriptionRenewal?
+        let isObject = try json.members(asMember: "receipt") { name, value throws(JSONShapeError) in
+            switch name {
+            case "environment": environment = try value.string(asMember: "environment")
+            case "bundle_id": bundleID = try value.string(asMember: "bundle_id")
+            case "transactions":
+                transactions = []
+                _ = try value.items(asMember: "transactions") { item throws(JSONShapeError) in
+                    transactions.append(try InAppTransaction(reading: &item))
+                }
+            case "renewal": renewal = try value.object(asMember: "renewal").map { tree throws(JSONShapeError) in try SubscriptionRenewal(json: tree) }
+            default: break
+            }
+        }
+        guard isObject else { throw JSONShapeError(member: "environment", reason: "not in an object") }
+        guard let environment else { throw JSONShapeError(member: "environment", reason: "missing") }
+        guard let bundleID else { throw JSONShapeError(member: "bundle_id", reason: "missing") }
+        self.init(environment: environment, bundleID: bundleID, transactions: transactions, renewal: renewal)
     }
 
     public var json: JSONValue { CanonicalJSONWriter.value(write) }

@@ -84,7 +84,7 @@ struct JSONReader {
         }
     }
 
-    private mutating func literal(_ word: StaticString) throws(JSONParseError) {
+    mutating func literal(_ word: StaticString) throws(JSONParseError) {
         let count = word.utf8CodeUnitCount
         guard bytes.count - index >= count else { throw error("unexpected end") }
         for offset in 0..<count where bytes[index + offset] != word.utf8Start[offset] {
@@ -168,7 +168,12 @@ struct JSONReader {
         }
     }
 
-    private mutating func number() throws(JSONParseError) -> String {
+    mutating func number() throws(JSONParseError) -> String {
+        String(decoding: UnsafeBufferPointer(rebasing: bytes[try numberRange()]), as: UTF8.self)
+    }
+
+    /// Where the number at `index` lies (RFC 8259's grammar), `index` moved past it.
+    mutating func numberRange() throws(JSONParseError) -> Range<Int> {
         let start = index
         if bytes[index] == UInt8(ascii: "-") { index += 1 }
         guard index < bytes.count, isDigit(bytes[index]) else { throw error("expected a digit") }
@@ -188,7 +193,7 @@ struct JSONReader {
             guard index < bytes.count, isDigit(bytes[index]) else { throw error("expected an exponent") }
             skipDigits()
         }
-        return String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
+        return start..<index
     }
 
     private func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
@@ -205,7 +210,7 @@ struct JSONReader {
 
     /// The member name at `index` (on its opening quote): its bytes where they lie when it has no
     /// escape (valid UTF-8, as `string()` checks), else `string()`'s reading of it.
-    private mutating func memberName() throws(JSONParseError) -> MemberName {
+    mutating func memberName() throws(JSONParseError) -> MemberName {
         let start = index + 1
         let (end, ascii) = plainRun(from: start)
         // An escape, a control character or no end: as any string (its errors at their offsets).
@@ -223,7 +228,7 @@ struct JSONReader {
     }
 
     /// A string at `index` (on its opening quote). Without escapes it is one copy of the bytes.
-    private mutating func string() throws(JSONParseError) -> String {
+    mutating func string() throws(JSONParseError) -> String {
         let start = index + 1
         let (end, ascii) = plainRun(from: start)
         index = end
