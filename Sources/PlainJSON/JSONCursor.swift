@@ -151,18 +151,11 @@ public struct JSONCursor {
     public mutating func members(
         asMember member: String, _ body: (JSONName, inout JSONCursor) throws(JSONShapeError) -> Void
     ) throws(JSONShapeError) -> Bool {
-        if try readNull() { return false }
-        guard first == UInt8(ascii: "{") else { throw wrongType(member, "not an object") }
+        guard let entered = try enter(UInt8(ascii: "{"), UInt8(ascii: "}"), member: member, "not an object") else { return false }
         depth += 1
         defer { depth -= 1 }
-        guard depth <= JSONValue.maxDepth else { throw JSONShapeError(member: "document", reason: reader.error("nested too deep").description) }
-        reader.index += 1
-        try parsing { reader throws(JSONParseError) in reader.skipWhitespace() }
-        if first == UInt8(ascii: "}") {
-            reader.index += 1
-            return true
-        }
-        while true {
+        guard entered else { return true }
+        repeat {
             try parsing { reader throws(JSONParseError) in reader.skipWhitespace() }
             guard first == UInt8(ascii: "\"") else { throw JSONShapeError(member: "document", reason: reader.error("expected a member name").description) }
             let name = try parsing { reader throws(JSONParseError) in
@@ -174,17 +167,8 @@ public struct JSONCursor {
                 return name
             }
             try hand(name, to: body)
-            let more = try parsing { reader throws(JSONParseError) in
-                reader.skipWhitespace()
-                guard reader.index < reader.bytes.count else { throw reader.error("unexpected end") }
-                let byte = reader.bytes[reader.index]
-                reader.index += 1
-                if byte == UInt8(ascii: ",") { return true }
-                guard byte == UInt8(ascii: "}") else { throw JSONParseError(offset: reader.index - 1, reason: "expected ',' or '}'") }
-                return false
-            }
-            if !more { return true }
-        }
+        } while try another(UInt8(ascii: "}"))
+        return true
     }
 
     /// Hands `body` the member `name` with the cursor on its value, then skips the value if
@@ -208,32 +192,49 @@ public struct JSONCursor {
     public mutating func items(
         asMember member: String, _ body: (inout JSONCursor) throws(JSONShapeError) -> Void
     ) throws(JSONShapeError) -> Bool {
-        if try readNull() { return false }
-        guard first == UInt8(ascii: "[") else { throw wrongType(member, "not an array") }
+        guard let entered = try enter(UInt8(ascii: "["), UInt8(ascii: "]"), member: member, "not an array") else { return false }
         depth += 1
         defer { depth -= 1 }
-        guard depth <= JSONValue.maxDepth else { throw JSONShapeError(member: "document", reason: reader.error("nested too deep").description) }
-        reader.index += 1
-        try parsing { reader throws(JSONParseError) in reader.skipWhitespace() }
-        if first == UInt8(ascii: "]") {
-            reader.index += 1
-            return true
-        }
-        while true {
+        guard entered else { return true }
+        repeat {
             try parsing { reader throws(JSONParseError) in reader.skipWhitespace() }
             let start = reader.index
             try body(&self)
             if reader.index == start { _ = try value() }
-            let more = try parsing { reader throws(JSONParseError) in
-                reader.skipWhitespace()
-                guard reader.index < reader.bytes.count else { throw reader.error("unexpected end") }
-                let byte = reader.bytes[reader.index]
-                reader.index += 1
-                if byte == UInt8(ascii: ",") { return true }
-                guard byte == UInt8(ascii: "]") else { throw JSONParseError(offset: reader.index - 1, reason: "expected ',' or ']'") }
-                return false
+        } while try another(UInt8(ascii: "]"))
+        return true
+    }
+
+    /// Steps into the object or array (`open` … `close`) the cursor is on: `nil` for `null`, else
+    /// whether anything is in it (false: it was empty, and the cursor is past it). A value of
+    /// another type is `wrong`; one nested deeper than a tree is read is refused.
+    private mutating func enter(
+        _ open: UInt8, _ close: UInt8, member: String, _ wrong: String
+    ) throws(JSONShapeError) -> Bool? {
+        if try readNull() { return nil }
+        guard first == open else { throw wrongType(member, wrong) }
+        guard depth + 1 <= JSONValue.maxDepth else {
+            throw JSONShapeError(member: "document", reason: reader.error("nested too deep").description)
+        }
+        reader.index += 1
+        try parsing { reader throws(JSONParseError) in reader.skipWhitespace() }
+        guard first == close else { return true }
+        reader.index += 1
+        return false
+    }
+
+    /// After a member or an item: past its comma (true: another follows), or past `close` (false).
+    private mutating func another(_ close: UInt8) throws(JSONShapeError) -> Bool {
+        try parsing { reader throws(JSONParseError) in
+            reader.skipWhitespace()
+            guard reader.index < reader.bytes.count else { throw reader.error("unexpected end") }
+            let byte = reader.bytes[reader.index]
+            reader.index += 1
+            if byte == UInt8(ascii: ",") { return true }
+            guard byte == close else {
+                throw JSONParseError(offset: reader.index - 1, reason: "expected ',' or '\(Character(Unicode.Scalar(close)))'")
             }
-            if !more { return true }
+            return false
         }
     }
 
