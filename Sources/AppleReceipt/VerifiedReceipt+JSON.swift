@@ -1,11 +1,6 @@
 import PlainJSON
 
 extension VerifiedReceipt {
-    /// A receipt as a job carries it, from a tree (its text read again: off the hot path).
-    public init(json: JSONValue) throws(JSONShapeError) {
-        self = try JSONCursor.read(json.canonicalText) { cursor throws(JSONShapeError) in try VerifiedReceipt(reading: &cursor) }
-    }
-
     /// Reads the receipt the cursor is on (a job's, straight from its text).
     public init(reading json: inout JSONCursor) throws(JSONShapeError) {
         var environment: String?

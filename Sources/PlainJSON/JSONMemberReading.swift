@@ -17,20 +17,6 @@ public protocol JSONMemberReading {
 extension JSONCursor: JSONMemberReading {}
 
 extension JSONValue: JSONMemberReading {
-    public func lenientString(asMember member: String) throws(JSONShapeError) -> String? {
-        if self == .null { return nil }
-        guard let text = lenientString else { throw JSONShapeError(member: member, reason: "not a string or a number") }
-        return text
-    }
-
-    public func bool(asMember member: String) throws(JSONShapeError) -> Bool? {
-        switch self {
-        case .null: return nil
-        case .bool(let flag): return flag
-        default: throw JSONShapeError(member: member, reason: "not a boolean")
-        }
-    }
-
     public func members(
         asMember member: String, _ body: (JSONName, inout JSONValue) throws(JSONShapeError) -> Void
     ) throws(JSONShapeError) -> Bool {

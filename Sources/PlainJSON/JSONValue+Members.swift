@@ -17,6 +17,20 @@ extension JSONValue {
         }
     }
 
+    public func lenientString(asMember name: String) throws(JSONShapeError) -> String? {
+        if self == .null { return nil }
+        guard let text = lenientString else { throw JSONShapeError(member: name, reason: "not a string or a number") }
+        return text
+    }
+
+    public func bool(asMember name: String) throws(JSONShapeError) -> Bool? {
+        switch self {
+        case .null: return nil
+        case .bool(let flag): return flag
+        default: throw JSONShapeError(member: name, reason: "not a boolean")
+        }
+    }
+
     public func int64(asMember name: String) throws(JSONShapeError) -> Int64? {
         if self == .null { return nil }
         guard let number = int64 else { throw JSONShapeError(member: name, reason: "not an integer") }
@@ -45,9 +59,7 @@ extension JSONValue {
     }
 
     public func lenientStringIfPresent(_ key: String) throws(JSONShapeError) -> String? {
-        guard let value = try member(key) else { return nil }
-        guard let text = value.lenientString else { throw JSONShapeError(member: key, reason: "not a string or a number") }
-        return text
+        try member(key)?.lenientString(asMember: key)
     }
 
     public func int64(_ key: String) throws(JSONShapeError) -> Int64 {
@@ -69,9 +81,7 @@ extension JSONValue {
     }
 
     public func boolIfPresent(_ key: String) throws(JSONShapeError) -> Bool? {
-        guard let value = try member(key) else { return nil }
-        guard case .bool(let flag) = value else { throw JSONShapeError(member: key, reason: "not a boolean") }
-        return flag
+        try member(key)?.bool(asMember: key)
     }
 
     public func arrayIfPresent(_ key: String) throws(JSONShapeError) -> [JSONValue]? {
