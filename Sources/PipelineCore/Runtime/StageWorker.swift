@@ -19,10 +19,10 @@ package final class StageWorker: Service, Sendable {
     package let slots: JobSlots
     /// When a heartbeat last reached Redis.
     private let lastHeartbeat = NIOLockedValueBox<ContinuousClock.Instant?>(nil)
-    /// Jobs being handled now, by payload: what the in-flight list holds beyond these is an orphan.
-    private let handling = NIOLockedValueBox<[String: Int]>([:])
+    /// Jobs being handled now: what the in-flight list holds beyond these is an orphan.
+    private let handling = NIOLockedValueBox(JobsInHand())
     /// How many jobs are being handled now.
-    private var running: Int { handling.withLockedValue { $0.values.reduce(0, +) } }
+    private var running: Int { handling.withLockedValue { $0.count } }
     /// Each job's end, for the drain.
     private let finished = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
 
@@ -173,16 +173,12 @@ package final class StageWorker: Service, Sendable {
     }
 
     private func handle(_ payload: String, in group: inout DiscardingTaskGroup) {
-        handling.withLockedValue { $0[payload, default: 0] += 1 }
+        let id = handling.withLockedValue { $0.take(payload) }
         group.addTask {
             let started = ContinuousClock.now
             await self.decodeAndHandle(payload)
             PipelineMetrics.jobHandled(stage: self.handler.stage, took: ContinuousClock.now - started)
-            // One lookup: a payload is hashed whole (4 KB for a verify job), and this ran three.
-            self.handling.withLockedValue { held in
-                guard let place = held.index(forKey: payload) else { return }
-                if held.values[place] > 1 { held.values[place] -= 1 } else { held.remove(at: place) }
-            }
+            self.handling.withLockedValue { $0.letGo(id) }
             self.slots.release()
             self.finished.continuation.yield()
         }
@@ -218,7 +214,7 @@ package final class StageWorker: Service, Sendable {
     private func orphans() async throws -> [String] {
         // Who holds what, read before the list: a handler finishing in between then counts as
         // holding a job the list no longer shows (harmless), never the other way round.
-        var held = handling.withLockedValue { $0 }
+        var held = handling.withLockedValue { $0 }.countsByPayload()
         let listed = try await context.store.inflightJobs(member: context.member)
         let orphans = listed.filter { payload in
             guard let count = held[payload], count > 0 else { return true }
