@@ -107,7 +107,7 @@ public struct CanonicalJSONWriter {
     /// A number.
     public mutating func int(_ value: Int64) {
         separate()
-        Self.writeDecimal(value, into: &bytes)
+        JSONValue.writeDecimal(value, into: &bytes)
         afterValue = true
     }
 
@@ -217,22 +217,6 @@ public struct CanonicalJSONWriter {
 
     private func sameName(_ a: Member, _ b: Member) -> Bool {
         a.nameLength == b.nameLength && !precedes(a, b) && !precedes(b, a)
-    }
-
-    /// `String(value)`'s digits, without making a `String`.
-    private static func writeDecimal(_ value: Int64, into bytes: inout [UInt8]) {
-        if value < 0 { bytes.append(UInt8(ascii: "-")) }
-        var magnitude = value.magnitude
-        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes: room for 20 digits
-        var count = 0
-        withUnsafeMutableBytes(of: &digits) { buffer in
-            repeat {
-                buffer[23 - count] = UInt8(ascii: "0") + UInt8(magnitude % 10)
-                magnitude /= 10
-                count += 1
-            } while magnitude > 0
-            bytes.append(contentsOf: buffer[(24 - count)...])
-        }
     }
 }
 

@@ -67,19 +67,39 @@ extension JSONValue {
         byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\")
     }
 
+    /// One byte that needs an escape. Byte by byte: an array literal per escape was an
+    /// allocation each (a job within a job escapes every quote: 68 thousand calls in 2,000 grant jobs).
     private static func writeEscaped(_ byte: UInt8, into bytes: inout [UInt8]) {
+        bytes.append(UInt8(ascii: "\\"))
         switch byte {
-        case UInt8(ascii: "\""): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
-        case UInt8(ascii: "\\"): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
-        case 0x0A: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
-        case 0x0D: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
-        case 0x09: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
-        case 0x08: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "b")])
-        case 0x0C: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "f")])
+        case UInt8(ascii: "\""), UInt8(ascii: "\\"): bytes.append(byte)
+        case 0x0A: bytes.append(UInt8(ascii: "n"))
+        case 0x0D: bytes.append(UInt8(ascii: "r"))
+        case 0x09: bytes.append(UInt8(ascii: "t"))
+        case 0x08: bytes.append(UInt8(ascii: "b"))
+        case 0x0C: bytes.append(UInt8(ascii: "f"))
         default:
-            bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0")])
+            bytes.append(UInt8(ascii: "u"))
+            bytes.append(UInt8(ascii: "0"))
+            bytes.append(UInt8(ascii: "0"))
             bytes.append(hexDigits[Int(byte >> 4)])
             bytes.append(hexDigits[Int(byte & 0x0F)])
+        }
+    }
+
+    /// `String(value)`'s digits, without making a `String`.
+    static func writeDecimal(_ value: Int64, into bytes: inout [UInt8]) {
+        if value < 0 { bytes.append(UInt8(ascii: "-")) }
+        var magnitude = value.magnitude
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes: room for 20 digits
+        var count = 0
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            repeat {
+                buffer[23 - count] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+                magnitude /= 10
+                count += 1
+            } while magnitude > 0
+            bytes.append(contentsOf: buffer[(24 - count)...])
         }
     }
 

@@ -45,7 +45,8 @@ public struct JSONWriter {
         separate()
         bytes.append(UInt8(ascii: "\""))
         name.withUTF8Buffer { bytes.append(contentsOf: $0) }
-        bytes.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: ":")])
+        bytes.append(UInt8(ascii: "\""))  // byte by byte: an array literal here was an allocation a member
+        bytes.append(UInt8(ascii: ":"))
         afterValue = false
     }
 
@@ -66,7 +67,7 @@ public struct JSONWriter {
 
     public mutating func int(_ value: Int) {
         separate()
-        bytes.append(contentsOf: String(value).utf8)
+        JSONValue.writeDecimal(Int64(value), into: &bytes)
         afterValue = true
     }
 
@@ -112,6 +113,18 @@ public struct JSONWriter {
         for (key, value) in ints {
             self.key(key)
             int(value)
+        }
+        closeObject()
+    }
+
+    /// An object of number members whose names are the caller's literals, in the order given
+    /// (a name given twice is written twice: give each once).
+    public mutating func member(_ name: StaticString, fields: [(name: StaticString, value: Int)]) {
+        self.name(name)
+        openObject()
+        for field in fields {
+            self.name(field.name)
+            int(field.value)
         }
         closeObject()
     }

@@ -58,4 +58,19 @@ import Testing
         #expect(parsed["k"]?["plain"]?.int == 3)
         #expect(!json.text.contains("\n"))
     }
+
+    @Test func writesLiteralNamedNumbersInTheOrderGiven() {
+        var json = JSONWriter()
+        json.openObject()
+        json.member("k", fields: [("claim", 12), ("owner", 0), ("rechecks", -3), ("big", Int.max)])
+        json.member("none", fields: [])
+        json.closeObject()
+        #expect(json.text == #"{"k":{"claim":12,"owner":0,"rechecks":-3,"big":9223372036854775807},"none":{}}"#)
+    }
+
+    @Test func escapesEveryControlByteAsJSONSays() {
+        var json = JSONWriter()
+        json.string("\"\\\n\r\t\u{08}\u{0C}\u{01}\u{1F}/")
+        #expect(json.text == #""\"\\\n\r\t\b\f\u0001\u001f/""#)
+    }
 }

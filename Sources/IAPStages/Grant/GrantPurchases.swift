@@ -33,9 +33,9 @@ package struct GrantPurchases: DeclaringScript {
         var lines: [GrantPurchasesArguments.Line] = []
         // An errand the script queues if it grants the purchase: its ticket declared (KEYS index
         // under `name` in the line's `k`), the bucket's notify queue too; the job, encoded.
-        func errand(_ request: some AppleErrand, about id: String, ticketKey name: String, on line: inout GrantPurchasesArguments.Line) -> String {
+        func errand(_ request: some AppleErrand, about id: String, ticketKey name: StaticString, on line: inout GrantPurchasesArguments.Line) -> String {
             let ticket = type(of: request).ticket(for: id, in: keys)
-            line.keys[name] = declared.index(of: keys.ticket(ticket))
+            line.keys.append((name, declared.index(of: keys.ticket(ticket))))
             notifyQueue = notifyQueue ?? declared.index(of: keys.queue(.notify))
             return request.job(ticket: ticket, user: user, now: now).encoded()
         }
@@ -43,7 +43,7 @@ package struct GrantPurchases: DeclaringScript {
             var line = Self.line(purchase, places: places, shared: shared, environment: environment)
             // The app it was bought in, on the record and its events (a destination's `apps` filter).
             if let bundleID = work.appBundleID, !bundleID.isEmpty { line.sale += ["bundle_id", bundleID] }
-            line.keys = Self.claimKeys(purchase, keys: keys, declared: &declared)
+            Self.claimKeys(purchase, keys: keys, declared: &declared, into: &line.keys)
             if let setting = accountToken, purchase.isClaimed, purchase.unit != nil, line.appAccountToken == nil,
                let transaction = purchase.transaction, !transaction.isFamilyShared, !environment.isEmpty
             {
@@ -59,7 +59,7 @@ package struct GrantPurchases: DeclaringScript {
                     transactionID: purchase.transactionID, environment: environment, bundleID: work.appBundleID)
                 line.finishJob = errand(request, about: purchase.transactionID, ticketKey: "finish_ticket", on: &line)
             }
-            line.keys.merge(Self.subscriptionKeys(purchase, keys: keys, declared: &declared)) { $1 }
+            Self.subscriptionKeys(purchase, keys: keys, declared: &declared, into: &line.keys)
             lines.append(line)
         }
         let subscription = work.renewal.map {
@@ -110,34 +110,32 @@ package struct GrantPurchases: DeclaringScript {
             adopt: purchase.adopt == true ? "1" : nil,
             periodMRR: purchase.kind == "auto_renewable"
                 ? MonthlyPrice.milliunits(of: purchase.transaction, environment: environment).map(String.init) : nil,
-            sale: purchase.transaction?.saleFields ?? [], tokenJob: nil, keys: [:])
+            sale: purchase.transaction?.saleFields ?? [], tokenJob: nil, keys: [])
     }
 
     /// A claimed purchase's own keys, by name (`k`): its claim, grant record, hold, refund mark and owner.
-    private static func claimKeys(_ purchase: Purchase, keys: RedisKeys, declared: inout DeclaredKeys) -> [String: Int] {
-        var k: [String: Int] = [:]
-        if purchase.isClaimed, let unit = purchase.unit {
-            let original = purchase.originalTransactionID
-            k["claim"] = declared.index(of: keys.claim(unit: unit, originalTransactionID: original))
-            k["record"] = declared.index(of: keys.grant(unit: unit, originalTransactionID: original))
-            k["hold"] = declared.index(of: keys.hold(unit: unit, originalTransactionID: original))
-            k["refunded"] = declared.index(of: keys.refunded(unit: unit, originalTransactionID: original))
-            k["owner"] = declared.index(of: keys.owner(originalTransactionID: purchase.originalTransactionID))
-        }
-        return k
+    private static func claimKeys(
+        _ purchase: Purchase, keys: RedisKeys, declared: inout DeclaredKeys, into k: inout [GrantPurchasesArguments.Key]
+    ) {
+        guard purchase.isClaimed, let unit = purchase.unit else { return }
+        let original = purchase.originalTransactionID
+        k.append(("claim", declared.index(of: keys.claim(unit: unit, originalTransactionID: original))))
+        k.append(("record", declared.index(of: keys.grant(unit: unit, originalTransactionID: original))))
+        k.append(("hold", declared.index(of: keys.hold(unit: unit, originalTransactionID: original))))
+        k.append(("refunded", declared.index(of: keys.refunded(unit: unit, originalTransactionID: original))))
+        k.append(("owner", declared.index(of: keys.owner(originalTransactionID: original))))
     }
 
     /// The record and re-checks of the subscription a purchase may be a period of.
-    private static func subscriptionKeys(_ purchase: Purchase, keys: RedisKeys, declared: inout DeclaredKeys) -> [String: Int] {
-        var k: [String: Int] = [:]
-        if purchase.isClaimed || purchase.kind == "auto_renewable" {
-            k["subscription"] = declared.index(of: keys.subscription(originalTransactionID: purchase.originalTransactionID))
-            k["rechecks"] = declared.index(of: keys.ofPurchase(originalTransactionID: purchase.originalTransactionID).rechecks)
-        }
-        if purchase.kind == "auto_renewable" {
-            k["subscribers"] = declared.index(of: keys.ofPurchase(originalTransactionID: purchase.originalTransactionID).subscribers)
-        }
-        return k
+    private static func subscriptionKeys(
+        _ purchase: Purchase, keys: RedisKeys, declared: inout DeclaredKeys, into k: inout [GrantPurchasesArguments.Key]
+    ) {
+        let renewable = purchase.kind == "auto_renewable"
+        guard purchase.isClaimed || renewable else { return }
+        let ofPurchase = keys.ofPurchase(originalTransactionID: purchase.originalTransactionID)
+        k.append(("subscription", declared.index(of: keys.subscription(originalTransactionID: purchase.originalTransactionID))))
+        k.append(("rechecks", declared.index(of: ofPurchase.rechecks)))
+        if renewable { k.append(("subscribers", declared.index(of: ofPurchase.subscribers))) }
     }
 
     /// The users the script named (a JSON array): their lifetime and subscriptions sets.
@@ -230,6 +228,10 @@ struct GrantPurchasesArguments {
     /// Other users whose keys the step touches (user → `lifetime`, `subscriptions`, `purchases`: KEYS indexes).
     var others: [String: [String: Int]] = [:]
 
+    /// A key's name in a line's `k` and its KEYS index. A list, not a dictionary: hashing the
+    /// names into one and writing them out was about 16 thousand instructions a grant job.
+    typealias Key = (name: StaticString, value: Int)
+
     struct Line {
         var transactionID: String
         var originalTransactionID: String
@@ -265,9 +267,9 @@ struct GrantPurchasesArguments {
         /// The notify job that finishes the consumable at Apple, queued when it is granted to the
         /// user (its ticket: `k.finish_ticket`).
         var finishJob: String? = nil
-        /// The purchase's keys by name (claim, record, hold, refunded, owner, subscription,
-        /// rechecks, token_ticket, finish_ticket): KEYS indexes.
-        var keys: [String: Int]
+        /// The purchase's keys by name (claim, record, hold, refunded, owner, token_ticket,
+        /// finish_ticket, subscription, rechecks, subscribers): KEYS indexes, each name once.
+        var keys: [Key]
 
         /// The line as one object of the argument (its members in the order written).
         func write(into json: inout JSONWriter) {
@@ -299,7 +301,7 @@ struct GrantPurchasesArguments {
             }
             json.member("token_job", tokenJob)
             json.member("finish_job", finishJob)
-            json.member("k", ints: keys)
+            json.member("k", fields: keys)
             json.closeObject()
         }
     }
