@@ -3,8 +3,10 @@ import AppleReceipt
 extension Job {
     /// One job's work, of the kind its stage does: evidence to verify, Apple's verified answer to
     /// claim from, claimed purchases to grant, a notification or an errand to Apple to carry out,
-    /// a webhook delivery.
-    package enum Work: Sendable, Equatable {
+    /// a webhook delivery. Indirect: one boxed reference, so a job is copied (into a handler, a
+    /// forward, the next job) by one retain, not field by field through every case's payload
+    /// (callgrind: about 1.3 thousand instructions a copy, 13 thousand a dedupe job).
+    package indirect enum Work: Sendable, Equatable {
         case verify(ToVerify)
         case dedupe(Verified)
         case grant(Claimed)
