@@ -70,6 +70,13 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(name: "PlainJSON", swiftSettings: swiftSettings),
+        // swift-metrics' handles kept once made (`MetricHandles`): below every module that records
+        // a metric per request or job, Apple's calls included.
+        .target(
+            name: "IAPMetrics",
+            dependencies: [.product(name: "Metrics", package: "swift-metrics")],
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "LoopbackPort",
             dependencies: [.product(name: "NIOConcurrencyHelpers", package: "swift-nio")],
@@ -81,6 +88,7 @@ let package = Package(
             name: "AppleReceipt",
             dependencies: [
                 "AppleJWS",
+                "IAPMetrics",
                 "PlainJSON",
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -133,6 +141,7 @@ let package = Package(
             // finish, reap, replay) and the worker runtime. It names no stage's step.
             name: "PipelineCore",
             dependencies: [
+                "IAPMetrics",
                 "IAPSettings",
                 "RedisClient",
                 "AppleReceipt",
@@ -154,6 +163,7 @@ let package = Package(
             // they are built from (`PipelineConfiguration`).
             name: "IAPStages",
             dependencies: [
+                "IAPMetrics",
                 "PipelineCore",
                 "IAPSettings",
                 "RedisClient",
@@ -209,6 +219,7 @@ let package = Package(
         .target(
             name: "IAPIntake",
             dependencies: [
+                "IAPMetrics",
                 "RedisClient",
                 "PlainJSON",
                 "IAPClient",
@@ -528,6 +539,11 @@ let package = Package(
         ),
         // A test target per library target, so a core test cannot reach a stage (swift-nio's
         // layout); the end-to-end suites, which run the whole pipeline, apart in IAPPipelineTests.
+        .testTarget(
+            name: "IAPMetricsTests",
+            dependencies: ["IAPMetrics", .product(name: "Metrics", package: "swift-metrics")],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "PipelineCoreTests",
             dependencies: [

@@ -1,14 +1,22 @@
+import IAPMetrics
 import Metrics
 
 /// Calls to Apple, by endpoint (`verify_receipt`, the Server API's `transaction_info`, …),
 /// environment and HTTP status (`unreachable` when no answer came): `iap_apple_requests_total`
 /// and `iap_apple_request_duration_seconds`.
 public enum AppleCallMetrics {
+    /// A call's two handles, made once per label values (`MetricHandles`): made per call, they
+    /// were about 8 thousand instructions a verify job (callgrind).
+    private static let requests = MetricHandles<[String], Counter> { labels in
+        Counter(label: "iap_apple_requests_total", dimensions: [("endpoint", labels[0]), ("environment", labels[1]), ("status", labels[2])])
+    }
+    private static let durations = MetricHandles<[String], Timer> { labels in
+        Timer(label: "iap_apple_request_duration_seconds", dimensions: [("endpoint", labels[0]), ("environment", labels[1])])
+    }
+
     public static func record(endpoint: String, environment: String, status: String, since started: ContinuousClock.Instant) {
-        Counter(label: "iap_apple_requests_total", dimensions: [("endpoint", endpoint), ("environment", environment), ("status", status)])
-            .increment()
-        Timer(label: "iap_apple_request_duration_seconds", dimensions: [("endpoint", endpoint), ("environment", environment)])
-            .record(duration: ContinuousClock.now - started)
+        requests[[endpoint, environment, status]].increment()
+        durations[[endpoint, environment]].record(duration: ContinuousClock.now - started)
     }
 
     /// The fleet's Server API budget made a call wait: `iap_apple_rate_limit_waits_total{endpoint,

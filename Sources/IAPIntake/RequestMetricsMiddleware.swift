@@ -1,4 +1,5 @@
 import Hummingbird
+import IAPMetrics
 import Metrics
 import PipelineCore
 

@@ -1,4 +1,5 @@
 import AppleReceipt
+import IAPMetrics
 import Metrics
 import PipelineCore
 

@@ -1,4 +1,5 @@
 import AppleReceipt
+import IAPMetrics
 import Metrics
 
 /// Every metric the stages record, named in one place (swift-metrics; the executables export

@@ -1,5 +1,5 @@
 import Metrics
-import PipelineCore
+import IAPMetrics
 import Synchronization
 import Testing
 
