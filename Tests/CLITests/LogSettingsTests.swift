@@ -22,16 +22,16 @@ import Testing
         #expect(JSONLogHandler.text(.array(["a", "b"])) == #"["a", "b"]"#)
     }
 
-    /// The text handler writes the logger's metadata and the line's own (the line's winning), as
-    /// StreamLogHandler would, though it hands the metadata over only when a line is written.
+    /// The text handler writes the logger's metadata and the line's own (the line's winning),
+    /// sorted by key, in `StreamLogHandler`'s shape, one line a write.
     @Test func textLinesCarryTheLoggersMetadataAndTheLines() {
-        final class Lines: TextOutputStream, Sendable {
+        final class Lines: Sendable {
             let text = Mutex("")
-            func write(_ string: String) { text.withLock { $0 += string } }
+            func write(_ bytes: [UInt8]) { text.withLock { $0 += String(decoding: bytes, as: UTF8.self) } }
         }
         let lines = Lines()
-        var logger = Logger(label: "iap-test") { _ in
-            TextLogHandler(StreamLogHandler(label: "iap-test", stream: lines, metadataProvider: nil))
+        var logger = Logger(label: "iap-test") { label in
+            TextLogHandler(label: label, output: { lines.write($0) })
         }
         logger[metadataKey: "request"] = "r1"
         logger[metadataKey: "ticket"] = "t0"
@@ -43,5 +43,26 @@ import Testing
         #expect(written.count == 2, "\(written)")
         #expect(written.first?.contains("info iap-test: request=r1 ticket=t1 [") == true, "\(written)")
         #expect(written.last?.contains("warning iap-test: ticket=t0 [") == true, "\(written)")
+    }
+
+    struct Refused: Error, CustomStringConvertible { var description: String { "refused" } }
+
+    /// A line is `StreamLogHandler`'s: `<time> <level> <label>: <metadata> [<source>] <message>`,
+    /// the time local to the second with its offset; a logged error's message and type are metadata.
+    @Test func aTextLineHasStreamLogHandlersShape() throws {
+        final class Lines: Sendable {
+            let text = Mutex("")
+            func write(_ bytes: [UInt8]) { text.withLock { $0 += String(decoding: bytes, as: UTF8.self) } }
+        }
+        let lines = Lines()
+        var logger = Logger(label: "iap-test") { label in TextLogHandler(label: label, output: { lines.write($0) }) }
+        logger.logLevel = .debug
+        logger.debug("plain")
+        logger.error("failed", error: Refused())
+        let written = lines.text.withLock { $0 }.split(separator: "\n").map(String.init)
+        #expect(written.count == 2, "\(written)")
+        let shape = try Regex(#"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}[+-]\d{4} debug iap-test: \[CLITests\] plain$"#)
+        #expect(written.first?.wholeMatch(of: shape) != nil, "\(written)")
+        #expect(written.last?.hasSuffix(" error iap-test: error.message=refused error.type=CLITests.LogSettingsTests.Refused [CLITests] failed") == true, "\(written)")
     }
 }
