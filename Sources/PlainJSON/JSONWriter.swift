@@ -106,17 +106,6 @@ public struct JSONWriter {
         self.value(value)
     }
 
-    /// An object of number members whose names are the caller's strings (escaped).
-    public mutating func member(_ name: StaticString, ints: [String: Int]) {
-        self.name(name)
-        openObject()
-        for (key, value) in ints {
-            self.key(key)
-            int(value)
-        }
-        closeObject()
-    }
-
     /// An object of number members whose names are the caller's literals, in the order given
     /// (a name given twice is written twice: give each once).
     public mutating func member(_ name: StaticString, fields: [(name: StaticString, value: Int)]) {

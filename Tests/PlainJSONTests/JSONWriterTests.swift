@@ -27,7 +27,7 @@ import Testing
         for word in ["one", "two"] {
             json.openObject()
             json.member("word", word)
-            json.member("k", ints: ["x": 1])
+            json.member("k", fields: [("x", 1)])
             json.closeObject()
         }
         json.openArray()
@@ -50,7 +50,13 @@ import Testing
         json.openObject()
         json.key(awkward)
         json.string(awkward)
-        json.member("k", ints: [awkward: 2, "plain": 3])
+        json.name("k")
+        json.openObject()
+        json.key(awkward)
+        json.int(2)
+        json.key("plain")
+        json.int(3)
+        json.closeObject()
         json.closeObject()
         let parsed = try JSONValue(parsing: json.text)
         #expect(parsed[awkward]?.string == awkward)
