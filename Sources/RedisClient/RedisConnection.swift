@@ -19,13 +19,19 @@ public final class RedisConnection: RedisCommandSending, Sendable {
 
     private struct State {
         var isClosed = false
-        var channel: (any Channel)?
-        var dialing: EventLoopFuture<any Channel>?
+        var link: Link?
+        var dialing: EventLoopFuture<Link>?
         var dialBackoff: Duration = .zero
         var nextDialAt = NIODeadline.uptimeNanoseconds(0)
         var lastDialError = ""
         /// Whether a dial ever succeeded: the next successful one is a reconnect.
         var everConnected = false
+    }
+
+    /// An open channel and its protocol handler, which is touched on the channel's event loop only.
+    private struct Link: Sendable {
+        let channel: any Channel
+        let handler: NIOLoopBound<RedisChannelHandler>
     }
 
     /// - Parameter eventLoopGroup: where the socket lives; the process-wide NIO group by default.
@@ -67,7 +73,7 @@ public final class RedisConnection: RedisCommandSending, Sendable {
 
     /// True while the socket is open.
     public var isConnected: Bool {
-        state.withLockedValue { $0.channel?.isActive ?? false }
+        state.withLockedValue { $0.link?.channel.isActive ?? false }
     }
 
     /// Runs one command. An error reply comes back as `.error`, not thrown; `send` throws it.
@@ -91,7 +97,7 @@ public final class RedisConnection: RedisCommandSending, Sendable {
     /// The next reply the server pushes (a pub/sub message), waiting at most `timeout`.
     /// A timeout ends the connection.
     public func readPushed(timeout: Duration) async throws -> RedisReply {
-        let channel = try await liveChannel()
+        let channel = try await liveLink().channel
         let promise = channel.eventLoop.makePromise(of: RedisReply.self)
         channel.writeAndFlush(RedisOutbound.awaitPushed(timeout: .init(timeout), promise: promise)).whenFailure {
             promise.fail(Self.lost($0))
@@ -103,19 +109,25 @@ public final class RedisConnection: RedisCommandSending, Sendable {
     public func close() async {
         let channel: (any Channel)? = state.withLockedValue { state in
             state.isClosed = true
-            defer { state.channel = nil }
-            return state.channel
+            defer { state.link = nil }
+            return state.link?.channel
         }
         try? await channel?.close()
     }
 
     private func send(_ commands: [RedisCommand], timeout: TimeAmount) async throws -> [RedisReply] {
-        let channel = try await liveChannel()
-        var buffer = channel.allocator.buffer(capacity: 256)
-        for command in commands { command.encode(into: &buffer) }
+        let link = try await liveLink()
+        let channel = link.channel
+        var encoded = channel.allocator.buffer(capacity: 256)
+        for command in commands { command.encode(into: &encoded) }
+        let buffer = encoded
+        let count = commands.count
         let promise = channel.eventLoop.makePromise(of: [RedisReply].self)
-        channel.writeAndFlush(RedisOutbound.commands(buffer, count: commands.count, timeout: timeout, promise: promise))
-            .whenFailure { promise.fail(Self.lost($0)) }
+        if channel.eventLoop.inEventLoop {
+            link.handler.value.send(buffer, count: count, timeout: timeout, promise: promise)
+        } else {
+            channel.eventLoop.execute { link.handler.value.send(buffer, count: count, timeout: timeout, promise: promise) }
+        }
         let replies = try await promise.futureResult.get()
         if replies.contains(where: Self.saysNotPrimary) { drop(channel) }
         return replies
@@ -124,7 +136,7 @@ public final class RedisConnection: RedisCommandSending, Sendable {
     /// Forgets `channel` (if it is still this connection's) and closes it: the next call dials again.
     private func drop(_ channel: any Channel) {
         state.withLockedValue { state in
-            if let current = state.channel, current === channel { state.channel = nil }
+            if let current = state.link?.channel, current === channel { state.link = nil }
         }
         channel.close(promise: nil)
     }
@@ -134,17 +146,17 @@ public final class RedisConnection: RedisCommandSending, Sendable {
     }
 
     private enum Next {
-        case ready(any Channel)
-        case wait(EventLoopFuture<any Channel>)
-        case dial(EventLoopPromise<any Channel>)
+        case ready(Link)
+        case wait(EventLoopFuture<Link>)
+        case dial(EventLoopPromise<Link>)
     }
 
     /// The open channel, or one being dialled (one dial at a time, however many callers wait).
-    private func liveChannel() async throws -> any Channel {
+    private func liveLink() async throws -> Link {
         let next: Next = try state.withLockedValue { state throws(RedisError) in
             if state.isClosed { throw .closed }
-            if let channel = state.channel, channel.isActive { return .ready(channel) }
-            state.channel = nil
+            if let link = state.link, link.channel.isActive { return .ready(link) }
+            state.link = nil
             if let dialing = state.dialing { return .wait(dialing) }
             let now = NIODeadline.now()
             if now < state.nextDialAt {
@@ -152,14 +164,14 @@ public final class RedisConnection: RedisCommandSending, Sendable {
                 throw .connectionFailed("\(state.lastDialError) (next dial in \(waitMs) ms)")
             }
             // Dialled outside the lock: the dial's own callbacks take it.
-            let promise = group.next().makePromise(of: (any Channel).self)
+            let promise = group.next().makePromise(of: Link.self)
             state.dialing = promise.futureResult
             return .dial(promise)
         }
-        let dialing: EventLoopFuture<any Channel>
+        let dialing: EventLoopFuture<Link>
         switch next {
-        case .ready(let channel):
-            return channel
+        case .ready(let link):
+            return link
         case .wait(let future):
             dialing = future
         case .dial(let promise):
@@ -176,7 +188,7 @@ public final class RedisConnection: RedisCommandSending, Sendable {
     }
 
     /// Connects, authenticates and selects the database; records the outcome for later callers.
-    private func dial() -> EventLoopFuture<any Channel> {
+    private func dial() -> EventLoopFuture<Link> {
         let configuration = configuration
         let group = group
         let connecting: EventLoopFuture<any Channel>
@@ -205,19 +217,19 @@ public final class RedisConnection: RedisCommandSending, Sendable {
         }
         let ready = connecting
             .flatMapErrorThrowing { throw RedisError.connectionFailed("\($0)") }
-            .flatMap { channel in Self.setUp(channel, configuration: configuration) }
+            .flatMap { channel in Self.setUp(channel, configuration: configuration).flatMapThrowing(Self.link) }
         ready.whenComplete { result in
             self.state.withLockedValue { state in
                 state.dialing = nil
                 switch result {
-                case .success(let channel):
+                case .success(let link):
                     RedisMetrics.connected(again: state.everConnected)
                     state.everConnected = true
                     state.dialBackoff = .zero
                     if state.isClosed {
-                        channel.close(promise: nil)
+                        link.channel.close(promise: nil)
                     } else {
-                        state.channel = channel
+                        state.link = link
                     }
                 case .failure(let error):
                     RedisMetrics.dialFailed()
@@ -229,6 +241,18 @@ public final class RedisConnection: RedisCommandSending, Sendable {
             }
         }
         return ready.flatMapErrorThrowing { throw Self.failed($0) }
+    }
+
+    /// The channel and its handler, found on the channel's event loop (setUp's future is the
+    /// channel's): a channel whose handler cannot be found is closed.
+    private static func link(_ channel: any Channel) throws -> Link {
+        do {
+            let handler = try channel.pipeline.syncOperations.handler(type: RedisChannelHandler.self)
+            return Link(channel: channel, handler: NIOLoopBound(handler, eventLoop: channel.eventLoop))
+        } catch {
+            channel.close(promise: nil)
+            throw error
+        }
     }
 
     /// `host`: the server's name or address over TCP (checked against its certificate over TLS);

@@ -17,6 +17,25 @@ import Testing
         #expect(RedisClusterSlot.of("foo{bar}{zap}") == RedisClusterSlot.of("bar"))
     }
 
+    /// The table-driven CRC against the bitwise one it was made from, on every byte and on keys.
+    @Test func theTableCRCIsTheBitwiseOne() {
+        func bitwise(_ bytes: [UInt8]) -> UInt16 {
+            var crc: UInt16 = 0
+            for byte in bytes {
+                crc ^= UInt16(byte) << 8
+                for _ in 0..<8 { crc = crc & 0x8000 != 0 ? (crc << 1) ^ 0x1021 : crc << 1 }
+            }
+            return crc
+        }
+        for byte in 0...255 { #expect(RedisClusterSlot.crc16([UInt8(byte)][...]) == bitwise([UInt8(byte)])) }
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<500 {
+            let key = (0..<Int.random(in: 0...80, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            #expect(RedisClusterSlot.crc16(key[...]) == bitwise(key))
+            #expect(RedisClusterSlot.of(key) == Int(bitwise(Array(RedisClusterSlot.hashed(key))) % 16384))
+        }
+    }
+
     @Test func aCommandIsRoutedByItsFirstKey() {
         #expect(RedisCommand("GET", "a").clusterKey == Array("a".utf8))
         #expect(RedisCommand("EVALSHA", "sha", "2", "k1", "k2", "arg").clusterKey == Array("k1".utf8))

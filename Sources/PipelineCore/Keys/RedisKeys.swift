@@ -97,7 +97,7 @@ package struct RedisKeys: Sendable, Equatable {
     /// it had emptied itself, with the commands before it done: a step cut in two. Outside a
     /// cluster it is one more name in the call.
     package func migrationGuard(forKey key: String) -> String {
-        "\(prefix):{\(RedisClusterSlot.tag(ofSlot: RedisClusterSlot.of(key)))}:\(KeyFamily.migrationGuard)"
+        Self.join(prefix, "{" + RedisClusterSlot.tag(ofSlot: RedisClusterSlot.of(key)) + "}", KeyFamily.migrationGuard.rawValue)
     }
 
     /// list: a stage's queue; producers LPUSH, workers BLMOVE from the right (FIFO).
