@@ -326,7 +326,10 @@ struct GrantPurchasesArguments {
         json.openArray()
         for line in purchases { line.write(into: &json) }
         json.closeArray()
-        json.member("recheck", value: recheck?.json)
+        if let recheck {
+            json.name("recheck")
+            recheck.write(into: &json)
+        }
         json.member("subscription", value: subscription?.json)
         json.member("subscription_key", int: subscriptionKey)
         json.member("rechecks_key", int: rechecksKey)
