@@ -50,7 +50,7 @@ final class RedisClusterRouter: Sendable {
         var order: [Int] = []
         for (index, command) in commands.enumerated() {
             // Commands without a key go together, to any node.
-            let slot = command.clusterKey.map(RedisClusterSlot.of) ?? -1
+            let slot = command.clusterSlot ?? -1
             if bySlot[slot] == nil { order.append(slot) }
             bySlot[slot, default: []].append(index)
         }
@@ -81,7 +81,7 @@ final class RedisClusterRouter: Sendable {
     // MARK: routing
 
     private func run(_ commands: [RedisCommand]) async throws -> [RedisReply] {
-        let slot = commands.lazy.compactMap(\.clusterKey).first.map(RedisClusterSlot.of)
+        let slot = commands.lazy.compactMap(\.clusterSlot).first
         var askingNode: RedisConfiguration.Address?
         var backoff: Duration = .milliseconds(10)
         var lastError: (any Error)?
@@ -94,7 +94,7 @@ final class RedisClusterRouter: Sendable {
                 try await pause(&backoff)
                 continue
             }
-            let sent = askingNode == nil ? commands : commands.flatMap { $0.clusterKey == nil ? [$0] : [RedisCommand("ASKING"), $0] }
+            let sent = askingNode == nil ? commands : commands.flatMap { $0.clusterSlot == nil ? [$0] : [RedisCommand("ASKING"), $0] }
             let replies: [RedisReply]
             do {
                 let connection = self.connection(to: node)

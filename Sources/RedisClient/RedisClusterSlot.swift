@@ -91,21 +91,35 @@ extension RedisCommand {
     /// for a command without keys, which any node may answer.
     public var clusterKey: [UInt8]? {
         if let routingKey { return routingKey }
-        guard arguments.count > 1 else { return nil }
-        switch name {
-        case "EVAL", "EVALSHA", "EVAL_RO", "EVALSHA_RO", "FCALL", "FCALL_RO":
-            guard arguments.count > 3, let count = Int(String(decoding: arguments[2], as: UTF8.self)), count > 0 else { return nil }
-            return arguments[3]
-        case "XREAD", "XREADGROUP":
-            guard let streams = arguments.firstIndex(where: { String(decoding: $0, as: UTF8.self).uppercased() == "STREAMS" }),
-                  streams + 1 < arguments.count
-            else { return nil }
-            return arguments[streams + 1]
-        case "PING", "INFO", "WAIT", "SCRIPT", "CLUSTER", "ASKING", "SCAN", "DBSIZE", "FLUSHALL", "FLUSHDB", "CONFIG", "CLIENT",
-            "FUNCTION", "PUBLISH", "SUBSCRIBE", "COMMAND", "TIME", "HELLO", "AUTH", "SELECT", "READONLY", "ROLE", "DEBUG", "MULTI", "EXEC":
-            return nil
-        default:
-            return arguments[1]
-        }
+        return clusterKeyIndex.map { parts[$0].bytes }
     }
+
+    /// The slot of `clusterKey`, read where the key lies (no copy of it); `nil` without one.
+    public var clusterSlot: Int? {
+        if let routingKey { return RedisClusterSlot.of(routingKey) }
+        return clusterKeyIndex.map { parts[$0].withBytes(RedisClusterSlot.of(utf8:)) }
+    }
+
+    /// Where the command's first key is among its parts.
+    private var clusterKeyIndex: Int? {
+        guard parts.count > 1 else { return nil }
+        let command = parts[0]
+        if command.isWord("EVAL") || command.isWord("EVALSHA") || command.isWord("EVAL_RO") || command.isWord("EVALSHA_RO")
+            || command.isWord("FCALL") || command.isWord("FCALL_RO")
+        {
+            guard parts.count > 3, let count = Int(String(decoding: parts[2].bytes, as: UTF8.self)), count > 0 else { return nil }
+            return 3
+        }
+        if command.isWord("XREAD") || command.isWord("XREADGROUP") {
+            guard let streams = parts.firstIndex(where: { $0.isWord("STREAMS") }), streams + 1 < parts.count else { return nil }
+            return streams + 1
+        }
+        return Self.keyless.contains(where: { command.isWord($0) }) ? nil : 1
+    }
+
+    /// Commands whose second argument is not a key.
+    private static let keyless: [StaticString] = [
+        "PING", "INFO", "WAIT", "SCRIPT", "CLUSTER", "ASKING", "SCAN", "DBSIZE", "FLUSHALL", "FLUSHDB", "CONFIG", "CLIENT",
+        "FUNCTION", "PUBLISH", "SUBSCRIBE", "COMMAND", "TIME", "HELLO", "AUTH", "SELECT", "READONLY", "ROLE", "DEBUG", "MULTI", "EXEC",
+    ]
 }

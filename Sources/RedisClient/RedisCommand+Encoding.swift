@@ -7,21 +7,24 @@ extension RedisCommand {
     /// `sprintf` per argument and a buffer of its own to copy from (3 % of a granter's
     /// instructions). hiredis still reads the replies.
     func encode(into buffer: inout ByteBuffer) {
-        precondition(!arguments.isEmpty, "a Redis command needs a name")
-        var size = Self.headerSize(arguments.count)
-        for argument in arguments { size += Self.headerSize(argument.count) + argument.count + 2 }
-        let arguments = self.arguments
+        precondition(!parts.isEmpty, "a Redis command needs a name")
+        var size = Self.headerSize(parts.count)
+        for part in parts {
+            let count = part.count
+            size += Self.headerSize(count) + count + 2
+        }
+        let parts = self.parts
         buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: size) { raw in
-            var at = Self.writeHeader(UInt8(ascii: "*"), arguments.count, into: raw, at: 0)
-            for argument in arguments {
-                at = Self.writeHeader(UInt8(ascii: "$"), argument.count, into: raw, at: at)
-                argument.withUnsafeBytes { bytes in
+            var at = Self.writeHeader(UInt8(ascii: "*"), parts.count, into: raw, at: 0)
+            for part in parts {
+                at = part.withBytes { bytes in
+                    var at = Self.writeHeader(UInt8(ascii: "$"), bytes.count, into: raw, at: at)
                     if let base = bytes.baseAddress { (raw.baseAddress! + at).copyMemory(from: base, byteCount: bytes.count) }
+                    at += bytes.count
+                    raw[at] = UInt8(ascii: "\r")
+                    raw[at + 1] = UInt8(ascii: "\n")
+                    return at + 2
                 }
-                at += argument.count
-                raw[at] = UInt8(ascii: "\r")
-                raw[at + 1] = UInt8(ascii: "\n")
-                at += 2
             }
             precondition(at == size, "a Redis command's size was miscounted")
             return at

@@ -23,12 +23,12 @@ extension RedisCommandSending {
     /// Runs a Lua script by EVALSHA, loading it once per server when Redis answers NOSCRIPT.
     @discardableResult
     public func run(_ script: RedisScript, keys: [String], arguments: [String]) async throws -> RedisReply {
-        try await run(script, keyBytes: keys.map { Array($0.utf8) }, argumentBytes: arguments.map { Array($0.utf8) })
+        try await evaluate(script, Self.call(keys: keys, arguments: arguments, as: RedisCommand.Argument.text), then: [])[0]
     }
 
     @discardableResult
     public func run(_ script: RedisScript, keyBytes keys: [[UInt8]], argumentBytes arguments: [[UInt8]]) async throws -> RedisReply {
-        try await evaluate(script, keys: keys, arguments: arguments, then: [])[0]
+        try await evaluate(script, Self.call(keys: keys, arguments: arguments, as: RedisCommand.Argument.bytes), then: [])[0]
     }
 
     /// Runs a script and, in the same pipeline on the same connection, `WAIT` for `replication`'s
@@ -42,7 +42,7 @@ extension RedisCommandSending {
         guard let replication, replication.replicas > 0 else { return try await run(script, keys: keys, arguments: arguments) }
         let wait = RedisCommand("WAIT", String(replication.replicas), String(replication.timeout.milliseconds))
         let replies = try await evaluate(
-            script, keys: keys.map { Array($0.utf8) }, arguments: arguments.map { Array($0.utf8) }, then: [wait])
+            script, Self.call(keys: keys, arguments: arguments, as: RedisCommand.Argument.text), then: [wait])
         guard let confirmed = replies[1].int else { throw RedisError.unexpectedReply("WAIT returned \(replies[1])") }
         guard confirmed >= replication.replicas else {
             throw RedisError.notReplicated(
@@ -55,26 +55,40 @@ extension RedisCommandSending {
     /// reply is thrown. The SHA is learnt once (SCRIPT LOAD); a node that does not know the script
     /// (first use there, a restart, a new primary, or a slot being migrated whose `ASK` sent the
     /// call to a node that never ran it) gets it whole by EVAL, which also keeps it there.
-    private func evaluate(
-        _ script: RedisScript, keys: [[UInt8]], arguments: [[UInt8]], then: [RedisCommand]
-    ) async throws -> [RedisReply] {
-        let tail = [Array(String(keys.count).utf8)] + keys + arguments
+    private func evaluate(_ script: RedisScript, _ call: consuming RedisCommand, then: [RedisCommand]) async throws -> [RedisReply] {
         if script.loadedSHA == nil {
             // On a cluster, loaded on the node its keys live on (any node would do: EVAL follows).
             var load = RedisCommand("SCRIPT", "LOAD", script.source)
-            load.routingKey = keys.first
+            load.routingKey = call.parts.count > 3 ? call.parts[3].bytes : nil
             let loaded = try await send(load)
             guard let sha = loaded.string else { throw RedisError.unexpectedReply("SCRIPT LOAD returned \(loaded)") }
             script.loadedSHA = sha
         }
-        let evalsha = RedisCommand(bytes: [Array("EVALSHA".utf8), Array((script.loadedSHA ?? "").utf8)] + tail)
-        var replies = try await sendAll([evalsha] + then)
+        call.parts[1] = .text(script.loadedSHA ?? "")  // in place: the call's parts are its own
+        var replies = try await sendAll([copy call] + then)
         if case .error(let message) = replies.first, message.hasPrefix("NOSCRIPT") {
-            replies = try await sendAll([RedisCommand(bytes: [Array("EVAL".utf8), Array(script.source.utf8)] + tail)] + then)
+            call.parts[0] = .text("EVAL")
+            call.parts[1] = .text(script.source)
+            replies = try await sendAll([copy call] + then)
         }
         guard replies.count == 1 + then.count else { throw RedisError.unexpectedReply("\(script.name): \(replies)") }
         if case .error(let message) = replies[0] { throw RedisError.server("\(script.name): \(message)") }
         return replies
+    }
+
+    /// `EVALSHA`, a place for the script's SHA, the key count, the keys and the arguments: one
+    /// array of parts, each argument as given (a string is not copied into bytes of its own).
+    private static func call<Item>(
+        keys: [Item], arguments: [Item], as part: (Item) -> RedisCommand.Argument
+    ) -> RedisCommand {
+        var parts: [RedisCommand.Argument] = []
+        parts.reserveCapacity(3 + keys.count + arguments.count)
+        parts.append(.text("EVALSHA"))
+        parts.append(.text(""))
+        parts.append(.text(String(keys.count)))
+        for key in keys { parts.append(part(key)) }
+        for argument in arguments { parts.append(part(argument)) }
+        return RedisCommand(parts: parts)
     }
 
     private func sendAll(_ commands: [RedisCommand]) async throws -> [RedisReply] {

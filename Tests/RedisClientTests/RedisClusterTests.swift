@@ -47,6 +47,25 @@ import Testing
         #expect(load.clusterKey == Array("k".utf8))
     }
 
+    /// The slot is read from the key where it lies, a string's or bytes', and is the key's slot;
+    /// a command's name is matched in any case, as Redis reads it.
+    @Test func aCommandsSlotIsItsFirstKeys() {
+        let commands = [
+            RedisCommand("GET", "user:{42}:lifetime"),
+            RedisCommand("evalsha", "sha", "2", "iap:{7}:ticket:t", "k2", "arg"),
+            RedisCommand(bytes: [Array("EVALSHA".utf8), Array("sha".utf8), Array("1".utf8), [0xFF, 0x00, 0x7B, 0x7D]]),
+            RedisCommand(parts: [.text("xreadgroup"), .text("GROUP"), .text("g"), .text("c"), .text("streams"), .bytes(Array("s".utf8)), .text(">")]),
+            RedisCommand("WAIT", "1", "100"),
+            RedisCommand("evalsha", "sha", "0", "arg"),
+        ]
+        for command in commands {
+            #expect(command.clusterSlot == command.clusterKey.map(RedisClusterSlot.of))
+        }
+        #expect(commands[1].clusterKey == Array("iap:{7}:ticket:t".utf8))
+        #expect(commands[3].clusterKey == Array("s".utf8))
+        #expect(commands[4].clusterSlot == nil && commands[5].clusterSlot == nil)
+    }
+
     @Test func clusterURLsNameTheSeeds() throws {
         let configuration = try RedisConfiguration(url: "redis-cluster://app:s%40cret@10.0.0.1:7000,10.0.0.2")
         #expect(configuration.endpoint == .cluster([.init(host: "10.0.0.1", port: 7000), .init(host: "10.0.0.2", port: 6379)]))

@@ -13,6 +13,7 @@ import Testing
         RedisCommand(bytes: [Array("SET".utf8), Array("big".utf8), [UInt8](repeating: 0x41, count: 123_456)]),
         RedisCommand(["EVALSHA", "sha"] + (0..<12).map { "argument-\($0)-\(String(repeating: "é", count: $0))" }),
         RedisCommand(bytes: [Array("MSET".utf8)] + (0..<1000).map { Array(String($0).utf8) }),
+        RedisCommand(parts: [.text("EVALSHA"), .bytes([]), .text(""), .text("ключ-{1}"), .bytes([0, 0x0D, 0x0A]), .text(String(repeating: "x", count: 70_000))]),
     ]
 
     @Test(arguments: commands.indices)
@@ -26,6 +27,14 @@ import Testing
         var buffer = ByteBufferAllocator().buffer(capacity: 0)
         for command in Self.commands { command.encode(into: &buffer) }
         Self.expectSame(Array(buffer.readableBytesView), Self.commands.flatMap { Self.resp($0) })
+    }
+
+    /// A command is its bytes: given as strings or as bytes, the same arguments make an equal command.
+    @Test func aCommandIsItsBytes() {
+        #expect(RedisCommand("SET", "k", "é") == RedisCommand(bytes: [Array("SET".utf8), Array("k".utf8), Array("é".utf8)]))
+        #expect(RedisCommand(parts: [.text("GET"), .bytes(Array("k".utf8))]) == RedisCommand("GET", "k"))
+        #expect(RedisCommand("GET", "k") != RedisCommand("GET", "k2"))
+        #expect(RedisCommand("evalsha", "sha").name == "EVALSHA")
     }
 
     /// RESP as the protocol's documentation writes it.
