@@ -107,7 +107,7 @@ extension RedisCommand {
         if command.isWord("EVAL") || command.isWord("EVALSHA") || command.isWord("EVAL_RO") || command.isWord("EVALSHA_RO")
             || command.isWord("FCALL") || command.isWord("FCALL_RO")
         {
-            guard parts.count > 3, let count = Int(String(decoding: parts[2].bytes, as: UTF8.self)), count > 0 else { return nil }
+            guard parts.count > 3, let count = parts[2].withBytes({ Int(String(decoding: $0, as: UTF8.self)) }), count > 0 else { return nil }
             return 3
         }
         if command.isWord("XREAD") || command.isWord("XREADGROUP") {

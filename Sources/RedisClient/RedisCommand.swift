@@ -75,7 +75,7 @@ public struct RedisCommand: Sendable, Equatable {
 
     /// The command name, for logs: arguments are never logged, they may hold receipts.
     public var name: String {
-        parts.first.map { String(decoding: $0.bytes, as: UTF8.self).uppercased() } ?? ""
+        parts.first.map { $0.withBytes { String(decoding: $0, as: UTF8.self) }.uppercased() } ?? ""
     }
 
     /// The same bytes make the same command, whether they were given as strings or as bytes.

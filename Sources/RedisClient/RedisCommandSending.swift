@@ -23,12 +23,7 @@ extension RedisCommandSending {
     /// Runs a Lua script by EVALSHA, loading it once per server when Redis answers NOSCRIPT.
     @discardableResult
     public func run(_ script: RedisScript, keys: [String], arguments: [String]) async throws -> RedisReply {
-        try await evaluate(script, Self.call(keys: keys, arguments: arguments, as: RedisCommand.Argument.text), then: [])[0]
-    }
-
-    @discardableResult
-    public func run(_ script: RedisScript, keyBytes keys: [[UInt8]], argumentBytes arguments: [[UInt8]]) async throws -> RedisReply {
-        try await evaluate(script, Self.call(keys: keys, arguments: arguments, as: RedisCommand.Argument.bytes), then: [])[0]
+        try await evaluate(script, Self.call(keys: keys, arguments: arguments), then: [])[0]
     }
 
     /// Runs a script and, in the same pipeline on the same connection, `WAIT` for `replication`'s
@@ -42,7 +37,7 @@ extension RedisCommandSending {
         guard let replication, replication.replicas > 0 else { return try await run(script, keys: keys, arguments: arguments) }
         let wait = RedisCommand("WAIT", String(replication.replicas), String(replication.timeout.milliseconds))
         let replies = try await evaluate(
-            script, Self.call(keys: keys, arguments: arguments, as: RedisCommand.Argument.text), then: [wait])
+            script, Self.call(keys: keys, arguments: arguments), then: [wait])
         guard let confirmed = replies[1].int else { throw RedisError.unexpectedReply("WAIT returned \(replies[1])") }
         guard confirmed >= replication.replicas else {
             throw RedisError.notReplicated(
@@ -59,7 +54,7 @@ extension RedisCommandSending {
         if script.loadedSHA == nil {
             // On a cluster, loaded on the node its keys live on (any node would do: EVAL follows).
             var load = RedisCommand("SCRIPT", "LOAD", script.source)
-            load.routingKey = call.parts.count > 3 ? call.parts[3].bytes : nil
+            load.routingKey = call.clusterKey
             let loaded = try await send(load)
             guard let sha = loaded.string else { throw RedisError.unexpectedReply("SCRIPT LOAD returned \(loaded)") }
             script.loadedSHA = sha
@@ -78,16 +73,14 @@ extension RedisCommandSending {
 
     /// `EVALSHA`, a place for the script's SHA, the key count, the keys and the arguments: one
     /// array of parts, each argument as given (a string is not copied into bytes of its own).
-    private static func call<Item>(
-        keys: [Item], arguments: [Item], as part: (Item) -> RedisCommand.Argument
-    ) -> RedisCommand {
+    private static func call(keys: [String], arguments: [String]) -> RedisCommand {
         var parts: [RedisCommand.Argument] = []
         parts.reserveCapacity(3 + keys.count + arguments.count)
         parts.append(.text("EVALSHA"))
         parts.append(.text(""))
         parts.append(.text(String(keys.count)))
-        for key in keys { parts.append(part(key)) }
-        for argument in arguments { parts.append(part(argument)) }
+        for key in keys { parts.append(.text(key)) }
+        for argument in arguments { parts.append(.text(argument)) }
         return RedisCommand(parts: parts)
     }
 
