@@ -42,14 +42,15 @@ public struct JSONCursor {
     }
 
     /// Reads the JSON document `text` holds (see `read(_:_:)` for bytes).
+    @inlinable
     public static func read<Value>(
         _ text: String, _ body: (inout JSONCursor) throws(JSONShapeError) -> Value
     ) throws(JSONShapeError) -> Value {
         var text = text
-        // `withUTF8` rethrows untyped errors: carry the typed one out in a Result.
-        return try text.withUTF8 { bytes in
-            Result { () throws(JSONShapeError) in try read(bytes, body) }
-        }.get()
+        // `withUTF8` rethrows untyped errors: carry the typed one out (`TypedFailure`).
+        var failure = TypedFailure<JSONShapeError>()
+        let value = text.withUTF8 { bytes in failure.catching { () throws(JSONShapeError) in try read(bytes, body) } }
+        return try failure.value(value)
     }
 
     /// The byte the value starts with (the cursor is on it, past any whitespace).
@@ -180,9 +181,11 @@ public struct JSONCursor {
         switch name {
         case .inPlace(let range): try body(JSONName(UnsafeBufferPointer(rebasing: reader.bytes[range])), &self)
         case .read(let text):
-            try Array(text.utf8).withUnsafeBufferPointer { name in
-                Result { () throws(JSONShapeError) in try body(JSONName(name), &self) }
-            }.get()
+            var failure = TypedFailure<JSONShapeError>()
+            let done: Void? = Array(text.utf8).withUnsafeBufferPointer { name in
+                failure.catching { () throws(JSONShapeError) in try body(JSONName(name), &self) }
+            }
+            try failure.value(done)
         }
         if reader.index == start { _ = try value() }
     }

@@ -26,8 +26,10 @@ extension JSONValue: JSONMemberReading {
             for (key, value) in object {
                 var value = value
                 var key = key
-                // `withUTF8` rethrows untyped errors: carry the typed one out in a Result.
-                try key.withUTF8 { name in Result { () throws(JSONShapeError) in try body(JSONName(name), &value) } }.get()
+                // `withUTF8` rethrows untyped errors: carry the typed one out (`TypedFailure`).
+                var failure = TypedFailure<JSONShapeError>()
+                let done: Void? = key.withUTF8 { name in failure.catching { () throws(JSONShapeError) in try body(JSONName(name), &value) } }
+                try failure.value(done)
             }
             return true
         default: throw JSONShapeError(member: member, reason: "not an object")

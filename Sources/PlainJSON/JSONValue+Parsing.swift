@@ -5,12 +5,16 @@ extension JSONValue {
     /// Reads one JSON document (RFC 8259); anything but whitespace after it is an error.
     public init(parsing text: String) throws(JSONParseError) {
         var text = text
-        // `withUTF8` rethrows untyped errors: carry the typed one out in a Result.
-        try self = text.withUTF8 { bytes in Result { () throws(JSONParseError) in try JSONValue(parsing: bytes) } }.get()
+        // `withUTF8` rethrows untyped errors: the typed one is carried out (see `TypedFailure`).
+        var failure = TypedFailure<JSONParseError>()
+        let value = text.withUTF8 { bytes in failure.catching { () throws(JSONParseError) in try JSONValue(parsing: bytes) } }
+        try self = failure.value(value)
     }
 
     public init(parsing bytes: [UInt8]) throws(JSONParseError) {
-        try self = bytes.withUnsafeBufferPointer { buffer in Result { () throws(JSONParseError) in try JSONValue(parsing: buffer) } }.get()
+        var failure = TypedFailure<JSONParseError>()
+        let value = bytes.withUnsafeBufferPointer { buffer in failure.catching { () throws(JSONParseError) in try JSONValue(parsing: buffer) } }
+        try self = failure.value(value)
     }
 
     public init(parsing buffer: UnsafeBufferPointer<UInt8>) throws(JSONParseError) {
@@ -129,8 +133,10 @@ struct JSONReader {
             switch name {
             case .inPlace(let range): try body(UnsafeBufferPointer(rebasing: bytes[range]), value)
             case .read(let text):
-                // The standard library's closures rethrow untyped errors: carry the typed one out in a Result.
-                try Array(text.utf8).withUnsafeBufferPointer { name in Result { () throws(JSONParseError) in try body(name, value) } }.get()
+                // The standard library's closures rethrow untyped errors: carry the typed one out.
+                var failure = TypedFailure<JSONParseError>()
+                let done: Void? = Array(text.utf8).withUnsafeBufferPointer { name in failure.catching { () throws(JSONParseError) in try body(name, value) } }
+                try failure.value(done)
             }
             skipWhitespace()
             guard index < bytes.count else { throw error("unexpected end") }
@@ -322,6 +328,8 @@ struct JSONReader {
 
 extension JSONValue {
     public init(parsing raw: UnsafeRawBufferPointer) throws(JSONParseError) {
-        try self = raw.withMemoryRebound(to: UInt8.self) { bytes in Result { () throws(JSONParseError) in try JSONValue(parsing: bytes) } }.get()
+        var failure = TypedFailure<JSONParseError>()
+        let value = raw.withMemoryRebound(to: UInt8.self) { bytes in failure.catching { () throws(JSONParseError) in try JSONValue(parsing: bytes) } }
+        try self = failure.value(value)
     }
 }

@@ -15,7 +15,8 @@ package struct GrantPurchases: DeclaringScript {
     package var keys: [String] { declared.list }
 
     package init(
-        _ keys: RedisKeys, member: String, taken: String, job: Job, refunds: Double?, places: [String: Bool] = [:],
+        _ keys: RedisKeys, member: String, taken: String, job: Job, work: Job.Claimed? = nil, refunds: Double?,
+        places: [String: Bool] = [:],
         shared: Set<String> = [], keep: Bool = false, recheck: RecheckSchedule?, accountToken: AccountTokenSetting? = nil,
         finishTickets: Duration? = nil, now: Int64
     ) {
@@ -26,7 +27,8 @@ package struct GrantPurchases: DeclaringScript {
             keys.lifetime(user: user), keys.subscriptions(user: user), keys.purchases(user: user), keys.refundsProrated(user: user),
             keys.userEvents, keys.figures(day: FigureDay(milliseconds: now)),
         ])
-        let work = job.grantWork
+        // The job's work as the caller read it (`grantWork` copies it out of the job each time).
+        let work = work ?? job.grantWork
         let purchases = work.purchases
         let environment = work.environment ?? ""
         var notifyQueue: Int?

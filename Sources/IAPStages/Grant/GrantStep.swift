@@ -41,15 +41,15 @@ extension PipelineStore {
             places[unit] = try await run(ReserveDailyGrant(
                 keys, user: job.userID, product: purchase.productID, unit: unit, limit: limit, now: now))
         }
-        let shared = try await appleAccountsShared(by: job)
+        let shared = try await appleAccountsShared(by: job, work: work)
         var tokenSetting: AccountTokenSetting?
-        if let tokenTickets, Self.mayNeedAccountToken(job) {
+        if let tokenTickets, Self.mayNeedAccountToken(work) {
             let token = if let readingToken { try await readingToken(job.userID) } else { try await accountToken(ofUser: job.userID) }
             tokenSetting = token.map { AccountTokenSetting(token: $0, ticketTTL: tokenTickets) }
         }
         let keep = !capped.isEmpty
-        let step = GrantPurchases(keys, member: member, taken: payload, job: job, refunds: refunds, places: places, shared: shared,
-            keep: keep, recheck: recheck, accountToken: tokenSetting, finishTickets: finishTickets, now: now)
+        let step = GrantPurchases(keys, member: member, taken: payload, job: job, work: work, refunds: refunds, places: places,
+            shared: shared, keep: keep, recheck: recheck, accountToken: tokenSetting, finishTickets: finishTickets, now: now)
         let (result, outcome) = if let batching { try await batching(step) } else { try await run(step, replicated: true) }
         // A job another worker holds now keeps its places: that worker's grant counts on them.
         guard result != .leaseLost else { return (result, outcome) }
@@ -57,15 +57,15 @@ extension PipelineStore {
         for purchase in capped where places[purchase.unit ?? ""] == true && !kept.contains(purchase.unit ?? "") {
             _ = try await run(ReleaseDailyGrant(keys, user: job.userID, product: purchase.productID, unit: purchase.unit ?? ""))
         }
-        if result == .moved, let outcome { try await bindAccountTokens(of: job, granted: outcome) }
+        if result == .moved, let outcome { try await bindAccountTokens(of: job, work: work, granted: outcome) }
         guard result == .moved, keep, job.part == nil else { return (result, outcome) }
         return (try await acknowledge(payload, member: member, ownTicket: job.ownTicket), outcome)
     }
 
     /// A job with a purchase to claim whose transaction carries no app account token (and is not
     /// a family member's): only such a job reads its user's token.
-    static func mayNeedAccountToken(_ job: Job) -> Bool {
-        job.grantWork.purchases.contains { purchase in
+    static func mayNeedAccountToken(_ work: Job.Claimed) -> Bool {
+        work.purchases.contains { purchase in
             guard purchase.isClaimed, purchase.unit != nil, let transaction = purchase.transaction else { return false }
             return transaction.appAccountToken == nil && !transaction.isFamilyShared
         }
@@ -77,8 +77,7 @@ extension PipelineStore {
     /// `IAP_MAX_ACCOUNTS_PER_APPLE_ACCOUNT`, returns the transactions bought on an account on which
     /// the user came after the limit was full. The user's place is taken for good: a purchase held
     /// for it is still the user's buying on that account.
-    func appleAccountsShared(by job: Job) async throws -> Set<String> {
-        let work = job.grantWork
+    func appleAccountsShared(by job: Job, work: Job.Claimed) async throws -> Set<String> {
         var accounts: [String: [String]] = [:]
         for purchase in work.purchases where purchase.outcome == .pending && purchase.unit != nil {
             if let account = purchase.transaction?.appTransactionID, !account.isEmpty {
@@ -97,8 +96,8 @@ extension PipelineStore {
     /// nobody holds them. Their keys are in no bucket, so this follows the grant step: a crash
     /// between them leaves a token unbound until the user's next grant carrying it; meanwhile a
     /// notification about a new purchase with that token waits as unclaimed, never granted blind.
-    func bindAccountTokens(of job: Job, granted outcome: GrantOutcome) async throws {
-        let carrying = job.grantWork.purchases.filter { $0.transaction?.appAccountToken != nil }
+    func bindAccountTokens(of job: Job, work: Job.Claimed, granted outcome: GrantOutcome) async throws {
+        let carrying = work.purchases.filter { $0.transaction?.appAccountToken != nil }
         guard !carrying.isEmpty else { return }  // the outcome's transactions are read only when a token may bind
         let granted = outcome.grantedTransactions
         let tokens = carrying.compactMap { purchase in
